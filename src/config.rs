@@ -1,0 +1,74 @@
+//! Command-line flags of `oversell serve`; every flag is also an environment variable.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::settings::{Settings, WaitStrategy};
+use crate::tier::Tier;
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Redis to share the stock, ledger and locks through.
+    #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    pub redis_url: String,
+
+    /// Address to listen on (0.0.0.0 in a container).
+    #[arg(long, env = "HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, env = "PORT", default_value_t = 3000)]
+    pub port: u16,
+
+    /// Name of this instance in the ledger and metrics [default: <hostname>-<port>].
+    #[arg(long, env = "INSTANCE_ID")]
+    pub instance_id: Option<String>,
+
+    /// Lock tier a room starts with when Redis has none stored yet. One of: none, local, setnx,
+    /// setnx-expire, atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced,
+    /// atomic-deduct.
+    #[arg(long = "lock-tier", env = "LOCK_TIER", default_value = "lua-release")]
+    pub tier: Tier,
+
+    /// Lease of the lock in milliseconds (10..=600000).
+    #[arg(long = "lock-ttl-ms", env = "LOCK_TTL_MS", default_value_t = 3000,
+          value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub ttl_ms: u64,
+
+    /// Business work inside the critical section, in milliseconds (0..=60000).
+    #[arg(long = "business-ms", env = "BUSINESS_MS", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub business_ms: u64,
+
+    /// How a buyer waits for a held lock: `pubsub`, or `spin:<ms>` (the articles' loop is spin:20).
+    #[arg(long, env = "WAIT", default_value = "pubsub")]
+    pub wait: WaitStrategy,
+
+    /// How long a buyer may wait for the lock before a 503, in milliseconds (1..=120000).
+    #[arg(long = "wait-deadline-ms", env = "WAIT_DEADLINE_MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(1..=120_000))]
+    pub wait_deadline_ms: u64,
+
+    /// Bearer token for /admin/*. Without one, a token is generated and logged once.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Directory served at / (the dashboard).
+    #[arg(long, env = "STATIC_DIR", default_value = "static")]
+    pub static_dir: PathBuf,
+}
+
+impl ServeArgs {
+    /// The settings a room starts with.
+    pub fn initial_settings(&self) -> Settings {
+        Settings {
+            tier: self.tier,
+            ttl_ms: self.ttl_ms,
+            business_ms: self.business_ms,
+            wait: self.wait,
+            wait_deadline_ms: self.wait_deadline_ms,
+        }
+    }
+}

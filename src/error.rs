@@ -1,0 +1,95 @@
+//! One error type for every route, mapped to a status code and a JSON body
+//! `{"error": "<code>", "message": "<human text>"}`.
+//!
+//! Client mistakes keep their 4xx and are not logged as errors; internal failures return a
+//! generic message while the detail goes to the log.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use crate::redis_pool::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("missing or wrong admin token: send `Authorization: Bearer <token>`")]
+    Unauthorized,
+    #[error("no route for {0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("sold out: {stock_left} left, {requested} requested")]
+    SoldOut { stock_left: i64, requested: u32 },
+    #[error("could not get the lock within {deadline_ms} ms")]
+    LockTimeout { deadline_ms: u64 },
+    #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
+    LockLost,
+    #[error("redis is unavailable")]
+    RedisUnavailable(String),
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            AppError::SoldOut { .. } => StatusCode::CONFLICT,
+            AppError::LockTimeout { .. } | AppError::LockLost | AppError::RedisUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// A stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::BadRequest(_) => "bad_request",
+            AppError::Unauthorized => "unauthorized",
+            AppError::NotFound(_) => "not_found",
+            AppError::MethodNotAllowed => "method_not_allowed",
+            AppError::SoldOut { .. } => "sold_out",
+            AppError::LockTimeout { .. } => "lock_timeout",
+            AppError::LockLost => "lock_lost",
+            AppError::RedisUnavailable(_) => "redis_unavailable",
+            AppError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Unavailable(detail) => AppError::RedisUnavailable(detail),
+            StoreError::Failed(err) => AppError::Internal(err.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        match &self {
+            AppError::Internal(detail) => tracing::error!(%detail, "internal error"),
+            AppError::RedisUnavailable(detail) => tracing::warn!(%detail, "redis unavailable"),
+            _ => {}
+        }
+        let mut body = json!({ "error": self.code(), "message": self.to_string() });
+        if let AppError::SoldOut { stock_left, .. } = &self {
+            body["stock_left"] = json!(stock_left);
+        }
+        let mut response = (self.status(), Json(body)).into_response();
+        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}

@@ -1,0 +1,124 @@
+//! Reading and resetting the ground truth of a room: what Redis says really happened.
+
+use serde::Serialize;
+
+use crate::keys::Keys;
+use crate::redis_pool::{RedisPool, StoreError};
+
+/// The figures `GET /state` reports. Counters are written by the sale scripts; `oversold` and
+/// `lost_updates` are derived here.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroundTruth {
+    pub stock: i64,
+    pub initial_stock: i64,
+    /// Entries in the ledger: acknowledged sales.
+    pub orders: i64,
+    /// Items in those orders (each order may carry qty > 1).
+    pub items_sold: i64,
+    /// Items sold beyond the initial stock.
+    pub oversold: i64,
+    /// Items sold that never left the stock counter: `items_sold - (initial - stock)`.
+    pub lost_updates: i64,
+    /// Pairs of critical sections that ran at the same time.
+    pub overlaps: i64,
+    pub foreign_releases: i64,
+    pub stale_writes_rejected: i64,
+    pub lock_timeouts: i64,
+    pub lock: LockView,
+}
+
+/// The lock key as it is now. `ttl_ms: -1` on a held lock means it has no lease: a holder that
+/// died will never release it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockView {
+    pub held: bool,
+    pub ttl_ms: Option<i64>,
+}
+
+pub async fn read(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreError> {
+    let mut conn = redis.conn().await?;
+    type Counters = (
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+    );
+    let (counters, orders, lock_ttl, rlock_ttl): (Counters, i64, i64, i64) = redis::pipe()
+        .mget(&[
+            keys.stock(),
+            keys.initial_stock(),
+            keys.items_sold(),
+            keys.overlaps(),
+            keys.foreign_releases(),
+            keys.stale_writes_rejected(),
+            keys.lock_timeouts(),
+        ])
+        .llen(keys.ledger())
+        .pttl(keys.lock())
+        .pttl(keys.reentrant_lock())
+        .query_async(&mut conn)
+        .await?;
+    let (stock, initial, items, overlaps, foreign, stale, timeouts) = counters;
+    let (stock, initial_stock, items_sold) = (
+        stock.unwrap_or(0),
+        initial.unwrap_or(0),
+        items.unwrap_or(0),
+    );
+    // PTTL: -2 no key, -1 no expiry, else ms left. At most one of the two lock keys exists.
+    let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
+    Ok(GroundTruth {
+        stock,
+        initial_stock,
+        orders,
+        items_sold,
+        oversold: (items_sold - initial_stock).max(0),
+        lost_updates: items_sold - (initial_stock - stock),
+        overlaps: overlaps.unwrap_or(0),
+        foreign_releases: foreign.unwrap_or(0),
+        stale_writes_rejected: stale.unwrap_or(0),
+        lock_timeouts: timeouts.unwrap_or(0),
+        lock: LockView {
+            held: ttl != -2,
+            ttl_ms: (ttl != -2).then_some(ttl),
+        },
+    })
+}
+
+/// Clears the room's ledger, locks and counters and sets the stock, in one transaction.
+pub async fn reset(redis: &RedisPool, keys: &Keys, stock: i64) -> Result<(), StoreError> {
+    let mut conn = redis.conn().await?;
+    let _: () = redis::pipe()
+        .atomic()
+        .del(keys.resettable())
+        .ignore()
+        .set(keys.stock(), stock)
+        .ignore()
+        .set(keys.initial_stock(), stock)
+        .ignore()
+        .query_async(&mut conn)
+        .await?;
+    Ok(())
+}
+
+/// A page of the ledger, oldest first, as the JSON entries the scripts wrote.
+pub async fn ledger(
+    redis: &RedisPool,
+    keys: &Keys,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<serde_json::Value>, StoreError> {
+    let mut conn = redis.conn().await?;
+    let raw: Vec<String> = redis::cmd("LRANGE")
+        .arg(keys.ledger())
+        .arg(offset)
+        .arg(offset + limit - 1)
+        .query_async(&mut conn)
+        .await?;
+    Ok(raw
+        .iter()
+        .map(|entry| serde_json::from_str(entry).unwrap_or(serde_json::Value::String(entry.clone())))
+        .collect())
+}

@@ -1,0 +1,138 @@
+//! Every Redis key and channel the service uses, built in one place from a room name.
+//!
+//! A room is one independent experiment: its own stock, tier, ledger and counters. Keys carry
+//! the room in a `{hash tag}` so one room's keys would share a slot on a Redis Cluster, which
+//! the multi-key scripts need.
+
+/// The room used when a request names none.
+pub const DEFAULT_ROOM: &str = "default";
+
+/// Fleet-wide control messages: "room X's settings changed, reload them".
+pub const CONTROL_CHANNEL: &str = "oversell:control";
+
+/// Pattern matching every room's lock-release channel.
+pub const RELEASED_PATTERN: &str = "oversell:{*}:released";
+
+/// The keys of one room.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    room: String,
+    prefix: String,
+}
+
+impl Keys {
+    pub fn for_room(room: &str) -> Self {
+        Self {
+            room: room.to_owned(),
+            prefix: format!("oversell:{{{room}}}:"),
+        }
+    }
+
+    pub fn room(&self) -> &str {
+        &self.room
+    }
+
+    /// Extracts the room from a key or channel name built here.
+    pub fn room_of(name: &str) -> Option<&str> {
+        let rest = name.strip_prefix("oversell:{")?;
+        rest.split_once('}').map(|(room, _)| room)
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// The stock counter (the articles' `inventory001`).
+    pub fn stock(&self) -> String {
+        self.key("stock")
+    }
+    /// The stock the last reset started from.
+    pub fn initial_stock(&self) -> String {
+        self.key("initial")
+    }
+    /// The distributed lock guarding the deduct step (string or hash, by tier).
+    pub fn lock(&self) -> String {
+        self.key("lock")
+    }
+    /// The hash lock of the reentrant tiers (owner -> hold count); a key of its own so a
+    /// string lock left by another tier cannot give it the wrong type.
+    pub fn reentrant_lock(&self) -> String {
+        self.key("rlock")
+    }
+    /// Published to when a lock is released, to wake waiters.
+    pub fn released_channel(&self) -> String {
+        self.key("released")
+    }
+    /// Run-time settings of the room (tier, TTL, business time, wait), as JSON.
+    pub fn settings(&self) -> String {
+        self.key("settings")
+    }
+    /// One JSON entry per acknowledged sale, appended atomically with the stock write.
+    pub fn ledger(&self) -> String {
+        self.key("ledger")
+    }
+    /// Items in the ledger (orders may carry qty > 1).
+    pub fn items_sold(&self) -> String {
+        self.key("items_sold")
+    }
+    /// Critical sections that have exited (the overlap clock, see `sale/commit.lua`).
+    pub fn exits(&self) -> String {
+        self.key("exits")
+    }
+    /// Pairs of critical sections that ran at the same time.
+    pub fn overlaps(&self) -> String {
+        self.key("overlaps")
+    }
+    /// Releases that deleted a lock some other holder had taken.
+    pub fn foreign_releases(&self) -> String {
+        self.key("foreign_releases")
+    }
+    /// Writes refused by the fencing check.
+    pub fn stale_writes_rejected(&self) -> String {
+        self.key("stale_writes_rejected")
+    }
+    /// Buyers who gave up waiting for the lock.
+    pub fn lock_timeouts(&self) -> String {
+        self.key("lock_timeouts")
+    }
+    /// Source of fencing tokens (monotonic).
+    pub fn fence_counter(&self) -> String {
+        self.key("fence")
+    }
+    /// Highest fencing token the stock has seen.
+    pub fn fence_seen(&self) -> String {
+        self.key("fence_seen")
+    }
+
+    /// Everything a reset clears (settings survive a reset).
+    pub fn resettable(&self) -> Vec<String> {
+        vec![
+            self.stock(),
+            self.initial_stock(),
+            self.lock(),
+            self.reentrant_lock(),
+            self.ledger(),
+            self.items_sold(),
+            self.exits(),
+            self.overlaps(),
+            self.foreign_releases(),
+            self.stale_writes_rejected(),
+            self.lock_timeouts(),
+            self.fence_counter(),
+            self.fence_seen(),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_carry_the_room_in_a_hash_tag() {
+        let keys = Keys::for_room("alice");
+        assert_eq!(keys.stock(), "oversell:{alice}:stock");
+        assert_eq!(Keys::room_of(&keys.released_channel()), Some("alice"));
+        assert_eq!(Keys::room_of("other"), None);
+    }
+}

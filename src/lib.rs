@@ -1,0 +1,36 @@
+//! # oversell
+//!
+//! An inventory sale whose deduct step is guarded by one of ten Redis lock tiers, built to show
+//! with measured numbers what each tier protects against and what it does not.
+//!
+//! # Layout
+//!
+//! - [`config`]: the flags of `oversell serve` (each also an env var).
+//! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
+//! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/health`, `/metrics`, `/admin/*`.
+//! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts.
+//! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
+//! - [`ground_truth`]: reading and resetting what Redis says really happened.
+//! - [`fleet`]: settings shared by every instance through Redis, and the pub/sub subscriber.
+//! - [`keys`]: every Redis key, built from a room name.
+//! - [`settings`], [`tier`]: the run-time settings and the tier ids.
+//! - [`redis_pool`]: the bb8 pool of multiplexed connections.
+//! - [`error`]: the one error type and its HTTP mapping.
+//! - [`metrics`]: Prometheus counters and histograms.
+//! - [`telemetry`]: tracing set-up.
+
+pub mod config;
+pub mod error;
+pub mod fleet;
+pub mod ground_truth;
+pub mod keys;
+pub mod lock;
+pub mod metrics;
+pub mod redis_pool;
+pub mod routes;
+pub mod sale;
+pub mod settings;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+pub mod tier;

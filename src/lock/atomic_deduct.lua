@@ -1,0 +1,17 @@
+-- Lock-free sale: decrement if enough stock is left and record the order, in one step.
+-- KEYS[1] stock, KEYS[2] ledger, KEYS[3] items sold
+-- ARGV[1] qty, ARGV[2] the order as a JSON object; Redis' clock times are appended to it
+-- Returns {1, stock left} when sold, {0, stock} when sold out.
+local stock = tonumber(redis.call('GET', KEYS[1]) or '0')
+local qty = tonumber(ARGV[1])
+if stock < qty then
+  return {0, stock}
+end
+local left = redis.call('DECRBY', KEYS[1], qty)
+-- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
+local t = redis.call('TIME')
+local us = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+local entry = string.sub(ARGV[2], 1, -2) .. ',"enter_us":' .. us .. ',"exit_us":' .. us .. '}'
+redis.call('RPUSH', KEYS[2], entry)
+redis.call('INCRBY', KEYS[3], qty)
+return {1, left}

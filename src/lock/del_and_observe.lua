@@ -1,0 +1,15 @@
+-- The naive release: delete the lock whoever holds it (exactly what DEL does), but look at
+-- the value deleted so the ground truth can count releases of someone else's lock.
+-- KEYS[1] lock, KEYS[2] foreign-release counter
+-- ARGV[1] this holder's value, ARGV[2] release channel
+-- Returns 1 if a foreign lock was deleted, else 0.
+local deleted = redis.call('GETDEL', KEYS[1])
+if not deleted then
+  return 0
+end
+redis.call('PUBLISH', ARGV[2], 'released')
+if deleted ~= ARGV[1] then
+  redis.call('INCR', KEYS[2])
+  return 1
+end
+return 0

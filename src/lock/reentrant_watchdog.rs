@@ -1,0 +1,140 @@
+//! `reentrant-watchdog` — Redisson's design: a hash owner → hold count, a lease renewed by a
+//! watchdog every TTL/3 while held, and waiters woken by a published release message.
+//!
+//! # Guarantee
+//! Mutual exclusion across instances however long the business work takes (the watchdog keeps
+//! the lease alive while the holder is alive), re-entry by the same owner without deadlock,
+//! only the owner can release, and a dead holder's lock expires one lease after its death.
+//!
+//! # Known defect
+//! The watchdog runs inside the holder's process. A whole-process pause (a GC stop, `SIGSTOP`,
+//! a VM freeze) longer than the lease stops the renewals too: the lease expires, a second
+//! holder enters, and when the first resumes it still believes it holds the lock and writes a
+//! stale value.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::Script;
+use tokio::task::AbortHandle;
+use tokio::time::MissedTickBehavior;
+
+use super::{Attempt, Held, Keep, Lock, LockCx};
+use crate::redis_pool::{RedisPool, StoreError};
+
+static ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));
+static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("reentrant_release.lua")));
+static RENEW: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("reentrant_renew.lua")));
+
+pub struct ReentrantWatchdog {
+    /// Whether each fresh acquire also takes a fencing token (the `fenced` tier).
+    fencing: bool,
+}
+
+impl ReentrantWatchdog {
+    pub fn plain() -> Self {
+        ReentrantWatchdog { fencing: false }
+    }
+
+    pub fn fencing() -> Self {
+        ReentrantWatchdog { fencing: true }
+    }
+}
+
+#[async_trait]
+impl Lock for ReentrantWatchdog {
+    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
+        let mut conn = cx.conn().await?;
+        let (depth, extra): (u32, i64) = ACQUIRE
+            .key(cx.keys.reentrant_lock())
+            .key(cx.keys.fence_counter())
+            .arg(cx.settings.ttl_ms)
+            .arg(cx.owner)
+            .arg(if self.fencing { "1" } else { "0" })
+            .invoke_async(&mut conn)
+            .await?;
+        if depth == 0 {
+            let lease_left = u64::try_from(extra).ok().map(Duration::from_millis);
+            return Ok(Attempt::Busy { lease_left });
+        }
+        // Only the first hold starts a watchdog; a re-entry rides on the outer one.
+        let keep = if depth == 1 {
+            Keep::Watchdog {
+                _renewals: Watchdog::start(cx),
+            }
+        } else {
+            Keep::Nothing
+        };
+        Ok(Attempt::Acquired(Held {
+            fence: self.fencing.then_some(extra as u64),
+            depth,
+            _keep: keep,
+        }))
+    }
+
+    async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
+        // Stop renewing before giving the lock back.
+        drop(held);
+        let mut conn = cx.conn().await?;
+        let _: i64 = RELEASE
+            .key(cx.keys.reentrant_lock())
+            .arg(cx.settings.ttl_ms)
+            .arg(cx.owner)
+            .arg(cx.keys.released_channel())
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    fn reentrant(&self) -> bool {
+        true
+    }
+}
+
+/// Renews the lease every TTL/3 until the hold ends (drop) or the lock is no longer ours.
+pub struct Watchdog(AbortHandle);
+
+impl Watchdog {
+    fn start(cx: &LockCx<'_>) -> Self {
+        let redis: RedisPool = cx.redis.clone();
+        let key = cx.keys.reentrant_lock();
+        let owner = cx.owner.to_owned();
+        let ttl_ms = cx.settings.ttl_ms;
+        let period = Duration::from_millis((ttl_ms / 3).max(1));
+        let task = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(period);
+            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            ticks.tick().await; // the first tick fires at once; the lease is fresh
+            loop {
+                ticks.tick().await;
+                match renew(&redis, &key, &owner, ttl_ms).await {
+                    Ok(true) => {}
+                    Ok(false) => break, // expired or released: nothing left to renew
+                    Err(err) => tracing::warn!(%err, "watchdog renewal failed; retrying"),
+                }
+            }
+        });
+        Watchdog(task.abort_handle())
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn renew(redis: &RedisPool, key: &str, owner: &str, ttl_ms: u64) -> Result<bool, StoreError> {
+    let mut conn = redis.conn().await?;
+    let renewed: i64 = RENEW
+        .key(key)
+        .arg(ttl_ms)
+        .arg(owner)
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(renewed == 1)
+}

@@ -1,0 +1,71 @@
+//! Waiting for a held lock: spin (sleep, retry) or pub/sub (sleep until a release is published,
+//! at most the lock's remaining lease). Every wait ends at the settings' deadline.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::{Attempt, Held, Lock, LockCx, LockError};
+use crate::settings::WaitStrategy;
+
+/// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
+const UNKNOWN_LEASE_RECHECK: Duration = Duration::from_millis(200);
+
+/// Wakes local waiters when the subscriber hears a room's release message.
+///
+/// One `Notify` per room. `notify_one` wakes a single waiter per release and instance, as
+/// Redisson's semaphore does, so a release does not start a stampede of retries. The map is a
+/// std `Mutex` because it is only touched briefly and never across an `.await`.
+#[derive(Default)]
+pub struct ReleaseSignals {
+    rooms: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl ReleaseSignals {
+    pub fn room(&self, room: &str) -> Arc<Notify> {
+        let mut rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
+        rooms.entry(room.to_owned()).or_default().clone()
+    }
+
+    /// Called by the subscriber for every release message of a room.
+    pub fn released(&self, room: &str) {
+        self.room(room).notify_one();
+    }
+}
+
+pub(super) async fn until_acquired<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+) -> Result<Held, LockError> {
+    let deadline = Instant::now() + cx.settings.wait_deadline();
+    let signal = cx.signals.room(cx.keys.room());
+    loop {
+        // Register interest before trying, so a release between the failed attempt and the
+        // wait is not missed.
+        let notified = signal.notified();
+        tokio::pin!(notified);
+        if cx.settings.wait == WaitStrategy::PubSub {
+            notified.as_mut().enable();
+        }
+        let lease_left = match lock.try_acquire(cx).await? {
+            Attempt::Acquired(held) => return Ok(held),
+            Attempt::Busy { lease_left } => lease_left,
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(LockError::Timeout);
+        }
+        match cx.settings.wait {
+            WaitStrategy::Spin { sleep_ms } => {
+                tokio::time::sleep(Duration::from_millis(sleep_ms).min(left)).await
+            }
+            WaitStrategy::PubSub => {
+                let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
+                let _ = tokio::time::timeout(bound, notified).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+use clap::{Parser, Subcommand};
+
+use oversell::config::ServeArgs;
+use oversell::startup::Application;
+
+/// oversell: an inventory sale guarded by ten Redis lock tiers, measured against Redis' own
+/// ground truth.
+#[derive(Parser)]
+#[command(name = "oversell", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one instance of the sale service.
+    Serve(ServeArgs),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => err.exit(), // --help, --version
+        Err(err) => {
+            // One line naming the flag, not a page of usage.
+            let text = err.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("invalid arguments"));
+            std::process::exit(2);
+        }
+    };
+    oversell::telemetry::init();
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
+        }
+    });
+    if let Err(err) = result {
+        eprintln!("error: {err:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,73 @@
+//! Extractors whose rejections use the API's error shape.
+
+use axum::extract::{FromRequestParts, Query};
+use axum::http::request::Parts;
+use axum::http::header;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::error::AppError;
+use crate::keys::{Keys, DEFAULT_ROOM};
+use crate::state::AppState;
+
+/// Parses a JSON body; `None` when the body is empty. Any content type is accepted, so a bare
+/// `curl -d` works.
+pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, AppError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(body)
+        .map(Some)
+        .map_err(|e| AppError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// Like [`json_body`], for endpoints that need a body.
+pub fn required_json<T: DeserializeOwned>(body: &[u8], example: &str) -> Result<T, AppError> {
+    json_body(body)?.ok_or_else(|| AppError::BadRequest(format!("a JSON body is required, e.g. {example}")))
+}
+
+/// `?room=<name>`: whose stock, tier and ledger a request works on.
+pub struct Room(pub Keys);
+
+#[derive(Deserialize)]
+struct RoomQuery {
+    room: Option<String>,
+}
+
+impl FromRequestParts<AppState> for Room {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, AppError> {
+        let Query(q) = Query::<RoomQuery>::try_from_uri(&parts.uri)
+            .map_err(|e| AppError::BadRequest(format!("invalid query: {e}")))?;
+        let room = q.room.unwrap_or_else(|| DEFAULT_ROOM.to_owned());
+        let valid = !room.is_empty()
+            && room.len() <= 32
+            && room.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(AppError::BadRequest(format!(
+                "invalid room `{room}`: 1-32 characters of a-z, A-Z, 0-9, - and _"
+            )));
+        }
+        Ok(Room(Keys::for_room(&room)))
+    }
+}
+
+/// Proof of `Authorization: Bearer <admin token>`.
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let given = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(token) if token.as_bytes() == state.admin_token.as_bytes() => Ok(Admin),
+            _ => Err(AppError::Unauthorized),
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The HTTP API. `app(state)` builds the router apart from serving it, so tests can drive it.
+
+mod admin;
+mod extract;
+mod observe;
+mod sale;
+
+use std::path::Path;
+use std::time::Duration;
+
+use axum::http::{HeaderName, Request, Uri};
+use axum::routing::{get, post, put};
+use axum::Router;
+use tower::ServiceBuilder;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::services::ServeDir;
+use tower_http::trace::TraceLayer;
+
+use crate::error::AppError;
+use crate::state::AppState;
+
+pub use extract::Room;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+pub fn app(state: AppState, static_dir: &Path) -> Router {
+    let files = ServeDir::new(static_dir).not_found_service(axum::routing::any(not_found));
+    Router::new()
+        .route("/sale", post(sale::sale))
+        .route("/state", get(observe::state))
+        .route("/ledger", get(observe::ledger))
+        .route("/health", get(observe::health))
+        .route("/metrics", get(observe::metrics))
+        .route("/admin/reset", post(admin::reset))
+        .route("/admin/tier", put(admin::tier))
+        .route("/admin/config", put(admin::config))
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback_service(files)
+        .with_state(state)
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(
+                    TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                        let id = req
+                            .headers()
+                            .get(&REQUEST_ID)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("-");
+                        tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = id)
+                    }),
+                )
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                // A last resort: no request may hang longer than the longest legal wait.
+                .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    Duration::from_secs(300),
+                )),
+        )
+}
+
+async fn not_found(uri: Uri) -> AppError {
+    AppError::NotFound(uri.path().to_owned())
+}
+
+async fn method_not_allowed() -> AppError {
+    AppError::MethodNotAllowed
+}

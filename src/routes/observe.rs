@@ -1,0 +1,88 @@
+//! Read-only endpoints: `GET /state`, `/ledger`, `/health`, `/metrics`.
+
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::extract::Room;
+use crate::error::AppError;
+use crate::ground_truth::{self, GroundTruth};
+use crate::settings::Settings;
+use crate::state::AppState;
+
+#[derive(Serialize)]
+pub struct StateView {
+    instance: String,
+    room: String,
+    tier: crate::tier::Tier,
+    settings: Settings,
+    #[serde(flatten)]
+    truth: GroundTruth,
+}
+
+pub async fn state(State(state): State<AppState>, Room(keys): Room) -> Result<Json<StateView>, AppError> {
+    let settings = state.fleet.settings(&keys).await?;
+    let truth = ground_truth::read(&state.redis, &keys).await?;
+    Ok(Json(StateView {
+        instance: state.instance.clone(),
+        room: keys.room().to_owned(),
+        tier: settings.tier,
+        settings,
+        truth,
+    }))
+}
+
+const MAX_PAGE: i64 = 10_000;
+
+#[derive(Deserialize)]
+pub struct Page {
+    offset: Option<i64>,
+    limit: Option<i64>,
+}
+
+pub async fn ledger(
+    State(state): State<AppState>,
+    Room(keys): Room,
+    Query(page): Query<Page>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let offset = page.offset.unwrap_or(0);
+    let limit = page.limit.unwrap_or(1000);
+    if offset < 0 || !(1..=MAX_PAGE).contains(&limit) {
+        return Err(AppError::BadRequest(format!(
+            "offset must be >= 0 and limit 1..={MAX_PAGE}"
+        )));
+    }
+    let orders = ground_truth::ledger(&state.redis, &keys, offset, limit).await?;
+    Ok(Json(json!({ "offset": offset, "orders": orders })))
+}
+
+pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
+    let ping = async {
+        let mut conn = state.redis.conn().await.ok()?;
+        redis::cmd("PING").query_async::<String>(&mut conn).await.ok()
+    };
+    let up = tokio::time::timeout(Duration::from_secs(1), ping)
+        .await
+        .ok()
+        .flatten()
+        .is_some();
+    let (status, text) = match up {
+        true => (StatusCode::OK, "ok"),
+        false => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+    };
+    let redis = if up { "up" } else { "down" };
+    let body = json!({ "status": text, "redis": redis, "instance": state.instance });
+    (status, Json(body))
+}
+
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+}

@@ -1,0 +1,96 @@
+//! `POST /sale`: one buyer buys `qty` items under the room's current tier.
+
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+
+use super::extract::{json_body, Room};
+use crate::error::AppError;
+use crate::metrics::Outcome;
+use crate::sale::{self, Order, SaleCx, Sold};
+use crate::state::AppState;
+
+pub const MAX_QTY: u32 = 10;
+const MAX_BUYER_LEN: usize = 64;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaleBody {
+    buyer: Option<String>,
+    qty: Option<u32>,
+}
+
+fn parse_order(body: &[u8]) -> Result<Order, AppError> {
+    let body: SaleBody = json_body(body)?.unwrap_or_default();
+    let qty = body.qty.unwrap_or(1);
+    if !(1..=MAX_QTY).contains(&qty) {
+        return Err(AppError::BadRequest(format!("qty must be 1..={MAX_QTY}, got {qty}")));
+    }
+    let buyer = body.buyer.unwrap_or_else(|| "anonymous".to_owned());
+    if buyer.is_empty() || buyer.len() > MAX_BUYER_LEN {
+        return Err(AppError::BadRequest(format!(
+            "buyer must be 1..={MAX_BUYER_LEN} bytes"
+        )));
+    }
+    Ok(Order { buyer, qty })
+}
+
+#[tracing::instrument(skip_all, fields(room = keys.room(), instance = %state.instance))]
+pub async fn sale(
+    State(state): State<AppState>,
+    Room(keys): Room,
+    body: Bytes,
+) -> Result<Json<Sold>, AppError> {
+    let order = parse_order(&body)?;
+    let settings = state.fleet.settings(&keys).await?;
+    let started = Instant::now();
+    // The sale runs in its own task so that a buyer who hangs up mid-sale cannot cancel it
+    // between acquire and release and leave the lock behind.
+    let task_state = state.clone();
+    let result = tokio::spawn(async move {
+        let cx = SaleCx {
+            redis: &task_state.redis,
+            keys: &keys,
+            settings,
+            instance: &task_state.instance,
+            owner: task_state.next_owner(),
+            locks: &task_state.locks,
+            signals: &task_state.signals,
+            metrics: &task_state.metrics,
+        };
+        sale::sell(&cx, &order).await
+    })
+    .await
+    .unwrap_or_else(|e| Err(AppError::Internal(format!("sale task failed: {e}"))));
+    let outcome = match &result {
+        Ok(_) => Outcome::Sold,
+        Err(AppError::SoldOut { .. }) => Outcome::SoldOut,
+        Err(AppError::LockTimeout { .. }) => Outcome::LockTimeout,
+        Err(AppError::LockLost) => Outcome::LockLost,
+        Err(AppError::RedisUnavailable(_)) => Outcome::Unavailable,
+        Err(_) => Outcome::Failed,
+    };
+    state.metrics.request(settings.tier, outcome, started.elapsed());
+    result.map(Json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_body_buys_one_item() {
+        let order = parse_order(b"").unwrap();
+        assert_eq!((order.qty, order.buyer.as_str()), (1, "anonymous"));
+    }
+
+    #[test]
+    fn qty_outside_the_range_is_refused() {
+        for body in [&br#"{"qty":0}"#[..], br#"{"qty":11}"#, br#"{"qty":-1}"#, br#"{"qty":"2"}"#] {
+            assert!(matches!(parse_order(body), Err(AppError::BadRequest(_))));
+        }
+    }
+}

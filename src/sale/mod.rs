@@ -1,0 +1,261 @@
+//! The deduct step of `POST /sale`, deliberately the articles' read-check-write:
+//! acquire → `GET stock` → business work → `SET stock n-qty` + ledger entry → release.
+//!
+//! The ground truth is written by the same scripts that read and write the stock
+//! (`enter.lua`, `commit.lua`), so it costs no extra round trip: a locked sale is
+//! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
+
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use redis::Script;
+use serde::Serialize;
+
+use crate::error::AppError;
+use crate::keys::Keys;
+use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
+use crate::metrics::Metrics;
+use crate::redis_pool::{RedisPool, StoreError};
+use crate::settings::Settings;
+use crate::tier::Tier;
+
+static ENTER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("enter.lua")));
+static COMMIT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("commit.lua")));
+
+/// One buyer's request, already validated.
+#[derive(Debug, Clone)]
+pub struct Order {
+    pub buyer: String,
+    pub qty: u32,
+}
+
+/// What a successful sale returns to the buyer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sold {
+    pub order_id: String,
+    pub stock_left: i64,
+    pub instance: String,
+    pub tier: Tier,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+}
+
+/// The ledger entry, as JSON; the scripts append Redis' clock times to it.
+#[derive(Serialize)]
+struct LedgerEntry<'a> {
+    order_id: &'a str,
+    buyer: &'a str,
+    qty: u32,
+    instance: &'a str,
+    tier: Tier,
+    fence: Option<u64>,
+    /// How many holds the owner had at the write: 2 proves the nested re-entry happened.
+    depth: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enter_us: Option<i64>,
+}
+
+/// What one sale needs from the instance.
+pub struct SaleCx<'a> {
+    pub redis: &'a RedisPool,
+    pub keys: &'a Keys,
+    pub settings: Settings,
+    pub instance: &'a str,
+    pub owner: String,
+    pub locks: &'a lock::Locks,
+    pub signals: &'a ReleaseSignals,
+    pub metrics: &'a Metrics,
+}
+
+impl SaleCx<'_> {
+    fn lock_cx(&self) -> LockCx<'_> {
+        LockCx {
+            redis: self.redis,
+            keys: self.keys,
+            settings: &self.settings,
+            owner: &self.owner,
+            signals: self.signals,
+        }
+    }
+}
+
+pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
+    let tier = cx.settings.tier;
+    let Some(lock) = cx.locks.get(tier) else {
+        return sell_lock_free(cx, order).await;
+    };
+    let lcx = cx.lock_cx();
+    let waited = Instant::now();
+    let held = match lock.acquire(&lcx).await {
+        Ok(held) => held,
+        Err(LockError::Timeout) => {
+            count_timeout(cx).await;
+            return Err(AppError::LockTimeout {
+                deadline_ms: cx.settings.wait_deadline_ms,
+            });
+        }
+        Err(LockError::Store(err)) => return Err(err.into()),
+    };
+    cx.metrics.lock_wait(tier, waited.elapsed());
+    let result = critical_section(cx, lock, &held, order).await;
+    if let Err(err) = lock.release(&lcx, held).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, %tier, "release failed");
+    }
+    result
+}
+
+async fn critical_section(
+    cx: &SaleCx<'_>,
+    lock: &dyn Lock,
+    held: &Held,
+    order: &Order,
+) -> Result<Sold, AppError> {
+    // The nested step: a reentrant lock is taken again by the same owner, as a sale calling a
+    // helper that locks too would. With a non-reentrant lock this would wait for itself.
+    let nested = match lock.reentrant() {
+        true => Some(lock.acquire(&cx.lock_cx()).await.map_err(|err| match err {
+            LockError::Timeout => AppError::Internal("re-entry timed out".into()),
+            LockError::Store(err) => err.into(),
+        })?),
+        false => None,
+    };
+    let depth = nested.as_ref().map_or(held.depth, |n| n.depth);
+    let entered = enter(cx, held.fence).await;
+    if let Some(nested) = nested {
+        lock.release(&cx.lock_cx(), nested).await?;
+    }
+    let entered = entered?;
+    let Some((stock, exits, enter_us)) = entered else {
+        return Err(AppError::LockLost);
+    };
+    let qty = i64::from(order.qty);
+    if stock < qty {
+        commit(cx, exits, None, held.fence).await?;
+        return Err(AppError::SoldOut {
+            stock_left: stock,
+            requested: order.qty,
+        });
+    }
+    tokio::time::sleep(cx.settings.business()).await;
+    let order_id = uuid::Uuid::now_v7().to_string();
+    let entry = LedgerEntry {
+        order_id: &order_id,
+        buyer: &order.buyer,
+        qty: order.qty,
+        instance: cx.instance,
+        tier: cx.settings.tier,
+        fence: held.fence,
+        depth,
+        enter_us: Some(enter_us),
+    };
+    let entry = serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))?;
+    let write = Write {
+        new_stock: stock - qty,
+        qty: order.qty,
+        entry: &entry,
+    };
+    let outcome = commit(cx, exits, Some(write), held.fence).await?;
+    match outcome.as_str() {
+        "sold" => Ok(Sold {
+            order_id,
+            stock_left: stock - qty,
+            instance: cx.instance.to_owned(),
+            tier: cx.settings.tier,
+            fence: held.fence,
+        }),
+        "stale" => Err(AppError::LockLost),
+        other => Err(AppError::Internal(format!("commit returned {other}"))),
+    }
+}
+
+/// Reads the stock; `None` when the fencing token is already stale.
+async fn enter(cx: &SaleCx<'_>, fence: Option<u64>) -> Result<Option<(i64, i64, i64)>, StoreError> {
+    let mut conn = cx.redis.conn().await?;
+    let (stock, exits, now): (i64, i64, i64) = ENTER
+        .key(cx.keys.stock())
+        .key(cx.keys.exits())
+        .key(cx.keys.fence_seen())
+        .key(cx.keys.stale_writes_rejected())
+        .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .invoke_async(&mut conn)
+        .await?;
+    Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
+}
+
+/// The write a sale makes on its way out of the critical section.
+struct Write<'a> {
+    new_stock: i64,
+    qty: u32,
+    entry: &'a str,
+}
+
+/// Leaves the critical section, making the write when there is one.
+async fn commit(
+    cx: &SaleCx<'_>,
+    exits_at_enter: i64,
+    write: Option<Write<'_>>,
+    fence: Option<u64>,
+) -> Result<String, StoreError> {
+    let mut conn = cx.redis.conn().await?;
+    let (outcome, _overlaps): (String, i64) = COMMIT
+        .key(cx.keys.stock())
+        .key(cx.keys.ledger())
+        .key(cx.keys.items_sold())
+        .key(cx.keys.exits())
+        .key(cx.keys.overlaps())
+        .key(cx.keys.fence_seen())
+        .key(cx.keys.stale_writes_rejected())
+        .arg(exits_at_enter)
+        .arg(write.as_ref().map(|w| w.new_stock.to_string()).unwrap_or_default())
+        .arg(write.as_ref().map_or(0, |w| w.qty))
+        .arg(write.as_ref().map_or("", |w| w.entry))
+        .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(outcome)
+}
+
+async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
+    let order_id = uuid::Uuid::now_v7().to_string();
+    let entry = LedgerEntry {
+        order_id: &order_id,
+        buyer: &order.buyer,
+        qty: order.qty,
+        instance: cx.instance,
+        tier: cx.settings.tier,
+        fence: None,
+        depth: 0,
+        enter_us: None,
+    };
+    let entry = serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))?;
+    match lock::atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry).await? {
+        Ok(stock_left) => Ok(Sold {
+            order_id,
+            stock_left,
+            instance: cx.instance.to_owned(),
+            tier: cx.settings.tier,
+            fence: None,
+        }),
+        Err(stock) => Err(AppError::SoldOut {
+            stock_left: stock,
+            requested: order.qty,
+        }),
+    }
+}
+
+/// Counts a buyer who gave up on the lock; best effort, the 503 goes out regardless.
+async fn count_timeout(cx: &SaleCx<'_>) {
+    let result = async {
+        let mut conn = cx.redis.conn().await?;
+        let _: i64 = redis::cmd("INCR")
+            .arg(cx.keys.lock_timeouts())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(())
+    }
+    .await;
+    if let Err(err) = result {
+        tracing::warn!(%err, "could not count a lock timeout");
+    }
+}

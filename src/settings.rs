@@ -1,0 +1,173 @@
+//! The run-time settings of a room: which tier, how long the lease and the business work are,
+//! and how a buyer waits for a held lock. Stored in Redis so the whole fleet shares them.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tier::Tier;
+
+/// How a buyer waits when the lock is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStrategy {
+    /// Sleep this many milliseconds, then retry (the articles' loop uses 20).
+    Spin { sleep_ms: u64 },
+    /// Sleep until the holder publishes its release, at most the lock's remaining lease.
+    PubSub,
+}
+
+impl fmt::Display for WaitStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WaitStrategy::Spin { sleep_ms } => write!(f, "spin:{sleep_ms}"),
+            WaitStrategy::PubSub => f.write_str("pubsub"),
+        }
+    }
+}
+
+impl FromStr for WaitStrategy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("invalid wait `{s}`: expected `pubsub` or `spin:<ms>` (e.g. spin:20)");
+        if s == "pubsub" {
+            return Ok(WaitStrategy::PubSub);
+        }
+        let ms = s.strip_prefix("spin:").ok_or_else(bad)?;
+        let sleep_ms: u64 = ms.parse().map_err(|_| bad())?;
+        if !(1..=10_000).contains(&sleep_ms) {
+            return Err(format!("invalid wait `{s}`: spin sleep must be 1..=10000 ms"));
+        }
+        Ok(WaitStrategy::Spin { sleep_ms })
+    }
+}
+
+impl Serialize for WaitStrategy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for WaitStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Bounds that keep a workshop from wedging itself (a 0 ms lease, a one-hour business step).
+pub const TTL_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
+pub const BUSINESS_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=60_000;
+pub const WAIT_DEADLINE_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=120_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub tier: Tier,
+    /// Lease of the lock, for the tiers that have one.
+    pub ttl_ms: u64,
+    /// Work done inside the critical section, between reading and writing the stock.
+    pub business_ms: u64,
+    pub wait: WaitStrategy,
+    /// How long a buyer may wait for the lock before getting a 503.
+    pub wait_deadline_ms: u64,
+}
+
+impl Settings {
+    pub fn ttl(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms)
+    }
+    pub fn business(&self) -> Duration {
+        Duration::from_millis(self.business_ms)
+    }
+    pub fn wait_deadline(&self) -> Duration {
+        Duration::from_millis(self.wait_deadline_ms)
+    }
+
+    /// Checks every field against its range; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        check("ttl_ms", self.ttl_ms, TTL_MS_RANGE)?;
+        check("business_ms", self.business_ms, BUSINESS_MS_RANGE)?;
+        check("wait_deadline_ms", self.wait_deadline_ms, WAIT_DEADLINE_MS_RANGE)
+    }
+
+    /// Applies the fields a patch sets, then validates the result.
+    pub fn patched(mut self, patch: &SettingsPatch) -> Result<Self, String> {
+        if let Some(tier) = patch.tier {
+            self.tier = tier;
+        }
+        if let Some(ttl_ms) = patch.ttl_ms {
+            self.ttl_ms = ttl_ms;
+        }
+        if let Some(business_ms) = patch.business_ms {
+            self.business_ms = business_ms;
+        }
+        if let Some(wait) = patch.wait {
+            self.wait = wait;
+        }
+        if let Some(deadline) = patch.wait_deadline_ms {
+            self.wait_deadline_ms = deadline;
+        }
+        self.validate()?;
+        Ok(self)
+    }
+}
+
+fn check(name: &str, value: u64, range: std::ops::RangeInclusive<u64>) -> Result<(), String> {
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} = {value} is out of range {}..={}",
+            range.start(),
+            range.end()
+        ))
+    }
+}
+
+/// A partial update from `PUT /admin/config`; unknown fields are refused.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsPatch {
+    pub tier: Option<Tier>,
+    pub ttl_ms: Option<u64>,
+    pub business_ms: Option<u64>,
+    pub wait: Option<WaitStrategy>,
+    pub wait_deadline_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_strategy_parses_both_forms() {
+        assert_eq!("pubsub".parse(), Ok(WaitStrategy::PubSub));
+        assert_eq!("spin:20".parse(), Ok(WaitStrategy::Spin { sleep_ms: 20 }));
+        assert!("spin:".parse::<WaitStrategy>().is_err());
+        assert!("spin:0".parse::<WaitStrategy>().is_err());
+        assert!("poll".parse::<WaitStrategy>().is_err());
+    }
+
+    #[test]
+    fn a_patch_outside_the_ranges_names_the_field() {
+        let base = Settings {
+            tier: Tier::LuaRelease,
+            ttl_ms: 1000,
+            business_ms: 2,
+            wait: WaitStrategy::PubSub,
+            wait_deadline_ms: 5000,
+        };
+        let patch = SettingsPatch {
+            ttl_ms: Some(0),
+            ..Default::default()
+        };
+        assert!(base.patched(&patch).unwrap_err().contains("ttl_ms"));
+        let ok = SettingsPatch {
+            business_ms: Some(50),
+            ..Default::default()
+        };
+        assert_eq!(base.patched(&ok).unwrap().business_ms, 50);
+    }
+}

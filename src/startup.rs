@@ -1,0 +1,113 @@
+//! Building and running one instance. `Application::build` binds first, so a caller can ask
+//! for port 0 and learn the real port before serving.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::config::ServeArgs;
+use crate::fleet::Fleet;
+use crate::keys::{Keys, DEFAULT_ROOM};
+use crate::lock::ReleaseSignals;
+use crate::redis_pool::RedisPool;
+use crate::routes;
+use crate::state::AppState;
+
+pub struct Application {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+    router: axum::Router,
+}
+
+impl Application {
+    pub async fn build(args: &ServeArgs) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind((args.host, args.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let addr = listener.local_addr()?;
+        let redis = RedisPool::new(&args.redis_url)
+            .with_context(|| format!("invalid --redis-url {}", args.redis_url))?;
+        let instance = args
+            .instance_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", hostname(), addr.port()));
+        let admin_token = match &args.admin_token {
+            Some(token) if !token.is_empty() => token.clone(),
+            _ => {
+                let token = uuid::Uuid::new_v4().simple().to_string();
+                tracing::warn!(%token, "no ADMIN_TOKEN set; generated one for this instance");
+                token
+            }
+        };
+        let fleet = Arc::new(Fleet::new(redis.clone(), args.initial_settings()));
+        let signals = Arc::new(ReleaseSignals::default());
+        // Seed or read the default room's settings now, so the first sale finds them cached;
+        // a Redis that is down is not fatal here, the first request retries.
+        if let Err(err) = fleet.settings(&Keys::for_room(DEFAULT_ROOM)).await {
+            tracing::warn!(%err, "redis not reachable at start-up; serving anyway");
+        }
+        let state = AppState::new(redis, instance, admin_token, fleet, signals);
+        let router = routes::app(state.clone(), &args.static_dir);
+        Ok(Application {
+            listener,
+            addr,
+            state,
+            router,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn instance(&self) -> &str {
+        &self.state.instance
+    }
+
+    /// Serves until `shutdown` completes, then drains in-flight requests.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let subscriber = self.state.fleet.spawn_subscriber(self.state.signals.clone());
+        tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        subscriber.abort();
+        served.context("server failed")
+    }
+
+    /// Serves until Ctrl-C or SIGTERM.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        self.run_until(shutdown_signal()).await
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}

@@ -1,0 +1,64 @@
+//! The state every handler shares.
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::fleet::Fleet;
+use crate::lock::{Locks, ReleaseSignals};
+use crate::metrics::Metrics;
+use crate::redis_pool::RedisPool;
+
+/// Cheap to clone: one `Arc` around what the instance owns.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
+    pub redis: RedisPool,
+    pub instance: String,
+    /// Unique per process start, so lock owners of a restarted instance never collide with
+    /// those of its previous life.
+    pub run_id: String,
+    pub admin_token: String,
+    pub fleet: Arc<Fleet>,
+    pub locks: Locks,
+    pub signals: Arc<ReleaseSignals>,
+    pub metrics: Metrics,
+    sale_seq: AtomicU64,
+}
+
+impl AppState {
+    pub fn new(
+        redis: RedisPool,
+        instance: String,
+        admin_token: String,
+        fleet: Arc<Fleet>,
+        signals: Arc<ReleaseSignals>,
+    ) -> Self {
+        AppState(Arc::new(Shared {
+            metrics: Metrics::new(&instance),
+            redis,
+            instance,
+            run_id: uuid::Uuid::new_v4().simple().to_string(),
+            admin_token,
+            fleet,
+            locks: Locks::default(),
+            signals,
+            sale_seq: AtomicU64::new(0),
+        }))
+    }
+
+    /// A lock owner id unique to this sale: `<run>:<seq>`.
+    pub fn next_owner(&self) -> String {
+        let seq = self.sale_seq.fetch_add(1, Ordering::Relaxed);
+        format!("{}:{seq}", self.run_id)
+    }
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}

@@ -1,0 +1,98 @@
+//! The lock tiers by id: parsing, listing, and what each one is.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Which technique guards the deduct step. The order is the workshop's ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    None,
+    Local,
+    Setnx,
+    SetnxExpire,
+    AtomicExpiry,
+    UuidOwner,
+    LuaRelease,
+    ReentrantWatchdog,
+    Fenced,
+    AtomicDeduct,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 10] = [
+        Tier::None,
+        Tier::Local,
+        Tier::Setnx,
+        Tier::SetnxExpire,
+        Tier::AtomicExpiry,
+        Tier::UuidOwner,
+        Tier::LuaRelease,
+        Tier::ReentrantWatchdog,
+        Tier::Fenced,
+        Tier::AtomicDeduct,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Tier::None => "none",
+            Tier::Local => "local",
+            Tier::Setnx => "setnx",
+            Tier::SetnxExpire => "setnx-expire",
+            Tier::AtomicExpiry => "atomic-expiry",
+            Tier::UuidOwner => "uuid-owner",
+            Tier::LuaRelease => "lua-release",
+            Tier::ReentrantWatchdog => "reentrant-watchdog",
+            Tier::Fenced => "fenced",
+            Tier::AtomicDeduct => "atomic-deduct",
+        }
+    }
+
+    /// Position in `ALL`, for per-tier metric arrays.
+    pub fn index(self) -> usize {
+        Tier::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    /// The valid ids, comma separated, for error messages and `--help`.
+    pub fn valid_ids() -> String {
+        Tier::ALL.map(Tier::id).join(", ")
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Tier {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Tier::ALL
+            .into_iter()
+            .find(|t| t.id() == s)
+            .ok_or_else(|| format!("unknown tier `{s}`; valid tiers: {}", Tier::valid_ids()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_id_round_trips() {
+        for tier in Tier::ALL {
+            assert_eq!(tier.id().parse::<Tier>(), Ok(tier));
+            assert_eq!(serde_json::to_string(&tier).unwrap(), format!("\"{tier}\""));
+        }
+    }
+
+    #[test]
+    fn unknown_tier_lists_the_valid_ids() {
+        let err = "redlock".parse::<Tier>().unwrap_err();
+        assert!(err.contains("lua-release") && err.contains("atomic-deduct"), "{err}");
+    }
+}
