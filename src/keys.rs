@@ -91,6 +91,11 @@ impl Keys {
     pub fn stale_writes_rejected(&self) -> String {
         self.key("stale_writes_rejected")
     }
+    /// The lock timeline: a bounded stream of enter / exit / renew / foreign-release events,
+    /// for the dashboard. Written by the same scripts as the ground truth.
+    pub fn timeline(&self) -> String {
+        self.key("timeline")
+    }
     /// Buyers who gave up waiting for the lock.
     pub fn lock_timeouts(&self) -> String {
         self.key("lock_timeouts")
@@ -120,6 +125,7 @@ impl Keys {
             self.lock_timeouts(),
             self.fence_counter(),
             self.fence_seen(),
+            self.timeline(),
         ]
     }
 }

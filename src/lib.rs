@@ -15,6 +15,7 @@
 //! - [`keys`]: every Redis key, built from a room name.
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
+//! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
 //! - [`error`]: the one error type and its HTTP mapping.
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod lock;
 pub mod metrics;
 pub mod redis_pool;
+pub mod redis_server;
 pub mod routes;
 pub mod sale;
 pub mod settings;

@@ -1,6 +1,7 @@
 -- Lock-free sale: decrement if enough stock is left and record the order, in one step.
--- KEYS[1] stock, KEYS[2] ledger, KEYS[3] items sold
--- ARGV[1] qty, ARGV[2] the order as a JSON object; Redis' clock times are appended to it
+-- KEYS[1] stock, KEYS[2] ledger, KEYS[3] items sold, KEYS[4] timeline
+-- ARGV[1] qty, ARGV[2] the order as a JSON object (Redis' clock times are appended),
+-- ARGV[3] instance
 -- Returns {1, stock left} when sold, {0, stock} when sold out.
 local stock = tonumber(redis.call('GET', KEYS[1]) or '0')
 local qty = tonumber(ARGV[1])
@@ -14,4 +15,6 @@ local us = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 local entry = string.sub(ARGV[2], 1, -2) .. ',"enter_us":' .. us .. ',"exit_us":' .. us .. '}'
 redis.call('RPUSH', KEYS[2], entry)
 redis.call('INCRBY', KEYS[3], qty)
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', 5000, '*', 'kind', 'deduct', 'instance', ARGV[3],
+  'at_us', us, 'stock', left)
 return {1, left}

@@ -24,14 +24,17 @@ pub async fn sell(
     keys: &Keys,
     qty: u32,
     entry_json: &str,
+    instance: &str,
 ) -> Result<Result<i64, i64>, StoreError> {
     let mut conn = redis.conn().await?;
     let (sold, stock): (bool, i64) = DEDUCT
         .key(keys.stock())
         .key(keys.ledger())
         .key(keys.items_sold())
+        .key(keys.timeline())
         .arg(qty)
         .arg(entry_json)
+        .arg(instance)
         .invoke_async(&mut conn)
         .await?;
     Ok(if sold { Ok(stock) } else { Err(stock) })

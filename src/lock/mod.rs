@@ -38,6 +38,8 @@ pub struct LockCx<'a> {
     pub settings: &'a Settings,
     /// Unique per sale (and per process run): the lock value or hash field of this holder.
     pub owner: &'a str,
+    /// This instance's id, for the timeline.
+    pub instance: &'a str,
     pub signals: &'a ReleaseSignals,
 }
 
@@ -187,8 +189,10 @@ async fn del_and_observe(cx: &LockCx<'_>) -> Result<(), StoreError> {
     let _: i64 = DEL_AND_OBSERVE
         .key(cx.keys.lock())
         .key(cx.keys.foreign_releases())
+        .key(cx.keys.timeline())
         .arg(cx.owner)
         .arg(cx.keys.released_channel())
+        .arg(cx.instance)
         .invoke_async(&mut conn)
         .await?;
     Ok(())

@@ -21,6 +21,7 @@ use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
 
 use super::{Attempt, Held, Keep, Lock, LockCx};
+use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
 
 static ACQUIRE: LazyLock<Script> =
@@ -101,8 +102,9 @@ pub struct Watchdog(AbortHandle);
 impl Watchdog {
     fn start(cx: &LockCx<'_>) -> Self {
         let redis: RedisPool = cx.redis.clone();
-        let key = cx.keys.reentrant_lock();
+        let keys = cx.keys.clone();
         let owner = cx.owner.to_owned();
+        let instance = cx.instance.to_owned();
         let ttl_ms = cx.settings.ttl_ms;
         let period = Duration::from_millis((ttl_ms / 3).max(1));
         let task = tokio::spawn(async move {
@@ -111,7 +113,7 @@ impl Watchdog {
             ticks.tick().await; // the first tick fires at once; the lease is fresh
             loop {
                 ticks.tick().await;
-                match renew(&redis, &key, &owner, ttl_ms).await {
+                match renew(&redis, &keys, &owner, &instance, ttl_ms).await {
                     Ok(true) => {}
                     Ok(false) => break, // expired or released: nothing left to renew
                     Err(err) => tracing::warn!(%err, "watchdog renewal failed; retrying"),
@@ -128,12 +130,20 @@ impl Drop for Watchdog {
     }
 }
 
-async fn renew(redis: &RedisPool, key: &str, owner: &str, ttl_ms: u64) -> Result<bool, StoreError> {
+async fn renew(
+    redis: &RedisPool,
+    keys: &Keys,
+    owner: &str,
+    instance: &str,
+    ttl_ms: u64,
+) -> Result<bool, StoreError> {
     let mut conn = redis.conn().await?;
     let renewed: i64 = RENEW
-        .key(key)
+        .key(keys.reentrant_lock())
+        .key(keys.timeline())
         .arg(ttl_ms)
         .arg(owner)
+        .arg(instance)
         .invoke_async(&mut conn)
         .await?;
     Ok(renewed == 1)

@@ -1,33 +1,39 @@
 -- Leave the critical section, writing the sale if there is one (the articles' SET n-1).
 -- KEYS[1] stock, KEYS[2] ledger, KEYS[3] items sold, KEYS[4] exits, KEYS[5] overlaps,
--- KEYS[6] highest fencing token seen, KEYS[7] stale counter
+-- KEYS[6] highest fencing token seen, KEYS[7] stale counter, KEYS[8] timeline
 -- ARGV[1] exits seen at enter, ARGV[2] new stock ('' = sold out, nothing to write),
--- ARGV[3] qty, ARGV[4] the order as a JSON object, ARGV[5] fencing token or ''
+-- ARGV[3] qty, ARGV[4] the order as a JSON object, ARGV[5] fencing token or '',
+-- ARGV[6] instance, ARGV[7] owner
 -- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out' or 'stale'.
 --
 -- Overlaps: every section that exited between our enter and our exit ran at the same time as
 -- us, so each overlapping pair is counted once, by whichever of the two exits last. A holder
 -- that never exits (it crashed) is never counted, and never makes others count.
+local t = redis.call('TIME')
+-- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
+local at = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 local exits = redis.call('INCR', KEYS[4])
 local overlaps = exits - 1 - tonumber(ARGV[1])
 if overlaps > 0 then
   redis.call('INCRBY', KEYS[5], overlaps)
 end
+local function leave(outcome)
+  redis.call('XADD', KEYS[8], 'MAXLEN', '~', 5000, '*', 'kind', 'exit', 'instance', ARGV[6],
+    'owner', ARGV[7], 'fence', ARGV[5], 'at_us', at, 'outcome', outcome, 'overlaps', overlaps)
+  return {outcome, overlaps}
+end
 if ARGV[2] == '' then
-  return {'sold_out', overlaps}
+  return leave('sold_out')
 end
 if ARGV[5] ~= '' then
   local seen = tonumber(redis.call('GET', KEYS[6]) or '0')
   if tonumber(ARGV[5]) < seen then
     redis.call('INCR', KEYS[7])
-    return {'stale', overlaps}
+    return leave('stale')
   end
   redis.call('SET', KEYS[6], ARGV[5])
 end
 redis.call('SET', KEYS[1], ARGV[2])
--- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
-local t = redis.call('TIME')
-local us = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
-redis.call('RPUSH', KEYS[2], string.sub(ARGV[4], 1, -2) .. ',"exit_us":' .. us .. '}')
+redis.call('RPUSH', KEYS[2], string.sub(ARGV[4], 1, -2) .. ',"exit_us":' .. at .. '}')
 redis.call('INCRBY', KEYS[3], ARGV[3])
-return {'sold', overlaps}
+return leave('sold')

@@ -1,20 +1,26 @@
 -- Enter the critical section: read the stock (the articles' GET), and note the overlap clock.
--- KEYS[1] stock, KEYS[2] exits, KEYS[3] highest fencing token seen, KEYS[4] stale counter
--- ARGV[1] this holder's fencing token, or '' for unfenced tiers
+-- KEYS[1] stock, KEYS[2] exits, KEYS[3] highest fencing token seen, KEYS[4] stale counter,
+-- KEYS[5] timeline
+-- ARGV[1] this holder's fencing token, or '' for unfenced tiers; ARGV[2] instance; ARGV[3] owner
 -- Returns {stock, exits so far, Redis time in us}, or {-1, 0, time} when the token is stale.
 --
 -- A fenced read also raises the highest token seen: once a newer holder has read the stock,
 -- an older holder can no longer write a value based on its own, older read.
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
+local at = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 if ARGV[1] ~= '' then
   local seen = tonumber(redis.call('GET', KEYS[3]) or '0')
   if tonumber(ARGV[1]) < seen then
     redis.call('INCR', KEYS[4])
+    redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'stale', 'instance', ARGV[2],
+      'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at)
     return {-1, 0, now}
   end
   redis.call('SET', KEYS[3], ARGV[1])
 end
 local stock = tonumber(redis.call('GET', KEYS[1]) or '0')
 local exits = tonumber(redis.call('GET', KEYS[2]) or '0')
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'enter', 'instance', ARGV[2],
+  'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at, 'stock', stock)
 return {stock, exits, now}

@@ -74,6 +74,7 @@ impl SaleCx<'_> {
             keys: self.keys,
             settings: &self.settings,
             owner: &self.owner,
+            instance: self.instance,
             signals: self.signals,
         }
     }
@@ -177,7 +178,10 @@ async fn enter(cx: &SaleCx<'_>, fence: Option<u64>) -> Result<Option<(i64, i64, 
         .key(cx.keys.exits())
         .key(cx.keys.fence_seen())
         .key(cx.keys.stale_writes_rejected())
+        .key(cx.keys.timeline())
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .arg(cx.instance)
+        .arg(&cx.owner)
         .invoke_async(&mut conn)
         .await?;
     Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
@@ -206,11 +210,14 @@ async fn commit(
         .key(cx.keys.overlaps())
         .key(cx.keys.fence_seen())
         .key(cx.keys.stale_writes_rejected())
+        .key(cx.keys.timeline())
         .arg(exits_at_enter)
         .arg(write.as_ref().map(|w| w.new_stock.to_string()).unwrap_or_default())
         .arg(write.as_ref().map_or(0, |w| w.qty))
         .arg(write.as_ref().map_or("", |w| w.entry))
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .arg(cx.instance)
+        .arg(&cx.owner)
         .invoke_async(&mut conn)
         .await?;
     Ok(outcome)
@@ -229,7 +236,7 @@ async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError
         enter_us: None,
     };
     let entry = serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))?;
-    match lock::atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry).await? {
+    match lock::atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry, cx.instance).await? {
         Ok(stock_left) => Ok(Sold {
             order_id,
             stock_left,
