@@ -1,0 +1,214 @@
+//! Test fixtures: a real `redis-server` per test, and fleets of in-process instances sharing it.
+
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use oversell::config::ServeArgs;
+use oversell::redis_server::RedisServer;
+use oversell::settings::WaitStrategy;
+use oversell::startup::Application;
+use oversell::tier::Tier;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub const TOKEN: &str = "test-admin-token";
+
+static TRACING: Once = Once::new();
+
+/// Logs only when `TEST_LOG` is set.
+fn init_tracing() {
+    TRACING.call_once(|| {
+        if std::env::var_os("TEST_LOG").is_some() {
+            oversell::telemetry::init();
+        }
+    });
+}
+
+/// Flags for the instances of a test fleet.
+pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
+    ServeArgs {
+        redis_url: redis_url.to_owned(),
+        host: "127.0.0.1".parse().unwrap(),
+        port: 0,
+        instance_id: Some(instance.to_owned()),
+        tier: Tier::LuaRelease,
+        ttl_ms: 3000,
+        business_ms: 2,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 20_000,
+        admin_token: Some(TOKEN.to_owned()),
+        static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
+    }
+}
+
+/// One in-process instance; stops when dropped.
+pub struct TestApp {
+    pub url: String,
+    pub instance: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl TestApp {
+    pub async fn spawn(args: &ServeArgs) -> TestApp {
+        let app = Application::build(args).await.expect("build app");
+        let url = format!("http://127.0.0.1:{}", app.port());
+        let instance = app.instance().to_owned();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            app.run_until(async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("server ran");
+        });
+        TestApp {
+            url,
+            instance,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A Redis and N instances sharing it, plus a client that knows the admin token.
+pub struct TestFleet {
+    pub redis: RedisServer,
+    pub apps: Vec<TestApp>,
+    pub client: reqwest::Client,
+}
+
+pub async fn spawn_fleet(instances: usize) -> TestFleet {
+    init_tracing();
+    let redis = RedisServer::start().expect("start redis-server");
+    let mut apps = Vec::new();
+    for i in 1..=instances {
+        apps.push(TestApp::spawn(&serve_args(&redis.url(), &format!("app{i}"))).await);
+    }
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(512)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    TestFleet {
+        redis,
+        apps,
+        client,
+    }
+}
+
+impl TestFleet {
+    pub fn url(&self, i: usize) -> &str {
+        &self.apps[i % self.apps.len()].url
+    }
+
+    /// An admin call through instance 0; panics unless it answers 200.
+    pub async fn admin(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+        let resp = self
+            .client
+            .request(method, format!("{}{path}", self.url(0)))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        body
+    }
+
+    pub async fn reset(&self, stock: i64) {
+        self.admin(reqwest::Method::POST, "/admin/reset", json!({ "stock": stock }))
+            .await;
+    }
+
+    /// Sets tier and settings, and waits until every instance reports them.
+    pub async fn configure(&self, config: Value) {
+        let wanted = self
+            .admin(reqwest::Method::PUT, "/admin/config", config)
+            .await;
+        for i in 0..self.apps.len() {
+            eventually(Duration::from_secs(5), || async {
+                self.state_of(i).await["settings"] == wanted
+            })
+            .await;
+        }
+    }
+
+    pub async fn state_of(&self, i: usize) -> Value {
+        let url = format!("{}/state", self.url(i));
+        self.client.get(url).send().await.unwrap().json().await.unwrap()
+    }
+
+    pub async fn state(&self) -> Value {
+        self.state_of(0).await
+    }
+
+    pub async fn ledger(&self) -> Vec<Value> {
+        let url = format!("{}/ledger?limit=10000", self.url(0));
+        let body: Value = self.client.get(url).send().await.unwrap().json().await.unwrap();
+        body["orders"].as_array().unwrap().clone()
+    }
+
+    /// One sale through instance `i`: status and JSON body.
+    pub async fn sale(&self, i: usize, buyer: &str) -> (StatusCode, Value) {
+        let resp = self
+            .client
+            .post(format!("{}/sale", self.url(i)))
+            .json(&json!({ "buyer": buyer }))
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `buyers` sales at once, round robin over the instances, released together.
+    pub async fn burst(&self, buyers: usize) -> Vec<(StatusCode, Value)> {
+        let start = std::sync::Arc::new(tokio::sync::Barrier::new(buyers));
+        let sales = (0..buyers).map(|i| {
+            let start = start.clone();
+            async move {
+                start.wait().await;
+                self.sale(i, &format!("buyer-{i}")).await
+            }
+        });
+        futures_util::future::join_all(sales).await
+    }
+}
+
+/// Waits until `check` holds, polling; panics after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "condition not met within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests: real `redis-server`s, real instances, one test binary.
+
+mod helpers;
+
+mod api_errors;
+mod contention;
+mod fleet_settings;
+mod redis_outage;
