@@ -76,7 +76,11 @@ impl Fleet {
     }
 
     /// Applies a patch, stores it and tells the fleet.
-    pub async fn update(&self, keys: &Keys, patch: &SettingsPatch) -> Result<Result<Settings, String>, StoreError> {
+    pub async fn update(
+        &self,
+        keys: &Keys,
+        patch: &SettingsPatch,
+    ) -> Result<Result<Settings, String>, StoreError> {
         let current = self.load(keys).await?;
         let next = match current.patched(patch) {
             Ok(next) => next,
@@ -111,7 +115,10 @@ impl Fleet {
     /// Listens for control and release messages until the task is aborted, reconnecting with
     /// backoff when Redis goes away. Settings are reloaded after every (re)connect, because
     /// messages sent while disconnected are lost.
-    pub fn spawn_subscriber(self: &Arc<Self>, signals: Arc<ReleaseSignals>) -> tokio::task::JoinHandle<()> {
+    pub fn spawn_subscriber(
+        self: &Arc<Self>,
+        signals: Arc<ReleaseSignals>,
+    ) -> tokio::task::JoinHandle<()> {
         let fleet = Arc::clone(self);
         tokio::spawn(async move {
             let mut backoff = Duration::from_millis(100);

@@ -62,11 +62,8 @@ pub async fn read(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreEr
         .query_async(&mut conn)
         .await?;
     let (stock, initial, items, overlaps, foreign, stale, timeouts) = counters;
-    let (stock, initial_stock, items_sold) = (
-        stock.unwrap_or(0),
-        initial.unwrap_or(0),
-        items.unwrap_or(0),
-    );
+    let (stock, initial_stock, items_sold) =
+        (stock.unwrap_or(0), initial.unwrap_or(0), items.unwrap_or(0));
     // PTTL: -2 no key, -1 no expiry, else ms left. At most one of the two lock keys exists.
     let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
     Ok(GroundTruth {
@@ -119,6 +116,8 @@ pub async fn ledger(
         .await?;
     Ok(raw
         .iter()
-        .map(|entry| serde_json::from_str(entry).unwrap_or(serde_json::Value::String(entry.clone())))
+        .map(|entry| {
+            serde_json::from_str(entry).unwrap_or(serde_json::Value::String(entry.clone()))
+        })
         .collect())
 }

@@ -57,11 +57,26 @@ pub enum Outcome {
 
 const OUTCOMES: [(&str, &str); 6] = [
     ("oversell_sales_total", "Sales acknowledged with 200"),
-    ("oversell_sold_out_total", "Sales refused with 409: sold out"),
-    ("oversell_lock_timeouts_total", "Buyers who hit the lock wait deadline"),
-    ("oversell_lock_lost_total", "Sales refused because a newer lock holder wrote first"),
-    ("oversell_redis_unavailable_total", "Sales refused because Redis was unavailable"),
-    ("oversell_failures_total", "Sales that failed with an internal error"),
+    (
+        "oversell_sold_out_total",
+        "Sales refused with 409: sold out",
+    ),
+    (
+        "oversell_lock_timeouts_total",
+        "Buyers who hit the lock wait deadline",
+    ),
+    (
+        "oversell_lock_lost_total",
+        "Sales refused because a newer lock holder wrote first",
+    ),
+    (
+        "oversell_redis_unavailable_total",
+        "Sales refused because Redis was unavailable",
+    ),
+    (
+        "oversell_failures_total",
+        "Sales that failed with an internal error",
+    ),
 ];
 
 #[derive(Default)]
@@ -106,8 +121,14 @@ impl Metrics {
             }
         }
         let histograms = [
-            ("oversell_lock_wait_seconds", "Time spent waiting for the lock"),
-            ("oversell_request_duration_seconds", "Time to answer POST /sale"),
+            (
+                "oversell_lock_wait_seconds",
+                "Time spent waiting for the lock",
+            ),
+            (
+                "oversell_request_duration_seconds",
+                "Time to answer POST /sale",
+            ),
         ];
         for (h, (name, help)) in histograms.iter().enumerate() {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");

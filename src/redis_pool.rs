@@ -141,7 +141,10 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
-            let result = self.inner.req_packed_commands(pipeline, offset, count).await;
+            let result = self
+                .inner
+                .req_packed_commands(pipeline, offset, count)
+                .await;
             self.note(&result);
             result
         })

@@ -25,7 +25,9 @@ impl RedisServer {
         let binary = find_binary("redis-server").context(
             "redis-server not found; install it with: sudo apt-get install -y redis-server",
         )?;
-        let dir = tempfile::Builder::new().prefix("oversell-redis-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("oversell-redis-")
+            .tempdir()?;
         let child = Command::new(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
@@ -45,7 +47,10 @@ impl RedisServer {
         let client = redis::Client::open(self.url())?;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait()? {
-                bail!("redis-server exited at start-up ({status}); is port {} in use?", self.port);
+                bail!(
+                    "redis-server exited at start-up ({status}); is port {} in use?",
+                    self.port
+                );
             }
             if let Ok(mut conn) = client.get_connection() {
                 if redis::cmd("PING").query::<String>(&mut conn).is_ok() {
@@ -54,7 +59,10 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        bail!("redis-server did not answer PING within 10s on port {}", self.port)
+        bail!(
+            "redis-server did not answer PING within 10s on port {}",
+            self.port
+        )
     }
 
     pub fn port(&self) -> u16 {

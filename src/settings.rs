@@ -38,7 +38,9 @@ impl FromStr for WaitStrategy {
         let ms = s.strip_prefix("spin:").ok_or_else(bad)?;
         let sleep_ms: u64 = ms.parse().map_err(|_| bad())?;
         if !(1..=10_000).contains(&sleep_ms) {
-            return Err(format!("invalid wait `{s}`: spin sleep must be 1..=10000 ms"));
+            return Err(format!(
+                "invalid wait `{s}`: spin sleep must be 1..=10000 ms"
+            ));
         }
         Ok(WaitStrategy::Spin { sleep_ms })
     }
@@ -89,7 +91,11 @@ impl Settings {
     pub fn validate(&self) -> Result<(), String> {
         check("ttl_ms", self.ttl_ms, TTL_MS_RANGE)?;
         check("business_ms", self.business_ms, BUSINESS_MS_RANGE)?;
-        check("wait_deadline_ms", self.wait_deadline_ms, WAIT_DEADLINE_MS_RANGE)
+        check(
+            "wait_deadline_ms",
+            self.wait_deadline_ms,
+            WAIT_DEADLINE_MS_RANGE,
+        )
     }
 
     /// Applies the fields a patch sets, then validates the result.

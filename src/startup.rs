@@ -69,8 +69,14 @@ impl Application {
     }
 
     /// Serves until `shutdown` completes, then drains in-flight requests.
-    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let subscriber = self.state.fleet.spawn_subscriber(self.state.signals.clone());
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let subscriber = self
+            .state
+            .fleet
+            .spawn_subscriber(self.state.signals.clone());
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)

@@ -93,6 +93,9 @@ mod tests {
     #[test]
     fn unknown_tier_lists_the_valid_ids() {
         let err = "redlock".parse::<Tier>().unwrap_err();
-        assert!(err.contains("lua-release") && err.contains("atomic-deduct"), "{err}");
+        assert!(
+            err.contains("lua-release") && err.contains("atomic-deduct"),
+            "{err}"
+        );
     }
 }

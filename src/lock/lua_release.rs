@@ -16,8 +16,7 @@ use redis::Script;
 use super::{set_nx_px, Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
+static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
 
 pub struct LuaRelease;
 

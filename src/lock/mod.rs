@@ -6,8 +6,8 @@
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead.
 
-mod atomic_expiry;
 pub mod atomic_deduct;
+mod atomic_expiry;
 mod fenced;
 mod local;
 mod lua_release;
@@ -62,9 +62,13 @@ pub struct Held {
 enum Keep {
     Nothing,
     /// The in-process mutex guard of the `local` tier.
-    Local { _guard: tokio::sync::OwnedMutexGuard<()> },
+    Local {
+        _guard: tokio::sync::OwnedMutexGuard<()>,
+    },
     /// The lease renewal task of the reentrant tiers; aborted on drop.
-    Watchdog { _renewals: reentrant_watchdog::Watchdog },
+    Watchdog {
+        _renewals: reentrant_watchdog::Watchdog,
+    },
 }
 
 impl Held {
@@ -81,7 +85,9 @@ impl Held {
 pub enum Attempt {
     Acquired(Held),
     /// Someone else holds it; `lease_left` bounds a pub/sub wait when the tier knows it.
-    Busy { lease_left: Option<Duration> },
+    Busy {
+        lease_left: Option<Duration>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -28,8 +28,7 @@ static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));
 static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("reentrant_release.lua")));
-static RENEW: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("reentrant_renew.lua")));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("reentrant_renew.lua")));
 
 pub struct ReentrantWatchdog {
     /// Whether each fresh acquire also takes a fencing token (the `fenced` tier).

@@ -30,7 +30,9 @@ pub async fn reset(
 ) -> Result<Json<Value>, AppError> {
     let ResetBody { stock } = required_json(&body, r#"{"stock": 100}"#)?;
     if !(0..=MAX_STOCK).contains(&stock) {
-        return Err(AppError::BadRequest(format!("stock must be 0..={MAX_STOCK}")));
+        return Err(AppError::BadRequest(format!(
+            "stock must be 0..={MAX_STOCK}"
+        )));
     }
     ground_truth::reset(&state.redis, &keys, stock).await?;
     tracing::info!(room = keys.room(), stock, "room reset");

@@ -1,8 +1,8 @@
 //! Extractors whose rejections use the API's error shape.
 
 use axum::extract::{FromRequestParts, Query};
-use axum::http::request::Parts;
 use axum::http::header;
+use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -23,7 +23,8 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, AppError
 
 /// Like [`json_body`], for endpoints that need a body.
 pub fn required_json<T: DeserializeOwned>(body: &[u8], example: &str) -> Result<T, AppError> {
-    json_body(body)?.ok_or_else(|| AppError::BadRequest(format!("a JSON body is required, e.g. {example}")))
+    json_body(body)?
+        .ok_or_else(|| AppError::BadRequest(format!("a JSON body is required, e.g. {example}")))
 }
 
 /// `?room=<name>`: whose stock, tier and ledger a request works on.
@@ -43,7 +44,9 @@ impl FromRequestParts<AppState> for Room {
         let room = q.room.unwrap_or_else(|| DEFAULT_ROOM.to_owned());
         let valid = !room.is_empty()
             && room.len() <= 32
-            && room.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            && room
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !valid {
             return Err(AppError::BadRequest(format!(
                 "invalid room `{room}`: 1-32 characters of a-z, A-Z, 0-9, - and _"

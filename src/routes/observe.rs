@@ -25,7 +25,10 @@ pub struct StateView {
     truth: GroundTruth,
 }
 
-pub async fn state(State(state): State<AppState>, Room(keys): Room) -> Result<Json<StateView>, AppError> {
+pub async fn state(
+    State(state): State<AppState>,
+    Room(keys): Room,
+) -> Result<Json<StateView>, AppError> {
     let settings = state.fleet.settings(&keys).await?;
     let truth = ground_truth::read(&state.redis, &keys).await?;
     Ok(Json(StateView {
@@ -64,7 +67,10 @@ pub async fn ledger(
 pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
     let ping = async {
         let mut conn = state.redis.conn().await.ok()?;
-        redis::cmd("PING").query_async::<String>(&mut conn).await.ok()
+        redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .ok()
     };
     let up = tokio::time::timeout(Duration::from_secs(1), ping)
         .await

@@ -27,7 +27,9 @@ fn parse_order(body: &[u8]) -> Result<Order, AppError> {
     let body: SaleBody = json_body(body)?.unwrap_or_default();
     let qty = body.qty.unwrap_or(1);
     if !(1..=MAX_QTY).contains(&qty) {
-        return Err(AppError::BadRequest(format!("qty must be 1..={MAX_QTY}, got {qty}")));
+        return Err(AppError::BadRequest(format!(
+            "qty must be 1..={MAX_QTY}, got {qty}"
+        )));
     }
     let buyer = body.buyer.unwrap_or_else(|| "anonymous".to_owned());
     if buyer.is_empty() || buyer.len() > MAX_BUYER_LEN {
@@ -73,7 +75,9 @@ pub async fn sale(
         Err(AppError::RedisUnavailable(_)) => Outcome::Unavailable,
         Err(_) => Outcome::Failed,
     };
-    state.metrics.request(settings.tier, outcome, started.elapsed());
+    state
+        .metrics
+        .request(settings.tier, outcome, started.elapsed());
     result.map(Json)
 }
 
@@ -89,7 +93,12 @@ mod tests {
 
     #[test]
     fn qty_outside_the_range_is_refused() {
-        for body in [&br#"{"qty":0}"#[..], br#"{"qty":11}"#, br#"{"qty":-1}"#, br#"{"qty":"2"}"#] {
+        for body in [
+            &br#"{"qty":0}"#[..],
+            br#"{"qty":11}"#,
+            br#"{"qty":-1}"#,
+            br#"{"qty":"2"}"#,
+        ] {
             assert!(matches!(parse_order(body), Err(AppError::BadRequest(_))));
         }
     }

@@ -212,7 +212,12 @@ async fn commit(
         .key(cx.keys.stale_writes_rejected())
         .key(cx.keys.timeline())
         .arg(exits_at_enter)
-        .arg(write.as_ref().map(|w| w.new_stock.to_string()).unwrap_or_default())
+        .arg(
+            write
+                .as_ref()
+                .map(|w| w.new_stock.to_string())
+                .unwrap_or_default(),
+        )
         .arg(write.as_ref().map_or(0, |w| w.qty))
         .arg(write.as_ref().map_or("", |w| w.entry))
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())

@@ -46,16 +46,14 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
 /// One in-process instance; stops when dropped.
 pub struct TestApp {
     pub url: String,
-    pub instance: String,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    _stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
 }
 
 impl TestApp {
     pub async fn spawn(args: &ServeArgs) -> TestApp {
         let app = Application::build(args).await.expect("build app");
         let url = format!("http://127.0.0.1:{}", app.port());
-        let instance = app.instance().to_owned();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             app.run_until(async {
@@ -66,27 +64,15 @@ impl TestApp {
         });
         TestApp {
             url,
-            instance,
-            stop: Some(stop),
-            task: Some(task),
-        }
-    }
-
-    pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+            _stop: stop,
+            task,
         }
     }
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.task.abort();
     }
 }
 
@@ -138,8 +124,12 @@ impl TestFleet {
     }
 
     pub async fn reset(&self, stock: i64) {
-        self.admin(reqwest::Method::POST, "/admin/reset", json!({ "stock": stock }))
-            .await;
+        self.admin(
+            reqwest::Method::POST,
+            "/admin/reset",
+            json!({ "stock": stock }),
+        )
+        .await;
     }
 
     /// Sets tier and settings, and waits until every instance reports them.
@@ -157,7 +147,14 @@ impl TestFleet {
 
     pub async fn state_of(&self, i: usize) -> Value {
         let url = format!("{}/state", self.url(i));
-        self.client.get(url).send().await.unwrap().json().await.unwrap()
+        self.client
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 
     pub async fn state(&self) -> Value {
@@ -166,7 +163,15 @@ impl TestFleet {
 
     pub async fn ledger(&self) -> Vec<Value> {
         let url = format!("{}/ledger?limit=10000", self.url(0));
-        let body: Value = self.client.get(url).send().await.unwrap().json().await.unwrap();
+        let body: Value = self
+            .client
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         body["orders"].as_array().unwrap().clone()
     }
 
@@ -208,7 +213,10 @@ where
         if check().await {
             return;
         }
-        assert!(Instant::now() < deadline, "condition not met within {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "condition not met within {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -1,0 +1,169 @@
+//! Every tier under the same concurrent load: which ones oversell, measured in Redis.
+
+use std::collections::HashMap;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_fleet, TestFleet};
+
+const STOCK: i64 = 100;
+const BUYERS: usize = 300;
+
+/// Fires a burst under `tier` and checks the ledger against the 200s; returns the state.
+async fn run_tier(fleet: &TestFleet, tier: &str) -> Value {
+    fleet
+        .configure(json!({ "tier": tier, "business_ms": 5, "ttl_ms": 5000, "wait": "pubsub" }))
+        .await;
+    fleet.reset(STOCK).await;
+    let results = fleet.burst(BUYERS).await;
+
+    let mut acked: HashMap<String, usize> = HashMap::new();
+    for (status, body) in &results {
+        assert!(
+            [StatusCode::OK, StatusCode::CONFLICT].contains(status),
+            "{tier}: unexpected {status} {body}"
+        );
+        if *status == StatusCode::OK {
+            *acked
+                .entry(body["order_id"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+    }
+    let ledger = fleet.ledger().await;
+    let mut recorded: HashMap<String, usize> = HashMap::new();
+    for entry in &ledger {
+        assert_eq!(entry["tier"], tier, "{entry}");
+        *recorded
+            .entry(entry["order_id"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        acked, recorded,
+        "{tier}: every 200 is in the ledger exactly once, and only those"
+    );
+    assert!(recorded.values().all(|n| *n == 1));
+
+    let state = fleet.state().await;
+    eprintln!(
+        "{tier:>20}: orders {} stock {} oversold {} lost {} overlaps {} foreign {}",
+        state["orders"],
+        state["stock"],
+        state["oversold"],
+        state["lost_updates"],
+        state["overlaps"],
+        state["foreign_releases"]
+    );
+    assert_eq!(state["orders"], json!(ledger.len()), "{tier}: {state}");
+    let served: std::collections::HashSet<&str> = ledger
+        .iter()
+        .filter_map(|e| e["instance"].as_str())
+        .collect();
+    assert!(
+        served.len() > 1,
+        "{tier}: sales spread over the instances: {served:?}"
+    );
+    state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_lock_and_local_locks_oversell_across_three_instances() {
+    let fleet = spawn_fleet(3).await;
+    for tier in ["none", "local"] {
+        let state = run_tier(&fleet, tier).await;
+        assert!(
+            state["oversold"].as_i64().unwrap() > 0,
+            "{tier} oversold: {state}"
+        );
+        assert!(
+            state["lost_updates"].as_i64().unwrap() > 0,
+            "{tier}: {state}"
+        );
+        assert!(state["overlaps"].as_i64().unwrap() > 0, "{tier}: {state}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
+    let fleet = spawn_fleet(3).await;
+    for tier in [
+        "setnx",
+        "setnx-expire",
+        "atomic-expiry",
+        "uuid-owner",
+        "lua-release",
+        "reentrant-watchdog",
+        "fenced",
+        "atomic-deduct",
+    ] {
+        let state = run_tier(&fleet, tier).await;
+        for figure in ["oversold", "lost_updates", "overlaps", "foreign_releases"] {
+            assert_eq!(state[figure], 0, "{tier} {figure}: {state}");
+        }
+        assert_eq!(state["orders"], STOCK, "{tier}: {state}");
+        assert_eq!(state["stock"], 0, "{tier}: {state}");
+        assert_eq!(
+            state["lock"]["held"], false,
+            "{tier} left its lock: {state}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reentrant_tiers_take_the_lock_again_in_the_nested_step() {
+    let fleet = spawn_fleet(1).await;
+    for tier in ["reentrant-watchdog", "fenced"] {
+        fleet.configure(json!({ "tier": tier })).await;
+        fleet.reset(5).await;
+        for i in 0..3 {
+            assert_eq!(
+                fleet.sale(0, &format!("b{i}")).await.0,
+                StatusCode::OK,
+                "{tier}"
+            );
+        }
+        let ledger = fleet.ledger().await;
+        assert_eq!(ledger.len(), 3);
+        assert!(ledger.iter().all(|e| e["depth"] == 2), "{tier}: {ledger:?}");
+    }
+    let fences: Vec<i64> = fleet
+        .ledger()
+        .await
+        .iter()
+        .map(|e| e["fence"].as_i64().unwrap())
+        .collect();
+    assert!(
+        fences.windows(2).all(|w| w[0] < w[1]),
+        "fencing tokens grow: {fences:?}"
+    );
+}
+
+/// Business time longer than the lease: the fixed lease lets a second holder in, the
+/// watchdog's renewals do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_shorter_than_the_work_overlaps_unless_the_watchdog_renews_it() {
+    let fleet = spawn_fleet(3).await;
+    let slow =
+        |tier: &str| json!({ "tier": tier, "ttl_ms": 60, "business_ms": 150, "wait": "spin:5" });
+
+    fleet.configure(slow("lua-release")).await;
+    fleet.reset(STOCK).await;
+    fleet.burst(12).await;
+    let state = fleet.state().await;
+    assert!(
+        state["overlaps"].as_i64().unwrap() > 0,
+        "lua-release: {state}"
+    );
+    assert_eq!(
+        state["foreign_releases"], 0,
+        "lua-release never deletes another's lock: {state}"
+    );
+
+    fleet.configure(slow("reentrant-watchdog")).await;
+    fleet.reset(STOCK).await;
+    fleet.burst(12).await;
+    let state = fleet.state().await;
+    assert_eq!(state["overlaps"], 0, "reentrant-watchdog: {state}");
+    assert_eq!(state["orders"], 12, "reentrant-watchdog: {state}");
+    assert_eq!(state["lost_updates"], 0, "reentrant-watchdog: {state}");
+}

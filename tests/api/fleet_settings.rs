@@ -1,0 +1,63 @@
+//! Tier and config switches made through one instance reach the whole fleet.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{eventually, spawn_fleet};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tier_switch_through_one_instance_reaches_every_instance() {
+    let fleet = spawn_fleet(3).await;
+    for tier in ["setnx", "fenced", "none"] {
+        let sent = Instant::now();
+        fleet
+            .admin(Method::PUT, "/admin/tier", json!({ "tier": tier }))
+            .await;
+        for i in 0..3 {
+            eventually(Duration::from_secs(5), || async {
+                fleet.state_of(i).await["tier"] == tier
+            })
+            .await;
+        }
+        eprintln!("tier {tier} on all 3 instances after {:?}", sent.elapsed());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_time_config_is_shared_and_validated() {
+    let fleet = spawn_fleet(2).await;
+    fleet
+        .configure(
+            json!({ "ttl_ms": 750, "business_ms": 9, "wait": "spin:20", "wait_deadline_ms": 1234 }),
+        )
+        .await;
+    let settings = &fleet.state_of(1).await["settings"];
+    assert_eq!(settings["ttl_ms"], 750);
+    assert_eq!(settings["wait"], "spin:20");
+    assert_eq!(settings["wait_deadline_ms"], 1234);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_sales_per_tier_and_instance() {
+    let fleet = spawn_fleet(1).await;
+    fleet.reset(1).await;
+    fleet.sale(0, "a").await;
+    fleet.sale(0, "b").await;
+    let text = fleet
+        .client
+        .get(format!("{}/metrics", fleet.url(0)))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains(r#"oversell_sales_total{tier="lua-release",instance="app1"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"oversell_sold_out_total{tier="lua-release",instance="app1"} 1"#));
+    assert!(text.contains("oversell_lock_wait_seconds_bucket"));
+}
