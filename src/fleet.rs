@@ -1,67 +1,116 @@
-//! Fleet-wide settings: each room's tier and run-time config live in Redis, and every instance
-//! keeps a copy that a control message refreshes, so a switch made through any instance reaches
-//! all of them within one pub/sub hop.
+//! What the whole fleet shares through Redis: each room's settings (tier, lease, business time,
+//! wait) and armed faults, pushed to every instance over pub/sub so a change made through any
+//! instance reaches all of them within one hop; the registry of live instances; and the
+//! control messages that crash or freeze one instance from the admin API.
 //!
 //! The same subscriber connection also carries the lock-release messages that wake waiters.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 
-use crate::keys::{Keys, CONTROL_CHANNEL, RELEASED_PATTERN};
+use crate::faults::{self, Fault};
+use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES, RELEASED_PATTERN};
 use crate::lock::ReleaseSignals;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::settings::{Settings, SettingsPatch};
 
+/// How often an instance says it is alive, and how long until it counts as gone.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+pub const ALIVE_WITHIN_MS: i64 = 3_000;
+
+static HEARTBEAT_SCRIPT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("heartbeat.lua")));
+
+/// A message on the control channel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Control {
+    /// A room's settings or faults changed: reload them.
+    Reload { room: String },
+    /// The named instance aborts at once.
+    Crash { instance: String },
+    /// The named instance stops its whole process for `ms`, then resumes.
+    Freeze { instance: String, ms: u64 },
+}
+
+impl Control {
+    pub fn reload(room: &str) -> Self {
+        Control::Reload {
+            room: room.to_owned(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("control messages serialize")
+    }
+}
+
+/// One room as this instance knows it.
+#[derive(Debug, Clone)]
+pub struct RoomConfig {
+    pub settings: Settings,
+    /// Armed faults; shared so a sale can hold them without copying.
+    pub faults: Arc<[Fault]>,
+}
+
 pub struct Fleet {
     redis: RedisPool,
+    instance: String,
     /// What a room starts with when Redis has no settings for it yet (from the flags).
     defaults: Settings,
     /// This instance's copy per room. A std `RwLock`: read on every sale, written on control
     /// messages, never held across `.await`.
-    cache: RwLock<HashMap<String, Settings>>,
+    cache: RwLock<HashMap<String, RoomConfig>>,
 }
 
 impl Fleet {
-    pub fn new(redis: RedisPool, defaults: Settings) -> Self {
+    pub fn new(redis: RedisPool, instance: &str, defaults: Settings) -> Self {
         Fleet {
             redis,
+            instance: instance.to_owned(),
             defaults,
             cache: RwLock::default(),
         }
     }
 
-    /// The room's settings: the cached copy, or loaded (and seeded if absent) from Redis.
-    pub async fn settings(&self, keys: &Keys) -> Result<Settings, StoreError> {
-        if let Some(settings) = self.cached(keys.room()) {
-            return Ok(settings);
+    /// The room's settings and faults: the cached copy, or loaded (seeded if absent) from Redis.
+    pub async fn room(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
+        if let Some(room) = self.cached(keys.room()) {
+            return Ok(room);
         }
         self.load(keys).await
     }
 
-    fn cached(&self, room: &str) -> Option<Settings> {
+    pub async fn settings(&self, keys: &Keys) -> Result<Settings, StoreError> {
+        Ok(self.room(keys).await?.settings)
+    }
+
+    fn cached(&self, room: &str) -> Option<RoomConfig> {
         let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
-        cache.get(room).copied()
+        cache.get(room).cloned()
     }
 
-    fn remember(&self, room: &str, settings: Settings) {
+    fn remember(&self, room: &str, config: RoomConfig) {
         let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
-        cache.insert(room.to_owned(), settings);
+        cache.insert(room.to_owned(), config);
     }
 
-    /// Reads the room's settings from Redis; the first instance to ask seeds them from its flags.
-    async fn load(&self, keys: &Keys) -> Result<Settings, StoreError> {
+    /// Reads the room from Redis; the first instance to ask seeds the settings from its flags.
+    async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         let seed = serde_json::to_string(&self.defaults).expect("settings serialize");
         let mut conn = self.redis.conn().await?;
-        let (stored,): (String,) = redis::pipe()
+        let (stored, faults): (String, Vec<(String, String)>) = redis::pipe()
             .cmd("SET")
             .arg(keys.settings())
             .arg(&seed)
             .arg("NX")
             .ignore()
             .get(keys.settings())
+            .hgetall(keys.faults())
             .query_async(&mut conn)
             .await?;
         let settings = match serde_json::from_str::<Settings>(&stored) {
@@ -71,17 +120,22 @@ impl Fleet {
                 self.defaults
             }
         };
-        self.remember(keys.room(), settings);
-        Ok(settings)
+        let config = RoomConfig {
+            settings,
+            faults: faults::decode_all(&faults).into(),
+        };
+        self.remember(keys.room(), config.clone());
+        Ok(config)
     }
 
-    /// Applies a patch, stores it and tells the fleet.
+    /// Applies a patch to the room's settings, stores it and tells the fleet. The inner error
+    /// is a validation message for the client.
     pub async fn update(
         &self,
         keys: &Keys,
         patch: &SettingsPatch,
     ) -> Result<Result<Settings, String>, StoreError> {
-        let current = self.load(keys).await?;
+        let current = self.load(keys).await?.settings;
         let next = match current.patched(patch) {
             Ok(next) => next,
             Err(msg) => return Ok(Err(msg)),
@@ -92,12 +146,60 @@ impl Fleet {
             .atomic()
             .set(keys.settings(), json)
             .ignore()
-            .publish(CONTROL_CHANNEL, keys.room())
+            .publish(CONTROL_CHANNEL, Control::reload(keys.room()).to_json())
             .ignore()
             .query_async(&mut conn)
             .await?;
-        self.remember(keys.room(), next);
+        self.load(keys).await?;
         Ok(Ok(next))
+    }
+
+    /// Sends a control message to the fleet, and applies a reload here at once.
+    pub async fn broadcast(&self, message: &Control) -> Result<(), StoreError> {
+        let mut conn = self.redis.conn().await?;
+        let _: i64 = redis::cmd("PUBLISH")
+            .arg(CONTROL_CHANNEL)
+            .arg(message.to_json())
+            .query_async(&mut conn)
+            .await?;
+        if let Control::Reload { room } = message {
+            self.load(&Keys::for_room(room)).await?;
+        }
+        Ok(())
+    }
+
+    /// Instance ids with a heartbeat in the last few seconds, and how long ago (ms).
+    pub async fn live_instances(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut conn = self.redis.conn().await?;
+        let (now, seen): (Vec<i64>, Vec<(String, i64)>) = redis::pipe()
+            .cmd("TIME")
+            .zrangebyscore_withscores(INSTANCES, "-inf", "+inf")
+            .query_async(&mut conn)
+            .await?;
+        let now_ms =
+            now.first().copied().unwrap_or(0) * 1000 + now.get(1).copied().unwrap_or(0) / 1000;
+        Ok(seen
+            .into_iter()
+            .map(|(id, at)| (id, now_ms - at))
+            .filter(|(_, ago)| *ago <= ALIVE_WITHIN_MS)
+            .collect())
+    }
+
+    async fn handle(&self, message: Control) {
+        match message {
+            Control::Reload { room } => {
+                if let Err(err) = self.load(&Keys::for_room(&room)).await {
+                    tracing::warn!(%err, room, "could not reload room");
+                }
+            }
+            Control::Crash { instance } if instance == self.instance => {
+                faults::crash("admin asked this instance to crash")
+            }
+            Control::Freeze { instance, ms } if instance == self.instance => {
+                faults::freeze(Duration::from_millis(ms))
+            }
+            Control::Crash { .. } | Control::Freeze { .. } => {}
+        }
     }
 
     async fn reload_known_rooms(&self) {
@@ -106,15 +208,13 @@ impl Fleet {
             cache.keys().cloned().collect()
         };
         for room in rooms {
-            if let Err(err) = self.load(&Keys::for_room(&room)).await {
-                tracing::warn!(%err, room, "could not reload settings");
-            }
+            self.handle(Control::Reload { room }).await;
         }
     }
 
-    /// Listens for control and release messages until the task is aborted, reconnecting with
-    /// backoff when Redis goes away. Settings are reloaded after every (re)connect, because
-    /// messages sent while disconnected are lost.
+    /// Listens for control and release messages until aborted, reconnecting with backoff when
+    /// Redis goes away. Rooms are reloaded after every (re)connect, because messages sent while
+    /// disconnected are lost.
     pub fn spawn_subscriber(
         self: &Arc<Self>,
         signals: Arc<ReleaseSignals>,
@@ -145,14 +245,39 @@ impl Fleet {
         while let Some(msg) = messages.next().await {
             let channel = msg.get_channel_name();
             if channel == CONTROL_CHANNEL {
-                let room: String = msg.get_payload().unwrap_or_default();
-                if let Err(err) = self.load(&Keys::for_room(&room)).await {
-                    tracing::warn!(%err, room, "could not reload settings");
+                let payload: String = msg.get_payload().unwrap_or_default();
+                match serde_json::from_str::<Control>(&payload) {
+                    Ok(message) => self.handle(message).await,
+                    Err(err) => tracing::warn!(%err, payload, "ignoring a bad control message"),
                 }
             } else if let Some(room) = Keys::room_of(channel) {
                 signals.released(room);
             }
         }
+        Ok(())
+    }
+
+    /// Says "alive" every second so the admin API can list and target instances.
+    pub fn spawn_heartbeat(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let fleet = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(HEARTBEAT);
+            loop {
+                ticks.tick().await;
+                if let Err(err) = fleet.beat().await {
+                    tracing::debug!(%err, "heartbeat failed");
+                }
+            }
+        })
+    }
+
+    async fn beat(&self) -> Result<(), StoreError> {
+        let mut conn = self.redis.conn().await?;
+        let _: i64 = HEARTBEAT_SCRIPT
+            .key(INSTANCES)
+            .arg(&self.instance)
+            .invoke_async(&mut conn)
+            .await?;
         Ok(())
     }
 }

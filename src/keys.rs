@@ -7,8 +7,12 @@
 /// The room used when a request names none.
 pub const DEFAULT_ROOM: &str = "default";
 
-/// Fleet-wide control messages: "room X's settings changed, reload them".
+/// Fleet-wide control messages (JSON, see `fleet::Control`): reload a room's settings and
+/// faults, crash or freeze one instance.
 pub const CONTROL_CHANNEL: &str = "oversell:control";
+
+/// Instances seen recently: a sorted set of instance id by last heartbeat (ms).
+pub const INSTANCES: &str = "oversell:instances";
 
 /// Pattern matching every room's lock-release channel.
 pub const RELEASED_PATTERN: &str = "oversell:{*}:released";
@@ -96,6 +100,10 @@ impl Keys {
     pub fn timeline(&self) -> String {
         self.key("timeline")
     }
+    /// Armed one-shot faults: field = kind, value = `<instance or *>|<ms>`.
+    pub fn faults(&self) -> String {
+        self.key("faults")
+    }
     /// Buyers who gave up waiting for the lock.
     pub fn lock_timeouts(&self) -> String {
         self.key("lock_timeouts")
@@ -126,6 +134,7 @@ impl Keys {
             self.fence_counter(),
             self.fence_seen(),
             self.timeline(),
+            self.faults(),
         ]
     }
 }

@@ -10,8 +10,10 @@
 //! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/health`, `/metrics`, `/admin/*`.
 //! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts.
 //! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
+//! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
 //! - [`ground_truth`]: reading and resetting what Redis says really happened.
-//! - [`fleet`]: settings shared by every instance through Redis, and the pub/sub subscriber.
+//! - [`fleet`]: settings and faults shared by every instance through Redis, the pub/sub
+//!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
@@ -22,6 +24,7 @@
 
 pub mod config;
 pub mod error;
+pub mod faults;
 pub mod fleet;
 pub mod ground_truth;
 pub mod keys;

@@ -43,7 +43,11 @@ impl Application {
                 token
             }
         };
-        let fleet = Arc::new(Fleet::new(redis.clone(), args.initial_settings()));
+        let fleet = Arc::new(Fleet::new(
+            redis.clone(),
+            &instance,
+            args.initial_settings(),
+        ));
         let signals = Arc::new(ReleaseSignals::default());
         // Seed or read the default room's settings now, so the first sale finds them cached;
         // a Redis that is down is not fatal here, the first request retries.
@@ -77,11 +81,13 @@ impl Application {
             .state
             .fleet
             .spawn_subscriber(self.state.signals.clone());
+        let heartbeat = self.state.fleet.spawn_heartbeat();
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;
         subscriber.abort();
+        heartbeat.abort();
         served.context("server failed")
     }
 

@@ -24,6 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::Script;
 
+use crate::faults::FaultPoints;
 use crate::keys::Keys;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 use crate::settings::Settings;
@@ -40,6 +41,8 @@ pub struct LockCx<'a> {
     pub owner: &'a str,
     /// This instance's id, for the timeline.
     pub instance: &'a str,
+    /// The faults armed for this room, and how to claim one.
+    pub faults: &'a FaultPoints<'a>,
     pub signals: &'a ReleaseSignals,
 }
 

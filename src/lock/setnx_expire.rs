@@ -12,6 +12,7 @@ use async_trait::async_trait;
 
 use super::setnx::setnx;
 use super::{del_and_observe, Attempt, Held, Lock, LockCx};
+use crate::faults::{self, FaultKind};
 use crate::redis_pool::StoreError;
 
 pub struct SetnxExpire;
@@ -25,6 +26,14 @@ impl Lock for SetnxExpire {
             });
         }
         // The window: a crash here leaves the lock without a lease.
+        if cx
+            .faults
+            .claim(FaultKind::CrashBeforeExpire)
+            .await
+            .is_some()
+        {
+            faults::crash("between SETNX and EXPIRE");
+        }
         let mut conn = cx.conn().await?;
         let _: bool = redis::cmd("PEXPIRE")
             .arg(cx.keys.lock())

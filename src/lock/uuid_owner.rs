@@ -8,9 +8,12 @@
 //! Check-then-act is not atomic. If the lease runs out between the `GET` (which saw our value)
 //! and the `DEL`, another buyer takes the lock in that gap and our `DEL` deletes theirs.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 
 use super::{del_and_observe, set_nx_px, Attempt, Held, Lock, LockCx};
+use crate::faults::FaultKind;
 use crate::redis_pool::StoreError;
 
 pub struct UuidOwner;
@@ -31,6 +34,9 @@ impl Lock for UuidOwner {
             return Ok(());
         }
         // The gap: the lease may run out right here.
+        if let Some(fault) = cx.faults.claim(FaultKind::ReleaseGap).await {
+            tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+        }
         del_and_observe(cx).await
     }
 }

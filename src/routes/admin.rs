@@ -1,13 +1,16 @@
 //! Admin endpoints, all behind `Authorization: Bearer <ADMIN_TOKEN>`.
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{required_json, Admin, Room};
 use crate::error::AppError;
+use crate::faults::{self, Fault, FaultKind};
+use crate::fleet::Control;
 use crate::ground_truth;
 use crate::settings::{Settings, SettingsPatch};
 use crate::state::AppState;
@@ -84,4 +87,116 @@ async fn apply(
         .map_err(AppError::BadRequest)?;
     tracing::info!(room = keys.room(), ?settings, "settings changed");
     Ok(Json(settings))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultBody {
+    kind: String,
+    ms: Option<u64>,
+    instance: Option<String>,
+}
+
+pub const MAX_FAULT_MS: u64 = 120_000;
+
+/// `POST /admin/faults {"kind", "ms"?, "instance"?}`: arms a one-shot fault for the room.
+pub async fn arm_fault(
+    _: Admin,
+    State(state): State<AppState>,
+    Room(keys): Room,
+    body: Bytes,
+) -> Result<Json<Value>, AppError> {
+    let body: FaultBody = required_json(&body, r#"{"kind": "freeze", "ms": 2000}"#)?;
+    let kind: FaultKind = body.kind.parse().map_err(AppError::BadRequest)?;
+    let ms = body.ms.unwrap_or(0);
+    if kind.takes_ms() && !(1..=MAX_FAULT_MS).contains(&ms) {
+        return Err(AppError::BadRequest(format!(
+            "{kind} needs \"ms\" in 1..={MAX_FAULT_MS}"
+        )));
+    }
+    if let Some(instance) = &body.instance {
+        known_instance(&state, instance).await?;
+    }
+    let fault = Fault {
+        kind,
+        ms: if kind.takes_ms() { ms } else { 0 },
+        instance: body.instance,
+    };
+    faults::arm(&state.redis, &keys, &fault).await?;
+    state.fleet.broadcast(&Control::reload(keys.room())).await?;
+    tracing::info!(room = keys.room(), ?fault, "fault armed");
+    Ok(Json(json!({ "room": keys.room(), "armed": fault })))
+}
+
+/// `DELETE /admin/faults`: disarms every fault of the room.
+pub async fn clear_faults(
+    _: Admin,
+    State(state): State<AppState>,
+    Room(keys): Room,
+) -> Result<Json<Value>, AppError> {
+    faults::clear(&state.redis, &keys).await?;
+    state.fleet.broadcast(&Control::reload(keys.room())).await?;
+    Ok(Json(json!({ "room": keys.room(), "armed": [] })))
+}
+
+async fn known_instance(state: &AppState, id: &str) -> Result<(), AppError> {
+    let live = state.fleet.live_instances().await?;
+    if live.iter().any(|(i, _)| i == id) {
+        return Ok(());
+    }
+    let ids: Vec<&str> = live.iter().map(|(i, _)| i.as_str()).collect();
+    Err(AppError::NotFound(format!(
+        "instance `{id}` (live instances: {})",
+        ids.join(", ")
+    )))
+}
+
+/// `POST /admin/instances/{id}/crash`: the instance aborts (its supervisor restarts it).
+pub async fn crash(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    known_instance(&state, &id).await?;
+    let message = Control::Crash {
+        instance: id.clone(),
+    };
+    state.fleet.broadcast(&message).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "instance": id, "action": "crash" })),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FreezeBody {
+    ms: u64,
+}
+
+/// `POST /admin/instances/{id}/freeze {"ms": N}`: the whole process stops for N ms.
+pub async fn freeze(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let FreezeBody { ms } = required_json(&body, r#"{"ms": 2000}"#)?;
+    if !(1..=MAX_FAULT_MS).contains(&ms) {
+        return Err(AppError::BadRequest(format!(
+            "ms must be 1..={MAX_FAULT_MS}"
+        )));
+    }
+    known_instance(&state, &id).await?;
+    state
+        .fleet
+        .broadcast(&Control::Freeze {
+            instance: id.clone(),
+            ms,
+        })
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "instance": id, "action": "freeze", "ms": ms })),
+    ))
 }

@@ -7,10 +7,11 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::extract::Room;
 use crate::error::AppError;
+use crate::faults::Fault;
 use crate::ground_truth::{self, GroundTruth};
 use crate::settings::Settings;
 use crate::state::AppState;
@@ -21,6 +22,8 @@ pub struct StateView {
     room: String,
     tier: crate::tier::Tier,
     settings: Settings,
+    /// Faults armed and not yet fired.
+    faults: Vec<Fault>,
     #[serde(flatten)]
     truth: GroundTruth,
 }
@@ -29,13 +32,14 @@ pub async fn state(
     State(state): State<AppState>,
     Room(keys): Room,
 ) -> Result<Json<StateView>, AppError> {
-    let settings = state.fleet.settings(&keys).await?;
+    let room = state.fleet.room(&keys).await?;
     let truth = ground_truth::read(&state.redis, &keys).await?;
     Ok(Json(StateView {
         instance: state.instance.clone(),
         room: keys.room().to_owned(),
-        tier: settings.tier,
-        settings,
+        tier: room.settings.tier,
+        settings: room.settings,
+        faults: room.faults.to_vec(),
         truth,
     }))
 }
@@ -84,6 +88,16 @@ pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
     let redis = if up { "up" } else { "down" };
     let body = json!({ "status": text, "redis": redis, "instance": state.instance });
     (status, Json(body))
+}
+
+/// `GET /instances`: the instances with a recent heartbeat.
+pub async fn instances(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
+    let live = state.fleet.live_instances().await?;
+    let list: Vec<Value> = live
+        .into_iter()
+        .map(|(id, ago)| json!({ "instance": id, "last_seen_ms": ago }))
+        .collect();
+    Ok(Json(json!({ "instances": list })))
 }
 
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {

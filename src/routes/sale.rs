@@ -47,7 +47,8 @@ pub async fn sale(
     body: Bytes,
 ) -> Result<Json<Sold>, AppError> {
     let order = parse_order(&body)?;
-    let settings = state.fleet.settings(&keys).await?;
+    let room = state.fleet.room(&keys).await?;
+    let settings = room.settings;
     let started = Instant::now();
     // The sale runs in its own task so that a buyer who hangs up mid-sale cannot cancel it
     // between acquire and release and leave the lock behind.
@@ -62,6 +63,7 @@ pub async fn sale(
             locks: &task_state.locks,
             signals: &task_state.signals,
             metrics: &task_state.metrics,
+            faults: room.faults,
         };
         sale::sell(&cx, &order).await
     })

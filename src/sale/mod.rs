@@ -5,13 +5,14 @@
 //! (`enter.lua`, `commit.lua`), so it costs no extra round trip: a locked sale is
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
 
-use std::sync::LazyLock;
-use std::time::Instant;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use redis::Script;
 use serde::Serialize;
 
 use crate::error::AppError;
+use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
 use crate::metrics::Metrics;
@@ -65,18 +66,30 @@ pub struct SaleCx<'a> {
     pub locks: &'a lock::Locks,
     pub signals: &'a ReleaseSignals,
     pub metrics: &'a Metrics,
+    /// The faults armed for the room when the sale started.
+    pub faults: Arc<[Fault]>,
 }
 
 impl SaleCx<'_> {
-    fn lock_cx(&self) -> LockCx<'_> {
-        LockCx {
+    fn fault_points(&self) -> FaultPoints<'_> {
+        FaultPoints {
+            armed: &self.faults,
             redis: self.redis,
             keys: self.keys,
-            settings: &self.settings,
-            owner: &self.owner,
             instance: self.instance,
-            signals: self.signals,
         }
+    }
+}
+
+fn lock_cx<'a>(cx: &'a SaleCx<'_>, faults: &'a FaultPoints<'a>) -> LockCx<'a> {
+    LockCx {
+        redis: cx.redis,
+        keys: cx.keys,
+        settings: &cx.settings,
+        owner: &cx.owner,
+        instance: cx.instance,
+        signals: cx.signals,
+        faults,
     }
 }
 
@@ -85,7 +98,8 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let Some(lock) = cx.locks.get(tier) else {
         return sell_lock_free(cx, order).await;
     };
-    let lcx = cx.lock_cx();
+    let faults = cx.fault_points();
+    let lcx = lock_cx(cx, &faults);
     let waited = Instant::now();
     let held = match lock.acquire(&lcx).await {
         Ok(held) => held,
@@ -98,7 +112,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
-    let result = critical_section(cx, lock, &held, order).await;
+    let result = critical_section(cx, &lcx, lock, &held, order).await;
     if let Err(err) = lock.release(&lcx, held).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, %tier, "release failed");
@@ -108,6 +122,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
 
 async fn critical_section(
     cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
     lock: &dyn Lock,
     held: &Held,
     order: &Order,
@@ -115,7 +130,7 @@ async fn critical_section(
     // The nested step: a reentrant lock is taken again by the same owner, as a sale calling a
     // helper that locks too would. With a non-reentrant lock this would wait for itself.
     let nested = match lock.reentrant() {
-        true => Some(lock.acquire(&cx.lock_cx()).await.map_err(|err| match err {
+        true => Some(lock.acquire(lcx).await.map_err(|err| match err {
             LockError::Timeout => AppError::Internal("re-entry timed out".into()),
             LockError::Store(err) => err.into(),
         })?),
@@ -124,12 +139,15 @@ async fn critical_section(
     let depth = nested.as_ref().map_or(held.depth, |n| n.depth);
     let entered = enter(cx, held.fence).await;
     if let Some(nested) = nested {
-        lock.release(&cx.lock_cx(), nested).await?;
+        lock.release(lcx, nested).await?;
     }
     let entered = entered?;
     let Some((stock, exits, enter_us)) = entered else {
         return Err(AppError::LockLost);
     };
+    if lcx.faults.claim(FaultKind::CrashHolding).await.is_some() {
+        faults::crash("holding the lock");
+    }
     let qty = i64::from(order.qty);
     if stock < qty {
         commit(cx, exits, None, held.fence).await?;
@@ -139,6 +157,10 @@ async fn critical_section(
         });
     }
     tokio::time::sleep(cx.settings.business()).await;
+    // Read done, write not yet: the articles' GC pause strikes here.
+    if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
+        faults::freeze(Duration::from_millis(fault.ms));
+    }
     let order_id = uuid::Uuid::now_v7().to_string();
     let entry = LedgerEntry {
         order_id: &order_id,

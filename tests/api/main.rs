@@ -4,5 +4,8 @@ mod helpers;
 
 mod api_errors;
 mod contention;
+mod faults;
 mod fleet_settings;
 mod redis_outage;
+mod topology;
+mod up;

@@ -1,0 +1,16 @@
+-- Claim an armed fault, once: the first instance to reach the fault point wins it.
+-- KEYS[1] the room's fault hash (field = kind, value = '<instance or *>|<ms>')
+-- ARGV[1] kind, ARGV[2] claiming instance, ARGV[3] control channel, ARGV[4] reload message
+-- Returns the stored value when claimed, nil otherwise.
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then
+  return nil
+end
+local target = string.match(value, '^(.*)|')
+if target ~= '*' and target ~= ARGV[2] then
+  return nil
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+-- Tell every instance the fault is spent, so they stop checking for it.
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return value

@@ -1,0 +1,248 @@
+//! Fault injection: the articles' failure stories, made to happen for real at the exact point
+//! each one describes.
+//!
+//! A fault is *armed* in Redis for a room (one-shot), optionally for one instance; otherwise the
+//! next holder on any instance takes it. Every instance keeps a copy of the armed faults (pushed
+//! like the settings), so when nothing is armed the sale path pays no round trip for this; when
+//! one is, the instance that reaches the point first claims it with one atomic script, so it
+//! fires exactly once across the fleet.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+use serde::{Deserialize, Serialize};
+
+use crate::keys::Keys;
+use crate::redis_pool::{RedisPool, StoreError};
+
+/// Where and how a fault strikes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// The holder's process aborts inside the critical section, after reading the stock.
+    CrashHolding,
+    /// `setnx-expire` only: the process aborts after `SETNX`, before `EXPIRE`.
+    CrashBeforeExpire,
+    /// `uuid-owner` only: a pause of `ms` between the `GET` that saw our value and the `DEL`.
+    ReleaseGap,
+    /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
+    /// writing it, then resumes (SIGCONT from a helper process).
+    Freeze,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 4] = [
+        FaultKind::CrashHolding,
+        FaultKind::CrashBeforeExpire,
+        FaultKind::ReleaseGap,
+        FaultKind::Freeze,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            FaultKind::CrashHolding => "crash-holding",
+            FaultKind::CrashBeforeExpire => "crash-before-expire",
+            FaultKind::ReleaseGap => "release-gap",
+            FaultKind::Freeze => "freeze",
+        }
+    }
+
+    /// Whether the fault needs a duration.
+    pub fn takes_ms(self) -> bool {
+        matches!(self, FaultKind::ReleaseGap | FaultKind::Freeze)
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for FaultKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        FaultKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| {
+                let valid: Vec<_> = FaultKind::ALL.iter().map(|k| k.id()).collect();
+                format!("unknown fault `{s}`; valid faults: {}", valid.join(", "))
+            })
+    }
+}
+
+/// An armed fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Duration for `release-gap` and `freeze`; 0 otherwise.
+    pub ms: u64,
+    /// The instance it targets; `None` = the next holder anywhere.
+    pub instance: Option<String>,
+}
+
+impl Fault {
+    fn matches(&self, kind: FaultKind, instance: &str) -> bool {
+        self.kind == kind && self.instance.as_deref().is_none_or(|i| i == instance)
+    }
+
+    /// The stored form: `<instance or *>|<ms>` in the room's fault hash, field = kind.
+    fn encode(&self) -> String {
+        format!("{}|{}", self.instance.as_deref().unwrap_or("*"), self.ms)
+    }
+
+    fn decode(kind: &str, value: &str) -> Option<Fault> {
+        let (instance, ms) = value.rsplit_once('|')?;
+        Some(Fault {
+            kind: kind.parse().ok()?,
+            ms: ms.parse().ok()?,
+            instance: (instance != "*").then(|| instance.to_owned()),
+        })
+    }
+}
+
+/// Decodes the room's fault hash (as read by `HGETALL`).
+pub fn decode_all(fields: &[(String, String)]) -> Vec<Fault> {
+    fields
+        .iter()
+        .filter_map(|(kind, value)| Fault::decode(kind, value))
+        .collect()
+}
+
+pub async fn arm(redis: &RedisPool, keys: &Keys, fault: &Fault) -> Result<(), StoreError> {
+    let mut conn = redis.conn().await?;
+    let _: () = redis::cmd("HSET")
+        .arg(keys.faults())
+        .arg(fault.kind.id())
+        .arg(fault.encode())
+        .query_async(&mut conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn clear(redis: &RedisPool, keys: &Keys) -> Result<(), StoreError> {
+    let mut conn = redis.conn().await?;
+    let _: () = redis::cmd("DEL")
+        .arg(keys.faults())
+        .query_async(&mut conn)
+        .await?;
+    Ok(())
+}
+
+static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("claim.lua")));
+
+/// The faults one sale may meet: the armed copy this instance holds, and how to claim one.
+pub struct FaultPoints<'a> {
+    pub armed: &'a [Fault],
+    pub redis: &'a RedisPool,
+    pub keys: &'a Keys,
+    pub instance: &'a str,
+}
+
+impl FaultPoints<'_> {
+    /// Claims the fault of this kind if one is armed for us; only one claimant ever wins.
+    pub async fn claim(&self, kind: FaultKind) -> Option<Fault> {
+        if !self.armed.iter().any(|f| f.matches(kind, self.instance)) {
+            return None; // the usual case: nothing armed, no round trip
+        }
+        let claimed = async {
+            let mut conn = self.redis.conn().await?;
+            let value: Option<String> = CLAIM
+                .key(self.keys.faults())
+                .arg(kind.id())
+                .arg(self.instance)
+                .arg(crate::keys::CONTROL_CHANNEL)
+                .arg(crate::fleet::Control::reload(self.keys.room()).to_json())
+                .invoke_async(&mut conn)
+                .await?;
+            Ok::<_, StoreError>(value)
+        }
+        .await;
+        match claimed {
+            Ok(Some(value)) => {
+                let fault = Fault::decode(kind.id(), &value)?;
+                tracing::warn!(fault = %kind, ms = fault.ms, instance = self.instance, "fault fires");
+                Some(fault)
+            }
+            Ok(None) => None,
+            Err(err) => {
+                tracing::warn!(%err, "could not claim a fault");
+                None
+            }
+        }
+    }
+}
+
+/// Aborts the whole process, as a crash would: no cleanup, no lock release.
+pub fn crash(reason: &str) -> ! {
+    eprintln!("fault: crashing on purpose ({reason})");
+    std::process::abort()
+}
+
+/// Stops the whole process for `duration` with a real SIGSTOP; a helper process sends the
+/// SIGCONT. Every thread stops, the lock watchdog included, exactly like a long GC pause.
+pub fn freeze(duration: Duration) {
+    let pid = std::process::id();
+    let secs = format!("{:.3}", duration.as_secs_f64());
+    let helper = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("sleep {secs}; kill -CONT {pid}"))
+        .spawn();
+    match helper {
+        Ok(mut child) => {
+            tracing::warn!(
+                ms = duration.as_millis() as u64,
+                "fault: freezing the whole process"
+            );
+            // SAFETY: raising a signal on our own process has no memory-safety preconditions.
+            unsafe {
+                libc::raise(libc::SIGSTOP);
+            }
+            // Resumed: reap the helper so it does not linger as a zombie.
+            std::thread::spawn(move || child.wait());
+        }
+        Err(err) => tracing::error!(%err, "cannot freeze: no helper process to resume us"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_round_trips_through_its_stored_form() {
+        let fault = Fault {
+            kind: FaultKind::Freeze,
+            ms: 1500,
+            instance: Some("app2".into()),
+        };
+        assert_eq!(
+            Fault::decode("freeze", &fault.encode()),
+            Some(fault.clone())
+        );
+        let anyone = Fault {
+            instance: None,
+            ..fault
+        };
+        assert_eq!(
+            Fault::decode("freeze", &anyone.encode()),
+            Some(anyone.clone())
+        );
+        assert!(anyone.matches(FaultKind::Freeze, "app7"));
+        assert!(!anyone.matches(FaultKind::CrashHolding, "app7"));
+    }
+
+    #[test]
+    fn unknown_fault_lists_the_valid_ones() {
+        let err = "explode".parse::<FaultKind>().unwrap_err();
+        assert!(
+            err.contains("crash-holding") && err.contains("freeze"),
+            "{err}"
+        );
+    }
+}
