@@ -1,0 +1,182 @@
+//! A small client for the service's admin and observation endpoints. Admin calls and state
+//! reads go to the first target; the fleet spreads settings to every instance by itself.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::http::fetch;
+use crate::target::{Target, Targets};
+
+/// How often a condition is polled while waiting for the fleet.
+const POLL: Duration = Duration::from_millis(10);
+
+pub const TOKEN_HINT: &str = "pass --token or OVERSELL_ADMIN_TOKEN";
+
+#[derive(Debug, Clone)]
+pub struct Admin {
+    targets: Targets,
+    token: Option<String>,
+    /// Limit for each call.
+    timeout: Duration,
+}
+
+impl Admin {
+    pub fn new(targets: &Targets, token: Option<String>) -> Admin {
+        Admin {
+            targets: targets.clone(),
+            token,
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Admin {
+        self.timeout = timeout;
+        self
+    }
+
+    /// `POST /admin/reset {"stock": N}`: empties the ledger and counters, sets the stock.
+    pub async fn reset(&self, stock: i64) -> anyhow::Result<Value> {
+        self.admin(Method::POST, "/admin/reset", json!({ "stock": stock }))
+            .await
+    }
+
+    /// `PUT /admin/tier {"tier": id}`; returns the new settings.
+    pub async fn set_tier(&self, tier: &str) -> anyhow::Result<Value> {
+        self.admin(Method::PUT, "/admin/tier", json!({ "tier": tier }))
+            .await
+    }
+
+    /// `PUT /admin/config` with any subset of `tier`, `ttl_ms`, `business_ms`, `wait`,
+    /// `wait_deadline_ms`; returns the new settings.
+    pub async fn set_config(&self, config: Value) -> anyhow::Result<Value> {
+        self.admin(Method::PUT, "/admin/config", config).await
+    }
+
+    /// `GET /state` of the first target: the ground truth.
+    pub async fn state(&self) -> anyhow::Result<Value> {
+        self.state_of(self.targets.first()).await
+    }
+
+    pub async fn state_of(&self, target: &Target) -> anyhow::Result<Value> {
+        self.call(target, Method::GET, "/state", None).await
+    }
+
+    /// Polls `/state` on every target until every instance behind them reports `settings`.
+    /// Instances are told apart by the `instance` field, so this also works through a load
+    /// balancer: it keeps reading until `instances` distinct ones have answered with the new
+    /// settings, and the last answer of each it has seen agrees.
+    pub async fn wait_for_settings(
+        &self,
+        settings: &Value,
+        instances: usize,
+        limit: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + limit;
+        let mut latest: BTreeMap<String, bool> = BTreeMap::new();
+        loop {
+            for target in self.targets.iter() {
+                let state = self.state_of(target).await?;
+                let instance = state["instance"].as_str().unwrap_or("?").to_owned();
+                latest.insert(instance, state["settings"] == *settings);
+            }
+            let agreeing = latest.values().filter(|ok| **ok).count();
+            if agreeing == latest.len() && agreeing >= instances {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let behind: Vec<&str> = latest
+                    .iter()
+                    .filter(|(_, ok)| !**ok)
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                bail!(
+                    "the fleet did not take the new settings within {limit:?}: {agreeing} of {instances} instances agree{}",
+                    match behind.is_empty() {
+                        true => String::new(),
+                        false => format!(" (behind: {})", behind.join(", ")),
+                    }
+                );
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn admin(&self, method: Method, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(self.targets.first(), method, path, Some(body))
+            .await
+    }
+
+    async fn call(
+        &self,
+        target: &Target,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let url = self.targets.url_of(target, path);
+        let body = body.map(|b| b.to_string().into_bytes());
+        let reply = fetch(
+            &self.targets,
+            target,
+            method.clone(),
+            path,
+            self.token.as_deref(),
+            body,
+            self.timeout,
+        )
+        .await?;
+        if reply.status == StatusCode::UNAUTHORIZED {
+            bail!("admin token rejected (401) — {TOKEN_HINT}");
+        }
+        let json: Option<Value> = serde_json::from_slice(&reply.body).ok();
+        if !reply.status.is_success() {
+            let why = json
+                .as_ref()
+                .and_then(|v| v.get("message").or(v.get("error")))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| excerpt(&reply.body));
+            bail!("{method} {url} answered {}: {why}", reply.status);
+        }
+        json.ok_or_else(|| anyhow!("{url} did not return JSON"))
+    }
+}
+
+/// The start of a body, on one line, for an error message.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.chars().count() > 80 {
+        true => format!("{}…", line.chars().take(80).collect::<String>()),
+        false => line,
+    }
+}
+
+/// Reads an integer field of a `/state` answer.
+pub fn field(state: &Value, name: &str) -> anyhow::Result<i64> {
+    state[name]
+        .as_i64()
+        .ok_or_else(|| anyhow!("/state has no integer `{name}`: is this an oversell server?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_bodies_are_cut_to_one_short_line() {
+        assert_eq!(excerpt(b"a\n  b"), "a b");
+        assert_eq!(excerpt(&[b'x'; 200]).chars().count(), 81);
+    }
+
+    #[test]
+    fn missing_state_fields_say_which() {
+        let err = field(&json!({"stock": 1}), "oversold").unwrap_err();
+        assert!(err.to_string().contains("`oversold`"));
+        assert_eq!(field(&json!({"stock": 1}), "stock").unwrap(), 1);
+    }
+}
