@@ -18,6 +18,7 @@
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
+//! - [`up`]: `oversell up`, the whole topology (Redis, N supervised instances, nginx) locally.
 //! - [`error`]: the one error type and its HTTP mapping.
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
@@ -39,3 +40,4 @@ pub mod startup;
 pub mod state;
 pub mod telemetry;
 pub mod tier;
+pub mod up;

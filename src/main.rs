@@ -16,6 +16,8 @@ struct Cli {
 enum Command {
     /// Run one instance of the sale service.
     Serve(ServeArgs),
+    /// Run the whole topology locally: redis-server, N instances, nginx in front.
+    Up(oversell::up::UpArgs),
 }
 
 fn main() {
@@ -34,6 +36,7 @@ fn main() {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
+            Command::Up(args) => oversell::up::run(args).await,
         }
     });
     if let Err(err) = result {

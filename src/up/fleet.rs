@@ -1,0 +1,205 @@
+//! The whole local topology as one value: a private Redis, N supervised instances and nginx in
+//! front, in a temp run dir. `Fleet::start` brings it up in that order and returns once nginx
+//! answers; `Fleet::stop` takes it down in the reverse order and leaves nothing behind.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use tokio::sync::watch;
+
+use super::nginx::{self, Nginx};
+use super::process;
+use super::supervisor::{Instance, InstanceSpec, Supervisor};
+use super::topology::{instance_id, InstanceEnv};
+use crate::redis_server::{self, RedisServer};
+use crate::tier::Tier;
+
+/// How long the instances may take to answer `/health` at start-up.
+const START_DEADLINE: Duration = Duration::from_secs(30);
+
+/// What `oversell up` was asked for.
+#[derive(Debug, Clone)]
+pub struct FleetConfig {
+    pub instances: usize,
+    /// nginx's port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// The private Redis' port; `None` picks a free one.
+    pub redis_port: Option<u16>,
+    pub tier: Tier,
+    pub admin_token: String,
+    /// An absolute path, handed to every instance as `STATIC_DIR`.
+    pub static_dir: PathBuf,
+    /// The `oversell` binary the instances run (`serve`): `up` passes its own executable.
+    pub program: PathBuf,
+}
+
+pub struct Fleet {
+    url: String,
+    admin_token: String,
+    /// Fields drop in declaration order: an interrupted start kills nginx, then the
+    /// instances, then Redis, and removes the run dir last.
+    nginx: Nginx,
+    supervisors: Vec<Supervisor>,
+    stop: watch::Sender<bool>,
+    redis: RedisServer,
+    run_dir: tempfile::TempDir,
+}
+
+impl Fleet {
+    /// Starts Redis, the instances, then nginx; fails with a one-line reason (a missing
+    /// program with its install command, a port in use, an instance that exits at start-up).
+    pub async fn start(config: FleetConfig) -> anyhow::Result<Self> {
+        if redis_server::find_binary("redis-server").is_none() {
+            bail!("redis-server not found; install it with: sudo apt-get install -y redis-server");
+        }
+        let nginx_binary = nginx::find()?;
+        let port = match config.port {
+            0 => redis_server::free_port()?,
+            port => {
+                ensure_free(port, "nginx --port", "--port")?;
+                port
+            }
+        };
+        if let Some(redis_port) = config.redis_port {
+            ensure_free(redis_port, "--redis-port", "--redis-port")?;
+        }
+        let app_ports = free_ports(config.instances)?;
+        process::raise_open_files_limit();
+
+        let run_dir = tempfile::Builder::new().prefix("oversell-up-").tempdir()?;
+        let redis = tokio::task::spawn_blocking(move || match config.redis_port {
+            Some(port) => RedisServer::start_on(port),
+            None => RedisServer::start(),
+        })
+        .await??;
+
+        let url = format!("http://127.0.0.1:{port}");
+        let (stop, stopping) = watch::channel(false);
+        let supervisors: Vec<Supervisor> = app_ports
+            .iter()
+            .enumerate()
+            .map(|(i, &app_port)| {
+                let env = InstanceEnv {
+                    instance_id: instance_id(i + 1),
+                    host: "127.0.0.1".into(),
+                    port: app_port.to_string(),
+                    redis_url: redis.url(),
+                    admin_token: config.admin_token.clone(),
+                    lock_tier: config.tier.to_string(),
+                    static_dir: config.static_dir.to_string_lossy().into_owned(),
+                    fleet_url: url.clone(),
+                };
+                let spec = InstanceSpec {
+                    program: config.program.clone(),
+                    port: app_port,
+                    env,
+                };
+                Supervisor::start(spec, stopping.clone())
+            })
+            .collect();
+        wait_healthy(&supervisors).await?;
+        let nginx = Nginx::start(&nginx_binary, run_dir.path(), port, &app_ports).await?;
+        Ok(Fleet {
+            url,
+            admin_token: config.admin_token,
+            nginx,
+            supervisors,
+            stop,
+            redis,
+            run_dir,
+        })
+    }
+
+    /// nginx's URL: the fleet as a whole.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn admin_token(&self) -> &str {
+        &self.admin_token
+    }
+
+    /// Every instance with its current pid (which changes when it is restarted).
+    pub fn instances(&self) -> Vec<Instance> {
+        self.supervisors.iter().map(Supervisor::instance).collect()
+    }
+
+    pub fn redis(&self) -> &RedisServer {
+        &self.redis
+    }
+
+    pub fn nginx_pid(&self) -> Option<u32> {
+        self.nginx.pid()
+    }
+
+    pub fn run_dir(&self) -> &std::path::Path {
+        self.run_dir.path()
+    }
+
+    /// Completes if nginx exits by itself (the fleet is then unreachable).
+    pub async fn nginx_exited(&mut self) -> String {
+        self.nginx.exited().await
+    }
+
+    /// nginx first (no new requests), then every instance (SIGTERM: each drains, a frozen one
+    /// is resumed first), then Redis; the run dir is removed. Waits for every process.
+    pub async fn stop(mut self) {
+        self.nginx.stop().await;
+        let _ = self.stop.send(true);
+        let supervisors = std::mem::take(&mut self.supervisors);
+        futures_util::future::join_all(supervisors.into_iter().map(Supervisor::join)).await;
+        // Dropping `self` kills and reaps Redis and removes both temp dirs.
+    }
+}
+
+/// Waits until every instance answers `GET /health` (which needs Redis); fails at once if one
+/// exits meanwhile: its error is then in its output, just above.
+async fn wait_healthy(supervisors: &[Supervisor]) -> anyhow::Result<()> {
+    let deadline = Instant::now() + START_DEADLINE;
+    for supervisor in supervisors {
+        let addr = SocketAddr::from(([127, 0, 0, 1], supervisor.instance().port));
+        loop {
+            let instance = supervisor.instance();
+            if let Some(how) = instance.last_exit {
+                bail!(
+                    "{} exited at start-up ({how}); its error is above",
+                    instance.id
+                );
+            }
+            if process::http_ok(addr, "/health").await {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{} did not answer /health on {addr} within {START_DEADLINE:?}",
+                    instance.id
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    Ok(())
+}
+
+fn ensure_free(port: u16, what: &str, flag: &str) -> anyhow::Result<()> {
+    match TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+            bail!("port {port} is in use ({what}); pick another with {flag}")
+        }
+        Err(err) => bail!("cannot use port {port} ({what}): {err}"),
+    }
+}
+
+/// `n` distinct ports that are free right now (all held at once, so none repeats).
+fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
+    let listeners = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<Result<_, _>>()?)
+}

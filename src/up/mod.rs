@@ -1,0 +1,160 @@
+//! `oversell up`: the design's topology, "several instances behind nginx share a Redis", as
+//! local processes, for a machine without Docker.
+//!
+//! It starts a private `redis-server` (temp dir, no persistence), N `oversell serve` processes
+//! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
+//! same template as `deploy/nginx.conf`. It supervises the instances like
+//! `restart: unless-stopped`, and Ctrl-C or SIGTERM takes everything down.
+//!
+//! Faults (crash, freeze) are not done here: an instance crashes or freezes *itself* when the
+//! admin API asks it through Redis, so they work the same under docker-compose. `up` only
+//! restarts whatever exits, and never mistakes a frozen process for a dead one.
+//!
+//! - [`topology`]: ids, instance environment and nginx values, shared with the compose files.
+//! - [`fleet`]: [`Fleet`], the whole topology as one value, for `up` and for tests.
+//! - [`supervisor`]: one task per instance that restarts it.
+//! - [`nginx`]: the nginx child.
+//! - [`process`]: process groups, signals, prefixed output, HTTP probes.
+
+pub mod fleet;
+pub mod nginx;
+pub mod process;
+pub mod supervisor;
+pub mod topology;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+pub use fleet::{Fleet, FleetConfig};
+pub use supervisor::Instance;
+
+use crate::tier::Tier;
+
+/// The flags of `oversell up`. Other settings of `oversell serve` (BUSINESS_MS, LOCK_TTL_MS,
+/// WAIT, WAIT_DEADLINE_MS, RUST_LOG) are read from the environment by every instance.
+#[derive(Debug, Clone, Args)]
+pub struct UpArgs {
+    /// How many instances to run behind nginx (1..=32).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub instances: u16,
+
+    /// Port nginx listens on, on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+
+    /// Port of the private redis-server [default: a free port].
+    #[arg(long)]
+    pub redis_port: Option<u16>,
+
+    /// Lock tier the fleet starts with. One of: none, local, setnx, setnx-expire,
+    /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, atomic-deduct.
+    #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
+    pub tier: Tier,
+
+    /// Bearer token for /admin/*, the same on every instance [default: a generated one].
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Directory with the dashboard, served at /.
+    #[arg(long, env = "STATIC_DIR", default_value = "static")]
+    pub static_dir: PathBuf,
+}
+
+impl UpArgs {
+    /// The fleet these flags ask for, the instances running this very executable.
+    pub fn config(&self) -> anyhow::Result<FleetConfig> {
+        let program = std::env::current_exe().context("cannot find the oversell executable")?;
+        let static_dir = std::path::absolute(&self.static_dir)
+            .with_context(|| format!("bad --static-dir {}", self.static_dir.display()))?;
+        let admin_token = match &self.admin_token {
+            Some(token) if !token.is_empty() => token.clone(),
+            _ => uuid::Uuid::new_v4().simple().to_string(),
+        };
+        Ok(FleetConfig {
+            instances: usize::from(self.instances),
+            port: self.port,
+            redis_port: self.redis_port,
+            tier: self.tier,
+            admin_token,
+            static_dir,
+            program,
+        })
+    }
+}
+
+/// Runs the fleet until Ctrl-C or SIGTERM (or until nginx dies), then takes it down.
+pub async fn run(args: UpArgs) -> anyhow::Result<()> {
+    let config = args.config()?;
+    let tier = config.tier;
+    let static_dir = config.static_dir.clone();
+    let mut fleet = tokio::select! {
+        fleet = Fleet::start(config) => fleet?,
+        // Dropping a half-started fleet kills what it had started.
+        _ = crate::startup::shutdown_signal() => return Ok(()),
+    };
+    if !static_dir.is_dir() {
+        eprintln!(
+            "note: no dashboard at {} (run from the repository root, or pass --static-dir)",
+            static_dir.display()
+        );
+    }
+    print_banner(&fleet, tier);
+    let outcome = tokio::select! {
+        _ = crate::startup::shutdown_signal() => Ok(()),
+        how = fleet.nginx_exited() => Err(anyhow::anyhow!("nginx exited ({how}); stopping the fleet")),
+    };
+    println!(
+        "stopping: nginx, {} instances, redis",
+        fleet.instances().len()
+    );
+    fleet.stop().await;
+    println!("stopped: no process left, run dir removed");
+    outcome
+}
+
+fn print_banner(fleet: &Fleet, tier: Tier) {
+    let url = fleet.url();
+    let instances = fleet.instances();
+    let mut out = String::new();
+    out += &format!(
+        "oversell up: {} instances behind nginx sharing one redis, lock tier {tier}\n",
+        instances.len()
+    );
+    out += &format!(
+        "nginx: {url} pid={} (round robin; dashboard at /)\n",
+        pid(fleet.nginx_pid())
+    );
+    for instance in &instances {
+        out += &format!(
+            "{}: http://127.0.0.1:{} pid={}\n",
+            instance.id,
+            instance.port,
+            pid(instance.pid)
+        );
+    }
+    out += &format!(
+        "redis: {} pid={} (private, no persistence)\n",
+        fleet.redis().url(),
+        fleet.redis().pid()
+    );
+    out += &format!("admin token: {}\n", fleet.admin_token());
+    out += &format!(
+        "run dir: {} (nginx.conf, access.log)\n",
+        fleet.run_dir().display()
+    );
+    let json = "-H 'content-type: application/json'";
+    out += &format!(
+        "next: put 100 items on sale and buy one (or open {url}/; Ctrl-C stops everything): \
+         curl -s {json} -H 'authorization: Bearer {token}' -d '{{\"stock\":100}}' {url}/admin/reset \
+         && curl -s {json} -d '{{\"buyer\":\"me\"}}' {url}/sale\n",
+        token = fleet.admin_token()
+    );
+    out += &format!("ready: {url}\n");
+    print!("{out}");
+}
+
+fn pid(pid: Option<u32>) -> String {
+    pid.map_or_else(|| "-".into(), |p| p.to_string())
+}

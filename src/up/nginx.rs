@@ -1,0 +1,124 @@
+//! nginx as a child of `oversell up`: the template rendered into the run dir, run in the
+//! foreground with the run dir as its prefix, so every file it writes (pid, logs, temp paths)
+//! is inside the run dir and goes when the run dir goes.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use tokio::process::{Child, Command};
+
+use super::process;
+use super::topology::NginxValues;
+
+/// How long nginx may take to finish in-flight requests on SIGQUIT before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+pub struct Nginx {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Nginx {
+    /// Renders the config for `upstream_ports` into `run_dir`, starts nginx on `port` and
+    /// waits until it proxies `GET /health` to an instance.
+    pub async fn start(
+        binary: &Path,
+        run_dir: &Path,
+        port: u16,
+        upstream_ports: &[u16],
+    ) -> anyhow::Result<Self> {
+        let run = run_dir.to_string_lossy().into_owned();
+        let values = NginxValues {
+            listen: format!("127.0.0.1:{port}"),
+            upstreams: upstream_ports
+                .iter()
+                .map(|p| format!("127.0.0.1:{p}"))
+                .collect(),
+            error_log: "stderr".into(),
+            access_log: format!("{run}/access.log"),
+            run_dir: run,
+        };
+        let conf = run_dir.join("nginx.conf");
+        std::fs::write(&conf, values.render()).context("cannot write nginx.conf")?;
+        let mut command = Command::new(binary);
+        command.arg("-p").arg(run_dir).arg("-c").arg(&conf);
+        // Errors before the config is read go to stderr too, not to /var/log/nginx (which a
+        // non-root user cannot open). `-e` exists since nginx 1.19.5.
+        if supports_early_error_log(binary) {
+            command.args(["-e", "stderr"]);
+        }
+        command.args(["-g", "daemon off;"]);
+        let mut child = process::supervised(&mut command)
+            .spawn()
+            .context("cannot start nginx")?;
+        process::prefix_output(&mut child, "nginx");
+        let mut nginx = Nginx {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        };
+        nginx.wait_ready().await?;
+        Ok(nginx)
+    }
+
+    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                bail!(
+                    "nginx exited at start-up ({}); its error is above",
+                    process::describe(status)
+                );
+            }
+            if process::http_ok(self.addr, "/health").await {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        bail!("nginx did not answer on {} within 10s", self.addr)
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Completes if nginx exits on its own, with how it ended.
+    pub async fn exited(&mut self) -> String {
+        match self.child.wait().await {
+            Ok(status) => process::describe(status),
+            Err(err) => format!("wait failed: {err}"),
+        }
+    }
+
+    /// Graceful quit (SIGQUIT), then SIGKILL after a grace period; workers included.
+    pub async fn stop(&mut self) {
+        process::stop_group(&mut self.child, libc::SIGQUIT, STOP_GRACE).await;
+    }
+}
+
+fn supports_early_error_log(binary: &Path) -> bool {
+    let Ok(out) = StdCommand::new(binary)
+        .arg("-v")
+        .stdin(Stdio::null())
+        .output()
+    else {
+        return false;
+    };
+    // `nginx version: nginx/1.22.1` (on stderr).
+    let text = String::from_utf8_lossy(&out.stderr);
+    let version = text.split('/').nth(1).unwrap_or("").trim();
+    let parts: Vec<u32> = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|p| p.parse().ok())
+        .take(3)
+        .collect();
+    parts.as_slice() >= [1, 19, 5].as_slice()
+}
+
+/// The nginx binary, or the one-line install hint.
+pub fn find() -> anyhow::Result<PathBuf> {
+    crate::redis_server::find_binary("nginx")
+        .context("nginx not found; install it with: sudo apt-get install -y nginx")
+}

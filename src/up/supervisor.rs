@@ -1,0 +1,188 @@
+//! One task per instance doing what `restart: unless-stopped` does under docker-compose:
+//! whenever the instance's process exits, for whatever reason, it is started again with the
+//! same id, port and environment, and the restart is logged.
+//!
+//! A stopped process (SIGSTOP, the freeze fault) is not an exit: the task waits with plain
+//! `waitpid`, which reports only termination, so a frozen instance is left frozen.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::process;
+use super::topology::InstanceEnv;
+
+/// How long an instance may take to drain on SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+/// Restart back-off, as Docker's: 100ms, doubled after each quick exit, reset once an
+/// instance has run for `STABLE`.
+const FIRST_DELAY: Duration = Duration::from_millis(100);
+const MAX_DELAY: Duration = Duration::from_secs(5);
+const STABLE: Duration = Duration::from_secs(10);
+
+/// What to run: `program serve` with `env`.
+#[derive(Debug, Clone)]
+pub struct InstanceSpec {
+    pub program: PathBuf,
+    pub port: u16,
+    pub env: InstanceEnv,
+}
+
+/// One instance as its supervisor sees it right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    pub id: String,
+    pub port: u16,
+    /// The running process; `None` between an exit and its restart.
+    pub pid: Option<u32>,
+    /// How many times it was restarted.
+    pub restarts: u32,
+    /// How the last process ended (`signal 6`), if one did.
+    pub last_exit: Option<String>,
+}
+
+pub struct Supervisor {
+    /// A std `Mutex`, not a tokio one: it is only held to copy or update a few fields, never
+    /// across an `.await`. Shared with the task that owns the process.
+    status: Arc<Mutex<Instance>>,
+    /// `Option` so that `join` can take it while `Drop` still aborts an unjoined task (which
+    /// drops the `Child`, and `kill_on_drop` kills it).
+    task: Option<JoinHandle<()>>,
+}
+
+impl Supervisor {
+    /// Starts the instance and keeps it running until `stop` turns true.
+    pub fn start(spec: InstanceSpec, stop: watch::Receiver<bool>) -> Self {
+        let status = Arc::new(Mutex::new(Instance {
+            id: spec.env.instance_id.clone(),
+            port: spec.port,
+            pid: None,
+            restarts: 0,
+            last_exit: None,
+        }));
+        let task = tokio::spawn(supervise(spec, status.clone(), stop));
+        Supervisor {
+            status,
+            task: Some(task),
+        }
+    }
+
+    pub fn instance(&self) -> Instance {
+        self.status.lock().expect("status lock").clone()
+    }
+
+    /// Waits for the task to stop its instance (after `stop` turned true).
+    pub async fn join(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn supervise(
+    spec: InstanceSpec,
+    status: Arc<Mutex<Instance>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let id = spec.env.instance_id.clone();
+    let mut delay = FIRST_DELAY;
+    loop {
+        let started = Instant::now();
+        let mut child = match spawn(&spec) {
+            Ok(child) => child,
+            Err(err) => {
+                eprintln!("error: cannot start {id}: {err}");
+                if wait_or_stop(&mut stop, delay).await {
+                    return;
+                }
+                delay = (delay * 2).min(MAX_DELAY);
+                continue;
+            }
+        };
+        let pid = child.id();
+        let restarts = {
+            let mut s = status.lock().expect("status lock");
+            s.pid = pid;
+            s.restarts
+        };
+        if restarts > 0 {
+            let pid = pid.unwrap_or(0);
+            println!(
+                "restart: {id} is back: http://127.0.0.1:{} pid={pid}",
+                spec.port
+            );
+        }
+        tokio::select! {
+            // Stopping wins a tie: an exit caused by our own SIGTERM is not a crash.
+            biased;
+            _ = stopping(&mut stop) => {
+                process::stop_group(&mut child, libc::SIGTERM, STOP_GRACE).await;
+                status.lock().expect("status lock").pid = None;
+                return;
+            }
+            exited = child.wait() => {
+                let how = match exited {
+                    Ok(exit) => process::describe(exit),
+                    Err(err) => format!("wait failed: {err}"),
+                };
+                // A freeze helper the instance forked may outlive it: sweep its group.
+                if let Some(pgid) = pid {
+                    process::signal_group(pgid, libc::SIGKILL);
+                }
+                {
+                    let mut s = status.lock().expect("status lock");
+                    s.pid = None;
+                    s.restarts += 1;
+                    s.last_exit = Some(how.clone());
+                }
+                println!("restart: {id} exited ({how}), restarting");
+            }
+        }
+        if started.elapsed() >= STABLE {
+            delay = FIRST_DELAY;
+        }
+        if wait_or_stop(&mut stop, delay).await {
+            return;
+        }
+        delay = (delay * 2).min(MAX_DELAY);
+    }
+}
+
+/// Sleeps `delay`; true if `stop` turned true meanwhile.
+async fn wait_or_stop(stop: &mut watch::Receiver<bool>, delay: Duration) -> bool {
+    tokio::select! {
+        _ = stopping(stop) => true,
+        _ = tokio::time::sleep(delay) => false,
+    }
+}
+
+/// Completes once `stop` is true, or its sender is gone (the fleet was dropped).
+async fn stopping(stop: &mut watch::Receiver<bool>) {
+    // The `Ref` is dropped here: it must not live across an `.await` in a spawned task.
+    let _ = stop.wait_for(|stopping| *stopping).await.map(|_| ());
+}
+
+fn spawn(spec: &InstanceSpec) -> std::io::Result<Child> {
+    let mut command = Command::new(&spec.program);
+    command.arg("serve").envs(spec.env.vars());
+    // Colour codes are noise once our output is a pipe or a file.
+    if !std::io::stdout().is_terminal() {
+        command.env("NO_COLOR", "1");
+    }
+    let mut child = process::supervised(&mut command).spawn()?;
+    process::prefix_output(&mut child, &spec.env.instance_id);
+    Ok(child)
+}

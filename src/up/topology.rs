@@ -1,0 +1,140 @@
+//! The fleet's shape, written once: instance ids, the environment each instance is given, and
+//! the nginx config rendered from `deploy/nginx.conf.template`.
+//!
+//! `oversell up` fills it with local values (loopback ports, a temp run dir). docker-compose
+//! fills it with container values: [`NginxValues::compose`] renders `deploy/nginx.conf` and
+//! [`InstanceEnv::compose`] is the `environment:` of each `appN` service in
+//! `docker-compose.yml`. `tests/api/topology.rs` checks both files against these functions, so
+//! the two topologies cannot drift apart.
+
+use std::fmt::Write;
+
+/// The template both `oversell up` and `deploy/nginx.conf` are rendered from.
+pub const NGINX_TEMPLATE: &str = include_str!("../../deploy/nginx.conf.template");
+
+/// How many instances docker-compose runs.
+pub const COMPOSE_INSTANCES: usize = 3;
+/// The port every instance listens on inside its container.
+pub const COMPOSE_APP_PORT: u16 = 3000;
+/// The port nginx listens on, in its container and published on the host.
+pub const COMPOSE_NGINX_PORT: u16 = 8080;
+/// The dashboard's directory in the image.
+pub const COMPOSE_STATIC_DIR: &str = "/app/static";
+
+/// The id of the `n`th instance (from 1): `app1`, `app2`, … in the ledger, the logs, the
+/// admin API and the compose service names alike.
+pub fn instance_id(n: usize) -> String {
+    format!("app{n}")
+}
+
+/// Everything an instance is told through its environment (the flags of `oversell serve`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceEnv {
+    pub instance_id: String,
+    pub host: String,
+    pub port: String,
+    pub redis_url: String,
+    pub admin_token: String,
+    pub lock_tier: String,
+    pub static_dir: String,
+    /// Where the fleet can be reached as a whole (nginx), for server-side bursts.
+    pub fleet_url: String,
+}
+
+impl InstanceEnv {
+    /// The variables, in the order `docker-compose.yml` lists them.
+    pub fn vars(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("INSTANCE_ID", self.instance_id.clone()),
+            ("HOST", self.host.clone()),
+            ("PORT", self.port.clone()),
+            ("REDIS_URL", self.redis_url.clone()),
+            ("ADMIN_TOKEN", self.admin_token.clone()),
+            ("LOCK_TIER", self.lock_tier.clone()),
+            ("STATIC_DIR", self.static_dir.clone()),
+            ("FLEET_URL", self.fleet_url.clone()),
+        ]
+    }
+
+    /// The environment of compose service `app{n}`. Token and tier are compose
+    /// substitutions, so `ADMIN_TOKEN=… LOCK_TIER=… docker compose up` sets them fleet-wide.
+    pub fn compose(n: usize) -> Self {
+        InstanceEnv {
+            instance_id: instance_id(n),
+            host: "0.0.0.0".into(),
+            port: COMPOSE_APP_PORT.to_string(),
+            redis_url: "redis://redis:6379".into(),
+            admin_token: "${ADMIN_TOKEN:-change-me}".into(),
+            lock_tier: "${LOCK_TIER:-lua-release}".into(),
+            static_dir: COMPOSE_STATIC_DIR.into(),
+            fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),
+        }
+    }
+}
+
+/// The values the nginx template's placeholders are filled with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NginxValues {
+    /// The `listen` argument: `8080`, or `127.0.0.1:8080`.
+    pub listen: String,
+    /// The instances, as `host:port`, in round-robin order.
+    pub upstreams: Vec<String>,
+    /// Where the pid file and temp paths go.
+    pub run_dir: String,
+    pub error_log: String,
+    pub access_log: String,
+}
+
+impl NginxValues {
+    /// The values `deploy/nginx.conf` is rendered with: compose service names and ports, and
+    /// logs on the container's stdout/stderr.
+    pub fn compose() -> Self {
+        NginxValues {
+            listen: COMPOSE_NGINX_PORT.to_string(),
+            upstreams: (1..=COMPOSE_INSTANCES)
+                .map(|n| format!("{}:{COMPOSE_APP_PORT}", instance_id(n)))
+                .collect(),
+            run_dir: "/tmp".into(),
+            error_log: "stderr".into(),
+            access_log: "/dev/stdout".into(),
+        }
+    }
+
+    /// The template with every placeholder filled.
+    pub fn render(&self) -> String {
+        let mut servers = String::new();
+        for upstream in &self.upstreams {
+            // A refused connection takes a server out of rotation for 2s only.
+            let _ = writeln!(
+                servers,
+                "        server {upstream} max_fails=1 fail_timeout=2s;"
+            );
+        }
+        NGINX_TEMPLATE
+            .replace("{{upstream_servers}}\n", &servers)
+            .replace("{{listen}}", &self.listen)
+            .replace("{{run_dir}}", &self.run_dir)
+            .replace("{{error_log}}", &self.error_log)
+            .replace("{{access_log}}", &self.access_log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_fills_every_placeholder() {
+        let text = NginxValues::compose().render();
+        assert!(!text.contains("{{"), "unfilled placeholder in:\n{text}");
+        assert!(text.contains("server app3:3000 max_fails=1 fail_timeout=2s;"));
+    }
+
+    #[test]
+    fn compose_instances_are_named_app1_to_app3() {
+        let ids: Vec<_> = (1..=COMPOSE_INSTANCES)
+            .map(|n| InstanceEnv::compose(n).instance_id)
+            .collect();
+        assert_eq!(ids, ["app1", "app2", "app3"]);
+    }
+}
