@@ -1,0 +1,211 @@
+//! `docker-compose.yml` and `deploy/nginx.conf` describe the same topology as `oversell up`:
+//! the same instance ids, ports, environment and upstream list, all taken from
+//! `oversell::up::topology`, so neither side can drift.
+
+use std::collections::BTreeMap;
+
+use oversell::up::topology::{
+    instance_id, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES, COMPOSE_NGINX_PORT,
+    COMPOSE_STATIC_DIR,
+};
+use serde_yaml::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `docker-compose.yml` with its `<<: *anchor` merges applied, as compose applies them.
+fn compose() -> Value {
+    let mut value: Value = serde_yaml::from_str(&read("docker-compose.yml")).expect("valid YAML");
+    value.apply_merge().expect("merge keys");
+    value
+}
+
+fn service<'a>(compose: &'a Value, name: &str) -> &'a Value {
+    let service = &compose["services"][name];
+    assert!(
+        service.is_mapping(),
+        "docker-compose.yml has no service `{name}`"
+    );
+    service
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_sequence()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn app_ids() -> Vec<String> {
+    (1..=COMPOSE_INSTANCES).map(instance_id).collect()
+}
+
+#[test]
+fn deploy_nginx_conf_is_the_template_rendered_with_the_compose_values() {
+    let rendered = NginxValues::compose().render();
+    if std::env::var_os("OVERSELL_BLESS").is_some() {
+        std::fs::write(format!("{ROOT}/deploy/nginx.conf"), &rendered).unwrap();
+    }
+    assert!(
+        read("deploy/nginx.conf") == rendered,
+        "deploy/nginx.conf is not the rendering of deploy/nginx.conf.template; \
+         edit the template, then run: OVERSELL_BLESS=1 cargo test topology"
+    );
+}
+
+#[test]
+fn nginx_conf_round_robins_over_the_compose_app_services_and_listens_on_the_published_port() {
+    let conf = read("deploy/nginx.conf");
+    let mut in_upstream = false;
+    let mut upstreams = Vec::new();
+    let mut listen = Vec::new();
+    for line in conf.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+        let words: Vec<&str> = line.trim_end_matches(';').split_whitespace().collect();
+        match words.as_slice() {
+            ["upstream", "oversell", "{"] => in_upstream = true,
+            ["}"] => in_upstream = false,
+            ["server", addr, ..] if in_upstream => upstreams.push(addr.to_string()),
+            ["listen", port] => listen.push(port.to_string()),
+            _ => {}
+        }
+    }
+    let expected: Vec<String> = app_ids()
+        .iter()
+        .map(|id| format!("{id}:{COMPOSE_APP_PORT}"))
+        .collect();
+    assert_eq!(upstreams, expected);
+    assert_eq!(listen, [COMPOSE_NGINX_PORT.to_string()]);
+    assert!(conf.contains("keepalive 64;"));
+    assert!(conf.contains("proxy_http_version 1.1;"));
+    assert!(conf.contains("proxy_set_header Connection \"\";"));
+}
+
+#[test]
+fn compose_runs_the_same_instances_as_oversell_up() {
+    let compose = compose();
+    let services = compose["services"].as_mapping().expect("services");
+    let apps: Vec<String> = services
+        .keys()
+        .filter_map(Value::as_str)
+        .filter(|name| name.starts_with("app"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(apps, app_ids());
+}
+
+#[test]
+fn every_compose_app_gets_the_environment_oversell_up_gives_its_instances() {
+    let compose = compose();
+    for n in 1..=COMPOSE_INSTANCES {
+        let app = service(&compose, &instance_id(n));
+        let env: BTreeMap<String, String> = app["environment"]
+            .as_mapping()
+            .unwrap_or_else(|| panic!("app{n}: environment must be a mapping"))
+            .iter()
+            .map(|(k, v)| {
+                let value = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    other => panic!("app{n}: environment value {other:?}"),
+                };
+                (k.as_str().unwrap().to_owned(), value)
+            })
+            .collect();
+        let expected: BTreeMap<String, String> = InstanceEnv::compose(n)
+            .vars()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        assert_eq!(env, expected, "environment of app{n}");
+    }
+}
+
+#[test]
+fn every_compose_app_runs_one_image_under_an_init_with_a_healthcheck() {
+    let compose = compose();
+    let mut images = Vec::new();
+    for id in app_ids() {
+        let app = service(&compose, &id);
+        images.push(app["image"].as_str().unwrap_or("").to_owned());
+        assert_eq!(app["restart"].as_str(), Some("unless-stopped"), "{id}");
+        // The freeze fault stops the process itself; PID 1 of a container ignores that.
+        assert_eq!(app["init"].as_bool(), Some(true), "{id} needs `init: true`");
+        assert!(
+            !strings(&app["healthcheck"]["test"]).is_empty(),
+            "{id} healthcheck"
+        );
+        assert!(
+            app["depends_on"]["redis"].is_mapping(),
+            "{id} depends on redis"
+        );
+    }
+    images.dedup();
+    assert_eq!(images.len(), 1, "one image for every app: {images:?}");
+    assert!(!images[0].is_empty());
+}
+
+#[test]
+fn compose_nginx_publishes_the_fleet_port_and_mounts_the_rendered_config() {
+    let compose = compose();
+    let nginx = service(&compose, "nginx");
+    let port = COMPOSE_NGINX_PORT;
+    assert_eq!(strings(&nginx["ports"]), [format!("{port}:{port}")]);
+    assert!(
+        strings(&nginx["volumes"])
+            .contains(&"./deploy/nginx.conf:/etc/nginx/nginx.conf:ro".to_owned()),
+        "nginx must mount deploy/nginx.conf"
+    );
+    for id in app_ids() {
+        assert!(
+            nginx["depends_on"][id.as_str()].is_mapping(),
+            "nginx depends on {id}"
+        );
+    }
+    assert_eq!(nginx["restart"].as_str(), Some("unless-stopped"));
+    assert!(!strings(&nginx["healthcheck"]["test"]).is_empty());
+}
+
+#[test]
+fn compose_redis_is_the_one_the_instances_point_at() {
+    let compose = compose();
+    let redis = service(&compose, "redis");
+    assert_eq!(redis["restart"].as_str(), Some("unless-stopped"));
+    assert!(!strings(&redis["healthcheck"]["test"]).is_empty());
+    assert_eq!(InstanceEnv::compose(1).redis_url, "redis://redis:6379");
+}
+
+#[test]
+fn the_loadtest_service_only_runs_under_its_profile_against_nginx() {
+    let compose = compose();
+    let loadtest = service(&compose, "loadtest");
+    assert_eq!(strings(&loadtest["profiles"]), ["loadtest"]);
+    let command = strings(&loadtest["command"]).join(" ");
+    assert!(
+        command.contains(&format!("http://nginx:{COMPOSE_NGINX_PORT}")),
+        "{command}"
+    );
+}
+
+#[test]
+fn the_image_runs_as_non_root_with_the_dashboard_where_compose_says() {
+    let dockerfile = read("Dockerfile");
+    let runtime = dockerfile.rsplit("\nFROM ").next().unwrap();
+    let user = runtime
+        .lines()
+        .find_map(|l| l.strip_prefix("USER "))
+        .expect("the runtime stage sets USER");
+    assert!(!matches!(user.trim(), "root" | "0" | "0:0"), "USER {user}");
+    assert!(
+        runtime.contains(COMPOSE_STATIC_DIR),
+        "static files at {COMPOSE_STATIC_DIR}"
+    );
+    assert!(runtime.contains(&format!("EXPOSE {COMPOSE_APP_PORT}")));
+}

@@ -1,0 +1,376 @@
+//! `oversell up` as a real process, with a real redis-server and nginx: sales through nginx
+//! reach every instance, a killed instance comes back, a frozen one is not mistaken for dead,
+//! and stopping `up` leaves no process and no temp dir behind.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use oversell::redis_server::free_port;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::eventually;
+
+const SALES: usize = 300;
+
+/// A running `oversell up`; killed if a test panics before stopping it.
+struct Up {
+    child: Child,
+    /// Every line it printed so far, stdout and stderr (readers keep draining both pipes, so
+    /// the fleet never blocks on a full one).
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Up {
+    fn spawn(args: &[&str]) -> Up {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_oversell"))
+            .arg("up")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("ADMIN_TOKEN")
+            .env_remove("LOCK_TIER")
+            .env("RUST_LOG", "oversell=warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn oversell up");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        drain(child.stdout.take().unwrap(), lines.clone());
+        drain(child.stderr.take().unwrap(), lines.clone());
+        Up { child, lines }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn output(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// The first line starting with `prefix`, waiting up to `limit` for it.
+    async fn line(&self, prefix: &str, limit: Duration) -> String {
+        let found = || self.output().into_iter().find(|l| l.starts_with(prefix));
+        let lines = self.lines.clone();
+        let waited = tokio::time::timeout(limit, async {
+            loop {
+                if let Some(line) = found() {
+                    return line;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        waited.unwrap_or_else(|_| {
+            let all = lines.lock().unwrap().join("\n");
+            panic!("no line starting with `{prefix}` within {limit:?}; output:\n{all}")
+        })
+    }
+
+    /// `value` of the banner line `name: value` (`name: value pid=N` gives `value`).
+    async fn banner(&self, name: &str) -> (String, Option<u32>) {
+        let line = self
+            .line(&format!("{name}: "), Duration::from_secs(5))
+            .await;
+        let rest = &line[name.len() + 2..];
+        let mut words = rest.split_whitespace();
+        let value = words.next().unwrap_or("").to_owned();
+        let pid = words
+            .find_map(|w| w.strip_prefix("pid="))
+            .and_then(|p| p.parse().ok());
+        (value, pid)
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        // A failed test must not leave a fleet running: SIGTERM tears it all down.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            signal(self.child.id(), libc::SIGTERM);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn drain(from: impl Read + Send + 'static, into: Arc<Mutex<Vec<String>>>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if std::env::var_os("TEST_LOG").is_some() {
+                eprintln!("up | {line}");
+            }
+            into.lock().unwrap().push(line);
+        }
+    });
+}
+
+fn signal(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal})");
+}
+
+/// A process as /proc shows it: parent, state letter and start time (which tells a reused
+/// pid apart).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Proc {
+    ppid: u32,
+    state: char,
+    start: u64,
+    name: String,
+}
+
+fn proc(pid: u32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`; comm may hold spaces and parentheses, so split at the last ')'.
+    let (head, tail) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1.to_owned();
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    Some(Proc {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+        name,
+    })
+}
+
+/// Every live descendant of `root`: children, grandchildren (nginx workers), …
+fn descendants(root: u32) -> BTreeMap<u32, Proc> {
+    let all: BTreeMap<u32, Proc> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter_map(|pid| Some((pid, proc(pid)?)))
+        .collect();
+    let mut found = BTreeMap::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for (pid, p) in all.iter().filter(|(_, p)| p.ppid == parent) {
+            if found.insert(*pid, p.clone()).is_none() {
+                frontier.push(*pid);
+            }
+        }
+    }
+    found
+}
+
+/// True while `pid` is the same process as `seen` and has not exited.
+fn still_running(pid: u32, seen: &Proc) -> bool {
+    proc(pid).is_some_and(|now| now.start == seen.start && now.state != 'Z' && now.state != 'X')
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+async fn get(client: &reqwest::Client, url: String) -> Option<Value> {
+    let resp = client.get(url).send().await.ok()?;
+    if resp.status() != StatusCode::OK {
+        return None;
+    }
+    resp.json().await.ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_nothing_behind() {
+    let port = free_port().unwrap();
+    let up = Up::spawn(&["--instances", "3", "--port", &port.to_string()]);
+    let url = format!("http://127.0.0.1:{port}");
+    up.line(&format!("ready: {url}"), Duration::from_secs(60))
+        .await;
+
+    // The banner names every process; /proc agrees they are up's children.
+    let token = up.banner("admin token").await.0;
+    let run_dir = PathBuf::from(up.banner("run dir").await.0);
+    let (_, redis_pid) = up.banner("redis").await;
+    let redis_dir = std::fs::read_link(format!("/proc/{}/cwd", redis_pid.unwrap())).unwrap();
+    let mut apps = BTreeMap::new();
+    for id in ["app1", "app2", "app3"] {
+        let (app_url, pid) = up.banner(id).await;
+        apps.insert(id, (app_url, pid.expect("pid in banner")));
+    }
+    let mut seen = descendants(up.pid());
+    for (id, (_, pid)) in &apps {
+        assert_eq!(
+            seen.get(pid).map(|p| p.ppid),
+            Some(up.pid()),
+            "{id} is a child of up"
+        );
+    }
+    assert!(
+        seen.values().any(|p| p.name == "nginx"),
+        "nginx runs: {seen:?}"
+    );
+    assert!(run_dir.join("nginx.conf").is_file());
+
+    // A few hundred sales through nginx; the ledger says which instance sold each.
+    let client = client();
+    let reset = client
+        .post(format!("{url}/admin/reset"))
+        .bearer_auth(&token)
+        .json(&json!({ "stock": 1000 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::OK);
+    let statuses: Vec<StatusCode> = futures_util::stream::iter(0..SALES)
+        .map(|i| {
+            let client = client.clone();
+            let url = url.clone();
+            async move {
+                let resp = client
+                    .post(format!("{url}/sale"))
+                    .json(&json!({ "buyer": format!("buyer-{i}") }))
+                    .send()
+                    .await
+                    .unwrap();
+                resp.status()
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::OK),
+        "{statuses:?}"
+    );
+    let ledger = get(&client, format!("{url}/ledger?limit=10000"))
+        .await
+        .unwrap();
+    let orders = ledger["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), SALES);
+    let sellers: BTreeSet<&str> = orders
+        .iter()
+        .filter_map(|o| o["instance"].as_str())
+        .collect();
+    assert_eq!(sellers, BTreeSet::from(["app1", "app2", "app3"]));
+
+    // Freeze app1 (a real SIGSTOP), then kill app2: app2 comes back on its port with a new
+    // pid; app1, stopped all along, is left alone.
+    let (app1_url, app1_pid) = apps["app1"].clone();
+    let (app2_url, app2_pid) = apps["app2"].clone();
+    signal(app1_pid, libc::SIGSTOP);
+    eventually(Duration::from_secs(5), || async {
+        proc(app1_pid).is_some_and(|p| p.state == 'T')
+    })
+    .await;
+    signal(app2_pid, libc::SIGKILL);
+    up.line(
+        "restart: app2 exited (signal 9), restarting",
+        Duration::from_secs(10),
+    )
+    .await;
+    let back = up
+        .line("restart: app2 is back: ", Duration::from_secs(10))
+        .await;
+    assert!(
+        back.contains(&format!("{app2_url} pid=")),
+        "same port: {back}"
+    );
+    let new_pid: u32 = back.rsplit("pid=").next().unwrap().parse().unwrap();
+    assert_ne!(new_pid, app2_pid);
+    eventually(Duration::from_secs(10), || async {
+        get(&client, format!("{app2_url}/health"))
+            .await
+            .is_some_and(|h| h["instance"] == "app2")
+    })
+    .await;
+    assert!(
+        still_running(app1_pid, &seen[&app1_pid]),
+        "the frozen app1 is the same process"
+    );
+    assert!(
+        !up.output().iter().any(|l| l.starts_with("restart: app1")),
+        "a stopped process is not a dead one"
+    );
+    signal(app1_pid, libc::SIGCONT);
+    assert!(get(&client, format!("{app1_url}/health")).await.is_some());
+
+    // Through nginx, the restarted instance answers again.
+    eventually(Duration::from_secs(20), || async {
+        get(&client, format!("{url}/state"))
+            .await
+            .is_some_and(|s| s["instance"] == "app2")
+    })
+    .await;
+
+    // Freeze app3 and stop `up`: it resumes and stops app3 too, then everything is gone.
+    let app3_pid = apps["app3"].1;
+    signal(app3_pid, libc::SIGSTOP);
+    eventually(Duration::from_secs(5), || async {
+        proc(app3_pid).is_some_and(|p| p.state == 'T')
+    })
+    .await;
+    seen.extend(descendants(up.pid()));
+    assert!(seen.contains_key(&new_pid));
+    signal(up.pid(), libc::SIGTERM);
+    let up_pid = up.pid();
+    let up = Mutex::new(up);
+    eventually(Duration::from_secs(30), || async {
+        matches!(up.lock().unwrap().child.try_wait(), Ok(Some(_)))
+    })
+    .await;
+    let mut up = up.into_inner().unwrap();
+    let status = up.child.wait().unwrap();
+    assert!(status.success(), "up exited with {status}");
+    let left: Vec<_> = seen
+        .iter()
+        .filter(|(pid, p)| still_running(**pid, p))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left running after up {up_pid} stopped: {left:?}"
+    );
+    assert!(!run_dir.exists(), "{} removed", run_dir.display());
+    assert!(
+        !Path::new(&redis_dir).exists(),
+        "{} removed",
+        redis_dir.display()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_names_a_port_in_use_and_exits_non_zero() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = Command::new(env!("CARGO_BIN_EXE_oversell"))
+        .args(["up", "--port", &port.to_string()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        format!("error: port {port} is in use (nginx --port); pick another with --port")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_without_redis_server_says_how_to_install_it_in_one_line() {
+    let sbin = ["/usr/sbin", "/usr/local/sbin", "/sbin"];
+    if sbin
+        .iter()
+        .any(|dir| Path::new(dir).join("redis-server").exists())
+    {
+        return; // `up` also looks in sbin directories, so it would find this one
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_oversell"))
+        .args(["up", "--port", "0"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "error: redis-server not found; install it with: sudo apt-get install -y redis-server"
+    );
+}
