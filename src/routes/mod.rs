@@ -1,6 +1,7 @@
 //! The HTTP API. `app(state)` builds the router apart from serving it, so tests can drive it.
 
 mod admin;
+mod burst;
 mod extract;
 mod observe;
 mod sale;
@@ -35,6 +36,7 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
         .route("/admin/reset", post(admin::reset))
         .route("/admin/tier", put(admin::tier))
         .route("/admin/config", put(admin::config))
+        .route("/admin/burst", post(burst::burst))
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::extract::{json_body, Room};
 use crate::error::AppError;
+use crate::keys::Keys;
 use crate::metrics::Outcome;
 use crate::sale::{self, Order, SaleCx, Sold};
 use crate::state::AppState;
@@ -47,6 +48,11 @@ pub async fn sale(
     body: Bytes,
 ) -> Result<Json<Sold>, AppError> {
     let order = parse_order(&body)?;
+    run_sale(&state, keys, order).await.map(Json)
+}
+
+/// Runs one sale under the room's current tier and counts it in the metrics.
+pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold, AppError> {
     let room = state.fleet.room(&keys).await?;
     let settings = room.settings;
     let started = Instant::now();
@@ -80,7 +86,7 @@ pub async fn sale(
     state
         .metrics
         .request(settings.tier, outcome, started.elapsed());
-    result.map(Json)
+    result
 }
 
 #[cfg(test)]

@@ -167,3 +167,26 @@ async fn a_lease_shorter_than_the_work_overlaps_unless_the_watchdog_renews_it() 
     assert_eq!(state["orders"], 12, "reentrant-watchdog: {state}");
     assert_eq!(state["lost_updates"], 0, "reentrant-watchdog: {state}");
 }
+
+/// The other half of the `local` lesson: with every buyer on one instance, its mutex suffices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_lock_never_oversells_when_one_instance_serves_every_buyer() {
+    let fleet = spawn_fleet(3).await;
+    fleet
+        .configure(json!({ "tier": "local", "business_ms": 5 }))
+        .await;
+    fleet.reset(STOCK).await;
+    let report = fleet
+        .admin(
+            reqwest::Method::POST,
+            "/admin/burst",
+            json!({ "buyers": BUYERS }),
+        )
+        .await;
+    assert_eq!(report["ok"], STOCK, "{report}");
+    assert_eq!(report["sold_out"], BUYERS as i64 - STOCK, "{report}");
+    let state = fleet.state().await;
+    for figure in ["oversold", "lost_updates", "overlaps"] {
+        assert_eq!(state[figure], 0, "{figure}: {state}");
+    }
+}

@@ -1,0 +1,90 @@
+//! `POST /admin/burst`: fire N buyers from the server side, for the dashboard and for scenarios
+//! that need every buyer on one instance. Browsers cap their connections; this load is real:
+//! N concurrent sales, released together, each the same code path as `POST /sale`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::extract::{required_json, Admin, Room};
+use super::sale::{run_sale, MAX_QTY};
+use crate::error::AppError;
+use crate::sale::Order;
+use crate::state::AppState;
+
+pub const MAX_BUYERS: usize = 5_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BurstBody {
+    buyers: usize,
+    qty: Option<u32>,
+}
+
+/// What the burst saw, by outcome.
+#[derive(Debug, Default, Serialize)]
+pub struct BurstReport {
+    pub buyers: usize,
+    pub ok: usize,
+    pub sold_out: usize,
+    pub unavailable: usize,
+    pub errors: usize,
+    pub elapsed_ms: f64,
+    pub throughput_rps: f64,
+}
+
+/// `POST /admin/burst {"buyers": N, "qty"?}`: N buyers served by this instance, at once.
+pub async fn burst(
+    _: Admin,
+    State(state): State<AppState>,
+    Room(keys): Room,
+    body: Bytes,
+) -> Result<Json<BurstReport>, AppError> {
+    let body: BurstBody = required_json(&body, r#"{"buyers": 200}"#)?;
+    if !(1..=MAX_BUYERS).contains(&body.buyers) {
+        return Err(AppError::BadRequest(format!(
+            "buyers must be 1..={MAX_BUYERS}"
+        )));
+    }
+    let qty = body.qty.unwrap_or(1);
+    if !(1..=MAX_QTY).contains(&qty) {
+        return Err(AppError::BadRequest(format!("qty must be 1..={MAX_QTY}")));
+    }
+    // Fail fast with a clear 503 instead of N identical ones.
+    state.fleet.room(&keys).await?;
+    let release = Arc::new(tokio::sync::Barrier::new(body.buyers + 1));
+    let mut buyers = tokio::task::JoinSet::new();
+    for i in 0..body.buyers {
+        let (state, keys, release) = (state.clone(), keys.clone(), release.clone());
+        buyers.spawn(async move {
+            release.wait().await;
+            let order = Order {
+                buyer: format!("burst-{}-{i}", state.instance),
+                qty,
+            };
+            run_sale(&state, keys, order).await
+        });
+    }
+    release.wait().await;
+    let started = Instant::now();
+    let mut report = BurstReport {
+        buyers: body.buyers,
+        ..Default::default()
+    };
+    while let Some(result) = buyers.join_next().await {
+        match result {
+            Ok(Ok(_)) => report.ok += 1,
+            Ok(Err(AppError::SoldOut { .. })) => report.sold_out += 1,
+            Ok(Err(err)) if err.status().as_u16() == 503 => report.unavailable += 1,
+            _ => report.errors += 1,
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    report.elapsed_ms = elapsed * 1000.0;
+    report.throughput_rps = body.buyers as f64 / elapsed.max(1e-9);
+    Ok(Json(report))
+}
