@@ -6,6 +6,7 @@ mod api_errors;
 mod contention;
 mod faults;
 mod fleet_settings;
+mod matrix;
 mod redis_outage;
 mod topology;
 mod up;

@@ -1,0 +1,293 @@
+//! The generator against a tiny in-test HTTP/1.1 server: exact request budgets, bursts that
+//! open every connection before releasing, open-loop schedules, timeouts, round robin, and the
+//! one-line errors.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use loadtest::{fire, run_cli, Load, Model, Progress, RequestSpec, Stop, Targets};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the stub answers.
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+    /// Never answer (to provoke timeouts).
+    hang: bool,
+}
+
+impl Answer {
+    fn json(status: u16, body: &str) -> Answer {
+        Answer {
+            status,
+            content_type: "application/json",
+            body: body.to_owned(),
+            hang: false,
+        }
+    }
+}
+
+type Route = dyn Fn(&str, &str) -> Answer + Send + Sync;
+
+/// What the stub saw.
+#[derive(Default)]
+struct Seen {
+    connections: usize,
+    /// Requests on connections opened before the first request arrived anywhere.
+    requests: Vec<(String, String, String)>,
+    /// Connections that existed when the first request arrived.
+    connections_at_first_request: Option<usize>,
+}
+
+struct Stub {
+    url: String,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Stub {
+    async fn start(route: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> Stub {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let route: Arc<Route> = Arc::new(route);
+        let shared = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                shared.lock().unwrap().connections += 1;
+                tokio::spawn(serve(stream, Arc::clone(&route), Arc::clone(&shared)));
+            }
+        });
+        Stub { url, seen }
+    }
+
+    fn requests(&self) -> Vec<(String, String, String)> {
+        self.seen.lock().unwrap().requests.clone()
+    }
+}
+
+/// A minimal keep-alive HTTP/1.1 server: request line, headers, `content-length` body.
+async fn serve(mut stream: TcpStream, route: Arc<Route>, seen: Arc<Mutex<Seen>>) {
+    let mut buf = Vec::new();
+    loop {
+        let head_end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            let mut chunk = [0u8; 4096];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        while buf.len() < head_end + length {
+            let mut chunk = [0u8; 4096];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body = String::from_utf8_lossy(&buf[head_end..head_end + length]).to_string();
+        buf.drain(..head_end + length);
+        let mut parts = head.split_whitespace();
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        {
+            let mut seen = seen.lock().unwrap();
+            if seen.connections_at_first_request.is_none() {
+                seen.connections_at_first_request = Some(seen.connections);
+            }
+            seen.requests
+                .push((method.to_owned(), path.to_owned(), body.clone()));
+        }
+        let answer = route(method, path);
+        if answer.hang {
+            // Keep the socket open, never answer.
+            let _ = stream.read(&mut [0u8; 1]).await;
+            return;
+        }
+        let reply = format!(
+            "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n{}",
+            answer.status,
+            answer.content_type,
+            answer.body.len(),
+            answer.body
+        );
+        if stream.write_all(reply.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn load(model: Model, connections: usize) -> Load {
+    Load {
+        model,
+        connections,
+        request: RequestSpec::sale(1),
+        timeout: Duration::from_secs(5),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
+    let stub = Stub::start(|_, _| Answer::json(409, r#"{"error":"sold_out"}"#)).await;
+    let targets = Targets::parse(&[&stub.url], None).unwrap();
+    let model = Model::Closed {
+        stop: Stop::Requests(500),
+    };
+    let stats = fire(&targets, &load(model, 8), &Progress::hidden()).await;
+    assert_eq!((stats.sent(), stats.status(409)), (500, 500));
+    assert_eq!(stats.latency.len(), 500);
+    assert_eq!(
+        stub.seen.lock().unwrap().connections,
+        8,
+        "keep-alive: one per worker"
+    );
+    assert_eq!(stub.requests().len(), 500);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_opens_every_connection_before_any_buyer_is_released() {
+    let stub = Stub::start(|_, _| Answer::json(200, r#"{"order_id":"x"}"#)).await;
+    let targets = Targets::parse(&[&stub.url], Some("flash")).unwrap();
+    let stats = loadtest::burst(&targets, 200, &Default::default()).await;
+    assert_eq!(stats.status(200), 200);
+    let seen = stub.seen.lock().unwrap();
+    assert_eq!(seen.connections_at_first_request, Some(200));
+    let buyers: HashSet<&str> = seen.requests.iter().map(|(_, _, b)| b.as_str()).collect();
+    assert_eq!(buyers.len(), 200, "every buyer id is unique");
+    assert!(seen
+        .requests
+        .iter()
+        .all(|(m, p, b)| m == "POST" && p == "/sale?room=flash" && b.contains(r#""qty":1"#)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_sends_one_request_per_due_time_until_the_deadline() {
+    let stub = Stub::start(|_, _| Answer::json(200, "{}")).await;
+    let targets = Targets::parse(&[&stub.url], None).unwrap();
+    let model = Model::Open {
+        rate: 200.0,
+        stop: Stop::After(Duration::from_millis(500)),
+    };
+    let stats = fire(&targets, &load(model, 4), &Progress::hidden()).await;
+    assert_eq!(stats.status(200), 100);
+    assert!(
+        stats.elapsed >= Duration::from_millis(495),
+        "{:?}",
+        stats.elapsed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_an_answer_time_out_and_the_run_still_ends() {
+    let stub = Stub::start(|_, _| Answer {
+        hang: true,
+        ..Answer::json(200, "")
+    })
+    .await;
+    let targets = Targets::parse(&[&stub.url], None).unwrap();
+    let mut slow = load(
+        Model::Closed {
+            stop: Stop::Requests(4),
+        },
+        2,
+    );
+    slow.timeout = Duration::from_millis(100);
+    let stats = fire(&targets, &slow, &Progress::hidden()).await;
+    assert_eq!((stats.timeouts, stats.responses()), (4, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_spread_round_robin_over_the_urls() {
+    let a = Stub::start(|_, _| Answer::json(200, "{}")).await;
+    let b = Stub::start(|_, _| Answer::json(200, "{}")).await;
+    let targets = Targets::parse(&[&a.url, &b.url], None).unwrap();
+    let stats = loadtest::burst(&targets, 10, &Default::default()).await;
+    assert_eq!(stats.status(200), 10);
+    assert_eq!((a.requests().len(), b.requests().len()), (5, 5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_prints_json_with_counts_and_percentiles() {
+    let stub = Stub::start(|_, _| Answer::json(200, "pong")).await;
+    let out = run_cli([
+        "loadtest", "run", "--url", &stub.url, "-m", "GET", "--path", "/ping", "-c", "4", "-n",
+        "1k", "--json",
+    ])
+    .await
+    .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["stats"]["sent"], 1000);
+    assert_eq!(json["stats"]["statuses"]["200"], 1000);
+    assert!(json["stats"]["latency_ms"]["p99.9"].as_f64().unwrap() > 0.0);
+    assert!(stub
+        .requests()
+        .iter()
+        .all(|(m, p, b)| m == "GET" && p == "/ping" && b.is_empty()));
+}
+
+#[tokio::test]
+async fn an_unreachable_url_stops_with_one_line() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let err = run_cli(["loadtest", "run", "--url", &url, "-n", "5"])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        format!("cannot reach {url}: connection refused")
+    );
+}
+
+#[tokio::test]
+async fn a_state_that_is_not_json_stops_the_matrix_with_one_line() {
+    let stub = Stub::start(|_, _| Answer {
+        content_type: "text/html",
+        ..Answer::json(200, "<html>welcome to nginx</html>")
+    })
+    .await;
+    let err = run_cli(["loadtest", "matrix", "--url", &stub.url, "--token", "t"])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        format!("{}/state did not return JSON", stub.url)
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_token_stops_the_matrix_with_a_hint() {
+    let stub = Stub::start(|_, path| match path.starts_with("/admin") {
+        true => Answer::json(401, r#"{"error":"unauthorized"}"#),
+        false => Answer::json(200, r#"{"instance":"a"}"#),
+    })
+    .await;
+    let err = run_cli(["loadtest", "matrix", "--url", &stub.url, "--token", "bad"])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        "admin token rejected (401) — pass --token or OVERSELL_ADMIN_TOKEN"
+    );
+}
+
+#[tokio::test]
+async fn bad_flags_come_back_as_errors_with_the_usage() {
+    let err = run_cli(["loadtest", "run", "-n", "ten"]).await.unwrap_err();
+    assert!(err.to_string().contains("invalid count `ten`"), "{err}");
+}

@@ -1,0 +1,67 @@
+//! `loadtest matrix` against a real fleet (three instances, one Redis): the unsafe tiers
+//! oversell, the safe ones do not, and the buyers' own count of 200s equals the ledger's order
+//! count for every tier.
+
+use serde_json::Value;
+
+use crate::helpers::{spawn_fleet, TOKEN};
+
+const STOCK: i64 = 100;
+const BUYERS: u64 = 300;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_matrix_shows_unsafe_tiers_overselling_and_safe_tiers_holding_the_stock() {
+    let fleet = spawn_fleet(3).await;
+    let mut args: Vec<String> = vec!["loadtest".into(), "matrix".into()];
+    for app in &fleet.apps {
+        args.extend(["--url".into(), app.url.clone()]);
+    }
+    let (stock, buyers) = (STOCK.to_string(), BUYERS.to_string());
+    args.extend(
+        [
+            "--tiers",
+            "all",
+            "--stock",
+            &stock,
+            "--buyers",
+            &buyers,
+            // A short business step inside the critical section makes races visible.
+            "--business-ms",
+            "5",
+            "--token",
+            TOKEN,
+            "--json",
+        ]
+        .map(String::from),
+    );
+
+    let out = loadtest::run_cli(args).await.expect("the matrix runs");
+    let report: Value = serde_json::from_str(&out).expect("--json prints JSON");
+
+    let rows = report["rows"].as_array().expect("rows");
+    let tiers: Vec<&str> = rows.iter().map(|r| r["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, loadtest::matrix::ALL_TIERS);
+    for row in rows {
+        let tier = row["tier"].as_str().unwrap();
+        let int = |k: &str| {
+            row[k]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{tier}: no {k} in {row}"))
+        };
+        assert_eq!(int("sent"), BUYERS as i64, "{tier}: {row}");
+        assert_eq!(int("errors"), 0, "{tier}: {row}");
+        assert_eq!(
+            int("ok"),
+            int("ledger_orders"),
+            "{tier}: every 200 the buyers got is in the ledger, and nothing else is: {row}"
+        );
+        match tier {
+            "none" | "local" => assert!(int("oversold") > 0, "{tier} must oversell: {row}"),
+            _ => {
+                assert_eq!(int("oversold"), 0, "{tier} must not oversell: {row}");
+                assert_eq!(int("lost_updates"), 0, "{tier}: {row}");
+                assert_eq!((int("ok"), int("final_stock")), (STOCK, 0), "{tier}: {row}");
+            }
+        }
+    }
+}
