@@ -105,12 +105,10 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         _ = crate::startup::shutdown_signal() => Ok(()),
         how = fleet.nginx_exited() => Err(anyhow::anyhow!("nginx exited ({how}); stopping the fleet")),
     };
-    println!(
-        "stopping: nginx, {} instances, redis",
-        fleet.instances().len()
-    );
+    let count = fleet.instances().len();
+    process::say(&format!("stopping: nginx, {count} instances, redis"));
     fleet.stop().await;
-    println!("stopped: no process left, run dir removed");
+    process::say("stopped: every process reaped, run dir removed");
     outcome
 }
 
@@ -151,8 +149,8 @@ fn print_banner(fleet: &Fleet, tier: Tier) {
          && curl -s {json} -d '{{\"buyer\":\"me\"}}' {url}/sale\n",
         token = fleet.admin_token()
     );
-    out += &format!("ready: {url}\n");
-    print!("{out}");
+    out += &format!("ready: {url}");
+    process::say(&out);
 }
 
 fn pid(pid: Option<u32>) -> String {

@@ -67,6 +67,12 @@ async fn copy_lines(from: impl AsyncRead + Unpin, label: String, to_stderr: bool
     }
 }
 
+/// Prints one line of `up`'s own on stdout. A closed stdout (`oversell up | head`) is not a
+/// reason to stop supervising, so write errors are ignored, unlike `println!`.
+pub fn say(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
 /// Sends `signal` to every process in the group `pgid`. A group that is already gone is fine.
 pub fn signal_group(pgid: u32, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions; a negative pid names a process group.

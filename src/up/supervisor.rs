@@ -104,7 +104,7 @@ async fn supervise(
         let mut child = match spawn(&spec) {
             Ok(child) => child,
             Err(err) => {
-                eprintln!("error: cannot start {id}: {err}");
+                process::say(&format!("restart: cannot start {id} ({err}), retrying"));
                 if wait_or_stop(&mut stop, delay).await {
                     return;
                 }
@@ -120,10 +120,10 @@ async fn supervise(
         };
         if restarts > 0 {
             let pid = pid.unwrap_or(0);
-            println!(
-                "restart: {id} is back: http://127.0.0.1:{} pid={pid}",
-                spec.port
-            );
+            let port = spec.port;
+            process::say(&format!(
+                "restart: {id} is back: http://127.0.0.1:{port} pid={pid}"
+            ));
         }
         tokio::select! {
             // Stopping wins a tie: an exit caused by our own SIGTERM is not a crash.
@@ -148,7 +148,7 @@ async fn supervise(
                     s.restarts += 1;
                     s.last_exit = Some(how.clone());
                 }
-                println!("restart: {id} exited ({how}), restarting");
+                process::say(&format!("restart: {id} exited ({how}), restarting"));
             }
         }
         if started.elapsed() >= STABLE {
