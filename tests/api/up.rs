@@ -35,6 +35,8 @@ impl Up {
             .env_remove("ADMIN_TOKEN")
             .env_remove("LOCK_TIER")
             .env("RUST_LOG", "oversell=warn")
+            // Read by every instance: a busy CI machine must not turn a lock wait into a 503.
+            .env("WAIT_DEADLINE_MS", "60000")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
