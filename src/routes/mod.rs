@@ -2,9 +2,11 @@
 
 mod admin;
 mod burst;
+mod events;
 mod extract;
 mod observe;
 mod sale;
+mod scenario;
 
 use std::path::Path;
 use std::time::Duration;
@@ -33,10 +35,13 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
         .route("/health", get(observe::health))
         .route("/metrics", get(observe::metrics))
         .route("/instances", get(observe::instances))
+        .route("/events", get(events::events))
         .route("/admin/reset", post(admin::reset))
         .route("/admin/tier", put(admin::tier))
         .route("/admin/config", put(admin::config))
         .route("/admin/burst", post(burst::burst))
+        .route("/scenarios", get(scenario::list))
+        .route("/admin/scenario", post(scenario::run))
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))

@@ -4,9 +4,12 @@ mod helpers;
 
 mod api_errors;
 mod contention;
+mod events;
 mod faults;
 mod fleet_settings;
 mod matrix;
 mod redis_outage;
+mod rooms;
+mod scenarios;
 mod topology;
 mod up;

@@ -1,0 +1,188 @@
+//! `GET /events`: the dashboard's SSE feed sends the room's state and its lock timeline, and a
+//! client that reconnects with `Last-Event-ID` is not sent the same entries again.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_fleet, TOKEN};
+
+/// An open SSE response, parsed event by event.
+struct Sse {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+/// One parsed event: its name, id (if any) and JSON data.
+#[derive(Debug)]
+struct Ev {
+    name: String,
+    id: Option<String>,
+    data: Value,
+}
+
+impl Sse {
+    async fn open(client: &reqwest::Client, url: &str, last_id: Option<&str>) -> Sse {
+        let mut req = client.get(url).header("accept", "text/event-stream");
+        if let Some(id) = last_id {
+            req = req.header("last-event-id", id);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let ctype = resp.headers()["content-type"].to_str().unwrap().to_owned();
+        assert!(ctype.starts_with("text/event-stream"), "{ctype}");
+        Sse {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event, or `None` when the deadline passes first.
+    async fn next(&mut self, within: Duration) -> Option<Ev> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut name, mut id, mut data) = (String::new(), None, String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        id = Some(v.trim().to_owned());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data += v.trim_start();
+                    }
+                }
+                if name.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                let data = serde_json::from_str(&data).unwrap_or(Value::Null);
+                return Some(Ev { name, id, data });
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk()).await;
+            match chunk {
+                Ok(Ok(Some(bytes))) => self.buf += &String::from_utf8_lossy(&bytes),
+                Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Reads events until `pick` returns something, failing after `within`.
+    async fn until<T>(&mut self, within: Duration, mut pick: impl FnMut(&Ev) -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let ev = self
+                .next(left)
+                .await
+                .unwrap_or_else(|| panic!("no matching event within {within:?}"));
+            if let Some(found) = pick(&ev) {
+                return found;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn events_stream_state_and_the_lock_timeline_of_a_sale() {
+    let fleet = spawn_fleet(1).await;
+    let base = fleet.url(0).to_owned();
+    let client = &fleet.client;
+    let reset = client
+        .post(format!("{base}/admin/reset?room=ev"))
+        .bearer_auth(TOKEN)
+        .json(&json!({ "stock": 5 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::OK);
+
+    let url = format!("{base}/events?room=ev");
+    let mut sse = Sse::open(client, &url, None).await;
+    let first = sse
+        .until(Duration::from_secs(5), |ev| {
+            (ev.name == "state").then(|| ev.data.clone())
+        })
+        .await;
+    assert_eq!(first["room"], "ev");
+    assert_eq!(first["stock"], 5);
+    assert_eq!(first["orders"], 0);
+    assert!(first["settings"]["ttl_ms"].is_u64(), "{first}");
+
+    let sold = client
+        .post(format!("{base}/sale?room=ev"))
+        .json(&json!({ "buyer": "sse" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sold.status(), StatusCode::OK);
+
+    // The timeline shows the sale's critical section: enter then exit, one owner, "sold".
+    let mut entries: Vec<Value> = Vec::new();
+    let last_id = sse
+        .until(Duration::from_secs(10), |ev| {
+            if ev.name != "timeline" {
+                return None;
+            }
+            entries.extend(ev.data["entries"].as_array().unwrap().iter().cloned());
+            let exit = entries.iter().find(|e| e["kind"] == "exit")?;
+            assert_eq!(exit["outcome"], "sold");
+            let enter = entries
+                .iter()
+                .find(|e| e["kind"] == "enter" && e["owner"] == exit["owner"])
+                .expect("an enter for the exit's owner");
+            assert!(enter["at_us"].as_i64().unwrap() <= exit["at_us"].as_i64().unwrap());
+            assert_eq!(enter["stock"], 5);
+            ev.id.clone()
+        })
+        .await;
+    let state = sse
+        .until(Duration::from_secs(5), |ev| {
+            (ev.name == "state" && ev.data["orders"] == 1).then(|| ev.data.clone())
+        })
+        .await;
+    assert_eq!(state["stock"], 4);
+    assert_eq!(state["oversold"], 0);
+    let instance = state["instance"].as_str().unwrap();
+    assert_eq!(state["per_instance"][instance]["orders"], 1, "{state}");
+    drop(sse);
+
+    // Resuming from the last id sends no entry twice; a new sale's entries do come.
+    let mut again = Sse::open(client, &url, Some(&last_id)).await;
+    client
+        .post(format!("{base}/sale?room=ev"))
+        .json(&json!({ "buyer": "sse-2" }))
+        .send()
+        .await
+        .unwrap();
+    let mut seen: Vec<Value> = Vec::new();
+    again
+        .until(Duration::from_secs(10), |ev| {
+            if ev.name == "timeline" {
+                seen.extend(ev.data["entries"].as_array().unwrap().iter().cloned());
+            }
+            seen.iter().any(|e| e["kind"] == "exit").then_some(())
+        })
+        .await;
+    let stocks: Vec<&Value> = seen
+        .iter()
+        .filter(|e| e["kind"] == "enter")
+        .map(|e| &e["stock"])
+        .collect();
+    assert_eq!(stocks, [&json!(4)], "only the new sale: {seen:?}");
+}
+
+#[tokio::test]
+async fn events_refuse_a_bad_room() {
+    let fleet = spawn_fleet(1).await;
+    let resp = fleet
+        .client
+        .get(format!("{}/events?room=no%20spaces", fleet.url(0)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], "bad_request");
+}
