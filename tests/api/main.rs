@@ -10,6 +10,5 @@ mod fleet_settings;
 mod matrix;
 mod redis_outage;
 mod rooms;
-mod scenarios;
 mod topology;
 mod up;
