@@ -55,6 +55,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
 
+    /// URL that reaches the whole fleet (nginx); server-side bursts and scenarios go through it
+    /// [default: this instance's own address].
+    #[arg(long, env = "FLEET_URL")]
+    pub fleet_url: Option<String>,
+
     /// Directory served at / (the dashboard).
     #[arg(long, env = "STATIC_DIR", default_value = "static")]
     pub static_dir: PathBuf,

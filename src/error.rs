@@ -27,6 +27,10 @@ pub enum AppError {
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
     LockLost,
+    #[error("the fleet did not answer as expected: {0}")]
+    Fleet(String),
+    #[error("a scenario is already running on this instance; wait for it to finish")]
+    Busy,
     #[error("redis is unavailable")]
     RedisUnavailable(String),
     #[error("internal error")]
@@ -40,7 +44,8 @@ impl AppError {
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            AppError::SoldOut { .. } => StatusCode::CONFLICT,
+            AppError::SoldOut { .. } | AppError::Busy => StatusCode::CONFLICT,
+            AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. } | AppError::LockLost | AppError::RedisUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -58,6 +63,8 @@ impl AppError {
             AppError::SoldOut { .. } => "sold_out",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
+            AppError::Fleet(_) => "fleet_error",
+            AppError::Busy => "busy",
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::Internal(_) => "internal",
         }

@@ -54,7 +54,11 @@ impl Application {
         if let Err(err) = fleet.settings(&Keys::for_room(DEFAULT_ROOM)).await {
             tracing::warn!(%err, "redis not reachable at start-up; serving anyway");
         }
-        let state = AppState::new(redis, instance, admin_token, fleet, signals);
+        let fleet_url = args
+            .fleet_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}"));
+        let state = AppState::new(redis, instance, admin_token, fleet_url, fleet, signals);
         let router = routes::app(state.clone(), &args.static_dir);
         Ok(Application {
             listener,

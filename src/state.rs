@@ -20,6 +20,10 @@ pub struct Shared {
     /// those of its previous life.
     pub run_id: String,
     pub admin_token: String,
+    /// Reaches the whole fleet (nginx), for server-side bursts and scenarios.
+    pub fleet_url: String,
+    /// One scenario at a time per instance: two would reset each other's stock.
+    pub scenario_running: tokio::sync::Mutex<()>,
     pub fleet: Arc<Fleet>,
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
@@ -32,6 +36,7 @@ impl AppState {
         redis: RedisPool,
         instance: String,
         admin_token: String,
+        fleet_url: String,
         fleet: Arc<Fleet>,
         signals: Arc<ReleaseSignals>,
     ) -> Self {
@@ -41,6 +46,8 @@ impl AppState {
             instance,
             run_id: uuid::Uuid::new_v4().simple().to_string(),
             admin_token,
+            fleet_url,
+            scenario_running: tokio::sync::Mutex::new(()),
             fleet,
             locks: Locks::default(),
             signals,

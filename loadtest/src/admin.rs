@@ -105,6 +105,16 @@ impl Admin {
         }
     }
 
+    /// Any call to the first target, e.g. `POST /admin/faults`; non-2xx answers are errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        self.call(self.targets.first(), method, path, body).await
+    }
+
     async fn admin(&self, method: Method, path: &str, body: Value) -> anyhow::Result<Value> {
         self.call(self.targets.first(), method, path, Some(body))
             .await

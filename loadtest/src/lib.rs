@@ -17,6 +17,8 @@
 //! - [`matrix`]: reset → switch tier → burst → read the truth, one [`MatrixRow`] per tier.
 //! - [`report`]: printers — text and JSON for a run; table, JSON, CSV and SVG for the matrix.
 //! - [`progress`]: the live progress bar, silent unless stdout is a terminal.
+//! - [`scenario`]: the curriculum — each tier's defect as a scenario with its expected
+//!   outcome, run against a live fleet and judged from the ground truth.
 //!
 //! The binary only parses the flags and calls [`execute`]; tests call [`run_cli`] with the same
 //! arguments and read the printed text (e.g. the matrix `--json`).
@@ -27,6 +29,7 @@ pub mod http;
 pub mod matrix;
 pub mod progress;
 pub mod report;
+pub mod scenario;
 pub mod stats;
 pub mod target;
 pub mod worker;

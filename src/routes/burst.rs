@@ -3,16 +3,19 @@
 //! N concurrent sales, released together, each the same code path as `POST /sale`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
+use loadtest::http::preflight;
+use loadtest::{BurstOptions, Targets};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{required_json, Admin, Room};
 use super::sale::{run_sale, MAX_QTY};
 use crate::error::AppError;
+use crate::keys::Keys;
 use crate::sale::Order;
 use crate::state::AppState;
 
@@ -23,6 +26,18 @@ pub const MAX_BUYERS: usize = 5_000;
 struct BurstBody {
     buyers: usize,
     qty: Option<u32>,
+    via: Option<Via>,
+}
+
+/// Where the buyers come from.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Via {
+    /// Through `FLEET_URL` (nginx): real HTTP requests spread over every instance.
+    #[default]
+    Fleet,
+    /// This process only, through the same sale path as `POST /sale`.
+    Instance,
 }
 
 /// What the burst saw, by outcome.
@@ -37,7 +52,8 @@ pub struct BurstReport {
     pub throughput_rps: f64,
 }
 
-/// `POST /admin/burst {"buyers": N, "qty"?}`: N buyers served by this instance, at once.
+/// `POST /admin/burst {"buyers": N, "qty"?, "via"?}`: N buyers at once, through the fleet
+/// (default) or served by this instance alone (`"via": "instance"`).
 pub async fn burst(
     _: Admin,
     State(state): State<AppState>,
@@ -55,7 +71,13 @@ pub async fn burst(
         return Err(AppError::BadRequest(format!("qty must be 1..={MAX_QTY}")));
     }
     // Fail fast with a clear 503 instead of N identical ones.
-    state.fleet.room(&keys).await?;
+    let room = state.fleet.room(&keys).await?;
+    if body.via.unwrap_or_default() == Via::Fleet {
+        let deadline = room.settings.wait_deadline() + room.settings.business();
+        return through_fleet(&state, &keys, body.buyers, qty, deadline)
+            .await
+            .map(Json);
+    }
     let release = Arc::new(tokio::sync::Barrier::new(body.buyers + 1));
     let mut buyers = tokio::task::JoinSet::new();
     for i in 0..body.buyers {
@@ -87,4 +109,35 @@ pub async fn burst(
     report.elapsed_ms = elapsed * 1000.0;
     report.throughput_rps = body.buyers as f64 / elapsed.max(1e-9);
     Ok(Json(report))
+}
+
+/// N real HTTP buyers through the fleet URL, released together (the loadtest's burst model).
+async fn through_fleet(
+    state: &AppState,
+    keys: &Keys,
+    buyers: usize,
+    qty: u32,
+    deadline: Duration,
+) -> Result<BurstReport, AppError> {
+    let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
+        .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
+    preflight(&targets, Duration::from_secs(2))
+        .await
+        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    let options = BurstOptions {
+        connections: None,
+        timeout: deadline + Duration::from_secs(30),
+        qty,
+    };
+    let stats = loadtest::burst(&targets, buyers, &options).await;
+    let (ok, sold_out, unavailable) = (stats.status(200), stats.status(409), stats.status(503));
+    Ok(BurstReport {
+        buyers,
+        ok: ok as usize,
+        sold_out: sold_out as usize,
+        unavailable: unavailable as usize,
+        errors: (stats.sent() - ok - sold_out - unavailable) as usize,
+        elapsed_ms: stats.elapsed.as_secs_f64() * 1000.0,
+        throughput_rps: stats.throughput(),
+    })
 }

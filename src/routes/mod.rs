@@ -6,6 +6,7 @@ mod events;
 mod extract;
 mod observe;
 mod sale;
+mod scenario;
 
 use std::path::Path;
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
         .route("/admin/tier", put(admin::tier))
         .route("/admin/config", put(admin::config))
         .route("/admin/burst", post(burst::burst))
+        .route("/scenarios", get(scenario::list))
+        .route("/admin/scenario", post(scenario::run))
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))

@@ -10,5 +10,6 @@ mod fleet_settings;
 mod matrix;
 mod redis_outage;
 mod rooms;
+mod scenarios;
 mod topology;
 mod up;

@@ -1,0 +1,460 @@
+//! Scenarios: a tier, its settings, a fault, a load, and the outcome it must show, run against
+//! a live fleet and judged from the ground truth in Redis.
+//!
+//! Running one: disarm faults → reset the stock → set tier and settings → wait until every
+//! instance has them → arm the fault and wait until every instance knows it → fire → read
+//! `/state` (and the ledger where a check needs it) → judge.
+
+mod catalog;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use http::Method;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::admin::{field, Admin};
+use crate::target::Targets;
+use crate::worker::{burst, BurstOptions};
+
+pub use catalog::{find, CATALOG};
+
+/// Where the buyers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    /// Through the targets (nginx): buyers spread over every instance.
+    Fleet,
+    /// `POST /admin/burst` on one instance: every buyer served by that one process.
+    OneInstance,
+}
+
+/// A fault armed before the load, for the next holder on any instance.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Fault {
+    pub kind: &'static str,
+    pub ms: u64,
+}
+
+impl Fault {
+    pub const fn new(kind: &'static str, ms: u64) -> Fault {
+        Fault { kind, ms }
+    }
+}
+
+/// One figure compared with a bound.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Check {
+    /// A `/state` figure, or `min_depth` (lowest hold count in the ledger) or
+    /// `throughput_vs_lua_release` (this load's requests/s over lua-release's on the same load).
+    pub figure: &'static str,
+    pub op: Op,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Op {
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = "==")]
+    Eq,
+}
+
+impl Check {
+    pub const fn gt(figure: &'static str, value: f64) -> Check {
+        Check {
+            figure,
+            op: Op::Gt,
+            value,
+        }
+    }
+
+    pub const fn eq(figure: &'static str, value: f64) -> Check {
+        Check {
+            figure,
+            op: Op::Eq,
+            value,
+        }
+    }
+
+    fn holds(&self, seen: f64) -> bool {
+        match self.op {
+            Op::Gt => seen > self.value,
+            Op::Eq => seen == self.value,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let op = match self.op {
+            Op::Gt => ">",
+            Op::Eq => "==",
+        };
+        format!("{} {op} {}", self.figure, self.value)
+    }
+}
+
+/// What a scenario must show.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// Every check holds on the figures after the load.
+    Figures(&'static [Check]),
+    /// Deadlock: sales stall, buyers get 503s, the lock stays with no lease, and only a reset
+    /// brings sales back.
+    StallUntilReset,
+    /// Sales stall until the dead holder's lease runs out, then resume by themselves.
+    StallThenResume,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub id: &'static str,
+    pub tier: &'static str,
+    pub ttl_ms: u64,
+    pub business_ms: u64,
+    pub wait: &'static str,
+    pub wait_deadline_ms: u64,
+    pub fault: Option<Fault>,
+    pub stock: i64,
+    pub buyers: usize,
+    pub via: Via,
+    pub expect: Expect,
+    /// Whether the outcome depends on timing (these are repeated to measure how often it holds).
+    pub timing_sensitive: bool,
+    /// Which article and section the story comes from.
+    pub source: &'static str,
+    pub en: &'static str,
+    pub zh: &'static str,
+}
+
+impl Scenario {
+    fn settings(&self) -> Value {
+        json!({
+            "tier": self.tier,
+            "ttl_ms": self.ttl_ms,
+            "business_ms": self.business_ms,
+            "wait": self.wait,
+            "wait_deadline_ms": self.wait_deadline_ms,
+        })
+    }
+
+    /// The expectation in words.
+    pub fn expectation(&self) -> String {
+        match self.expect {
+            Expect::Figures(checks) => checks
+                .iter()
+                .map(Check::describe)
+                .collect::<Vec<_>>()
+                .join(", "),
+            Expect::StallUntilReset => "sales stall (503s, lock with no TTL) until reset".into(),
+            Expect::StallThenResume => "sales stall until the lease expires, then resume".into(),
+        }
+    }
+}
+
+/// One judged check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub check: String,
+    pub seen: String,
+    pub held: bool,
+}
+
+/// The outcome of one run of a scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioRun {
+    pub id: &'static str,
+    pub tier: &'static str,
+    pub passed: bool,
+    pub expectation: String,
+    pub verdicts: Vec<Verdict>,
+    /// The ground truth after the load, and the load's own counts.
+    pub figures: BTreeMap<String, f64>,
+    pub elapsed_ms: f64,
+}
+
+/// How the runner reaches the fleet.
+pub struct Runner<'a> {
+    pub targets: &'a Targets,
+    pub admin: &'a Admin,
+    /// How many instances serve behind the targets.
+    pub instances: usize,
+}
+
+/// The ground-truth figures a check may name.
+const FIGURES: [&str; 10] = [
+    "stock",
+    "orders",
+    "items_sold",
+    "oversold",
+    "lost_updates",
+    "overlaps",
+    "foreign_releases",
+    "stale_writes_rejected",
+    "lock_timeouts",
+    "initial_stock",
+];
+
+/// The load's own counts, kept beside the ground truth.
+#[derive(Debug, Default, Clone, Copy)]
+struct Fired {
+    ok: f64,
+    sold_out: f64,
+    unavailable: f64,
+    other: f64,
+    throughput: f64,
+    max_ms: f64,
+}
+
+impl Runner<'_> {
+    pub async fn run(&self, scenario: &Scenario) -> anyhow::Result<ScenarioRun> {
+        let started = Instant::now();
+        let mut figures = BTreeMap::new();
+        let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
+        let baseline = match needs_baseline {
+            true => {
+                let mut reference = scenario.settings();
+                reference["tier"] = json!("lua-release");
+                self.prepare(scenario, reference).await?;
+                Some(self.fire(scenario).await?.throughput)
+            }
+            false => None,
+        };
+        self.prepare(scenario, scenario.settings()).await?;
+        if let Some(fault) = scenario.fault {
+            self.arm(fault).await?;
+        }
+        let fired = self.fire(scenario).await?;
+        let state = self.admin.state().await?;
+        for name in FIGURES {
+            figures.insert(name.to_owned(), field(&state, name)? as f64);
+        }
+        figures.insert("sent_ok".into(), fired.ok);
+        figures.insert("sent_sold_out".into(), fired.sold_out);
+        figures.insert("sent_503".into(), fired.unavailable);
+        figures.insert("sent_other".into(), fired.other);
+        figures.insert("throughput_rps".into(), fired.throughput);
+        figures.insert("max_latency_ms".into(), fired.max_ms);
+        if let Some(reference) = baseline {
+            figures.insert(
+                "throughput_vs_lua_release".into(),
+                fired.throughput / reference.max(1e-9),
+            );
+        }
+
+        let verdicts = match scenario.expect {
+            Expect::Figures(checks) => {
+                if checks.iter().any(|c| c.figure == "min_depth") {
+                    figures.insert("min_depth".into(), self.min_depth().await?);
+                }
+                checks
+                    .iter()
+                    .map(|check| {
+                        let seen = figures.get(check.figure).copied().unwrap_or(f64::NAN);
+                        Verdict {
+                            check: check.describe(),
+                            seen: format!("{}", (seen * 100.0).round() / 100.0),
+                            held: check.holds(seen),
+                        }
+                    })
+                    .collect()
+            }
+            Expect::StallUntilReset => self.judge_deadlock(scenario, &state, &fired).await?,
+            Expect::StallThenResume => judge_recovery(scenario, &state, &fired),
+        };
+        // Leave nothing armed for whoever comes next.
+        self.disarm().await?;
+        Ok(ScenarioRun {
+            id: scenario.id,
+            tier: scenario.tier,
+            passed: verdicts.iter().all(|v| v.held),
+            expectation: scenario.expectation(),
+            verdicts,
+            figures,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    async fn prepare(&self, scenario: &Scenario, settings: Value) -> anyhow::Result<()> {
+        self.disarm().await?;
+        self.admin.reset(scenario.stock).await?;
+        let applied = self.admin.set_config(settings).await?;
+        self.admin
+            .wait_for_settings(&applied, self.instances, Duration::from_secs(10))
+            .await
+    }
+
+    async fn disarm(&self) -> anyhow::Result<()> {
+        self.admin
+            .request(Method::DELETE, "/admin/faults", None)
+            .await
+            .map(drop)
+    }
+
+    /// Arms the fault and waits until every instance holds it: an instance that has not heard
+    /// of it would not fire it.
+    async fn arm(&self, fault: Fault) -> anyhow::Result<()> {
+        let body = json!({ "kind": fault.kind, "ms": fault.ms });
+        self.admin
+            .request(Method::POST, "/admin/faults", Some(body))
+            .await?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut armed: BTreeMap<String, bool> = BTreeMap::new();
+        loop {
+            for target in self.targets.iter() {
+                let state = self.admin.state_of(target).await?;
+                let instance = state["instance"].as_str().unwrap_or_default().to_owned();
+                let knows = state["faults"].as_array().is_some_and(|f| !f.is_empty());
+                armed.insert(instance, knows);
+            }
+            if armed.len() >= self.instances && armed.values().all(|k| *k) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(anyhow!(
+                    "the fault did not reach every instance within 10 s"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn fire(&self, scenario: &Scenario) -> anyhow::Result<Fired> {
+        let limit = Duration::from_millis(scenario.wait_deadline_ms + 30_000);
+        match scenario.via {
+            Via::Fleet => {
+                let options = BurstOptions {
+                    timeout: limit,
+                    ..BurstOptions::default()
+                };
+                let stats = burst(self.targets, scenario.buyers, &options).await;
+                Ok(Fired {
+                    ok: stats.status(200) as f64,
+                    sold_out: stats.status(409) as f64,
+                    unavailable: stats.status(503) as f64,
+                    other: (stats.sent()
+                        - stats.status(200)
+                        - stats.status(409)
+                        - stats.status(503)) as f64,
+                    throughput: stats.throughput(),
+                    max_ms: stats.max_ms(),
+                })
+            }
+            Via::OneInstance => {
+                let report = self
+                    .admin
+                    .clone()
+                    .with_timeout(limit)
+                    .request(
+                        Method::POST,
+                        "/admin/burst",
+                        Some(json!({ "buyers": scenario.buyers, "via": "instance" })),
+                    )
+                    .await?;
+                let n = |k: &str| report[k].as_f64().unwrap_or(0.0);
+                Ok(Fired {
+                    ok: n("ok"),
+                    sold_out: n("sold_out"),
+                    unavailable: n("unavailable"),
+                    other: n("errors"),
+                    throughput: n("throughput_rps"),
+                    max_ms: n("elapsed_ms"),
+                })
+            }
+        }
+    }
+
+    /// The lowest hold count any ledger entry recorded (2 = every sale re-entered).
+    async fn min_depth(&self) -> anyhow::Result<f64> {
+        let ledger = self
+            .admin
+            .request(Method::GET, "/ledger?limit=10000", None)
+            .await?;
+        let orders = ledger["orders"]
+            .as_array()
+            .context("/ledger has no orders list")?;
+        Ok(orders
+            .iter()
+            .filter_map(|o| o["depth"].as_f64())
+            .fold(f64::INFINITY, f64::min))
+    }
+
+    /// Deadlock, as a user sees it: nothing sold, 503s, a lock with no TTL; still stuck after
+    /// twice the lease would have run; sales come back only after a reset.
+    async fn judge_deadlock(
+        &self,
+        scenario: &Scenario,
+        state: &Value,
+        fired: &Fired,
+    ) -> anyhow::Result<Vec<Verdict>> {
+        let lock_ttl = state["lock"]["ttl_ms"].as_i64();
+        let mut verdicts = vec![
+            verdict(
+                "buyers got 503 (lock wait deadline)",
+                fired.unavailable,
+                fired.unavailable > 0.0,
+            ),
+            verdict(
+                "lock held with no TTL (ttl_ms == -1)",
+                lock_ttl.unwrap_or(-2) as f64,
+                lock_ttl == Some(-1),
+            ),
+        ];
+        // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
+        // point of this check, not a guess at a timing.
+        tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
+        let probe = self.probe(5).await;
+        verdicts.push(verdict(
+            "still stalled after 2 × TTL (sold of 5)",
+            probe,
+            probe == 0.0,
+        ));
+        self.admin.reset(scenario.stock).await?;
+        let probe = self.probe(5).await;
+        verdicts.push(verdict(
+            "after reset, sales resume (sold of 5)",
+            probe,
+            probe == 5.0,
+        ));
+        Ok(verdicts)
+    }
+
+    /// Fires a few buyers through the fleet; how many were sold.
+    async fn probe(&self, buyers: usize) -> f64 {
+        let options = BurstOptions {
+            connections: Some(buyers),
+            timeout: Duration::from_secs(30),
+            qty: 1,
+        };
+        burst(self.targets, buyers, &options).await.status(200) as f64
+    }
+}
+
+/// Recovery after a dead holder's lease: the burst stalled for about a lease, then sold.
+fn judge_recovery(scenario: &Scenario, state: &Value, fired: &Fired) -> Vec<Verdict> {
+    let stalled = fired.max_ms >= 0.8 * scenario.ttl_ms as f64;
+    let sold = field(state, "orders").unwrap_or(0) as f64;
+    vec![
+        verdict(
+            "a buyer waited about a lease (max latency ms)",
+            fired.max_ms,
+            stalled,
+        ),
+        verdict("sales resumed by themselves (orders)", sold, sold > 0.0),
+        verdict(
+            "no buyer hit the wait deadline (503s)",
+            fired.unavailable,
+            fired.unavailable == 0.0,
+        ),
+    ]
+}
+
+fn verdict(check: &str, seen: f64, held: bool) -> Verdict {
+    Verdict {
+        check: check.to_owned(),
+        seen: format!("{}", (seen * 100.0).round() / 100.0),
+        held,
+    }
+}

@@ -1,0 +1,76 @@
+//! The curriculum from the server side: `GET /scenarios` lists the catalog, and
+//! `POST /admin/scenario {"id"}` runs one against the whole fleet (through `FLEET_URL`) and
+//! answers with its verdicts — the dashboard's scenario picker.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use loadtest::scenario::{self, Runner, ScenarioRun, CATALOG};
+use loadtest::{Admin as AdminClient, Targets};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::extract::{required_json, Admin, Room};
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// `GET /scenarios`: the catalog, in the order of the ladder.
+pub async fn list() -> Json<Value> {
+    let scenarios: Vec<Value> = CATALOG
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "tier": s.tier,
+                "expectation": s.expectation(),
+                "timing_sensitive": s.timing_sensitive,
+                "source": s.source,
+                "en": s.en,
+                "zh": s.zh,
+            })
+        })
+        .collect();
+    Json(json!({ "scenarios": scenarios }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunBody {
+    id: String,
+}
+
+/// `POST /admin/scenario {"id"}`: runs one scenario in the room, against every instance.
+pub async fn run(
+    _: Admin,
+    State(state): State<AppState>,
+    Room(keys): Room,
+    body: Bytes,
+) -> Result<Json<ScenarioRun>, AppError> {
+    let RunBody { id } = required_json(&body, r#"{"id": "none-race"}"#)?;
+    let scenario = scenario::find(&id).ok_or_else(|| {
+        let ids: Vec<&str> = CATALOG.iter().map(|s| s.id).collect();
+        AppError::BadRequest(format!(
+            "unknown scenario `{id}`; valid: {}",
+            ids.join(", ")
+        ))
+    })?;
+    let _running = state
+        .scenario_running
+        .try_lock()
+        .map_err(|_| AppError::Busy)?;
+    let instances = state.fleet.live_instances().await?.len().max(1);
+    let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
+        .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
+    let admin = AdminClient::new(&targets, Some(state.admin_token.clone()));
+    let runner = Runner {
+        targets: &targets,
+        admin: &admin,
+        instances,
+    };
+    let run = runner
+        .run(scenario)
+        .await
+        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
+    Ok(Json(run))
+}

@@ -1,0 +1,70 @@
+//! The whole curriculum against a real fleet: a private redis-server, three `oversell serve`
+//! processes (supervised, so a crashed one comes back) and nginx in front — every scenario's
+//! expectation checked from the ground truth.
+
+use loadtest::scenario::{Runner, CATALOG};
+use loadtest::{Admin, Targets};
+use oversell::tier::Tier;
+use oversell::up::fleet::{Fleet, FleetConfig};
+
+const TOKEN: &str = "curriculum-token";
+
+pub async fn start_fleet(instances: usize) -> Fleet {
+    Fleet::start(FleetConfig {
+        instances,
+        port: 0,
+        redis_port: None,
+        tier: Tier::LuaRelease,
+        admin_token: TOKEN.into(),
+        static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
+        program: env!("CARGO_BIN_EXE_oversell").into(),
+    })
+    .await
+    .expect("start the fleet")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
+    let fleet = start_fleet(3).await;
+    let targets = Targets::parse(&[fleet.url()], None).unwrap();
+    let admin = Admin::new(&targets, Some(TOKEN.into()));
+    let runner = Runner {
+        targets: &targets,
+        admin: &admin,
+        instances: 3,
+    };
+    let mut failures = Vec::new();
+    for scenario in CATALOG {
+        let run = runner.run(scenario).await.expect(scenario.id);
+        let seen: Vec<String> = run
+            .verdicts
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} [{}] {}",
+                    v.check,
+                    v.seen,
+                    if v.held { "ok" } else { "FAILED" }
+                )
+            })
+            .collect();
+        eprintln!(
+            "{:<34} {} ({:.0} ms): {}",
+            run.id,
+            if run.passed { "PASS" } else { "FAIL" },
+            run.elapsed_ms,
+            seen.join("; ")
+        );
+        if !run.passed {
+            failures.push(format!("{}: {}", run.id, seen.join("; ")));
+        }
+    }
+    // Crashes were real: the supervisor brought the instances back.
+    assert!(fleet.instances().iter().any(|i| i.restarts > 0));
+    fleet.stop().await;
+    assert!(
+        failures.is_empty(),
+        "scenarios failed:\n{}",
+        failures.join("\n")
+    );
+}
