@@ -22,17 +22,38 @@ impl RedisServer {
 
     /// Starts `redis-server` on `port` with no persistence.
     pub fn start_on(port: u16) -> anyhow::Result<Self> {
+        Self::start_with(port, None)
+    }
+
+    /// Starts `redis-server` on `port`; with `data_dir`, its data lives there in an append-only
+    /// file and survives restarts, otherwise nothing is persisted.
+    pub fn start_with(port: u16, data_dir: Option<&Path>) -> anyhow::Result<Self> {
         let binary = find_binary("redis-server").context(
             "redis-server not found; install it with: sudo apt-get install -y redis-server",
         )?;
         let dir = tempfile::Builder::new()
             .prefix("oversell-redis-")
             .tempdir()?;
+        let (data, appendonly) = match data_dir {
+            Some(path) => {
+                std::fs::create_dir_all(path)
+                    .with_context(|| format!("cannot create {}", path.display()))?;
+                (path, "yes")
+            }
+            None => (dir.path(), "no"),
+        };
         let child = Command::new(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                appendonly,
+                "--daemonize",
+                "no",
+            ])
             .arg("--dir")
-            .arg(dir.path())
+            .arg(data)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

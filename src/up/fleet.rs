@@ -27,6 +27,8 @@ pub struct FleetConfig {
     pub port: u16,
     /// The private Redis' port; `None` picks a free one.
     pub redis_port: Option<u16>,
+    /// Where Redis keeps its data; `None`: a temp dir and no persistence.
+    pub redis_dir: Option<PathBuf>,
     pub tier: Tier,
     pub admin_token: String,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
@@ -69,9 +71,13 @@ impl Fleet {
         process::raise_open_files_limit();
 
         let run_dir = tempfile::Builder::new().prefix("oversell-up-").tempdir()?;
-        let redis = tokio::task::spawn_blocking(move || match config.redis_port {
-            Some(port) => RedisServer::start_on(port),
-            None => RedisServer::start(),
+        let redis_dir = config.redis_dir.clone();
+        let redis = tokio::task::spawn_blocking(move || {
+            let port = match config.redis_port {
+                Some(port) => port,
+                None => redis_server::free_port()?,
+            };
+            RedisServer::start_with(port, redis_dir.as_deref())
         })
         .await??;
 

@@ -1,7 +1,7 @@
 //! `oversell up`: the design's topology, "several instances behind nginx share a Redis", as
 //! local processes, for a machine without Docker.
 //!
-//! It starts a private `redis-server` (temp dir, no persistence), N `oversell serve` processes
+//! It starts a private `redis-server` (temp dir, no persistence unless `--redis-dir`), N `oversell serve` processes
 //! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
 //! same template as `deploy/nginx.conf`. It supervises the instances like
 //! `restart: unless-stopped`, and Ctrl-C or SIGTERM takes everything down.
@@ -48,6 +48,11 @@ pub struct UpArgs {
     #[arg(long)]
     pub redis_port: Option<u16>,
 
+    /// Keep Redis' data in DIR (append-only file) across runs [default: a temp dir, nothing
+    /// persisted].
+    #[arg(long, value_name = "DIR")]
+    pub redis_dir: Option<PathBuf>,
+
     /// Lock tier the fleet starts with. One of: none, local, setnx, setnx-expire,
     /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, atomic-deduct.
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
@@ -76,6 +81,7 @@ impl UpArgs {
             instances: usize::from(self.instances),
             port: self.port,
             redis_port: self.redis_port,
+            redis_dir: self.redis_dir.clone(),
             tier: self.tier,
             admin_token,
             static_dir,
@@ -100,7 +106,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
             static_dir.display()
         );
     }
-    print_banner(&fleet, tier);
+    print_banner(&fleet, tier, args.redis_dir.as_deref());
     let outcome = tokio::select! {
         _ = crate::startup::shutdown_signal() => Ok(()),
         how = fleet.nginx_exited() => Err(anyhow::anyhow!("nginx exited ({how}); stopping the fleet")),
@@ -112,7 +118,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     outcome
 }
 
-fn print_banner(fleet: &Fleet, tier: Tier) {
+fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) {
     let url = fleet.url();
     let instances = fleet.instances();
     let mut out = String::new();
@@ -132,8 +138,12 @@ fn print_banner(fleet: &Fleet, tier: Tier) {
             pid(instance.pid)
         );
     }
+    let persistence = match redis_dir {
+        Some(dir) => format!("data kept in {}", dir.display()),
+        None => "no persistence".into(),
+    };
     out += &format!(
-        "redis: {} pid={} (private, no persistence)\n",
+        "redis: {} pid={} (private, {persistence})\n",
         fleet.redis().url(),
         fleet.redis().pid()
     );

@@ -14,6 +14,7 @@ pub async fn start_fleet(instances: usize) -> Fleet {
         instances,
         port: 0,
         redis_port: None,
+        redis_dir: None,
         tier: Tier::LuaRelease,
         admin_token: TOKEN.into(),
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
