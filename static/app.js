@@ -1,0 +1,413 @@
+// The workshop dashboard: live state over SSE (/events), the lock timeline, a throughput chart
+// (uPlot, vendored) and the admin controls. No build step: plain ES modules.
+
+import { TIERS, LEASED, TIER_TEXT, t, apply, language, setLanguage } from './i18n.js';
+import { Timeline } from './timeline.js';
+
+const $ = (sel) => document.querySelector(sel);
+const params = new URLSearchParams(location.search);
+const ROOM = /^[A-Za-z0-9_-]{1,32}$/.test(params.get('room') || '') ? params.get('room') : 'default';
+const TOKEN_KEY = 'oversell.admin-token';
+const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'stale_writes_rejected', 'lock_timeouts'];
+
+let state = null; // the last `state` event
+let scenarios = [];
+let token = sessionStorage.getItem(TOKEN_KEY) || '';
+const timeline = new Timeline($('#timeline'));
+
+// ---------------------------------------------------------------- helpers
+
+function withRoom(path) {
+  return `${path}${path.includes('?') ? '&' : '?'}room=${encodeURIComponent(ROOM)}`;
+}
+
+async function call(method, path, body) {
+  const headers = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const resp = await fetch(withRoom(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try { data = await resp.json(); } catch { /* empty body */ }
+  if (!resp.ok) {
+    const err = new Error((data && (data.message || data.error)) || `HTTP ${resp.status}`);
+    err.status = resp.status;
+    throw err;
+  }
+  return data;
+}
+
+function say(text, error = false) {
+  const m = $('#message');
+  m.textContent = text;
+  m.classList.toggle('error', error);
+}
+
+/** Runs an admin action with its button disabled, reporting the outcome. */
+async function act(button, fn) {
+  if (button) button.disabled = true;
+  try {
+    const text = await fn();
+    if (text) say(text);
+  } catch (err) {
+    if (err.status === 401) lock(t('admin.badtoken'));
+    say(`${t('error')}: ${err.message}`, true);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
+
+// ---------------------------------------------------------------- admin token
+
+function setAdmin(on, status) {
+  $('#admin').disabled = !on;
+  $('#forget').hidden = !on;
+  $('#token').hidden = on;
+  $('#unlock').hidden = on;
+  const s = $('#admin-status');
+  s.className = `status ${status}`;
+  s.dataset.i18n = status === 'unlocked' ? 'admin.unlocked' : status === 'bad' ? 'admin.badtoken' : 'admin.readonly';
+  s.textContent = t(s.dataset.i18n);
+  document.body.dataset.admin = on ? 'on' : 'off';
+}
+
+function lock(reason) {
+  token = '';
+  sessionStorage.removeItem(TOKEN_KEY);
+  setAdmin(false, reason ? 'bad' : 'readonly');
+}
+
+async function unlock(candidate) {
+  token = candidate;
+  try {
+    // An empty settings patch changes nothing but needs the token.
+    await call('PUT', '/admin/config', {});
+    sessionStorage.setItem(TOKEN_KEY, token);
+    setAdmin(true, 'unlocked');
+  } catch (err) {
+    lock(err.status === 401 ? 'bad' : '');
+    if (err.status !== 401) say(`${t('error')}: ${err.message}`, true);
+  }
+}
+
+$('#token-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const value = $('#token').value.trim();
+  if (value) unlock(value);
+});
+$('#forget').addEventListener('click', () => lock());
+
+// ---------------------------------------------------------------- controls
+
+for (const id of TIERS) {
+  const opt = document.createElement('option');
+  opt.value = id;
+  opt.textContent = id;
+  $('#tier-select').appendChild(opt);
+}
+
+function showTierText(tier) {
+  $('#tier-text').textContent = TIER_TEXT[language()][tier] || '';
+}
+
+$('#tier-select').addEventListener('change', (ev) => {
+  const tier = ev.target.value;
+  showTierText(tier);
+  act(ev.target, async () => {
+    await call('PUT', '/admin/tier', { tier });
+    return t('done.tier', { tier });
+  });
+});
+
+$('#reset').addEventListener('click', (ev) => act(ev.target, async () => {
+  const stock = Number($('#reset-stock').value);
+  await call('POST', '/admin/reset', { stock });
+  timeline.clear();
+  drawTimeline();
+  return t('done.reset', { stock });
+}));
+
+let timingEdited = false;
+for (const id of ['#business-ms', '#ttl-ms']) $(id).addEventListener('input', () => { timingEdited = true; });
+$('#apply-timing').addEventListener('click', (ev) => act(ev.target, async () => {
+  await call('PUT', '/admin/config', { business_ms: Number($('#business-ms').value), ttl_ms: Number($('#ttl-ms').value) });
+  timingEdited = false;
+  return t('done.config');
+}));
+
+for (const button of document.querySelectorAll('button.fault')) {
+  button.addEventListener('click', () => act(button, async () => {
+    const kind = button.dataset.kind;
+    const body = { kind };
+    if (kind === 'freeze' || kind === 'release-gap') body.ms = Number($('#fault-ms').value);
+    const target = $('#fault-target').value;
+    if (target) body.instance = target;
+    await call('POST', '/admin/faults', body);
+    return t('done.fault', { kind });
+  }));
+}
+$('#clear-faults').addEventListener('click', (ev) => act(ev.target, async () => {
+  await call('DELETE', '/admin/faults');
+  return t('done.clear');
+}));
+
+$('#fire').addEventListener('click', (ev) => act(ev.target, async () => {
+  const buyers = Number($('#buyers').value);
+  const body = { buyers };
+  if ($('#via').value === 'instance') body.via = 'instance';
+  const out = $('#burst-result');
+  out.textContent = '…';
+  lastBurst = await call('POST', '/admin/burst', body);
+  showBurst();
+  out.dataset.ok = String(lastBurst.ok);
+  return '';
+}));
+
+let lastBurst = null;
+function showBurst() {
+  const r = lastBurst;
+  if (!r) return;
+  $('#burst-result').textContent = t('burst.result', {
+    ok: r.ok, sold_out: r.sold_out, unavailable: r.unavailable, errors: r.errors,
+    ms: Math.round(r.elapsed_ms), rps: Math.round(r.throughput_rps),
+  });
+}
+
+// Scenarios (the catalog may not exist on an older server).
+async function loadScenarios() {
+  try {
+    const data = await call('GET', '/scenarios');
+    scenarios = data.scenarios || [];
+  } catch {
+    scenarios = [];
+  }
+  const select = $('#scenario-select');
+  select.replaceChildren();
+  for (const s of scenarios) {
+    const opt = document.createElement('option');
+    opt.value = s.id;
+    opt.textContent = `${s.id} (${s.tier})`;
+    select.appendChild(opt);
+  }
+  $('#run-scenario').disabled = scenarios.length === 0;
+  showScenarioText();
+}
+
+function showScenarioText() {
+  const s = scenarios.find((x) => x.id === $('#scenario-select').value);
+  $('#scenario-text').textContent = s ? (language() === 'zh' ? s.zh : s.en) || '' : t('ctl.noscenarios');
+}
+$('#scenario-select').addEventListener('change', showScenarioText);
+
+$('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => {
+  const id = $('#scenario-select').value;
+  const box = $('#scenario-result');
+  box.textContent = t('ctl.running');
+  box.dataset.result = 'running';
+  const r = await call('POST', '/admin/scenario', { id });
+  box.replaceChildren();
+  const badge = document.createElement('div');
+  badge.className = `verdict ${r.passed ? 'pass' : 'fail'}`;
+  badge.id = 'scenario-verdict';
+  badge.textContent = `${r.passed ? t('pass') : t('fail')} · ${r.id}`;
+  box.appendChild(badge);
+  const list = document.createElement('ul');
+  for (const v of r.verdicts || []) {
+    const li = document.createElement('li');
+    li.className = v.held ? 'held' : 'broken';
+    li.textContent = `${v.check}: ${typeof v.seen === 'object' ? JSON.stringify(v.seen) : v.seen}`;
+    list.appendChild(li);
+  }
+  box.appendChild(list);
+  box.dataset.result = r.passed ? 'pass' : 'fail';
+  return '';
+}));
+
+$('#room-input').value = ROOM;
+$('#room-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const room = $('#room-input').value.trim();
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(room)) return;
+  const url = new URL(location.href);
+  url.searchParams.set('room', room);
+  location.href = url.toString();
+});
+
+$('#tl-count').addEventListener('change', (ev) => {
+  timeline.count = Number(ev.target.value);
+  drawTimeline();
+});
+
+$('#lang-toggle').addEventListener('click', () => {
+  setLanguage(language() === 'zh' ? 'en' : 'zh');
+  translate();
+});
+
+function translate() {
+  apply();
+  const s = $('#admin-status');
+  if (s.dataset.i18n) s.textContent = t(s.dataset.i18n);
+  showTierText($('#tier-select').value);
+  showScenarioText();
+  showBurst();
+  if (state) render(state);
+  makeChart();
+  drawTimeline();
+}
+
+// ---------------------------------------------------------------- live state
+
+const HISTORY = 120; // points of the chart (~60 s at 2 a second)
+const history = [[], [], []];
+let chart = null;
+let lastChartAt = 0;
+
+function makeChart() {
+  if (!window.uPlot) return;
+  const host = $('#chart');
+  if (chart) chart.destroy();
+  chart = new window.uPlot({
+    width: Math.max(200, host.clientWidth),
+    height: host.clientHeight || 130,
+    legend: { show: false },
+    cursor: { show: false },
+    scales: { x: { time: true }, rps: { range: (u, lo, hi) => [0, Math.max(10, hi)] }, stock: { range: (u, lo, hi) => [0, Math.max(10, hi)] } },
+    axes: [
+      { stroke: '#5a6270', grid: { stroke: '#eef0f3' }, size: 24, font: '12px system-ui' },
+      { scale: 'rps', stroke: '#0072b2', grid: { stroke: '#eef0f3' }, size: 44, font: '12px system-ui' },
+      { scale: 'stock', side: 1, stroke: '#d55e00', grid: { show: false }, size: 44, font: '12px system-ui' },
+    ],
+    series: [
+      {},
+      { label: t('chart.rps'), scale: 'rps', stroke: '#0072b2', width: 2.5, fill: 'rgba(0,114,178,0.12)' },
+      { label: t('chart.stock'), scale: 'stock', stroke: '#d55e00', width: 2, dash: [6, 4] },
+    ],
+  }, history, host);
+}
+
+function pushHistory(s) {
+  const now = Date.now() / 1000;
+  if (now - lastChartAt < 0.45) return;
+  lastChartAt = now;
+  history[0].push(now);
+  history[1].push(s.throughput_rps ?? 0);
+  history[2].push(s.stock ?? 0);
+  for (const h of history) if (h.length > HISTORY) h.shift();
+  if (chart) chart.setData(history);
+}
+
+function render(s) {
+  document.body.dataset.tier = s.tier;
+  $('#tier-name').textContent = s.tier;
+  $('#room-name').textContent = s.room;
+  if (document.activeElement !== $('#tier-select')) $('#tier-select').value = s.tier;
+  if ($('#tier-select').value === s.tier) showTierText(s.tier);
+  if (!timingEdited && document.activeElement?.type !== 'number') {
+    $('#business-ms').value = s.settings.business_ms;
+    $('#ttl-ms').value = s.settings.ttl_ms;
+  }
+  $('#fig-stock').textContent = fmt(s.stock);
+  $('#fig-initial').textContent = `/ ${fmt(s.initial_stock)}`;
+  $('#fig-orders').textContent = fmt(s.orders);
+  $('#fig-throughput').textContent = fmt(Math.round(s.throughput_rps ?? 0));
+  for (const k of FIGURES) {
+    const v = s[k];
+    $(`#fig-${k}`).textContent = fmt(v);
+    const card = $(`#card-${k}`);
+    card.classList.toggle('hot', v > 0);
+    card.classList.toggle('zero', v === 0 && k !== 'lock_timeouts' && k !== 'stale_writes_rejected' && s.orders > 0);
+  }
+  const armed = (s.faults || []).map((f) => `${f.kind}${f.ms ? ` ${f.ms}ms` : ''}${f.instance ? ` @${f.instance}` : ''}`);
+  $('#faults-armed').textContent = armed.length ? `${t('ctl.fault.armed')}: ${armed.join(', ')}` : '';
+
+  // Instances: the live ones plus any that sold in this room.
+  const live = (s.live_instances || []).map((i) => i.instance);
+  const target = $('#fault-target');
+  const have = [...target.options].map((o) => o.value).filter(Boolean);
+  if (have.join() !== [...live].sort().join()) {
+    const keep = target.value;
+    target.replaceChildren(new Option(t('ctl.fault.any'), ''));
+    target.options[0].dataset.i18n = 'ctl.fault.any';
+    for (const id of [...live].sort()) target.appendChild(new Option(id, id));
+    target.value = live.includes(keep) ? keep : '';
+  }
+  const per = s.per_instance || {};
+  const names = [...new Set([...live, ...Object.keys(per)])].filter((n) => n).sort();
+  const body = $('#per-instance tbody');
+  body.replaceChildren();
+  for (const name of names) {
+    const f = per[name] || {};
+    const tr = document.createElement('tr');
+    if (!live.includes(name)) tr.className = 'down';
+    const cells = [name, f.orders ?? 0, f.sections ?? 0, f.overlaps ?? 0, f.foreign_releases ?? 0, f.stale ?? 0, f.renewals ?? 0];
+    cells.forEach((v, i) => {
+      const td = document.createElement('td');
+      td.textContent = i === 0 ? v : fmt(v);
+      if ((i === 3 || i === 4) && v > 0) td.className = 'hot';
+      tr.appendChild(td);
+    });
+    body.appendChild(tr);
+  }
+}
+
+let drawQueued = false;
+function drawTimeline() {
+  if (drawQueued) return;
+  drawQueued = true;
+  requestAnimationFrame(() => {
+    drawQueued = false;
+    const live = ((state && state.live_instances) || []).map((i) => i.instance);
+    timeline.render({ instances: live, ttlMs: state ? state.settings.ttl_ms : 0, leased: state ? LEASED.has(state.tier) : false });
+  });
+}
+
+function connect() {
+  const conn = $('#conn');
+  const setConn = (mode, key) => {
+    conn.dataset.state = mode;
+    $('#conn-text').dataset.i18n = key;
+    $('#conn-text').textContent = t(key);
+  };
+  setConn('connecting', 'reconnecting');
+  const source = new EventSource(withRoom('/events'));
+  source.addEventListener('open', () => setConn('live', 'live'));
+  source.addEventListener('error', () => setConn('connecting', 'reconnecting'));
+  source.addEventListener('unavailable', () => setConn('down', 'unavailable'));
+  source.addEventListener('state', (ev) => {
+    state = JSON.parse(ev.data);
+    if (conn.dataset.state !== 'live') setConn('live', 'live');
+    render(state);
+    pushHistory(state);
+    drawTimeline();
+  });
+  source.addEventListener('timeline', (ev) => {
+    const data = JSON.parse(ev.data);
+    timeline.add(data.entries || []);
+    drawTimeline();
+  });
+  source.addEventListener('reset', () => {
+    timeline.clear();
+    drawTimeline();
+  });
+}
+
+// Redraw while a section is open (its bar grows) and on resize.
+setInterval(() => {
+  if (timeline.view && timeline.view.bars.some((b) => b.exit === null)) drawTimeline();
+}, 500);
+let resizeTimer = 0;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => { makeChart(); drawTimeline(); }, 150);
+});
+
+// ---------------------------------------------------------------- start
+
+apply();
+setAdmin(false, 'readonly');
+if (token) unlock(token);
+makeChart();
+loadScenarios();
+connect();
+drawTimeline();
+window.oversell = { timeline, get state() { return state; } };

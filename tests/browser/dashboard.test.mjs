@@ -1,0 +1,287 @@
+// The dashboard in a real browser: headless Chromium (Debian's) driven by playwright-core,
+// against a real fleet (`oversell up`: redis-server, 3 instances, nginx) started here.
+//
+// Steps, each checked in the DOM: read-only without the token; unlock; tier `none`, reset,
+// fire a server-side burst, see oversold > 0; `lua-release`, reset, fire, see 0; a scenario
+// Chinese via the toggle and by default for a zh browser; another room sees none of it; last
+// (it changes the room), a catalog scenario shows PASS/FAIL (skipped when the server has none). Screenshots go to artifacts/browser/.
+//
+// Env: OVERSELL_BIN (default target/debug/oversell), CHROMIUM (default /usr/bin/chromium).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = process.env.OVERSELL_BIN || join(ROOT, 'target/debug/oversell');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'artifacts/browser');
+const ROOM = 'browser';
+
+let up; // the `oversell up` child
+let upOutput = '';
+let base; // nginx URL
+let token;
+let browser;
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts `oversell up` and resolves with its URL and admin token once it prints `ready:`. */
+function startFleet(port) {
+  return new Promise((ok, fail) => {
+    const env = { ...process.env, RUST_LOG: 'oversell=warn', BUSINESS_MS: '20', WAIT_DEADLINE_MS: '20000' };
+    delete env.ADMIN_TOKEN;
+    delete env.LOCK_TIER;
+    up = spawn(BIN, ['up', '--instances', '3', '--port', String(port)], {
+      cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const timer = setTimeout(() => fail(new Error(`oversell up not ready in 60s:\n${upOutput}`)), 60_000);
+    const onData = (chunk) => {
+      upOutput += chunk.toString();
+      const tok = upOutput.match(/^admin token: (\S+)$/m);
+      const ready = upOutput.match(/^ready: (\S+)$/m);
+      if (tok && ready) {
+        clearTimeout(timer);
+        ok({ url: ready[1], token: tok[1] });
+      }
+    };
+    up.stdout.on('data', onData);
+    up.stderr.on('data', onData);
+    up.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`oversell up exited (${code ?? signal}):\n${upOutput}`));
+    });
+  });
+}
+
+async function stopFleet() {
+  if (!up || up.exitCode !== null) return;
+  const exited = new Promise((ok) => up.once('exit', ok));
+  up.kill('SIGTERM');
+  const killed = setTimeout(() => up.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(killed);
+}
+
+async function newPage(locale) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, locale });
+  const page = await context.newPage();
+  page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') console.error(`console: ${msg.text()}`); });
+  return page;
+}
+
+/** The number shown in a figure card. */
+async function figure(page, name) {
+  const text = await page.textContent(`#fig-${name}`);
+  return Number(String(text).replace(/[^\d-]/g, ''));
+}
+
+/** Waits until a figure satisfies `check`; fails with what the page showed. */
+async function waitFigure(page, name, check, what, timeout = 15_000) {
+  try {
+    await page.waitForFunction(
+      ([id, src]) => {
+        const v = Number(document.querySelector(`#fig-${id}`).textContent.replace(/[^\d-]/g, ''));
+        return document.querySelector(`#fig-${id}`).textContent !== '–' && new Function('v', `return ${src}`)(v);
+      },
+      [name, check],
+      { timeout },
+    );
+  } catch (err) {
+    throw new Error(`${name} never became ${what}: showed ${await page.textContent(`#fig-${name}`)} (${err.message})`);
+  }
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+async function chooseTier(page, tier) {
+  await page.selectOption('#tier-select', tier);
+  await page.waitForFunction((want) => document.querySelector('#tier-name').textContent === want, tier, { timeout: 10_000 });
+}
+
+async function resetStock(page, stock) {
+  await page.fill('#reset-stock', String(stock));
+  await page.click('#reset');
+  await waitFigure(page, 'orders', 'v === 0', '0 after reset');
+  await waitFigure(page, 'stock', `v === ${stock}`, `${stock} after reset`);
+}
+
+async function fire(page, buyers) {
+  await page.fill('#buyers', String(buyers));
+  await page.evaluate(() => { delete document.querySelector('#burst-result').dataset.ok; });
+  await page.click('#fire');
+  await page.waitForFunction(() => document.querySelector('#burst-result').dataset.ok !== undefined, null, { timeout: 60_000 });
+  return page.textContent('#burst-result');
+}
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  const fleet = await startFleet(await freePort());
+  base = fleet.url.replace(/\/$/, '');
+  token = fleet.token;
+  // playwright-core gives every launch a fresh, temporary --user-data-dir of its own (and
+  // refuses the flag in `launch`), removed again on close.
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await stopFleet();
+});
+
+test('the dashboard drives the fleet and shows what each tier does', async (t) => {
+  const page = await newPage('en-US');
+  await page.goto(`${base}/?room=${ROOM}`);
+
+  await t.test('opens read-only, live, in English, in its room', async () => {
+    await page.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
+    assert.equal(await page.textContent('#room-name'), ROOM);
+    assert.equal(await page.getAttribute('html', 'lang'), 'en');
+    assert.equal(await page.$eval('#admin', (f) => f.disabled), true, 'controls locked without a token');
+    assert.equal(await page.textContent('#lang-toggle'), '中文');
+    await shot(page, '01-read-only');
+  });
+
+  await t.test('a wrong token stays read-only; the right one unlocks', async () => {
+    await page.fill('#token', 'not-the-token');
+    await page.click('#unlock');
+    await page.waitForSelector('#admin-status.bad');
+    assert.equal(await page.$eval('#admin', (f) => f.disabled), true);
+    await page.fill('#token', token);
+    await page.click('#unlock');
+    await page.waitForSelector('#admin-status.unlocked');
+    assert.equal(await page.$eval('#admin', (f) => f.disabled), false);
+  });
+
+  await t.test('tier none: a burst oversells', async () => {
+    await chooseTier(page, 'none');
+    assert.match(await page.textContent('#tier-text'), /No lock at all/);
+    await page.fill('#business-ms', '20');
+    await page.click('#apply-timing');
+    await resetStock(page, 20);
+    const result = await fire(page, 80);
+    await waitFigure(page, 'oversold', 'v > 0', '> 0');
+    await waitFigure(page, 'orders', 'v > 20', '> 20 orders for 20 items');
+    await page.waitForFunction(() => Number(document.querySelector('#timeline').dataset.overlapping) > 0, null, { timeout: 10_000 });
+    assert.ok(await page.$('#card-oversold.hot'), 'oversold card is highlighted');
+    console.log(`none: ${result}; oversold ${await figure(page, 'oversold')}, orders ${await figure(page, 'orders')}`);
+    await page.waitForTimeout(600); // let the chart catch up for the screenshot
+    await shot(page, '02-none-oversold');
+  });
+
+  await t.test('tier lua-release: the same burst sells exactly the stock', async () => {
+    await chooseTier(page, 'lua-release');
+    await resetStock(page, 20);
+    const result = await fire(page, 80);
+    await waitFigure(page, 'orders', 'v === 20', 'exactly 20');
+    await waitFigure(page, 'stock', 'v === 0', '0');
+    assert.equal(await figure(page, 'oversold'), 0);
+    assert.equal(await figure(page, 'overlaps'), 0);
+    assert.equal(await figure(page, 'lost_updates'), 0);
+    await page.waitForFunction(() => Number(document.querySelector('#timeline').dataset.bars) > 0, null, { timeout: 10_000 });
+    assert.equal(await page.getAttribute('#timeline', 'data-overlapping'), '0');
+    console.log(`lua-release: ${result}`);
+    await page.waitForTimeout(600);
+    await shot(page, '03-lua-release-exact');
+  });
+
+  await t.test('atomic-expiry with work longer than the lease: expiry, overlaps, foreign releases', async () => {
+    await chooseTier(page, 'atomic-expiry');
+    await page.fill('#business-ms', '300');
+    await page.fill('#ttl-ms', '100');
+    await page.click('#apply-timing');
+    await page.waitForFunction(() => window.oversell.state?.settings.business_ms === 300, null, { timeout: 10_000 });
+    await resetStock(page, 20);
+    await fire(page, 5);
+    await waitFigure(page, 'foreign_releases', 'v > 0', '> 0');
+    await waitFigure(page, 'overlaps', 'v > 0', '> 0');
+    const tl = await page.$eval('#timeline', (el) => ({ ...el.dataset }));
+    assert.ok(Number(tl.expired) > 0, `lease expiry marked: ${JSON.stringify(tl)}`);
+    assert.ok(Number(tl.foreign) > 0, `foreign release drawn: ${JSON.stringify(tl)}`);
+    assert.ok(Number(tl.overlapping) > 0, `overlaps drawn: ${JSON.stringify(tl)}`);
+    await page.waitForTimeout(400);
+    await shot(page, '04-atomic-expiry-lease');
+    await page.fill('#business-ms', '20');
+    await page.fill('#ttl-ms', '3000');
+    await page.click('#apply-timing');
+  });
+
+  await t.test('the language toggle switches to Chinese and back', async () => {
+    await page.click('#lang-toggle');
+    await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    assert.equal(await page.textContent('#lang-toggle'), 'English');
+    assert.equal(await page.textContent('#card-oversold .k'), '超卖');
+    assert.match(await page.textContent('#tier-text'), /SET key value NX PX ttl/);
+    assert.match(await page.textContent('.timeline-panel h2'), /锁时间线/);
+    await shot(page, '05-chinese');
+    assert.match(await page.textContent('#burst-result'), /成交/);
+    await page.click('#lang-toggle');
+    await page.waitForFunction(() => document.documentElement.lang === 'en');
+    assert.equal(await page.textContent('#card-oversold .k'), 'oversold');
+  });
+
+  await t.test('a Chinese browser gets Chinese by default, and the token stays in its own tab', async () => {
+    const zh = await newPage('zh-CN');
+    await zh.goto(`${base}/?room=${ROOM}`);
+    await zh.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
+    assert.equal(await zh.getAttribute('html', 'lang'), 'zh-CN');
+    assert.equal(await zh.textContent('#card-orders .k'), '订单');
+    assert.equal(await zh.$eval('#admin', (f) => f.disabled), true, 'a new session is read-only');
+    const orders = await figure(page, 'orders');
+    await waitFigure(zh, 'orders', `v === ${orders}`, `the room's ${orders} orders`);
+    await shot(zh, '06-zh-default-read-only');
+    await zh.context().close();
+  });
+
+  await t.test('another room does not see these orders', async () => {
+    const other = await newPage('en-US');
+    await other.goto(`${base}/?room=elsewhere`);
+    await other.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
+    assert.equal(await other.textContent('#room-name'), 'elsewhere');
+    await waitFigure(other, 'orders', 'v === 0', '0 in another room');
+    await other.context().close();
+  });
+  await t.test('a catalog scenario runs server-side and shows its verdict', async (st) => {
+    const resp = await fetch(`${base}/scenarios`);
+    const catalog = resp.ok ? (await resp.json()).scenarios || [] : [];
+    if (!catalog.length) {
+      st.skip('this server has no GET /scenarios yet');
+      return;
+    }
+    const pick = catalog.find((s) => !s.timing_sensitive) || catalog[0];
+    await page.selectOption('#scenario-select', pick.id);
+    await page.click('#run-scenario');
+    await page.waitForSelector('#scenario-verdict', { timeout: 90_000 });
+    const verdict = await page.textContent('#scenario-verdict');
+    assert.match(verdict, /PASS|FAIL/);
+    assert.match(await page.getAttribute('#scenario-result', 'data-result'), /^(pass|fail)$/);
+    assert.ok(verdict.includes(pick.id));
+    console.log(`scenario ${pick.id}: ${verdict}`);
+    await shot(page, '07-scenario');
+  });
+
+});
