@@ -17,7 +17,7 @@ use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::error::AppError;
 use crate::state::AppState;
@@ -59,7 +59,10 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
                             .and_then(|v| v.to_str().ok())
                             .unwrap_or("-");
                         tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = id)
-                    }),
+                    })
+                    // A 503 for a lock deadline is an answer, not a server failure: AppError
+                    // already logs what deserves a warning.
+                    .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 // A last resort: no request may hang longer than the longest legal wait.
