@@ -361,6 +361,18 @@ function drawTimeline() {
   });
 }
 
+// Stream ids `<ms>-<seq>`: is `a` after `b`?
+function idAfter(a, b) {
+  if (!b) return true;
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am > bm || (am === bm && as > bs);
+}
+
+let source = null;
+let lastEventAt = 0;
+let lastId = null; // newest timeline entry applied: a new connection may send some again
+
 function connect() {
   const conn = $('#conn');
   const setConn = (mode, key) => {
@@ -368,12 +380,15 @@ function connect() {
     $('#conn-text').dataset.i18n = key;
     $('#conn-text').textContent = t(key);
   };
+  if (source) source.close();
   setConn('connecting', 'reconnecting');
-  const source = new EventSource(withRoom('/events'));
+  lastEventAt = performance.now();
+  source = new EventSource(withRoom('/events'));
   source.addEventListener('open', () => setConn('live', 'live'));
   source.addEventListener('error', () => setConn('connecting', 'reconnecting'));
-  source.addEventListener('unavailable', () => setConn('down', 'unavailable'));
+  source.addEventListener('unavailable', () => { lastEventAt = performance.now(); setConn('down', 'unavailable'); });
   source.addEventListener('state', (ev) => {
+    lastEventAt = performance.now();
     state = JSON.parse(ev.data);
     if (conn.dataset.state !== 'live') setConn('live', 'live');
     render(state);
@@ -382,14 +397,23 @@ function connect() {
   });
   source.addEventListener('timeline', (ev) => {
     const data = JSON.parse(ev.data);
-    timeline.add(data.entries || []);
+    const fresh = (data.entries || []).filter((e) => idAfter(e.id, lastId));
+    if (fresh.length) lastId = fresh[fresh.length - 1].id;
+    timeline.add(fresh);
     drawTimeline();
   });
   source.addEventListener('reset', () => {
+    lastId = null;
     timeline.clear();
     drawTimeline();
   });
 }
+
+// The instance serving this stream may be frozen or dead (that is what the fault buttons do):
+// with no event for a few seconds, connect again; nginx sends the new stream elsewhere.
+setInterval(() => {
+  if (performance.now() - lastEventAt > 3000) connect();
+}, 1000);
 
 // Redraw while a section is open (its bar grows) and on resize.
 setInterval(() => {

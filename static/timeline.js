@@ -270,7 +270,7 @@ export class Timeline {
       if (label && bw > label.length * 8 + 6 && h >= 12) {
         const txt = el('text', {
           x: bx + 4, y: y + h / 2 + 4.5, 'font-size': Math.min(14, h - 2), 'font-weight': 700,
-          fill: b.outcome === 'sold_out' ? '#111418' : '#fff', 'pointer-events': 'none',
+          fill: b.outcome === 'sold_out' || b.outcome === 'stale' ? '#111418' : '#fff', 'pointer-events': 'none',
         }, svg);
         txt.textContent = label;
       }

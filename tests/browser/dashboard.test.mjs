@@ -230,14 +230,34 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     await page.click('#apply-timing');
   });
 
+  await t.test('fenced: a holder frozen past its lease has its stale write refused', async () => {
+    await chooseTier(page, 'fenced');
+    await page.fill('#business-ms', '20');
+    await page.fill('#ttl-ms', '300');
+    await page.click('#apply-timing');
+    await page.waitForFunction(() => window.oversell.state?.settings.ttl_ms === 300, null, { timeout: 10_000 });
+    await resetStock(page, 20);
+    await page.fill('#fault-ms', '1500');
+    await page.click('button.fault[data-kind="freeze"]');
+    await page.waitForFunction(() => /freeze/.test(document.querySelector('#faults-armed').textContent), null, { timeout: 10_000 });
+    await fire(page, 10);
+    await waitFigure(page, 'stale_writes_rejected', 'v > 0', '> 0', 20_000);
+    await page.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
+    assert.equal(await figure(page, 'oversold'), 0);
+    await page.waitForTimeout(600);
+    await shot(page, '05-fenced-freeze');
+    await page.fill('#ttl-ms', '3000');
+    await page.click('#apply-timing');
+  });
+
   await t.test('the language toggle switches to Chinese and back', async () => {
     await page.click('#lang-toggle');
     await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
     assert.equal(await page.textContent('#lang-toggle'), 'English');
     assert.equal(await page.textContent('#card-oversold .k'), '超卖');
-    assert.match(await page.textContent('#tier-text'), /SET key value NX PX ttl/);
+    assert.match(await page.textContent('#tier-text'), /围栏令牌/);
     assert.match(await page.textContent('.timeline-panel h2'), /锁时间线/);
-    await shot(page, '05-chinese');
+    await shot(page, '06-chinese');
     assert.match(await page.textContent('#burst-result'), /成交/);
     await page.click('#lang-toggle');
     await page.waitForFunction(() => document.documentElement.lang === 'en');
@@ -253,7 +273,7 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     assert.equal(await zh.$eval('#admin', (f) => f.disabled), true, 'a new session is read-only');
     const orders = await figure(page, 'orders');
     await waitFigure(zh, 'orders', `v === ${orders}`, `the room's ${orders} orders`);
-    await shot(zh, '06-zh-default-read-only');
+    await shot(zh, '07-zh-default-read-only');
     await zh.context().close();
   });
 
@@ -281,7 +301,7 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     assert.match(await page.getAttribute('#scenario-result', 'data-result'), /^(pass|fail)$/);
     assert.ok(verdict.includes(pick.id));
     console.log(`scenario ${pick.id}: ${verdict}`);
-    await shot(page, '07-scenario');
+    await shot(page, '08-scenario');
   });
 
 });
