@@ -18,6 +18,8 @@ struct Answer {
     body: String,
     /// Never answer (to provoke timeouts).
     hang: bool,
+    /// Send these bytes as the whole answer instead.
+    raw: Option<&'static str>,
 }
 
 impl Answer {
@@ -27,6 +29,7 @@ impl Answer {
             content_type: "application/json",
             body: body.to_owned(),
             hang: false,
+            raw: None,
         }
     }
 }
@@ -37,10 +40,10 @@ type Route = dyn Fn(&str, &str) -> Answer + Send + Sync;
 #[derive(Default)]
 struct Seen {
     connections: usize,
-    /// Requests on connections opened before the first request arrived anywhere.
+    /// Method, path and body of every request.
     requests: Vec<(String, String, String)>,
-    /// Connections that existed when the first request arrived.
-    connections_at_first_request: Option<usize>,
+    /// Requests carried by each connection, by accept order.
+    per_connection: Vec<usize>,
 }
 
 struct Stub {
@@ -57,8 +60,13 @@ impl Stub {
         let shared = Arc::clone(&seen);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                shared.lock().unwrap().connections += 1;
-                tokio::spawn(serve(stream, Arc::clone(&route), Arc::clone(&shared)));
+                let id = {
+                    let mut seen = shared.lock().unwrap();
+                    seen.connections += 1;
+                    seen.per_connection.push(0);
+                    seen.connections - 1
+                };
+                tokio::spawn(serve(stream, id, Arc::clone(&route), Arc::clone(&shared)));
             }
         });
         Stub { url, seen }
@@ -70,7 +78,7 @@ impl Stub {
 }
 
 /// A minimal keep-alive HTTP/1.1 server: request line, headers, `content-length` body.
-async fn serve(mut stream: TcpStream, route: Arc<Route>, seen: Arc<Mutex<Seen>>) {
+async fn serve(mut stream: TcpStream, id: usize, route: Arc<Route>, seen: Arc<Mutex<Seen>>) {
     let mut buf = Vec::new();
     loop {
         let head_end = loop {
@@ -105,9 +113,7 @@ async fn serve(mut stream: TcpStream, route: Arc<Route>, seen: Arc<Mutex<Seen>>)
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         {
             let mut seen = seen.lock().unwrap();
-            if seen.connections_at_first_request.is_none() {
-                seen.connections_at_first_request = Some(seen.connections);
-            }
+            seen.per_connection[id] += 1;
             seen.requests
                 .push((method.to_owned(), path.to_owned(), body.clone()));
         }
@@ -117,13 +123,15 @@ async fn serve(mut stream: TcpStream, route: Arc<Route>, seen: Arc<Mutex<Seen>>)
             let _ = stream.read(&mut [0u8; 1]).await;
             return;
         }
-        let reply = format!(
-            "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n{}",
-            answer.status,
-            answer.content_type,
-            answer.body.len(),
-            answer.body
-        );
+        let reply = answer.raw.map(str::to_owned).unwrap_or_else(|| {
+            format!(
+                "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n{}",
+                answer.status,
+                answer.content_type,
+                answer.body.len(),
+                answer.body
+            )
+        });
         if stream.write_all(reply.as_bytes()).await.is_err() {
             return;
         }
@@ -158,13 +166,17 @@ async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_opens_every_connection_before_any_buyer_is_released() {
+async fn a_burst_gives_every_buyer_a_connection_and_one_request() {
     let stub = Stub::start(|_, _| Answer::json(200, r#"{"order_id":"x"}"#)).await;
     let targets = Targets::parse(&[&stub.url], Some("flash")).unwrap();
     let stats = loadtest::burst(&targets, 200, &Default::default()).await;
     assert_eq!(stats.status(200), 200);
     let seen = stub.seen.lock().unwrap();
-    assert_eq!(seen.connections_at_first_request, Some(200));
+    assert_eq!(seen.connections, 200);
+    assert!(
+        seen.per_connection.iter().all(|n| *n == 1),
+        "one request per connection"
+    );
     let buyers: HashSet<&str> = seen.requests.iter().map(|(_, _, b)| b.as_str()).collect();
     assert_eq!(buyers.len(), 200, "every buyer id is unique");
     assert!(seen
@@ -188,6 +200,43 @@ async fn an_open_loop_sends_one_request_per_due_time_until_the_deadline() {
         "{:?}",
         stats.elapsed
     );
+}
+
+fn raw(reply: &'static str) -> Answer {
+    Answer {
+        raw: Some(reply),
+        ..Answer::json(200, "")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunked_answers_are_read_to_the_end_and_the_connection_reused() {
+    let stub = Stub::start(|_, _| {
+        raw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 409 Conflict\r\ntransfer-encoding: chunked\r\n\r\n4\r\nsold\r\n4;x=1\r\n out\r\n0\r\ntrailer: t\r\n\r\n")
+    })
+    .await;
+    let targets = Targets::parse(&[&stub.url], None).unwrap();
+    let model = Model::Closed {
+        stop: Stop::Requests(50),
+    };
+    let stats = fire(&targets, &load(model, 2), &Progress::hidden()).await;
+    assert_eq!((stats.status(409), stats.conn_errors), (50, 0));
+    assert_eq!(stub.seen.lock().unwrap().connections, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_with_connection_close_makes_the_worker_reconnect() {
+    let stub = Stub::start(|_, _| {
+        raw("HTTP/1.1 200 OK\r\nConnection: close\r\ncontent-length: 2\r\n\r\nok")
+    })
+    .await;
+    let targets = Targets::parse(&[&stub.url], None).unwrap();
+    let model = Model::Closed {
+        stop: Stop::Requests(10),
+    };
+    let stats = fire(&targets, &load(model, 1), &Progress::hidden()).await;
+    assert_eq!((stats.status(200), stats.conn_errors), (10, 0));
+    assert_eq!(stub.seen.lock().unwrap().connections, 10);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
