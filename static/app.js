@@ -271,7 +271,7 @@ function makeChart() {
     height: host.clientHeight || 130,
     legend: { show: false },
     cursor: { show: false },
-    scales: { x: { time: true }, rps: { range: (u, lo, hi) => [0, Math.max(10, hi)] }, stock: { range: (u, lo, hi) => [0, Math.max(10, hi)] } },
+    scales: { x: { time: true, range: (u, lo, hi) => [Math.max(lo, hi - 60), Math.max(hi, lo + 5)] }, rps: { range: (u, lo, hi) => [0, Math.max(10, hi)] }, stock: { range: (u, lo, hi) => [0, Math.max(10, hi)] } },
     axes: [
       { stroke: '#5a6270', grid: { stroke: '#eef0f3' }, size: 24, font: '12px system-ui' },
       { scale: 'rps', stroke: '#0072b2', grid: { stroke: '#eef0f3' }, size: 44, font: '12px system-ui' },
