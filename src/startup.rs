@@ -87,6 +87,11 @@ impl Application {
             .spawn_subscriber(self.state.signals.clone());
         let heartbeat = self.state.fleet.spawn_heartbeat();
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
+        let state = self.state.clone();
+        let shutdown = async move {
+            shutdown.await;
+            state.stopping.send_replace(true);
+        };
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;

@@ -28,6 +28,8 @@ pub struct Shared {
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
+    /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
+    pub stopping: tokio::sync::watch::Sender<bool>,
     sale_seq: AtomicU64,
 }
 
@@ -51,6 +53,7 @@ impl AppState {
             fleet,
             locks: Locks::default(),
             signals,
+            stopping: tokio::sync::watch::channel(false).0,
             sale_seq: AtomicU64::new(0),
         }))
     }

@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
@@ -50,26 +49,6 @@ const SEND_PER_TICK: usize = 600;
 const LEDGER_PER_TICK: i64 = 10_000;
 /// The window the throughput is measured over.
 const RATE_WINDOW: Duration = Duration::from_secs(1);
-
-/// Becomes `true` when the process is asked to stop. Armed once, on the first stream.
-static STOPPING: LazyLock<watch::Receiver<bool>> = LazyLock::new(|| {
-    let (tx, rx) = watch::channel(false);
-    tokio::spawn(async move {
-        crate::startup::shutdown_signal().await;
-        let _ = tx.send(true);
-        // Keep the sender: a dropped one must not read as "stopping".
-        std::future::pending::<()>().await;
-    });
-    rx
-});
-
-/// Completes when the process is stopping; never if the signal task is gone (its runtime ended).
-async fn stopping() {
-    let mut rx = STOPPING.clone();
-    if rx.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
 
 pub async fn events(
     State(state): State<AppState>,
@@ -121,6 +100,8 @@ struct PerInstance {
 /// One connection's view of the room.
 struct Feed {
     state: AppState,
+    /// Turns true when the server starts its graceful shutdown: the stream ends then.
+    stopping: watch::Receiver<bool>,
     keys: Keys,
     started: Instant,
     ticker: tokio::time::Interval,
@@ -145,6 +126,7 @@ impl Feed {
         let mut ticker = tokio::time::interval(TICK);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         Feed {
+            stopping: state.stopping.subscribe(),
             state,
             keys,
             started: Instant::now(),
@@ -171,7 +153,7 @@ impl Feed {
                 return None;
             }
             tokio::select! {
-                _ = stopping() => return None,
+                _ = self.stopping.wait_for(|stop| *stop) => return None,
                 _ = self.ticker.tick() => {}
             }
             if self.started.elapsed() > LIFETIME {

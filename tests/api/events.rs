@@ -186,3 +186,22 @@ async fn events_refuse_a_bad_room() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"], "bad_request");
 }
+
+/// An open SSE stream must not hold a graceful shutdown hostage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_shutdown_ends_open_event_streams() {
+    let redis = oversell::redis_server::RedisServer::start().unwrap();
+    let args = crate::helpers::serve_args(&redis.url(), "app1");
+    let app = crate::helpers::TestApp::spawn(&args).await;
+    let mut stream = reqwest::get(format!("{}/events", app.url)).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
+    assert!(matches!(first, Ok(Ok(Some(_)))), "the stream is open");
+    tokio::time::timeout(Duration::from_secs(10), app.shut_down())
+        .await
+        .expect("shutdown finishes while a stream is open");
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(_)) = stream.chunk().await {}
+    })
+    .await;
+    assert!(rest.is_ok(), "the stream ended");
+}

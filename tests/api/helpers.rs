@@ -47,8 +47,8 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
 /// One in-process instance; stops when dropped.
 pub struct TestApp {
     pub url: String,
-    _stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
 }
 
 impl TestApp {
@@ -65,15 +65,25 @@ impl TestApp {
         });
         TestApp {
             url,
-            _stop: stop,
-            task,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Starts a graceful shutdown and waits until the server has finished it.
+    pub async fn shut_down(mut self) {
+        drop(self.stop.take());
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task");
         }
     }
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
