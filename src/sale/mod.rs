@@ -56,6 +56,28 @@ struct LedgerEntry<'a> {
     enter_us: Option<i64>,
 }
 
+/// The order as the JSON the ledger stores.
+fn ledger_entry(
+    cx: &SaleCx<'_>,
+    order: &Order,
+    order_id: &str,
+    fence: Option<u64>,
+    depth: u32,
+    enter_us: Option<i64>,
+) -> Result<String, AppError> {
+    let entry = LedgerEntry {
+        order_id,
+        buyer: &order.buyer,
+        qty: order.qty,
+        instance: cx.instance,
+        tier: cx.settings.tier,
+        fence,
+        depth,
+        enter_us,
+    };
+    serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))
+}
+
 /// What one sale needs from the instance.
 pub struct SaleCx<'a> {
     pub redis: &'a RedisPool,
@@ -162,17 +184,7 @@ async fn critical_section(
         faults::freeze(Duration::from_millis(fault.ms));
     }
     let order_id = uuid::Uuid::now_v7().to_string();
-    let entry = LedgerEntry {
-        order_id: &order_id,
-        buyer: &order.buyer,
-        qty: order.qty,
-        instance: cx.instance,
-        tier: cx.settings.tier,
-        fence: held.fence,
-        depth,
-        enter_us: Some(enter_us),
-    };
-    let entry = serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))?;
+    let entry = ledger_entry(cx, order, &order_id, held.fence, depth, Some(enter_us))?;
     let write = Write {
         new_stock: stock - qty,
         qty: order.qty,
@@ -252,17 +264,7 @@ async fn commit(
 
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let order_id = uuid::Uuid::now_v7().to_string();
-    let entry = LedgerEntry {
-        order_id: &order_id,
-        buyer: &order.buyer,
-        qty: order.qty,
-        instance: cx.instance,
-        tier: cx.settings.tier,
-        fence: None,
-        depth: 0,
-        enter_us: None,
-    };
-    let entry = serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))?;
+    let entry = ledger_entry(cx, order, &order_id, None, 0, None)?;
     match lock::atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry, cx.instance).await? {
         Ok(stock_left) => Ok(Sold {
             order_id,

@@ -6,20 +6,12 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{eventually, spawn_fleet, TestFleet, TOKEN};
+use crate::helpers::{eventually, spawn_fleet, TestFleet};
 
 async fn admin(fleet: &TestFleet, method: reqwest::Method, path: &str, room: &str, body: Value) {
-    let resp = fleet
-        .client
-        .request(method, format!("{}{path}?room={room}", fleet.url(0)))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    let text = resp.text().await.unwrap();
-    assert_eq!(status, StatusCode::OK, "{path}?room={room}: {text}");
+    fleet
+        .admin(method, &format!("{path}?room={room}"), body)
+        .await;
 }
 
 async fn get(fleet: &TestFleet, i: usize, path: &str) -> Value {
