@@ -120,24 +120,30 @@ impl Conn {
             let status = resp.code.unwrap_or(0);
             let mut framing = Framing::UntilClose;
             for h in resp.headers.iter() {
-                if h.name.eq_ignore_ascii_case("content-length") {
-                    let n = std::str::from_utf8(h.value)
-                        .ok()
-                        .and_then(|v| v.trim().parse().ok())
-                        .ok_or_else(|| {
-                            io::Error::new(io::ErrorKind::InvalidData, "bad content-length")
-                        })?;
-                    if framing != Framing::Chunked {
-                        framing = Framing::Length(n);
+                // Dispatch on the name's length first: most headers are none of these three.
+                match h.name.len() {
+                    14 if h.name.eq_ignore_ascii_case("content-length") => {
+                        let n = std::str::from_utf8(h.value)
+                            .ok()
+                            .and_then(|v| v.trim().parse().ok())
+                            .ok_or_else(|| {
+                                io::Error::new(io::ErrorKind::InvalidData, "bad content-length")
+                            })?;
+                        if framing != Framing::Chunked {
+                            framing = Framing::Length(n);
+                        }
                     }
-                } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                    if contains_token(h.value, b"chunked") {
+                    17 if h.name.eq_ignore_ascii_case("transfer-encoding")
+                        && contains_token(h.value, b"chunked") =>
+                    {
                         framing = Framing::Chunked;
                     }
-                } else if h.name.eq_ignore_ascii_case("connection")
-                    && contains_token(h.value, b"close")
-                {
-                    self.closing = true;
+                    10 if h.name.eq_ignore_ascii_case("connection")
+                        && contains_token(h.value, b"close") =>
+                    {
+                        self.closing = true;
+                    }
+                    _ => {}
                 }
             }
             if resp.version == Some(0) && framing != Framing::UntilClose {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Regenerates BENCHMARKS.md, every figure from this one run:
+#
+#   1. the generator's own speed: `loadtest run` and wrk (and oha, when installed) take turns
+#      against the same minimal endpoint (nginx answering a constant), then against a static
+#      file of the service through `oversell up`'s nginx; medians and the ratio loadtest/wrk;
+#   2. the tier matrix through nginx with 3 instances (`oversell up`): throughput per tier and
+#      each safe tier's ratio to `none`, plus bench/matrix.svg.
+#
+# Everything runs against 127.0.0.1, for a bounded time. Needs: cargo, nginx, wrk,
+# redis-server, python3, curl. Knobs (environment): ROUNDS (5), DURATION seconds per round (5),
+# CONNECTIONS (64), BUYERS (1000), STOCK (100), BUSINESS_MS (5), OUT (BENCHMARKS.md).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-5}
+CONNECTIONS=${CONNECTIONS:-64}
+BUYERS=${BUYERS:-1000}
+STOCK=${STOCK:-100}
+BUSINESS_MS=${BUSINESS_MS:-5}
+OUT=${OUT:-BENCHMARKS.md}
+TOKEN=bench-token
+
+for tool in nginx wrk redis-server python3 curl; do
+    command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
+done
+
+echo "== building release binaries" >&2
+cargo build --release --quiet -p loadtest --bin loadtest
+cargo build --release --quiet -p oversell --bin oversell
+LOADTEST=$PWD/target/release/loadtest
+OVERSELL=$PWD/target/release/oversell
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+    # SIGTERM lets `oversell up` stop nginx, its instances and redis, and remove its run dir.
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Polls a URL until it answers 200, for at most 30 s.
+wait_for() {
+    for _ in $(seq 300); do
+        curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "error: $1 did not come up within 30 s" >&2
+    exit 1
+}
+
+# bench URL LABEL: ROUNDS rounds, wrk then loadtest (then oha), one line per measurement in
+# $WORK/results.tsv: label, tool, round, requests/s.
+bench() {
+    local url=$1 label=$2
+    local base=${url%/*} path=/${url##*/}
+    for round in $(seq "$ROUNDS"); do
+        wrk_rps=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "$url" | awk '/^Requests\/sec:/ {print $2}')
+        printf '%s\twrk\t%s\t%s\n' "$label" "$round" "$wrk_rps" >>"$WORK/results.tsv"
+        lt_rps=$("$LOADTEST" run --url "$base" -m GET --path "$path" -c "$CONNECTIONS" -z "${DURATION}s" --json |
+            python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; assert s["ok"] == s["sent"], s; print(s["throughput_rps"])')
+        printf '%s\tloadtest\t%s\t%s\n' "$label" "$round" "$lt_rps" >>"$WORK/results.tsv"
+        if command -v oha >/dev/null; then
+            oha_rps=$(oha --no-tui -j -c "$CONNECTIONS" -z "${DURATION}s" "$url" |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["requestsPerSec"])')
+            printf '%s\toha\t%s\t%s\n' "$label" "$round" "$oha_rps" >>"$WORK/results.tsv"
+        fi
+        echo "   $label round $round: wrk $wrk_rps, loadtest $lt_rps${oha_rps:+, oha $oha_rps}" >&2
+    done
+}
+
+echo "== 1a. minimal endpoint: nginx return 200" >&2
+PING_PORT=$(free_port)
+mkdir -p "$WORK/ping/tmp"
+sed "s#@PORT@#$PING_PORT#; s#@DIR@#$WORK/ping#g; s#@WORKERS@#auto#" bench/ping-nginx.conf.in >"$WORK/ping/nginx.conf"
+nginx -p "$WORK/ping" -c "$WORK/ping/nginx.conf" -e stderr &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$PING_PORT/ping"
+bench "http://127.0.0.1:$PING_PORT/ping" "nginx return 200 (/ping)"
+
+echo "== starting oversell up: nginx + 3 instances + redis" >&2
+UP_PORT=$(free_port)
+"$OVERSELL" up --instances 3 --port "$UP_PORT" --admin-token "$TOKEN" >"$WORK/up.log" 2>&1 &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$UP_PORT/health"
+
+echo "== 1b. a static file of the service through nginx (3 instances)" >&2
+bench "http://127.0.0.1:$UP_PORT/app.css" "service static file via nginx (/app.css)"
+
+echo "== 2. the tier matrix through nginx" >&2
+MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --token \$TOKEN --tiers all --stock $STOCK --buyers $BUYERS --business-ms $BUSINESS_MS --json --chart bench/matrix.svg"
+"$LOADTEST" matrix --url "http://127.0.0.1:$UP_PORT" --instances 3 --token "$TOKEN" \
+    --tiers all --stock "$STOCK" --buyers "$BUYERS" --business-ms "$BUSINESS_MS" \
+    --json --chart bench/matrix.svg >"$WORK/matrix.json"
+"$LOADTEST" --version >"$WORK/version"
+
+echo "== writing $OUT" >&2
+ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD \
+    python3 bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" >"$OUT"
+cat "$OUT"
