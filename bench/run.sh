@@ -8,12 +8,12 @@
 #      each safe tier's ratio to `none`, plus bench/matrix.svg.
 #
 # Everything runs against 127.0.0.1, for a bounded time. Needs: cargo, nginx, wrk,
-# redis-server, python3, curl. Knobs (environment): ROUNDS (5), DURATION seconds per round (5),
+# redis-server, python3, curl. Knobs (environment): ROUNDS (7), DURATION seconds per round (5),
 # CONNECTIONS (64), BUYERS (1000), STOCK (100), BUSINESS_MS (5), OUT (BENCHMARKS.md).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
 DURATION=${DURATION:-5}
 CONNECTIONS=${CONNECTIONS:-64}
 BUYERS=${BUYERS:-1000}
@@ -26,6 +26,7 @@ for tool in nginx wrk redis-server python3 curl; do
     command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
 done
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== building release binaries" >&2
 cargo build --release --quiet -p loadtest --bin loadtest
 cargo build --release --quiet -p oversell --bin oversell
@@ -102,6 +103,6 @@ MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --toke
 "$LOADTEST" --version >"$WORK/version"
 
 echo "== writing $OUT" >&2
-ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD \
+ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE \
     python3 bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" >"$OUT"
 cat "$OUT"

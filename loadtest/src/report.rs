@@ -306,9 +306,27 @@ pub fn matrix_svg(report: &MatrixReport) -> String {
         bottom + 30.0,
         "start",
         "note",
-        &format!("Measured by loadtest against {}", report.targets.join(", ")),
+        &format!(
+            "{}Measured by loadtest against {}",
+            settings_note(&report.settings),
+            report.targets.join(", ")
+        ),
     );
     svg.finish()
+}
+
+/// "Business step 5 ms, lease 3000 ms, wait pubsub. " from the settings the server reported.
+fn settings_note(settings: &serde_json::Value) -> String {
+    match (
+        settings["business_ms"].as_u64(),
+        settings["ttl_ms"].as_u64(),
+        settings["wait"].as_str(),
+    ) {
+        (Some(business), Some(ttl), Some(wait)) => {
+            format!("Business step {business} ms, lease {ttl} ms, wait {wait}. ")
+        }
+        _ => String::new(),
+    }
 }
 
 /// A minimal SVG writer: every text goes through `escape`.
@@ -387,7 +405,6 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     fn row(tier: &str, oversold: i64, rps: f64) -> MatrixRow {
         MatrixRow {
@@ -417,7 +434,7 @@ mod tests {
             room: None,
             stock: 100,
             buyers: 1000,
-            settings: Value::Null,
+            settings: json!({"business_ms": 5, "ttl_ms": 3000, "wait": "pubsub"}),
             rows: vec![
                 row("none", 250, 5000.0),
                 row("reentrant-watchdog", 0, 800.0),
@@ -464,6 +481,7 @@ mod tests {
         assert!(svg.contains(">none</text>") && svg.contains(">reentrant-watchdog</text>"));
         assert!(svg.contains(">250</text>") && svg.contains("0 ✓"));
         assert!(svg.contains(">5000</text>"));
+        assert!(svg.contains("Business step 5 ms, lease 3000 ms, wait pubsub."));
         assert_eq!(escape("<a&\"b\">"), "&lt;a&amp;&quot;b&quot;&gt;");
     }
 }
