@@ -2,14 +2,15 @@
 # Regenerates BENCHMARKS.md, every figure from this one run:
 #
 #   1. the generator's own speed: `loadtest run` and wrk (and oha, when installed) take turns
-#      against the same minimal endpoint (nginx answering a constant), then against a static
-#      file of the service through `oversell up`'s nginx; medians and the ratio loadtest/wrk;
+#      against the same minimal endpoint (nginx answering a constant; optionally also a path of
+#      the service through `oversell up`'s nginx, SERVICE_PATH); medians, ratio loadtest/wrk;
 #   2. the tier matrix through nginx with 3 instances (`oversell up`): throughput per tier and
 #      each safe tier's ratio to `none`, plus bench/matrix.svg.
 #
 # Everything runs against 127.0.0.1, for a bounded time. Needs: cargo, nginx, wrk,
 # redis-server, python3, curl. Knobs (environment): ROUNDS (7), DURATION seconds per round (5),
-# CONNECTIONS (64), BUYERS (1000), STOCK (100), BUSINESS_MS (5), OUT (BENCHMARKS.md).
+# CONNECTIONS (64), BUYERS (1000), STOCK (100), BUSINESS_MS (5), OUT (BENCHMARKS.md),
+# SERVICE_PATH (empty).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,6 +21,10 @@ BUYERS=${BUYERS:-1000}
 STOCK=${STOCK:-100}
 BUSINESS_MS=${BUSINESS_MS:-5}
 OUT=${OUT:-BENCHMARKS.md}
+# A path of the service to benchmark the tools against as well, through nginx (e.g. /ping once
+# it exists). Empty: only nginx's own constant answer. Not a static file: those answers are
+# currently held ~40 ms by Nagle's algorithm meeting delayed ACKs (see BENCHMARKS.md).
+SERVICE_PATH=${SERVICE_PATH:-}
 TOKEN=bench-token
 
 for tool in nginx wrk redis-server python3 curl; do
@@ -92,8 +97,10 @@ UP_PORT=$(free_port)
 PIDS+=($!)
 wait_for "http://127.0.0.1:$UP_PORT/health"
 
-echo "== 1b. a static file of the service through nginx (3 instances)" >&2
-bench "http://127.0.0.1:$UP_PORT/app.css" "service static file via nginx (/app.css)"
+if [ -n "$SERVICE_PATH" ]; then
+    echo "== 1b. $SERVICE_PATH of the service through nginx (3 instances)" >&2
+    bench "http://127.0.0.1:$UP_PORT$SERVICE_PATH" "service $SERVICE_PATH via nginx, 3 instances"
+fi
 
 echo "== 2. the tier matrix through nginx" >&2
 MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --token \$TOKEN --tiers all --stock $STOCK --buyers $BUYERS --business-ms $BUSINESS_MS --json --chart bench/matrix.svg"
@@ -104,5 +111,5 @@ MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --toke
 
 echo "== writing $OUT" >&2
 ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE \
-    python3 bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" >"$OUT"
+    python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" >"$OUT"
 cat "$OUT"

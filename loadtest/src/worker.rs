@@ -166,8 +166,8 @@ pub async fn burst(targets: &Targets, buyers: usize, options: &BurstOptions) -> 
 /// an answer are counted, not returned: check the targets first (see [`wire::preflight`]).
 pub async fn fire(targets: &Targets, load: &Load, progress: &Progress) -> RunStats {
     let workers = load.workers();
-    let plan = Arc::new(Plan::new(targets, load, workers));
     let threads = generator_threads().min(workers).max(1);
+    let plan = Arc::new(Plan::new(targets, load, workers, threads));
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     for t in 0..threads {
         let plan = Arc::clone(&plan);
@@ -199,11 +199,11 @@ pub async fn fire(targets: &Targets, load: &Load, progress: &Progress) -> RunSta
                 Some(Err(panic)) => resume_unwind(panic),
                 None => break,
             },
-            _ = tick.tick() => progress.set_run(plan.done.load(Relaxed)),
+            _ = tick.tick() => progress.set_run(plan.finished()),
         }
     }
     let elapsed = started.elapsed();
-    progress.set_run(plan.done.load(Relaxed));
+    progress.set_run(plan.finished());
     RunStats::collect(tallies, &plan.recorder, elapsed)
 }
 
@@ -248,7 +248,7 @@ struct Slot {
 /// `fetch_add` on the hot path.
 #[derive(Debug)]
 struct Schedule {
-    /// Burst: slots are dealt to workers in advance instead of taken from `next`.
+    /// Slots are dealt to workers in advance instead of taken from `next` (see `take`).
     dealt: bool,
     next: AtomicU64,
     limit: Option<u64>,
@@ -271,7 +271,13 @@ impl Schedule {
             Stop::After(d) => (None, Some(start + d)),
         };
         Schedule {
-            dealt: matches!(model, Model::Burst { .. }),
+            dealt: matches!(
+                model,
+                Model::Burst { .. }
+                    | Model::Closed {
+                        stop: Stop::After(_)
+                    }
+            ),
             next: AtomicU64::new(0),
             limit,
             deadline,
@@ -280,17 +286,25 @@ impl Schedule {
         }
     }
 
-    /// The next slot for worker `w` of `workers`. A burst deals its slots out in advance
-    /// (worker `w` gets `w`, `w + workers`, …) so each buyer's connection carries its own
-    /// request and no early finisher takes a slot from a buyer still being released; the
-    /// loops share one counter, so a fast connection simply sends more.
+    /// The next slot for worker `w` of `workers`.
+    ///
+    /// Dealt schedules give worker `w` the slots `w`, `w + workers`, … with no shared counter:
+    /// a burst, so each buyer's connection carries its own request and no early finisher takes
+    /// a slot from a buyer still being released; and a closed loop that runs for a duration,
+    /// where the index only has to be unique. The others share one counter: an exact request
+    /// budget (a fast connection simply sends more), and the open loop's due times.
     fn take(&self, w: usize, workers: usize, sent: &mut u64) -> Option<Slot> {
-        if self.dealt {
-            let index = w as u64 + *sent * workers as u64;
-            *sent += 1;
-            return (index < self.limit.unwrap_or(0)).then_some(Slot { index, due: None });
+        if !self.dealt {
+            return self.take_next();
         }
-        self.take_next()
+        let index = w as u64 + *sent * workers as u64;
+        *sent += 1;
+        if self.limit.is_some_and(|n| index >= n)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            return None;
+        }
+        Some(Slot { index, due: None })
     }
 
     fn take_next(&self) -> Option<Slot> {
@@ -313,6 +327,11 @@ impl Schedule {
     }
 }
 
+/// A counter alone on its cache line.
+#[derive(Default)]
+#[repr(align(128))]
+struct Counter(AtomicU64);
+
 /// A target with its request head prepared once.
 struct Endpoint {
     target: Target,
@@ -331,13 +350,14 @@ struct Plan {
     timeout: Duration,
     /// Burst only: every worker and the coordinator meet here once connections are open.
     release: Option<Barrier>,
-    /// Requests finished (answered or failed), for the progress bar only.
-    done: AtomicU64,
+    /// Requests finished (answered or failed) per generator thread, for the progress bar
+    /// only. One padded counter per thread, so the threads never fight over a cache line.
+    done: Vec<Counter>,
     recorder: Arc<Recorder>,
 }
 
 impl Plan {
-    fn new(targets: &Targets, load: &Load, workers: usize) -> Plan {
+    fn new(targets: &Targets, load: &Load, workers: usize, threads: usize) -> Plan {
         let endpoints = targets
             .iter()
             .map(|target| Endpoint {
@@ -362,9 +382,18 @@ impl Plan {
             run_id: run_id(),
             timeout: load.timeout,
             release,
-            done: AtomicU64::new(0),
+            done: (0..threads.max(1)).map(|_| Counter::default()).collect(),
             recorder: Arc::new(Recorder::default()),
         }
+    }
+
+    /// Worker `w` finished a request. Workers run on thread `w % threads` (see [`fire`]).
+    fn finish_one(&self, w: usize) {
+        self.done[w % self.done.len()].0.fetch_add(1, Relaxed);
+    }
+
+    fn finished(&self) -> u64 {
+        self.done.iter().map(|c| c.0.load(Relaxed)).sum()
     }
 
     /// Writes request number `index` for `endpoint` into `out`.
@@ -441,7 +470,7 @@ impl Worker {
                     Ok(live) => live,
                     Err(why) => {
                         self.tally.conn_error(|| why);
-                        self.plan.done.fetch_add(1, Relaxed);
+                        self.plan.finish_one(self.index);
                         if self.plan.release.is_none() {
                             tokio::time::sleep(RECONNECT_PAUSE).await;
                         }
@@ -471,7 +500,7 @@ impl Worker {
                     }
                 }
             };
-            self.plan.done.fetch_add(1, Relaxed);
+            self.plan.finish_one(self.index);
             last_used = Instant::now();
             let latency = last_used.saturating_duration_since(started);
             match answer {
@@ -586,7 +615,7 @@ mod tests {
     #[test]
     fn buyer_bodies_carry_unique_ids() {
         let targets = Targets::parse(&["http://127.0.0.1:1"], Some("r")).unwrap();
-        let plan = Plan::new(&targets, &load(Model::Burst { buyers: 2 }, 2), 2);
+        let plan = Plan::new(&targets, &load(Model::Burst { buyers: 2 }, 2), 2, 1);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         plan.request(&plan.endpoints[0], 0, &mut a);
         plan.request(&plan.endpoints[0], 1, &mut b);
