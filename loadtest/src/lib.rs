@@ -63,6 +63,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
     match cli.command {
         Command::Run(args) => run(args).await,
         Command::Matrix(args) => matrix(args).await,
+        Command::Scenario(args) => scenario::command::one(args).await,
+        Command::Curriculum(args) => scenario::command::all(args).await,
     }
 }
 

@@ -6,6 +6,7 @@
 //! `/state` (and the ledger where a check needs it) → judge.
 
 mod catalog;
+pub mod command;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -1,0 +1,191 @@
+//! `loadtest scenario <id>` and `loadtest curriculum`: run scenarios against a fleet and print
+//! each one's verdicts, figures and explanation, or how often it held over `--repeat` runs.
+
+use std::fmt::Write;
+
+use anyhow::{anyhow, bail};
+use http::Method;
+use serde_json::{json, Value};
+
+use super::{find, Runner, Scenario, ScenarioRun, CATALOG};
+use crate::admin::{Admin, TOKEN_HINT};
+use crate::cli::{CurriculumArgs, Lang, ScenarioArgs, ScenarioCommon};
+use crate::http::preflight;
+use crate::target::Targets;
+
+pub async fn one(args: ScenarioArgs) -> anyhow::Result<String> {
+    if args.id == "list" {
+        return Ok(list(args.common.lang));
+    }
+    let scenario = find(&args.id).ok_or_else(|| {
+        let ids: Vec<&str> = CATALOG.iter().map(|s| s.id).collect();
+        anyhow!("unknown scenario `{}`; valid: {}", args.id, ids.join(", "))
+    })?;
+    run(&args.common, &[scenario]).await
+}
+
+pub async fn all(args: CurriculumArgs) -> anyhow::Result<String> {
+    let chosen: Vec<&Scenario> = CATALOG
+        .iter()
+        .filter(|s| !args.timing_sensitive || s.timing_sensitive)
+        .collect();
+    run(&args.common, &chosen).await
+}
+
+fn list(lang: Lang) -> String {
+    let mut out = String::new();
+    for s in CATALOG {
+        let _ = writeln!(out, "{:<34} {:<20} {}", s.id, s.tier, s.expectation());
+        explain(&mut out, s, lang);
+    }
+    out
+}
+
+/// Every run of one scenario.
+struct Runs<'a> {
+    scenario: &'a Scenario,
+    runs: Vec<ScenarioRun>,
+}
+
+impl Runs<'_> {
+    fn held(&self) -> usize {
+        self.runs.iter().filter(|r| r.passed).count()
+    }
+}
+
+async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result<String> {
+    let targets = Targets::parse(&common.target.urls, common.target.room.as_deref())?;
+    let Some(token) = common.token.clone() else {
+        bail!("scenarios need the admin token — {TOKEN_HINT}");
+    };
+    preflight(&targets, common.target.timeout).await?;
+    let admin = Admin::new(&targets, Some(token));
+    let instances = match common.instances {
+        Some(n) => n,
+        None => live_instances(&admin).await?,
+    };
+    let runner = Runner {
+        targets: &targets,
+        admin: &admin,
+        instances,
+    };
+    let mut results = Vec::new();
+    for scenario in scenarios {
+        let mut runs = Vec::new();
+        for _ in 0..common.repeat {
+            runs.push(runner.run(scenario).await?);
+        }
+        if !common.json && !common.target.quiet {
+            let held = runs.iter().filter(|r| r.passed).count();
+            eprintln!("{:<34} held {held}/{}", scenario.id, runs.len());
+        }
+        results.push(Runs { scenario, runs });
+    }
+    let report = match common.json {
+        true => json_report(&results),
+        false => text_report(&results, common.lang, common.repeat),
+    };
+    let failed = results.iter().filter(|r| r.held() < r.runs.len()).count();
+    match failed {
+        0 => Ok(report),
+        n => Err(anyhow!(
+            "{report}\n{n} of {} scenarios did not always show their expected outcome",
+            results.len()
+        )),
+    }
+}
+
+async fn live_instances(admin: &Admin) -> anyhow::Result<usize> {
+    let listed = admin.request(Method::GET, "/instances", None).await?;
+    let n = listed["instances"].as_array().map_or(0, Vec::len);
+    if n == 0 {
+        bail!("GET /instances lists no live instance; pass --instances N");
+    }
+    Ok(n)
+}
+
+fn explain(out: &mut String, s: &Scenario, lang: Lang) {
+    if lang != Lang::Zh {
+        let _ = writeln!(out, "    why: {}", s.en);
+    }
+    if lang != Lang::En {
+        let _ = writeln!(out, "    为什么: {}", s.zh);
+    }
+    let _ = writeln!(out, "    source: article {}", s.source);
+}
+
+const SHOWN: [(&str, &str); 8] = [
+    ("orders", "orders"),
+    ("stock", "stock"),
+    ("oversold", "oversold"),
+    ("lost_updates", "lost"),
+    ("overlaps", "overlaps"),
+    ("foreign_releases", "foreign"),
+    ("stale_writes_rejected", "stale"),
+    ("sent_503", "503s"),
+];
+
+fn text_report(results: &[Runs<'_>], lang: Lang, repeat: u32) -> String {
+    let mut out = String::new();
+    for r in results {
+        let s = r.scenario;
+        let verdict = match (r.held(), r.runs.len()) {
+            (h, n) if h == n => "PASS",
+            _ => "FAIL",
+        };
+        let rate = match repeat {
+            1 => String::new(),
+            _ => format!(
+                " — held {}/{} ({:.0}%)",
+                r.held(),
+                r.runs.len(),
+                100.0 * r.held() as f64 / r.runs.len() as f64
+            ),
+        };
+        let _ = writeln!(out, "{verdict}  {} (tier {}){rate}", s.id, s.tier);
+        let _ = writeln!(out, "    expect: {}", s.expectation());
+        // The last run that failed tells the most; otherwise the last run.
+        let shown = r
+            .runs
+            .iter()
+            .rev()
+            .find(|run| !run.passed)
+            .or(r.runs.last());
+        if let Some(run) = shown {
+            for v in &run.verdicts {
+                let mark = if v.held { "ok " } else { "NO " };
+                let _ = writeln!(out, "    {mark} {} — saw {}", v.check, v.seen);
+            }
+            let figures: Vec<String> = SHOWN
+                .iter()
+                .filter_map(|(key, label)| run.figures.get(*key).map(|v| format!("{label} {v}")))
+                .collect();
+            let _ = writeln!(out, "    figures: {}", figures.join(", "));
+        }
+        explain(&mut out, s, lang);
+    }
+    let passed = results.iter().filter(|r| r.held() == r.runs.len()).count();
+    let _ = writeln!(out, "\n{passed}/{} scenarios PASS", results.len());
+    out
+}
+
+fn json_report(results: &[Runs<'_>]) -> String {
+    let rows: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.scenario.id,
+                "tier": r.scenario.tier,
+                "expectation": r.scenario.expectation(),
+                "runs": r.runs.len(),
+                "held": r.held(),
+                "passed": r.held() == r.runs.len(),
+                "last": r.runs.last(),
+            })
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&json!({ "scenarios": rows }))
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    text.push('\n');
+    text
+}
