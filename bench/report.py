@@ -67,7 +67,9 @@ def main():
     w("## 1. The generator against wrk")
     w("")
     w(f"The tools take turns, {rounds} rounds of {duration} s each, {conns} keep-alive connections,")
-    w("2 threads each, against the same endpoint; the figure is the median of the rounds.")
+    w("2 threads each, against the same endpoint; the figure is the median of the rounds. The paired")
+    w("ratio compares each loadtest round with the wrk round just before it, which cancels slow drifts")
+    w("in what else the machine is doing.")
     w("")
     w("```")
     w(f"wrk -t2 -c{conns} -d{duration}s URL")
@@ -75,14 +77,17 @@ def main():
     w("```")
     w("")
     tools = ["wrk", "loadtest"] + (["oha"] if any("oha" in runs[l] for l in order) else [])
-    head = "| endpoint | " + " | ".join(f"{t} req/s" for t in tools) + " | loadtest / wrk |"
-    w(head)
-    w("|" + "---|" * (len(tools) + 2))
+    head = "| endpoint | " + " | ".join(f"{t} req/s" for t in tools)
+    w(head + " | loadtest / wrk (medians) | loadtest / wrk (median of paired rounds) |")
+    w("|" + "---|" * (len(tools) + 3))
     for label in order:
         med = {t: statistics.median(runs[label][t]) for t in tools if runs[label][t]}
         ratio = med["loadtest"] / med["wrk"] if med.get("wrk") else float("nan")
+        paired = statistics.median(
+            lt / wrk for lt, wrk in zip(runs[label]["loadtest"], runs[label]["wrk"]) if wrk
+        )
         cells = " | ".join(f"{med[t]:,.0f}" for t in tools)
-        w(f"| {label} | {cells} | **{ratio:.2f}×** |")
+        w(f"| {label} | {cells} | **{ratio:.2f}×** | {paired:.2f}× |")
     w("")
     w("Every round:")
     w("")

@@ -293,22 +293,20 @@ impl Schedule {
     /// a slot from a buyer still being released; and a closed loop that runs for a duration,
     /// where the index only has to be unique. The others share one counter: an exact request
     /// budget (a fast connection simply sends more), and the open loop's due times.
-    fn take(&self, w: usize, workers: usize, sent: &mut u64) -> Option<Slot> {
+    fn take(&self, w: usize, workers: usize, sent: &mut u64, now: Instant) -> Option<Slot> {
         if !self.dealt {
-            return self.take_next();
+            return self.take_next(now);
         }
         let index = w as u64 + *sent * workers as u64;
         *sent += 1;
-        if self.limit.is_some_and(|n| index >= n)
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
-        {
+        if self.limit.is_some_and(|n| index >= n) || self.deadline.is_some_and(|d| now >= d) {
             return None;
         }
         Some(Slot { index, due: None })
     }
 
-    fn take_next(&self) -> Option<Slot> {
-        if self.interval.is_none() && self.deadline.is_some_and(|d| Instant::now() >= d) {
+    fn take_next(&self, now: Instant) -> Option<Slot> {
+        if self.interval.is_none() && self.deadline.is_some_and(|d| now >= d) {
             return None;
         }
         let index = self.next.fetch_add(1, Relaxed);
@@ -451,36 +449,48 @@ impl Worker {
             release.wait().await;
         }
         let head_only = self.plan.request.method == Method::HEAD;
-        let mut last_used = Instant::now();
+        // The clock is read once per request, when the answer is complete; that reading also
+        // serves as the send time of the next request in a closed loop (nothing but formatting
+        // happens in between). Reads are re-taken only after a wait: a connect, a due time.
+        let mut now = Instant::now();
+        let mut last_used = now;
         // The request timeout. One timer per worker, not one per request: when it fires, it
         // checks the request in flight and, if that one is younger than the timeout, moves
         // itself to that request's deadline. A timer wheel insert and removal per request was
         // the largest user-space cost of the hot loop.
         let watchdog = tokio::time::sleep(self.plan.timeout);
         tokio::pin!(watchdog);
-        while let Some(slot) = self.next_slot().await {
+        while let Some(slot) = self.next_slot(now).await {
+            if slot.due.is_some() {
+                now = Instant::now();
+            }
             // A server may close a keep-alive connection that sat idle; that is no failure of
             // the next request, which goes out on a fresh connection instead.
-            if conn.is_some() && last_used.elapsed() >= IDLE_CHECK {
+            if conn.is_some() && now.saturating_duration_since(last_used) >= IDLE_CHECK {
                 conn = conn.filter(|c: &Conn| !c.closed_while_idle());
             }
             let mut live = match conn.take() {
                 Some(live) => live,
-                None => match self.connect().await {
-                    Ok(live) => live,
-                    Err(why) => {
-                        self.tally.conn_error(|| why);
-                        self.plan.finish_one(self.index);
-                        if self.plan.release.is_none() {
-                            tokio::time::sleep(RECONNECT_PAUSE).await;
+                None => {
+                    let opened = self.connect().await;
+                    now = Instant::now();
+                    match opened {
+                        Ok(live) => live,
+                        Err(why) => {
+                            self.tally.conn_error(|| why);
+                            self.plan.finish_one(self.index);
+                            if self.plan.release.is_none() {
+                                tokio::time::sleep(RECONNECT_PAUSE).await;
+                                now = Instant::now();
+                            }
+                            continue;
                         }
-                        continue;
                     }
-                },
+                }
             };
             let endpoint = &self.plan.endpoints[self.endpoint];
             self.plan.request(endpoint, slot.index, &mut self.out);
-            let sent = Instant::now();
+            let sent = now;
             // Open loop: latency counts from when the request was due, not when it went out.
             let started = slot.due.unwrap_or(sent);
             let answer = {
@@ -501,8 +511,9 @@ impl Worker {
                 }
             };
             self.plan.finish_one(self.index);
-            last_used = Instant::now();
-            let latency = last_used.saturating_duration_since(started);
+            now = Instant::now();
+            last_used = now;
+            let latency = now.saturating_duration_since(started);
             match answer {
                 Some(Ok(answer)) => {
                     self.tally.response(answer.status, latency);
@@ -536,12 +547,12 @@ impl Worker {
         }
     }
 
-    /// The next slot from the schedule, once it is due.
-    async fn next_slot(&mut self) -> Option<Slot> {
+    /// The next slot from the schedule (`now`: the clock's last reading), once it is due.
+    async fn next_slot(&mut self, now: Instant) -> Option<Slot> {
         let slot = self
             .plan
             .schedule
-            .take(self.index, self.plan.workers, &mut self.taken)?;
+            .take(self.index, self.plan.workers, &mut self.taken, now)?;
         if let Some(due) = slot.due {
             tokio::time::sleep_until(due.into()).await;
         }
@@ -580,11 +591,11 @@ mod tests {
         let schedule = Schedule::new(Model::Closed {
             stop: Stop::Requests(3),
         });
-        let slots: Vec<u64> = std::iter::from_fn(|| schedule.take_next())
+        let slots: Vec<u64> = std::iter::from_fn(|| schedule.take_next(Instant::now()))
             .map(|s| s.index)
             .collect();
         assert_eq!(slots, [0, 1, 2]);
-        assert!(schedule.take_next().is_none());
+        assert!(schedule.take_next(Instant::now()).is_none());
     }
 
     #[test]
@@ -592,7 +603,7 @@ mod tests {
         let schedule = Schedule::new(Model::Burst { buyers: 5 });
         let slots = |w| {
             let mut sent = 0;
-            std::iter::from_fn(|| schedule.take(w, 2, &mut sent))
+            std::iter::from_fn(|| schedule.take(w, 2, &mut sent, Instant::now()))
                 .map(|s| s.index)
                 .collect::<Vec<_>>()
         };
@@ -605,7 +616,7 @@ mod tests {
             rate: 100.0,
             stop: Stop::After(Duration::from_millis(50)),
         });
-        let due: Vec<Duration> = std::iter::from_fn(|| schedule.take_next())
+        let due: Vec<Duration> = std::iter::from_fn(|| schedule.take_next(Instant::now()))
             .map(|s| s.due.unwrap() - schedule.start)
             .collect();
         assert_eq!(due.len(), 5);
