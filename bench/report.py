@@ -37,13 +37,16 @@ def main():
     results_path, matrix_path = sys.argv[1], sys.argv[2]
     rounds, duration, conns = (os.environ[k] for k in ("ROUNDS", "DURATION", "CONNECTIONS"))
     runs = defaultdict(lambda: defaultdict(list))
+    cpu_us = defaultdict(lambda: defaultdict(list))
     order = []
     with open(results_path) as f:
         for line in f:
-            label, tool, _round, rps = line.rstrip("\n").split("\t")
+            label, tool, _round, rps, cpu = line.rstrip("\n").split("\t")
             if label not in order:
                 order.append(label)
             runs[label][tool].append(float(rps))
+            # CPU time the tool itself used (user + system) per request it completed.
+            cpu_us[label][tool].append(float(cpu) * 1e6 / (float(rps) * float(duration)))
     with open(matrix_path) as f:
         matrix = json.load(f)
 
@@ -68,8 +71,8 @@ def main():
     w("")
     w(f"The tools take turns, {rounds} rounds of {duration} s each, {conns} keep-alive connections,")
     w("2 threads each, against the same endpoint; the figure is the median of the rounds. The paired")
-    w("ratio compares each loadtest round with the wrk round just before it, which cancels slow drifts")
-    w("in what else the machine is doing.")
+    w("ratio compares the two tools within each round, which cancels slow drifts in what else the")
+    w("machine is doing.")
     w("")
     w("```")
     w(f"wrk -t2 -c{conns} -d{duration}s URL")
@@ -89,7 +92,16 @@ def main():
         cells = " | ".join(f"{med[t]:,.0f}" for t in tools)
         w(f"| {label} | {cells} | **{ratio:.2f}×** | {paired:.2f}× |")
     w("")
-    w("Every round:")
+    w("CPU time each tool used per request (user + system, median over the rounds; lower leaves")
+    w("more of the machine to the server):")
+    w("")
+    w("| endpoint | " + " | ".join(f"{t} µs/request" for t in tools) + " |")
+    w("|" + "---|" * (len(tools) + 1))
+    for label in order:
+        cells = " | ".join(f"{statistics.median(cpu_us[label][t]):.1f}" for t in tools)
+        w(f"| {label} | {cells} |")
+    w("")
+    w("Every round (requests/s; rounds alternate which tool goes first):")
     w("")
     for label in order:
         for t in tools:

@@ -2,20 +2,21 @@
 # Regenerates BENCHMARKS.md, every figure from this one run:
 #
 #   1. the generator's own speed: `loadtest run` and wrk (and oha, when installed) take turns
+#      (the order swapped every round), requests/s and CPU time per request,
 #      against the same minimal endpoint (nginx answering a constant; optionally also a path of
 #      the service through `oversell up`'s nginx, SERVICE_PATH); medians, ratio loadtest/wrk;
 #   2. the tier matrix through nginx with 3 instances (`oversell up`): throughput per tier and
 #      each safe tier's ratio to `none`, plus bench/matrix.svg.
 #
 # Everything runs against 127.0.0.1, for a bounded time. Needs: cargo, nginx, wrk,
-# redis-server, python3, curl. Knobs (environment): ROUNDS (7), DURATION seconds per round (5),
+# redis-server, python3, curl. Knobs (environment): ROUNDS (8), DURATION seconds per round (4),
 # CONNECTIONS (64), BUYERS (1000), STOCK (100), BUSINESS_MS (5), OUT (BENCHMARKS.md),
 # SERVICE_PATH (empty).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-7}
-DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-8}
+DURATION=${DURATION:-4}
 CONNECTIONS=${CONNECTIONS:-64}
 BUYERS=${BUYERS:-1000}
 STOCK=${STOCK:-100}
@@ -27,7 +28,7 @@ OUT=${OUT:-BENCHMARKS.md}
 SERVICE_PATH=${SERVICE_PATH:-}
 TOKEN=bench-token
 
-for tool in nginx wrk redis-server python3 curl; do
+for tool in nginx wrk redis-server python3 curl /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
 done
 
@@ -62,23 +63,34 @@ wait_for() {
     exit 1
 }
 
-# bench URL LABEL: ROUNDS rounds, wrk then loadtest (then oha), one line per measurement in
-# $WORK/results.tsv: label, tool, round, requests/s.
+# bench URL LABEL: ROUNDS rounds of wrk and loadtest (and oha), the order swapped every round;
+# one line per measurement in $WORK/results.tsv: label, tool, round, requests/s, CPU seconds.
 bench() {
     local url=$1 label=$2
     local base=${url%/*} path=/${url##*/}
     for round in $(seq "$ROUNDS"); do
-        wrk_rps=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "$url" | awk '/^Requests\/sec:/ {print $2}')
-        printf '%s\twrk\t%s\t%s\n' "$label" "$round" "$wrk_rps" >>"$WORK/results.tsv"
-        lt_rps=$("$LOADTEST" run --url "$base" -m GET --path "$path" -c "$CONNECTIONS" -z "${DURATION}s" --json |
-            python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; assert s["ok"] == s["sent"], s; print(s["throughput_rps"])')
-        printf '%s\tloadtest\t%s\t%s\n' "$label" "$round" "$lt_rps" >>"$WORK/results.tsv"
-        if command -v oha >/dev/null; then
-            oha_rps=$(oha --no-tui -j -c "$CONNECTIONS" -z "${DURATION}s" "$url" |
-                python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["requestsPerSec"])')
-            printf '%s\toha\t%s\t%s\n' "$label" "$round" "$oha_rps" >>"$WORK/results.tsv"
-        fi
-        echo "   $label round $round: wrk $wrk_rps, loadtest $lt_rps${oha_rps:+, oha $oha_rps}" >&2
+        local tools=(wrk loadtest)
+        if [ $((round % 2)) -eq 0 ]; then tools=(loadtest wrk); fi
+        if command -v oha >/dev/null; then tools+=(oha); fi
+        local line="   $label round $round:"
+        for tool in "${tools[@]}"; do
+            case $tool in
+            wrk)
+                rps=$(/usr/bin/time -f '%U %S' -o "$WORK/cpu" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "$url" |
+                    awk '/^Requests\/sec:/ {print $2}') ;;
+            loadtest)
+                rps=$(/usr/bin/time -f '%U %S' -o "$WORK/cpu" "$LOADTEST" run --url "$base" -m GET --path "$path" \
+                    -c "$CONNECTIONS" -z "${DURATION}s" --json |
+                    python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; assert s["ok"] == s["sent"], s; print(s["throughput_rps"])') ;;
+            oha)
+                rps=$(/usr/bin/time -f '%U %S' -o "$WORK/cpu" oha --no-tui -j -c "$CONNECTIONS" -z "${DURATION}s" "$url" |
+                    python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["requestsPerSec"])') ;;
+            esac
+            cpu=$(awk '{print $1 + $2}' "$WORK/cpu")
+            printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$tool" "$round" "$rps" "$cpu" >>"$WORK/results.tsv"
+            line+=" $tool $rps req/s ($cpu s CPU)"
+        done
+        echo "$line" >&2
     done
 }
 
