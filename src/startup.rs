@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
@@ -92,7 +93,13 @@ impl Application {
             shutdown.await;
             state.stopping.send_replace(true);
         };
-        let served = axum::serve(self.listener, self.router)
+        // Answers go out as soon as they are written, not after the client's delayed ACK.
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::debug!(%err, "TCP_NODELAY not set");
+            }
+        });
+        let served = axum::serve(listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;
         subscriber.abort();
