@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use bb8_redis::RedisConnectionManager;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::{Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use redis::io::tcp::TcpSettings;
+use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 
 /// A failure to talk to Redis, split by what the client should be told.
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +80,13 @@ pub struct RedisPool {
 impl RedisPool {
     /// Builds the pool without connecting, so an instance can start while Redis is down.
     pub fn new(url: &str) -> Result<Self, RedisError> {
-        let client = redis::Client::open(url)?;
-        let manager = Manager(RedisConnectionManager::new(url)?);
+        // Without TCP_NODELAY, a command written while an earlier one is unanswered waits
+        // for an ACK: on a multiplexed connection that is most commands under load.
+        let info = url
+            .into_connection_info()?
+            .set_tcp_settings(TcpSettings::default().set_nodelay(true));
+        let client = redis::Client::open(info.clone())?;
+        let manager = Manager(RedisConnectionManager::new(info)?);
         let pool = bb8::Pool::builder()
             .max_size(8)
             .test_on_check_out(false)

@@ -178,7 +178,10 @@ async fn critical_section(
             requested: order.qty,
         });
     }
-    tokio::time::sleep(cx.settings.business()).await;
+    // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
+    if cx.settings.business_ms > 0 {
+        tokio::time::sleep(cx.settings.business()).await;
+    }
     // Read done, write not yet: the articles' GC pause strikes here.
     if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
