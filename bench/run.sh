@@ -121,7 +121,10 @@ MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --toke
     --json --chart bench/matrix.svg >"$WORK/matrix.json"
 "$LOADTEST" --version >"$WORK/version"
 
+echo "== 3. sustained selling rate per tier (closed loop, stock that never runs out)" >&2
+LOADTEST="$LOADTEST" bench/selling-rate.sh "http://127.0.0.1:$UP_PORT" "$TOKEN" 0 64 5 >"$WORK/selling.tsv"
+
 echo "== writing $OUT" >&2
 ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE \
-    python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" >"$OUT"
+    python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" "$WORK/selling.tsv" >"$OUT"
 cat "$OUT"
