@@ -3,6 +3,7 @@
 mod helpers;
 
 mod api_errors;
+mod cli;
 mod contention;
 mod events;
 mod faults;

@@ -1,0 +1,25 @@
+//! Start-up flags: an invalid value stops `oversell serve` with one line naming the flag.
+
+use std::process::Command;
+
+#[test]
+fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
+    let cases: [(&[&str], &[(&str, &str)], &str); 4] = [
+        (&["--lock-tier", "redlock"], &[], "--lock-tier"),
+        (&[], &[("WAIT", "poll")], "--wait"),
+        (&["--lock-ttl-ms", "0"], &[], "--lock-ttl-ms"),
+        (&["--port", "http"], &[], "--port"),
+    ];
+    for (args, env, flag) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_oversell"))
+            .arg("serve")
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .expect("run oversell");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(flag), "names {flag}: {stderr}");
+    }
+}
