@@ -2,9 +2,16 @@
 
 use std::process::Command;
 
+/// Arguments, environment, and the flag the error must name.
+type Case = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 #[test]
 fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
-    let cases: [(&[&str], &[(&str, &str)], &str); 4] = [
+    let cases: [Case; 4] = [
         (&["--lock-tier", "redlock"], &[], "--lock-tier"),
         (&[], &[("WAIT", "poll")], "--wait"),
         (&["--lock-ttl-ms", "0"], &[], "--lock-ttl-ms"),
