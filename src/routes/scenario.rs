@@ -66,6 +66,8 @@ pub async fn run(
         targets: &targets,
         admin: &admin,
         instances,
+        // A crash must not take down the process answering this request.
+        spare: Some(state.instance.clone()),
     };
     let run = runner
         .run(scenario)

@@ -33,6 +33,7 @@ async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
         targets: &targets,
         admin: &admin,
         instances: 3,
+        spare: None,
     };
     let mut failures = Vec::new();
     for scenario in CATALOG {
@@ -68,4 +69,25 @@ async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
         "scenarios failed:\n{}",
         failures.join("\n")
     );
+}
+
+/// The dashboard runs scenarios through one instance: a crash scenario must strike another one,
+/// or the answer would die with the instance giving it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_scenario_run_from_the_server_side_answers_with_its_verdict() {
+    let fleet = start_fleet(3).await;
+    let client = reqwest::Client::new();
+    for id in ["setnx-crash", "setnx-expire-crash-after"] {
+        let resp = client
+            .post(format!("{}/admin/scenario", fleet.url()))
+            .bearer_auth(TOKEN)
+            .json(&serde_json::json!({ "id": id }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::OK, "{id}");
+        let run: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(run["passed"], true, "{id}: {run}");
+    }
+    fleet.stop().await;
 }

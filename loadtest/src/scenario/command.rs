@@ -68,6 +68,7 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
         targets: &targets,
         admin: &admin,
         instances,
+        spare: None,
     };
     let mut results = Vec::new();
     for scenario in scenarios {

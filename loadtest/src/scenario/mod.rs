@@ -182,6 +182,9 @@ pub struct Runner<'a> {
     pub admin: &'a Admin,
     /// How many instances serve behind the targets.
     pub instances: usize,
+    /// An instance the fault must not strike: the one running the scenario from the server
+    /// side, which would otherwise crash under its own runner.
+    pub spare: Option<String>,
 }
 
 /// The ground-truth figures a check may name.
@@ -297,7 +300,18 @@ impl Runner<'_> {
     /// Arms the fault and waits until every instance holds it: an instance that has not heard
     /// of it would not fire it.
     async fn arm(&self, fault: Fault) -> anyhow::Result<()> {
-        let body = json!({ "kind": fault.kind, "ms": fault.ms });
+        let mut body = json!({ "kind": fault.kind, "ms": fault.ms });
+        if let Some(spare) = &self.spare {
+            let listed = self.admin.request(Method::GET, "/instances", None).await?;
+            let target = listed["instances"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i["instance"].as_str())
+                .find(|id| id != spare)
+                .ok_or_else(|| anyhow!("no instance other than {spare} to take the fault"))?;
+            body["instance"] = json!(target);
+        }
         self.admin
             .request(Method::POST, "/admin/faults", Some(body))
             .await?;
