@@ -31,6 +31,11 @@ Examples:
   OVERSELL_ADMIN_TOKEN=secret loadtest matrix --tiers all --stock 100 --buyers 1000
   loadtest matrix --token secret --tiers none,lua-release --business-ms 5 --json --chart tiers.svg
 
+  # the curriculum: one step, all steps, and how often the timing-dependent ones hold
+  loadtest scenario list
+  OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
+  OVERSELL_ADMIN_TOKEN=secret loadtest curriculum --timing-sensitive --repeat 20
+
   # three instances without nginx: connections go round robin, admin calls to the first
   loadtest matrix --url http://127.0.0.1:3101 --url http://127.0.0.1:3102 --url http://127.0.0.1:3103 --token secret";
 
