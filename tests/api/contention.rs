@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use oversell::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -86,16 +87,10 @@ async fn no_lock_and_local_locks_oversell_across_three_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
     let fleet = spawn_fleet(3).await;
-    for tier in [
-        "setnx",
-        "setnx-expire",
-        "atomic-expiry",
-        "uuid-owner",
-        "lua-release",
-        "reentrant-watchdog",
-        "fenced",
-        "atomic-deduct",
-    ] {
+    let distributed = Tier::ALL
+        .into_iter()
+        .filter(|t| ![Tier::None, Tier::Local].contains(t));
+    for tier in distributed.map(Tier::id) {
         let state = run_tier(&fleet, tier).await;
         for figure in ["oversold", "lost_updates", "overlaps", "foreign_releases"] {
             assert_eq!(state[figure], 0, "{tier} {figure}: {state}");
