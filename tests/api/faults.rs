@@ -65,15 +65,7 @@ async fn the_same_pause_without_the_fault_releases_nothing_foreign() {
 async fn faults_are_validated_listed_targeted_and_cleared_by_reset() {
     let fleet = spawn_fleet(2).await;
     eventually(Duration::from_secs(5), || async {
-        let body: Value = fleet
-            .client
-            .get(format!("{}/instances", fleet.url(0)))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = fleet.get_json(0, "/instances").await;
         body["instances"].as_array().is_some_and(|l| l.len() == 2)
     })
     .await;

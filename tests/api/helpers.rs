@@ -156,16 +156,15 @@ impl TestFleet {
         }
     }
 
+    /// `GET path` on instance `i`, as JSON.
+    pub async fn get_json(&self, i: usize, path: &str) -> Value {
+        let url = format!("{}{path}", self.url(i));
+        let resp = self.client.get(url).send().await.unwrap();
+        resp.json().await.unwrap()
+    }
+
     pub async fn state_of(&self, i: usize) -> Value {
-        let url = format!("{}/state", self.url(i));
-        self.client
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.get_json(i, "/state").await
     }
 
     pub async fn state(&self) -> Value {
@@ -173,16 +172,7 @@ impl TestFleet {
     }
 
     pub async fn ledger(&self) -> Vec<Value> {
-        let url = format!("{}/ledger?limit=10000", self.url(0));
-        let body: Value = self
-            .client
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = self.get_json(0, "/ledger?limit=10000").await;
         body["orders"].as_array().unwrap().clone()
     }
 

@@ -15,13 +15,7 @@ async fn admin(fleet: &TestFleet, method: reqwest::Method, path: &str, room: &st
 }
 
 async fn get(fleet: &TestFleet, i: usize, path: &str) -> Value {
-    let resp = fleet
-        .client
-        .get(format!("{}{path}", fleet.url(i)))
-        .send()
-        .await
-        .unwrap();
-    resp.json().await.unwrap()
+    fleet.get_json(i, path).await
 }
 
 /// `buyers` concurrent sales in `room`, round robin over the instances, buyers named
