@@ -5,14 +5,42 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::settings::{Settings, WaitStrategy};
+use anyhow::Context;
+
+use crate::lock_store::{LockStore, LockStoreKind, DEFAULT_SENTINEL_MASTER};
+use crate::redis_pool::RedisPool;
+use crate::settings::{Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
 use crate::tier::Tier;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Redis to share the stock, ledger and locks through.
+    /// The resource store: the Redis that holds the stock, the ledger and every ground-truth
+    /// figure (and the locks too, with `--lock-store shared`).
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     pub redis_url: String,
+
+    /// Where the locks live: `shared` (in the resource store's Redis), `single` (a Redis of
+    /// their own, `--lock-redis-url`) or `sentinel` (a primary and replica behind Sentinels,
+    /// `--lock-sentinels`; connections follow a failover).
+    #[arg(long, env = "LOCK_STORE", value_enum, default_value_t = LockStoreKind::Shared)]
+    pub lock_store: LockStoreKind,
+
+    /// The lock store's Redis, for `--lock-store single`.
+    #[arg(long, env = "LOCK_REDIS_URL", required_if_eq("lock_store", "single"))]
+    pub lock_redis_url: Option<String>,
+
+    /// The Sentinels, as `host:port,host:port,…`, for `--lock-store sentinel`.
+    #[arg(
+        long,
+        env = "LOCK_SENTINELS",
+        value_delimiter = ',',
+        required_if_eq("lock_store", "sentinel")
+    )]
+    pub lock_sentinels: Vec<String>,
+
+    /// The master name the Sentinels watch.
+    #[arg(long, env = "LOCK_SENTINEL_MASTER", default_value = DEFAULT_SENTINEL_MASTER)]
+    pub lock_sentinel_master: String,
 
     /// Address to listen on (0.0.0.0 in a container).
     #[arg(long, env = "HOST", default_value = "127.0.0.1")]
@@ -51,6 +79,17 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=120_000))]
     pub wait_deadline_ms: u64,
 
+    /// After each lock write, wait until this many replicas have it (WAIT) or fail the acquire
+    /// with a 503, as Redisson's checkLockSyncedSlaves does (0..=4; 0 = off).
+    #[arg(long, env = "SYNC_REPLICAS", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=4))]
+    pub sync_replicas: u32,
+
+    /// How long that wait may take, in milliseconds (1..=10000).
+    #[arg(long, env = "SYNC_TIMEOUT_MS", default_value_t = DEFAULT_SYNC_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub sync_timeout_ms: u64,
+
     /// Bearer token for /admin/*. Without one, a token is generated and logged once.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -74,6 +113,24 @@ impl ServeArgs {
             business_ms: self.business_ms,
             wait: self.wait,
             wait_deadline_ms: self.wait_deadline_ms,
+            sync_replicas: self.sync_replicas,
+            sync_timeout_ms: self.sync_timeout_ms,
         }
+    }
+
+    /// The lock store these flags name; `resource` is the resource store's pool, which
+    /// `shared` reuses.
+    pub fn lock_store(&self, resource: &RedisPool) -> anyhow::Result<LockStore> {
+        Ok(match self.lock_store {
+            LockStoreKind::Shared => LockStore::shared(resource),
+            LockStoreKind::Single => {
+                let url = self.lock_redis_url.as_deref().unwrap_or_default();
+                LockStore::single(url).with_context(|| format!("invalid --lock-redis-url {url}"))?
+            }
+            LockStoreKind::Sentinel => {
+                LockStore::sentinel(&self.lock_sentinels, &self.lock_sentinel_master)
+                    .context("invalid --lock-sentinels")?
+            }
+        })
     }
 }

@@ -33,6 +33,8 @@ pub enum AppError {
     Busy,
     #[error("redis is unavailable")]
     RedisUnavailable(String),
+    #[error("the lock reached {acked} of {wanted} replicas within sync_timeout_ms; not acquired")]
+    LockNotReplicated { acked: u32, wanted: u32 },
     #[error("internal error")]
     Internal(String),
 }
@@ -46,9 +48,10 @@ impl AppError {
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::SoldOut { .. } | AppError::Busy => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
-            AppError::LockTimeout { .. } | AppError::LockLost | AppError::RedisUnavailable(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            AppError::LockTimeout { .. }
+            | AppError::LockLost
+            | AppError::RedisUnavailable(_)
+            | AppError::LockNotReplicated { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -66,6 +69,7 @@ impl AppError {
             AppError::Fleet(_) => "fleet_error",
             AppError::Busy => "busy",
             AppError::RedisUnavailable(_) => "redis_unavailable",
+            AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::Internal(_) => "internal",
         }
     }
@@ -75,6 +79,9 @@ impl From<StoreError> for AppError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Unavailable(detail) => AppError::RedisUnavailable(detail),
+            StoreError::NotReplicated { acked, wanted } => {
+                AppError::LockNotReplicated { acked, wanted }
+            }
             StoreError::Failed(err) => AppError::Internal(err.to_string()),
         }
     }

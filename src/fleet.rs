@@ -3,18 +3,18 @@
 //! instance reaches all of them within one hop; the registry of live instances; and the
 //! control messages that crash or freeze one instance from the admin API.
 //!
-//! The same subscriber connection also carries the lock-release messages that wake waiters.
+//! Lock-release messages are not here: they are published in the lock store, and
+//! `lock_store::LockStore::spawn_release_listener` hears them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
 
+use crate::control::Control;
 use crate::faults::{self, Fault};
-use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES, RELEASED_PATTERN};
-use crate::lock::ReleaseSignals;
+use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES};
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::settings::{Settings, SettingsPatch};
 
@@ -24,30 +24,6 @@ pub const ALIVE_WITHIN_MS: i64 = 3_000;
 
 static HEARTBEAT_SCRIPT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("heartbeat.lua")));
-
-/// A message on the control channel.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "kebab-case")]
-pub enum Control {
-    /// A room's settings or faults changed: reload them.
-    Reload { room: String },
-    /// The named instance aborts at once.
-    Crash { instance: String },
-    /// The named instance stops its whole process for `ms`, then resumes.
-    Freeze { instance: String, ms: u64 },
-}
-
-impl Control {
-    pub fn reload(room: &str) -> Self {
-        Control::Reload {
-            room: room.to_owned(),
-        }
-    }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("control messages serialize")
-    }
-}
 
 /// One room as this instance knows it.
 #[derive(Debug, Clone)]
@@ -212,18 +188,15 @@ impl Fleet {
         }
     }
 
-    /// Listens for control and release messages until aborted, reconnecting with backoff when
-    /// Redis goes away. Rooms are reloaded after every (re)connect, because messages sent while
+    /// Listens for control messages until aborted, reconnecting with backoff when Redis goes
+    /// away. Rooms are reloaded after every (re)connect, because messages sent while
     /// disconnected are lost.
-    pub fn spawn_subscriber(
-        self: &Arc<Self>,
-        signals: Arc<ReleaseSignals>,
-    ) -> tokio::task::JoinHandle<()> {
+    pub fn spawn_subscriber(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let fleet = Arc::clone(self);
         tokio::spawn(async move {
             let mut backoff = Duration::from_millis(100);
             loop {
-                match fleet.subscribe_once(&signals).await {
+                match fleet.subscribe_once().await {
                     Ok(()) => {
                         tracing::warn!("pub/sub connection closed; reconnecting");
                         backoff = Duration::from_millis(100);
@@ -236,22 +209,16 @@ impl Fleet {
         })
     }
 
-    async fn subscribe_once(&self, signals: &ReleaseSignals) -> Result<(), redis::RedisError> {
-        let mut pubsub = self.redis.client().get_async_pubsub().await?;
+    async fn subscribe_once(&self) -> Result<(), redis::RedisError> {
+        let mut pubsub = self.redis.pubsub().await?;
         pubsub.subscribe(CONTROL_CHANNEL).await?;
-        pubsub.psubscribe(RELEASED_PATTERN).await?;
         self.reload_known_rooms().await;
         let mut messages = pubsub.into_on_message();
         while let Some(msg) = messages.next().await {
-            let channel = msg.get_channel_name();
-            if channel == CONTROL_CHANNEL {
-                let payload: String = msg.get_payload().unwrap_or_default();
-                match serde_json::from_str::<Control>(&payload) {
-                    Ok(message) => self.handle(message).await,
-                    Err(err) => tracing::warn!(%err, payload, "ignoring a bad control message"),
-                }
-            } else if let Some(room) = Keys::room_of(channel) {
-                signals.released(room);
+            let payload: String = msg.get_payload().unwrap_or_default();
+            match serde_json::from_str::<Control>(&payload) {
+                Ok(message) => self.handle(message).await,
+                Err(err) => tracing::warn!(%err, payload, "ignoring a bad control message"),
             }
         }
         Ok(())

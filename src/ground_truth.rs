@@ -1,8 +1,12 @@
-//! Reading and resetting the ground truth of a room: what Redis says really happened.
+//! Reading and resetting the ground truth of a room: what the resource store says really
+//! happened. [`record`] writes what the lock operations saw.
+
+pub mod record;
 
 use serde::Serialize;
 
 use crate::keys::Keys;
+use crate::lock_store::LockStore;
 use crate::redis_pool::{RedisPool, StoreError};
 
 /// The figures `GET /state` reports. Counters are written by the sale scripts; `oversold` and
@@ -22,20 +26,41 @@ pub struct GroundTruth {
     /// Pairs of critical sections that ran at the same time.
     pub overlaps: i64,
     pub foreign_releases: i64,
+    /// Releases that found the lock gone or someone else's: the holder had lost it unknowingly.
+    pub lost_releases: i64,
+    /// Lock-store faults that struck (a primary killed).
+    pub store_faults: i64,
     pub stale_writes_rejected: i64,
     pub lock_timeouts: i64,
     pub lock: LockView,
 }
 
-/// The lock key as it is now. `ttl_ms: -1` on a held lock means it has no lease: a holder that
-/// died will never release it.
+/// The lock key as it is now, in the lock store's primary. `ttl_ms: -1` on a held lock means it
+/// has no lease: a holder that died will never release it. `held: false, ttl_ms: None` also
+/// when the lock store cannot be reached (see `lock_store` in `/state` for each node).
 #[derive(Debug, Clone, Serialize)]
 pub struct LockView {
     pub held: bool,
     pub ttl_ms: Option<i64>,
 }
 
-pub async fn read(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreError> {
+/// The room's figures from the resource store, and its lock as the lock store has it now.
+pub async fn read(
+    redis: &RedisPool,
+    store: &LockStore,
+    keys: &Keys,
+) -> Result<GroundTruth, StoreError> {
+    let (figures, lock) = tokio::join!(read_figures(redis, keys), read_lock(store, keys));
+    let mut truth = figures?;
+    // A lock store that is down is no reason to hide the ground truth.
+    truth.lock = lock.unwrap_or(LockView {
+        held: false,
+        ttl_ms: None,
+    });
+    Ok(truth)
+}
+
+async fn read_figures(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreError> {
     let mut conn = redis.conn().await?;
     type Counters = (
         Option<i64>,
@@ -45,27 +70,27 @@ pub async fn read(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreEr
         Option<i64>,
         Option<i64>,
         Option<i64>,
+        Option<i64>,
+        Option<i64>,
     );
-    let (counters, orders, lock_ttl, rlock_ttl): (Counters, i64, i64, i64) = redis::pipe()
+    let (counters, orders): (Counters, i64) = redis::pipe()
         .mget(&[
             keys.stock(),
             keys.initial_stock(),
             keys.items_sold(),
             keys.overlaps(),
             keys.foreign_releases(),
+            keys.lost_releases(),
+            keys.store_faults(),
             keys.stale_writes_rejected(),
             keys.lock_timeouts(),
         ])
         .llen(keys.ledger())
-        .pttl(keys.lock())
-        .pttl(keys.reentrant_lock())
         .query_async(&mut conn)
         .await?;
-    let (stock, initial, items, overlaps, foreign, stale, timeouts) = counters;
+    let (stock, initial, items, overlaps, foreign, lost, store_faults, stale, timeouts) = counters;
     let (stock, initial_stock, items_sold) =
         (stock.unwrap_or(0), initial.unwrap_or(0), items.unwrap_or(0));
-    // PTTL: -2 no key, -1 no expiry, else ms left. At most one of the two lock keys exists.
-    let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
     Ok(GroundTruth {
         stock,
         initial_stock,
@@ -75,17 +100,40 @@ pub async fn read(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, StoreEr
         lost_updates: items_sold - (initial_stock - stock),
         overlaps: overlaps.unwrap_or(0),
         foreign_releases: foreign.unwrap_or(0),
+        lost_releases: lost.unwrap_or(0),
+        store_faults: store_faults.unwrap_or(0),
         stale_writes_rejected: stale.unwrap_or(0),
         lock_timeouts: timeouts.unwrap_or(0),
         lock: LockView {
-            held: ttl != -2,
-            ttl_ms: (ttl != -2).then_some(ttl),
+            held: false,
+            ttl_ms: None,
         },
     })
 }
 
-/// Clears the room's ledger, locks and counters and sets the stock, in one transaction.
-pub async fn reset(redis: &RedisPool, keys: &Keys, stock: i64) -> Result<(), StoreError> {
+async fn read_lock(store: &LockStore, keys: &Keys) -> Result<LockView, StoreError> {
+    let mut conn = store.pool().conn().await?;
+    let (lock_ttl, rlock_ttl): (i64, i64) = redis::pipe()
+        .pttl(keys.lock())
+        .pttl(keys.reentrant_lock())
+        .query_async(&mut conn)
+        .await?;
+    // PTTL: -2 no key, -1 no expiry, else ms left. At most one of the two lock keys exists.
+    let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
+    Ok(LockView {
+        held: ttl != -2,
+        ttl_ms: (ttl != -2).then_some(ttl),
+    })
+}
+
+/// Clears the room's ledger, locks and counters and sets the stock: one transaction in the
+/// resource store, then the locks and fencing counter in the lock store.
+pub async fn reset(
+    redis: &RedisPool,
+    store: &LockStore,
+    keys: &Keys,
+    stock: i64,
+) -> Result<(), StoreError> {
     let mut conn = redis.conn().await?;
     let _: () = redis::pipe()
         .atomic()
@@ -95,6 +143,11 @@ pub async fn reset(redis: &RedisPool, keys: &Keys, stock: i64) -> Result<(), Sto
         .ignore()
         .set(keys.initial_stock(), stock)
         .ignore()
+        .query_async(&mut conn)
+        .await?;
+    let mut conn = store.pool().conn().await?;
+    let _: () = redis::cmd("DEL")
+        .arg(keys.lock_store_keys())
         .query_async(&mut conn)
         .await?;
     Ok(())

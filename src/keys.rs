@@ -7,7 +7,7 @@
 /// The room used when a request names none.
 pub const DEFAULT_ROOM: &str = "default";
 
-/// Fleet-wide control messages (JSON, see `fleet::Control`): reload a room's settings and
+/// Fleet-wide control messages (JSON, see `control::Control`): reload a room's settings and
 /// faults, crash or freeze one instance.
 pub const CONTROL_CHANNEL: &str = "oversell:control";
 
@@ -91,6 +91,14 @@ impl Keys {
     pub fn foreign_releases(&self) -> String {
         self.key("foreign_releases")
     }
+    /// Releases that found the lock gone or someone else's (the holder had lost it).
+    pub fn lost_releases(&self) -> String {
+        self.key("lost_releases")
+    }
+    /// Lock-store faults that struck (a primary killed for `failover`/`lock-store-restart`).
+    pub fn store_faults(&self) -> String {
+        self.key("store_faults")
+    }
     /// Writes refused by the fencing check.
     pub fn stale_writes_rejected(&self) -> String {
         self.key("stale_writes_rejected")
@@ -117,25 +125,29 @@ impl Keys {
         self.key("fence_seen")
     }
 
-    /// Everything a reset clears (settings survive a reset).
+    /// What a reset clears in the resource store (settings survive a reset).
     pub fn resettable(&self) -> Vec<String> {
         vec![
             self.stock(),
             self.initial_stock(),
-            self.lock(),
-            self.reentrant_lock(),
             self.ledger(),
             self.items_sold(),
             self.exits(),
             self.overlaps(),
             self.foreign_releases(),
+            self.lost_releases(),
+            self.store_faults(),
             self.stale_writes_rejected(),
             self.lock_timeouts(),
-            self.fence_counter(),
             self.fence_seen(),
             self.timeline(),
             self.faults(),
         ]
+    }
+
+    /// What a reset clears in the lock store: the locks and the fencing-token source.
+    pub fn lock_store_keys(&self) -> Vec<String> {
+        vec![self.lock(), self.reentrant_lock(), self.fence_counter()]
     }
 }
 

@@ -24,12 +24,14 @@
 //! - [`telemetry`]: tracing set-up.
 
 pub mod config;
+pub mod control;
 pub mod error;
 pub mod faults;
 pub mod fleet;
 pub mod ground_truth;
 pub mod keys;
 pub mod lock;
+pub mod lock_store;
 pub mod metrics;
 pub mod redis_pool;
 pub mod redis_server;

@@ -31,6 +31,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Command::Up(args) = &cli.command {
+        if let Err(line) = args.validate() {
+            eprintln!("{line}");
+            std::process::exit(2);
+        }
+    }
     oversell::telemetry::init();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = runtime.block_on(async {

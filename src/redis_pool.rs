@@ -13,6 +13,7 @@ use std::time::Duration;
 use bb8_redis::RedisConnectionManager;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::io::tcp::TcpSettings;
+use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 
 /// A failure to talk to Redis, split by what the client should be told.
@@ -21,6 +22,9 @@ pub enum StoreError {
     /// Redis is down, unreachable or not answering in time: retry later.
     #[error("redis unavailable: {0}")]
     Unavailable(String),
+    /// A lock write reached fewer replicas than `sync_replicas` asks, within `sync_timeout_ms`.
+    #[error("the lock reached {acked} of {wanted} replicas in time")]
+    NotReplicated { acked: u32, wanted: u32 },
     /// Redis answered with an error: a bug in a script or a wrong key type.
     #[error("redis error: {0}")]
     Failed(RedisError),
@@ -33,6 +37,8 @@ impl From<RedisError> for StoreError {
             || err.is_connection_refusal()
             || err.is_connection_dropped()
             || err.is_unrecoverable_error()
+            // A primary demoted by a failover refuses writes until clients follow it.
+            || err.code() == Some("READONLY")
         {
             StoreError::Unavailable(err.to_string())
         } else {
@@ -47,14 +53,26 @@ pub struct Pooled {
     broken: Arc<AtomicBool>,
 }
 
-pub struct Manager(RedisConnectionManager);
+/// Where new connections go: one fixed server, or whichever server the Sentinels name as the
+/// primary right now (asked again for every new connection, so the pool follows a failover
+/// as soon as a broken connection is replaced).
+enum Target {
+    Direct(RedisConnectionManager),
+    /// A tokio `Mutex`: `SentinelClient` needs `&mut` to ask, and the ask is awaited.
+    Sentinel(tokio::sync::Mutex<SentinelClient>),
+}
+
+pub struct Manager(Target);
 
 impl bb8::ManageConnection for Manager {
     type Connection = Pooled;
     type Error = RedisError;
 
     async fn connect(&self) -> Result<Pooled, RedisError> {
-        let conn = self.0.connect().await?;
+        let conn = match &self.0 {
+            Target::Direct(manager) => manager.connect().await?,
+            Target::Sentinel(client) => client.lock().await.get_async_connection().await?,
+        };
         Ok(Pooled {
             conn,
             broken: Arc::default(),
@@ -62,7 +80,7 @@ impl bb8::ManageConnection for Manager {
     }
 
     async fn is_valid(&self, pooled: &mut Pooled) -> Result<(), RedisError> {
-        self.0.is_valid(&mut pooled.conn).await
+        redis::cmd("PING").query_async::<()>(&mut pooled.conn).await
     }
 
     fn has_broken(&self, pooled: &mut Pooled) -> bool {
@@ -74,26 +92,43 @@ impl bb8::ManageConnection for Manager {
 #[derive(Clone)]
 pub struct RedisPool {
     pool: bb8::Pool<Manager>,
-    client: redis::Client,
+    source: Arc<Source>,
 }
 
 impl RedisPool {
     /// Builds the pool without connecting, so an instance can start while Redis is down.
     pub fn new(url: &str) -> Result<Self, RedisError> {
-        // Without TCP_NODELAY, a command written while an earlier one is unanswered waits
-        // for an ACK: on a multiplexed connection that is most commands under load.
-        let info = url
-            .into_connection_info()?
-            .set_tcp_settings(TcpSettings::default().set_nodelay(true));
+        let info = url.into_connection_info()?.set_tcp_settings(tcp_settings());
         let client = redis::Client::open(info.clone())?;
-        let manager = Manager(RedisConnectionManager::new(info)?);
-        let pool = bb8::Pool::builder()
-            .max_size(8)
-            .test_on_check_out(false)
-            .connection_timeout(Duration::from_millis(1000))
-            .retry_connection(false)
-            .build_unchecked(manager);
-        Ok(Self { pool, client })
+        let manager = Manager(Target::Direct(RedisConnectionManager::new(info)?));
+        Ok(Self {
+            pool: build_pool(manager),
+            source: Arc::new(Source::Direct(client)),
+        })
+    }
+
+    /// A pool whose connections go to the primary the Sentinels at `sentinels` (`host:port`)
+    /// name for `master`. Nothing is contacted until the first connection is asked for.
+    pub fn sentinel(sentinels: &[String], master: &str) -> Result<Self, RedisError> {
+        let build = || {
+            let urls: Vec<String> = sentinels.iter().map(|s| format!("redis://{s}")).collect();
+            let node = SentinelNodeConnectionInfo::default().set_tcp_settings(tcp_settings());
+            SentinelClient::build(
+                urls,
+                master.to_owned(),
+                Some(node),
+                SentinelServerType::Master,
+            )
+        };
+        let manager = Manager(Target::Sentinel(tokio::sync::Mutex::new(build()?)));
+        Ok(Self {
+            pool: build_pool(manager),
+            source: Arc::new(Source::Sentinel {
+                client: tokio::sync::Mutex::new(build()?),
+                sentinels: sentinels.to_vec(),
+                master: master.to_owned(),
+            }),
+        })
     }
 
     /// A connection for one piece of work. The multiplexed connection is cloned out of the pool
@@ -109,10 +144,56 @@ impl RedisPool {
         })
     }
 
-    /// The client, for the dedicated pub/sub connection.
-    pub fn client(&self) -> &redis::Client {
-        &self.client
+    /// A dedicated pub/sub connection to the server (the current primary, behind Sentinel).
+    pub async fn pubsub(&self) -> Result<redis::aio::PubSub, RedisError> {
+        self.client().await?.get_async_pubsub().await
     }
+
+    /// A client for the server new connections go to now: the fixed one, or the primary the
+    /// Sentinels name at this moment.
+    pub async fn client(&self) -> Result<redis::Client, RedisError> {
+        match &*self.source {
+            Source::Direct(client) => Ok(client.clone()),
+            Source::Sentinel { client, .. } => client.lock().await.async_get_client().await,
+        }
+    }
+
+    /// The Sentinels and master name, when this pool follows a Sentinel-managed primary.
+    pub fn sentinels(&self) -> Option<(&[String], &str)> {
+        match &*self.source {
+            Source::Direct(_) => None,
+            Source::Sentinel {
+                sentinels, master, ..
+            } => Some((sentinels, master)),
+        }
+    }
+}
+
+/// What the pool was built from; kept beside it for pub/sub and for describing the store.
+enum Source {
+    Direct(redis::Client),
+    Sentinel {
+        /// A second Sentinel client, so a pub/sub or topology question never waits behind the
+        /// pool's own connects.
+        client: tokio::sync::Mutex<SentinelClient>,
+        sentinels: Vec<String>,
+        master: String,
+    },
+}
+
+/// Without TCP_NODELAY, a command written while an earlier one is unanswered waits for an
+/// ACK: on a multiplexed connection that is most commands under load.
+fn tcp_settings() -> TcpSettings {
+    TcpSettings::default().set_nodelay(true)
+}
+
+fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
+    bb8::Pool::builder()
+        .max_size(8)
+        .test_on_check_out(false)
+        .connection_timeout(Duration::from_millis(1000))
+        .retry_connection(false)
+        .build_unchecked(manager)
 }
 
 /// A connection handle; marks its pooled connection broken when the socket is gone.
@@ -124,7 +205,14 @@ pub struct Conn {
 impl Conn {
     fn note<T>(&self, result: &RedisResult<T>) {
         if let Err(err) = result {
-            if err.is_unrecoverable_error() || err.is_connection_dropped() || err.is_io_error() {
+            // READONLY: the server was demoted to a replica by a failover; reconnect to the
+            // new primary.
+            let demoted = err.code() == Some("READONLY");
+            if demoted
+                || err.is_unrecoverable_error()
+                || err.is_connection_dropped()
+                || err.is_io_error()
+            {
                 self.broken.store(true, Ordering::Relaxed);
             }
         }

@@ -63,6 +63,8 @@ impl<'de> Deserialize<'de> for WaitStrategy {
 pub const TTL_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 pub const BUSINESS_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=60_000;
 pub const WAIT_DEADLINE_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=120_000;
+pub const SYNC_REPLICAS_RANGE: std::ops::RangeInclusive<u64> = 0..=4;
+pub const SYNC_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -74,6 +76,20 @@ pub struct Settings {
     pub wait: WaitStrategy,
     /// How long a buyer may wait for the lock before getting a 503.
     pub wait_deadline_ms: u64,
+    /// After each lock write, wait until this many replicas have it (`WAIT`), or fail the
+    /// acquire: Redisson's `checkLockSyncedSlaves`. 0 = off (the default).
+    #[serde(default)]
+    pub sync_replicas: u32,
+    /// How long that wait may take.
+    #[serde(default = "default_sync_timeout_ms")]
+    pub sync_timeout_ms: u64,
+}
+
+/// Redisson's `slavesSyncTimeout` default.
+pub const DEFAULT_SYNC_TIMEOUT_MS: u64 = 1_000;
+
+fn default_sync_timeout_ms() -> u64 {
+    DEFAULT_SYNC_TIMEOUT_MS
 }
 
 impl Settings {
@@ -95,6 +111,16 @@ impl Settings {
             "wait_deadline_ms",
             self.wait_deadline_ms,
             WAIT_DEADLINE_MS_RANGE,
+        )?;
+        check(
+            "sync_replicas",
+            u64::from(self.sync_replicas),
+            SYNC_REPLICAS_RANGE,
+        )?;
+        check(
+            "sync_timeout_ms",
+            self.sync_timeout_ms,
+            SYNC_TIMEOUT_MS_RANGE,
         )
     }
 
@@ -114,6 +140,12 @@ impl Settings {
         }
         if let Some(deadline) = patch.wait_deadline_ms {
             self.wait_deadline_ms = deadline;
+        }
+        if let Some(replicas) = patch.sync_replicas {
+            self.sync_replicas = replicas;
+        }
+        if let Some(timeout) = patch.sync_timeout_ms {
+            self.sync_timeout_ms = timeout;
         }
         self.validate()?;
         Ok(self)
@@ -141,6 +173,8 @@ pub struct SettingsPatch {
     pub business_ms: Option<u64>,
     pub wait: Option<WaitStrategy>,
     pub wait_deadline_ms: Option<u64>,
+    pub sync_replicas: Option<u32>,
+    pub sync_timeout_ms: Option<u64>,
 }
 
 #[cfg(test)]
@@ -164,6 +198,8 @@ mod tests {
             business_ms: 2,
             wait: WaitStrategy::PubSub,
             wait_deadline_ms: 5000,
+            sync_replicas: 0,
+            sync_timeout_ms: DEFAULT_SYNC_TIMEOUT_MS,
         };
         let patch = SettingsPatch {
             ttl_ms: Some(0),

@@ -32,6 +32,7 @@ impl Application {
         let addr = listener.local_addr()?;
         let redis = RedisPool::new(&args.redis_url)
             .with_context(|| format!("invalid --redis-url {}", args.redis_url))?;
+        let lock_store = args.lock_store(&redis)?;
         let instance = args
             .instance_id
             .clone()
@@ -59,7 +60,15 @@ impl Application {
             .fleet_url
             .clone()
             .unwrap_or_else(|| format!("http://{addr}"));
-        let state = AppState::new(redis, instance, admin_token, fleet_url, fleet, signals);
+        let state = AppState::new(
+            redis,
+            lock_store,
+            instance,
+            admin_token,
+            fleet_url,
+            fleet,
+            signals,
+        );
         let router = routes::app(state.clone(), &args.static_dir);
         Ok(Application {
             listener,
@@ -82,10 +91,12 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let subscriber = self
+        let subscriber = self.state.fleet.spawn_subscriber();
+        let (released, lost) = (self.state.signals.clone(), self.state.signals.clone());
+        let releases = self
             .state
-            .fleet
-            .spawn_subscriber(self.state.signals.clone());
+            .lock_store
+            .spawn_release_listener(move |room| released.released(room), move || lost.wake_all());
         let heartbeat = self.state.fleet.spawn_heartbeat();
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
@@ -103,6 +114,7 @@ impl Application {
             .with_graceful_shutdown(shutdown)
             .await;
         subscriber.abort();
+        releases.abort();
         heartbeat.abort();
         served.context("server failed")
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::fleet::Fleet;
 use crate::lock::{Locks, ReleaseSignals};
+use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::RedisPool;
 
@@ -14,7 +15,10 @@ use crate::redis_pool::RedisPool;
 pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
+    /// The resource store: stock, ledger, ground truth, settings, faults, control channel.
     pub redis: RedisPool,
+    /// Where the locks live (the same Redis as `redis` with `--lock-store shared`).
+    pub lock_store: LockStore,
     pub instance: String,
     /// Unique per process start, so lock owners of a restarted instance never collide with
     /// those of its previous life.
@@ -34,8 +38,10 @@ pub struct Shared {
 }
 
 impl AppState {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         redis: RedisPool,
+        lock_store: LockStore,
         instance: String,
         admin_token: String,
         fleet_url: String,
@@ -45,6 +51,7 @@ impl AppState {
         AppState(Arc::new(Shared {
             metrics: Metrics::new(&instance),
             redis,
+            lock_store,
             instance,
             run_id: uuid::Uuid::new_v4().simple().to_string(),
             admin_token,

@@ -16,6 +16,7 @@ use redis::Script;
 use serde::{Deserialize, Serialize};
 
 use crate::keys::Keys;
+use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{RedisPool, StoreError};
 
 /// Where and how a fault strikes.
@@ -31,14 +32,23 @@ pub enum FaultKind {
     /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
     /// writing it, then resumes (SIGCONT from a helper process).
     Freeze,
+    /// Lock store `sentinel` only: the next holder's lock is written while the primary's
+    /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
+    /// which never saw the lock.
+    Failover,
+    /// Lock store `single` only: the store's Redis is killed right after the next acquire and
+    /// restarted by its supervisor with its persistence setting.
+    LockStoreRestart,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 4] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
+        FaultKind::Failover,
+        FaultKind::LockStoreRestart,
     ];
 
     pub fn id(self) -> &'static str {
@@ -47,6 +57,17 @@ impl FaultKind {
             FaultKind::CrashBeforeExpire => "crash-before-expire",
             FaultKind::ReleaseGap => "release-gap",
             FaultKind::Freeze => "freeze",
+            FaultKind::Failover => "failover",
+            FaultKind::LockStoreRestart => "lock-store-restart",
+        }
+    }
+
+    /// The lock store a fault needs, when it strikes the store itself.
+    pub fn needs_lock_store(self) -> Option<LockStoreKind> {
+        match self {
+            FaultKind::Failover => Some(LockStoreKind::Sentinel),
+            FaultKind::LockStoreRestart => Some(LockStoreKind::Single),
+            _ => None,
         }
     }
 
@@ -157,7 +178,7 @@ impl FaultPoints<'_> {
                 .arg(kind.id())
                 .arg(self.instance)
                 .arg(crate::keys::CONTROL_CHANNEL)
-                .arg(crate::fleet::Control::reload(self.keys.room()).to_json())
+                .arg(crate::control::Control::reload(self.keys.room()).to_json())
                 .invoke_async(&mut conn)
                 .await?;
             Ok::<_, StoreError>(value)

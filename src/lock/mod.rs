@@ -5,9 +5,15 @@
 //! attempt (spin or pub/sub, always bounded by a deadline) is shared and lives in `wait.rs`.
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead.
+//!
+//! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
+//! (`cx.truth`): a lock script only reports what it saw (whose lock a `DEL` removed, whether a
+//! release still found its own lock), and the tier records that in the resource store, so a
+//! lock store that fails never takes the measurement with it.
 
 pub mod atomic_deduct;
 mod atomic_expiry;
+mod chaos;
 mod fenced;
 mod local;
 mod lua_release;
@@ -24,8 +30,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::Script;
 
-use crate::faults::FaultPoints;
+use crate::faults::{Fault, FaultPoints};
+use crate::ground_truth::record;
 use crate::keys::Keys;
+use crate::lock_store::LockStore;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 use crate::settings::Settings;
 use crate::tier::Tier;
@@ -34,7 +42,10 @@ pub use wait::ReleaseSignals;
 
 /// Everything one acquire or release needs to know.
 pub struct LockCx<'a> {
-    pub redis: &'a RedisPool,
+    /// Where the lock lives.
+    pub store: &'a LockStore,
+    /// The resource store: where what the lock saw is recorded.
+    pub truth: &'a RedisPool,
     pub keys: &'a Keys,
     pub settings: &'a Settings,
     /// Unique per sale (and per process run): the lock value or hash field of this holder.
@@ -44,11 +55,34 @@ pub struct LockCx<'a> {
     /// The faults armed for this room, and how to claim one.
     pub faults: &'a FaultPoints<'a>,
     pub signals: &'a ReleaseSignals,
+    /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
+    /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
+    pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
 }
 
 impl LockCx<'_> {
+    /// A connection to the lock store.
     async fn conn(&self) -> Result<Conn, StoreError> {
-        self.redis.conn().await
+        self.store.pool().conn().await
+    }
+
+    /// After a lock write on `conn`: with `sync_replicas` set, waits (`WAIT`) until that many
+    /// replicas have the write, as Redisson's `checkLockSyncedSlaves` does. `WAIT` counts the
+    /// writes of its own connection, so it must follow the lock write on the same one.
+    async fn replicated(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        let wanted = self.settings.sync_replicas;
+        if wanted == 0 {
+            return Ok(());
+        }
+        let acked: u32 = redis::cmd("WAIT")
+            .arg(wanted)
+            .arg(self.settings.sync_timeout_ms)
+            .query_async(conn)
+            .await?;
+        if acked < wanted {
+            return Err(StoreError::NotReplicated { acked, wanted });
+        }
+        Ok(())
     }
 }
 
@@ -170,22 +204,52 @@ impl Locks {
 // ---- pieces shared by several tiers ----
 
 /// `SET lock owner NX PX ttl`: the atomic take-with-lease of the tiers from `atomic-expiry` up.
+/// The lease left is asked in the same round trip (a pipeline), so a pub/sub waiter sleeps at
+/// most until the holder's lease really ends, not a whole TTL.
 async fn set_nx_px(cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
     let mut conn = cx.conn().await?;
-    let taken: Option<String> = redis::cmd("SET")
+    let (taken, lease_left): (Option<String>, i64) = redis::pipe()
+        .cmd("SET")
         .arg(cx.keys.lock())
         .arg(cx.owner)
         .arg("NX")
         .arg("PX")
         .arg(cx.settings.ttl_ms)
+        .pttl(cx.keys.lock())
         .query_async(&mut conn)
         .await?;
-    Ok(match taken {
-        Some(_) => Attempt::Acquired(Held::plain()),
-        None => Attempt::Busy {
-            lease_left: Some(cx.settings.ttl()),
-        },
-    })
+    if taken.is_none() {
+        return Ok(Attempt::Busy {
+            // No key (-2, just released) or no lease (-1): look again soon.
+            lease_left: u64::try_from(lease_left).ok().map(Duration::from_millis),
+        });
+    }
+    if let Err(err) = cx.replicated(&mut conn).await {
+        // Not on enough replicas: give back what was taken, and fail this acquire.
+        let _ = release_if_owner(cx).await;
+        return Err(err);
+    }
+    Ok(Attempt::Acquired(Held::plain()))
+}
+
+static RELEASE_IF_OWNER: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
+
+/// Compare-and-delete (the `lua-release` tier's release): deletes the lock only while it still
+/// holds this owner's value. A release that finds the lock gone or someone else's is recorded
+/// as a lost release: the holder learns only now that it lost the lock.
+async fn release_if_owner(cx: &LockCx<'_>) -> Result<(), StoreError> {
+    let mut conn = cx.conn().await?;
+    let deleted: i64 = RELEASE_IF_OWNER
+        .key(cx.keys.lock())
+        .arg(cx.owner)
+        .arg(cx.keys.released_channel())
+        .invoke_async(&mut conn)
+        .await?;
+    if deleted == 0 {
+        record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+    }
+    Ok(())
 }
 
 static DEL_AND_OBSERVE: LazyLock<Script> =
@@ -195,14 +259,15 @@ static DEL_AND_OBSERVE: LazyLock<Script> =
 /// lock it removed. Deletes exactly what `DEL` would; also publishes the release.
 async fn del_and_observe(cx: &LockCx<'_>) -> Result<(), StoreError> {
     let mut conn = cx.conn().await?;
-    let _: i64 = DEL_AND_OBSERVE
+    let deleted: Option<String> = DEL_AND_OBSERVE
         .key(cx.keys.lock())
-        .key(cx.keys.foreign_releases())
-        .key(cx.keys.timeline())
-        .arg(cx.owner)
         .arg(cx.keys.released_channel())
-        .arg(cx.instance)
         .invoke_async(&mut conn)
         .await?;
-    Ok(())
+    match deleted {
+        Some(victim) if victim != cx.owner => {
+            record::foreign_release(cx.truth, cx.keys, cx.instance, cx.owner, &victim).await
+        }
+        _ => Ok(()),
+    }
 }

@@ -21,6 +21,7 @@ use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
 
 use super::{Attempt, Held, Keep, Lock, LockCx};
+use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
 
@@ -61,6 +62,13 @@ impl Lock for ReentrantWatchdog {
             let lease_left = u64::try_from(extra).ok().map(Duration::from_millis);
             return Ok(Attempt::Busy { lease_left });
         }
+        if depth == 1 {
+            if let Err(err) = cx.replicated(&mut conn).await {
+                // Not on enough replicas: give the fresh hold back, and fail this acquire.
+                let _ = self.release(cx, Held::plain()).await;
+                return Err(err);
+            }
+        }
         // Only the first hold starts a watchdog; a re-entry rides on the outer one.
         let keep = if depth == 1 {
             Keep::Watchdog {
@@ -80,13 +88,18 @@ impl Lock for ReentrantWatchdog {
         // Stop renewing before giving the lock back.
         drop(held);
         let mut conn = cx.conn().await?;
-        let _: i64 = RELEASE
+        let left: i64 = RELEASE
             .key(cx.keys.reentrant_lock())
             .arg(cx.settings.ttl_ms)
             .arg(cx.owner)
             .arg(cx.keys.released_channel())
             .invoke_async(&mut conn)
             .await?;
+        if left == -1 {
+            // Redisson throws IllegalMonitorStateException here: the only moment a holder
+            // whose lease ran out learns it.
+            record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+        }
         Ok(())
     }
 
@@ -100,7 +113,8 @@ pub struct Watchdog(AbortHandle);
 
 impl Watchdog {
     fn start(cx: &LockCx<'_>) -> Self {
-        let redis: RedisPool = cx.redis.clone();
+        let store: RedisPool = cx.store.pool().clone();
+        let truth: RedisPool = cx.truth.clone();
         let keys = cx.keys.clone();
         let owner = cx.owner.to_owned();
         let instance = cx.instance.to_owned();
@@ -112,8 +126,12 @@ impl Watchdog {
             ticks.tick().await; // the first tick fires at once; the lease is fresh
             loop {
                 ticks.tick().await;
-                match renew(&redis, &keys, &owner, &instance, ttl_ms).await {
-                    Ok(true) => {}
+                match renew(&store, &keys, &owner, ttl_ms).await {
+                    Ok(true) => {
+                        if let Err(err) = record::renewal(&truth, &keys, &instance, &owner).await {
+                            tracing::debug!(%err, "renewal not recorded on the timeline");
+                        }
+                    }
                     Ok(false) => break, // expired or released: nothing left to renew
                     Err(err) => tracing::warn!(%err, "watchdog renewal failed; retrying"),
                 }
@@ -130,19 +148,16 @@ impl Drop for Watchdog {
 }
 
 async fn renew(
-    redis: &RedisPool,
+    store: &RedisPool,
     keys: &Keys,
     owner: &str,
-    instance: &str,
     ttl_ms: u64,
 ) -> Result<bool, StoreError> {
-    let mut conn = redis.conn().await?;
+    let mut conn = store.conn().await?;
     let renewed: i64 = RENEW
         .key(keys.reentrant_lock())
-        .key(keys.timeline())
         .arg(ttl_ms)
         .arg(owner)
-        .arg(instance)
         .invoke_async(&mut conn)
         .await?;
     Ok(renewed == 1)

@@ -1,5 +1,10 @@
 //! Waiting for a held lock: spin (sleep, retry) or pub/sub (sleep until a release is published,
 //! at most the lock's remaining lease). Every wait ends at the settings' deadline.
+//!
+//! The lock-store faults strike here, because they strike around an attempt: `failover` cuts
+//! the primary's replica link just before each attempt of the sale that claimed it (so the lock
+//! it takes never reaches the replica), and both it and `lock-store-restart` kill the store's
+//! primary right after that sale's acquire succeeds.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,11 +13,14 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{Attempt, Held, Lock, LockCx, LockError};
+use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
+use crate::redis_pool::StoreError;
 use crate::settings::WaitStrategy;
 
 /// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
 const UNKNOWN_LEASE_RECHECK: Duration = Duration::from_millis(200);
+/// How often a buyer looks again while a Sentinel-backed store is failing over.
+const OUTAGE_RETRY: Duration = Duration::from_millis(100);
 
 /// Wakes local waiters when the subscriber hears a room's release message.
 ///
@@ -34,6 +42,15 @@ impl ReleaseSignals {
     pub fn released(&self, room: &str) {
         self.room(room).notify_one();
     }
+
+    /// Wakes every waiter of every room: release messages may have been lost (the subscriber
+    /// reconnected), so each must look at the lock again.
+    pub fn wake_all(&self) {
+        let rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
+        for signal in rooms.values() {
+            signal.notify_waiters();
+        }
+    }
 }
 
 pub(super) async fn until_acquired<L: Lock + ?Sized>(
@@ -50,9 +67,35 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         if cx.settings.wait == WaitStrategy::PubSub {
             notified.as_mut().enable();
         }
-        let lease_left = match lock.try_acquire(cx).await? {
-            Attempt::Acquired(held) => return Ok(held),
-            Attempt::Busy { lease_left } => lease_left,
+        let striking = cx
+            .store_fault
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(fault) = &striking {
+            chaos::before_attempt(cx, fault).await;
+        }
+        let lease_left = match lock.try_acquire(cx).await {
+            Ok(Attempt::Acquired(held)) => {
+                let fault = cx
+                    .store_fault
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                if let Some(fault) = fault {
+                    chaos::after_acquire(cx, &fault).await;
+                }
+                return Ok(held);
+            }
+            Ok(Attempt::Busy { lease_left }) => lease_left,
+            Err(StoreError::Unavailable(detail)) if cx.store.rides_out_outages() => {
+                if Instant::now() + OUTAGE_RETRY >= deadline {
+                    return Err(LockError::Store(StoreError::Unavailable(detail)));
+                }
+                tokio::time::sleep(OUTAGE_RETRY).await;
+                continue;
+            }
+            Err(err) => return Err(err.into()),
         };
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {

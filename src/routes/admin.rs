@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{required_json, Admin, Room};
+use crate::control::Control;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};
-use crate::fleet::Control;
 use crate::ground_truth;
 use crate::settings::{Settings, SettingsPatch};
 use crate::state::AppState;
@@ -37,7 +37,7 @@ pub async fn reset(
             "stock must be 0..={MAX_STOCK}"
         )));
     }
-    ground_truth::reset(&state.redis, &keys, stock).await?;
+    ground_truth::reset(&state.redis, &state.lock_store, &keys, stock).await?;
     tracing::info!(room = keys.room(), stock, "room reset");
     Ok(Json(json!({ "room": keys.room(), "stock": stock })))
 }
@@ -113,6 +113,15 @@ pub async fn arm_fault(
         return Err(AppError::BadRequest(format!(
             "{kind} needs \"ms\" in 1..={MAX_FAULT_MS}"
         )));
+    }
+    if let Some(needed) = kind.needs_lock_store() {
+        let here = state.lock_store.kind();
+        if here != needed {
+            return Err(AppError::BadRequest(format!(
+                "{kind} strikes the lock store and needs `--lock-store {needed}`; this fleet's \
+                 lock store is `{here}` (start it with: oversell up --lock-store {needed})"
+            )));
+        }
     }
     if let Some(instance) = &body.instance {
         known_instance(&state, instance).await?;

@@ -178,7 +178,8 @@ impl Feed {
     /// Reads the room once and queues this tick's events.
     async fn poll(&mut self) -> Result<(), StoreError> {
         let room = self.state.fleet.room(&self.keys).await?;
-        let truth = ground_truth::read(&self.state.redis, &self.keys).await?;
+        let truth =
+            ground_truth::read(&self.state.redis, &self.state.lock_store, &self.keys).await?;
         let now = Instant::now();
 
         // A reset deletes the ledger and the timeline and sets a new initial stock.

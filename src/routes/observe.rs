@@ -13,6 +13,7 @@ use super::extract::Room;
 use crate::error::AppError;
 use crate::faults::Fault;
 use crate::ground_truth::{self, GroundTruth};
+use crate::lock_store::nodes::LockStoreView;
 use crate::settings::Settings;
 use crate::state::AppState;
 
@@ -26,6 +27,8 @@ pub struct StateView {
     faults: Vec<Fault>,
     #[serde(flatten)]
     truth: GroundTruth,
+    /// Where the lock lives: each node, its role, up or down, and which one holds the lock.
+    lock_store: LockStoreView,
 }
 
 pub async fn state(
@@ -33,8 +36,13 @@ pub async fn state(
     Room(keys): Room,
 ) -> Result<Json<StateView>, AppError> {
     let room = state.fleet.room(&keys).await?;
-    let truth = ground_truth::read(&state.redis, &keys).await?;
+    let (truth, lock_store) = tokio::join!(
+        ground_truth::read(&state.redis, &state.lock_store, &keys),
+        state.lock_store.describe(&keys)
+    );
+    let truth = truth?;
     Ok(Json(StateView {
+        lock_store,
         instance: state.instance.clone(),
         room: keys.room().to_owned(),
         tier: room.settings.tier,
@@ -76,17 +84,32 @@ pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
             .await
             .ok()
     };
-    let up = tokio::time::timeout(Duration::from_secs(1), ping)
-        .await
-        .ok()
-        .flatten()
-        .is_some();
-    let (status, text) = match up {
-        true => (StatusCode::OK, "ok"),
-        false => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+    let lock_ping = async {
+        let mut conn = state.lock_store.pool().conn().await.ok()?;
+        redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .ok()
     };
-    let redis = if up { "up" } else { "down" };
-    let body = json!({ "status": text, "redis": redis, "instance": state.instance });
+    let (up, lock_up) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(1), ping),
+        tokio::time::timeout(Duration::from_secs(1), lock_ping)
+    );
+    let up = up.ok().flatten().is_some();
+    let lock_up = lock_up.ok().flatten().is_some();
+    // The instance can sell only with both stores (a lock-free tier needs just the resource
+    // store, but health speaks for the fleet's whole ladder).
+    let (status, text) = match (up, lock_up) {
+        (true, true) => (StatusCode::OK, "ok"),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+    };
+    let word = |up: bool| if up { "up" } else { "down" };
+    let body = json!({
+        "status": text,
+        "redis": word(up),
+        "lock_store": { "kind": state.lock_store.kind(), "primary": word(lock_up) },
+        "instance": state.instance,
+    });
     (status, Json(body))
 }
 

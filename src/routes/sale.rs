@@ -62,6 +62,7 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     let result = tokio::spawn(async move {
         let cx = SaleCx {
             redis: &task_state.redis,
+            store: &task_state.lock_store,
             keys: &keys,
             settings,
             instance: &task_state.instance,

@@ -15,6 +15,7 @@ use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
+use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::settings::Settings;
@@ -80,7 +81,10 @@ fn ledger_entry(
 
 /// What one sale needs from the instance.
 pub struct SaleCx<'a> {
+    /// The resource store.
     pub redis: &'a RedisPool,
+    /// Where the lock lives.
+    pub store: &'a LockStore,
     pub keys: &'a Keys,
     pub settings: Settings,
     pub instance: &'a str,
@@ -103,16 +107,33 @@ impl SaleCx<'_> {
     }
 }
 
-fn lock_cx<'a>(cx: &'a SaleCx<'_>, faults: &'a FaultPoints<'a>) -> LockCx<'a> {
+fn lock_cx<'a>(
+    cx: &'a SaleCx<'_>,
+    faults: &'a FaultPoints<'a>,
+    store_fault: &'a std::sync::Mutex<Option<Fault>>,
+) -> LockCx<'a> {
     LockCx {
-        redis: cx.redis,
+        store: cx.store,
+        truth: cx.redis,
         keys: cx.keys,
         settings: &cx.settings,
         owner: &cx.owner,
         instance: cx.instance,
         signals: cx.signals,
         faults,
+        store_fault,
     }
+}
+
+/// Claims a lock-store fault armed for this sale's acquire, if any (no round trip when none
+/// is armed).
+async fn claim_store_fault(faults: &FaultPoints<'_>) -> Option<Fault> {
+    for kind in [FaultKind::Failover, FaultKind::LockStoreRestart] {
+        if let Some(fault) = faults.claim(kind).await {
+            return Some(fault);
+        }
+    }
+    None
 }
 
 pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
@@ -121,7 +142,8 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         return sell_lock_free(cx, order).await;
     };
     let faults = cx.fault_points();
-    let lcx = lock_cx(cx, &faults);
+    let store_fault = std::sync::Mutex::new(claim_store_fault(&faults).await);
+    let lcx = lock_cx(cx, &faults, &store_fault);
     let waited = Instant::now();
     let held = match lock.acquire(&lcx).await {
         Ok(held) => held,

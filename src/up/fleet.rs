@@ -11,8 +11,10 @@ use tokio::sync::watch;
 
 use super::nginx::{self, Nginx};
 use super::process;
+use super::redis_nodes::{self, LockStorePlan};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, InstanceEnv};
+use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server::{self, RedisServer};
 use crate::tier::Tier;
 
@@ -30,6 +32,9 @@ pub struct FleetConfig {
     /// Where Redis keeps its data; `None`: a temp dir and no persistence.
     pub redis_dir: Option<PathBuf>,
     pub tier: Tier,
+    /// Where the locks live, and how that store keeps its data.
+    pub lock_store: LockStoreKind,
+    pub lock_persistence: Persistence,
     pub admin_token: String,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
     pub static_dir: PathBuf,
@@ -44,7 +49,11 @@ pub struct Fleet {
     /// instances, then Redis, and removes the run dir last.
     nginx: Nginx,
     supervisors: Vec<Supervisor>,
+    /// The lock store's Redis nodes and Sentinels, stopped after the instances.
+    store_supervisors: Vec<Supervisor>,
     stop: watch::Sender<bool>,
+    store_stop: watch::Sender<bool>,
+    lock_store: LockStoreKind,
     redis: RedisServer,
     run_dir: tempfile::TempDir,
 }
@@ -81,6 +90,37 @@ impl Fleet {
         })
         .await??;
 
+        let plan = LockStorePlan::new(
+            config.lock_store,
+            config.lock_persistence,
+            run_dir.path(),
+            &mut free_ports(LockStorePlan::ports_needed(config.lock_store))?.into_iter(),
+        )?;
+        let (lock_redis_url, lock_sentinels) = (
+            plan.single_url().unwrap_or_default(),
+            plan.sentinel_addrs().join(","),
+        );
+        let (store_stop, store_stopping) = watch::channel(false);
+        let mut store_supervisors = Vec::new();
+        for sentinel in plan.sentinels.iter().map(|s| s.port) {
+            ensure_free(sentinel, "a Sentinel", "another run")?;
+        }
+        let LockStorePlan { nodes, sentinels } = plan;
+        let (node_ports, sentinel_ports): (Vec<_>, Vec<_>) = (
+            nodes.iter().map(|n| (n.id.clone(), n.port)).collect(),
+            sentinels.iter().map(|s| (s.id.clone(), s.port)).collect(),
+        );
+        for node in nodes {
+            store_supervisors.push(Supervisor::start(node, store_stopping.clone()));
+        }
+        // The data nodes first: a Sentinel must find its primary answering.
+        wait_answering(&node_ports).await?;
+        for sentinel in sentinels {
+            store_supervisors.push(Supervisor::start(sentinel, store_stopping.clone()));
+        }
+        wait_answering(&sentinel_ports).await?;
+        redis_nodes::wait_ready(&node_ports, &sentinel_ports).await?;
+
         let url = format!("http://127.0.0.1:{port}");
         let (stop, stopping) = watch::channel(false);
         let supervisors: Vec<Supervisor> = app_ports
@@ -92,6 +132,9 @@ impl Fleet {
                     host: "127.0.0.1".into(),
                     port: app_port.to_string(),
                     redis_url: redis.url(),
+                    lock_store: config.lock_store.to_string(),
+                    lock_redis_url: lock_redis_url.clone(),
+                    lock_sentinels: lock_sentinels.clone(),
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
@@ -112,7 +155,10 @@ impl Fleet {
             admin_token: config.admin_token,
             nginx,
             supervisors,
+            store_supervisors,
             stop,
+            store_stop,
+            lock_store: config.lock_store,
             redis,
             run_dir,
         })
@@ -136,6 +182,18 @@ impl Fleet {
         &self.redis
     }
 
+    pub fn lock_store(&self) -> LockStoreKind {
+        self.lock_store
+    }
+
+    /// The lock store's processes (Redis nodes, Sentinels) with their current pids.
+    pub fn lock_store_processes(&self) -> Vec<Instance> {
+        self.store_supervisors
+            .iter()
+            .map(Supervisor::instance)
+            .collect()
+    }
+
     pub fn nginx_pid(&self) -> Option<u32> {
         self.nginx.pid()
     }
@@ -156,8 +214,28 @@ impl Fleet {
         let _ = self.stop.send(true);
         let supervisors = std::mem::take(&mut self.supervisors);
         futures_util::future::join_all(supervisors.into_iter().map(Supervisor::join)).await;
+        let _ = self.store_stop.send(true);
+        let store = std::mem::take(&mut self.store_supervisors);
+        futures_util::future::join_all(store.into_iter().map(Supervisor::join)).await;
         // Dropping `self` kills and reaps Redis and removes both temp dirs.
     }
+}
+
+/// Waits until each `(id, port)` accepts connections.
+async fn wait_answering(children: &[(String, u16)]) -> anyhow::Result<()> {
+    let deadline = Instant::now() + START_DEADLINE;
+    for (id, port) in children {
+        while tokio::net::TcpStream::connect(("127.0.0.1", *port))
+            .await
+            .is_err()
+        {
+            if Instant::now() > deadline {
+                bail!("{id} did not listen on port {port} within {START_DEADLINE:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    Ok(())
 }
 
 /// Waits until every instance answers `GET /health` (which needs Redis); fails at once if one

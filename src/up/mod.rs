@@ -19,6 +19,7 @@
 pub mod fleet;
 pub mod nginx;
 pub mod process;
+pub mod redis_nodes;
 pub mod supervisor;
 pub mod topology;
 
@@ -30,6 +31,7 @@ use clap::Args;
 pub use fleet::{Fleet, FleetConfig};
 pub use supervisor::Instance;
 
+use crate::lock_store::{LockStoreKind, Persistence};
 use crate::tier::Tier;
 
 /// The flags of `oversell up`. Other settings of `oversell serve` (BUSINESS_MS, LOCK_TTL_MS,
@@ -53,6 +55,18 @@ pub struct UpArgs {
     #[arg(long, value_name = "DIR")]
     pub redis_dir: Option<PathBuf>,
 
+    /// Where the locks live: `shared` (in the resource store's Redis, the teaching default),
+    /// `single` (a Redis of their own, which a fault can kill and restart) or `sentinel` (a
+    /// primary, a replica and three Sentinels: a fault can fail it over).
+    #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
+    pub lock_store: LockStoreKind,
+
+    /// How the lock store's Redis keeps its data: `none` (a restart comes back empty),
+    /// `everysec` or `always` (append-only file, fsynced each second or before every reply).
+    /// Needs `--lock-store single` or `sentinel`.
+    #[arg(long, value_enum)]
+    pub lock_persistence: Option<Persistence>,
+
     /// Lock tier the fleet starts with. One of: none, local, setnx, setnx-expire,
     /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, atomic-deduct.
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
@@ -68,6 +82,17 @@ pub struct UpArgs {
 }
 
 impl UpArgs {
+    /// Flags that parse but do not fit together, as one line naming the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.lock_persistence.is_some() && self.lock_store == LockStoreKind::Shared {
+            return Err("error: --lock-persistence needs a lock store of its own \
+                        (--lock-store single or --lock-store sentinel); a shared lock store \
+                        is the resource store's Redis"
+                .into());
+        }
+        Ok(())
+    }
+
     /// The fleet these flags ask for, the instances running this very executable.
     pub fn config(&self) -> anyhow::Result<FleetConfig> {
         let program = std::env::current_exe().context("cannot find the oversell executable")?;
@@ -83,6 +108,8 @@ impl UpArgs {
             redis_port: self.redis_port,
             redis_dir: self.redis_dir.clone(),
             tier: self.tier,
+            lock_store: self.lock_store,
+            lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
             admin_token,
             static_dir,
             program,
@@ -147,6 +174,15 @@ fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) 
         fleet.redis().url(),
         fleet.redis().pid()
     );
+    for process in fleet.lock_store_processes() {
+        out += &format!(
+            "{}: 127.0.0.1:{} pid={} (lock store: {})\n",
+            process.id,
+            process.port,
+            pid(process.pid),
+            fleet.lock_store()
+        );
+    }
     out += &format!("admin token: {}\n", fleet.admin_token());
     out += &format!(
         "run dir: {} (nginx.conf, access.log)\n",

@@ -1,6 +1,8 @@
-//! One task per instance doing what `restart: unless-stopped` does under docker-compose:
-//! whenever the instance's process exits, for whatever reason, it is started again with the
-//! same id, port and environment, and the restart is logged.
+//! One task per child process (an instance, a Redis node, a Sentinel) doing what
+//! `restart: unless-stopped` does under docker-compose: whenever the process exits, for
+//! whatever reason, it is started again with the same id, port and settings, and the restart is
+//! logged. What "the same settings" means is the child's own [`ChildSpec`]: a Redis node behind
+//! Sentinel, for one, asks the Sentinels which primary to follow before it comes back.
 //!
 //! A stopped process (SIGSTOP, the freeze fault) is not an exit: the task waits with plain
 //! `waitpid`, which reports only termination, so a frozen instance is left frozen.
@@ -10,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -25,12 +28,46 @@ const FIRST_DELAY: Duration = Duration::from_millis(100);
 const MAX_DELAY: Duration = Duration::from_secs(5);
 const STABLE: Duration = Duration::from_secs(10);
 
-/// What to run: `program serve` with `env`.
+/// What a supervisor runs and restarts.
+#[async_trait]
+pub trait ChildSpec: Send + Sync + 'static {
+    /// The name in logs and restart lines (`app2`, `lock-store`, `sentinel1`).
+    fn id(&self) -> &str;
+    fn port(&self) -> u16;
+    /// The command for the next start; asked afresh for every start and restart.
+    async fn command(&self) -> std::io::Result<Command>;
+}
+
+/// An instance: `program serve` with `env`.
 #[derive(Debug, Clone)]
 pub struct InstanceSpec {
     pub program: PathBuf,
     pub port: u16,
     pub env: InstanceEnv,
+}
+
+#[async_trait]
+impl ChildSpec for InstanceSpec {
+    fn id(&self) -> &str {
+        &self.env.instance_id
+    }
+
+    fn port(&self) -> u16 {
+        self.port
+    }
+
+    async fn command(&self) -> std::io::Result<Command> {
+        let mut command = Command::new(&self.program);
+        // A variable left empty is one this topology does not use (`LOCK_REDIS_URL` with a
+        // shared lock store): not set at all, rather than set to nothing.
+        let vars = self.env.vars().into_iter().filter(|(_, v)| !v.is_empty());
+        command.arg("serve").envs(vars);
+        // Colour codes are noise once our output is a pipe or a file.
+        if !std::io::stdout().is_terminal() {
+            command.env("NO_COLOR", "1");
+        }
+        Ok(command)
+    }
 }
 
 /// One instance as its supervisor sees it right now.
@@ -56,11 +93,11 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts the instance and keeps it running until `stop` turns true.
-    pub fn start(spec: InstanceSpec, stop: watch::Receiver<bool>) -> Self {
+    /// Starts the child and keeps it running until `stop` turns true.
+    pub fn start(spec: impl ChildSpec, stop: watch::Receiver<bool>) -> Self {
         let status = Arc::new(Mutex::new(Instance {
-            id: spec.env.instance_id.clone(),
-            port: spec.port,
+            id: spec.id().to_owned(),
+            port: spec.port(),
             pid: None,
             restarts: 0,
             last_exit: None,
@@ -93,15 +130,15 @@ impl Drop for Supervisor {
 }
 
 async fn supervise(
-    spec: InstanceSpec,
+    spec: impl ChildSpec,
     status: Arc<Mutex<Instance>>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let id = spec.env.instance_id.clone();
+    let id = spec.id().to_owned();
     let mut delay = FIRST_DELAY;
     loop {
         let started = Instant::now();
-        let mut child = match spawn(&spec) {
+        let mut child = match spawn(&spec).await {
             Ok(child) => child,
             Err(err) => {
                 process::say(&format!("restart: cannot start {id} ({err}), retrying"));
@@ -120,7 +157,7 @@ async fn supervise(
         };
         if restarts > 0 {
             let pid = pid.unwrap_or(0);
-            let port = spec.port;
+            let port = spec.port();
             process::say(&format!(
                 "restart: {id} is back: http://127.0.0.1:{port} pid={pid}"
             ));
@@ -175,14 +212,9 @@ async fn stopping(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopping| *stopping).await.map(|_| ());
 }
 
-fn spawn(spec: &InstanceSpec) -> std::io::Result<Child> {
-    let mut command = Command::new(&spec.program);
-    command.arg("serve").envs(spec.env.vars());
-    // Colour codes are noise once our output is a pipe or a file.
-    if !std::io::stdout().is_terminal() {
-        command.env("NO_COLOR", "1");
-    }
+async fn spawn(spec: &impl ChildSpec) -> std::io::Result<Child> {
+    let mut command = spec.command().await?;
     let mut child = process::supervised(&mut command).spawn()?;
-    process::prefix_output(&mut child, &spec.env.instance_id);
+    process::prefix_output(&mut child, spec.id());
     Ok(child)
 }

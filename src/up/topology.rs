@@ -18,6 +18,8 @@ pub const COMPOSE_INSTANCES: usize = 3;
 pub const COMPOSE_APP_PORT: u16 = 3000;
 /// The port nginx listens on, in its container and published on the host.
 pub const COMPOSE_NGINX_PORT: u16 = 8080;
+/// The Sentinels of the compose `sentinel` profile.
+pub const COMPOSE_SENTINELS: [&str; 3] = ["sentinel1:26379", "sentinel2:26379", "sentinel3:26379"];
 /// The dashboard's directory in the image.
 pub const COMPOSE_STATIC_DIR: &str = "/app/static";
 
@@ -34,6 +36,10 @@ pub struct InstanceEnv {
     pub host: String,
     pub port: String,
     pub redis_url: String,
+    /// `shared`, `single` or `sentinel`, and where that store is (empty when unused).
+    pub lock_store: String,
+    pub lock_redis_url: String,
+    pub lock_sentinels: String,
     pub admin_token: String,
     pub lock_tier: String,
     pub static_dir: String,
@@ -49,6 +55,9 @@ impl InstanceEnv {
             ("HOST", self.host.clone()),
             ("PORT", self.port.clone()),
             ("REDIS_URL", self.redis_url.clone()),
+            ("LOCK_STORE", self.lock_store.clone()),
+            ("LOCK_REDIS_URL", self.lock_redis_url.clone()),
+            ("LOCK_SENTINELS", self.lock_sentinels.clone()),
             ("ADMIN_TOKEN", self.admin_token.clone()),
             ("LOCK_TIER", self.lock_tier.clone()),
             ("STATIC_DIR", self.static_dir.clone()),
@@ -64,6 +73,10 @@ impl InstanceEnv {
             host: "0.0.0.0".into(),
             port: COMPOSE_APP_PORT.to_string(),
             redis_url: "redis://redis:6379".into(),
+            // `LOCK_STORE=sentinel docker compose --profile sentinel up` moves the locks.
+            lock_store: "${LOCK_STORE:-shared}".into(),
+            lock_redis_url: "redis://redis-lock:6379".into(),
+            lock_sentinels: COMPOSE_SENTINELS.join(","),
             admin_token: "${ADMIN_TOKEN:-change-me}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
             static_dir: COMPOSE_STATIC_DIR.into(),

@@ -4,6 +4,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use oversell::config::ServeArgs;
+use oversell::lock_store::LockStoreKind;
 use oversell::redis_server::RedisServer;
 use oversell::settings::WaitStrategy;
 use oversell::startup::Application;
@@ -30,6 +31,12 @@ fn init_tracing() {
 pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
     ServeArgs {
         redis_url: redis_url.to_owned(),
+        lock_store: LockStoreKind::Shared,
+        lock_redis_url: None,
+        lock_sentinels: vec![],
+        lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
+        sync_replicas: 0,
+        sync_timeout_ms: 1000,
         host: "127.0.0.1".parse().unwrap(),
         port: 0,
         instance_id: Some(instance.to_owned()),

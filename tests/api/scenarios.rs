@@ -4,6 +4,7 @@
 
 use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{Admin, Targets};
+use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::tier::Tier;
 use oversell::up::fleet::{Fleet, FleetConfig};
 
@@ -16,6 +17,8 @@ pub async fn start_fleet(instances: usize) -> Fleet {
         redis_port: None,
         redis_dir: None,
         tier: Tier::LuaRelease,
+        lock_store: LockStoreKind::Shared,
+        lock_persistence: Persistence::None,
         admin_token: TOKEN.into(),
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),

@@ -1,0 +1,30 @@
+//! The fleet's control messages: what one instance tells all the others over the control
+//! channel. A leaf module (it imports nothing of the crate) so that every layer that sends or
+//! handles a message can use it without importing the others.
+
+use serde::{Deserialize, Serialize};
+
+/// A message on the control channel (`keys::CONTROL_CHANNEL`), as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Control {
+    /// A room's settings or faults changed: reload them.
+    Reload { room: String },
+    /// The named instance aborts at once.
+    Crash { instance: String },
+    /// The named instance stops its whole process for `ms`, then resumes.
+    Freeze { instance: String, ms: u64 },
+}
+
+impl Control {
+    pub fn reload(room: &str) -> Self {
+        Control::Reload {
+            room: room.to_owned(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        // A plain enum of strings and integers: serializing it cannot fail.
+        serde_json::to_string(self).expect("control messages serialize")
+    }
+}

@@ -1,0 +1,18 @@
+-- Record something a lock operation saw, in the resource store: count it and put it on the
+-- lock timeline, stamped with Redis' clock.
+-- KEYS[1] counter to increment ('' key name allowed: pass the timeline twice to count nothing),
+-- KEYS[2] timeline
+-- ARGV[1] '1' to count, '0' not to; ARGV[2] kind; ARGV[3..] field, value pairs
+if ARGV[1] == '1' then
+  redis.call('INCR', KEYS[1])
+end
+local t = redis.call('TIME')
+local entry = {'kind', ARGV[2]}
+for i = 3, #ARGV do
+  entry[#entry + 1] = ARGV[i]
+end
+entry[#entry + 1] = 'at_us'
+-- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
+entry[#entry + 1] = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 5000, '*', unpack(entry))
+return 1

@@ -1,0 +1,102 @@
+//! What a lock operation saw, written to the resource store: the lock store reports, the
+//! resource store remembers. Each record is one script call that counts the event (when it is
+//! a ground-truth figure) and puts it on the lock timeline.
+//!
+//! These calls happen only when something noteworthy happened (a foreign or lost release, a
+//! renewal, a store fault), so the sale's usual path pays nothing for them.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+use crate::keys::Keys;
+use crate::redis_pool::{RedisPool, StoreError};
+
+static RECORD: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("record.lua")));
+
+/// A release that deleted a lock another holder had taken.
+pub async fn foreign_release(
+    truth: &RedisPool,
+    keys: &Keys,
+    instance: &str,
+    owner: &str,
+    victim: &str,
+) -> Result<(), StoreError> {
+    let fields = [("instance", instance), ("owner", owner), ("victim", victim)];
+    write(
+        truth,
+        keys,
+        Some(keys.foreign_releases()),
+        "foreign_release",
+        &fields,
+    )
+    .await
+}
+
+/// A release that found the lock gone or someone else's: its holder had lost it without
+/// knowing (Redisson throws `IllegalMonitorStateException` at this point).
+pub async fn lost_release(
+    truth: &RedisPool,
+    keys: &Keys,
+    instance: &str,
+    owner: &str,
+) -> Result<(), StoreError> {
+    let fields = [("instance", instance), ("owner", owner)];
+    write(
+        truth,
+        keys,
+        Some(keys.lost_releases()),
+        "lost_release",
+        &fields,
+    )
+    .await
+}
+
+/// A watchdog renewal (timeline only).
+pub async fn renewal(
+    truth: &RedisPool,
+    keys: &Keys,
+    instance: &str,
+    owner: &str,
+) -> Result<(), StoreError> {
+    let fields = [("instance", instance), ("owner", owner)];
+    write(truth, keys, None, "renew", &fields).await
+}
+
+/// A lock-store fault striking (`failover`, `lock-store-restart`): which node was killed.
+pub async fn store_fault(
+    truth: &RedisPool,
+    keys: &Keys,
+    instance: &str,
+    fault: &str,
+    node: &str,
+) -> Result<(), StoreError> {
+    let fields = [("instance", instance), ("fault", fault), ("node", node)];
+    write(
+        truth,
+        keys,
+        Some(keys.store_faults()),
+        "store_fault",
+        &fields,
+    )
+    .await
+}
+
+async fn write(
+    truth: &RedisPool,
+    keys: &Keys,
+    counter: Option<String>,
+    kind: &str,
+    fields: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    let mut conn = truth.conn().await?;
+    let mut call = RECORD.key(counter.as_deref().unwrap_or(&keys.timeline()));
+    call.key(keys.timeline())
+        .arg(if counter.is_some() { "1" } else { "0" })
+        .arg(kind);
+    for (field, value) in fields {
+        call.arg(*field).arg(*value);
+    }
+    let _: i64 = call.invoke_async(&mut conn).await?;
+    Ok(())
+}

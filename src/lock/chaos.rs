@@ -1,0 +1,35 @@
+//! The lock-store faults, at the two moments they strike a sale that claimed one:
+//! just before each acquire attempt, and right after the acquire succeeds.
+
+use super::LockCx;
+use crate::faults::{Fault, FaultKind};
+use crate::ground_truth::record;
+use crate::lock_store::chaos as store;
+
+/// `failover`: cut the primary's replica link, so the lock written next stays on the primary
+/// alone (replication is asynchronous; the replica reconnects by itself within a second).
+pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) {
+    if fault.kind != FaultKind::Failover {
+        return;
+    }
+    if let Err(err) = store::detach_replicas(cx.store.pool()).await {
+        tracing::warn!(%err, "fault: could not cut the replica link");
+    }
+}
+
+/// `failover` and `lock-store-restart`: kill the lock store's primary at once (SIGKILL), with
+/// the lock just taken on it. Sentinel then promotes the replica, or the supervisor restarts
+/// the single Redis with its persistence setting.
+pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
+    match store::kill_primary(cx.store.pool()).await {
+        Ok(node) => {
+            tracing::warn!(fault = %fault.kind, %node, "fault: lock store primary killed");
+            let recorded =
+                record::store_fault(cx.truth, cx.keys, cx.instance, fault.kind.id(), &node).await;
+            if let Err(err) = recorded {
+                tracing::warn!(%err, "store fault not recorded");
+            }
+        }
+        Err(err) => tracing::error!(%err, fault = %fault.kind, "fault: could not kill the primary"),
+    }
+}

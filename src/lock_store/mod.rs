@@ -1,0 +1,225 @@
+//! The lock store: the Redis the locks live in, kept apart from the resource store (the stock,
+//! the ledger and every ground-truth figure), so that a fault striking the locks never touches
+//! what measures it.
+//!
+//! - `shared`: the locks live in the resource store's Redis (the teaching default: one server).
+//! - `single`: one Redis of its own, which can be killed and restarted (with or without an
+//!   append-only file) while the ground truth survives.
+//! - `sentinel`: a primary, a replica and Sentinels; connections follow a failover.
+//!
+//! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
+//!   which node holds the room's lock right now.
+//! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed.
+
+pub mod chaos;
+pub mod nodes;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use crate::keys::{Keys, RELEASED_PATTERN};
+use crate::redis_pool::RedisPool;
+
+/// The master name the Sentinels watch, unless `--lock-sentinel-master` says otherwise.
+pub const DEFAULT_SENTINEL_MASTER: &str = "oversell-lock";
+
+/// Which kind of lock store the instance talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockStoreKind {
+    /// The locks live in the resource store's Redis.
+    Shared,
+    /// One Redis of its own.
+    Single,
+    /// A primary and replica behind Sentinels.
+    Sentinel,
+}
+
+impl LockStoreKind {
+    pub fn id(self) -> &'static str {
+        match self {
+            LockStoreKind::Shared => "shared",
+            LockStoreKind::Single => "single",
+            LockStoreKind::Sentinel => "sentinel",
+        }
+    }
+}
+
+impl fmt::Display for LockStoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// How a lock-store Redis keeps its data (AOF `appendfsync`), as `oversell up` starts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistence {
+    /// Nothing is written to disk: a restart comes back empty.
+    None,
+    /// An append-only file, fsynced once a second.
+    Everysec,
+    /// An append-only file, fsynced before every reply.
+    Always,
+}
+
+impl Persistence {
+    /// The `redis-server` arguments for this setting.
+    pub fn redis_args(self) -> Vec<&'static str> {
+        match self {
+            Persistence::None => vec!["--appendonly", "no", "--save", ""],
+            Persistence::Everysec => {
+                vec![
+                    "--appendonly",
+                    "yes",
+                    "--appendfsync",
+                    "everysec",
+                    "--save",
+                    "",
+                ]
+            }
+            Persistence::Always => {
+                vec![
+                    "--appendonly",
+                    "yes",
+                    "--appendfsync",
+                    "always",
+                    "--save",
+                    "",
+                ]
+            }
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Persistence::None => "none",
+            Persistence::Everysec => "everysec",
+            Persistence::Always => "always",
+        }
+    }
+}
+
+impl fmt::Display for Persistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Persistence {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        <Persistence as clap::ValueEnum>::from_str(s, false)
+            .map_err(|_| format!("unknown persistence `{s}`; valid: none, everysec, always"))
+    }
+}
+
+/// The lock store of one instance. Cheap to clone.
+#[derive(Clone)]
+pub struct LockStore {
+    kind: LockStoreKind,
+    pool: RedisPool,
+    /// Open connections to each node, for describing the store (see [`nodes`]).
+    nodes: Arc<nodes::NodeConnections>,
+}
+
+impl LockStore {
+    /// The locks live beside the stock, in the resource store's Redis.
+    pub fn shared(resource: &RedisPool) -> Self {
+        Self::with(LockStoreKind::Shared, resource.clone())
+    }
+
+    pub fn single(url: &str) -> Result<Self, redis::RedisError> {
+        Ok(Self::with(LockStoreKind::Single, RedisPool::new(url)?))
+    }
+
+    pub fn sentinel(sentinels: &[String], master: &str) -> Result<Self, redis::RedisError> {
+        Ok(Self::with(
+            LockStoreKind::Sentinel,
+            RedisPool::sentinel(sentinels, master)?,
+        ))
+    }
+
+    fn with(kind: LockStoreKind, pool: RedisPool) -> Self {
+        LockStore {
+            kind,
+            pool,
+            nodes: Arc::default(),
+        }
+    }
+
+    pub fn kind(&self) -> LockStoreKind {
+        self.kind
+    }
+
+    /// Connections to the store's primary.
+    pub fn pool(&self) -> &RedisPool {
+        &self.pool
+    }
+
+    /// Whether a buyer whose lock attempt finds the store unreachable should try again until
+    /// the wait deadline. Yes behind Sentinel, where a failover brings a primary back within
+    /// seconds (Redisson retries the same way); no for a single Redis, which stays down until
+    /// somebody restarts it, so the buyer is told at once.
+    pub fn rides_out_outages(&self) -> bool {
+        self.kind == LockStoreKind::Sentinel
+    }
+
+    /// Listens for the lock-release messages published in the store, until aborted, and
+    /// reconnects (to the new primary, after a failover) when the connection drops.
+    ///
+    /// `released(room)` is called for each release; `lost_messages()` after every reconnect,
+    /// because releases published while disconnected are gone and waiters must look again.
+    /// Callbacks rather than the waiters themselves, so this module knows nothing of the lock
+    /// tiers.
+    pub fn spawn_release_listener(
+        &self,
+        released: impl Fn(&str) + Send + Sync + 'static,
+        lost_messages: impl Fn() + Send + Sync + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            // Short back-off: during a failover the next primary is usually there within 2 s.
+            let mut backoff = Duration::from_millis(50);
+            loop {
+                match listen_once(&pool, &released, &lost_messages).await {
+                    Ok(()) => {
+                        tracing::warn!("lock store: release channel closed; reconnecting");
+                        backoff = Duration::from_millis(50);
+                    }
+                    Err(err) => tracing::debug!(%err, "lock store: subscribe failed; retrying"),
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
+            }
+        })
+    }
+
+    /// Every node of the store as it is now, and which one holds the room's lock.
+    pub async fn describe(&self, keys: &Keys) -> nodes::LockStoreView {
+        nodes::describe(self, keys).await
+    }
+}
+
+async fn listen_once(
+    pool: &RedisPool,
+    released: &(impl Fn(&str) + Send + Sync),
+    lost_messages: &(impl Fn() + Send + Sync),
+) -> Result<(), redis::RedisError> {
+    let mut pubsub = pool.pubsub().await?;
+    pubsub.psubscribe(RELEASED_PATTERN).await?;
+    lost_messages();
+    let mut messages = pubsub.into_on_message();
+    while let Some(msg) = messages.next().await {
+        if let Some(room) = Keys::room_of(msg.get_channel_name()) {
+            released(room);
+        }
+    }
+    Ok(())
+}

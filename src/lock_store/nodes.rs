@@ -1,0 +1,214 @@
+//! What `/state` shows of the lock store: every node, its role as the node itself reports it,
+//! whether it answers, its persistence, and which node holds the room's lock right now. Behind
+//! Sentinel the nodes are the ones the Sentinels know, so a killed primary still shows, as down.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::Value;
+use serde::Serialize;
+
+use super::{LockStore, LockStoreKind};
+use crate::keys::Keys;
+
+/// How long one node may take to answer before it is shown as down.
+const NODE_TIMEOUT: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LockStoreView {
+    pub kind: LockStoreKind,
+    pub nodes: Vec<NodeView>,
+    /// Empty unless the store is behind Sentinel.
+    pub sentinels: Vec<SentinelView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeView {
+    pub addr: String,
+    pub up: bool,
+    /// `primary` or `replica`, as the node says (`ROLE`); `None` when it does not answer.
+    pub role: Option<String>,
+    /// `none`, `everysec` or `always`, read from the node's own config.
+    pub persistence: Option<String>,
+    /// Whether the room's lock key (string or hash) exists on this node.
+    pub holds_lock: bool,
+    /// The lock's lease left on this node (ms; -1 = no lease).
+    pub lock_ttl_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SentinelView {
+    pub addr: String,
+    pub up: bool,
+    /// The primary this Sentinel names now.
+    pub primary: Option<String>,
+}
+
+/// Connections kept open to each node, so describing the store every tick does not open
+/// sockets. A std `Mutex`: held only to clone or replace an entry, never across `.await`.
+#[derive(Default)]
+pub struct NodeConnections(Mutex<HashMap<String, MultiplexedConnection>>);
+
+impl NodeConnections {
+    async fn get(&self, addr: &str) -> Option<MultiplexedConnection> {
+        if let Some(conn) = self.lock().get(addr) {
+            return Some(conn.clone());
+        }
+        let client = redis::Client::open(format!("redis://{addr}")).ok()?;
+        let conn = tokio::time::timeout(NODE_TIMEOUT, client.get_multiplexed_async_connection())
+            .await
+            .ok()?
+            .ok()?;
+        self.lock().insert(addr.to_owned(), conn.clone());
+        Some(conn)
+    }
+
+    fn forget(&self, addr: &str) {
+        self.lock().remove(addr);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, MultiplexedConnection>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
+    let (addrs, sentinels) = match store.pool.sentinels() {
+        Some((sentinels, master)) => from_sentinels(store, sentinels, master).await,
+        None => {
+            let addr = match store.pool.client().await {
+                Ok(client) => client.get_connection_info().addr().to_string(),
+                Err(_) => "?".into(),
+            };
+            (vec![addr], vec![])
+        }
+    };
+    let nodes = futures_util::future::join_all(addrs.iter().map(|a| node(store, a, keys))).await;
+    LockStoreView {
+        kind: store.kind,
+        nodes,
+        sentinels,
+    }
+}
+
+/// One entry of `SENTINEL replicas`: field → value.
+type Fields = HashMap<String, String>;
+
+/// The data nodes the Sentinels know (primary first), and each Sentinel's view.
+async fn from_sentinels(
+    store: &LockStore,
+    sentinels: &[String],
+    master: &str,
+) -> (Vec<String>, Vec<SentinelView>) {
+    let mut views = Vec::new();
+    let mut addrs: Vec<String> = Vec::new();
+    for addr in sentinels {
+        let asked = async {
+            let mut conn = store.nodes.get(addr).await?;
+            let (primary, replicas): (Option<(String, String)>, Vec<Fields>) = redis::pipe()
+                .cmd("SENTINEL")
+                .arg("get-master-addr-by-name")
+                .arg(master)
+                .cmd("SENTINEL")
+                .arg("replicas")
+                .arg(master)
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+            Some((primary.map(|(ip, port)| format!("{ip}:{port}")), replicas))
+        };
+        match tokio::time::timeout(NODE_TIMEOUT, asked).await {
+            Ok(Some((primary, replicas))) => {
+                if addrs.is_empty() {
+                    addrs.extend(primary.clone());
+                    addrs.extend(
+                        replicas
+                            .iter()
+                            .filter_map(|r| Some(format!("{}:{}", r.get("ip")?, r.get("port")?))),
+                    );
+                }
+                views.push(SentinelView {
+                    addr: addr.clone(),
+                    up: true,
+                    primary,
+                });
+            }
+            _ => {
+                store.nodes.forget(addr);
+                views.push(SentinelView {
+                    addr: addr.clone(),
+                    up: false,
+                    primary: None,
+                });
+            }
+        }
+    }
+    addrs.dedup();
+    (addrs, views)
+}
+
+async fn node(store: &LockStore, addr: &str, keys: &Keys) -> NodeView {
+    let asked = async {
+        let mut conn = store.nodes.get(addr).await?;
+        let (role, lock_ttl, rlock_ttl, aof, fsync): (Value, i64, i64, Vec<String>, Vec<String>) =
+            redis::pipe()
+                .cmd("ROLE")
+                .pttl(keys.lock())
+                .pttl(keys.reentrant_lock())
+                .cmd("CONFIG")
+                .arg("GET")
+                .arg("appendonly")
+                .cmd("CONFIG")
+                .arg("GET")
+                .arg("appendfsync")
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+        Some((role, lock_ttl, rlock_ttl, aof, fsync))
+    };
+    match tokio::time::timeout(NODE_TIMEOUT, asked).await {
+        Ok(Some((role, lock_ttl, rlock_ttl, aof, fsync))) => {
+            // PTTL: -2 no key, -1 no lease. At most one of the two lock keys exists.
+            let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
+            let persistence = match aof.get(1).map(String::as_str) {
+                Some("yes") => fsync.get(1).cloned(),
+                Some(_) => Some("none".into()),
+                None => None,
+            };
+            NodeView {
+                addr: addr.to_owned(),
+                up: true,
+                role: role_of(&role),
+                persistence,
+                holds_lock: ttl != -2,
+                lock_ttl_ms: (ttl != -2).then_some(ttl),
+            }
+        }
+        _ => {
+            store.nodes.forget(addr);
+            NodeView {
+                addr: addr.to_owned(),
+                up: false,
+                role: None,
+                persistence: None,
+                holds_lock: false,
+                lock_ttl_ms: None,
+            }
+        }
+    }
+}
+
+/// `ROLE`'s first element, in this project's words.
+fn role_of(role: &Value) -> Option<String> {
+    let Value::Array(parts) = role else {
+        return None;
+    };
+    let first: String = redis::from_redis_value(parts.first()?.clone()).ok()?;
+    Some(match first.as_str() {
+        "master" => "primary".into(),
+        "slave" => "replica".into(),
+        other => other.to_owned(),
+    })
+}

@@ -1,0 +1,311 @@
+//! The Redis processes of `oversell up`, each supervised like an instance (a killed one is
+//! restarted with the same port, data dir and settings, and the restart is logged):
+//!
+//! - the resource store: one `redis-server`;
+//! - the lock store: nothing more for `shared`; one `redis-server` for `single`; for
+//!   `sentinel`, a primary, a replica and three Sentinels (`redis-server --sentinel`).
+//!
+//! A data node behind Sentinel asks the Sentinels whom to follow each time it starts. A killed
+//! primary comes back only once they have promoted another node (or after
+//! [`PROMOTION_WAIT`]), as the replica of the new primary: restarted at once, it would be back
+//! before Sentinel noticed it had gone, and no failover would ever happen.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use async_trait::async_trait;
+use tokio::process::Command;
+
+use super::supervisor::ChildSpec;
+use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
+use crate::redis_server;
+
+/// How long Sentinel notices a dead primary after (`down-after-milliseconds`).
+pub const DOWN_AFTER_MS: u64 = 500;
+/// How long a killed primary waits for Sentinel to promote another node before it restarts
+/// anyway.
+const PROMOTION_WAIT: Duration = Duration::from_secs(10);
+/// How long the lock store may take to be ready at start-up (Sentinels find each other by
+/// hello messages every 2 s).
+const READY_DEADLINE: Duration = Duration::from_secs(20);
+
+/// One `redis-server` data node.
+pub struct RedisNodeSpec {
+    pub id: String,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub persistence: Persistence,
+    /// Set behind Sentinel: whom to follow.
+    pub sentinel: Option<FollowSentinel>,
+}
+
+pub struct FollowSentinel {
+    pub sentinel_ports: Vec<u16>,
+    /// The primary at the very first start.
+    pub first_primary: u16,
+    started: AtomicBool,
+}
+
+#[async_trait]
+impl ChildSpec for RedisNodeSpec {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn port(&self) -> u16 {
+        self.port
+    }
+
+    async fn command(&self) -> std::io::Result<Command> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut command = redis_command()?;
+        command
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .args(self.persistence.redis_args())
+            .arg("--dir")
+            .arg(&self.dir);
+        if let Some(follow) = &self.sentinel {
+            if let Some(primary) = follow.primary_for(self.port).await {
+                command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+            }
+        }
+        Ok(command)
+    }
+}
+
+impl FollowSentinel {
+    /// The primary this node must replicate from at this start, or `None` to start as primary.
+    async fn primary_for(&self, me: u16) -> Option<u16> {
+        if !self.started.swap(true, Ordering::Relaxed) {
+            return (me != self.first_primary).then_some(self.first_primary);
+        }
+        let deadline = Instant::now() + PROMOTION_WAIT;
+        loop {
+            match named_primary(&self.sentinel_ports).await {
+                Some(primary) if primary != me => return Some(primary),
+                // Still named primary (or nobody answers): Sentinel has not failed over yet.
+                _ if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
+                Some(_) => return None,
+                None => return Some(self.first_primary).filter(|p| *p != me),
+            }
+        }
+    }
+}
+
+/// The primary's port as the first Sentinel that answers names it.
+async fn named_primary(sentinel_ports: &[u16]) -> Option<u16> {
+    for port in sentinel_ports {
+        let asked = async {
+            let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
+            let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+            let (_, primary): (String, String) = redis::cmd("SENTINEL")
+                .arg("get-master-addr-by-name")
+                .arg(DEFAULT_SENTINEL_MASTER)
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+            primary.parse::<u16>().ok()
+        };
+        if let Ok(Some(primary)) = tokio::time::timeout(Duration::from_millis(500), asked).await {
+            return Some(primary);
+        }
+    }
+    None
+}
+
+/// One Sentinel. Its config file is written once; Sentinel rewrites it with what it learns,
+/// and a restarted Sentinel starts from that.
+pub struct SentinelSpec {
+    pub id: String,
+    pub port: u16,
+    pub conf: PathBuf,
+    pub first_primary: u16,
+}
+
+#[async_trait]
+impl ChildSpec for SentinelSpec {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn port(&self) -> u16 {
+        self.port
+    }
+
+    async fn command(&self) -> std::io::Result<Command> {
+        if !self.conf.exists() {
+            std::fs::write(&self.conf, sentinel_conf(self.port, self.first_primary))?;
+        }
+        let mut command = redis_command()?;
+        command.arg(&self.conf).arg("--sentinel");
+        Ok(command)
+    }
+}
+
+/// Quorum 2 of 3; a primary silent for [`DOWN_AFTER_MS`] is down. `failover-timeout` is short
+/// so that repeated failovers (the benchmarks) are not refused for minutes.
+fn sentinel_conf(port: u16, primary: u16) -> String {
+    let m = DEFAULT_SENTINEL_MASTER;
+    format!(
+        "port {port}\nbind 127.0.0.1\ndaemonize no\nloglevel warning\n\
+         sentinel monitor {m} 127.0.0.1 {primary} 2\n\
+         sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
+         sentinel failover-timeout {m} 2000\n\
+         sentinel parallel-syncs {m} 1\n"
+    )
+}
+
+fn redis_command() -> std::io::Result<Command> {
+    let binary = redis_server::find_binary("redis-server").ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "redis-server not found; install it with: sudo apt-get install -y redis-server",
+        )
+    })?;
+    Ok(Command::new(binary))
+}
+
+/// The lock store's processes as `oversell up` plans them.
+pub struct LockStorePlan {
+    pub nodes: Vec<RedisNodeSpec>,
+    pub sentinels: Vec<SentinelSpec>,
+}
+
+impl LockStorePlan {
+    /// Ports are taken from `ports` (free ones); data dirs go under `run_dir`.
+    pub fn new(
+        kind: LockStoreKind,
+        persistence: Persistence,
+        run_dir: &std::path::Path,
+        ports: &mut impl Iterator<Item = u16>,
+    ) -> anyhow::Result<Self> {
+        let mut port = || ports.next().context("not enough free ports");
+        let node = |id: &str, port: u16, sentinel: Option<FollowSentinel>| RedisNodeSpec {
+            id: id.to_owned(),
+            port,
+            dir: run_dir.join(id),
+            persistence,
+            sentinel,
+        };
+        Ok(match kind {
+            LockStoreKind::Shared => LockStorePlan {
+                nodes: vec![],
+                sentinels: vec![],
+            },
+            LockStoreKind::Single => LockStorePlan {
+                nodes: vec![node("lock", port()?, None)],
+                sentinels: vec![],
+            },
+            LockStoreKind::Sentinel => {
+                let (primary, replica) = (port()?, port()?);
+                let sentinel_ports = vec![port()?, port()?, port()?];
+                let follow = || FollowSentinel {
+                    sentinel_ports: sentinel_ports.clone(),
+                    first_primary: primary,
+                    started: AtomicBool::new(false),
+                };
+                LockStorePlan {
+                    nodes: vec![
+                        node("lock1", primary, Some(follow())),
+                        node("lock2", replica, Some(follow())),
+                    ],
+                    sentinels: sentinel_ports
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &p)| SentinelSpec {
+                            id: format!("sentinel{}", i + 1),
+                            port: p,
+                            conf: run_dir.join(format!("sentinel{}.conf", i + 1)),
+                            first_primary: primary,
+                        })
+                        .collect(),
+                }
+            }
+        })
+    }
+
+    /// How many free ports the plan for `kind` takes.
+    pub fn ports_needed(kind: LockStoreKind) -> usize {
+        match kind {
+            LockStoreKind::Shared => 0,
+            LockStoreKind::Single => 1,
+            LockStoreKind::Sentinel => 5,
+        }
+    }
+
+    /// `LOCK_REDIS_URL` for a single store.
+    pub fn single_url(&self) -> Option<String> {
+        match (self.nodes.as_slice(), self.sentinels.is_empty()) {
+            ([node], true) => Some(format!("redis://127.0.0.1:{}", node.port)),
+            _ => None,
+        }
+    }
+
+    /// `LOCK_SENTINELS` for a Sentinel store.
+    pub fn sentinel_addrs(&self) -> Vec<String> {
+        self.sentinels
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.port))
+            .collect()
+    }
+}
+
+/// Waits until every lock-store node (`id`, `port`) answers, and behind Sentinel until the
+/// replica is in sync and every Sentinel knows the replica and the two other Sentinels.
+pub async fn wait_ready(
+    nodes: &[(String, u16)],
+    sentinels: &[(String, u16)],
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_DEADLINE;
+    let mut waiting_for = String::new();
+    while Instant::now() < deadline {
+        match not_ready(nodes, sentinels).await {
+            None => return Ok(()),
+            Some(what) => waiting_for = what,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("the lock store was not ready within {READY_DEADLINE:?}: {waiting_for}")
+}
+
+/// What is not ready yet, in words.
+async fn not_ready(nodes: &[(String, u16)], sentinels: &[(String, u16)]) -> Option<String> {
+    for (id, port) in nodes {
+        let info: Option<String> = query(*port, redis::cmd("INFO").arg("replication")).await;
+        let Some(info) = info else {
+            return Some(format!("{id} does not answer"));
+        };
+        if info.contains("role:slave") && !info.contains("master_link_status:up") {
+            return Some(format!("{id} is not in sync with its primary"));
+        }
+    }
+    let m = DEFAULT_SENTINEL_MASTER;
+    for (id, port) in sentinels {
+        let others: Option<Vec<redis::Value>> =
+            query(*port, redis::cmd("SENTINEL").arg("sentinels").arg(m)).await;
+        let replicas: Option<Vec<redis::Value>> =
+            query(*port, redis::cmd("SENTINEL").arg("replicas").arg(m)).await;
+        match (others, replicas) {
+            (Some(o), Some(r)) if o.len() + 1 >= sentinels.len() && !r.is_empty() => {}
+            _ => return Some(format!("{id} has not found its peers yet")),
+        }
+    }
+    None
+}
+
+async fn query<T: redis::FromRedisValue>(port: u16, cmd: &mut redis::Cmd) -> Option<T> {
+    let asked = async {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        cmd.query_async(&mut conn).await.ok()
+    };
+    tokio::time::timeout(Duration::from_millis(500), asked)
+        .await
+        .ok()
+        .flatten()
+}
