@@ -318,7 +318,7 @@ function render(s) {
     card.classList.toggle('zero', v === 0 && k !== 'lock_timeouts' && k !== 'stale_writes_rejected' && s.orders > 0);
   }
   const armed = (s.faults || []).map((f) => `${f.kind}${f.ms ? ` ${f.ms}ms` : ''}${f.instance ? ` @${f.instance}` : ''}`);
-  $('#faults-armed').textContent = armed.length ? `${t('ctl.fault.armed')}: ${armed.join(', ')}` : '';
+  $('#faults-armed').textContent = armed.length ? t('ctl.fault.armed', { faults: armed.join(', ') }) : '';
 
   // Instances: the live ones plus any that sold in this room.
   const live = (s.live_instances || []).map((i) => i.instance);

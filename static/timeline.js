@@ -31,6 +31,12 @@ function fmtMs(ms) {
   return `${+ms.toFixed(1)} ms`;
 }
 
+// A section's outcome as the commit script names it, in the page's language.
+function outcomeText(outcome) {
+  if (outcome == null) return t('tip.holding');
+  return ['sold', 'sold_out', 'stale'].includes(outcome) ? t(`tip.${outcome}`) : outcome;
+}
+
 export class Timeline {
   constructor(host) {
     this.host = host;
@@ -250,7 +256,10 @@ export class Timeline {
       if (b.exit === null) rect.setAttribute('stroke', '#111418'), rect.setAttribute('stroke-width', 1.5), rect.setAttribute('fill-opacity', 0.55);
       const title = el('title', {}, rect);
       const dur = ((end - b.enter) / 1000).toFixed(1);
-      title.textContent = `${b.instance} · ${b.owner}${b.fence ? ` · fence #${b.fence}` : ''} · read stock ${b.stock} · ${b.outcome ?? 'holding'} · ${dur} ms`;
+      title.textContent = [
+        b.instance, b.owner, b.fence ? t('tip.fence', { fence: b.fence }) : null,
+        t('tip.read', { stock: b.stock }), outcomeText(b.outcome), `${dur} ${t('tip.ms')}`,
+      ].filter(Boolean).join(' · ');
       barOf.set(b.owner, { x: bx, y, w: bw, h });
       for (const r of b.renews) {
         if (r < b.enter || r > end) continue;
@@ -297,7 +306,7 @@ export class Timeline {
         el('circle', { cx: px, cy, r: 11, fill: '#f0e442', stroke: '#111418', 'stroke-width': 2 }, g);
         const mark = el('text', { x: px, y: cy + 5, 'font-size': 15, 'font-weight': 900, 'text-anchor': 'middle', fill: '#111418' }, g);
         mark.textContent = '✕';
-        el('title', {}, g).textContent = `${t('legend.foreign')}: ${p.instance} deleted ${p.victim}`;
+        el('title', {}, g).textContent = `${t('legend.foreign')}: ${t('tip.foreign', { instance: p.instance, victim: p.victim })}`;
       }
     }
 

@@ -3,6 +3,13 @@
 //!
 //! Timings are small so the whole catalog runs in well under a minute, and chosen so each
 //! defect's window is forced wide open (see each scenario's `why`), not hoped for.
+//!
+//! `source` names the article (000–004, the five Chinese articles the project is built from)
+//! and where in it the story is told; what none of them says is credited to where it comes
+//! from, and where an article is wrong the explanation says so instead of repeating it.
+//! The Chinese keeps the terms of the glossary at the top of the zh table in
+//! `static/i18n.js` (租约, 陈旧写入, 围栏令牌, 重入次数, the ladder 青铜 … 钻石);
+//! `loadtest/tests/curriculum_text.rs` checks both.
 
 use super::{Check, Expect, Fault, Scenario, Via};
 
@@ -22,9 +29,12 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: false,
-        source: "004 (a thousand threads on one counter); 002, sale() before any lock",
-        en: "No lock: buyers read the same stock, all sell, all write n-1. More orders than stock.",
-        zh: "不加锁：多个买家读到同一个库存值，都卖出并写回 n-1，订单数超过库存，发生超卖。",
+        source: "001, the stock-of-1 race (two requests read 1, both sell); 004, a thousand \
+                 threads on one counter; the read-check-write is 002's sale()",
+        en: "No lock: buyers read the same stock, all sell, all write n-1. More orders than \
+             stock, and the counter loses updates.",
+        zh: "不加锁：多个买家读到同一个库存值，都卖出、都写回 n-1。订单数超过库存（超卖），\
+             库存计数也丢了更新。",
     },
     Scenario {
         id: "local-one-instance",
@@ -43,9 +53,10 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("overlaps", 0.0),
         ]),
         timing_sensitive: false,
-        source: "001, the local lock (synchronized / ReentrantLock) on one server",
+        source: "001, the local lock (synchronized / ReentrantLock) on one server; 004 says the \
+                 same of one JVM",
         en: "An in-process mutex is enough while one process serves every buyer.",
-        zh: "只有一个进程处理所有请求时，进程内的本地锁足以保证不超卖。",
+        zh: "只有一个进程处理全部请求时，进程内的本地锁就够了，不会超卖。",
     },
     Scenario {
         id: "local-three-instances",
@@ -60,9 +71,12 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("overlaps", 0.0)]),
         timing_sensitive: false,
-        source: "001, why a local lock fails behind a load balancer",
-        en: "Each instance has its own mutex: behind nginx, buyers on different instances sell at once.",
-        zh: "每个实例各有一把本地锁；在 nginx 后面，不同实例上的买家同时进入临界区，照样超卖。",
+        source: "001, a second server: each JVM's lock binds only its own threads; 000 tells the \
+                 same with a cache",
+        en: "Each instance has its own mutex: with nginx spreading buyers over the instances, \
+             buyers on different instances sell at once.",
+        zh: "每个实例各有一把本地锁；nginx 把买家分发到多个实例后，\
+             不同实例上的买家同时进入临界区，照样超卖。",
     },
     Scenario {
         id: "setnx-crash",
@@ -77,11 +91,12 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
-        source: "000, bronze tier (SETNX + DEL)",
+        source: "000, bronze tier (SETNX + DEL); the 20 ms retry is 002's sale() loop (000 and \
+                 004 sleep 100 ms)",
         en: "The holder dies inside the critical section. SETNX set no lease, so nobody ever \
              deletes the lock: every later buyer waits out its deadline. Only a reset ends it.",
-        zh: "持锁的实例在临界区内崩溃。SETNX 没有设置过期时间，锁永远不会被删除，\
-             之后的买家全部等待超时（死锁），只有手动重置才能恢复。",
+        zh: "青铜方案：持锁的实例在临界区里崩溃。SETNX 没有设置租约，这把锁再也没人删，\
+             之后的买家全部等到超时（死锁），只能手动重置。",
     },
     Scenario {
         id: "setnx-expire-crash-between",
@@ -96,11 +111,11 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
-        source: "000, silver tier (SETNX then EXPIRE)",
-        en: "The holder dies after SETNX and before EXPIRE: the lease was never set. Same deadlock \
-             as SETNX alone, though the code 'has' an expiry.",
-        zh: "实例在 SETNX 之后、EXPIRE 之前崩溃，过期时间根本没设上。\
-             代码里虽然“有”过期时间，结果仍和只用 SETNX 一样死锁。",
+        source: "000, silver tier (SETNX, then EXPIRE); 002 and 003 take the same step",
+        en: "The holder dies after SETNX and before EXPIRE: the lease was never set. Same \
+             deadlock as SETNX alone, though the code 'has' a lease.",
+        zh: "白银方案：实例在 SETNX 之后、EXPIRE 之前崩溃，租约根本没设上。代码里看似“有”租约，\
+             结果和青铜方案一样死锁。",
     },
     Scenario {
         id: "setnx-expire-crash-after",
@@ -118,7 +133,7 @@ pub static CATALOG: &[Scenario] = &[
         source: "000, silver tier: what the EXPIRE does buy",
         en: "The holder dies after EXPIRE: sales stall until the lease runs out, then resume on \
              their own.",
-        zh: "实例在 EXPIRE 之后崩溃：销售会停顿到锁过期为止，然后自动恢复。",
+        zh: "白银方案：实例在 EXPIRE 之后崩溃，销售停顿到租约到期，然后自动恢复。",
     },
     Scenario {
         id: "atomic-expiry-slow-business",
@@ -136,11 +151,12 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("overlaps", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, gold tier (SET NX PX, fixed value)",
+        source: "000, gold tier (SET NX PX, fixed value) and its users A, B and C; also 002 and \
+                 003",
         en: "Work (150 ms) outlasts the lease (60 ms): the lock expires, B takes it, and A's DEL \
              then deletes B's lock, letting C in beside B.",
-        zh: "业务耗时（150 毫秒）超过锁的过期时间（60 毫秒）：锁过期后 B 拿到锁，\
-             A 执行完却用 DEL 删掉了 B 的锁，C 又趁机进入，与 B 同时执行。",
+        zh: "黄金方案：业务耗时（150 毫秒）超过租约（60 毫秒）：租约到期后 B 拿到锁，\
+             A 做完业务却用 DEL 删掉了 B 的锁，C 趁机进来，和 B 同时执行。",
     },
     Scenario {
         id: "uuid-owner-release-gap",
@@ -155,11 +171,12 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::Figures(&[Check::gt("foreign_releases", 0.0)]),
         timing_sensitive: true,
-        source: "000, platinum tier (UUID value, GET-compare-DEL)",
+        source: "000, platinum tier (UUID value, GET-compare-DEL); the pause between GET and DEL \
+                 is 003's blocked client",
         en: "The first holder's GET sees its own value at 400 ms, then pauses 450 ms before DEL. \
              The lease ends at 600 ms, the next buyer takes the lock, and the late DEL deletes it.",
-        zh: "第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
-             锁在 600 毫秒过期，下一个买家拿到锁，迟到的 DEL 把别人的锁删掉了。",
+        zh: "铂金方案：第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
+             租约在 600 毫秒到期，下一个买家拿到锁，迟到的 DEL 删掉的是别人的锁。",
     },
     Scenario {
         id: "lua-release-slow-business",
@@ -177,11 +194,14 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("foreign_releases", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, diamond tier (Lua compare-and-delete)",
-        en: "The Lua release never deletes another's lock, but a fixed lease shorter than the work \
-             still lets a second holder in while the first is working.",
-        zh: "Lua 脚本释放锁时不会误删别人的锁，但固定的过期时间短于业务耗时，\
-             第一个持锁者还在执行时第二个人已经进来了。",
+        source: "000, diamond tier (Lua compare-and-delete); the lease problem as 001 states it \
+                 for PX 30000; 004's Jedis lock is this tier with PX 3",
+        en: "The Lua release never deletes another's lock, but a fixed lease shorter than the \
+             work still lets a second holder in while the first is working. 004's example sets PX \
+             3: a 3 ms lease, far too short for real work.",
+        zh: "钻石方案：Lua 脚本解锁不会误删别人的锁，但固定租约短于业务耗时，\
+             第一个持锁者还在处理时第二个已经进来了。004 的示例写的是 PX 3，租约只有 3 毫秒，\
+             对真实业务远远不够。",
     },
     Scenario {
         id: "lua-release-normal",
@@ -201,9 +221,9 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, diamond tier; 003",
+        source: "000, diamond tier; all five articles give the same compare-and-delete script",
         en: "With the work well inside the lease, the Lua-released lock is correct.",
-        zh: "业务耗时远小于过期时间时，用 Lua 释放的锁是正确的。",
+        zh: "钻石方案：业务耗时远小于租约时，用 Lua 解锁的锁是正确的。",
     },
     Scenario {
         id: "reentrant-watchdog-slow-business",
@@ -222,10 +242,11 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001 and 002, Redisson's watchdog (renew every TTL/3)",
+        source: "001 and 002, Redisson's watchdog: a 30 s lease renewed every 10 s (TTL/3)",
         en: "The same slow work, but the watchdog renews the lease every TTL/3 while the holder \
-             lives: no second holder gets in.",
-        zh: "同样的慢业务，但看门狗在持锁期间每隔 TTL/3 续期一次，其他人进不来。",
+             runs (Redisson: 30 s, renewed every 10 s): no second holder gets in.",
+        zh: "同样的慢业务，但持锁期间看门狗每隔 TTL/3 续期一次（Redisson 默认租约 30 秒、\
+             每 10 秒续期），别人进不来。",
     },
     Scenario {
         id: "reentrant-nested",
@@ -244,10 +265,10 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("orders", 50.0),
         ]),
         timing_sensitive: false,
-        source: "002, the reentrant lock on a Redis hash (HINCRBY)",
+        source: "002, the reentrant lock on a Redis hash (HINCRBY); 004 walks Redisson's",
         en: "Each sale takes the lock again in a nested step (hold count 2, recorded in the \
              ledger) and does not deadlock on itself.",
-        zh: "每次销售在嵌套步骤中再次获取同一把锁（持有计数为 2，记录在账本中），不会自己把自己锁死。",
+        zh: "每次销售在嵌套步骤里再次获取同一把锁（重入次数为 2，记入账本），不会自己把自己锁死。",
     },
     Scenario {
         id: "reentrant-watchdog-freeze",
@@ -262,12 +283,15 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
-        source: "002, the GC-pause argument against leases",
+        source: "002, the GC-pause story (Client 1 paused past its lease, Client 2 writes); 002 \
+                 then lists a watchdog as a fix, which it is not",
         en: "The holder's whole process freezes for 1.2 s after reading the stock. Its watchdog \
              freezes too, the 300 ms lease expires, others sell; the holder wakes and writes its \
-             stale stock value over theirs.",
-        zh: "持锁进程在读完库存后整体冻结 1.2 秒（类似 GC 停顿），看门狗也一起停了，\
-             300 毫秒的租期过期后别人继续卖；它醒来后用过期的库存值覆盖了别人的写入。",
+             stale stock value over theirs. A watchdog cannot prevent this, whatever 002 \
+             suggests: it stops with the process.",
+        zh: "持锁进程读完库存后整体冻结 1.2 秒（类似 GC 的 stop-the-world），看门狗也跟着停了；\
+             300 毫秒的租约到期，别人接着卖；它醒来后用旧的库存值覆盖了别人的写入（陈旧写入）。\
+             002 把看门狗列为对策，其实没用：进程停了，看门狗也就停了。",
     },
     Scenario {
         id: "fenced-freeze",
@@ -286,11 +310,13 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "002, fencing tokens: the answer to the GC pause",
-        en: "The same freeze, but every access carries a fencing token and the stock refuses a \
-             token lower than one it has seen: the stale write is rejected.",
-        zh: "同样的冻结，但每次访问都带上递增的 fencing token，库存拒绝比已见过的更小的 token，\
-             过期的写入被拒绝。",
+        source: "002 tells the pause but not this fix: fencing tokens come from Martin Kleppmann, \
+                 \"How to do distributed locking\" (2016), the post 001 cites by name",
+        en: "The same freeze, but each holder gets a fencing token that only grows, and the stock \
+             refuses a write whose token is lower than the highest it has seen: the stale write \
+             is rejected.",
+        zh: "同样的冻结，但每个持锁者都拿到一个只增不减的围栏令牌（fencing token），\
+             库存拒绝令牌小于已见最大值的写入：这次陈旧写入被拒绝了。",
     },
     Scenario {
         id: "atomic-deduct",
@@ -309,11 +335,13 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("throughput_vs_lua_release", 1.0),
         ]),
         timing_sensitive: false,
-        source: "004, and the lesson of all five: a counter needs no lock",
-        en: "No lock at all: one Lua script decrements if positive and records the order. \
-             Never oversells, and sells faster than any lock (compared with lua-release on the \
-             same load).",
-        zh: "完全不用锁：一个 Lua 脚本在库存为正时扣减并记录订单。永不超卖，\
+        source: "004's thousand threads on one counter pose it; the answer, a Lua \
+                 check-and-decrement (the common DECR pattern), is in none of the articles (002 \
+                 notes only that INCR is atomic)",
+        en: "No lock at all: one Lua script decrements if positive and records the order. Never \
+             oversells, and sells faster than any lock (compared with lua-release on the same \
+             load).",
+        zh: "完全不用锁：一段 Lua 脚本在库存为正时扣减并记录订单。永不超卖，\
              而且比任何锁都快（与同样负载下的 lua-release 对比）。",
     },
 ];

@@ -1,0 +1,220 @@
+//! The curriculum's text in both languages: the dashboard's string tables in `static/i18n.js`
+//! and the scenario catalog (which `GET /scenarios` serves as is, and the dashboard's scenario
+//! picker shows in the page's language).
+//!
+//! - the English and Chinese tables have the same keys, each once, with the same
+//!   `{placeholders}`; the tier paragraphs cover exactly the tier list, in both languages;
+//! - every scenario has an English and a Chinese explanation and a source;
+//! - the Chinese keeps the glossary at the top of the zh table: none of the retired terms,
+//!   and the fencing token named one way.
+//!
+//! No JavaScript engine: `i18n.js` keeps one `key: 'value',` entry a line, and this test
+//! fails loudly on a line it cannot read rather than skip it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use loadtest::scenario::CATALOG;
+
+const I18N: &str = include_str!("../../static/i18n.js");
+
+/// Terms the glossary retired, with the one to use instead.
+const RETIRED: &[(&str, &str)] = &[
+    ("租期", "租约"),
+    ("过期时间", "租约"),
+    ("过期写", "陈旧写入"),
+    ("过期的写入", "陈旧写入"),
+    ("过期数据", "陈旧写入"),
+    ("过时写入", "陈旧写入"),
+    ("持有计数", "重入次数"),
+    ("栅栏令牌", "围栏令牌"),
+    ("防护令牌", "围栏令牌"),
+    ("发起买家", "并发下单 / 一轮抢购"),
+    ("已布置", "待触发 / 已注入故障"),
+    ("释放间隙", "GET 与 DEL 之间停顿"),
+    ("业务毫秒", "业务耗时（毫秒）"),
+    ("在 nginx 后面", "经 nginx 分发到多个实例"),
+];
+
+/// The lines between `open` (a line of the file, trimmed) and the next line that is `close`.
+fn block<'a>(open: &str, close: &str) -> Vec<(usize, &'a str)> {
+    let mut lines = I18N.lines().enumerate();
+    lines
+        .by_ref()
+        .find(|(_, l)| l.trim() == open)
+        .unwrap_or_else(|| panic!("static/i18n.js has no line `{open}`"));
+    let body: Vec<(usize, &str)> = lines
+        .take_while(|(_, l)| l.trim() != close)
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    assert!(!body.is_empty(), "`{open}` in static/i18n.js is empty");
+    body
+}
+
+/// A quoted JavaScript string at the start of `s` (either quote), and the rest after it.
+fn quoted(s: &str) -> Option<(String, &str)> {
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut out = String::new();
+    let mut chars = s[1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next()?.1),
+            c if c == quote => return Some((out, &s[1 + i + 1..])),
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// One `key: 'value',` line: the key bare or quoted, the value quoted.
+fn entry(line: &str) -> Option<(String, String)> {
+    let (key, rest) = match quoted(line) {
+        Some(found) => found,
+        None => {
+            let end = line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            (line[..end].to_owned(), &line[end..])
+        }
+    };
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let (value, rest) = quoted(rest.trim_start())?;
+    (!key.is_empty() && rest.trim() == ",").then_some((key, value))
+}
+
+/// The entries of an object literal, one a line; comments and blank lines skipped. A key
+/// seen twice is reported (JavaScript would silently keep the last).
+fn table(open: &str, close: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (line_no, line) in block(open, close) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let (key, value) = entry(line).unwrap_or_else(|| {
+            panic!("static/i18n.js:{line_no}: not a `key: 'value',` line: {line}")
+        });
+        if out.insert(key.clone(), value).is_some() {
+            panic!("static/i18n.js:{line_no}: key `{key}` appears twice in `{open}`");
+        }
+    }
+    out
+}
+
+fn placeholders(s: &str) -> BTreeSet<&str> {
+    s.split('{')
+        .skip(1)
+        .filter_map(|part| part.split_once('}').map(|(name, _)| name))
+        .filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .collect()
+}
+
+fn same_keys(what: &str, en: &BTreeMap<String, String>, zh: &BTreeMap<String, String>) {
+    let only_en: Vec<&String> = en.keys().filter(|k| !zh.contains_key(*k)).collect();
+    let only_zh: Vec<&String> = zh.keys().filter(|k| !en.contains_key(*k)).collect();
+    assert!(
+        only_en.is_empty() && only_zh.is_empty(),
+        "{what}: keys only in English: {only_en:?}; only in Chinese: {only_zh:?}"
+    );
+}
+
+fn has_han(s: &str) -> bool {
+    s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// Every Chinese text the curriculum shows, named for the failure message.
+fn chinese_texts() -> Vec<(String, String)> {
+    let mut texts = Vec::new();
+    for (k, v) in table("const zh = {", "};") {
+        texts.push((format!("i18n.js zh `{k}`"), v));
+    }
+    for (k, v) in table("zh: {", "},") {
+        texts.push((format!("i18n.js TIER_TEXT.zh `{k}`"), v));
+    }
+    for s in CATALOG {
+        texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
+    }
+    texts
+}
+
+#[test]
+fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
+    let en = table("const en = {", "};");
+    let zh = table("const zh = {", "};");
+    same_keys("the dashboard's strings", &en, &zh);
+    for (key, en_text) in &en {
+        let zh_text = &zh[key];
+        assert!(!zh_text.trim().is_empty(), "zh `{key}` is empty");
+        assert_eq!(
+            placeholders(en_text),
+            placeholders(zh_text),
+            "`{key}` fills different placeholders: en {en_text:?}, zh {zh_text:?}"
+        );
+    }
+}
+
+#[test]
+fn every_tier_has_a_paragraph_in_both_languages() {
+    let tiers: BTreeSet<String> = block("export const TIERS = [", "];")
+        .iter()
+        .flat_map(|(_, line)| line.split(','))
+        .filter_map(|item| quoted(item.trim()).map(|(id, _)| id))
+        .collect();
+    assert!(tiers.len() >= 10, "could not read TIERS: {tiers:?}");
+    let en = table("en: {", "},");
+    let zh = table("zh: {", "},");
+    same_keys("TIER_TEXT", &en, &zh);
+    let described: BTreeSet<String> = en.keys().cloned().collect();
+    assert_eq!(
+        described, tiers,
+        "TIER_TEXT describes other tiers than TIERS lists"
+    );
+    for (tier, text) in zh {
+        assert!(
+            has_han(&text),
+            "TIER_TEXT.zh `{tier}` is not Chinese: {text}"
+        );
+    }
+}
+
+#[test]
+fn every_scenario_explains_itself_in_both_languages_and_names_its_source() {
+    assert!(!CATALOG.is_empty());
+    for s in CATALOG {
+        assert!(
+            !s.en.trim().is_empty(),
+            "`{}` has no English explanation",
+            s.id
+        );
+        assert!(!s.source.trim().is_empty(), "`{}` names no source", s.id);
+        assert!(
+            has_han(s.zh),
+            "`{}` has no Chinese explanation: {:?}",
+            s.id,
+            s.zh
+        );
+        assert!(
+            !has_han(s.en),
+            "`{}`: Chinese in the English explanation",
+            s.id
+        );
+    }
+}
+
+#[test]
+fn the_chinese_keeps_the_glossary() {
+    for (name, text) in chinese_texts() {
+        for (retired, instead) in RETIRED {
+            assert!(
+                !text.contains(retired),
+                "{name} says `{retired}`; the glossary (top of the zh table in static/i18n.js) \
+                 uses `{instead}`: {text}"
+            );
+        }
+        let rest = text.replace("围栏令牌（fencing token）", "");
+        assert!(
+            !rest.to_lowercase().contains("token"),
+            "{name}: the fencing token is 围栏令牌, with the English once as \
+             围栏令牌（fencing token）: {text}"
+        );
+    }
+}
