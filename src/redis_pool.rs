@@ -1,20 +1,22 @@
 //! The connection pool to Redis.
 //!
-//! bb8 pools multiplexed connections created by bb8-redis' manager. bb8-redis never reports a
-//! multiplexed connection as broken, so after a Redis restart the pool would keep handing out
-//! dead sockets; `Conn` therefore marks its pooled connection broken on an unrecoverable error,
-//! and the pool replaces it. Checkouts are not PINGed: that would add a round trip to every
+//! bb8 pools multiplexed connections made by the [`Manager`] here (bb8-redis' manager can set
+//! no response timeout, which a lock store's `WAIT` needs, and cannot follow Sentinel). A
+//! multiplexed connection never reports itself broken, so after a Redis restart the pool would
+//! keep handing out dead sockets; `Conn` therefore marks its pooled connection broken on an
+//! unrecoverable error, and the pool replaces it. Checkouts are not PINGed: that would add a round trip to every
 //! sale, and a dead connection is found by the first command on it instead.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb8_redis::RedisConnectionManager;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::io::tcp::TcpSettings;
-use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
-use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use redis::{
+    AsyncConnectionConfig, Cmd, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, RedisResult,
+    Value,
+};
 
 /// A failure to talk to Redis, split by what the client should be told.
 #[derive(Debug, thiserror::Error)]
@@ -57,21 +59,103 @@ pub struct Pooled {
 /// primary right now (asked again for every new connection, so the pool follows a failover
 /// as soon as a broken connection is replaced).
 enum Target {
-    Direct(RedisConnectionManager),
-    /// A tokio `Mutex`: `SentinelClient` needs `&mut` to ask, and the ask is awaited.
-    Sentinel(tokio::sync::Mutex<SentinelClient>),
+    Direct(redis::Client),
+    Sentinel(SentinelTarget),
 }
 
-pub struct Manager(Target);
+/// The Sentinels to ask, and the name of the primary they watch.
+///
+/// Written here rather than with redis-rs' `SentinelClient`: that client serialises every
+/// lookup behind one `&mut` and has no timeouts of its own, and during a failover a bb8
+/// connect stuck behind it kept a whole instance waiting for seconds after the new primary
+/// was up. Each step here is bounded by [`SENTINEL_STEP`].
+#[derive(Clone)]
+struct SentinelTarget {
+    sentinels: Vec<String>,
+    master: String,
+    config: AsyncConnectionConfig,
+}
+
+/// How long one Sentinel, or the primary it names, may take to answer.
+const SENTINEL_STEP: Duration = Duration::from_millis(300);
+
+impl SentinelTarget {
+    /// A client for the primary the first Sentinel that answers names.
+    async fn primary(&self) -> RedisResult<redis::Client> {
+        let mut last = None;
+        for sentinel in &self.sentinels {
+            match tokio::time::timeout(SENTINEL_STEP, self.ask(sentinel)).await {
+                Ok(Ok(addr)) => {
+                    let info = format!("redis://{addr}")
+                        .into_connection_info()?
+                        .set_tcp_settings(tcp_settings());
+                    return redis::Client::open(info);
+                }
+                Ok(Err(err)) => last = Some(err),
+                Err(_) => last = Some(timed_out(sentinel)),
+            }
+        }
+        Err(last.unwrap_or_else(|| timed_out("any sentinel")))
+    }
+
+    async fn ask(&self, sentinel: &str) -> RedisResult<String> {
+        let client = redis::Client::open(format!("redis://{sentinel}"))?;
+        let mut conn = client.get_multiplexed_async_connection().await?;
+        let (ip, port): (String, String) = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(&self.master)
+            .query_async(&mut conn)
+            .await?;
+        Ok(format!("{ip}:{port}"))
+    }
+
+    /// A connection to the primary, checked to be one (`ROLE`): right after a failover a
+    /// Sentinel may still name a node that has just been demoted.
+    async fn connect(&self) -> RedisResult<MultiplexedConnection> {
+        let client = self.primary().await?;
+        let connected = async {
+            let mut conn = client
+                .get_multiplexed_async_connection_with_config(&self.config)
+                .await?;
+            let role: Vec<Value> = redis::cmd("ROLE").query_async(&mut conn).await?;
+            match role.first() {
+                Some(Value::BulkString(word)) if word.as_slice() == b"master" => Ok(conn),
+                _ => Err(RedisError::from((
+                    redis::ErrorKind::Io,
+                    "the node the Sentinels name is not a primary (yet)",
+                ))),
+            }
+        };
+        tokio::time::timeout(SENTINEL_STEP, connected)
+            .await
+            .unwrap_or_else(|_| Err(timed_out("the primary")))
+    }
+}
+
+fn timed_out(what: &str) -> RedisError {
+    RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("{what} did not answer within {SENTINEL_STEP:?}"),
+    ))
+}
+
+pub struct Manager {
+    target: Target,
+    config: AsyncConnectionConfig,
+}
 
 impl bb8::ManageConnection for Manager {
     type Connection = Pooled;
     type Error = RedisError;
 
     async fn connect(&self) -> Result<Pooled, RedisError> {
-        let conn = match &self.0 {
-            Target::Direct(manager) => manager.connect().await?,
-            Target::Sentinel(client) => client.lock().await.get_async_connection().await?,
+        let conn = match &self.target {
+            Target::Direct(client) => {
+                client
+                    .get_multiplexed_async_connection_with_config(&self.config)
+                    .await?
+            }
+            Target::Sentinel(target) => target.connect().await?,
         };
         Ok(Pooled {
             conn,
@@ -98,46 +182,63 @@ pub struct RedisPool {
 impl RedisPool {
     /// Builds the pool without connecting, so an instance can start while Redis is down.
     pub fn new(url: &str) -> Result<Self, RedisError> {
+        Self::direct(url, DEFAULT_RESPONSE_TIMEOUT)
+    }
+
+    /// A pool for a lock store: its answers may take as long as the longest `WAIT` for
+    /// replicas (`sync_timeout_ms`) before they count as lost.
+    pub fn for_locks(url: &str) -> Result<Self, RedisError> {
+        Self::direct(url, LOCK_RESPONSE_TIMEOUT)
+    }
+
+    fn direct(url: &str, response_timeout: Duration) -> Result<Self, RedisError> {
         let info = url.into_connection_info()?.set_tcp_settings(tcp_settings());
-        let client = redis::Client::open(info.clone())?;
-        let manager = Manager(Target::Direct(RedisConnectionManager::new(info)?));
+        let client = redis::Client::open(info)?;
+        let manager = Manager {
+            target: Target::Direct(client.clone()),
+            config: connection_config(response_timeout),
+        };
         Ok(Self {
             pool: build_pool(manager),
             source: Arc::new(Source::Direct(client)),
         })
     }
 
-    /// A pool whose connections go to the primary the Sentinels at `sentinels` (`host:port`)
-    /// name for `master`. Nothing is contacted until the first connection is asked for.
+    /// A lock-store pool whose connections go to the primary the Sentinels at `sentinels`
+    /// (`host:port`) name for `master`. Nothing is contacted until a connection is asked for.
     pub fn sentinel(sentinels: &[String], master: &str) -> Result<Self, RedisError> {
-        let build = || {
-            let urls: Vec<String> = sentinels.iter().map(|s| format!("redis://{s}")).collect();
-            let node = SentinelNodeConnectionInfo::default().set_tcp_settings(tcp_settings());
-            SentinelClient::build(
-                urls,
-                master.to_owned(),
-                Some(node),
-                SentinelServerType::Master,
-            )
+        for sentinel in sentinels {
+            format!("redis://{sentinel}").into_connection_info()?;
+        }
+        let config = connection_config(LOCK_RESPONSE_TIMEOUT);
+        let target = SentinelTarget {
+            sentinels: sentinels.to_vec(),
+            master: master.to_owned(),
+            config: config.clone(),
         };
-        let manager = Manager(Target::Sentinel(tokio::sync::Mutex::new(build()?)));
+        let manager = Manager {
+            target: Target::Sentinel(target.clone()),
+            config,
+        };
         Ok(Self {
             pool: build_pool(manager),
-            source: Arc::new(Source::Sentinel {
-                client: tokio::sync::Mutex::new(build()?),
-                sentinels: sentinels.to_vec(),
-                master: master.to_owned(),
-            }),
+            source: Arc::new(Source::Sentinel(target)),
         })
     }
 
     /// A connection for one piece of work. The multiplexed connection is cloned out of the pool
     /// at once, so concurrent requests share sockets instead of queueing for them.
     pub async fn conn(&self) -> Result<Conn, StoreError> {
-        let pooled = self.pool.get().await.map_err(|e| match e {
-            bb8::RunError::User(err) => StoreError::from(err),
-            bb8::RunError::TimedOut => StoreError::Unavailable("no connection within 1s".into()),
-        })?;
+        let pooled = loop {
+            let pooled = self.pool.get().await.map_err(|e| match e {
+                bb8::RunError::User(err) => StoreError::from(err),
+                bb8::RunError::TimedOut => StoreError::Unavailable("no connection in time".into()),
+            })?;
+            // Found dead after it went back to the pool: hand it back again, which drops it.
+            if !pooled.broken.load(Ordering::Relaxed) {
+                break pooled;
+            }
+        };
         Ok(Conn {
             inner: pooled.conn.clone(),
             broken: pooled.broken.clone(),
@@ -154,7 +255,7 @@ impl RedisPool {
     pub async fn client(&self) -> Result<redis::Client, RedisError> {
         match &*self.source {
             Source::Direct(client) => Ok(client.clone()),
-            Source::Sentinel { client, .. } => client.lock().await.async_get_client().await,
+            Source::Sentinel(target) => target.primary().await,
         }
     }
 
@@ -162,9 +263,7 @@ impl RedisPool {
     pub fn sentinels(&self) -> Option<(&[String], &str)> {
         match &*self.source {
             Source::Direct(_) => None,
-            Source::Sentinel {
-                sentinels, master, ..
-            } => Some((sentinels, master)),
+            Source::Sentinel(target) => Some((&target.sentinels, &target.master)),
         }
     }
 }
@@ -172,13 +271,16 @@ impl RedisPool {
 /// What the pool was built from; kept beside it for pub/sub and for describing the store.
 enum Source {
     Direct(redis::Client),
-    Sentinel {
-        /// A second Sentinel client, so a pub/sub or topology question never waits behind the
-        /// pool's own connects.
-        client: tokio::sync::Mutex<SentinelClient>,
-        sentinels: Vec<String>,
-        master: String,
-    },
+    Sentinel(SentinelTarget),
+}
+
+/// redis-rs' own default: a Redis that has not answered in this long counts as unavailable.
+const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
+/// Above the longest `WAIT` a lock write may do (`sync_timeout_ms` ≤ 10 s).
+const LOCK_RESPONSE_TIMEOUT: Duration = Duration::from_millis(11_000);
+
+fn connection_config(response_timeout: Duration) -> AsyncConnectionConfig {
+    AsyncConnectionConfig::new().set_response_timeout(Some(response_timeout))
 }
 
 /// Without TCP_NODELAY, a command written while an earlier one is unanswered waits for an
@@ -188,10 +290,17 @@ fn tcp_settings() -> TcpSettings {
 }
 
 fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
+    // bb8 does not hand a failed connect back to the caller waiting for it: the caller waits
+    // out this timeout. Behind Sentinel a failover makes connects fail for a second or two, so
+    // a lock store pool gives up sooner and the wait loop tries again sooner.
+    let timeout = match manager.target {
+        Target::Direct(_) => Duration::from_millis(1000),
+        Target::Sentinel(_) => Duration::from_millis(250),
+    };
     bb8::Pool::builder()
         .max_size(8)
         .test_on_check_out(false)
-        .connection_timeout(Duration::from_millis(1000))
+        .connection_timeout(timeout)
         .retry_connection(false)
         .build_unchecked(manager)
 }

@@ -6,14 +6,18 @@ use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
 
-/// `failover`: cut the primary's replica link, so the lock written next stays on the primary
-/// alone (replication is asynchronous; the replica reconnects by itself within a second).
-pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) {
+/// `failover`: hold the primary's replicas off, so the lock written by this attempt stays on
+/// the primary alone. They resume when the returned guard is dropped, after the attempt.
+pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
     if fault.kind != FaultKind::Failover {
-        return;
+        return None;
     }
-    if let Err(err) = store::detach_replicas(cx.store.pool()).await {
-        tracing::warn!(%err, "fault: could not cut the replica link");
+    match store::hold_replicas(cx.store.pool()).await {
+        Ok(held) => Some(held),
+        Err(err) => {
+            tracing::warn!(%err, "fault: could not hold the replicas off");
+            None
+        }
     }
 }
 

@@ -33,6 +33,7 @@ use redis::Script;
 use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
+use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 use crate::settings::Settings;
@@ -58,9 +59,35 @@ pub struct LockCx<'a> {
     /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
     /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
+    /// Replicas the `failover` fault holds off during this attempt (see `lock/chaos.rs`).
+    pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
 }
 
 impl LockCx<'_> {
+    /// The lock-store fault this sale claimed and has not yet struck with, if any.
+    fn striking_fault(&self) -> Option<Fault> {
+        self.store_fault
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Takes the claimed lock-store fault: it strikes once.
+    fn take_store_fault(&self) -> Option<Fault> {
+        self.store_fault
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// Takes the guard of replicas held off for this attempt; dropping it resumes them.
+    fn resume_replicas(&self) -> Option<HeldReplicas> {
+        self.held_replicas
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
     /// A connection to the lock store.
     async fn conn(&self) -> Result<Conn, StoreError> {
         self.store.pool().conn().await
@@ -74,6 +101,9 @@ impl LockCx<'_> {
         if wanted == 0 {
             return Ok(());
         }
+        // Replicas held off by the `failover` fault come back now: the write is done, and
+        // `WAIT` is how the holder learns whether they got it before the primary dies.
+        drop(self.resume_replicas());
         let acked: u32 = redis::cmd("WAIT")
             .arg(wanted)
             .arg(self.settings.sync_timeout_ms)

@@ -67,32 +67,37 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         if cx.settings.wait == WaitStrategy::PubSub {
             notified.as_mut().enable();
         }
-        let striking = cx
-            .store_fault
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if let Some(fault) = &striking {
-            chaos::before_attempt(cx, fault).await;
+        if let Some(fault) = cx.striking_fault() {
+            let held = chaos::before_attempt(cx, &fault).await;
+            *cx.held_replicas.lock().unwrap_or_else(|p| p.into_inner()) = held;
         }
-        let lease_left = match lock.try_acquire(cx).await {
-            Ok(Attempt::Acquired(held)) => {
-                let fault = cx
-                    .store_fault
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-                if let Some(fault) = fault {
-                    chaos::after_acquire(cx, &fault).await;
-                }
-                return Ok(held);
+        let attempt = lock.try_acquire(cx).await;
+        // The store fault strikes after the attempt that took the lock, or that took it and
+        // gave it back because too few replicas had it (`sync_replicas`): the primary dies
+        // either way; what the failover loses differs.
+        let took = matches!(
+            &attempt,
+            Ok(Attempt::Acquired(_)) | Err(StoreError::NotReplicated { .. })
+        );
+        if took {
+            if let Some(fault) = cx.take_store_fault() {
+                chaos::after_acquire(cx, &fault).await;
             }
+        }
+        // Held replicas resume now, after the primary died, unless `WAIT` resumed them.
+        drop(cx.resume_replicas());
+        let lease_left = match attempt {
+            Ok(Attempt::Acquired(held)) => return Ok(held),
             Ok(Attempt::Busy { lease_left }) => lease_left,
-            Err(StoreError::Unavailable(detail)) if cx.store.rides_out_outages() => {
-                if Instant::now() + OUTAGE_RETRY >= deadline {
-                    return Err(LockError::Store(StoreError::Unavailable(detail)));
-                }
-                tokio::time::sleep(OUTAGE_RETRY).await;
+            // A Sentinel store failing over, or too few replicas in sync: both pass, so the
+            // buyer tries again until its deadline, and is told which of the two it was.
+            Err(err @ StoreError::Unavailable(_)) if cx.store.rides_out_outages() => {
+                tracing::debug!(%err, "lock store unavailable; trying again");
+                ride_out(err, deadline).await?;
+                continue;
+            }
+            Err(err @ StoreError::NotReplicated { .. }) => {
+                ride_out(err, deadline).await?;
                 continue;
             }
             Err(err) => return Err(err.into()),
@@ -111,4 +116,13 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
             }
         }
     }
+}
+
+/// Sleeps before the next attempt, or gives `err` back when the deadline comes first.
+async fn ride_out(err: StoreError, deadline: Instant) -> Result<(), LockError> {
+    if Instant::now() + OUTAGE_RETRY >= deadline {
+        return Err(LockError::Store(err));
+    }
+    tokio::time::sleep(OUTAGE_RETRY).await;
+    Ok(())
 }

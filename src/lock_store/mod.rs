@@ -136,7 +136,10 @@ impl LockStore {
     }
 
     pub fn single(url: &str) -> Result<Self, redis::RedisError> {
-        Ok(Self::with(LockStoreKind::Single, RedisPool::new(url)?))
+        Ok(Self::with(
+            LockStoreKind::Single,
+            RedisPool::for_locks(url)?,
+        ))
     }
 
     pub fn sentinel(sentinels: &[String], master: &str) -> Result<Self, redis::RedisError> {
@@ -164,11 +167,12 @@ impl LockStore {
     }
 
     /// Whether a buyer whose lock attempt finds the store unreachable should try again until
-    /// the wait deadline. Yes behind Sentinel, where a failover brings a primary back within
-    /// seconds (Redisson retries the same way); no for a single Redis, which stays down until
-    /// somebody restarts it, so the buyer is told at once.
+    /// the wait deadline. Yes for a lock store of its own, which a failover (Sentinel) or its
+    /// supervisor (a single Redis) brings back within seconds; Redisson retries the same way.
+    /// No for a shared one: it is the resource store, and without it nothing can be sold, so
+    /// the buyer is told at once.
     pub fn rides_out_outages(&self) -> bool {
-        self.kind == LockStoreKind::Sentinel
+        self.kind != LockStoreKind::Shared
     }
 
     /// Listens for the lock-release messages published in the store, until aborted, and
@@ -214,6 +218,7 @@ async fn listen_once(
 ) -> Result<(), redis::RedisError> {
     let mut pubsub = pool.pubsub().await?;
     pubsub.psubscribe(RELEASED_PATTERN).await?;
+    tracing::debug!("lock store: listening for releases; waking every waiter");
     lost_messages();
     let mut messages = pubsub.into_on_message();
     while let Some(msg) = messages.next().await {

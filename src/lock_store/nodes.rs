@@ -150,6 +150,27 @@ async fn from_sentinels(
 }
 
 async fn node(store: &LockStore, addr: &str, keys: &Keys) -> NodeView {
+    // A kept connection may be to a node killed and restarted since: one fresh try more.
+    match ask_node(store, addr, keys).await {
+        Some(view) => view,
+        None => ask_node(store, addr, keys)
+            .await
+            .unwrap_or_else(|| down(addr)),
+    }
+}
+
+fn down(addr: &str) -> NodeView {
+    NodeView {
+        addr: addr.to_owned(),
+        up: false,
+        role: None,
+        persistence: None,
+        holds_lock: false,
+        lock_ttl_ms: None,
+    }
+}
+
+async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
     let asked = async {
         let mut conn = store.nodes.get(addr).await?;
         let (role, lock_ttl, rlock_ttl, aof, fsync): (Value, i64, i64, Vec<String>, Vec<String>) =
@@ -177,25 +198,18 @@ async fn node(store: &LockStore, addr: &str, keys: &Keys) -> NodeView {
                 Some(_) => Some("none".into()),
                 None => None,
             };
-            NodeView {
+            Some(NodeView {
                 addr: addr.to_owned(),
                 up: true,
                 role: role_of(&role),
                 persistence,
                 holds_lock: ttl != -2,
                 lock_ttl_ms: (ttl != -2).then_some(ttl),
-            }
+            })
         }
         _ => {
             store.nodes.forget(addr);
-            NodeView {
-                addr: addr.to_owned(),
-                up: false,
-                role: None,
-                persistence: None,
-                holds_lock: false,
-                lock_ttl_ms: None,
-            }
+            None
         }
     }
 }

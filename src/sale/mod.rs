@@ -15,6 +15,7 @@ use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
+use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
@@ -111,6 +112,7 @@ fn lock_cx<'a>(
     cx: &'a SaleCx<'_>,
     faults: &'a FaultPoints<'a>,
     store_fault: &'a std::sync::Mutex<Option<Fault>>,
+    held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
 ) -> LockCx<'a> {
     LockCx {
         store: cx.store,
@@ -122,6 +124,7 @@ fn lock_cx<'a>(
         signals: cx.signals,
         faults,
         store_fault,
+        held_replicas,
     }
 }
 
@@ -143,7 +146,8 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     };
     let faults = cx.fault_points();
     let store_fault = std::sync::Mutex::new(claim_store_fault(&faults).await);
-    let lcx = lock_cx(cx, &faults, &store_fault);
+    let held_replicas = std::sync::Mutex::new(None);
+    let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
     let waited = Instant::now();
     let held = match lock.acquire(&lcx).await {
         Ok(held) => held,

@@ -22,8 +22,10 @@ use super::supervisor::ChildSpec;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
 use crate::redis_server;
 
-/// How long Sentinel notices a dead primary after (`down-after-milliseconds`).
-pub const DOWN_AFTER_MS: u64 = 500;
+/// How long Sentinel notices a dead primary after (`down-after-milliseconds`). 500 ms was
+/// tried: on a busy 2-core machine a Sentinel then took a primary promoted a moment earlier
+/// for dead, and failed over a second time.
+pub const DOWN_AFTER_MS: u64 = 1_000;
 /// How long a killed primary waits for Sentinel to promote another node before it restarts
 /// anyway.
 const PROMOTION_WAIT: Duration = Duration::from_secs(10);
@@ -63,10 +65,16 @@ impl ChildSpec for RedisNodeSpec {
         let mut command = redis_command()?;
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .args(["--daemonize", "no", "--loglevel", "notice"])
+            // A replica that lost its primary syncs again at once, not after Redis' default
+            // 5 s wait for more replicas to share the snapshot.
+            .args(["--repl-diskless-sync-delay", "0"])
             .args(self.persistence.redis_args())
             .arg("--dir")
-            .arg(&self.dir);
+            .arg(&self.dir)
+            // Its own log in its data dir: a Redis' start-up banner is noise in `up`'s output.
+            .arg("--logfile")
+            .arg(self.dir.join("redis.log"));
         if let Some(follow) = &self.sentinel {
             if let Some(primary) = follow.primary_for(self.port).await {
                 command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
@@ -139,7 +147,9 @@ impl ChildSpec for SentinelSpec {
 
     async fn command(&self) -> std::io::Result<Command> {
         if !self.conf.exists() {
-            std::fs::write(&self.conf, sentinel_conf(self.port, self.first_primary))?;
+            let log = self.conf.with_extension("log");
+            let conf = sentinel_conf(self.port, self.first_primary, &log);
+            std::fs::write(&self.conf, conf)?;
         }
         let mut command = redis_command()?;
         command.arg(&self.conf).arg("--sentinel");
@@ -149,10 +159,11 @@ impl ChildSpec for SentinelSpec {
 
 /// Quorum 2 of 3; a primary silent for [`DOWN_AFTER_MS`] is down. `failover-timeout` is short
 /// so that repeated failovers (the benchmarks) are not refused for minutes.
-fn sentinel_conf(port: u16, primary: u16) -> String {
+fn sentinel_conf(port: u16, primary: u16, log: &std::path::Path) -> String {
     let m = DEFAULT_SENTINEL_MASTER;
+    let log = log.display();
     format!(
-        "port {port}\nbind 127.0.0.1\ndaemonize no\nloglevel warning\n\
+        "port {port}\nbind 127.0.0.1\ndaemonize no\nloglevel notice\nlogfile \"{log}\"\n\
          sentinel monitor {m} 127.0.0.1 {primary} 2\n\
          sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
          sentinel failover-timeout {m} 2000\n\
