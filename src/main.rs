@@ -27,7 +27,13 @@ fn main() {
         Err(err) => {
             // One line naming the flag, not a page of usage.
             let text = err.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("invalid arguments"));
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut line = lines.next().unwrap_or("invalid arguments").to_owned();
+            // "…were not provided:" names the flag on the next line.
+            if line.ends_with(':') {
+                line = format!("{line} {}", lines.next().unwrap_or_default());
+            }
+            eprintln!("{line}");
             std::process::exit(2);
         }
     };

@@ -69,6 +69,16 @@ pub async fn run(
         // A crash must not take down the process answering this request.
         spare: Some(state.instance.clone()),
     };
+    let misfit = runner
+        .misfit(scenario)
+        .await
+        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    if let Some(why) = misfit {
+        return Err(AppError::BadRequest(format!(
+            "scenario {}: {why}",
+            scenario.id
+        )));
+    }
     let run = runner
         .run(scenario)
         .await

@@ -8,6 +8,7 @@ mod contention;
 mod events;
 mod faults;
 mod fleet_settings;
+mod lock_store;
 mod matrix;
 mod redis_outage;
 mod rooms;

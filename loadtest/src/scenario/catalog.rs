@@ -11,9 +11,15 @@
 //! `static/i18n.js` (租约, 陈旧写入, 围栏令牌, 重入次数, the ladder 青铜 … 钻石);
 //! `loadtest/tests/curriculum_text.rs` checks both.
 
-use super::{Check, Expect, Fault, Scenario, Via};
+use super::{Check, Expect, Fault, Scenario, StoreSetup, Via};
 
 const NORMAL_TTL: u64 = 3_000;
+
+/// The failure chapters: a lease long enough to outlive the store's failure, and work long
+/// enough that a second holder gets in while the first still works (a failover takes ~2 s).
+const STORE_FAULT_TTL: u64 = 15_000;
+const STORE_FAULT_BUSINESS: u64 = 6_000;
+const STORE_FAULT_DEADLINE: u64 = 12_000;
 
 pub static CATALOG: &[Scenario] = &[
     Scenario {
@@ -27,6 +33,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 300,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: false,
         source: "001, the stock-of-1 race (two requests read 1, both sell); 004, a thousand \
@@ -47,6 +54,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 300,
         via: Via::OneInstance,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("lost_updates", 0.0),
@@ -69,6 +77,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 300,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("overlaps", 0.0)]),
         timing_sensitive: false,
         source: "001, a second server: each JVM's lock binds only its own threads; 000 tells the \
@@ -89,6 +98,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 30,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
         source: "000, bronze tier (SETNX + DEL); the 20 ms retry is 002's sale() loop (000 and \
@@ -109,6 +119,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 30,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
         source: "000, silver tier (SETNX, then EXPIRE); 002 and 003 take the same step",
@@ -128,6 +139,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 30,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::StallThenResume,
         timing_sensitive: false,
         source: "000, silver tier: what the EXPIRE does buy",
@@ -146,6 +158,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 12,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("foreign_releases", 0.0),
             Check::gt("overlaps", 0.0),
@@ -169,6 +182,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 4,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("foreign_releases", 0.0)]),
         timing_sensitive: true,
         source: "000, platinum tier (UUID value, GET-compare-DEL); the pause between GET and DEL \
@@ -189,6 +203,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 12,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("overlaps", 0.0),
             Check::eq("foreign_releases", 0.0),
@@ -214,6 +229,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 300,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("foreign_releases", 0.0),
@@ -236,6 +252,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 12,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("oversold", 0.0),
@@ -259,6 +276,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 50,
         buyers: 50,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("min_depth", 2.0),
             Check::eq("lock_timeouts", 0.0),
@@ -281,6 +299,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 30,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
         source: "002, the GC-pause story (Client 1 paused past its lease, Client 2 writes); 002 \
@@ -304,6 +323,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 30,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("stale_writes_rejected", 0.0),
             Check::eq("oversold", 0.0),
@@ -329,6 +349,7 @@ pub static CATALOG: &[Scenario] = &[
         stock: 100,
         buyers: 300,
         via: Via::Fleet,
+        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("lost_updates", 0.0),
@@ -343,6 +364,120 @@ pub static CATALOG: &[Scenario] = &[
              load).",
         zh: "完全不用锁：一段 Lua 脚本在库存为正时扣减并记录订单。永不超卖，\
              而且比任何锁都快（与同样负载下的 lua-release 对比）。",
+    },
+    Scenario {
+        id: "failover-loses-lock",
+        tier: "reentrant-watchdog",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "pubsub",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("failover", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::sentinel(0),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("oversold", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "001, 002 and 003: master/replica failover loses a lock (asynchronous \
+                 replication); Redis' own Sentinel and replication documentation",
+        en: "The holder's lock is written on the primary, which dies before its replica got it \
+             (replication is asynchronous). Sentinel promotes the replica: no lock there, so a \
+             second buyer takes the 'same' lock while the first still works. Two holders, one \
+             item sold twice, and the first holder learns it only when its release finds the \
+             lock gone. The watchdog cannot help: it renews a lock that no longer exists.",
+        zh: "持锁者的锁写在主节点上，主节点在从节点收到这把锁之前就宕机了（主从复制是异步的）。\
+             哨兵把从节点提升为新主节点，新主节点上没有这把锁，于是第二个买家在第一个还在干活时\
+             拿到了“同一把”锁：两个持锁者，一件商品卖了两次。第一个持锁者直到释放时发现锁已不在\
+             才知道自己早已失去了它。看门狗也无能为力：它续的是一把已不存在的锁。",
+    },
+    Scenario {
+        id: "failover-sync-replicas",
+        tier: "reentrant-watchdog",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "pubsub",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("failover", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::sentinel(1),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson's checkLockSyncedSlaves (WAIT after each lock write); Redis' WAIT \
+                 documentation, which warns that even WAIT does not make a failover lossless",
+        en: "The same failover, but every lock write waits (WAIT 1) until the replica has it, \
+             or the acquire fails. The lock is on the replica before the holder goes on, so the \
+             promoted replica still holds it: one holder, no oversell. The price: a round trip \
+             more per acquire, and 503s whenever no replica keeps up. It narrows the window, \
+             it does not close it: Redis can still lose an acknowledged write in some failovers.",
+        zh: "同样的故障切换，但每次写锁后都等待（WAIT 1）从节点收到，否则加锁失败。\
+             持锁者继续干活之前，锁已经在从节点上了，被提升的从节点仍然持有它：只有一个持锁者，\
+             没有超卖。代价是每次加锁多一次往返，而且从节点跟不上时买家会收到 503。\
+             它缩小了窗口但没有消除它：某些故障切换下 Redis 仍可能丢失已确认的写入。",
+    },
+    Scenario {
+        id: "restart-loses-lock",
+        tier: "lua-release",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "pubsub",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("lock-store-restart", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::single("none"),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: "002, Redis persistence (RDB/AOF); the restart-without-fsync case of the \
+                 Redlock debate",
+        en: "The lock store's Redis dies right after the holder took the lock, and comes back \
+             empty (no persistence). The lock is gone while its holder still works: the next \
+             buyer takes it. The stock, in another Redis, shows the oversell.",
+        zh: "持锁者刚拿到锁，锁所在的 Redis 就崩溃了，重启后数据全空（未开启持久化）。\
+             持锁者还在干活，锁却已不在，下一个买家随即拿到了锁。\
+             库存放在另一个 Redis 里，如实记下了超卖。",
+    },
+    Scenario {
+        id: "restart-aof-keeps-lock",
+        tier: "lua-release",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "pubsub",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("lock-store-restart", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::single("always"),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "002, Redis persistence: AOF with appendfsync always",
+        en: "The same crash, with an append-only file fsynced before every reply. The restarted \
+             Redis replays it: the lock is back, with the lease it had left (AOF stores the \
+             absolute expiry), and the next buyer waits. Note: a killed process loses nothing \
+             that was written to the file even with everysec; fsync matters when the machine \
+             itself goes down, which cannot be shown by killing a process.",
+        zh: "同样的崩溃，但开启了 AOF 且每次应答前都 fsync。重启后的 Redis 重放 AOF：\
+             锁回来了，租约也还剩原来那么多（AOF 记录的是绝对到期时间），下一个买家只能等待。\
+             注意：只杀进程时，即使 everysec 也不会丢失已写入文件的数据；fsync 只在整台机器\
+             宕机时才起作用，而这无法靠杀进程演示。",
     },
 ];
 

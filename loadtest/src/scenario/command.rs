@@ -71,7 +71,15 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
         spare: None,
     };
     let mut results = Vec::new();
+    let mut skipped = Vec::new();
     for scenario in scenarios {
+        // A lock-store scenario on a fleet with another lock store: say so, run the rest.
+        if scenarios.len() > 1 {
+            if let Some(why) = runner.misfit(scenario).await? {
+                skipped.push(format!("SKIP  {}: {why}", scenario.id));
+                continue;
+            }
+        }
         let mut runs = Vec::new();
         for _ in 0..common.repeat {
             runs.push(runner.run(scenario).await?);
@@ -82,10 +90,13 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
         }
         results.push(Runs { scenario, runs });
     }
-    let report = match common.json {
+    let mut report = match common.json {
         true => json_report(&results),
         false => text_report(&results, common.lang, common.repeat),
     };
+    if !common.json && !skipped.is_empty() {
+        report += &format!("\n{}\n", skipped.join("\n"));
+    }
     let failed = results.iter().filter(|r| r.held() < r.runs.len()).count();
     match failed {
         0 => Ok(report),

@@ -45,6 +45,69 @@ impl Fault {
     }
 }
 
+/// What a scenario needs of the fleet's lock store (`oversell up --lock-store …`), and the
+/// replica sync (`sync_replicas`) it runs with.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StoreSetup {
+    /// `None`: any lock store; else `single` or `sentinel`.
+    pub lock_store: Option<&'static str>,
+    /// The persistence its Redis must have (`none`, `everysec`, `always`); `None`: any.
+    pub persistence: Option<&'static str>,
+    pub sync_replicas: u32,
+}
+
+impl StoreSetup {
+    pub const ANY: StoreSetup = StoreSetup {
+        lock_store: None,
+        persistence: None,
+        sync_replicas: 0,
+    };
+
+    pub const fn sentinel(sync_replicas: u32) -> StoreSetup {
+        StoreSetup {
+            lock_store: Some("sentinel"),
+            persistence: None,
+            sync_replicas,
+        }
+    }
+
+    pub const fn single(persistence: &'static str) -> StoreSetup {
+        StoreSetup {
+            lock_store: Some("single"),
+            persistence: Some(persistence),
+            sync_replicas: 0,
+        }
+    }
+
+    /// The `oversell up` flags a fleet needs for this setup.
+    pub fn up_flags(&self) -> String {
+        let mut flags = String::new();
+        if let Some(store) = self.lock_store {
+            flags += &format!("--lock-store {store}");
+        }
+        if let Some(persistence) = self.persistence {
+            flags += &format!(" --lock-persistence {persistence}");
+        }
+        flags
+    }
+
+    /// Why a fleet whose `/state` is `state` cannot run this, if it cannot.
+    pub fn misfit(&self, state: &Value) -> Option<String> {
+        let store = &state["lock_store"];
+        let kind = store["kind"].as_str().unwrap_or("shared");
+        let persistence = store["nodes"][0]["persistence"].as_str().unwrap_or("?");
+        let fits = self.lock_store.is_none_or(|k| k == kind)
+            && self.persistence.is_none_or(|p| p == persistence);
+        (!fits).then(|| {
+            format!(
+                "needs a fleet started with `oversell up {}`; this one's lock store is \
+                 `{kind}` (persistence {persistence})",
+                self.up_flags()
+            )
+        })
+    }
+}
+
 /// One figure compared with a bound.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Check {
@@ -121,6 +184,8 @@ pub struct Scenario {
     pub stock: i64,
     pub buyers: usize,
     pub via: Via,
+    /// The lock store it needs, and the replica sync it runs with.
+    pub store: StoreSetup,
     pub expect: Expect,
     /// Whether the outcome depends on timing (these are repeated to measure how often it holds).
     pub timing_sensitive: bool,
@@ -138,6 +203,7 @@ impl Scenario {
             "business_ms": self.business_ms,
             "wait": self.wait,
             "wait_deadline_ms": self.wait_deadline_ms,
+            "sync_replicas": self.store.sync_replicas,
         })
     }
 
@@ -188,7 +254,9 @@ pub struct Runner<'a> {
 }
 
 /// The ground-truth figures a check may name.
-const FIGURES: [&str; 10] = [
+const FIGURES: [&str; 12] = [
+    "lost_releases",
+    "store_faults",
     "stock",
     "orders",
     "items_sold",
@@ -213,7 +281,18 @@ struct Fired {
 }
 
 impl Runner<'_> {
+    /// Why this fleet cannot run `scenario` (its lock store is not the one it needs), if so.
+    pub async fn misfit(&self, scenario: &Scenario) -> anyhow::Result<Option<String>> {
+        if scenario.store.lock_store.is_none() {
+            return Ok(None);
+        }
+        Ok(scenario.store.misfit(&self.admin.state().await?))
+    }
+
     pub async fn run(&self, scenario: &Scenario) -> anyhow::Result<ScenarioRun> {
+        if let Some(why) = self.misfit(scenario).await? {
+            return Err(anyhow!("scenario {}: {why}", scenario.id));
+        }
         let started = Instant::now();
         let mut figures = BTreeMap::new();
         let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
@@ -283,6 +362,9 @@ impl Runner<'_> {
 
     async fn prepare(&self, scenario: &Scenario, settings: Value) -> anyhow::Result<()> {
         self.disarm().await?;
+        if scenario.store.lock_store.is_some() {
+            self.wait_store_healthy().await?;
+        }
         self.admin.reset(scenario.stock).await?;
         let applied = self.admin.set_config(settings).await?;
         self.admin
@@ -295,6 +377,42 @@ impl Runner<'_> {
             .request(Method::DELETE, "/admin/faults", None)
             .await
             .map(drop)
+    }
+
+    /// Waits until every lock-store node answers, one of them is the primary, the rest are
+    /// its replicas, and every Sentinel names that primary: a scenario that kills the primary
+    /// needs a store that has recovered from the last one.
+    async fn wait_store_healthy(&self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let state = self.admin.state().await?;
+            let store = &state["lock_store"];
+            let nodes = store["nodes"].as_array().cloned().unwrap_or_default();
+            let primaries: Vec<&str> = nodes
+                .iter()
+                .filter(|n| n["role"] == "primary")
+                .filter_map(|n| n["addr"].as_str())
+                .collect();
+            let healthy = !nodes.is_empty()
+                && nodes.iter().all(|n| n["up"] == true)
+                && primaries.len() == 1
+                && store["sentinels"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .all(|s| {
+                        s["up"] == true && s["primary"].as_str() == primaries.first().copied()
+                    });
+            if healthy {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(anyhow!(
+                    "the lock store did not recover within 30 s: {store}"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Arms the fault and waits until every instance holds it: an instance that has not heard

@@ -1,0 +1,325 @@
+//! The lock store apart from the resource store, failing for real: a Sentinel failover under
+//! load, the failover and restart chapters of the curriculum, replica sync, and bad flags.
+//! Every figure is read from the resource store, which no fault touches.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use loadtest::scenario::{find, Runner};
+use loadtest::{Admin, Targets};
+use oversell::lock_store::{LockStoreKind, Persistence};
+use oversell::up::fleet::Fleet;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{eventually, serve_args, TestApp};
+use crate::scenarios::{start_fleet_with, TOKEN};
+
+/// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
+async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
+    let targets = Targets::parse(&[fleet.url()], None).unwrap();
+    let admin = Admin::new(&targets, Some(TOKEN.into()));
+    let runner = Runner {
+        targets: &targets,
+        admin: &admin,
+        instances: fleet.instances().len(),
+        spare: None,
+    };
+    let mut failures = Vec::new();
+    for id in ids {
+        let scenario = find(id).expect(id);
+        let run = runner.run(scenario).await.expect(id);
+        let seen: Vec<String> = run
+            .verdicts
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} [{}] {}",
+                    v.check,
+                    v.seen,
+                    if v.held { "ok" } else { "NO" }
+                )
+            })
+            .collect();
+        eprintln!("{id}: {} ({})", run.passed, seen.join("; "));
+        if !run.passed {
+            failures.push(format!("{id}: {}", seen.join("; ")));
+        }
+    }
+    failures
+}
+
+async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Value) -> Value {
+    let resp = reqwest::Client::new()
+        .request(method, format!("{}{path}", fleet.url()))
+        .bearer_auth(TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{path}: {}", resp.status());
+    resp.json().await.unwrap()
+}
+
+async fn state(fleet: &Fleet) -> Value {
+    reqwest::get(format!("{}/state", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it() {
+    let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
+    let before: Vec<u32> = fleet.instances().iter().map(|i| i.restarts).collect();
+
+    // --- a failover under a closed loop of buyers is survived without restarting anything
+    admin(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/reset",
+        json!({ "stock": 100_000 }),
+    )
+    .await;
+    admin(
+        &fleet,
+        reqwest::Method::PUT,
+        "/admin/config",
+        json!({ "tier": "lua-release", "business_ms": 0, "ttl_ms": 3000, "wait_deadline_ms": 8000 }),
+    )
+    .await;
+    let sold: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let client = reqwest::Client::new();
+    let buyers: Vec<_> = (0..8)
+        .map(|b| {
+            let (sold, stop, client) = (sold.clone(), stop.clone(), client.clone());
+            let url = format!("{}/sale", fleet.url());
+            tokio::spawn(async move {
+                let mut others = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let resp = client
+                        .post(&url)
+                        .json(&json!({ "buyer": format!("loop{b}") }))
+                        .send()
+                        .await
+                        .unwrap();
+                    match resp.status() {
+                        StatusCode::OK => {
+                            let body: Value = resp.json().await.unwrap();
+                            let id = body["order_id"].as_str().unwrap().to_owned();
+                            sold.lock().unwrap().push((id, Instant::now()));
+                        }
+                        StatusCode::SERVICE_UNAVAILABLE => others += 1,
+                        other => panic!("unexpected {other} during a failover"),
+                    }
+                }
+                others
+            })
+        })
+        .collect();
+    eventually(Duration::from_secs(10), || async {
+        sold.lock().unwrap().len() >= 50
+    })
+    .await;
+    admin(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/faults",
+        json!({ "kind": "failover" }),
+    )
+    .await;
+    let armed = Instant::now();
+    eventually(Duration::from_secs(30), || async {
+        state(&fleet).await["store_faults"] == 1
+            && sold
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, at)| *at > armed)
+                .count()
+                >= 200
+    })
+    .await;
+    stop.store(true, Ordering::Relaxed);
+    let mut unavailable = 0;
+    for buyer in buyers {
+        unavailable += buyer.await.unwrap();
+    }
+    let after: Vec<u32> = fleet.instances().iter().map(|i| i.restarts).collect();
+    assert_eq!(before, after, "no instance was restarted by the failover");
+    // Every 200 is in the ledger exactly once, and nothing else is.
+    let answered: Vec<String> = sold
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(id, _)| id.clone())
+        .collect();
+    let ledger = reqwest::get(format!("{}/ledger?limit=10000", fleet.url()))
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let recorded: Vec<String> = ledger["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["order_id"].as_str().unwrap().to_owned())
+        .collect();
+    let unique: HashSet<&String> = recorded.iter().collect();
+    assert_eq!(unique.len(), recorded.len(), "an order recorded twice");
+    assert_eq!(
+        unique,
+        answered.iter().collect::<HashSet<_>>(),
+        "the ledger holds exactly the 200s"
+    );
+    eprintln!(
+        "closed loop through a failover: {} sold, {unavailable} answered 503",
+        answered.len()
+    );
+
+    // --- the curriculum's failover chapter
+    let failures = run_scenarios(&fleet, &["failover-loses-lock", "failover-sync-replicas"]).await;
+    assert!(failures.is_empty(), "{failures:?}");
+
+    // --- with the replica stopped, a synced acquire fails with a clear 503
+    let replica = state(&fleet).await["lock_store"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "replica")
+        .and_then(|n| n["addr"].as_str())
+        .and_then(|a| a.rsplit_once(':'))
+        .map(|(_, port)| port.parse::<u16>().unwrap())
+        .expect("a replica");
+    let pid = fleet
+        .lock_store_processes()
+        .into_iter()
+        .find(|p| p.port == replica)
+        .and_then(|p| p.pid)
+        .expect("the replica's process") as i32;
+    admin(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/reset",
+        json!({ "stock": 10 }),
+    )
+    .await;
+    admin(
+        &fleet,
+        reqwest::Method::PUT,
+        "/admin/config",
+        json!({ "sync_replicas": 1, "sync_timeout_ms": 200, "wait_deadline_ms": 1000, "business_ms": 0 }),
+    )
+    .await;
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let resp = client
+        .post(format!("{}/sale", fleet.url()))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap();
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "lock_not_replicated", "{body}");
+    eventually(Duration::from_secs(10), || async {
+        client
+            .post(format!("{}/sale", fleet.url()))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_store_restarted_without_persistence_loses_the_lock() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let failures = run_scenarios(&fleet, &["restart-loses-lock"]).await;
+    // The lock store was restarted by its supervisor, like an instance.
+    assert!(fleet.lock_store_processes().iter().all(|p| p.restarts >= 1));
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_store_with_aof_always_keeps_the_lock_through_a_restart() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Always).await;
+    let failures = run_scenarios(&fleet, &["restart-aof-keeps-lock"]).await;
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[tokio::test]
+async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
+    let redis = oversell::redis_server::RedisServer::start().unwrap();
+    let mut args = serve_args(&redis.url(), "lonely");
+    args.lock_store = LockStoreKind::Sentinel;
+    // Nothing listens there.
+    args.lock_sentinels = vec![format!(
+        "127.0.0.1:{}",
+        oversell::redis_server::free_port().unwrap()
+    )];
+    args.wait_deadline_ms = 1500;
+    let app = TestApp::spawn(&args).await;
+    let asked = Instant::now();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/sale", app.url))
+        .send()
+        .await
+        .unwrap();
+    let took = asked.elapsed();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], "redis_unavailable", "{body}");
+    assert!(
+        took < Duration::from_millis(1500 + 1000),
+        "503 after {took:?}"
+    );
+    let health = reqwest::get(format!("{}/health", app.url)).await.unwrap();
+    assert_eq!(health.status(), StatusCode::SERVICE_UNAVAILABLE);
+    app.shut_down().await;
+}
+
+#[test]
+fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
+    let oversell = env!("CARGO_BIN_EXE_oversell");
+    for (args, flag) in [
+        (vec!["up", "--lock-store", "zookeeper"], "--lock-store"),
+        (
+            vec!["up", "--lock-persistence", "sometimes"],
+            "--lock-persistence",
+        ),
+        (
+            vec!["up", "--lock-persistence", "always"],
+            "--lock-persistence",
+        ),
+        (
+            vec!["serve", "--lock-store", "sentinel"],
+            "--lock-sentinels",
+        ),
+        (vec!["serve", "--lock-store", "single"], "--lock-redis-url"),
+    ] {
+        let out = std::process::Command::new(oversell)
+            .args(&args)
+            .env_remove("LOCK_STORE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} should name {flag}: {stderr}"
+        );
+    }
+}
