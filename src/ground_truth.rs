@@ -145,12 +145,26 @@ pub async fn reset(
         .ignore()
         .query_async(&mut conn)
         .await?;
-    let mut conn = store.pool().conn().await?;
-    let _: () = redis::cmd("DEL")
-        .arg(keys.lock_store_keys())
-        .query_async(&mut conn)
-        .await?;
-    Ok(())
+    // A lock store of its own may be failing over or restarting: try a few times.
+    let mut tries = 0;
+    loop {
+        let cleared = async {
+            let mut conn = store.pool().conn().await?;
+            redis::cmd("DEL")
+                .arg(keys.lock_store_keys())
+                .query_async::<()>(&mut conn)
+                .await?;
+            Ok::<_, StoreError>(())
+        }
+        .await;
+        match cleared {
+            Err(StoreError::Unavailable(_)) if tries < 20 && store.rides_out_outages() => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A page of the ledger, oldest first, as the JSON entries the scripts wrote.

@@ -80,17 +80,43 @@ struct SentinelTarget {
 const SENTINEL_STEP: Duration = Duration::from_millis(300);
 
 impl SentinelTarget {
-    /// A client for the primary the first Sentinel that answers names.
+    /// A client for the primary: the first node a Sentinel names that answers `ROLE` as a
+    /// primary. Every Sentinel is asked in turn, because right after a failover one of them
+    /// may still name the dead primary until the others' hello messages reach it.
     async fn primary(&self) -> RedisResult<redis::Client> {
+        self.connect_primary().await.map(|(client, _)| client)
+    }
+
+    /// A connection to the primary, checked to be one (`ROLE`).
+    async fn connect(&self) -> RedisResult<MultiplexedConnection> {
+        self.connect_primary().await.map(|(_, conn)| conn)
+    }
+
+    async fn connect_primary(&self) -> RedisResult<(redis::Client, MultiplexedConnection)> {
         let mut last = None;
         for sentinel in &self.sentinels {
-            match tokio::time::timeout(SENTINEL_STEP, self.ask(sentinel)).await {
-                Ok(Ok(addr)) => {
-                    let info = format!("redis://{addr}")
-                        .into_connection_info()?
-                        .set_tcp_settings(tcp_settings());
-                    return redis::Client::open(info);
+            let tried = async {
+                let addr = self.ask(sentinel).await?;
+                let info = format!("redis://{addr}")
+                    .into_connection_info()?
+                    .set_tcp_settings(tcp_settings());
+                let client = redis::Client::open(info)?;
+                let mut conn = client
+                    .get_multiplexed_async_connection_with_config(&self.config)
+                    .await?;
+                let role: Vec<Value> = redis::cmd("ROLE").query_async(&mut conn).await?;
+                match role.first() {
+                    Some(Value::BulkString(word)) if word.as_slice() == b"master" => {
+                        Ok((client, conn))
+                    }
+                    _ => Err(RedisError::from((
+                        redis::ErrorKind::Io,
+                        "the node a Sentinel names is not a primary (yet)",
+                    ))),
                 }
+            };
+            match tokio::time::timeout(SENTINEL_STEP, tried).await {
+                Ok(Ok(found)) => return Ok(found),
                 Ok(Err(err)) => last = Some(err),
                 Err(_) => last = Some(timed_out(sentinel)),
             }
@@ -107,28 +133,6 @@ impl SentinelTarget {
             .query_async(&mut conn)
             .await?;
         Ok(format!("{ip}:{port}"))
-    }
-
-    /// A connection to the primary, checked to be one (`ROLE`): right after a failover a
-    /// Sentinel may still name a node that has just been demoted.
-    async fn connect(&self) -> RedisResult<MultiplexedConnection> {
-        let client = self.primary().await?;
-        let connected = async {
-            let mut conn = client
-                .get_multiplexed_async_connection_with_config(&self.config)
-                .await?;
-            let role: Vec<Value> = redis::cmd("ROLE").query_async(&mut conn).await?;
-            match role.first() {
-                Some(Value::BulkString(word)) if word.as_slice() == b"master" => Ok(conn),
-                _ => Err(RedisError::from((
-                    redis::ErrorKind::Io,
-                    "the node the Sentinels name is not a primary (yet)",
-                ))),
-            }
-        };
-        tokio::time::timeout(SENTINEL_STEP, connected)
-            .await
-            .unwrap_or_else(|_| Err(timed_out("the primary")))
     }
 }
 

@@ -166,6 +166,11 @@ pub struct FaultPoints<'a> {
 }
 
 impl FaultPoints<'_> {
+    /// Whether a fault of this kind is armed for this instance (the local copy; no round trip).
+    pub fn is_armed(&self, kind: FaultKind) -> bool {
+        self.armed.iter().any(|f| f.matches(kind, self.instance))
+    }
+
     /// Claims the fault of this kind if one is armed for us; only one claimant ever wins.
     pub async fn claim(&self, kind: FaultKind) -> Option<Fault> {
         if !self.armed.iter().any(|f| f.matches(kind, self.instance)) {

@@ -130,14 +130,29 @@ fn lock_cx<'a>(
 
 /// Claims a lock-store fault armed for this sale's acquire, if any (no round trip when none
 /// is armed).
+///
+/// A sale that finds one armed but loses the claim to another sale waits a moment before its
+/// first attempt: the claimant spends a few round trips holding the replicas off, and the
+/// fault is meant for the next holder, not for whoever happens to come after one.
 async fn claim_store_fault(faults: &FaultPoints<'_>) -> Option<Fault> {
+    let mut lost = false;
     for kind in [FaultKind::Failover, FaultKind::LockStoreRestart] {
-        if let Some(fault) = faults.claim(kind).await {
-            return Some(fault);
+        if !faults.is_armed(kind) {
+            continue;
         }
+        match faults.claim(kind).await {
+            Some(fault) => return Some(fault),
+            None => lost = true,
+        }
+    }
+    if lost {
+        tokio::time::sleep(CLAIMANT_HEAD_START).await;
     }
     None
 }
+
+/// How long a sale that lost a lock-store fault's claim lets the claimant go first.
+const CLAIMANT_HEAD_START: Duration = Duration::from_millis(100);
 
 pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let tier = cx.settings.tier;

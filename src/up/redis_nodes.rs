@@ -92,21 +92,26 @@ impl FollowSentinel {
         }
         let deadline = Instant::now() + PROMOTION_WAIT;
         loop {
-            match named_primary(&self.sentinel_ports).await {
-                Some(primary) if primary != me => return Some(primary),
-                // Still named primary (or nobody answers): Sentinel has not failed over yet.
-                _ if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(100)).await
-                }
-                Some(_) => return None,
-                None => return Some(self.first_primary).filter(|p| *p != me),
+            let named = named_primaries(&self.sentinel_ports).await;
+            // Any Sentinel naming another node means a failover happened: follow it. The
+            // others may lag behind by a hello message or two.
+            if let Some(primary) = named.iter().copied().find(|p| *p != me) {
+                return Some(primary);
             }
+            if Instant::now() >= deadline {
+                return match named.is_empty() {
+                    true => Some(self.first_primary).filter(|p| *p != me),
+                    false => None,
+                };
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 }
 
-/// The primary's port as the first Sentinel that answers names it.
-async fn named_primary(sentinel_ports: &[u16]) -> Option<u16> {
+/// The primary's port as each Sentinel that answers names it.
+async fn named_primaries(sentinel_ports: &[u16]) -> Vec<u16> {
+    let mut named = Vec::new();
     for port in sentinel_ports {
         let asked = async {
             let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
@@ -120,10 +125,10 @@ async fn named_primary(sentinel_ports: &[u16]) -> Option<u16> {
             primary.parse::<u16>().ok()
         };
         if let Ok(Some(primary)) = tokio::time::timeout(Duration::from_millis(500), asked).await {
-            return Some(primary);
+            named.push(primary);
         }
     }
-    None
+    named
 }
 
 /// One Sentinel. Its config file is written once; Sentinel rewrites it with what it learns,

@@ -209,3 +209,31 @@ fn the_image_runs_as_non_root_with_the_dashboard_where_compose_says() {
     );
     assert!(runtime.contains(&format!("EXPOSE {COMPOSE_APP_PORT}")));
 }
+
+#[test]
+fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
+    let compose = compose();
+    let env = InstanceEnv::compose(1);
+    let single = env
+        .lock_redis_url
+        .trim_start_matches("redis://")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        strings(&service(&compose, &single)["profiles"]),
+        ["lock-single"]
+    );
+    for sentinel in oversell::up::topology::COMPOSE_SENTINELS {
+        let name = sentinel.split(':').next().unwrap();
+        let svc = service(&compose, name);
+        assert_eq!(strings(&svc["profiles"]), ["sentinel"], "{name}");
+        let script = strings(&svc["command"]).join(" ");
+        assert!(
+            script.contains("sentinel monitor oversell-lock redis-lock1 6379 2")
+                && script.contains(&oversell::lock_store::DEFAULT_SENTINEL_MASTER.to_string()),
+            "{name} watches the master the instances ask for: {script}"
+        );
+    }
+}
