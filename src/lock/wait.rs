@@ -87,8 +87,14 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         // Held replicas resume now, after the primary died, unless `WAIT` resumed them.
         drop(cx.resume_replicas());
         let lease_left = match attempt {
-            Ok(Attempt::Acquired(held)) => return Ok(held),
-            Ok(Attempt::Busy { lease_left }) => lease_left,
+            Ok(Attempt::Acquired(held)) => {
+                tracing::debug!(owner = cx.owner, depth = held.depth, "lock acquired");
+                return Ok(held);
+            }
+            Ok(Attempt::Busy { lease_left }) => {
+                tracing::debug!(owner = cx.owner, ?lease_left, "lock busy");
+                lease_left
+            }
             // A Sentinel store failing over, or too few replicas in sync: both pass, so the
             // buyer tries again until its deadline, and is told which of the two it was.
             Err(err @ StoreError::Unavailable(_)) if cx.store.rides_out_outages() => {

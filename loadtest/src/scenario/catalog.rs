@@ -367,7 +367,7 @@ pub static CATALOG: &[Scenario] = &[
     },
     Scenario {
         id: "failover-loses-lock",
-        tier: "reentrant-watchdog",
+        tier: "lua-release",
         ttl_ms: STORE_FAULT_TTL,
         business_ms: STORE_FAULT_BUSINESS,
         wait: "pubsub",
@@ -377,12 +377,10 @@ pub static CATALOG: &[Scenario] = &[
         buyers: 4,
         via: Via::Fleet,
         store: StoreSetup::sentinel(0),
-        // The lock vanishing from under its holder is certain; a second holder getting in
-        // before the first finishes depends on how fast the instances reach the new primary,
-        // and is reported (overlaps, oversold) rather than required.
         expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
-            Check::eq("store_faults", 1.0),
         ]),
         timing_sensitive: true,
         source: "001, 002 and 003: master/replica failover loses a lock (asynchronous \
@@ -390,16 +388,18 @@ pub static CATALOG: &[Scenario] = &[
         en: "The holder's lock is written on the primary, which dies before its replica got it \
              (replication is asynchronous). Sentinel promotes the replica: no lock there, so any \
              buyer who reaches the new primary while the first still works takes the 'same' \
-             lock (overlaps, oversold). The first holder learns it only when its release finds \
-             the lock gone. The watchdog cannot help: it renews a lock that no longer exists.",
+             lock: two holders, one item sold twice. The first holder learns it only when its \
+             release finds the lock gone. A watchdog would not help: it would renew a lock that \
+             no longer exists.",
         zh: "持锁者的锁写在主节点上，主节点在从节点收到这把锁之前就宕机了（主从复制是异步的）。\
              哨兵把从节点提升为新主节点，新主节点上没有这把锁：第一个持锁者还在干活时，\
-             谁先连上新主节点，谁就能拿到“同一把”锁（临界区重叠、超卖）。第一个持锁者直到释放时\
-             发现锁已不在，才知道自己早已失去了它。看门狗也无能为力：它续的是一把已不存在的锁。",
+             谁先连上新主节点，谁就能拿到“同一把”锁：两个持锁者，一件商品卖了两次。第一个持锁者\
+             直到释放时发现锁已不在，才知道自己早已失去了它。看门狗也无能为力：\
+             它续的是一把已不存在的锁。",
     },
     Scenario {
         id: "failover-sync-replicas",
-        tier: "reentrant-watchdog",
+        tier: "lua-release",
         ttl_ms: STORE_FAULT_TTL,
         business_ms: STORE_FAULT_BUSINESS,
         wait: "pubsub",
