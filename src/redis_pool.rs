@@ -125,15 +125,20 @@ impl SentinelTarget {
     }
 
     async fn ask(&self, sentinel: &str) -> RedisResult<String> {
-        let client = redis::Client::open(format!("redis://{sentinel}"))?;
-        let mut conn = client.get_multiplexed_async_connection().await?;
-        let (ip, port): (String, String) = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
-            .arg(&self.master)
-            .query_async(&mut conn)
-            .await?;
-        Ok(format!("{ip}:{port}"))
+        named_primary(sentinel, &self.master).await
     }
+}
+
+/// `host:port` of the primary the Sentinel at `sentinel` names for `master`.
+pub async fn named_primary(sentinel: &str, master: &str) -> RedisResult<String> {
+    let client = redis::Client::open(format!("redis://{sentinel}"))?;
+    let mut conn = client.get_multiplexed_async_connection().await?;
+    let (ip, port): (String, String) = redis::cmd("SENTINEL")
+        .arg("get-master-addr-by-name")
+        .arg(master)
+        .query_async(&mut conn)
+        .await?;
+    Ok(format!("{ip}:{port}"))
 }
 
 fn timed_out(what: &str) -> RedisError {

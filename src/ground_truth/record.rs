@@ -63,15 +63,22 @@ pub async fn renewal(
     write(truth, keys, None, "renew", &fields).await
 }
 
-/// A lock-store fault striking (`failover`, `lock-store-restart`): which node was killed.
+/// A lock-store fault striking (`failover`, `lock-store-restart`): which node was killed, and
+/// the holder whose lock went with it.
 pub async fn store_fault(
     truth: &RedisPool,
     keys: &Keys,
     instance: &str,
+    owner: &str,
     fault: &str,
     node: &str,
 ) -> Result<(), StoreError> {
-    let fields = [("instance", instance), ("fault", fault), ("node", node)];
+    let fields = [
+        ("instance", instance),
+        ("owner", owner),
+        ("fault", fault),
+        ("node", node),
+    ];
     write(
         truth,
         keys,

@@ -28,8 +28,15 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     match store::kill_primary(cx.store.pool()).await {
         Ok(node) => {
             tracing::warn!(fault = %fault.kind, %node, "fault: lock store primary killed");
-            let recorded =
-                record::store_fault(cx.truth, cx.keys, cx.instance, fault.kind.id(), &node).await;
+            let recorded = record::store_fault(
+                cx.truth,
+                cx.keys,
+                cx.instance,
+                cx.owner,
+                fault.kind.id(),
+                &node,
+            )
+            .await;
             if let Err(err) = recorded {
                 tracing::warn!(%err, "store fault not recorded");
             }

@@ -20,6 +20,7 @@ use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
+use crate::redis_pool::named_primary;
 use crate::redis_server;
 
 /// How long Sentinel notices a dead primary after (`down-after-milliseconds`). 500 ms was
@@ -113,16 +114,12 @@ impl FollowSentinel {
 async fn named_primaries(sentinel_ports: &[u16]) -> Vec<u16> {
     let mut named = Vec::new();
     for port in sentinel_ports {
+        let sentinel = format!("127.0.0.1:{port}");
         let asked = async {
-            let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
-            let mut conn = client.get_multiplexed_async_connection().await.ok()?;
-            let (_, primary): (String, String) = redis::cmd("SENTINEL")
-                .arg("get-master-addr-by-name")
-                .arg(DEFAULT_SENTINEL_MASTER)
-                .query_async(&mut conn)
+            let addr = named_primary(&sentinel, DEFAULT_SENTINEL_MASTER)
                 .await
                 .ok()?;
-            primary.parse::<u16>().ok()
+            addr.rsplit_once(':')?.1.parse::<u16>().ok()
         };
         if let Ok(Some(primary)) = tokio::time::timeout(Duration::from_millis(500), asked).await {
             named.push(primary);

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The lock store behind Sentinel, measured on a fleet of its own (`oversell up --lock-store
+# sentinel`: 3 instances, nginx, primary + replica + 3 Sentinels, all local processes):
+#   1. reentrant-watchdog's selling rate and sale latency with sync_replicas 0 and 1, in one run;
+#   2. failover time: primary killed -> first sale on the new primary, under a closed loop of
+#      buyers, read from the resource store (the kill's timeline entry, the ledger's enter times);
+#   3. lock-loss rate over repeated failovers, without and with sync_replicas (the catalog's
+#      failover-loses-lock and failover-sync-replicas scenarios, --repeat N);
+#   4. the restart chapter's hold rates, each on a single-Redis lock store fleet of its own
+#      (persistence none, then always).
+#
+#   bench/lock-store.sh [REPEAT=10] [SECONDS=5]
+# Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEAT=${1:-10} SECONDS_=${2:-5}
+OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-failover
+log=$(mktemp)
+up=
+fleet_up() {
+    "$OVERSELL" up "$@" --port 0 --admin-token "$TOKEN" >"$log" 2>&1 &
+    up=$!
+    for _ in $(seq 300); do grep -q '^ready:' "$log" && break; sleep 0.1; done
+    URL=$(grep -o '^ready: .*' "$log" | cut -d' ' -f2)
+    REDIS_PORT=$(grep -o '^redis: redis://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$')
+}
+fleet_down() { kill "$up" 2>/dev/null; wait "$up" 2>/dev/null || true; }
+trap 'fleet_down; rm -f "$log"' EXIT
+hold_rate() {
+    OVERSELL_ADMIN_TOKEN=$TOKEN "$LOADTEST" scenario "$1" --url "$URL" --instances 3 --repeat "$REPEAT" 2>&1 \
+        | grep -o 'held [0-9]*/[0-9]*' | tail -1 || true
+}
+fleet_up --lock-store sentinel
+admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
+state() { curl -sf "$URL/state"; }
+healthy() {
+    for _ in $(seq 300); do
+        state | python3 -c "
+import json,sys; s=json.load(sys.stdin)['lock_store']; n=s['nodes']
+p=[x['addr'] for x in n if x['role']=='primary']
+ok=n and all(x['up'] for x in n) and len(p)==1 and all(t['up'] and t['primary']==p[0] for t in s['sentinels'])
+sys.exit(0 if ok else 1)" && return 0
+        sleep 0.1
+    done
+    echo "lock store did not recover" >&2; return 1
+}
+
+echo "### Sentinel lock store: the price of sync_replicas"
+echo
+echo "reentrant-watchdog, business 0 ms, closed loop of 64 connections for ${SECONDS_} s through nginx, 3 instances; items from the ledger."
+echo
+echo "| sync_replicas | items/s | p50 ms | p99 ms | 503s |"
+echo "|---|---|---|---|---|"
+for sync in 0 1; do
+    admin PUT /admin/config "{\"tier\":\"reentrant-watchdog\",\"business_ms\":0,\"ttl_ms\":3000,\"wait\":\"pubsub\",\"wait_deadline_ms\":20000,\"sync_replicas\":$sync}"
+    admin POST /admin/reset '{"stock":1000000}'
+    sleep 0.2
+    out=$("$LOADTEST" run --url "$URL" -c 64 -z "${SECONDS_}s" --quiet --json)
+    items=$(state | python3 -c "import json,sys; print(json.load(sys.stdin)['items_sold'])")
+    python3 -c "
+import json,sys; r=json.loads(sys.argv[1])['stats']; l=r['latency_ms']
+print(f\"| {sys.argv[2]} | {int(sys.argv[3])/r['elapsed_s']:.0f} | {l['p50']:.1f} | {l['p99']:.1f} | {r['unavailable']} |\")" "$out" "$sync" "$items"
+done
+echo
+
+echo "### Failover time under load"
+echo
+echo "lua-release, business 0 ms, 16 connections; the primary is killed by the \`failover\` fault; time from the kill to the first critical section another buyer entered after it (necessarily on the new primary), from the resource store's lock timeline."
+echo
+times=()
+for i in $(seq 3); do
+    healthy
+    admin PUT /admin/config '{"tier":"lua-release","business_ms":0,"ttl_ms":3000,"wait":"pubsub","wait_deadline_ms":10000,"sync_replicas":0}'
+    admin POST /admin/reset '{"stock":1000000}'
+    "$LOADTEST" run --url "$URL" -c 16 -z 8s --quiet --json >/dev/null &
+    loader=$!
+    sleep 1
+    admin POST /admin/faults '{"kind":"failover"}'
+    # The timeline is a capped stream: read the kill and the first entry after it while they
+    # are still there.
+    ms=$(python3 - "$REDIS_PORT" <<'PY'
+import subprocess, sys, time
+port, key = sys.argv[1], 'oversell:{default}:timeline'
+def entries(*args):
+    out = subprocess.run(['redis-cli', '-p', port, *args], capture_output=True, text=True).stdout.split('\n')
+    found, i = [], 0
+    while i < len(out):
+        line = out[i].strip()
+        if line and '-' in line and line.replace('-', '').isdigit():
+            fields, i = {'id': line}, i + 1
+            while i + 1 < len(out) and not (out[i].strip().replace('-', '').isdigit() and '-' in out[i]):
+                fields[out[i].strip()] = out[i + 1].strip(); i += 2
+            found.append(fields)
+        else:
+            i += 1
+    return found
+kill = None
+deadline = time.time() + 20
+while time.time() < deadline:
+    if kill is None:
+        kill = next((e for e in entries('XREVRANGE', key, '+', '-', 'COUNT', '3000') if e.get('kind') == 'store_fault'), None)
+    if kill is not None:
+        after = [e for e in entries('XRANGE', key, kill['id'], '+', 'COUNT', '500') if e.get('kind') == 'enter' and e.get('owner') != kill.get('owner')]
+        if after:
+            print(f"{(int(after[0]['at_us']) - int(kill['at_us'])) / 1000:.0f}")
+            sys.exit(0)
+    time.sleep(0.05)
+print('?')
+PY
+)
+    wait $loader
+    times+=("$ms")
+done
+echo "failover (kill → first sale on the new primary), 3 runs: ${times[*]} ms"
+echo
+
+echo "### Lock-loss rate over repeated failovers and restarts"
+echo
+echo "stock 1, 4 buyers, lua-release, business 6 s, lease 15 s, --repeat $REPEAT: a lost lock lets a second buyer in (overlaps, oversold)."
+echo
+echo "| scenario | lock store | outcome held |"
+echo "|---|---|---|"
+for id in failover-loses-lock failover-sync-replicas; do
+    healthy
+    sync=$([ "$id" = failover-sync-replicas ] && echo "sentinel, sync_replicas 1" || echo "sentinel, sync_replicas 0")
+    echo "| $id (expects $([ "$id" = failover-loses-lock ] && echo 'the defect' || echo 'the fix')) | $sync | $(hold_rate "$id") |"
+done
+fleet_down
+fleet_up --lock-store single --lock-persistence none
+echo "| restart-loses-lock (expects the defect) | single, persistence none | $(hold_rate restart-loses-lock) |"
+fleet_down
+fleet_up --lock-store single --lock-persistence always
+echo "| restart-aof-keeps-lock (expects the fix) | single, appendfsync always | $(hold_rate restart-aof-keeps-lock) |"
