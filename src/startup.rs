@@ -4,9 +4,13 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
@@ -104,25 +108,72 @@ impl Application {
             shutdown.await;
             state.stopping.send_replace(true);
         };
-        // Answers go out as soon as they are written, not after the client's delayed ACK.
-        let listener = self.listener.tap_io(|tcp| {
-            if let Err(err) = tcp.set_nodelay(true) {
-                tracing::debug!(%err, "TCP_NODELAY not set");
-            }
-        });
-        let served = axum::serve(listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        serve(self.listener, self.router, shutdown).await;
         subscriber.abort();
         releases.abort();
         heartbeat.abort();
-        served.context("server failed")
+        Ok(())
     }
 
     /// Serves until Ctrl-C or SIGTERM.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         self.run_until(shutdown_signal()).await
     }
+}
+
+/// How long a client may take to send a request's headers, and how long an idle keep-alive
+/// connection is kept: a client that dribbles its headers (or never sends any) is dropped
+/// instead of holding a connection for good. nginx in front retires its idle upstream
+/// connections sooner (`keepalive_timeout` in deploy/nginx.conf.template), so it never sends a
+/// request on a connection this side is closing.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Accepts and serves connections until `shutdown` completes, then waits for the open ones to
+/// finish. `axum::serve` has no header-read timeout, hence hyper-util's builder here.
+async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _peer)) => tcp,
+                Err(err) => {
+                    // Out of file descriptors, typically: wait rather than spin on accept.
+                    tracing::warn!(%err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        // Answers go out as soon as they are written, not after the client's delayed ACK.
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!(%err, "TCP_NODELAY not set");
+        }
+        let service = TowerToHyperService::new(router.clone());
+        let conn = builder
+            .serve_connection_with_upgrades(TokioIo::new(tcp), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(%err, "connection ended with an error");
+            }
+        });
+    }
+    // No new connections; the open ones finish their current request (SSE streams end on
+    // `stopping`).
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Completes on Ctrl-C or SIGTERM.

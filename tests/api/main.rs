@@ -9,6 +9,7 @@ mod events;
 mod faults;
 mod fleet_settings;
 mod lock_store;
+mod listener;
 mod matrix;
 mod redis_outage;
 mod rooms;
