@@ -67,10 +67,48 @@ impl FromRequestParts<AppState> for Admin {
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(bearer_token);
         match given {
-            Some(token) if token.as_bytes() == state.admin_token.as_bytes() => Ok(Admin),
+            Some(token) if token_matches(token, &state.admin_token) => Ok(Admin),
             _ => Err(AppError::Unauthorized),
         }
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is case-insensitive
+/// (RFC 9110, 11.1), so `bearer` and `BEARER` work as well.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim_start();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Compares in time that does not depend on where the first wrong byte is, so the token
+/// cannot be guessed byte by byte from response times (only its length may show).
+fn token_matches(given: &str, expected: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer t0k", "bearer t0k", "BEARER t0k", "  bearer   t0k"] {
+            assert_eq!(bearer_token(value), Some("t0k"), "{value}");
+        }
+        for value in ["Basic t0k", "Bearer", "Bearer ", "Bearert0k", "t0k"] {
+            assert_eq!(bearer_token(value), None, "{value}");
+        }
+    }
+
+    #[test]
+    fn only_the_exact_token_matches() {
+        assert!(token_matches("secret", "secret"));
+        assert!(!token_matches("secreT", "secret"));
+        assert!(!token_matches("secret2", "secret"));
+        assert!(!token_matches("", "secret"));
     }
 }

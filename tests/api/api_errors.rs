@@ -287,3 +287,31 @@ async fn a_sold_out_sale_is_a_409_with_the_stock_left() {
     assert_eq!(body["stock_left"], 0);
     assert_eq!(fleet.state().await["orders"], 0);
 }
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive_and_a_wrong_token_is_a_401() {
+    let fleet = spawn_fleet(1).await;
+    let reset = |authorization: String| {
+        fleet
+            .client
+            .post(format!("{}/admin/reset", fleet.url(0)))
+            .header("authorization", authorization)
+            .body(r#"{"stock":3}"#)
+            .send()
+    };
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let resp = reset(format!("{scheme} {TOKEN}")).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{scheme}");
+    }
+    for wrong in [
+        format!("bearer {TOKEN}x"),
+        format!("bearer {}", &TOKEN[1..]),
+        format!("Basic {TOKEN}"),
+        "bearer".to_owned(),
+    ] {
+        let resp = reset(wrong.clone()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{wrong}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"], "unauthorized", "{wrong}");
+    }
+}
