@@ -67,6 +67,8 @@ impl InstanceEnv {
 
     /// The environment of compose service `app{n}`. Token and tier are compose
     /// substitutions, so `ADMIN_TOKEN=… LOCK_TIER=… docker compose up` sets them fleet-wide.
+    /// The token has no default: `:?` makes compose refuse to start without one, since the
+    /// admin API can crash, freeze and reset the fleet.
     pub fn compose(n: usize) -> Self {
         InstanceEnv {
             instance_id: instance_id(n),
@@ -77,7 +79,7 @@ impl InstanceEnv {
             lock_store: "${LOCK_STORE:-shared}".into(),
             lock_redis_url: "redis://redis-lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
-            admin_token: "${ADMIN_TOKEN:-change-me}".into(),
+            admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
             static_dir: COMPOSE_STATIC_DIR.into(),
             fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),

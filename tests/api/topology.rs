@@ -129,6 +129,22 @@ fn every_compose_app_gets_the_environment_oversell_up_gives_its_instances() {
 }
 
 #[test]
+fn compose_refuses_to_start_without_an_admin_token() {
+    let compose = compose();
+    let mut tokens: Vec<String> = app_ids()
+        .iter()
+        .map(|id| service(&compose, id)["environment"]["ADMIN_TOKEN"].clone())
+        .chain([service(&compose, "loadtest")["environment"]["OVERSELL_ADMIN_TOKEN"].clone()])
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 1, "one token for the whole fleet: {tokens:?}");
+    // `${VAR:?message}`: compose stops with the message when VAR is unset or empty.
+    assert!(tokens[0].starts_with("${ADMIN_TOKEN:?"), "{}", tokens[0]);
+    assert!(!read("docker-compose.yml").contains("change-me"));
+}
+
+#[test]
 fn every_compose_app_runs_one_image_under_an_init_with_a_healthcheck() {
     let compose = compose();
     let mut images = Vec::new();
@@ -157,7 +173,12 @@ fn compose_nginx_publishes_the_fleet_port_and_mounts_the_rendered_config() {
     let compose = compose();
     let nginx = service(&compose, "nginx");
     let port = COMPOSE_NGINX_PORT;
-    assert_eq!(strings(&nginx["ports"]), [format!("{port}:{port}")]);
+    // Loopback unless OVERSELL_BIND says otherwise: the admin API must not face the LAN
+    // by accident.
+    assert_eq!(
+        strings(&nginx["ports"]),
+        [format!("${{OVERSELL_BIND:-127.0.0.1}}:{port}:{port}")]
+    );
     assert!(
         strings(&nginx["volumes"])
             .contains(&"./deploy/nginx.conf:/etc/nginx/nginx.conf:ro".to_owned()),
