@@ -9,19 +9,17 @@ COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --release --locked -p oversell -p loadtest \
- && mkdir -p /out static \
- && cp target/release/oversell target/release/loadtest /out/ \
- && cp -r static /out/static
+ && mkdir -p /out \
+ && cp target/release/oversell target/release/loadtest /out/
 
 # --- runtime: Debian slim, not distroless: a freezing instance asks `sh -c "sleep …; kill -CONT …"`
 # to resume it, and the healthcheck uses bash. No compiler, no sources, not root. ---
 FROM debian:bookworm-slim
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/
-COPY --from=build /out/static /app/static
+# The dashboard is built into the oversell binary: nothing else to copy.
 ENV HOST=0.0.0.0 \
-    PORT=3000 \
-    STATIC_DIR=/app/static
+    PORT=3000
 USER 10001
 EXPOSE 3000
 ENTRYPOINT ["oversell"]

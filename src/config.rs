@@ -99,12 +99,21 @@ pub struct ServeArgs {
     #[arg(long, env = "FLEET_URL")]
     pub fleet_url: Option<String>,
 
-    /// Directory served at / (the dashboard).
-    #[arg(long, env = "STATIC_DIR", default_value = "static")]
-    pub static_dir: PathBuf,
+    /// Serve the dashboard from this directory instead of the copy built into the binary (for
+    /// editing it without rebuilding) [default: the embedded copy].
+    #[arg(long, env = "STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
 }
 
 impl ServeArgs {
+    /// The dashboard directory to serve from disk; `None` (also for an empty `STATIC_DIR`,
+    /// as docker-compose sets it) serves the copy built into the binary.
+    pub fn dashboard_dir(&self) -> Option<&std::path::Path> {
+        self.static_dir
+            .as_deref()
+            .filter(|dir| !dir.as_os_str().is_empty())
+    }
+
     /// The settings a room starts with.
     pub fn initial_settings(&self) -> Settings {
         Settings {

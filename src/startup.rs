@@ -73,7 +73,7 @@ impl Application {
             fleet,
             signals,
         );
-        let router = routes::app(state.clone(), &args.static_dir);
+        let router = routes::app(state.clone(), args.dashboard_dir());
         Ok(Application {
             listener,
             addr,

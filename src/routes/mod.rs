@@ -1,6 +1,7 @@
 //! The HTTP API. `app(state)` builds the router apart from serving it, so tests can drive it.
 
 mod admin;
+mod assets;
 mod burst;
 mod events;
 mod extract;
@@ -11,12 +12,11 @@ mod scenario;
 use std::path::Path;
 use std::time::Duration;
 
-use axum::http::{HeaderName, Request, Uri};
+use axum::http::{HeaderName, Request};
 use axum::routing::{get, post, put};
 use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::services::ServeDir;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::error::AppError;
@@ -26,8 +26,8 @@ pub use extract::Room;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-pub fn app(state: AppState, static_dir: &Path) -> Router {
-    let files = ServeDir::new(static_dir).not_found_service(axum::routing::any(not_found));
+/// The API, with the dashboard at `/`: from `static_dir` when given, else embedded.
+pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
     Router::new()
         .route("/sale", post(sale::sale))
         .route("/state", get(observe::state))
@@ -46,7 +46,7 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))
         .method_not_allowed_fallback(method_not_allowed)
-        .fallback_service(files)
+        .fallback_service(assets::service(static_dir).with_state(state.clone()))
         .with_state(state)
         .layer(
             ServiceBuilder::new()
@@ -71,10 +71,6 @@ pub fn app(state: AppState, static_dir: &Path) -> Router {
                     Duration::from_secs(300),
                 )),
         )
-}
-
-async fn not_found(uri: Uri) -> AppError {
-    AppError::NotFound(uri.path().to_owned())
 }
 
 async fn method_not_allowed() -> AppError {

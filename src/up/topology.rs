@@ -81,7 +81,8 @@ impl InstanceEnv {
             lock_sentinels: COMPOSE_SENTINELS.join(","),
             admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
-            static_dir: COMPOSE_STATIC_DIR.into(),
+            // Empty: the dashboard built into the binary; the image has no copy of static/.
+            static_dir: String::new(),
             fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),
         }
     }

@@ -47,7 +47,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         wait_deadline_ms: 20_000,
         admin_token: Some(TOKEN.to_owned()),
         fleet_url: None,
-        static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
+        static_dir: None,
     }
 }
 

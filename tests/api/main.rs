@@ -5,6 +5,7 @@ mod helpers;
 mod api_errors;
 mod cli;
 mod contention;
+mod dashboard;
 mod events;
 mod faults;
 mod fleet_settings;

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use oversell::up::topology::{
     instance_id, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES, COMPOSE_NGINX_PORT,
-    COMPOSE_STATIC_DIR,
 };
 use serde_yaml::Value;
 
@@ -216,7 +215,7 @@ fn the_loadtest_service_only_runs_under_its_profile_against_nginx() {
 }
 
 #[test]
-fn the_image_runs_as_non_root_with_the_dashboard_where_compose_says() {
+fn the_image_runs_as_non_root_with_the_dashboard_built_in() {
     let dockerfile = read("Dockerfile");
     let runtime = dockerfile.rsplit("\nFROM ").next().unwrap();
     let user = runtime
@@ -224,10 +223,9 @@ fn the_image_runs_as_non_root_with_the_dashboard_where_compose_says() {
         .find_map(|l| l.strip_prefix("USER "))
         .expect("the runtime stage sets USER");
     assert!(!matches!(user.trim(), "root" | "0" | "0:0"), "USER {user}");
-    assert!(
-        runtime.contains(COMPOSE_STATIC_DIR),
-        "static files at {COMPOSE_STATIC_DIR}"
-    );
+    // The dashboard is embedded in the binary: no copy of static/, no STATIC_DIR.
+    assert!(!dockerfile.contains("static"), "the image copies static/");
+    assert_eq!(InstanceEnv::compose(1).static_dir, "");
     assert!(runtime.contains(&format!("EXPOSE {COMPOSE_APP_PORT}")));
 }
 

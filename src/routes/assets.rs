@@ -1,0 +1,102 @@
+//! The dashboard's files (`static/`), served at `/`.
+//!
+//! They are embedded in the binary at build time, so `oversell serve` and `oversell up` show
+//! the dashboard from any working directory and the container image needs no copy of them.
+//! `--static-dir` serves a directory from disk instead, for editing the page without
+//! rebuilding; a directory that does not exist is logged and the embedded copy served (`up`
+//! hands every instance an absolute `STATIC_DIR` whether or not one is there).
+
+use std::path::Path;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, MethodRouter};
+use rust_embed::Embed;
+use tower_http::services::ServeDir;
+
+use crate::error::AppError;
+use crate::state::AppState;
+
+#[derive(Embed)]
+#[folder = "static/"]
+struct Dashboard;
+
+/// The fallback service of the router: files from `dir` when it is a directory, else the
+/// embedded copy.
+pub fn service(dir: Option<&Path>) -> MethodRouter<AppState> {
+    match dir {
+        Some(dir) if dir.is_dir() => {
+            tracing::info!(dir = %dir.display(), "serving the dashboard from disk");
+            let files = ServeDir::new(dir).not_found_service(any(not_found));
+            axum::routing::get_service(files).fallback(not_found)
+        }
+        Some(dir) => {
+            tracing::warn!(dir = %dir.display(), "no such --static-dir; serving the embedded dashboard");
+            any(embedded)
+        }
+        None => any(embedded),
+    }
+}
+
+async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Response {
+    let path = request.uri().path();
+    let name = match path.trim_start_matches('/') {
+        "" => "index.html",
+        name => name,
+    };
+    let Some(file) = Dashboard::get(name) else {
+        return AppError::NotFound(path.to_owned()).into_response();
+    };
+    if method != Method::GET && method != Method::HEAD {
+        return AppError::MethodNotAllowed.into_response();
+    }
+    // The content hash as ETag: a browser revalidates and gets a 304 until the binary changes.
+    let etag = format!("\"{}\"", hex(&file.metadata.sha256_hash()[..16]));
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == etag));
+    let etag = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"\""));
+    let no_cache = HeaderValue::from_static("no-cache");
+    if fresh {
+        return (
+            StatusCode::NOT_MODIFIED,
+            [(header::ETAG, etag), (header::CACHE_CONTROL, no_cache)],
+        )
+            .into_response();
+    }
+    let mime = HeaderValue::from_str(file.metadata.mimetype())
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let headers = [
+        (header::CONTENT_TYPE, mime),
+        (header::ETAG, etag),
+        (header::CACHE_CONTROL, no_cache),
+    ];
+    match method {
+        Method::HEAD => (headers, ()).into_response(),
+        _ => (headers, file.data).into_response(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+async fn not_found(request: Request) -> AppError {
+    AppError::NotFound(request.uri().path().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dashboard_is_embedded() {
+        for name in ["index.html", "app.js", "i18n.js", "timeline.js", "app.css"] {
+            assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
+        }
+        let index = Dashboard::get("index.html").unwrap();
+        assert!(index.metadata.mimetype().starts_with("text/html"));
+    }
+}

@@ -1,0 +1,100 @@
+//! The dashboard ships inside the binary: `oversell serve` started from any directory serves
+//! it; `--static-dir` serves a directory from disk instead.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use oversell::redis_server::{free_port, RedisServer};
+use reqwest::StatusCode;
+
+use crate::helpers::eventually;
+
+/// An `oversell serve` process; killed on drop.
+struct Serve(Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(redis: &RedisServer, port: u16, cwd: &std::path::Path, static_dir: Option<&str>) -> Serve {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oversell"));
+    cmd.args([
+        "serve",
+        "--port",
+        &port.to_string(),
+        "--redis-url",
+        &redis.url(),
+    ])
+    .current_dir(cwd)
+    .env_remove("STATIC_DIR")
+    .env("ADMIN_TOKEN", "t")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    if let Some(dir) = static_dir {
+        cmd.args(["--static-dir", dir]);
+    }
+    Serve(cmd.spawn().expect("spawn oversell serve"))
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> Option<(StatusCode, String, String)> {
+    let resp = client.get(url).send().await.ok()?;
+    let status = resp.status();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    Some((status, ctype, resp.text().await.ok()?))
+}
+
+#[tokio::test]
+async fn the_dashboard_is_served_from_any_working_directory() {
+    let redis = RedisServer::start().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    // Embedded, and with a --static-dir that does not exist (as `oversell up` run outside the
+    // repository passes one): both serve the built-in copy.
+    for static_dir in [None, Some("no-such-dir")] {
+        let port = free_port().unwrap();
+        let _app = serve(&redis, port, elsewhere.path(), static_dir);
+        let base = format!("http://127.0.0.1:{port}");
+        eventually(Duration::from_secs(20), || async {
+            get(&client, &format!("{base}/health")).await.is_some()
+        })
+        .await;
+        let (status, ctype, body) = get(&client, &format!("{base}/")).await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{static_dir:?}");
+        assert!(ctype.starts_with("text/html"), "{ctype}");
+        assert!(body.contains("app.js"), "{body}");
+        let (status, ctype, _) = get(&client, &format!("{base}/app.js")).await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert!(ctype.contains("javascript"), "{ctype}");
+        let (status, _, body) = get(&client, &format!("{base}/no-such-file.js"))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(body.contains("\"not_found\""), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn a_static_dir_overrides_the_embedded_dashboard() {
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "<p>edited on disk</p>").unwrap();
+    let port = free_port().unwrap();
+    let _app = serve(&redis, port, dir.path(), Some(dir.path().to_str().unwrap()));
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    eventually(Duration::from_secs(20), || async {
+        get(&client, &format!("{base}/health")).await.is_some()
+    })
+    .await;
+    let (status, _, body) = get(&client, &format!("{base}/")).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, "<p>edited on disk</p>");
+}
