@@ -99,6 +99,24 @@ pub struct ServeArgs {
     #[arg(long, env = "FLEET_URL")]
     pub fleet_url: Option<String>,
 
+    /// Most rooms the fleet holds at once; an admin write that would create one more is a 409
+    /// `room_limit` (1..=100000). Reads never create a room.
+    #[arg(long, env = "MAX_ROOMS", default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_rooms: u64,
+
+    /// Seconds a room lives without a sale or an admin write; then all its keys expire
+    /// (1..=2592000, i.e. up to 30 days).
+    #[arg(long = "room-ttl-secs", env = "ROOM_TTL_SECS", default_value_t = 86_400,
+          value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub room_ttl_secs: u64,
+
+    /// Most `/events` streams (dashboards) this instance serves at once; one more is a 503
+    /// `too_many_streams` (1..=100000).
+    #[arg(long, env = "MAX_EVENT_STREAMS", default_value_t = 500,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_event_streams: u64,
+
     /// Serve the dashboard from this directory instead of the copy built into the binary (for
     /// editing it without rebuilding) [default: the embedded copy].
     #[arg(long, env = "STATIC_DIR")]
@@ -106,6 +124,14 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The room limits these flags set.
+    pub fn room_limits(&self) -> crate::rooms::RoomLimits {
+        crate::rooms::RoomLimits {
+            max_rooms: usize::try_from(self.max_rooms).unwrap_or(usize::MAX),
+            ttl: std::time::Duration::from_secs(self.room_ttl_secs),
+        }
+    }
+
     /// The dashboard directory to serve from disk; `None` (also for an empty `STATIC_DIR`,
     /// as docker-compose sets it) serves the copy built into the binary.
     pub fn dashboard_dir(&self) -> Option<&std::path::Path> {

@@ -23,6 +23,26 @@ pub enum AppError {
     MethodNotAllowed,
     #[error("sold out: {stock_left} left, {requested} requested")]
     SoldOut { stock_left: i64, requested: u32 },
+    #[error(
+        "this room has no stock: an admin puts items on sale with POST /admin/reset \
+         {{\"stock\": N}} (a room idle for longer than its time to live is gone)"
+    )]
+    NotStocked,
+    #[error(
+        "this room's stock and orders were lost (the resource store restarted empty): the stock \
+         is unknown, so nothing is sold until an admin resets the room"
+    )]
+    StateLost,
+    #[error(
+        "the fleet already holds {max} rooms (--max-rooms): use an existing room, or wait \
+             until an idle one expires"
+    )]
+    RoomLimit { max: usize },
+    #[error(
+        "this instance already serves {max} event streams (--max-event-streams); retry \
+             later or close a dashboard"
+    )]
+    TooManyStreams { max: usize },
     #[error("could not get the lock within {deadline_ms} ms")]
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
@@ -46,12 +66,17 @@ impl AppError {
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            AppError::SoldOut { .. } | AppError::Busy => StatusCode::CONFLICT,
+            AppError::SoldOut { .. }
+            | AppError::Busy
+            | AppError::NotStocked
+            | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
             | AppError::LockLost
             | AppError::RedisUnavailable(_)
-            | AppError::LockNotReplicated { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            | AppError::LockNotReplicated { .. }
+            | AppError::StateLost
+            | AppError::TooManyStreams { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -64,6 +89,10 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed => "method_not_allowed",
             AppError::SoldOut { .. } => "sold_out",
+            AppError::NotStocked => "not_stocked",
+            AppError::StateLost => "state_lost",
+            AppError::RoomLimit { .. } => "room_limit",
+            AppError::TooManyStreams { .. } => "too_many_streams",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
             AppError::Fleet(_) => "fleet_error",
@@ -75,6 +104,9 @@ impl AppError {
     }
 }
 
+/// The error code of the sale scripts when the room's stock key does not exist.
+const NO_STOCK: &str = "NOSTOCK";
+
 impl From<StoreError> for AppError {
     fn from(err: StoreError) -> Self {
         match err {
@@ -82,6 +114,8 @@ impl From<StoreError> for AppError {
             StoreError::NotReplicated { acked, wanted } => {
                 AppError::LockNotReplicated { acked, wanted }
             }
+            // The sale scripts refuse to read a stock key that does not exist.
+            StoreError::Failed(err) if err.code() == Some(NO_STOCK) => AppError::NotStocked,
             StoreError::Failed(err) => AppError::Internal(err.to_string()),
         }
     }

@@ -31,6 +31,9 @@ pub struct RoomConfig {
     pub settings: Settings,
     /// Armed faults; shared so a sale can hold them without copying.
     pub faults: Arc<[Fault]>,
+    /// Whether Redis holds the room's settings; `false`: nobody created the room, these are
+    /// this instance's flags.
+    pub stored: bool,
 }
 
 pub struct Fleet {
@@ -53,7 +56,7 @@ impl Fleet {
         }
     }
 
-    /// The room's settings and faults: the cached copy, or loaded (seeded if absent) from Redis.
+    /// The room's settings and faults: the cached copy, or loaded from Redis.
     pub async fn room(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         if let Some(room) = self.cached(keys.room()) {
             return Ok(room);
@@ -75,33 +78,62 @@ impl Fleet {
         cache.insert(room.to_owned(), config);
     }
 
-    /// Reads the room from Redis; the first instance to ask seeds the settings from its flags.
+    /// Reads the room from Redis. A read creates nothing: a room with no stored settings gets
+    /// this instance's flags, and is not cached (so reading many made-up rooms costs no memory
+    /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
-        let seed = serde_json::to_string(&self.defaults).expect("settings serialize");
         let mut conn = self.redis.conn().await?;
-        let (stored, faults): (String, Vec<(String, String)>) = redis::pipe()
-            .cmd("SET")
-            .arg(keys.settings())
-            .arg(&seed)
-            .arg("NX")
-            .ignore()
+        let (stored, faults): (Option<String>, Vec<(String, String)>) = redis::pipe()
             .get(keys.settings())
             .hgetall(keys.faults())
             .query_async(&mut conn)
             .await?;
-        let settings = match serde_json::from_str::<Settings>(&stored) {
-            Ok(s) if s.validate().is_ok() => s,
-            _ => {
-                tracing::warn!(room = keys.room(), %stored, "unreadable settings in redis; using defaults");
+        let settings = match stored.as_deref().map(serde_json::from_str::<Settings>) {
+            Some(Ok(s)) if s.validate().is_ok() => s,
+            None => self.defaults,
+            Some(_) => {
+                tracing::warn!(
+                    room = keys.room(),
+                    ?stored,
+                    "unreadable settings in redis; using defaults"
+                );
                 self.defaults
             }
         };
         let config = RoomConfig {
             settings,
             faults: faults::decode_all(&faults).into(),
+            stored: stored.is_some(),
         };
-        self.remember(keys.room(), config.clone());
+        if config.stored {
+            self.remember(keys.room(), config.clone());
+        } else {
+            self.forget(keys.room());
+        }
         Ok(config)
+    }
+
+    fn forget(&self, room: &str) {
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        cache.remove(room);
+    }
+
+    /// Stores this instance's flags as the room's settings unless it has some: a reset creates
+    /// the room with the settings every instance will then read.
+    pub async fn seed(&self, keys: &Keys) -> Result<(), StoreError> {
+        let seed = serde_json::to_string(&self.defaults).map_err(|e| {
+            let kind = redis::ErrorKind::Client;
+            StoreError::Failed((kind, "settings do not serialize", e.to_string()).into())
+        })?;
+        let mut conn = self.redis.conn().await?;
+        let _: Option<String> = redis::cmd("SET")
+            .arg(keys.settings())
+            .arg(seed)
+            .arg("NX")
+            .query_async(&mut conn)
+            .await?;
+        self.load(keys).await?;
+        Ok(())
     }
 
     /// Applies a patch to the room's settings, stores it and tells the fleet. The inner error

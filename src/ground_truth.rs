@@ -13,6 +13,10 @@ use crate::redis_pool::{RedisPool, StoreError};
 /// `lost_updates` are derived here.
 #[derive(Debug, Clone, Serialize)]
 pub struct GroundTruth {
+    /// Whether the stock key exists; without it the figures below are zeros, not facts (see
+    /// `rooms` for what a missing stock means).
+    #[serde(skip)]
+    pub stocked: bool,
     pub stock: i64,
     pub initial_stock: i64,
     /// Entries in the ledger: acknowledged sales.
@@ -89,9 +93,11 @@ async fn read_figures(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, Sto
         .query_async(&mut conn)
         .await?;
     let (stock, initial, items, overlaps, foreign, lost, store_faults, stale, timeouts) = counters;
+    let stocked = stock.is_some();
     let (stock, initial_stock, items_sold) =
         (stock.unwrap_or(0), initial.unwrap_or(0), items.unwrap_or(0));
     Ok(GroundTruth {
+        stocked,
         stock,
         initial_stock,
         orders,
@@ -142,6 +148,8 @@ pub async fn reset(
         .set(keys.stock(), stock)
         .ignore()
         .set(keys.initial_stock(), stock)
+        .ignore()
+        .set(keys.generation(), uuid::Uuid::new_v4().simple().to_string())
         .ignore()
         .query_async(&mut conn)
         .await?;

@@ -14,6 +14,15 @@ pub const CONTROL_CHANNEL: &str = "oversell:control";
 /// Instances seen recently: a sorted set of instance id by last heartbeat (ms).
 pub const INSTANCES: &str = "oversell:instances";
 
+/// Rooms in use: a sorted set of room name by the time (ms) it expires unless used again. It
+/// bounds how many rooms the fleet holds (`--max-rooms`).
+pub const ROOMS: &str = "oversell:rooms";
+
+/// The identity of the resource store's current contents: a random id written once. When
+/// Redis restarts empty it is gone (and a new one is written), which is how an instance tells a
+/// room that lost its state from one that expired or never existed (see `rooms`).
+pub const STORE_EPOCH: &str = "oversell:epoch";
+
 /// Pattern matching every room's lock-release channel.
 pub const RELEASED_PATTERN: &str = "oversell:{*}:released";
 
@@ -125,6 +134,27 @@ impl Keys {
         self.key("fence_seen")
     }
 
+    /// Set when a room is found to have lost its state (the store restarted empty), so every
+    /// instance answers `state_lost` until a reset; cleared by the reset.
+    pub fn lost(&self) -> String {
+        self.key("lost")
+    }
+    /// A new random id at every reset, so a reader can tell a reset from a ledger that grew.
+    pub fn generation(&self) -> String {
+        self.key("generation")
+    }
+
+    /// Every key of a room that takes the room's time to live, the stock first. Not the lock
+    /// keys: their lease (or its absence, the `setnx` deadlock) is the lesson, and a held lock
+    /// is released or expires long before an idle room does.
+    pub fn all(&self) -> Vec<String> {
+        let locks = [self.lock(), self.reentrant_lock()];
+        let mut all = self.resettable();
+        all.retain(|key| !locks.contains(key));
+        all.extend([self.settings(), self.generation()]);
+        all
+    }
+
     /// What a reset clears in the resource store (settings survive a reset).
     pub fn resettable(&self) -> Vec<String> {
         vec![
@@ -142,6 +172,7 @@ impl Keys {
             self.fence_seen(),
             self.timeline(),
             self.faults(),
+            self.lost(),
         ]
     }
 
@@ -161,5 +192,14 @@ mod tests {
         assert_eq!(keys.stock(), "oversell:{alice}:stock");
         assert_eq!(Keys::room_of(&keys.released_channel()), Some("alice"));
         assert_eq!(Keys::room_of("other"), None);
+    }
+
+    #[test]
+    fn the_room_ttl_never_touches_a_lock() {
+        let keys = Keys::for_room("r");
+        let all = keys.all();
+        assert_eq!(all[0], keys.stock());
+        assert!(!all.contains(&keys.lock()) && !all.contains(&keys.reentrant_lock()));
+        assert!(all.contains(&keys.settings()) && all.contains(&keys.ledger()));
     }
 }

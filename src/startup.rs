@@ -19,7 +19,7 @@ use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::lock::ReleaseSignals;
 use crate::redis_pool::RedisPool;
 use crate::routes;
-use crate::state::AppState;
+use crate::state::{AppState, Limits};
 
 pub struct Application {
     listener: TcpListener,
@@ -55,8 +55,8 @@ impl Application {
             args.initial_settings(),
         ));
         let signals = Arc::new(ReleaseSignals::default());
-        // Seed or read the default room's settings now, so the first sale finds them cached;
-        // a Redis that is down is not fatal here, the first request retries.
+        // Read the default room's settings now, so the first sale finds them cached (reading
+        // creates nothing); a Redis that is down is not fatal here, the first request retries.
         if let Err(err) = fleet.settings(&Keys::for_room(DEFAULT_ROOM)).await {
             tracing::warn!(%err, "redis not reachable at start-up; serving anyway");
         }
@@ -64,6 +64,10 @@ impl Application {
             .fleet_url
             .clone()
             .unwrap_or_else(|| format!("http://{addr}"));
+        let limits = Limits {
+            rooms: args.room_limits(),
+            event_streams: usize::try_from(args.max_event_streams).unwrap_or(usize::MAX),
+        };
         let state = AppState::new(
             redis,
             lock_store,
@@ -72,6 +76,7 @@ impl Application {
             fleet_url,
             fleet,
             signals,
+            limits,
         );
         let router = routes::app(state.clone(), args.dashboard_dir());
         Ok(Application {

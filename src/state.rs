@@ -4,11 +4,21 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::feed::Feeds;
 use crate::fleet::Fleet;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::RedisPool;
+use crate::rooms::{RoomLimits, Rooms};
+
+/// What an instance bounds for its readers and the fleet's rooms (from the flags).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub rooms: RoomLimits,
+    /// Most `/events` streams this instance serves at once.
+    pub event_streams: usize,
+}
 
 /// Cheap to clone: one `Arc` around what the instance owns.
 #[derive(Clone)]
@@ -29,6 +39,11 @@ pub struct Shared {
     /// One scenario at a time per instance: two would reset each other's stock.
     pub scenario_running: tokio::sync::Mutex<()>,
     pub fleet: Arc<Fleet>,
+    /// Room registry, TTLs and lost-state detection; an `Arc` so a TTL renewal can run in a
+    /// task of its own.
+    pub rooms: Arc<Rooms>,
+    /// The `/events` pollers of this instance, one per watched room, and the stream limit.
+    pub feeds: Feeds,
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
@@ -47,8 +62,11 @@ impl AppState {
         fleet_url: String,
         fleet: Arc<Fleet>,
         signals: Arc<ReleaseSignals>,
+        limits: Limits,
     ) -> Self {
         AppState(Arc::new(Shared {
+            rooms: Arc::new(Rooms::new(redis.clone(), limits.rooms)),
+            feeds: Feeds::new(limits.event_streams),
             metrics: Metrics::new(&instance),
             redis,
             lock_store,

@@ -37,7 +37,12 @@ pub async fn reset(
             "stock must be 0..={MAX_STOCK}"
         )));
     }
+    // The room is created (within --max-rooms) with its stock and the settings every
+    // instance will read, and given its time to live.
+    state.rooms.create(&keys).await?;
     ground_truth::reset(&state.redis, &state.lock_store, &keys, stock).await?;
+    state.fleet.seed(&keys).await?;
+    state.rooms.touch(&keys).await?;
     tracing::info!(room = keys.room(), stock, "room reset");
     Ok(Json(json!({ "room": keys.room(), "stock": stock })))
 }
@@ -80,11 +85,16 @@ async fn apply(
     keys: &crate::keys::Keys,
     patch: &SettingsPatch,
 ) -> Result<Json<Settings>, AppError> {
+    // Validated before the room is created: a bad patch must not take a room slot.
+    let room = state.fleet.room(keys).await?;
+    room.settings.patched(patch).map_err(AppError::BadRequest)?;
+    state.rooms.create(keys).await?;
     let settings = state
         .fleet
         .update(keys, patch)
         .await?
         .map_err(AppError::BadRequest)?;
+    state.rooms.touch(keys).await?;
     tracing::info!(room = keys.room(), ?settings, "settings changed");
     Ok(Json(settings))
 }
@@ -131,7 +141,9 @@ pub async fn arm_fault(
         ms: if kind.takes_ms() { ms } else { 0 },
         instance: body.instance,
     };
+    state.rooms.create(&keys).await?;
     faults::arm(&state.redis, &keys, &fault).await?;
+    state.rooms.touch(&keys).await?;
     state.fleet.broadcast(&Control::reload(keys.room())).await?;
     tracing::info!(room = keys.room(), ?fault, "fault armed");
     Ok(Json(json!({ "room": keys.room(), "armed": fault })))

@@ -6,31 +6,18 @@ use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::Room;
 use crate::error::AppError;
-use crate::faults::Fault;
-use crate::ground_truth::{self, GroundTruth};
-use crate::lock_store::nodes::LockStoreView;
-use crate::settings::Settings;
+use crate::ground_truth;
+use crate::rooms::RoomStatus;
 use crate::state::AppState;
+use crate::view::StateView;
 
-#[derive(Serialize)]
-pub struct StateView {
-    instance: String,
-    room: String,
-    tier: crate::tier::Tier,
-    settings: Settings,
-    /// Faults armed and not yet fired.
-    faults: Vec<Fault>,
-    #[serde(flatten)]
-    truth: GroundTruth,
-    /// Where the lock lives: each node, its role, up or down, and which one holds the lock.
-    lock_store: LockStoreView,
-}
-
+/// `GET /state`: the room's settings and ground truth; 503 `state_lost` when the store lost
+/// the room. Reads only: a room nobody created is shown with this instance's settings.
 pub async fn state(
     State(state): State<AppState>,
     Room(keys): Room,
@@ -41,15 +28,18 @@ pub async fn state(
         state.lock_store.describe(&keys)
     );
     let truth = truth?;
-    Ok(Json(StateView {
-        lock_store,
-        instance: state.instance.clone(),
-        room: keys.room().to_owned(),
-        tier: room.settings.tier,
-        settings: room.settings,
-        faults: room.faults.to_vec(),
+    let status = state.rooms.judge(&keys, truth.stocked).await?;
+    if status == RoomStatus::Lost {
+        return Err(AppError::StateLost);
+    }
+    Ok(Json(StateView::new(
+        &state.instance,
+        &keys,
+        &room,
         truth,
-    }))
+        status,
+        lock_store,
+    )))
 }
 
 const MAX_PAGE: i64 = 10_000;
@@ -73,6 +63,10 @@ pub async fn ledger(
         )));
     }
     let orders = ground_truth::ledger(&state.redis, &keys, offset, limit).await?;
+    // An empty page may be a ledger the store lost: say so rather than show nothing.
+    if orders.is_empty() && state.rooms.status(&keys).await? == RoomStatus::Lost {
+        return Err(AppError::StateLost);
+    }
     Ok(Json(json!({ "offset": offset, "orders": orders })))
 }
 

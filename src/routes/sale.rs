@@ -56,10 +56,63 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     let room = state.fleet.room(&keys).await?;
     let settings = room.settings;
     let started = Instant::now();
+    let result = match not_on_sale(state, &keys, room.stored).await {
+        Ok(None) => sell(state, &keys, room, order).await,
+        Ok(Some(err)) | Err(err) => Err(err),
+    };
+    // The scripts refuse a missing stock; whether it expired or was lost, the room knows.
+    let result = match result {
+        Err(AppError::NotStocked) => Err(state
+            .rooms
+            .missing_stock(&keys)
+            .await?
+            .sale_error()
+            .unwrap_or(AppError::NotStocked)),
+        other => other,
+    };
+    let outcome = match &result {
+        Ok(_) => Outcome::Sold,
+        Err(AppError::SoldOut { .. }) => Outcome::SoldOut,
+        Err(AppError::LockTimeout { .. }) => Outcome::LockTimeout,
+        Err(AppError::LockLost) => Outcome::LockLost,
+        Err(AppError::RedisUnavailable(_) | AppError::StateLost) => Outcome::Unavailable,
+        Err(_) => Outcome::Failed,
+    };
+    state
+        .metrics
+        .request(settings.tier, outcome, started.elapsed());
+    result
+}
+
+/// Why a sale cannot happen in a room nobody created (or that expired), before any lock is
+/// taken for it; `None` when the room is on sale. A created room costs nothing here: its
+/// missing stock, if it goes missing, is found by the sale scripts.
+async fn not_on_sale(
+    state: &AppState,
+    keys: &Keys,
+    stored: bool,
+) -> Result<Option<AppError>, AppError> {
+    if !stored {
+        if let Some(err) = state.rooms.status(keys).await?.sale_error() {
+            return Ok(Some(err));
+        }
+    }
+    state.rooms.touch_if_due(keys);
+    Ok(None)
+}
+
+async fn sell(
+    state: &AppState,
+    keys: &Keys,
+    room: crate::fleet::RoomConfig,
+    order: Order,
+) -> Result<Sold, AppError> {
+    let settings = room.settings;
+    let keys = keys.clone();
     // The sale runs in its own task so that a buyer who hangs up mid-sale cannot cancel it
     // between acquire and release and leave the lock behind.
     let task_state = state.clone();
-    let result = tokio::spawn(async move {
+    tokio::spawn(async move {
         let cx = SaleCx {
             redis: &task_state.redis,
             store: &task_state.lock_store,
@@ -75,19 +128,7 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
         sale::sell(&cx, &order).await
     })
     .await
-    .unwrap_or_else(|e| Err(AppError::Internal(format!("sale task failed: {e}"))));
-    let outcome = match &result {
-        Ok(_) => Outcome::Sold,
-        Err(AppError::SoldOut { .. }) => Outcome::SoldOut,
-        Err(AppError::LockTimeout { .. }) => Outcome::LockTimeout,
-        Err(AppError::LockLost) => Outcome::LockLost,
-        Err(AppError::RedisUnavailable(_)) => Outcome::Unavailable,
-        Err(_) => Outcome::Failed,
-    };
-    state
-        .metrics
-        .request(settings.tier, outcome, started.elapsed());
-    result
+    .unwrap_or_else(|e| Err(AppError::Internal(format!("sale task failed: {e}"))))
 }
 
 #[cfg(test)]

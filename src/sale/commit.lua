@@ -4,11 +4,19 @@
 -- ARGV[1] exits seen at enter, ARGV[2] new stock ('' = sold out, nothing to write),
 -- ARGV[3] qty, ARGV[4] the order as a JSON object, ARGV[5] fencing token or '',
 -- ARGV[6] instance, ARGV[7] owner
--- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out' or 'stale'.
+-- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out' or 'stale'; a NOSTOCK error,
+-- writing nothing, when the stock key vanished since the enter (the store restarted empty):
+-- writing n-1 then would bring back a stock nobody knows.
+--
+-- The stock keeps its time to live (SET … KEEPTTL); keys written here get the stock's.
 --
 -- Overlaps: every section that exited between our enter and our exit ran at the same time as
 -- us, so each overlapping pair is counted once, by whichever of the two exits last. A holder
 -- that never exits (it crashed) is never counted, and never makes others count.
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then
+  return redis.error_reply('NOSTOCK the room has no stock key')
+end
 local t = redis.call('TIME')
 -- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
 local at = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
@@ -20,6 +28,9 @@ end
 local function leave(outcome)
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', 5000, '*', 'kind', 'exit', 'instance', ARGV[6],
     'owner', ARGV[7], 'fence', ARGV[5], 'at_us', at, 'outcome', outcome, 'overlaps', overlaps)
+  if ttl > 0 then
+    for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
   return {outcome, overlaps}
 end
 if ARGV[2] == '' then
@@ -33,7 +44,7 @@ if ARGV[5] ~= '' then
   end
   redis.call('SET', KEYS[6], ARGV[5])
 end
-redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 redis.call('RPUSH', KEYS[2], string.sub(ARGV[4], 1, -2) .. ',"exit_us":' .. at .. '}')
 redis.call('INCRBY', KEYS[3], ARGV[3])
 return leave('sold')

@@ -2,10 +2,23 @@
 -- KEYS[1] stock, KEYS[2] exits, KEYS[3] highest fencing token seen, KEYS[4] stale counter,
 -- KEYS[5] timeline
 -- ARGV[1] this holder's fencing token, or '' for unfenced tiers; ARGV[2] instance; ARGV[3] owner
--- Returns {stock, exits so far, Redis time in us}, or {-1, 0, time} when the token is stale.
+-- Returns {stock, exits so far, Redis time in us}, or {-1, 0, time} when the token is stale;
+-- a NOSTOCK error, writing nothing, when the stock key does not exist (the room was never
+-- stocked, expired, or the store lost it): a missing stock is unknown, not zero.
 --
 -- A fenced read also raises the highest token seen: once a newer holder has read the stock,
 -- an older holder can no longer write a value based on its own, older read.
+--
+-- Keys written here live as long as the stock (the room's time to live, see src/rooms.rs).
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then
+  return redis.error_reply('NOSTOCK the room has no stock key')
+end
+local function expire_with_stock()
+  if ttl > 0 then
+    for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local at = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
@@ -15,12 +28,14 @@ if ARGV[1] ~= '' then
     redis.call('INCR', KEYS[4])
     redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'stale', 'instance', ARGV[2],
       'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at)
+    expire_with_stock()
     return {-1, 0, now}
   end
   redis.call('SET', KEYS[3], ARGV[1])
 end
-local stock = tonumber(redis.call('GET', KEYS[1]) or '0')
+local stock = tonumber(redis.call('GET', KEYS[1]))
 local exits = tonumber(redis.call('GET', KEYS[2]) or '0')
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'enter', 'instance', ARGV[2],
   'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at, 'stock', stock)
+expire_with_stock()
 return {stock, exits, now}

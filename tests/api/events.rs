@@ -205,3 +205,114 @@ async fn a_graceful_shutdown_ends_open_event_streams() {
     .await;
     assert!(rest.is_ok(), "the stream ended");
 }
+
+/// Every command Redis has run so far (INFO commandstats), INFO itself included.
+async fn redis_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .filter_map(|line| line.split("calls=").nth(1))
+        .filter_map(|rest| rest.split(',').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Reads `n` more `state` events from the stream.
+async fn states(sse: &mut Sse, n: usize) {
+    for _ in 0..n {
+        sse.until(Duration::from_secs(10), |ev| {
+            (ev.name == "state").then_some(())
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_streams_on_a_room_share_one_poller() {
+    let fleet = spawn_fleet(1).await;
+    fleet.reset(100).await;
+    for _ in 0..5 {
+        assert_eq!(fleet.sale(0, "b").await.0, StatusCode::OK);
+    }
+    let url = format!("{}/events", fleet.url(0));
+    let mut conn = fleet.redis_conn().await;
+    const TICKS: usize = 8;
+
+    let mut first = Sse::open(&fleet.client, &url, None).await;
+    states(&mut first, 2).await;
+    let before = redis_calls(&mut conn).await;
+    states(&mut first, TICKS).await;
+    let one_stream = redis_calls(&mut conn).await - before;
+
+    let mut others = Vec::new();
+    for _ in 0..19 {
+        let mut sse = Sse::open(&fleet.client, &url, None).await;
+        states(&mut sse, 1).await;
+        others.push(sse);
+    }
+    let before = redis_calls(&mut conn).await;
+    states(&mut first, TICKS).await;
+    let twenty_streams = redis_calls(&mut conn).await - before;
+    // The same reads per tick whether one dashboard watches or twenty (a little slack for
+    // the heartbeat and the INFO calls themselves).
+    assert!(
+        twenty_streams <= one_stream + one_stream / 2 + 10,
+        "{TICKS} ticks: {one_stream} commands with 1 stream, {twenty_streams} with 20"
+    );
+    // And every stream sees the same figures.
+    let state = others[18]
+        .until(Duration::from_secs(10), |ev| {
+            (ev.name == "state").then(|| ev.data.clone())
+        })
+        .await;
+    assert_eq!(state["orders"], 5);
+    assert_eq!(state["per_instance"]["app1"]["orders"], 5, "{state}");
+}
+
+#[tokio::test]
+async fn a_stream_past_the_instance_limit_is_a_503_json_error() {
+    let fleet = crate::helpers::spawn_fleet_with(1, |args| args.max_event_streams = 2).await;
+    let url = format!("{}/events", fleet.url(0));
+    let open = |room: &'static str| {
+        fleet
+            .client
+            .get(format!("{url}?room={room}"))
+            .header("accept", "text/event-stream")
+            .send()
+    };
+    let first = open("a").await.unwrap();
+    let second = open("b").await.unwrap();
+    assert_eq!(
+        (first.status(), second.status()),
+        (StatusCode::OK, StatusCode::OK)
+    );
+    let third = open("a").await.unwrap();
+    assert_eq!(third.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = third.json().await.unwrap();
+    assert_eq!(body["error"], "too_many_streams", "{body}");
+    assert!(body["message"].as_str().unwrap().contains('2'), "{body}");
+    // A closed stream frees its place.
+    drop(first);
+    crate::helpers::eventually(Duration::from_secs(10), || async {
+        open("a").await.unwrap().status() == StatusCode::OK
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_stream_says_when_the_store_lost_the_room() {
+    let mut fleet = spawn_fleet(1).await;
+    fleet.reset(10).await;
+    assert_eq!(fleet.state().await["status"], "live");
+    let mut sse = Sse::open(&fleet.client, &format!("{}/events", fleet.url(0)), None).await;
+    states(&mut sse, 1).await;
+    fleet.redis.restart().expect("restart redis empty");
+    let lost = sse
+        .until(Duration::from_secs(20), |ev| {
+            (ev.name == "state_lost").then(|| ev.data.clone())
+        })
+        .await;
+    assert_eq!(lost["error"], "state_lost", "{lost}");
+}

@@ -47,6 +47,9 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         wait_deadline_ms: 20_000,
         admin_token: Some(TOKEN.to_owned()),
         fleet_url: None,
+        max_rooms: 200,
+        room_ttl_secs: 86_400,
+        max_event_streams: 500,
         static_dir: None,
     }
 }
@@ -102,11 +105,18 @@ pub struct TestFleet {
 }
 
 pub async fn spawn_fleet(instances: usize) -> TestFleet {
+    spawn_fleet_with(instances, |_| {}).await
+}
+
+/// A fleet whose instances get the usual flags changed by `configure`.
+pub async fn spawn_fleet_with(instances: usize, configure: impl Fn(&mut ServeArgs)) -> TestFleet {
     init_tracing();
     let redis = RedisServer::start().expect("start redis-server");
     let mut apps = Vec::new();
     for i in 1..=instances {
-        apps.push(TestApp::spawn(&serve_args(&redis.url(), &format!("app{i}"))).await);
+        let mut args = serve_args(&redis.url(), &format!("app{i}"));
+        configure(&mut args);
+        apps.push(TestApp::spawn(&args).await);
     }
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(512)
@@ -207,6 +217,50 @@ impl TestFleet {
             }
         });
         futures_util::future::join_all(sales).await
+    }
+}
+
+impl TestFleet {
+    /// A plain connection to the fleet's Redis, to look at keys and counters directly.
+    pub async fn redis_conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.redis.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
+    /// Every key in Redis, sorted.
+    pub async fn all_keys(&self) -> Vec<String> {
+        let mut conn = self.redis_conn().await;
+        let mut keys: Vec<String> = redis::cmd("KEYS")
+            .arg("*")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        keys.sort();
+        keys
+    }
+
+    /// A request through instance `i`: status and JSON body.
+    pub async fn call(
+        &self,
+        i: usize,
+        method: reqwest::Method,
+        path: &str,
+        admin: bool,
+        body: Value,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.url(i)))
+            .json(&body);
+        if admin {
+            req = req.bearer_auth(TOKEN);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
     }
 }
 

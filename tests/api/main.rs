@@ -13,6 +13,7 @@ mod lock_store;
 mod listener;
 mod matrix;
 mod redis_outage;
+mod room_life;
 mod rooms;
 mod scenarios;
 mod topology;

@@ -1,0 +1,216 @@
+//! A room's life: created by admin writes under `--max-rooms`, read without leaving a key,
+//! expired when idle, and reported lost (503 `state_lost`, never 409) when the store restarts
+//! empty.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{eventually, spawn_fleet, spawn_fleet_with, TestFleet};
+
+async fn reset(fleet: &TestFleet, i: usize, room: &str, stock: i64) -> (StatusCode, Value) {
+    let path = format!("/admin/reset?room={room}");
+    fleet
+        .call(i, Method::POST, &path, true, json!({ "stock": stock }))
+        .await
+}
+
+async fn sale(fleet: &TestFleet, i: usize, room: &str) -> (StatusCode, Value) {
+    let path = format!("/sale?room={room}");
+    fleet.call(i, Method::POST, &path, false, json!({})).await
+}
+
+async fn state(fleet: &TestFleet, i: usize, room: &str) -> (StatusCode, Value) {
+    let path = format!("/state?room={room}");
+    fleet.call(i, Method::GET, &path, false, Value::Null).await
+}
+
+#[tokio::test]
+async fn the_room_limit_refuses_a_new_room_with_a_409_and_keeps_the_existing_ones() {
+    let fleet = spawn_fleet_with(2, |args| args.max_rooms = 3).await;
+    for room in ["r1", "r2", "r3"] {
+        assert_eq!(reset(&fleet, 0, room, 5).await.0, StatusCode::OK, "{room}");
+    }
+    // A fourth room, by any admin write and through any instance, is refused.
+    let (status, body) = reset(&fleet, 1, "r4", 5).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "room_limit", "{body}");
+    assert!(body["message"].as_str().unwrap().contains('3'), "{body}");
+    let (status, body) = fleet
+        .call(
+            0,
+            Method::PUT,
+            "/admin/tier?room=r4",
+            true,
+            json!({ "tier": "none" }),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("room_limit"))
+    );
+    // The existing rooms still work, and can be reset again.
+    assert_eq!(reset(&fleet, 1, "r2", 7).await.0, StatusCode::OK);
+    assert_eq!(sale(&fleet, 0, "r2").await.0, StatusCode::OK);
+    // The refused room left nothing behind.
+    assert!(
+        !fleet.all_keys().await.iter().any(|k| k.contains("{r4}")),
+        "{:?}",
+        fleet.all_keys().await
+    );
+}
+
+#[tokio::test]
+async fn reads_and_refused_sales_create_no_key() {
+    let fleet = spawn_fleet(1).await;
+    // The instance registry is the one key a fleet writes on its own.
+    eventually(Duration::from_secs(5), || async {
+        fleet.all_keys().await == ["oversell:instances"]
+    })
+    .await;
+    let before = fleet.all_keys().await;
+    let (status, body) = state(&fleet, 0, "nobody-made-this").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "absent");
+    assert_eq!(body["stock"], 0);
+    let (status, _) = fleet
+        .call(
+            0,
+            Method::GET,
+            "/ledger?room=nobody-made-this",
+            false,
+            Value::Null,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // A sale in a room nobody stocked is refused as such, not as "sold out".
+    let (status, body) = sale(&fleet, 0, "nobody-made-this").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "not_stocked", "{body}");
+    // A dashboard stream reads the room for a while.
+    let mut events = fleet
+        .client
+        .get(format!("{}/events?room=nobody-made-this", fleet.url(0)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::OK);
+    let mut seen = String::new();
+    while seen.matches("event: state").count() < 3 {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), events.chunk())
+            .await
+            .expect("state events keep coming")
+            .unwrap()
+            .expect("the stream stays open");
+        seen += &String::from_utf8_lossy(&chunk);
+    }
+    drop(events);
+    assert_eq!(fleet.all_keys().await, before);
+}
+
+async fn room_keys(fleet: &TestFleet, room: &str) -> Vec<String> {
+    let tag = format!("{{{room}}}");
+    let keys = fleet.all_keys().await;
+    keys.into_iter().filter(|k| k.contains(&tag)).collect()
+}
+
+#[tokio::test]
+async fn an_idle_room_expires_with_all_its_keys_and_a_used_one_does_not() {
+    let fleet = spawn_fleet_with(1, |args| args.room_ttl_secs = 2).await;
+    assert_eq!(reset(&fleet, 0, "busy", 1_000_000).await.0, StatusCode::OK);
+    assert_eq!(reset(&fleet, 0, "idle", 10).await.0, StatusCode::OK);
+    assert_eq!(sale(&fleet, 0, "idle").await.0, StatusCode::OK);
+    assert!(
+        room_keys(&fleet, "idle").await.len() >= 5,
+        "{:?}",
+        room_keys(&fleet, "idle").await
+    );
+    // Selling in "busy" for longer than the TTL keeps it alive, while "idle" goes.
+    let started = Instant::now();
+    let mut sold = 0;
+    while started.elapsed() < Duration::from_secs(3) || !room_keys(&fleet, "idle").await.is_empty()
+    {
+        let (status, body) = sale(&fleet, 0, "busy").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        sold += 1;
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "idle keys left: {:?}",
+            room_keys(&fleet, "idle").await
+        );
+    }
+    let (status, body) = state(&fleet, 0, "busy").await;
+    assert_eq!((status, &body["status"]), (StatusCode::OK, &json!("live")));
+    assert_eq!(body["orders"], sold, "{body}");
+    // The expired room is a room with no stock, not a lost one.
+    let (status, body) = sale(&fleet, 0, "idle").await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("not_stocked"))
+    );
+    assert_eq!(state(&fleet, 0, "idle").await.1["status"], "absent");
+    // Every key the busy room has carries a TTL.
+    let mut conn = fleet.redis_conn().await;
+    for key in room_keys(&fleet, "busy").await {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(ttl > 0, "{key} has no TTL ({ttl})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_restarted_empty_answers_503_state_lost_until_a_reset() {
+    let mut fleet = spawn_fleet(2).await;
+    assert_eq!(reset(&fleet, 0, "class", 50).await.0, StatusCode::OK);
+    for i in 0..2 {
+        assert_eq!(sale(&fleet, i, "class").await.0, StatusCode::OK);
+        assert_eq!(state(&fleet, i, "class").await.1["status"], "live");
+    }
+
+    fleet.redis.restart().expect("restart redis empty");
+    for i in 0..2 {
+        // Once the instance reaches the new Redis, the answer is that the state is lost.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (status, body) = loop {
+            let (status, body) = sale(&fleet, i, "class").await;
+            if body["error"] != "redis_unavailable" || Instant::now() > deadline {
+                break (status, body);
+            }
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "app{}: {body}",
+            i + 1
+        );
+        assert_eq!(body["error"], "state_lost", "{body}");
+        let (status, body) = state(&fleet, i, "class").await;
+        assert_eq!(
+            (status, &body["error"]),
+            (StatusCode::SERVICE_UNAVAILABLE, &json!("state_lost"))
+        );
+    }
+    // A room that never existed is not "lost".
+    let (status, body) = sale(&fleet, 1, "never").await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("not_stocked"))
+    );
+
+    // A reset brings sales back, on every instance.
+    assert_eq!(reset(&fleet, 1, "class", 5).await.0, StatusCode::OK);
+    for i in 0..2 {
+        assert_eq!(sale(&fleet, i, "class").await.0, StatusCode::OK);
+    }
+    let (status, body) = state(&fleet, 0, "class").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (body["orders"].clone(), body["stock"].clone()),
+        (json!(2), json!(3))
+    );
+}
