@@ -387,6 +387,8 @@ function connect() {
   source.addEventListener('open', () => setConn('live', 'live'));
   source.addEventListener('error', () => setConn('connecting', 'reconnecting'));
   source.addEventListener('unavailable', () => { lastEventAt = performance.now(); setConn('down', 'unavailable'); });
+  // The store lost the room's stock and orders: no figure is shown as if it were true.
+  source.addEventListener('state_lost', () => { lastEventAt = performance.now(); setConn('down', 'state_lost'); });
   source.addEventListener('state', (ev) => {
     lastEventAt = performance.now();
     state = JSON.parse(ev.data);
