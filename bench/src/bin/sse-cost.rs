@@ -1,0 +1,198 @@
+//! What open dashboards cost the sale path: a room with a long ledger (20,000 orders by
+//! default), sold to by a closed loop of buyers, with and without 200 `/events` streams open on
+//! it, through `oversell up`'s nginx. The phases alternate (with, without, with, …) so a slow
+//! drift of the machine's load hits both; the figure is the ratio of the medians. Redis'
+//! `used_memory` is sampled every second of every phase.
+//!
+//!   cargo build --release && cargo run --release -p oversell-bench --bin sse-cost
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use clap::Parser;
+use loadtest::{fire, Load, Model, Progress, RequestSpec, Stop};
+use oversell_bench::{median, redis_calls, used_memory, wait_until, Dashboard, Fleet};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(about = "Sale throughput with and without dashboards open on a long-ledger room")]
+struct Args {
+    /// The oversell binary (`oversell up` starts the fleet).
+    #[arg(long, default_value = "target/release/oversell")]
+    oversell: PathBuf,
+    #[arg(long, default_value_t = 3)]
+    instances: u16,
+    /// Orders in the room's ledger before measuring.
+    #[arg(long, default_value_t = 20_000)]
+    orders: u64,
+    /// Dashboard streams open in the "with" phases.
+    #[arg(long, default_value_t = 200)]
+    streams: usize,
+    /// Phases of each kind (they alternate).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Seconds of selling per phase.
+    #[arg(long, default_value_t = 8)]
+    seconds: u64,
+    /// Buyers of the closed loop (each sends its next order when answered).
+    #[arg(long, default_value_t = 32)]
+    connections: usize,
+    /// The tier sold under while measuring.
+    #[arg(long, default_value = "lua-release")]
+    tier: String,
+}
+
+const ROOM: &str = "dashboards";
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let fleet = Fleet::start(&args.oversell, args.instances, &[])?;
+    let targets = fleet.targets(ROOM)?;
+    let admin = fleet.admin(ROOM)?;
+    let mut redis = fleet.redis().await?;
+    println!("fleet: {} ({} instances)", fleet.url, args.instances);
+
+    // A long ledger, filled fast by the lock-free tier.
+    admin.reset(1_000_000).await?;
+    admin.set_config(json!({ "tier": "atomic-deduct" })).await?;
+    let fill = Load {
+        model: Model::Closed {
+            stop: Stop::Requests(args.orders),
+        },
+        connections: 64,
+        request: RequestSpec::sale(1),
+        timeout: Duration::from_secs(30),
+    };
+    let filled = fire(&targets, &fill, &Progress::hidden()).await;
+    let state = admin.state().await?;
+    if state["orders"].as_u64() != Some(args.orders) {
+        bail!("filling the ledger: {} orders, {} sales answered 200", state["orders"], filled.status(200));
+    }
+    admin
+        .set_config(json!({ "tier": args.tier, "business_ms": 2 }))
+        .await?;
+    println!("room `{ROOM}`: {} orders in the ledger, tier {}", args.orders, args.tier);
+
+    let load = Load {
+        model: Model::Closed {
+            stop: Stop::After(Duration::from_secs(args.seconds)),
+        },
+        connections: args.connections,
+        request: RequestSpec::sale(1),
+        timeout: Duration::from_secs(30),
+    };
+    let memory_start = used_memory(&mut redis).await?;
+    let mut memory_max = memory_start;
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    let (mut calls_without, mut calls_with) = (Vec::new(), Vec::new());
+    let mut errors = 0;
+    for phase in 0..args.rounds * 2 {
+        let streams = phase % 2 == 0;
+        let mut dashboards = Vec::new();
+        if streams {
+            for _ in 0..args.streams {
+                dashboards.push(Dashboard::open(&fleet.url, ROOM)?);
+            }
+            // Every stream is live, and every instance's poller has caught up with the ledger
+            // (a few ticks of bounded reads) before the clock starts.
+            wait_until(Duration::from_secs(60), "every stream's first state", || {
+                dashboards.iter().all(|d| d.states() >= 1)
+            })
+            .await?;
+            let caught_up = dashboards.iter().map(|d| d.states()).min().unwrap_or(0) + 12;
+            wait_until(Duration::from_secs(60), "the pollers to catch up", || {
+                dashboards.iter().all(|d| d.states() >= caught_up)
+            })
+            .await?;
+        }
+        let calls = redis_calls(&mut redis).await?;
+        let memory_before = used_memory(&mut redis).await?;
+        let peak = Arc::new(AtomicU64::new(0));
+        let sampler = {
+            let mut conn = fleet.redis().await?;
+            let peak = Arc::clone(&peak);
+            tokio::spawn(async move {
+                loop {
+                    if let Ok(used) = used_memory(&mut conn).await {
+                        peak.fetch_max(used, Ordering::Relaxed);
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            })
+        };
+        let started = Instant::now();
+        let stats = fire(&targets, &load, &Progress::hidden()).await;
+        let elapsed = started.elapsed().as_secs_f64();
+        let calls = redis_calls(&mut redis).await? - calls;
+        sampler.abort();
+        let phase_peak = peak
+            .load(Ordering::Relaxed)
+            .max(used_memory(&mut redis).await?);
+        memory_max = memory_max.max(phase_peak);
+        let sold = stats.status(200) as f64 / elapsed;
+        errors += stats.sent() - stats.status(200);
+        let refused: u64 = dashboards
+            .iter()
+            .map(|d| d.counts.refused.load(Ordering::Relaxed))
+            .sum();
+        println!(
+            "phase {}: {:>4} streams  {:>7.1} sales/s  p99 {:>6.1} ms  {:>7.0} redis commands/s  used_memory {:.1} -> peak {:.1} MB{}",
+            phase + 1,
+            if streams { args.streams } else { 0 },
+            sold,
+            stats.latency_ms(0.99),
+            calls as f64 / elapsed,
+            mb(memory_before),
+            mb(phase_peak),
+            if refused > 0 { format!("  ({refused} streams refused)") } else { String::new() },
+        );
+        if streams {
+            with.push(sold);
+            calls_with.push(calls as f64 / elapsed);
+        } else {
+            without.push(sold);
+            calls_without.push(calls as f64 / elapsed);
+        }
+        drop(dashboards);
+    }
+    let memory_end = used_memory(&mut redis).await?;
+    let state = admin.state().await?;
+    let ratio = median(&with) / median(&without);
+    println!();
+    println!("sales/s without streams (median): {:.1}", median(&without));
+    println!("sales/s with {} streams (median): {:.1}", args.streams, median(&with));
+    println!("ratio with/without: {ratio:.3} (cost {:.1}%)", (1.0 - ratio) * 100.0);
+    println!(
+        "redis commands/s: {:.0} without, {:.0} with",
+        median(&calls_without),
+        median(&calls_with)
+    );
+    println!(
+        "redis used_memory: {:.1} MB at start, {:.1} MB peak, {:.1} MB at end",
+        mb(memory_start),
+        mb(memory_max),
+        mb(memory_end)
+    );
+    println!(
+        "ledger: {} orders (each ~0.25 KB of the memory growth), oversold {}, lost updates {}; non-200 answers while measuring: {errors}",
+        state["orders"], state["oversold"], state["lost_updates"]
+    );
+    let ok = ratio >= 0.9;
+    let verdict = if ok { "PASS" } else { "FAIL" };
+    println!(
+        "{verdict}: {} streams cost at most 10% of the sale throughput",
+        args.streams
+    );
+    if !ok {
+        bail!("the streams cost {:.1}% of the throughput", (1.0 - ratio) * 100.0);
+    }
+    Ok(())
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
