@@ -42,8 +42,14 @@ impl Fleet {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let seen = Arc::clone(&lines);
         std::thread::spawn(move || {
+            let mut after_ready = false;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                // What `up` says once running (a restart, nginx exiting) goes to stderr.
+                if after_ready {
+                    eprintln!("up | {line}");
+                }
                 let ready = line.starts_with("ready: ");
+                after_ready |= ready;
                 seen.lock().unwrap_or_else(|p| p.into_inner()).push(line);
                 if ready {
                     let _ = ready_tx.send(());
