@@ -26,7 +26,11 @@ pub struct Fleet {
 
 impl Fleet {
     /// Starts `<oversell> up --instances N --port 0` and waits for its `ready:` line.
-    pub fn start(oversell: &PathBuf, instances: u16, env: &[(&str, &str)]) -> anyhow::Result<Fleet> {
+    pub fn start(
+        oversell: &PathBuf,
+        instances: u16,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Fleet> {
         let mut child = Command::new(oversell)
             .args(["up", "--instances", &instances.to_string(), "--port", "0"])
             .envs(env.iter().copied())
@@ -36,7 +40,12 @@ impl Fleet {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .with_context(|| format!("cannot run {} (cargo build --release first)", oversell.display()))?;
+            .with_context(|| {
+                format!(
+                    "cannot run {} (cargo build --release first)",
+                    oversell.display()
+                )
+            })?;
         let stdout = child.stdout.take().context("no stdout")?;
         let lines = Arc::new(Mutex::new(Vec::<String>::new()));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -85,7 +94,10 @@ impl Fleet {
     }
 
     pub fn admin(&self, room: &str) -> anyhow::Result<loadtest::Admin> {
-        Ok(loadtest::Admin::new(&self.targets(room)?, Some(self.token.clone())))
+        Ok(loadtest::Admin::new(
+            &self.targets(room)?,
+            Some(self.token.clone()),
+        ))
     }
 
     pub async fn redis(&self) -> anyhow::Result<redis::aio::MultiplexedConnection> {

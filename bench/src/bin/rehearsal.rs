@@ -17,7 +17,9 @@ use oversell_bench::{wait_until, Dashboard, Fleet};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
-#[command(about = "Rooms × dashboards × bursts of buyers on one fleet; checks every room's ground truth")]
+#[command(
+    about = "Rooms × dashboards × bursts of buyers on one fleet; checks every room's ground truth"
+)]
 struct Args {
     /// The oversell binary (`oversell up` starts the fleet).
     #[arg(long, default_value = "target/release/oversell")]
@@ -38,7 +40,12 @@ struct Args {
 }
 
 /// Safe tiers, dealt round robin over the rooms.
-const TIERS: [&str; 4] = ["lua-release", "reentrant-watchdog", "fenced", "atomic-deduct"];
+const TIERS: [&str; 4] = [
+    "lua-release",
+    "reentrant-watchdog",
+    "fenced",
+    "atomic-deduct",
+];
 
 struct RoomRun {
     room: String,
@@ -53,7 +60,11 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // A busy 2-core machine must not turn a lock wait into a 503: the deadline is generous,
     // and the latency figures say how long buyers really waited.
-    let fleet = Fleet::start(&args.oversell, args.instances, &[("WAIT_DEADLINE_MS", "30000")])?;
+    let fleet = Fleet::start(
+        &args.oversell,
+        args.instances,
+        &[("WAIT_DEADLINE_MS", "30000")],
+    )?;
     println!(
         "fleet: {} ({} instances); {} rooms, a burst of {} buyers every {} s in each, {} s",
         fleet.url, args.instances, args.rooms, args.buyers, args.every, args.duration
@@ -65,13 +76,17 @@ async fn main() -> anyhow::Result<()> {
     let mut dashboards = Vec::new();
     for (i, room) in (0..args.rooms).map(|i| (i, format!("class-{i:02}"))) {
         let admin = fleet.admin(&room)?;
-        admin.set_config(json!({ "tier": TIERS[i % TIERS.len()] })).await?;
+        admin
+            .set_config(json!({ "tier": TIERS[i % TIERS.len()] }))
+            .await?;
         admin.reset(stock).await?;
         dashboards.push(Dashboard::open(&fleet.url, &room)?);
     }
-    wait_until(Duration::from_secs(60), "every dashboard's first state", || {
-        dashboards.iter().all(|d| d.states() >= 1)
-    })
+    wait_until(
+        Duration::from_secs(60),
+        "every dashboard's first state",
+        || dashboards.iter().all(|d| d.states() >= 1),
+    )
     .await?;
 
     let started = Instant::now();
@@ -116,11 +131,18 @@ async fn main() -> anyhow::Result<()> {
     let mut failures = Vec::new();
     let mut all = RunStats::default();
     println!();
-    println!("room      tier                 sent   200   5xx  orders  stock  oversold lost overlaps");
+    println!(
+        "room      tier                 sent   200   5xx  orders  stock  oversold lost overlaps"
+    );
     for run in &results {
         let state: Value = fleet.admin(&run.room)?.state().await?;
         let ok = run.stats.status(200) as i64;
-        let five = run.stats.statuses.range(500..600).map(|(_, n)| n).sum::<u64>()
+        let five = run
+            .stats
+            .statuses
+            .range(500..600)
+            .map(|(_, n)| n)
+            .sum::<u64>()
             + run.stats.conn_errors
             + run.stats.timeouts;
         let figure = |name: &str| state[name].as_i64().unwrap_or(i64::MIN);
@@ -148,7 +170,10 @@ async fn main() -> anyhow::Result<()> {
             failures.push(format!("{}: ground truth not exact: {state}", run.room));
         }
         if five > 0 {
-            failures.push(format!("{}: {five} answers were 5xx or no answer", run.room));
+            failures.push(format!(
+                "{}: {five} answers were 5xx or no answer",
+                run.room
+            ));
         }
         merge(&mut all, &run.stats);
     }

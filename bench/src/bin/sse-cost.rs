@@ -70,12 +70,19 @@ async fn main() -> anyhow::Result<()> {
     let filled = fire(&targets, &fill, &Progress::hidden()).await;
     let state = admin.state().await?;
     if state["orders"].as_u64() != Some(args.orders) {
-        bail!("filling the ledger: {} orders, {} sales answered 200", state["orders"], filled.status(200));
+        bail!(
+            "filling the ledger: {} orders, {} sales answered 200",
+            state["orders"],
+            filled.status(200)
+        );
     }
     admin
         .set_config(json!({ "tier": args.tier, "business_ms": 2 }))
         .await?;
-    println!("room `{ROOM}`: {} orders in the ledger, tier {}", args.orders, args.tier);
+    println!(
+        "room `{ROOM}`: {} orders in the ledger, tier {}",
+        args.orders, args.tier
+    );
 
     let load = Load {
         model: Model::Closed {
@@ -99,9 +106,11 @@ async fn main() -> anyhow::Result<()> {
             }
             // Every stream is live, and every instance's poller has caught up with the ledger
             // (a few ticks of bounded reads) before the clock starts.
-            wait_until(Duration::from_secs(60), "every stream's first state", || {
-                dashboards.iter().all(|d| d.states() >= 1)
-            })
+            wait_until(
+                Duration::from_secs(60),
+                "every stream's first state",
+                || dashboards.iter().all(|d| d.states() >= 1),
+            )
             .await?;
             let caught_up = dashboards.iter().map(|d| d.states()).min().unwrap_or(0) + 12;
             wait_until(Duration::from_secs(60), "the pollers to catch up", || {
@@ -164,8 +173,15 @@ async fn main() -> anyhow::Result<()> {
     let ratio = median(&with) / median(&without);
     println!();
     println!("sales/s without streams (median): {:.1}", median(&without));
-    println!("sales/s with {} streams (median): {:.1}", args.streams, median(&with));
-    println!("ratio with/without: {ratio:.3} (cost {:.1}%)", (1.0 - ratio) * 100.0);
+    println!(
+        "sales/s with {} streams (median): {:.1}",
+        args.streams,
+        median(&with)
+    );
+    println!(
+        "ratio with/without: {ratio:.3} (cost {:.1}%)",
+        (1.0 - ratio) * 100.0
+    );
     println!(
         "redis commands/s: {:.0} without, {:.0} with",
         median(&calls_without),
@@ -188,7 +204,10 @@ async fn main() -> anyhow::Result<()> {
         args.streams
     );
     if !ok {
-        bail!("the streams cost {:.1}% of the throughput", (1.0 - ratio) * 100.0);
+        bail!(
+            "the streams cost {:.1}% of the throughput",
+            (1.0 - ratio) * 100.0
+        );
     }
     Ok(())
 }
