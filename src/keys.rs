@@ -108,6 +108,11 @@ impl Keys {
     pub fn store_faults(&self) -> String {
         self.key("store_faults")
     }
+    /// Set (with a short expiry) while a claimed lock-store fault has not struck yet: the
+    /// other buyers wait for it, so the fault strikes the next holder (see `sale`).
+    pub fn store_fault_pending(&self) -> String {
+        self.key("store_fault_pending")
+    }
     /// Writes refused by the fencing check.
     pub fn stale_writes_rejected(&self) -> String {
         self.key("stale_writes_rejected")
@@ -148,7 +153,12 @@ impl Keys {
     /// keys: their lease (or its absence, the `setnx` deadlock) is the lesson, and a held lock
     /// is released or expires long before an idle room does.
     pub fn all(&self) -> Vec<String> {
-        let locks = [self.lock(), self.reentrant_lock()];
+        // The pending mark keeps its own short expiry.
+        let locks = [
+            self.lock(),
+            self.reentrant_lock(),
+            self.store_fault_pending(),
+        ];
         let mut all = self.resettable();
         all.retain(|key| !locks.contains(key));
         all.extend([self.settings(), self.generation()]);
@@ -167,6 +177,7 @@ impl Keys {
             self.foreign_releases(),
             self.lost_releases(),
             self.store_faults(),
+            self.store_fault_pending(),
             self.stale_writes_rejected(),
             self.lock_timeouts(),
             self.fence_seen(),

@@ -40,6 +40,7 @@ pub mod keys;
 pub mod lock;
 pub mod lock_store;
 pub mod metrics;
+pub mod poller;
 pub mod redis_pool;
 pub mod redis_server;
 pub mod rooms;

@@ -15,7 +15,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one instance of the sale service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run the whole topology locally: redis-server, N instances, nginx in front.
     Up(oversell::up::UpArgs),
 }

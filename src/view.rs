@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::lock_store::nodes::LockStoreView;
 use crate::faults::Fault;
 use crate::fleet::RoomConfig;
 use crate::ground_truth::GroundTruth;
 use crate::keys::Keys;
+use crate::lock_store::nodes::LockStoreView;
 use crate::rooms::RoomStatus;
 use crate::settings::Settings;
 use crate::tier::Tier;

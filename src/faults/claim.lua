@@ -1,6 +1,8 @@
 -- Claim an armed fault, once: the first instance to reach the fault point wins it.
--- KEYS[1] the room's fault hash (field = kind, value = '<instance or *>|<ms>')
--- ARGV[1] kind, ARGV[2] claiming instance, ARGV[3] control channel, ARGV[4] reload message
+-- KEYS[1] the room's fault hash (field = kind, value = '<instance or *>|<ms>'),
+-- KEYS[2] the room's pending-strike mark
+-- ARGV[1] kind, ARGV[2] claiming instance, ARGV[3] control channel, ARGV[4] reload message,
+-- ARGV[5] how long to mark a lock-store fault pending (ms), or '' for other faults
 -- Returns the stored value when claimed, nil otherwise.
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 if not value then
@@ -11,6 +13,10 @@ if target ~= '*' and target ~= ARGV[2] then
   return nil
 end
 redis.call('HDEL', KEYS[1], ARGV[1])
+-- In the same step as the claim, so no other buyer can look between the two.
+if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[5])
+end
 -- Tell every instance the fault is spent, so they stop checking for it.
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return value

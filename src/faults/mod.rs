@@ -157,6 +157,10 @@ pub async fn clear(redis: &RedisPool, keys: &Keys) -> Result<(), StoreError> {
 
 static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("claim.lua")));
 
+/// How long a claimed lock-store fault is marked pending at most: the other buyers wait that
+/// long for it to strike the next holder (see `sale`).
+pub const STORE_FAULT_PENDING: Duration = Duration::from_secs(3);
+
 /// The faults one sale may meet: the armed copy this instance holds, and how to claim one.
 pub struct FaultPoints<'a> {
     pub armed: &'a [Fault],
@@ -178,12 +182,18 @@ impl FaultPoints<'_> {
         }
         let claimed = async {
             let mut conn = self.redis.conn().await?;
+            let pending = match kind.needs_lock_store() {
+                Some(_) => STORE_FAULT_PENDING.as_millis().to_string(),
+                None => String::new(),
+            };
             let value: Option<String> = CLAIM
                 .key(self.keys.faults())
+                .key(self.keys.store_fault_pending())
                 .arg(kind.id())
                 .arg(self.instance)
                 .arg(crate::keys::CONTROL_CHANNEL)
                 .arg(crate::control::Control::reload(self.keys.room()).to_json())
+                .arg(pending)
                 .invoke_async(&mut conn)
                 .await?;
             Ok::<_, StoreError>(value)

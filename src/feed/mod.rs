@@ -12,6 +12,8 @@
 //! halves its read sizes until reads succeed again, so a Redis under pressure is not hit by the
 //! same big read four times a second. Streams get an `unavailable` event meanwhile.
 //!
+//! The poller itself, which reads the room through the application state, is in the `poller` module.
+//!
 //! An instance serves at most `--max-event-streams` streams; one more is a 503
 //! `too_many_streams`.
 
@@ -20,35 +22,27 @@ pub mod tally;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redis::streams::StreamRangeReply;
-use serde::Serialize;
-use serde_json::json;
 use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::AppError;
-use crate::ground_truth;
 use crate::keys::Keys;
-use crate::redis_pool::StoreError;
-use crate::rooms::RoomStatus;
-use crate::state::AppState;
-use crate::view::StateView;
-use tally::{PerInstance, Tally, TimelineEntry};
+use tally::TimelineEntry;
 
 /// How often a room is read and a state event sent.
 pub const TICK: Duration = Duration::from_millis(250);
 /// Most ledger entries read per tick (halved after a failed read).
-const LEDGER_BATCH: usize = 2_000;
+pub const LEDGER_BATCH: usize = 2_000;
 /// Most timeline entries read per tick (halved after a failed read); the timeline itself is
 /// capped near 5,000 entries by the scripts that write it.
-const TIMELINE_BATCH: usize = 2_000;
+pub const TIMELINE_BATCH: usize = 2_000;
 /// The smallest read sizes backing off goes down to.
-const MIN_BATCH: usize = 100;
+pub const MIN_BATCH: usize = 100;
 /// Timeline entries sent per event (the newest), and kept for streams that join later.
 pub const SEND_PER_TICK: usize = 600;
 /// The longest a poller waits after failed reads before trying again.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
+pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Ticks a stream may fall behind before it skips ahead.
 const CHANNEL_TICKS: usize = 16;
 
@@ -84,6 +78,22 @@ struct Recent {
 }
 
 impl RoomFeed {
+    /// Keeps the tick (and its timeline entries, for streams that join later) and sends it to
+    /// every stream of the room. No receiver left is found at the poller's next tick.
+    pub fn publish(&self, tick: Arc<Tick>) {
+        {
+            let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+            if tick.reset {
+                recent.timeline.clear();
+            }
+            recent.timeline.extend(tick.timeline.iter().cloned());
+            let extra = recent.timeline.len().saturating_sub(SEND_PER_TICK);
+            recent.timeline.drain(..extra);
+            recent.last = Some(Arc::clone(&tick));
+        }
+        let _ = self.tx.send(tick);
+    }
+
     /// The kept timeline entries after `after` (all of them when `None`).
     pub fn recent(&self, after: Option<&str>) -> Vec<Arc<TimelineEntry>> {
         let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
@@ -129,7 +139,13 @@ impl Feeds {
     }
 
     /// Joins the room's feed, starting its poller if it has none; a 503 past the limit.
-    pub fn subscribe(&self, state: &AppState, keys: &Keys) -> Result<Subscription, AppError> {
+    /// `start` runs the room's poller when the room has none yet (see `poller`; passed in, so
+    /// this registry needs nothing of the application state).
+    pub fn subscribe(
+        &self,
+        keys: &Keys,
+        start: impl FnOnce(Arc<RoomFeed>),
+    ) -> Result<Subscription, AppError> {
         let permit = Arc::clone(&self.streams).try_acquire_owned().map_err(|_| {
             AppError::TooManyStreams {
                 max: self.max_streams,
@@ -145,7 +161,7 @@ impl Feeds {
                     recent: Mutex::default(),
                 });
                 rooms.insert(keys.room().to_owned(), Arc::clone(&feed));
-                tokio::spawn(poll(state.clone(), keys.clone(), Arc::clone(&feed)));
+                start(Arc::clone(&feed));
                 feed
             }
         };
@@ -158,7 +174,7 @@ impl Feeds {
     }
 
     /// Removes the room's feed if no stream is left; tells the poller whether to stop.
-    fn leave_if_unwatched(&self, room: &str, feed: &Arc<RoomFeed>) -> bool {
+    pub fn leave_if_unwatched(&self, room: &str, feed: &Arc<RoomFeed>) -> bool {
         let mut rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
         if feed.tx.receiver_count() > 0 {
             return false;
@@ -172,202 +188,5 @@ impl Feeds {
     /// Rooms with a running poller on this instance.
     pub fn rooms(&self) -> usize {
         self.rooms.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-}
-
-/// The state event: the `/state` document plus the live figures.
-#[derive(Serialize)]
-struct LiveView<'a> {
-    #[serde(flatten)]
-    view: StateView,
-    throughput_rps: f64,
-    live_instances: Vec<LiveInstance>,
-    per_instance: &'a std::collections::BTreeMap<String, PerInstance>,
-    at_ms: u64,
-}
-
-#[derive(Serialize)]
-struct LiveInstance {
-    instance: String,
-    last_seen_ms: i64,
-}
-
-/// Where the poller is in the room, and how hard it may read.
-struct Poller {
-    state: AppState,
-    keys: Keys,
-    tally: Tally,
-    /// The room's reset generation at the last read; a change means a reset.
-    generation: Option<String>,
-    ledger_batch: usize,
-    timeline_batch: usize,
-}
-
-/// Reads the room every tick until no stream is left.
-async fn poll(state: AppState, keys: Keys, feed: Arc<RoomFeed>) {
-    let mut stopping = state.stopping.subscribe();
-    let mut poller = Poller {
-        state: state.clone(),
-        keys: keys.clone(),
-        tally: Tally::default(),
-        generation: None,
-        ledger_batch: LEDGER_BATCH,
-        timeline_batch: TIMELINE_BATCH,
-    };
-    let mut backoff = Duration::ZERO;
-    let mut next = tokio::time::Instant::now();
-    loop {
-        tokio::select! {
-            _ = stopping.wait_for(|stop| *stop) => break,
-            _ = tokio::time::sleep_until(next) => {}
-        }
-        if state.feeds.leave_if_unwatched(keys.room(), &feed) {
-            return;
-        }
-        let tick = match poller.read().await {
-            Ok(tick) => {
-                backoff = Duration::ZERO;
-                poller.ledger_batch = (poller.ledger_batch * 2).min(LEDGER_BATCH);
-                poller.timeline_batch = (poller.timeline_batch * 2).min(TIMELINE_BATCH);
-                tick
-            }
-            Err(err) => {
-                backoff = (backoff * 2).clamp(TICK * 2, MAX_BACKOFF);
-                poller.ledger_batch = (poller.ledger_batch / 2).max(MIN_BATCH);
-                poller.timeline_batch = (poller.timeline_batch / 2).max(MIN_BATCH);
-                tracing::debug!(%err, room = keys.room(), ?backoff, "feed read failed; backing off");
-                let data = json!({ "error": "redis_unavailable", "message": err.to_string() });
-                Tick {
-                    reset: false,
-                    event: "unavailable",
-                    data: data.to_string().into(),
-                    timeline: Vec::new(),
-                    skipped: 0,
-                    timeline_data: None,
-                }
-            }
-        };
-        let tick = Arc::new(tick);
-        {
-            let mut recent = feed.recent.lock().unwrap_or_else(|p| p.into_inner());
-            if tick.reset {
-                recent.timeline.clear();
-            }
-            recent.timeline.extend(tick.timeline.iter().cloned());
-            let extra = recent.timeline.len().saturating_sub(SEND_PER_TICK);
-            recent.timeline.drain(..extra);
-            recent.last = Some(Arc::clone(&tick));
-        }
-        // No receiver left is found at the next tick.
-        let _ = feed.tx.send(tick);
-        next = tokio::time::Instant::now() + TICK.max(backoff);
-    }
-    state.feeds.leave_if_unwatched(keys.room(), &feed);
-}
-
-impl Poller {
-    /// One read of the room: the ground truth, then what the ledger and timeline added.
-    async fn read(&mut self) -> Result<Tick, StoreError> {
-        let room = self.state.fleet.room(&self.keys).await?;
-        let (truth, lock_store) = tokio::join!(
-            ground_truth::read(&self.state.redis, &self.state.lock_store, &self.keys),
-            self.state.lock_store.describe(&self.keys)
-        );
-        let truth = truth?;
-        let status = self.state.rooms.judge(&self.keys, truth.stocked).await?;
-        let now = Instant::now();
-        if status == RoomStatus::Lost {
-            let lost = crate::error::AppError::StateLost;
-            let data = json!({ "error": lost.code(), "message": lost.to_string() });
-            return Ok(Tick {
-                reset: false,
-                event: "state_lost",
-                data: data.to_string().into(),
-                timeline: Vec::new(),
-                skipped: 0,
-                timeline_data: None,
-            });
-        }
-
-        let mut conn = self.state.redis.conn().await?;
-        let start = match self.tally.timeline_seen() {
-            Some(id) => format!("({id}"),
-            None => "-".to_owned(),
-        };
-        let seen = self.tally.ledger_seen();
-        let (generation, ledger, timeline): (Option<String>, Vec<String>, StreamRangeReply) =
-            redis::pipe()
-                .get(self.keys.generation())
-                .lrange(
-                    self.keys.ledger(),
-                    seen as isize,
-                    (seen + self.ledger_batch as i64 - 1) as isize,
-                )
-                .cmd("XRANGE")
-                .arg(self.keys.timeline())
-                .arg(&start)
-                .arg("+")
-                .arg("COUNT")
-                .arg(self.timeline_batch)
-                .query_async(&mut conn)
-                .await?;
-        let live = self.state.fleet.live_instances().await?;
-
-        // A reset deletes the ledger and the timeline: count again from the start, next tick.
-        let reset = (self.generation.is_some() && generation != self.generation)
-            || truth.orders < self.tally.ledger_seen();
-        self.generation = generation;
-        let (entries, skipped) = if reset {
-            self.tally.clear();
-            (Vec::new(), 0)
-        } else {
-            self.tally.ledger(&ledger);
-            let entries: Vec<TimelineEntry> = timeline
-                .ids
-                .iter()
-                .map(TimelineEntry::from_stream)
-                .collect();
-            self.tally.timeline(&entries);
-            let skipped = entries.len().saturating_sub(SEND_PER_TICK);
-            let entries: Vec<Arc<TimelineEntry>> =
-                entries.into_iter().skip(skipped).map(Arc::new).collect();
-            (entries, skipped)
-        };
-
-        let throughput = self.tally.throughput(now, truth.orders);
-        let view = LiveView {
-            view: StateView::new(
-                &self.state.instance,
-                &self.keys,
-                &room,
-                truth,
-                status,
-                lock_store,
-            ),
-            throughput_rps: (throughput * 10.0).round() / 10.0,
-            live_instances: live
-                .into_iter()
-                .map(|(instance, last_seen_ms)| LiveInstance {
-                    instance,
-                    last_seen_ms,
-                })
-                .collect(),
-            per_instance: self.tally.per_instance(),
-            at_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0),
-        };
-        let data = serde_json::to_string(&view).unwrap_or_else(|_| "{}".into());
-        let timeline_data = (!entries.is_empty() || skipped > 0)
-            .then(|| stream::timeline_json(&entries, skipped).into());
-        Ok(Tick {
-            reset,
-            event: "state",
-            data: data.into(),
-            timeline: entries,
-            skipped,
-            timeline_data,
-        })
     }
 }

@@ -13,7 +13,10 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
         return None;
     }
     match store::hold_replicas(cx.store.pool()).await {
-        Ok(held) => Some(held),
+        Ok(held) => {
+            tracing::debug!(replicas = held.len(), "fault: replicas held off");
+            Some(held)
+        }
         Err(err) => {
             tracing::warn!(%err, "fault: could not hold the replicas off");
             None
@@ -40,7 +43,20 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
             if let Err(err) = recorded {
                 tracing::warn!(%err, "store fault not recorded");
             }
+            // The other buyers, waiting for the strike, may go now.
+            if let Err(err) = struck(cx).await {
+                tracing::warn!(%err, "store fault still marked pending");
+            }
         }
         Err(err) => tracing::error!(%err, fault = %fault.kind, "fault: could not kill the primary"),
     }
+}
+
+async fn struck(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreError> {
+    let mut conn = cx.truth.conn().await?;
+    redis::cmd("DEL")
+        .arg(cx.keys.store_fault_pending())
+        .query_async::<()>(&mut conn)
+        .await?;
+    Ok(())
 }

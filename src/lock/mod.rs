@@ -269,18 +269,45 @@ static RELEASE_IF_OWNER: LazyLock<Script> =
 /// holds this owner's value. A release that finds the lock gone or someone else's is recorded
 /// as a lost release: the holder learns only now that it lost the lock.
 async fn release_if_owner(cx: &LockCx<'_>) -> Result<(), StoreError> {
-    let mut conn = cx.conn().await?;
-    let deleted: i64 = RELEASE_IF_OWNER
-        .key(cx.keys.lock())
-        .arg(cx.owner)
-        .arg(cx.keys.released_channel())
-        .invoke_async(&mut conn)
-        .await?;
+    let deleted: i64 = riding_out(cx, || async {
+        let mut conn = cx.conn().await?;
+        Ok(RELEASE_IF_OWNER
+            .key(cx.keys.lock())
+            .arg(cx.owner)
+            .arg(cx.keys.released_channel())
+            .invoke_async(&mut conn)
+            .await?)
+    })
+    .await?;
     if deleted == 0 {
         record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
     }
     Ok(())
 }
+
+/// Runs a release against a lock store of its own until it answers (at most
+/// [`RELEASE_RIDE_OUT`]): after a failover the first try meets a connection to the dead
+/// primary, and only a release that reaches the new one can tell the holder its lock is gone.
+async fn riding_out<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let until = tokio::time::Instant::now() + RELEASE_RIDE_OUT;
+    loop {
+        match op().await {
+            Err(StoreError::Unavailable(_))
+                if cx.store.rides_out_outages() && tokio::time::Instant::now() < until =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            done => return done,
+        }
+    }
+}
+
+/// How long a release keeps trying a lock store of its own that does not answer.
+const RELEASE_RIDE_OUT: Duration = Duration::from_secs(5);
 
 static DEL_AND_OBSERVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("del_and_observe.lua")));

@@ -20,7 +20,7 @@ use redis::Script;
 use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
 
-use super::{Attempt, Held, Keep, Lock, LockCx};
+use super::{riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
@@ -87,14 +87,17 @@ impl Lock for ReentrantWatchdog {
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
         // Stop renewing before giving the lock back.
         drop(held);
-        let mut conn = cx.conn().await?;
-        let left: i64 = RELEASE
-            .key(cx.keys.reentrant_lock())
-            .arg(cx.settings.ttl_ms)
-            .arg(cx.owner)
-            .arg(cx.keys.released_channel())
-            .invoke_async(&mut conn)
-            .await?;
+        let left: i64 = riding_out(cx, || async {
+            let mut conn = cx.conn().await?;
+            Ok(RELEASE
+                .key(cx.keys.reentrant_lock())
+                .arg(cx.settings.ttl_ms)
+                .arg(cx.owner)
+                .arg(cx.keys.released_channel())
+                .invoke_async(&mut conn)
+                .await?)
+        })
+        .await?;
         if left == -1 {
             // Redisson throws IllegalMonitorStateException here: the only moment a holder
             // whose lease ran out learns it.

@@ -24,6 +24,17 @@ pub struct HeldReplicas {
     pids: Vec<i32>,
 }
 
+impl HeldReplicas {
+    /// How many replica processes are stopped.
+    pub fn len(&self) -> usize {
+        self.pids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty()
+    }
+}
+
 impl Drop for HeldReplicas {
     fn drop(&mut self) {
         for pid in &self.pids {

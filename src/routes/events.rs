@@ -27,7 +27,7 @@ pub async fn events(
         .and_then(|v| v.to_str().ok())
         .filter(|id| tally::is_stream_id(id))
         .map(str::to_owned);
-    let subscription = state.feeds.subscribe(&state, &keys)?;
+    let subscription = crate::poller::subscribe(&state, &keys)?;
     let events = stream::events(subscription, state.stopping.subscribe(), resume);
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(10))))
 }

@@ -131,28 +131,44 @@ fn lock_cx<'a>(
 /// Claims a lock-store fault armed for this sale's acquire, if any (no round trip when none
 /// is armed).
 ///
-/// A sale that finds one armed but loses the claim to another sale waits a moment before its
-/// first attempt: the claimant spends a few round trips holding the replicas off, and the
-/// fault is meant for the next holder, not for whoever happens to come after one.
-async fn claim_store_fault(faults: &FaultPoints<'_>) -> Option<Fault> {
+/// The fault is meant for the next holder. A sale that finds one armed but loses the claim
+/// waits until the claimant has struck (or `faults::STORE_FAULT_PENDING` has passed): the claimant spends
+/// a few round trips holding the replicas off, and on a busy machine another buyer would
+/// otherwise take the lock first, normally replicated, and the fault would strike whoever
+/// came after.
+async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>) -> Option<Fault> {
     let mut lost = false;
     for kind in [FaultKind::Failover, FaultKind::LockStoreRestart] {
         if !faults.is_armed(kind) {
             continue;
         }
         match faults.claim(kind).await {
+            // The claim marked it pending, in the same step.
             Some(fault) => return Some(fault),
             None => lost = true,
         }
     }
     if lost {
-        tokio::time::sleep(CLAIMANT_HEAD_START).await;
+        let until = Instant::now() + faults::STORE_FAULT_PENDING;
+        while Instant::now() < until && strike_pending(cx).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     None
 }
 
-/// How long a sale that lost a lock-store fault's claim lets the claimant go first.
-const CLAIMANT_HEAD_START: Duration = Duration::from_millis(100);
+/// Whether a claimed lock-store fault has yet to strike (a store error counts as no).
+async fn strike_pending(cx: &SaleCx<'_>) -> bool {
+    let asked = async {
+        let mut conn = cx.redis.conn().await?;
+        let pending: bool = redis::cmd("EXISTS")
+            .arg(cx.keys.store_fault_pending())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(pending)
+    };
+    asked.await.unwrap_or(false)
+}
 
 pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let tier = cx.settings.tier;
@@ -160,7 +176,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         return sell_lock_free(cx, order).await;
     };
     let faults = cx.fault_points();
-    let store_fault = std::sync::Mutex::new(claim_store_fault(&faults).await);
+    let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
     let waited = Instant::now();

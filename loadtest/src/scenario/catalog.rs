@@ -17,9 +17,9 @@ const NORMAL_TTL: u64 = 3_000;
 
 /// The failure chapters: a lease long enough to outlive the store's failure, and work long
 /// enough that a second holder gets in while the first still works (a failover takes ~2 s).
-const STORE_FAULT_TTL: u64 = 15_000;
-const STORE_FAULT_BUSINESS: u64 = 6_000;
-const STORE_FAULT_DEADLINE: u64 = 12_000;
+const STORE_FAULT_TTL: u64 = 20_000;
+const STORE_FAULT_BUSINESS: u64 = 9_000;
+const STORE_FAULT_DEADLINE: u64 = 15_000;
 
 pub static CATALOG: &[Scenario] = &[
     Scenario {

@@ -1,0 +1,217 @@
+//! The poller behind a room's live feed: reads the room every tick (the ground truth, then
+//! only what the ledger and timeline added), backs off when reads fail, and broadcasts each
+//! tick to the room's streams until none is left. Apart from [`crate::feed`], the registry of
+//! feeds, so that the state can hold the registry without the registry knowing the state.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::streams::StreamRangeReply;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::error::AppError;
+use crate::feed::stream;
+use crate::feed::tally::{PerInstance, Tally, TimelineEntry};
+use crate::feed::{
+    RoomFeed, Subscription, Tick, LEDGER_BATCH, MAX_BACKOFF, MIN_BATCH, SEND_PER_TICK, TICK,
+    TIMELINE_BATCH,
+};
+use crate::ground_truth;
+use crate::keys::Keys;
+use crate::redis_pool::StoreError;
+use crate::rooms::RoomStatus;
+use crate::state::AppState;
+use crate::view::StateView;
+
+/// Joins the room's feed on this instance, starting its poller if it has none.
+pub fn subscribe(state: &AppState, keys: &Keys) -> Result<Subscription, AppError> {
+    state.feeds.subscribe(keys, |feed| {
+        tokio::spawn(poll(state.clone(), keys.clone(), feed));
+    })
+}
+
+/// The state event: the `/state` document plus the live figures.
+#[derive(Serialize)]
+struct LiveView<'a> {
+    #[serde(flatten)]
+    view: StateView,
+    throughput_rps: f64,
+    live_instances: Vec<LiveInstance>,
+    per_instance: &'a std::collections::BTreeMap<String, PerInstance>,
+    at_ms: u64,
+}
+
+#[derive(Serialize)]
+struct LiveInstance {
+    instance: String,
+    last_seen_ms: i64,
+}
+
+/// Where the poller is in the room, and how hard it may read.
+struct Poller {
+    state: AppState,
+    keys: Keys,
+    tally: Tally,
+    /// The room's reset generation at the last read; a change means a reset.
+    generation: Option<String>,
+    ledger_batch: usize,
+    timeline_batch: usize,
+}
+
+/// Reads the room every tick until no stream is left.
+async fn poll(state: AppState, keys: Keys, feed: Arc<RoomFeed>) {
+    let mut stopping = state.stopping.subscribe();
+    let mut poller = Poller {
+        state: state.clone(),
+        keys: keys.clone(),
+        tally: Tally::default(),
+        generation: None,
+        ledger_batch: LEDGER_BATCH,
+        timeline_batch: TIMELINE_BATCH,
+    };
+    let mut backoff = Duration::ZERO;
+    let mut next = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = stopping.wait_for(|stop| *stop) => break,
+            _ = tokio::time::sleep_until(next) => {}
+        }
+        if state.feeds.leave_if_unwatched(keys.room(), &feed) {
+            return;
+        }
+        let tick = match poller.read().await {
+            Ok(tick) => {
+                backoff = Duration::ZERO;
+                poller.ledger_batch = (poller.ledger_batch * 2).min(LEDGER_BATCH);
+                poller.timeline_batch = (poller.timeline_batch * 2).min(TIMELINE_BATCH);
+                tick
+            }
+            Err(err) => {
+                backoff = (backoff * 2).clamp(TICK * 2, MAX_BACKOFF);
+                poller.ledger_batch = (poller.ledger_batch / 2).max(MIN_BATCH);
+                poller.timeline_batch = (poller.timeline_batch / 2).max(MIN_BATCH);
+                tracing::debug!(%err, room = keys.room(), ?backoff, "feed read failed; backing off");
+                let data = json!({ "error": "redis_unavailable", "message": err.to_string() });
+                Tick {
+                    reset: false,
+                    event: "unavailable",
+                    data: data.to_string().into(),
+                    timeline: Vec::new(),
+                    skipped: 0,
+                    timeline_data: None,
+                }
+            }
+        };
+        feed.publish(Arc::new(tick));
+        next = tokio::time::Instant::now() + TICK.max(backoff);
+    }
+    state.feeds.leave_if_unwatched(keys.room(), &feed);
+}
+
+impl Poller {
+    /// One read of the room: the ground truth, then what the ledger and timeline added.
+    async fn read(&mut self) -> Result<Tick, StoreError> {
+        let room = self.state.fleet.room(&self.keys).await?;
+        let (truth, lock_store) = tokio::join!(
+            ground_truth::read(&self.state.redis, &self.state.lock_store, &self.keys),
+            self.state.lock_store.describe(&self.keys)
+        );
+        let truth = truth?;
+        let status = self.state.rooms.judge(&self.keys, truth.stocked).await?;
+        let now = Instant::now();
+        if status == RoomStatus::Lost {
+            let lost = crate::error::AppError::StateLost;
+            let data = json!({ "error": lost.code(), "message": lost.to_string() });
+            return Ok(Tick {
+                reset: false,
+                event: "state_lost",
+                data: data.to_string().into(),
+                timeline: Vec::new(),
+                skipped: 0,
+                timeline_data: None,
+            });
+        }
+
+        let mut conn = self.state.redis.conn().await?;
+        let start = match self.tally.timeline_seen() {
+            Some(id) => format!("({id}"),
+            None => "-".to_owned(),
+        };
+        let seen = self.tally.ledger_seen();
+        let (generation, ledger, timeline): (Option<String>, Vec<String>, StreamRangeReply) =
+            redis::pipe()
+                .get(self.keys.generation())
+                .lrange(
+                    self.keys.ledger(),
+                    seen as isize,
+                    (seen + self.ledger_batch as i64 - 1) as isize,
+                )
+                .cmd("XRANGE")
+                .arg(self.keys.timeline())
+                .arg(&start)
+                .arg("+")
+                .arg("COUNT")
+                .arg(self.timeline_batch)
+                .query_async(&mut conn)
+                .await?;
+        let live = self.state.fleet.live_instances().await?;
+
+        // A reset deletes the ledger and the timeline: count again from the start, next tick.
+        let reset = (self.generation.is_some() && generation != self.generation)
+            || truth.orders < self.tally.ledger_seen();
+        self.generation = generation;
+        let (entries, skipped) = if reset {
+            self.tally.clear();
+            (Vec::new(), 0)
+        } else {
+            self.tally.ledger(&ledger);
+            let entries: Vec<TimelineEntry> = timeline
+                .ids
+                .iter()
+                .map(TimelineEntry::from_stream)
+                .collect();
+            self.tally.timeline(&entries);
+            let skipped = entries.len().saturating_sub(SEND_PER_TICK);
+            let entries: Vec<Arc<TimelineEntry>> =
+                entries.into_iter().skip(skipped).map(Arc::new).collect();
+            (entries, skipped)
+        };
+
+        let throughput = self.tally.throughput(now, truth.orders);
+        let view = LiveView {
+            view: StateView::new(
+                &self.state.instance,
+                &self.keys,
+                &room,
+                truth,
+                status,
+                lock_store,
+            ),
+            throughput_rps: (throughput * 10.0).round() / 10.0,
+            live_instances: live
+                .into_iter()
+                .map(|(instance, last_seen_ms)| LiveInstance {
+                    instance,
+                    last_seen_ms,
+                })
+                .collect(),
+            per_instance: self.tally.per_instance(),
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
+        };
+        let data = serde_json::to_string(&view).unwrap_or_else(|_| "{}".into());
+        let timeline_data = (!entries.is_empty() || skipped > 0)
+            .then(|| stream::timeline_json(&entries, skipped).into());
+        Ok(Tick {
+            reset,
+            event: "state",
+            data: data.into(),
+            timeline: entries,
+            skipped,
+            timeline_data,
+        })
+    }
+}
