@@ -8,7 +8,7 @@ const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
 const ROOM = /^[A-Za-z0-9_-]{1,32}$/.test(params.get('room') || '') ? params.get('room') : 'default';
 const TOKEN_KEY = 'oversell.admin-token';
-const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'stale_writes_rejected', 'lock_timeouts'];
+const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lost_releases', 'stale_writes_rejected', 'lock_timeouts'];
 
 let state = null; // the last `state` event
 let scenarios = [];
@@ -296,6 +296,29 @@ function pushHistory(s) {
   if (chart) chart.setData(history);
 }
 
+// The lock store's nodes, as the nodes themselves report them: which is primary, which is
+// down, and which one holds the room's lock (and for how long).
+function renderLockStore(store) {
+  if (!store) return;
+  const persistence = store.nodes?.find((n) => n.persistence)?.persistence;
+  $('#store-kind').textContent = t(`store.kind.${store.kind}`) + (persistence ? ` · ${t('store.persistence')} ${persistence}` : '');
+  const body = $('#lock-store tbody');
+  body.replaceChildren();
+  for (const n of store.nodes || []) {
+    const tr = document.createElement('tr');
+    if (!n.up) tr.className = 'down';
+    const lease = n.holds_lock ? t('store.holds', { ms: n.lock_ttl_ms < 0 ? '∞' : fmt(n.lock_ttl_ms) }) : '–';
+    const cells = [n.addr, n.up ? t(`store.role.${n.role}`) : t('store.down'), lease];
+    cells.forEach((v, i) => {
+      const td = document.createElement('td');
+      td.textContent = v;
+      if (i === 2 && n.holds_lock) td.className = 'holds';
+      tr.appendChild(td);
+    });
+    body.appendChild(tr);
+  }
+}
+
 function render(s) {
   document.body.dataset.tier = s.tier;
   $('#tier-name').textContent = s.tier;
@@ -331,6 +354,7 @@ function render(s) {
     for (const id of [...live].sort()) target.appendChild(new Option(id, id));
     target.value = live.includes(keep) ? keep : '';
   }
+  renderLockStore(s.lock_store);
   const per = s.per_instance || {};
   const names = [...new Set([...live, ...Object.keys(per)])].filter((n) => n).sort();
   const body = $('#per-instance tbody');

@@ -128,10 +128,8 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         _ = crate::startup::shutdown_signal() => return Ok(()),
     };
     if !static_dir.is_dir() {
-        eprintln!(
-            "note: no dashboard at {} (run from the repository root, or pass --static-dir)",
-            static_dir.display()
-        );
+        // The dashboard is built into the binary; a directory only overrides it.
+        tracing::debug!(dir = %static_dir.display(), "no dashboard directory; serving the built-in one");
     }
     print_banner(&fleet, tier, args.redis_dir.as_deref());
     let outcome = tokio::select! {

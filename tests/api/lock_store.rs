@@ -271,6 +271,16 @@ async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
     )];
     args.wait_deadline_ms = 1500;
     let app = TestApp::spawn(&args).await;
+    // Stock the room (a never-stocked room answers 409 before any lock is tried). The reset's
+    // lock-store half cannot reach the Sentinels either: its answer is a 503 too.
+    let reset = reqwest::Client::new()
+        .post(format!("{}/admin/reset", app.url))
+        .bearer_auth(crate::helpers::TOKEN)
+        .json(&json!({ "stock": 5 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::SERVICE_UNAVAILABLE);
     let asked = Instant::now();
     let resp = reqwest::Client::new()
         .post(format!("{}/sale", app.url))
