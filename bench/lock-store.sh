@@ -116,7 +116,7 @@ echo
 
 echo "### Lock-loss rate over repeated failovers and restarts"
 echo
-echo "stock 1, 4 buyers, lua-release, business 6 s, lease 15 s, --repeat $REPEAT: a lost lock lets a second buyer in (overlaps, oversold)."
+echo "stock 1, 4 buyers, lua-release, business 9 s, lease 20 s, --repeat $REPEAT: a lost lock lets a second buyer in (overlaps, oversold)."
 echo
 echo "| scenario | lock store | outcome held |"
 echo "|---|---|---|"

@@ -11,11 +11,11 @@ use tokio::sync::watch;
 
 use super::nginx::{self, Nginx};
 use super::process;
-use super::redis_nodes::{self, LockStorePlan};
+use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, InstanceEnv};
 use crate::lock_store::{LockStoreKind, Persistence};
-use crate::redis_server::{self, RedisServer};
+use crate::redis_server;
 use crate::tier::Tier;
 
 /// How long the instances may take to answer `/health` at start-up.
@@ -54,7 +54,10 @@ pub struct Fleet {
     stop: watch::Sender<bool>,
     store_stop: watch::Sender<bool>,
     lock_store: LockStoreKind,
-    redis: RedisServer,
+    /// The resource store: supervised like every other child (a killed one comes back with
+    /// its append-only file), stopped with the lock store.
+    redis: Supervisor,
+    redis_url: String,
     run_dir: tempfile::TempDir,
 }
 
@@ -80,15 +83,28 @@ impl Fleet {
         process::raise_open_files_limit();
 
         let run_dir = tempfile::Builder::new().prefix("oversell-up-").tempdir()?;
-        let redis_dir = config.redis_dir.clone();
-        let redis = tokio::task::spawn_blocking(move || {
-            let port = match config.redis_port {
-                Some(port) => port,
-                None => redis_server::free_port()?,
-            };
-            RedisServer::start_with(port, redis_dir.as_deref())
-        })
-        .await??;
+        let redis_port = match config.redis_port {
+            Some(port) => port,
+            None => redis_server::free_port()?,
+        };
+        let (store_stop, store_stopping) = watch::channel(false);
+        // The stock and the ledger survive a killed Redis: an append-only file, fsynced each
+        // second, in the run dir (or in --redis-dir, across runs).
+        let redis = Supervisor::start(
+            RedisNodeSpec {
+                id: "redis".into(),
+                port: redis_port,
+                dir: config
+                    .redis_dir
+                    .clone()
+                    .unwrap_or_else(|| run_dir.path().join("redis")),
+                persistence: Persistence::Everysec,
+                sentinel: None,
+            },
+            store_stopping.clone(),
+        );
+        wait_answering(&[("redis".into(), redis_port)]).await?;
+        let redis_url = format!("redis://127.0.0.1:{redis_port}");
 
         let plan = LockStorePlan::new(
             config.lock_store,
@@ -100,7 +116,6 @@ impl Fleet {
             plan.single_url().unwrap_or_default(),
             plan.sentinel_addrs().join(","),
         );
-        let (store_stop, store_stopping) = watch::channel(false);
         let mut store_supervisors = Vec::new();
         for sentinel in plan.sentinels.iter().map(|s| s.port) {
             ensure_free(sentinel, "a Sentinel", "another run")?;
@@ -131,7 +146,7 @@ impl Fleet {
                     instance_id: instance_id(i + 1),
                     host: "127.0.0.1".into(),
                     port: app_port.to_string(),
-                    redis_url: redis.url(),
+                    redis_url: redis_url.clone(),
                     lock_store: config.lock_store.to_string(),
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
@@ -160,6 +175,7 @@ impl Fleet {
             store_stop,
             lock_store: config.lock_store,
             redis,
+            redis_url,
             run_dir,
         })
     }
@@ -178,8 +194,14 @@ impl Fleet {
         self.supervisors.iter().map(Supervisor::instance).collect()
     }
 
-    pub fn redis(&self) -> &RedisServer {
-        &self.redis
+    /// The resource store's URL.
+    pub fn redis_url(&self) -> &str {
+        &self.redis_url
+    }
+
+    /// The resource store's process, with its current pid.
+    pub fn redis_process(&self) -> Instance {
+        self.redis.instance()
     }
 
     pub fn lock_store(&self) -> LockStoreKind {
@@ -217,7 +239,8 @@ impl Fleet {
         let _ = self.store_stop.send(true);
         let store = std::mem::take(&mut self.store_supervisors);
         futures_util::future::join_all(store.into_iter().map(Supervisor::join)).await;
-        // Dropping `self` kills and reaps Redis and removes both temp dirs.
+        self.redis.join().await;
+        // Dropping `self` removes the run dir.
     }
 }
 

@@ -1,9 +1,11 @@
 //! `oversell up`: the design's topology, "several instances behind nginx share a Redis", as
 //! local processes, for a machine without Docker.
 //!
-//! It starts a private `redis-server` (temp dir, no persistence unless `--redis-dir`), N `oversell serve` processes
+//! It starts a private `redis-server` (the resource store: an append-only file fsynced every
+//! second, in the run dir unless `--redis-dir`), the lock store's Redis nodes and Sentinels
+//! when asked for, N `oversell serve` processes
 //! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
-//! same template as `deploy/nginx.conf`. It supervises the instances like
+//! same template as `deploy/nginx.conf`. It supervises the instances and every Redis like
 //! `restart: unless-stopped`, and Ctrl-C or SIGTERM takes everything down.
 //!
 //! Faults (crash, freeze) are not done here: an instance crashes or freezes *itself* when the
@@ -50,8 +52,8 @@ pub struct UpArgs {
     #[arg(long)]
     pub redis_port: Option<u16>,
 
-    /// Keep Redis' data in DIR (append-only file) across runs [default: a temp dir, nothing
-    /// persisted].
+    /// Keep the resource store's data (append-only file, fsynced every second) in DIR across
+    /// runs [default: in the run dir, removed on exit].
     #[arg(long, value_name = "DIR")]
     pub redis_dir: Option<PathBuf>,
 
@@ -163,14 +165,14 @@ fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) 
             pid(instance.pid)
         );
     }
-    let persistence = match redis_dir {
-        Some(dir) => format!("data kept in {}", dir.display()),
-        None => "no persistence".into(),
+    let kept = match redis_dir {
+        Some(dir) => format!("in {}, across runs", dir.display()),
+        None => "in the run dir".into(),
     };
     out += &format!(
-        "redis: {} pid={} (private, {persistence})\n",
-        fleet.redis().url(),
-        fleet.redis().pid()
+        "redis: {} pid={} (resource store: stock, ledger, ground truth; appendfsync everysec {kept})\n",
+        fleet.redis_url(),
+        pid(fleet.redis_process().pid)
     );
     for process in fleet.lock_store_processes() {
         out += &format!(

@@ -333,3 +333,38 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_store_killed_under_up_comes_back_by_itself_with_its_stock() {
+    let fleet = crate::scenarios::start_fleet(2).await;
+    admin(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/reset",
+        json!({ "stock": 10 }),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let sale = || async {
+        client
+            .post(format!("{}/sale", fleet.url()))
+            .send()
+            .await
+            .map(|r| r.status())
+    };
+    assert_eq!(sale().await.unwrap(), StatusCode::OK);
+    let before = fleet.redis_process();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(before.pid.unwrap() as i32, libc::SIGKILL) };
+    // Its supervisor restarts it with the same append-only file: the stock is still there,
+    // so sales resume without a reset.
+    eventually(Duration::from_secs(20), || async {
+        sale().await.is_ok_and(|s| s == StatusCode::OK)
+    })
+    .await;
+    let after = fleet.redis_process();
+    assert_eq!(after.restarts, 1, "{after:?}");
+    assert_ne!(after.pid, before.pid);
+    assert_eq!(state(&fleet).await["orders"], 2);
+    fleet.stop().await;
+}
