@@ -124,7 +124,10 @@ MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --toke
 echo "== 3. sustained selling rate per tier (closed loop, stock that never runs out)" >&2
 LOADTEST="$LOADTEST" bench/selling-rate.sh "http://127.0.0.1:$UP_PORT" "$TOKEN" 0 64 5 >"$WORK/selling.tsv"
 
-echo "== writing $OUT" >&2
+echo "== writing $OUT (sections 1-3; sections 4 and on come from their own benches and are kept)" >&2
+kept="$WORK/kept.md"
+if [ -f "$OUT" ]; then sed -n '/^## 4\. /,$p' "$OUT" >"$kept"; else : >"$kept"; fi
 ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE \
-    python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" "$WORK/selling.tsv" >"$OUT"
+    python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" "$WORK/selling.tsv" >"$WORK/generated.md"
+{ cat "$WORK/generated.md"; [ -s "$kept" ] && { echo; cat "$kept"; }; } >"$OUT"
 cat "$OUT"
