@@ -2,7 +2,7 @@
 //! front, in a temp run dir. `Fleet::start` brings it up in that order and returns once nginx
 //! answers; `Fleet::stop` takes it down in the reverse order and leaves nothing behind.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,8 @@ use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server;
 use crate::tier::Tier;
 
+const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
 /// How long the instances may take to answer `/health` at start-up.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -27,6 +29,8 @@ pub struct FleetConfig {
     pub instances: usize,
     /// nginx's port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
+    /// The address nginx listens on (the instances and Redis stay on loopback).
+    pub host: IpAddr,
     /// The private Redis' port; `None` picks a free one.
     pub redis_port: Option<u16>,
     /// Where Redis keeps its data; `None`: a temp dir and no persistence.
@@ -44,6 +48,8 @@ pub struct FleetConfig {
 
 pub struct Fleet {
     url: String,
+    host: IpAddr,
+    port: u16,
     admin_token: String,
     /// Fields drop in declaration order: an interrupted start kills nginx, then the
     /// instances, then Redis, and removes the run dir last.
@@ -72,12 +78,12 @@ impl Fleet {
         let port = match config.port {
             0 => redis_server::free_port()?,
             port => {
-                ensure_free(port, "nginx --port", "--port")?;
+                ensure_free(config.host, port, "nginx --port", "--port")?;
                 port
             }
         };
         if let Some(redis_port) = config.redis_port {
-            ensure_free(redis_port, "--redis-port", "--redis-port")?;
+            ensure_free(LOOPBACK, redis_port, "--redis-port", "--redis-port")?;
         }
         let app_ports = free_ports(config.instances)?;
         process::raise_open_files_limit();
@@ -118,7 +124,7 @@ impl Fleet {
         );
         let mut store_supervisors = Vec::new();
         for sentinel in plan.sentinels.iter().map(|s| s.port) {
-            ensure_free(sentinel, "a Sentinel", "another run")?;
+            ensure_free(LOOPBACK, sentinel, "a Sentinel", "another run")?;
         }
         let LockStorePlan { nodes, sentinels } = plan;
         let (node_ports, sentinel_ports): (Vec<_>, Vec<_>) = (
@@ -164,9 +170,12 @@ impl Fleet {
             })
             .collect();
         wait_healthy(&supervisors).await?;
-        let nginx = Nginx::start(&nginx_binary, run_dir.path(), port, &app_ports).await?;
+        let nginx =
+            Nginx::start(&nginx_binary, run_dir.path(), config.host, port, &app_ports).await?;
         Ok(Fleet {
             url,
+            host: config.host,
+            port,
             admin_token: config.admin_token,
             nginx,
             supervisors,
@@ -183,6 +192,15 @@ impl Fleet {
     /// nginx's URL: the fleet as a whole.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Where nginx listens.
+    pub fn host(&self) -> IpAddr {
+        self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     pub fn admin_token(&self) -> &str {
@@ -290,8 +308,8 @@ async fn wait_healthy(supervisors: &[Supervisor]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn ensure_free(port: u16, what: &str, flag: &str) -> anyhow::Result<()> {
-    match TcpListener::bind(("127.0.0.1", port)) {
+fn ensure_free(host: IpAddr, port: u16, what: &str, flag: &str) -> anyhow::Result<()> {
+    match TcpListener::bind((host, port)) {
         Ok(_) => Ok(()),
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
             bail!("port {port} is in use ({what}); pick another with {flag}")

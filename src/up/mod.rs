@@ -44,9 +44,15 @@ pub struct UpArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub instances: u16,
 
-    /// Port nginx listens on, on 127.0.0.1; 0 picks a free one.
+    /// Port nginx listens on (on --host); 0 picks a free one.
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+
+    /// Address nginx listens on. Beyond loopback (e.g. 0.0.0.0, so students reach the
+    /// instructor's fleet from their laptops) --admin-token is required: anyone who reaches
+    /// the fleet could otherwise reset, crash or freeze it.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
 
     /// Port of the private redis-server [default: a free port].
     #[arg(long)]
@@ -92,6 +98,14 @@ impl UpArgs {
                         is the resource store's Redis"
                 .into());
         }
+        let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
+        if !self.host.is_loopback() && !token_given {
+            return Err(format!(
+                "error: --host {} opens the admin API beyond this machine: give --admin-token \
+                 (or ADMIN_TOKEN) a secret of your own",
+                self.host
+            ));
+        }
         Ok(())
     }
 
@@ -107,6 +121,7 @@ impl UpArgs {
         Ok(FleetConfig {
             instances: usize::from(self.instances),
             port: self.port,
+            host: self.host,
             redis_port: self.redis_port,
             redis_dir: self.redis_dir.clone(),
             tier: self.tier,
@@ -157,6 +172,14 @@ fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) 
         "nginx: {url} pid={} (round robin; dashboard at /)\n",
         pid(fleet.nginx_pid())
     );
+    if !fleet.host().is_loopback() {
+        out += &format!(
+            "listening on {}:{} too: students use this machine's address; the admin token \
+             below is the fleet's key\n",
+            fleet.host(),
+            fleet.port()
+        );
+    }
     for instance in &instances {
         out += &format!(
             "{}: http://127.0.0.1:{} pid={}\n",

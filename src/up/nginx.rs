@@ -2,7 +2,7 @@
 //! foreground with the run dir as its prefix, so every file it writes (pid, logs, temp paths)
 //! is inside the run dir and goes when the run dir goes.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
@@ -22,17 +22,22 @@ pub struct Nginx {
 }
 
 impl Nginx {
-    /// Renders the config for `upstream_ports` into `run_dir`, starts nginx on `port` and
-    /// waits until it proxies `GET /health` to an instance.
+    /// Renders the config for `upstream_ports` into `run_dir`, starts nginx on `host:port`
+    /// and waits until it proxies `GET /health` to an instance.
     pub async fn start(
         binary: &Path,
         run_dir: &Path,
+        host: IpAddr,
         port: u16,
         upstream_ports: &[u16],
     ) -> anyhow::Result<Self> {
         let run = run_dir.to_string_lossy().into_owned();
+        let listen = match host {
+            IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+            IpAddr::V4(v4) => format!("{v4}:{port}"),
+        };
         let values = NginxValues {
-            listen: format!("127.0.0.1:{port}"),
+            listen,
             upstreams: upstream_ports
                 .iter()
                 .map(|p| format!("127.0.0.1:{p}"))

@@ -318,10 +318,12 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
             "--lock-sentinels",
         ),
         (vec!["serve", "--lock-store", "single"], "--lock-redis-url"),
+        (vec!["up", "--host", "0.0.0.0"], "--admin-token"),
     ] {
         let out = std::process::Command::new(oversell)
             .args(&args)
             .env_remove("LOCK_STORE")
+            .env_remove("ADMIN_TOKEN")
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

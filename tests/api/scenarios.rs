@@ -23,6 +23,7 @@ pub async fn start_fleet_with(
     Fleet::start(FleetConfig {
         instances,
         port: 0,
+        host: "127.0.0.1".parse().unwrap(),
         redis_port: None,
         redis_dir: None,
         tier: Tier::LuaRelease,

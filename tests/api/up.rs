@@ -376,3 +376,28 @@ async fn up_without_redis_server_says_how_to_install_it_in_one_line() {
         "error: redis-server not found; install it with: sudo apt-get install -y redis-server"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_a_host_beyond_loopback_listens_there_with_the_given_token() {
+    let port = free_port().unwrap();
+    let up = Up::spawn(&[
+        "--instances",
+        "1",
+        "--port",
+        &port.to_string(),
+        "--host",
+        "0.0.0.0",
+        "--admin-token",
+        "class-secret",
+    ]);
+    let url = format!("http://127.0.0.1:{port}");
+    up.line(&format!("ready: {url}"), Duration::from_secs(60))
+        .await;
+    let listening = up
+        .line("listening on 0.0.0.0:", Duration::from_secs(1))
+        .await;
+    assert!(listening.contains(&port.to_string()), "{listening}");
+    assert_eq!(up.banner("admin token").await.0, "class-secret");
+    // nginx listens on every interface: the wildcard address is taken.
+    assert!(std::net::TcpListener::bind(("0.0.0.0", port)).is_err());
+}
