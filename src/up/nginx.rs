@@ -19,6 +19,9 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct Nginx {
     child: Child,
     addr: SocketAddr,
+    /// Kills nginx's workers if `up` dies without stopping them (see `process`); ended on
+    /// drop, once nginx is stopped or killed.
+    _reaper: Option<process::Reaper>,
 }
 
 impl Nginx {
@@ -60,8 +63,10 @@ impl Nginx {
             .spawn()
             .context("cannot start nginx")?;
         process::prefix_output(&mut child, "nginx");
+        let reaper = child.id().and_then(process::Reaper::for_group);
         let mut nginx = Nginx {
             child,
+            _reaper: reaper,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
         };
         nginx.wait_ready().await?;

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -40,6 +40,46 @@ pub fn supervised(command: &mut Command) -> &mut Command {
         })
     };
     command
+}
+
+/// Kills a process group once `up` itself is gone, however it went (even `kill -9`).
+///
+/// PR_SET_PDEATHSIG (see [`supervised`]) takes down the direct children, but nginx's worker
+/// processes are nginx's children, not ours: killed only in their master, they would live on
+/// and keep the port. So a small `sh`, in a process group of its own and with no parent-death
+/// signal, watches `up`'s pid and kills the whole group when it is gone. Dropping the reaper
+/// (after a clean stop) ends it.
+pub struct Reaper(std::process::Child);
+
+impl Reaper {
+    pub fn for_group(pgid: u32) -> Option<Reaper> {
+        let parent = std::process::id();
+        let script = format!(
+            "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; kill -KILL -{pgid} 2>/dev/null"
+        );
+        let spawned = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn();
+        match spawned {
+            Ok(child) => Some(Reaper(child)),
+            Err(err) => {
+                tracing::warn!(%err, "no reaper for nginx's workers");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        // Its group: the `sh` and the `sleep` it may be in.
+        signal_group(self.0.id(), libc::SIGKILL);
+        let _ = self.0.wait();
+    }
 }
 
 /// Copies each line the child prints to our stdout or stderr, after `name | `.

@@ -401,3 +401,45 @@ async fn up_with_a_host_beyond_loopback_listens_there_with_the_given_token() {
     // nginx listens on every interface: the wildcard address is taken.
     assert!(std::net::TcpListener::bind(("0.0.0.0", port)).is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_up_leaves_no_process_and_frees_the_port() {
+    let port = free_port().unwrap();
+    let mut up = Up::spawn(&["--instances", "2", "--port", &port.to_string()]);
+    up.line(
+        &format!("ready: http://127.0.0.1:{port}"),
+        Duration::from_secs(60),
+    )
+    .await;
+    let seen = descendants(up.pid());
+    assert!(seen.values().any(|p| p.name == "nginx"), "{seen:?}");
+    assert!(seen.values().any(|p| p.name == "redis-server"), "{seen:?}");
+    signal(up.pid(), libc::SIGKILL);
+    let _ = up.child.wait();
+    // Instances and Redis die with their parent (PR_SET_PDEATHSIG); nginx's workers, which
+    // are nginx's children, are killed by the reaper `up` left watching for its death.
+    eventually(Duration::from_secs(10), || async {
+        seen.iter().all(|(pid, p)| !still_running(*pid, p))
+    })
+    .await;
+    eventually(Duration::from_secs(10), || async {
+        std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    // Its run dir is left behind; the next `up` removes it and says so.
+    let run_dir = up
+        .output()
+        .iter()
+        .find_map(|l| l.strip_prefix("run dir: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(PathBuf::from)
+        .expect("run dir in the banner");
+    assert!(run_dir.exists());
+    let next = Up::spawn(&["--instances", "1", "--port", "0"]);
+    next.line("ready: ", Duration::from_secs(60)).await;
+    assert!(!run_dir.exists(), "{} removed", run_dir.display());
+    assert!(next
+        .output()
+        .iter()
+        .any(|l| l.starts_with(&format!("removed {}", run_dir.display()))));
+}
