@@ -31,6 +31,8 @@ pub struct RoomConfig {
     pub settings: Settings,
     /// Armed faults; shared so a sale can hold them without copying.
     pub faults: Arc<[Fault]>,
+    /// A lock-store fault was claimed and has not struck yet: sales wait for it (see `sale`).
+    pub store_fault_pending: bool,
     /// Whether Redis holds the room's settings; `false`: nobody created the room, these are
     /// this instance's flags.
     pub stored: bool,
@@ -83,11 +85,13 @@ impl Fleet {
     /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         let mut conn = self.redis.conn().await?;
-        let (stored, faults): (Option<String>, Vec<(String, String)>) = redis::pipe()
-            .get(keys.settings())
-            .hgetall(keys.faults())
-            .query_async(&mut conn)
-            .await?;
+        let (stored, faults, pending): (Option<String>, Vec<(String, String)>, bool) =
+            redis::pipe()
+                .get(keys.settings())
+                .hgetall(keys.faults())
+                .exists(keys.store_fault_pending())
+                .query_async(&mut conn)
+                .await?;
         let settings = match stored.as_deref().map(serde_json::from_str::<Settings>) {
             Some(Ok(s)) if s.validate().is_ok() => s,
             None => self.defaults,
@@ -103,6 +107,7 @@ impl Fleet {
         let config = RoomConfig {
             settings,
             faults: faults::decode_all(&faults).into(),
+            store_fault_pending: pending,
             stored: stored.is_some(),
         };
         if config.stored {

@@ -52,11 +52,19 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     }
 }
 
+/// Clears the pending mark and tells every instance to reload the room, so their sales stop
+/// waiting for a strike that has happened.
 async fn struck(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreError> {
     let mut conn = cx.truth.conn().await?;
-    redis::cmd("DEL")
-        .arg(cx.keys.store_fault_pending())
-        .query_async::<()>(&mut conn)
+    let _: () = redis::pipe()
+        .del(cx.keys.store_fault_pending())
+        .ignore()
+        .publish(
+            crate::keys::CONTROL_CHANNEL,
+            crate::control::Control::reload(cx.keys.room()).to_json(),
+        )
+        .ignore()
+        .query_async(&mut conn)
         .await?;
     Ok(())
 }

@@ -124,6 +124,7 @@ async fn sell(
             signals: &task_state.signals,
             metrics: &task_state.metrics,
             faults: room.faults,
+            store_fault_pending: room.store_fault_pending,
         };
         sale::sell(&cx, &order).await
     })

@@ -95,6 +95,8 @@ pub struct SaleCx<'a> {
     pub metrics: &'a Metrics,
     /// The faults armed for the room when the sale started.
     pub faults: Arc<[Fault]>,
+    /// Whether a claimed lock-store fault had yet to strike when the room was last loaded.
+    pub store_fault_pending: bool,
 }
 
 impl SaleCx<'_> {
@@ -148,7 +150,9 @@ async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>) -> Option<
             None => lost = true,
         }
     }
-    if lost {
+    // `lost`: this sale tried to claim and another won. Or the claim was already known when
+    // the sale began: the claimant's reload reached this instance first.
+    if lost || cx.store_fault_pending {
         let until = Instant::now() + faults::STORE_FAULT_PENDING;
         while Instant::now() < until && strike_pending(cx).await {
             tokio::time::sleep(Duration::from_millis(20)).await;
