@@ -6,6 +6,9 @@
 //! the lease alive while the holder is alive), re-entry by the same owner without deadlock,
 //! only the owner can release, and a dead holder's lock expires one lease after its death.
 //!
+//! Redisson's defaults are a 30 s lease renewed every 10 s (TTL/3); here the lease is the
+//! room's `ttl_ms`, renewed every `ttl_ms / 3`.
+//!
 //! # Known defect
 //! The watchdog runs inside the holder's process. A whole-process pause (a GC stop, `SIGSTOP`,
 //! a VM freeze) longer than the lease stops the renewals too: the lease expires, a second
@@ -136,6 +139,11 @@ impl Watchdog {
                         }
                     }
                     Ok(false) => break, // expired or released: nothing left to renew
+                    // Redisson logs a failed renewal and stops renewing. This one tries again at
+                    // the next tick: with a lock store that fails over (Sentinel) a renewal can
+                    // fail for a second or two while the lease still has seconds left, and
+                    // giving up then would drop a lock its holder still holds. A renewal that
+                    // finds the lock gone or someone else's (Ok(false) above) does stop.
                     Err(err) => tracing::warn!(%err, "watchdog renewal failed; retrying"),
                 }
             }

@@ -123,7 +123,7 @@ fn explain(out: &mut String, s: &Scenario, lang: Lang) {
     if lang != Lang::En {
         let _ = writeln!(out, "    为什么: {}", s.zh);
     }
-    let _ = writeln!(out, "    source: article {}", s.source);
+    let _ = writeln!(out, "    source: {}", s.source);
 }
 
 const SHOWN: [(&str, &str); 8] = [
