@@ -157,10 +157,12 @@ async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
     let stats = fire(&targets, &load(model, 8), &Progress::hidden()).await;
     assert_eq!((stats.sent(), stats.status(409)), (500, 500));
     assert_eq!(stats.latency.len(), 500);
-    assert_eq!(
-        stub.seen.lock().unwrap().connections,
-        8,
-        "keep-alive: one per worker"
+    // Workers connect lazily and share the budget, so a worker that starts late may find it
+    // spent and never connect: at most one connection per worker, never one per request.
+    let connections = stub.seen.lock().unwrap().connections;
+    assert!(
+        (1..=8).contains(&connections),
+        "keep-alive: at most one connection per worker, got {connections}"
     );
     assert_eq!(stub.requests().len(), 500);
 }
