@@ -20,8 +20,9 @@ pub struct ServeArgs {
     pub redis_url: String,
 
     /// Where the locks live: `shared` (in the resource store's Redis), `single` (a Redis of
-    /// their own, `--lock-redis-url`) or `sentinel` (a primary and replica behind Sentinels,
-    /// `--lock-sentinels`; connections follow a failover).
+    /// their own, `--lock-redis-url`), `sentinel` (a primary and replica behind Sentinels,
+    /// `--lock-sentinels`; connections follow a failover) or `redlock` (independent masters,
+    /// `--lock-redis-nodes`, for the `redlock` tier; the other tiers use the first).
     #[arg(long, env = "LOCK_STORE", value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
@@ -37,6 +38,16 @@ pub struct ServeArgs {
         required_if_eq("lock_store", "sentinel")
     )]
     pub lock_sentinels: Vec<String>,
+
+    /// The Redlock masters, as `redis://host:port,redis://host:port,…` (an odd number, 3..=9),
+    /// for `--lock-store redlock`.
+    #[arg(
+        long,
+        env = "LOCK_REDIS_NODES",
+        value_delimiter = ',',
+        required_if_eq("lock_store", "redlock")
+    )]
+    pub lock_redis_nodes: Vec<String>,
 
     /// The master name the Sentinels watch.
     #[arg(long, env = "LOCK_SENTINEL_MASTER", default_value = DEFAULT_SENTINEL_MASTER)]
@@ -55,7 +66,7 @@ pub struct ServeArgs {
     pub instance_id: Option<String>,
 
     /// Lock tier a room starts with when Redis has none stored yet. One of: none, local, setnx,
-    /// setnx-expire, atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced,
+    /// setnx-expire, atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, redlock,
     /// atomic-deduct.
     #[arg(long = "lock-tier", env = "LOCK_TIER", default_value = "lua-release")]
     pub tier: Tier,
@@ -165,6 +176,9 @@ impl ServeArgs {
             LockStoreKind::Sentinel => {
                 LockStore::sentinel(&self.lock_sentinels, &self.lock_sentinel_master)
                     .context("invalid --lock-sentinels")?
+            }
+            LockStoreKind::Redlock => {
+                LockStore::redlock(&self.lock_redis_nodes).context("invalid --lock-redis-nodes")?
             }
         })
     }

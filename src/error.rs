@@ -55,6 +55,15 @@ pub enum AppError {
     RedisUnavailable(String),
     #[error("the lock reached {acked} of {wanted} replicas within sync_timeout_ms; not acquired")]
     LockNotReplicated { acked: u32, wanted: u32 },
+    #[error(
+        "only {answered} of {nodes} lock nodes answered; Redlock needs a majority ({quorum}) \
+         to grant the lock"
+    )]
+    LockNoQuorum {
+        answered: usize,
+        nodes: usize,
+        quorum: usize,
+    },
     #[error("internal error")]
     Internal(String),
 }
@@ -75,6 +84,7 @@ impl AppError {
             | AppError::LockLost
             | AppError::RedisUnavailable(_)
             | AppError::LockNotReplicated { .. }
+            | AppError::LockNoQuorum { .. }
             | AppError::StateLost
             | AppError::TooManyStreams { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -99,6 +109,7 @@ impl AppError {
             AppError::Busy => "busy",
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
+            AppError::LockNoQuorum { .. } => "lock_no_quorum",
             AppError::Internal(_) => "internal",
         }
     }
@@ -114,6 +125,15 @@ impl From<StoreError> for AppError {
             StoreError::NotReplicated { acked, wanted } => {
                 AppError::LockNotReplicated { acked, wanted }
             }
+            StoreError::NoQuorum {
+                answered,
+                nodes,
+                quorum,
+            } => AppError::LockNoQuorum {
+                answered,
+                nodes,
+                quorum,
+            },
             // The sale scripts refuse to read a stock key that does not exist.
             StoreError::Failed(err) if err.code() == Some(NO_STOCK) => AppError::NotStocked,
             StoreError::Failed(err) => AppError::Internal(err.to_string()),

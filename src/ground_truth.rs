@@ -170,9 +170,21 @@ pub async fn reset(
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
+            Ok(()) => break,
             other => return other,
         }
     }
+    // The other Redlock masters too. One that is down keeps its lock until the lease ends,
+    // like any lock a reset cannot reach.
+    let lock_keys = keys.lock_store_keys();
+    store
+        .quorum()
+        .each(|mut conn| {
+            let lock_keys = lock_keys.clone();
+            async move { redis::cmd("DEL").arg(lock_keys).query_async::<()>(&mut conn).await }
+        })
+        .await;
+    Ok(())
 }
 
 /// A page of the ledger, oldest first, as the JSON entries the scripts wrote.

@@ -1,6 +1,6 @@
 //! # oversell
 //!
-//! An inventory sale whose deduct step is guarded by one of ten Redis lock tiers, built to show
+//! An inventory sale whose deduct step is guarded by one of eleven lock tiers, built to show
 //! with measured numbers what each tier protects against and what it does not.
 //!
 //! # Layout
@@ -21,6 +21,9 @@
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
+//! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
+//!   `/state` shows of it, and its faults.
+//! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
 //! - [`up`]: `oversell up`, the whole topology (Redis, N supervised instances, nginx) locally.
@@ -29,6 +32,7 @@
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
 
+pub mod clock_offset;
 pub mod config;
 pub mod control;
 pub mod error;

@@ -27,6 +27,13 @@ pub enum StoreError {
     /// A lock write reached fewer replicas than `sync_replicas` asks, within `sync_timeout_ms`.
     #[error("the lock reached {acked} of {wanted} replicas in time")]
     NotReplicated { acked: u32, wanted: u32 },
+    /// Fewer Redlock masters answered than make a majority: nobody can be granted the lock.
+    #[error("only {answered} of {nodes} lock nodes answered; a majority needs {quorum}")]
+    NoQuorum {
+        answered: usize,
+        nodes: usize,
+        quorum: usize,
+    },
     /// Redis answered with an error: a bug in a script or a wrong key type.
     #[error("redis error: {0}")]
     Failed(RedisError),
@@ -294,7 +301,7 @@ fn connection_config(response_timeout: Duration) -> AsyncConnectionConfig {
 
 /// Without TCP_NODELAY, a command written while an earlier one is unanswered waits for an
 /// ACK: on a multiplexed connection that is most commands under load.
-fn tcp_settings() -> TcpSettings {
+pub(crate) fn tcp_settings() -> TcpSettings {
     TcpSettings::default().set_nodelay(true)
 }
 

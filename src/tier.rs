@@ -18,11 +18,12 @@ pub enum Tier {
     LuaRelease,
     ReentrantWatchdog,
     Fenced,
+    Redlock,
     AtomicDeduct,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 10] = [
+    pub const ALL: [Tier; 11] = [
         Tier::None,
         Tier::Local,
         Tier::Setnx,
@@ -32,6 +33,7 @@ impl Tier {
         Tier::LuaRelease,
         Tier::ReentrantWatchdog,
         Tier::Fenced,
+        Tier::Redlock,
         Tier::AtomicDeduct,
     ];
 
@@ -46,6 +48,7 @@ impl Tier {
             Tier::LuaRelease => "lua-release",
             Tier::ReentrantWatchdog => "reentrant-watchdog",
             Tier::Fenced => "fenced",
+            Tier::Redlock => "redlock",
             Tier::AtomicDeduct => "atomic-deduct",
         }
     }
@@ -92,7 +95,7 @@ mod tests {
 
     #[test]
     fn unknown_tier_lists_the_valid_ids() {
-        let err = "redlock".parse::<Tier>().unwrap_err();
+        let err = "zookeeper".parse::<Tier>().unwrap_err();
         assert!(
             err.contains("lua-release") && err.contains("atomic-deduct"),
             "{err}"

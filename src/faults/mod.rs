@@ -39,16 +39,31 @@ pub enum FaultKind {
     /// Lock store `single` only: the store's Redis is killed right after the next acquire and
     /// restarted by its supervisor with its persistence setting.
     LockStoreRestart,
+    /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
+    /// down for `ms`.
+    NodeDown,
+    /// Lock store `redlock` only: the next holder's lock stands on a bare majority (the rest
+    /// are cut off by a one-second crash during its acquire), and right after the acquire one
+    /// master that granted it is killed and restarted with its persistence setting: the
+    /// restart-without-fsync case of the Redlock debate.
+    NodeRestart,
+    /// Lock store `redlock` only: right after the next acquire, the wall clock of `nodes`
+    /// masters that granted it (default: a majority) jumps `ms` forward, so the lock expires
+    /// there early.
+    ClockJump,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
         FaultKind::Failover,
         FaultKind::LockStoreRestart,
+        FaultKind::NodeDown,
+        FaultKind::NodeRestart,
+        FaultKind::ClockJump,
     ];
 
     pub fn id(self) -> &'static str {
@@ -59,6 +74,9 @@ impl FaultKind {
             FaultKind::Freeze => "freeze",
             FaultKind::Failover => "failover",
             FaultKind::LockStoreRestart => "lock-store-restart",
+            FaultKind::NodeDown => "node-down",
+            FaultKind::NodeRestart => "node-restart",
+            FaultKind::ClockJump => "clock-jump",
         }
     }
 
@@ -67,13 +85,24 @@ impl FaultKind {
         match self {
             FaultKind::Failover => Some(LockStoreKind::Sentinel),
             FaultKind::LockStoreRestart => Some(LockStoreKind::Single),
+            FaultKind::NodeDown | FaultKind::NodeRestart | FaultKind::ClockJump => {
+                Some(LockStoreKind::Redlock)
+            }
             _ => None,
         }
     }
 
-    /// Whether the fault needs a duration.
+    /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
     pub fn takes_ms(self) -> bool {
-        matches!(self, FaultKind::ReleaseGap | FaultKind::Freeze)
+        matches!(
+            self,
+            FaultKind::ReleaseGap | FaultKind::Freeze | FaultKind::NodeDown | FaultKind::ClockJump
+        )
+    }
+
+    /// Whether the fault strikes a number of Redlock masters (`nodes`).
+    pub fn takes_nodes(self) -> bool {
+        matches!(self, FaultKind::NodeDown | FaultKind::ClockJump)
     }
 }
 
@@ -101,10 +130,18 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap` and `freeze`; 0 otherwise.
+    /// Duration for `release-gap`, `freeze` and `node-down`, the jump of `clock-jump`; 0
+    /// otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,
+    /// How many Redlock masters `node-down` and `clock-jump` strike; 0 = their default.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nodes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Fault {
@@ -112,17 +149,22 @@ impl Fault {
         self.kind == kind && self.instance.as_deref().is_none_or(|i| i == instance)
     }
 
-    /// The stored form: `<instance or *>|<ms>` in the room's fault hash, field = kind.
+    /// The stored form: `<instance or *>|<ms>|<nodes>` in the room's fault hash, field = kind.
     fn encode(&self) -> String {
-        format!("{}|{}", self.instance.as_deref().unwrap_or("*"), self.ms)
+        let instance = self.instance.as_deref().unwrap_or("*");
+        format!("{instance}|{}|{}", self.ms, self.nodes)
     }
 
+    /// Reads the stored form; `<instance>|<ms>` (before `nodes` existed) still reads.
     fn decode(kind: &str, value: &str) -> Option<Fault> {
-        let (instance, ms) = value.rsplit_once('|')?;
+        let mut parts = value.split('|');
+        let (instance, ms) = (parts.next()?, parts.next()?);
+        let nodes = parts.next().map_or(Some(0), |n| n.parse().ok())?;
         Some(Fault {
             kind: kind.parse().ok()?,
             ms: ms.parse().ok()?,
             instance: (instance != "*").then(|| instance.to_owned()),
+            nodes,
         })
     }
 }
@@ -256,6 +298,7 @@ mod tests {
             kind: FaultKind::Freeze,
             ms: 1500,
             instance: Some("app2".into()),
+            nodes: 0,
         };
         assert_eq!(
             Fault::decode("freeze", &fault.encode()),
@@ -271,6 +314,15 @@ mod tests {
         );
         assert!(anyone.matches(FaultKind::Freeze, "app7"));
         assert!(!anyone.matches(FaultKind::CrashHolding, "app7"));
+        let jump = Fault {
+            kind: FaultKind::ClockJump,
+            ms: 30_000,
+            instance: None,
+            nodes: 3,
+        };
+        assert_eq!(Fault::decode("clock-jump", &jump.encode()), Some(jump));
+        let older = Fault::decode("freeze", "app1|200").unwrap();
+        assert_eq!((older.ms, older.nodes), (200, 0));
     }
 
     #[test]

@@ -1,60 +1,91 @@
 //! The lock-store faults, at the two moments they strike a sale that claimed one:
-//! just before each acquire attempt, and right after the acquire succeeds.
+//! just before each acquire attempt, and right after the acquire succeeds. The Redlock
+//! masters' faults are in `redlock.rs`, beside the algorithm they strike.
 
-use super::LockCx;
+use super::{redlock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
 
+/// Before each attempt of the sale that claimed a lock-store fault.
+///
 /// `failover`: hold the primary's replicas off, so the lock written by this attempt stays on
-/// the primary alone. They resume when the returned guard is dropped, after the attempt.
+/// the primary alone; they resume when the returned guard is dropped, after the attempt.
+/// `node-down` strikes here and is done; `node-restart` cuts the minority off (see
+/// `redlock.rs`).
 pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
-    if fault.kind != FaultKind::Failover {
-        return None;
-    }
-    match store::hold_replicas(cx.store.pool()).await {
-        Ok(held) => {
-            tracing::debug!(replicas = held.len(), "fault: replicas held off");
-            Some(held)
-        }
-        Err(err) => {
-            tracing::warn!(%err, "fault: could not hold the replicas off");
+    match fault.kind {
+        FaultKind::Failover => match store::hold_replicas(cx.store.pool()).await {
+            Ok(held) => {
+                tracing::debug!(replicas = held.len(), "fault: replicas held off");
+                Some(held)
+            }
+            Err(err) => {
+                tracing::warn!(%err, "fault: could not hold the replicas off");
+                None
+            }
+        },
+        FaultKind::NodeDown => {
+            // It strikes once, here, whatever the attempt then does.
+            cx.take_store_fault();
+            match redlock::strike_before(cx, fault).await {
+                Some(what) => struck(cx, fault, &what).await,
+                None => tracing::error!("fault: node-down found no master to kill"),
+            }
             None
         }
+        FaultKind::NodeRestart => {
+            if let Some(what) = redlock::strike_before(cx, fault).await {
+                tracing::warn!(%what, "fault: minority cut off for the acquire");
+            }
+            None
+        }
+        _ => None,
     }
 }
 
+/// Right after the claimant's acquire succeeds.
+///
 /// `failover` and `lock-store-restart`: kill the lock store's primary at once (SIGKILL), with
 /// the lock just taken on it. Sentinel then promotes the replica, or the supervisor restarts
-/// the single Redis with its persistence setting.
+/// the single Redis with its persistence setting. `node-restart` and `clock-jump` strike the
+/// Redlock masters that granted the lock.
 pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
-    match store::kill_primary(cx.store.pool()).await {
-        Ok(node) => {
-            tracing::warn!(fault = %fault.kind, %node, "fault: lock store primary killed");
-            let recorded = record::store_fault(
-                cx.truth,
-                cx.keys,
-                cx.instance,
-                cx.owner,
-                fault.kind.id(),
-                &node,
-            )
-            .await;
-            if let Err(err) = recorded {
-                tracing::warn!(%err, "store fault not recorded");
-            }
-            // The other buyers, waiting for the strike, may go now.
-            if let Err(err) = struck(cx).await {
-                tracing::warn!(%err, "store fault still marked pending");
-            }
+    let done = match fault.kind {
+        FaultKind::Failover | FaultKind::LockStoreRestart => {
+            store::kill_primary(cx.store.pool()).await
         }
-        Err(err) => tracing::error!(%err, fault = %fault.kind, "fault: could not kill the primary"),
+        FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
+        _ => return,
+    };
+    match done {
+        Ok(what) => struck(cx, fault, &what).await,
+        Err(err) => tracing::error!(%err, fault = %fault.kind, "fault: could not strike"),
     }
 }
 
-/// Clears the pending mark and tells every instance to reload the room, so their sales stop
-/// waiting for a strike that has happened.
-async fn struck(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreError> {
+/// Records what the fault did in the resource store, clears the pending mark and tells every
+/// instance to reload the room, so their sales stop waiting for a strike that has happened.
+async fn struck(cx: &LockCx<'_>, fault: &Fault, what: &str) {
+    tracing::warn!(fault = %fault.kind, %what, "fault: lock store struck");
+    let recorded = record::store_fault(
+        cx.truth,
+        cx.keys,
+        cx.instance,
+        cx.owner,
+        fault.kind.id(),
+        what,
+    )
+    .await;
+    if let Err(err) = recorded {
+        tracing::warn!(%err, "store fault not recorded");
+    }
+    if let Err(err) = clear_pending(cx).await {
+        tracing::warn!(%err, "store fault still marked pending");
+    }
+}
+
+async fn clear_pending(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreError> {
     let mut conn = cx.truth.conn().await?;
     let _: () = redis::pipe()
         .del(cx.keys.store_fault_pending())

@@ -18,6 +18,7 @@ mod fenced;
 mod local;
 mod lua_release;
 mod none;
+mod redlock;
 mod reentrant_watchdog;
 mod setnx;
 mod setnx_expire;
@@ -195,6 +196,7 @@ pub struct Locks {
     lua_release: lua_release::LuaRelease,
     reentrant: reentrant_watchdog::ReentrantWatchdog,
     fenced: fenced::Fenced,
+    redlock: redlock::Redlock,
 }
 
 impl Default for Locks {
@@ -209,6 +211,7 @@ impl Default for Locks {
             lua_release: lua_release::LuaRelease,
             reentrant: reentrant_watchdog::ReentrantWatchdog::plain(),
             fenced: fenced::Fenced::default(),
+            redlock: redlock::Redlock,
         }
     }
 }
@@ -226,6 +229,7 @@ impl Locks {
             Tier::LuaRelease => &self.lua_release,
             Tier::ReentrantWatchdog => &self.reentrant,
             Tier::Fenced => &self.fenced,
+            Tier::Redlock => &self.redlock,
             Tier::AtomicDeduct => return None,
         })
     }

@@ -102,7 +102,9 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
                 ride_out(err, deadline).await?;
                 continue;
             }
-            Err(err @ StoreError::NotReplicated { .. }) => {
+            // Too few replicas in sync, or too few Redlock masters answering: either may
+            // recover (a replica catches up, a master restarts) before the deadline.
+            Err(err @ (StoreError::NotReplicated { .. } | StoreError::NoQuorum { .. })) => {
                 ride_out(err, deadline).await?;
                 continue;
             }

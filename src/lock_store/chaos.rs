@@ -13,10 +13,22 @@
 //! found by the `process_id` it reports: exactly a crash. One elsewhere (docker-compose) is
 //! told `SHUTDOWN NOSAVE NOW`: it exits at once without saving a snapshot, though it still
 //! flushes an append-only file it has; its container's restart policy brings it back.
+//!
+//! The Redlock masters are struck the same way, one [`QuorumNode`] at a time: killed (and,
+//! for `node-down`, kept down by a hold-down file its supervisor honours), or their wall clock
+//! moved forward through the clock-offset file their `LD_PRELOAD` shim reads (see
+//! `crate::clock_offset`). Both need the node's data dir, so both work on this machine only.
 
 use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::quorum::QuorumNode;
 use crate::redis_pool::{RedisPool, StoreError};
+
+/// The file in a Redis node's data dir that keeps it down after `node-down`: a unix time in
+/// ms before which `oversell up` does not restart it.
+pub const HOLD_DOWN_FILE: &str = "down-until";
 
 /// Replicas stopped by [`hold_replicas`]; resumed when this is dropped, whatever happens.
 #[must_use = "dropping it resumes the replicas at once"]
@@ -138,6 +150,95 @@ pub async fn kill_primary(pool: &RedisPool) -> Result<String, StoreError> {
                 .await;
             Ok(format!("{addr} (shut down)"))
         }
+    }
+}
+
+/// A Redlock master's process, as the node itself reports it.
+struct NodeProcess {
+    pid: i32,
+    /// Its data dir (`CONFIG GET dir`).
+    dir: PathBuf,
+}
+
+async fn process_of(node: &QuorumNode) -> Result<NodeProcess, StoreError> {
+    let (info, dir): (String, Vec<String>) = node
+        .run(|mut conn| async move {
+            redis::pipe()
+                .cmd("INFO")
+                .arg("server")
+                .cmd("CONFIG")
+                .arg("GET")
+                .arg("dir")
+                .query_async(&mut conn)
+                .await
+        })
+        .await?;
+    let pid = process_id(&info).ok_or_else(|| no_process(node, "no process_id"))?;
+    let dir = dir.get(1).ok_or_else(|| no_process(node, "no dir"))?;
+    Ok(NodeProcess {
+        pid,
+        dir: PathBuf::from(dir),
+    })
+}
+
+fn no_process(node: &QuorumNode, why: &str) -> StoreError {
+    StoreError::Unavailable(format!("{}: {why}", node.addr()))
+}
+
+fn on_this_machine(node: &QuorumNode) -> Result<(), StoreError> {
+    match is_loopback(node.addr()) {
+        true => Ok(()),
+        false => Err(StoreError::Unavailable(format!(
+            "{} is not on this machine: its process and clock are out of reach (use `oversell \
+             up`)",
+            node.addr()
+        ))),
+    }
+}
+
+/// Kills a Redlock master (SIGKILL). With `down_for`, its supervisor brings it back only after
+/// that long, as a crashed machine would be; without, at once (with whatever its persistence
+/// kept). Returns `host:port pid=N`.
+pub async fn kill_node(node: &QuorumNode, down_for: Option<Duration>) -> Result<String, StoreError> {
+    on_this_machine(node)?;
+    let process = process_of(node).await?;
+    if let Some(down_for) = down_for {
+        let until = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            + down_for;
+        let file = process.dir.join(HOLD_DOWN_FILE);
+        std::fs::write(&file, until.as_millis().to_string())
+            .map_err(|err| StoreError::Unavailable(format!("{}: {err}", file.display())))?;
+    }
+    // SAFETY: kill has no memory-safety preconditions.
+    if unsafe { libc::kill(process.pid, libc::SIGKILL) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(StoreError::Unavailable(format!("kill {}: {err}", process.pid)));
+    }
+    Ok(format!("{} pid={}", node.addr(), process.pid))
+}
+
+/// Moves a Redlock master's wall clock `ms` forward: every key's expiry there comes `ms`
+/// sooner. The node must run under the clock shim (`oversell up` starts them so).
+pub async fn jump_clock(node: &QuorumNode, ms: i64) -> Result<String, StoreError> {
+    on_this_machine(node)?;
+    let process = process_of(node).await?;
+    let file = crate::clock_offset::offset_file(&process.dir);
+    let moved = crate::clock_offset::read_offset(&file)
+        .and_then(|before| crate::clock_offset::set_offset(&file, before + ms).map(|()| before));
+    match moved {
+        Ok(before) => Ok(format!(
+            "{} clock {:+} ms (now {:+} ms)",
+            node.addr(),
+            ms,
+            before + ms
+        )),
+        Err(err) => Err(StoreError::Unavailable(format!(
+            "{}: no clock to move ({}: {err}); start it under the clock shim (oversell up)",
+            node.addr(),
+            file.display()
+        ))),
     }
 }
 

@@ -6,13 +6,18 @@
 //! - `single`: one Redis of its own, which can be killed and restarted (with or without an
 //!   append-only file) while the ground truth survives.
 //! - `sentinel`: a primary, a replica and Sentinels; connections follow a failover.
+//! - `redlock`: N independent masters (no replication between them) for the `redlock` tier's
+//!   quorum; every other tier uses the first of them as a single store.
 //!
 //! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
 //!   which node holds the room's lock right now.
-//! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed.
+//! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed,
+//!   masters killed, restarted or their clocks moved.
+//! - [`quorum`]: the Redlock masters, each with its own short timeout.
 
 pub mod chaos;
 pub mod nodes;
+pub mod quorum;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,6 +43,8 @@ pub enum LockStoreKind {
     Single,
     /// A primary and replica behind Sentinels.
     Sentinel,
+    /// Independent masters for a Redlock quorum.
+    Redlock,
 }
 
 impl LockStoreKind {
@@ -46,6 +53,7 @@ impl LockStoreKind {
             LockStoreKind::Shared => "shared",
             LockStoreKind::Single => "single",
             LockStoreKind::Sentinel => "sentinel",
+            LockStoreKind::Redlock => "redlock",
         }
     }
 }
@@ -127,6 +135,8 @@ pub struct LockStore {
     pool: RedisPool,
     /// Open connections to each node, for describing the store (see [`nodes`]).
     nodes: Arc<nodes::NodeConnections>,
+    /// The Redlock masters; empty unless the kind is `redlock`.
+    quorum: Arc<quorum::QuorumNodes>,
 }
 
 impl LockStore {
@@ -149,12 +159,33 @@ impl LockStore {
         ))
     }
 
+    /// Independent masters at `urls` (an odd number, 3..=9). Tiers other than `redlock` use
+    /// the first one as a single store.
+    pub fn redlock(urls: &[String]) -> anyhow::Result<Self> {
+        let n = urls.len();
+        if !(3..=9).contains(&n) || n % 2 == 0 {
+            anyhow::bail!(
+                "Redlock needs an odd number of masters from 3 to 9 (a majority must be unique); \
+                 got {n}"
+            );
+        }
+        let mut store = Self::with(LockStoreKind::Redlock, RedisPool::for_locks(&urls[0])?);
+        store.quorum = Arc::new(quorum::QuorumNodes::new(urls)?);
+        Ok(store)
+    }
+
     fn with(kind: LockStoreKind, pool: RedisPool) -> Self {
         LockStore {
             kind,
             pool,
             nodes: Arc::default(),
+            quorum: Arc::default(),
         }
+    }
+
+    /// The Redlock masters (empty unless the store is `redlock`).
+    pub fn quorum(&self) -> &quorum::QuorumNodes {
+        &self.quorum
     }
 
     pub fn kind(&self) -> LockStoreKind {

@@ -105,11 +105,14 @@ struct FaultBody {
     kind: String,
     ms: Option<u64>,
     instance: Option<String>,
+    /// How many Redlock masters `node-down` / `clock-jump` strike.
+    nodes: Option<u32>,
 }
 
 pub const MAX_FAULT_MS: u64 = 120_000;
 
-/// `POST /admin/faults {"kind", "ms"?, "instance"?}`: arms a one-shot fault for the room.
+/// `POST /admin/faults {"kind", "ms"?, "instance"?, "nodes"?}`: arms a one-shot fault for the
+/// room.
 pub async fn arm_fault(
     _: Admin,
     State(state): State<AppState>,
@@ -133,6 +136,22 @@ pub async fn arm_fault(
             )));
         }
     }
+    let masters = state.lock_store.quorum().len();
+    let nodes = match (body.nodes, kind.takes_nodes()) {
+        (None, _) => 0,
+        (Some(n), true) if (1..=masters as u32).contains(&n) => n,
+        (Some(n), true) => {
+            return Err(AppError::BadRequest(format!(
+                "{kind} strikes \"nodes\" in 1..={masters} (this lock store has {masters} \
+                 masters); got {n}"
+            )))
+        }
+        (Some(_), false) => {
+            return Err(AppError::BadRequest(format!(
+                "{kind} takes no \"nodes\"; only node-down and clock-jump do"
+            )))
+        }
+    };
     if let Some(instance) = &body.instance {
         known_instance(&state, instance).await?;
     }
@@ -140,6 +159,7 @@ pub async fn arm_fault(
         kind,
         ms: if kind.takes_ms() { ms } else { 0 },
         instance: body.instance,
+        nodes,
     };
     state.rooms.create(&keys).await?;
     faults::arm(&state.redis, &keys, &fault).await?;

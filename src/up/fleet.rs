@@ -71,6 +71,8 @@ pub struct FleetConfig {
     /// Where the locks live, and how that store keeps its data.
     pub lock_store: LockStoreKind,
     pub lock_persistence: Persistence,
+    /// How many masters a `redlock` store has (odd, 3..=9); ignored by the other kinds.
+    pub lock_nodes: usize,
     pub admin_token: String,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
     pub static_dir: PathBuf,
@@ -153,12 +155,18 @@ impl Fleet {
         let plan = LockStorePlan::new(
             config.lock_store,
             config.lock_persistence,
+            config.lock_nodes,
             run_dir.path(),
-            &mut free_ports(LockStorePlan::ports_needed(config.lock_store))?.into_iter(),
+            &mut free_ports(LockStorePlan::ports_needed(
+                config.lock_store,
+                config.lock_nodes,
+            ))?
+            .into_iter(),
         )?;
-        let (lock_redis_url, lock_sentinels) = (
+        let (lock_redis_url, lock_sentinels, lock_redis_nodes) = (
             plan.single_url().unwrap_or_default(),
             plan.sentinel_addrs().join(","),
+            plan.redlock_urls().join(","),
         );
         let mut store_supervisors = Vec::new();
         for sentinel in plan.sentinels.iter().map(|s| s.port) {
@@ -194,6 +202,7 @@ impl Fleet {
                     lock_store: config.lock_store.to_string(),
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
+                    lock_redis_nodes: lock_redis_nodes.clone(),
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),

@@ -36,6 +36,9 @@ pub use supervisor::Instance;
 use crate::lock_store::{LockStoreKind, Persistence};
 use crate::tier::Tier;
 
+/// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
+const DEFAULT_LOCK_NODES: u16 = 5;
+
 /// The flags of `oversell up`. Other settings of `oversell serve` (BUSINESS_MS, LOCK_TTL_MS,
 /// WAIT, WAIT_DEADLINE_MS, RUST_LOG) are read from the environment by every instance.
 #[derive(Debug, Clone, Args)]
@@ -64,19 +67,25 @@ pub struct UpArgs {
     pub redis_dir: Option<PathBuf>,
 
     /// Where the locks live: `shared` (in the resource store's Redis, the teaching default),
-    /// `single` (a Redis of their own, which a fault can kill and restart) or `sentinel` (a
-    /// primary, a replica and three Sentinels: a fault can fail it over).
+    /// `single` (a Redis of their own, which a fault can kill and restart), `sentinel` (a
+    /// primary, a replica and three Sentinels: a fault can fail it over) or `redlock`
+    /// (`--lock-nodes` independent masters, for the `redlock` tier; their clocks can jump).
     #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
+    /// How many independent masters `--lock-store redlock` runs: odd, 3..=9 [default: 5].
+    #[arg(long, value_name = "N")]
+    pub lock_nodes: Option<u16>,
+
     /// How the lock store's Redis keeps its data: `none` (a restart comes back empty),
     /// `everysec` or `always` (append-only file, fsynced each second or before every reply).
-    /// Needs `--lock-store single` or `sentinel`.
+    /// Needs `--lock-store single`, `sentinel` or `redlock`.
     #[arg(long, value_enum)]
     pub lock_persistence: Option<Persistence>,
 
     /// Lock tier the fleet starts with. One of: none, local, setnx, setnx-expire,
-    /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, atomic-deduct.
+    /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, redlock,
+    /// atomic-deduct.
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
     pub tier: Tier,
 
@@ -94,9 +103,24 @@ impl UpArgs {
     pub fn validate(&self) -> Result<(), String> {
         if self.lock_persistence.is_some() && self.lock_store == LockStoreKind::Shared {
             return Err("error: --lock-persistence needs a lock store of its own \
-                        (--lock-store single or --lock-store sentinel); a shared lock store \
-                        is the resource store's Redis"
+                        (--lock-store single, sentinel or redlock); a shared lock store is \
+                        the resource store's Redis"
                 .into());
+        }
+        match (self.lock_nodes, self.lock_store) {
+            (Some(_), kind) if kind != LockStoreKind::Redlock => {
+                return Err(format!(
+                    "error: --lock-nodes counts Redlock masters and needs --lock-store redlock \
+                     (this is --lock-store {kind})"
+                ));
+            }
+            (Some(n), _) if !(3..=9).contains(&n) || n % 2 == 0 => {
+                return Err(format!(
+                    "error: --lock-nodes {n}: Redlock needs an odd number of masters from 3 to \
+                     9, so that a majority is unique (e.g. --lock-nodes 5)"
+                ));
+            }
+            _ => {}
         }
         let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
         if !self.host.is_loopback() && !token_given {
@@ -127,6 +151,7 @@ impl UpArgs {
             tier: self.tier,
             lock_store: self.lock_store,
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
+            lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             admin_token,
             static_dir,
             program,

@@ -3,7 +3,12 @@
 //!
 //! - the resource store: one `redis-server`;
 //! - the lock store: nothing more for `shared`; one `redis-server` for `single`; for
-//!   `sentinel`, a primary, a replica and three Sentinels (`redis-server --sentinel`).
+//!   `sentinel`, a primary, a replica and three Sentinels (`redis-server --sentinel`); for
+//!   `redlock`, N independent masters.
+//!
+//! A node killed by the `node-down` fault leaves a hold-down file in its data dir
+//! ([`HOLD_DOWN_FILE`]): it stays down until the time written there, as a crashed machine
+//! would, instead of being back within 100 ms.
 //!
 //! A data node behind Sentinel asks the Sentinels whom to follow each time it starts. A killed
 //! primary comes back only once they have promoted another node (or after
@@ -19,6 +24,7 @@ use async_trait::async_trait;
 use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
+use crate::lock_store::chaos::HOLD_DOWN_FILE;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::named_primary;
 use crate::redis_server;
@@ -63,6 +69,7 @@ impl ChildSpec for RedisNodeSpec {
 
     async fn command(&self) -> std::io::Result<Command> {
         std::fs::create_dir_all(&self.dir)?;
+        stay_down(&self.dir).await;
         let mut command = redis_command()?;
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
@@ -83,6 +90,21 @@ impl ChildSpec for RedisNodeSpec {
         }
         Ok(command)
     }
+}
+
+/// Waits out a hold-down left by the `node-down` fault (a unix time in ms), then removes it.
+async fn stay_down(dir: &std::path::Path) {
+    let file = dir.join(HOLD_DOWN_FILE);
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    // At most a minute, whatever the file says: a garbled file must not keep a node down.
+    let left = text.trim().parse::<u64>().unwrap_or(0).saturating_sub(now);
+    tokio::time::sleep(Duration::from_millis(left.min(60_000))).await;
+    let _ = std::fs::remove_file(&file);
 }
 
 impl FollowSentinel {
@@ -194,6 +216,7 @@ impl LockStorePlan {
     pub fn new(
         kind: LockStoreKind,
         persistence: Persistence,
+        masters: usize,
         run_dir: &std::path::Path,
         ports: &mut impl Iterator<Item = u16>,
     ) -> anyhow::Result<Self> {
@@ -239,15 +262,34 @@ impl LockStorePlan {
                         .collect(),
                 }
             }
+            LockStoreKind::Redlock => LockStorePlan {
+                nodes: (1..=masters)
+                    .map(|n| Ok(node(&format!("redlock{n}"), port()?, None)))
+                    .collect::<anyhow::Result<_>>()?,
+                sentinels: vec![],
+            },
         })
     }
 
-    /// How many free ports the plan for `kind` takes.
-    pub fn ports_needed(kind: LockStoreKind) -> usize {
+    /// How many free ports the plan for `kind` takes (`masters`: a Redlock store's).
+    pub fn ports_needed(kind: LockStoreKind, masters: usize) -> usize {
         match kind {
             LockStoreKind::Shared => 0,
             LockStoreKind::Single => 1,
             LockStoreKind::Sentinel => 5,
+            LockStoreKind::Redlock => masters,
+        }
+    }
+
+    /// `LOCK_REDIS_NODES` for a Redlock store: every master, node 1 first.
+    pub fn redlock_urls(&self) -> Vec<String> {
+        match self.nodes.len() > 1 && self.sentinels.is_empty() {
+            true => self
+                .nodes
+                .iter()
+                .map(|n| format!("redis://127.0.0.1:{}", n.port))
+                .collect(),
+            false => vec![],
         }
     }
 

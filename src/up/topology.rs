@@ -20,6 +20,14 @@ pub const COMPOSE_APP_PORT: u16 = 3000;
 pub const COMPOSE_NGINX_PORT: u16 = 8080;
 /// The Sentinels of the compose `sentinel` profile.
 pub const COMPOSE_SENTINELS: [&str; 3] = ["sentinel1:26379", "sentinel2:26379", "sentinel3:26379"];
+/// The Redlock masters of the compose `redlock` profile.
+pub const COMPOSE_REDLOCK_NODES: [&str; 5] = [
+    "redis://redlock1:6379",
+    "redis://redlock2:6379",
+    "redis://redlock3:6379",
+    "redis://redlock4:6379",
+    "redis://redlock5:6379",
+];
 /// The dashboard's directory in the image.
 pub const COMPOSE_STATIC_DIR: &str = "/app/static";
 
@@ -36,10 +44,12 @@ pub struct InstanceEnv {
     pub host: String,
     pub port: String,
     pub redis_url: String,
-    /// `shared`, `single` or `sentinel`, and where that store is (empty when unused).
+    /// `shared`, `single`, `sentinel` or `redlock`, and where that store is (empty when
+    /// unused).
     pub lock_store: String,
     pub lock_redis_url: String,
     pub lock_sentinels: String,
+    pub lock_redis_nodes: String,
     pub admin_token: String,
     pub lock_tier: String,
     pub static_dir: String,
@@ -58,6 +68,7 @@ impl InstanceEnv {
             ("LOCK_STORE", self.lock_store.clone()),
             ("LOCK_REDIS_URL", self.lock_redis_url.clone()),
             ("LOCK_SENTINELS", self.lock_sentinels.clone()),
+            ("LOCK_REDIS_NODES", self.lock_redis_nodes.clone()),
             ("ADMIN_TOKEN", self.admin_token.clone()),
             ("LOCK_TIER", self.lock_tier.clone()),
             ("STATIC_DIR", self.static_dir.clone()),
@@ -75,10 +86,12 @@ impl InstanceEnv {
             host: "0.0.0.0".into(),
             port: COMPOSE_APP_PORT.to_string(),
             redis_url: "redis://redis:6379".into(),
-            // `LOCK_STORE=sentinel docker compose --profile sentinel up` moves the locks.
+            // `LOCK_STORE=sentinel docker compose --profile sentinel up` moves the locks (and
+            // `LOCK_STORE=redlock … --profile redlock` spreads them over five masters).
             lock_store: "${LOCK_STORE:-shared}".into(),
             lock_redis_url: "redis://redis-lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
+            lock_redis_nodes: COMPOSE_REDLOCK_NODES.join(","),
             admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
             // Empty: the dashboard built into the binary; the image has no copy of static/.

@@ -1,0 +1,139 @@
+//! The independent Redis masters a Redlock quorum votes over: one connection per node, every
+//! command bounded by a short per-node timeout, and no node's failure ever waiting on another.
+//!
+//! Why not the bb8 pool the rest of the service uses: bb8 never hands a failed connect back to
+//! the caller, who waits out the whole connection timeout instead, so a killed node would cost
+//! every acquire that timeout. Here a refused connect fails at once, a hung node fails after
+//! [`NODE_TIMEOUT`], and the algorithm counts both as "not granted" — which is what Redlock's
+//! per-node timeout is for. One multiplexed connection per node is what Redlock clients (rslock,
+//! Redisson's `RedissonRedLock`) keep too.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, IntoConnectionInfo};
+
+use crate::redis_pool::StoreError;
+
+/// How long one node may take to answer one command before its vote counts as lost. Small
+/// against the lease, as the algorithm asks (it suggests 5–50 ms for a 10 s lease); 100 ms
+/// leaves room for a busy 2-core machine, where the tail of a loopback reply reaches tens of ms.
+pub const NODE_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// One master of the quorum.
+pub struct QuorumNode {
+    addr: String,
+    client: redis::Client,
+    /// The live connection, if one is open. A tokio mutex: a connect is awaited under it, so
+    /// concurrent callers share one connect instead of opening several.
+    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+}
+
+impl QuorumNode {
+    fn new(url: &str) -> Result<Self, redis::RedisError> {
+        let info = url
+            .into_connection_info()?
+            .set_tcp_settings(crate::redis_pool::tcp_settings());
+        let addr = info.addr().to_string();
+        Ok(QuorumNode {
+            addr,
+            client: redis::Client::open(info)?,
+            conn: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// `host:port`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    async fn conn(&self) -> Result<MultiplexedConnection, StoreError> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            return Ok(conn.clone());
+        }
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(NODE_TIMEOUT))
+            .set_response_timeout(Some(NODE_TIMEOUT));
+        let conn = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Drops the connection after a failure, so the next command reconnects (to a node that
+    /// was restarted meanwhile).
+    async fn forget(&self) {
+        *self.conn.lock().await = None;
+    }
+
+    /// Runs `op` on this node within [`NODE_TIMEOUT`] (connect included).
+    pub async fn run<T, F, Fut>(&self, op: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(MultiplexedConnection) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let attempt = async {
+            let conn = self.conn().await?;
+            Ok::<T, StoreError>(op(conn).await?)
+        };
+        let result = match tokio::time::timeout(NODE_TIMEOUT, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "{} did not answer within {NODE_TIMEOUT:?}",
+                self.addr
+            ))),
+        };
+        if matches!(result, Err(StoreError::Unavailable(_))) {
+            self.forget().await;
+        }
+        result
+    }
+}
+
+/// The masters, in their configured order (node 1 first).
+#[derive(Default)]
+pub struct QuorumNodes {
+    nodes: Vec<QuorumNode>,
+}
+
+impl QuorumNodes {
+    /// Nothing is contacted until the first command.
+    pub fn new(urls: &[String]) -> Result<Self, redis::RedisError> {
+        let nodes = urls
+            .iter()
+            .map(|url| QuorumNode::new(url))
+            .collect::<Result<_, _>>()?;
+        Ok(QuorumNodes { nodes })
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// How many votes make a majority: N/2 + 1.
+    pub fn quorum(&self) -> usize {
+        self.nodes.len() / 2 + 1
+    }
+
+    pub fn nodes(&self) -> &[QuorumNode] {
+        &self.nodes
+    }
+
+    /// Runs `op` on every node at once; one result per node, in node order. The slowest
+    /// node costs at most [`NODE_TIMEOUT`].
+    pub async fn each<T, F, Fut>(&self, op: F) -> Vec<Result<T, StoreError>>
+    where
+        F: Fn(MultiplexedConnection) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        join_all(self.nodes.iter().map(|node| node.run(&op))).await
+    }
+}
