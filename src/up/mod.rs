@@ -17,7 +17,9 @@
 //! - [`supervisor`]: one task per instance that restarts it.
 //! - [`nginx`]: the nginx child.
 //! - [`process`]: process groups, signals, prefixed output, HTTP probes.
+//! - [`clock`]: an LD_PRELOAD library that shifts a Redis node's wall clock while it runs.
 
+pub mod clock;
 pub mod fleet;
 pub mod nginx;
 pub mod process;
