@@ -1,12 +1,12 @@
-//! Builds `src/up/clockshift.c` into `$OUT_DIR/libclockshift.so`, the LD_PRELOAD library that
-//! moves a Redis node's wall clock (see `src/up/clock.rs`, which embeds it in the binary).
+//! Builds `src/clockshift.c` into `$OUT_DIR/libclockshift.so`, the LD_PRELOAD library that
+//! moves a Redis node's wall clock (see `src/clock_offset.rs`, which embeds it in the binary).
 //! The `cc` crate only finds the C compiler: it builds static archives, and this is a shared
 //! object.
 
 use std::path::PathBuf;
 
 fn main() {
-    let source = "src/up/clockshift.c";
+    let source = "src/clockshift.c";
     println!("cargo:rerun-if-changed={source}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let lib = out.join("libclockshift.so");

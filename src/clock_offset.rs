@@ -1,57 +1,229 @@
-//! The clock-offset file a Redis node's clock shim reads: how many milliseconds its wall clock
-//! runs ahead. Exactly 8 bytes, a little-endian `i64`, which the shim maps into memory once
-//! and reads on every clock call, so a new value takes effect at once, with no restart.
+//! A Redis node whose wall clock can jump, for Redlock's clock-jump fault: the preload
+//! library `oversell up` starts such a node under, and the offset file the fault writes.
 //!
-//! Written in place, never truncated: a file shorter than 8 bytes under a live mapping would
-//! kill the node with SIGBUS on its next clock read.
+//! Redlock trusts every node's clock to run at about the same rate: a node whose clock jumps
+//! ahead expires a lock early, and a second client can take a majority while the first still
+//! holds it. To show that, a node runs under `libclockshift.so` (built from
+//! `src/clockshift.c`), which adds an offset to `CLOCK_REALTIME`, read from a file that may
+//! change while the node runs. Debian's libfaketime does not do: Debian's `redis-server` 7.0
+//! will not start under it.
+//!
+//! The library is embedded in the binary, so `oversell` stays one self-contained file:
+//! [`install_preload`] writes it out next to the node's data.
 
-use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// The offset file of a node whose data dir is `node_dir`.
+/// The preload library, compiled by `build.rs`.
+const LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libclockshift.so"));
+
+/// The variable the library reads for the offset file's path.
+pub const OFFSET_FILE_VAR: &str = "OVERSELL_CLOCK_OFFSET_FILE";
+
+/// Writes the preload library into `dir` as `libclockshift.so` (mode 0755) and returns its
+/// path. Written to a temporary name and renamed, so a process that maps an older copy keeps a
+/// whole file.
+pub fn install_preload(dir: &Path) -> io::Result<PathBuf> {
+    let path = dir.join("libclockshift.so");
+    let temp = dir.join(format!(".libclockshift.so.{}", std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o755)
+        .open(&temp)?;
+    file.write_all(LIBRARY)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temp, &path)?;
+    Ok(path)
+}
+
+/// Where a node's clock offset lives: `node_dir/clock-offset`.
 pub fn offset_file(node_dir: &Path) -> PathBuf {
     node_dir.join("clock-offset")
 }
 
-/// Creates the file at offset 0, unless it exists (a running node may have it mapped).
-pub fn create_offset_file(path: &Path) -> std::io::Result<()> {
+/// Creates the offset file with offset 0 (eight zero bytes), unless it exists: a running node
+/// maps it, and truncating a mapped file kills the node with SIGBUS.
+pub fn create_offset_file(path: &Path) -> io::Result<()> {
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(mut file) => file.write_all(&0i64.to_le_bytes()),
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(err) => Err(err),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
-pub fn read_offset(path: &Path) -> std::io::Result<i64> {
+/// Moves the clock of every process that maps `path` to `ms` milliseconds off the real time
+/// (positive: ahead), at once and without a restart. Overwrites the eight bytes in place,
+/// never truncating (see [`create_offset_file`]).
+pub fn set_offset(path: &Path, ms: i64) -> io::Result<()> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    file.write_all_at(&ms.to_le_bytes(), 0)
+}
+
+/// The offset in `path`, in milliseconds.
+pub fn read_offset(path: &Path) -> io::Result<i64> {
     let mut bytes = [0u8; 8];
-    std::fs::File::open(path)?.read_exact(&mut bytes)?;
+    File::open(path)?.read_exact(&mut bytes)?;
     Ok(i64::from_le_bytes(bytes))
 }
 
-/// Sets the offset in place (no truncation; see the module doc).
-pub fn set_offset(path: &Path, ms: i64) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().write(true).open(path)?;
-    file.seek(SeekFrom::Start(0))?;
-    file.write_all(&ms.to_le_bytes())
+/// The environment that runs a program under the library `lib` with its wall clock offset by
+/// `offset_file`: set both on its `Command`. The file is read once, at start-up: it must exist
+/// by then, or the program's clock stays true for its whole life.
+pub fn preload_env(lib: &Path, offset_file: &Path) -> [(&'static str, OsString); 2] {
+    [
+        ("LD_PRELOAD", lib.as_os_str().to_owned()),
+        (OFFSET_FILE_VAR, offset_file.as_os_str().to_owned()),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+    use crate::redis_server::{find_binary, free_port};
+
+    /// A `redis-server` under the preload, killed and reaped on drop.
+    struct ShiftedRedis {
+        child: Child,
+        client: redis::Client,
+    }
+
+    impl ShiftedRedis {
+        fn start(dir: &Path, offset_file: &Path) -> ShiftedRedis {
+            let binary = find_binary("redis-server").expect("redis-server is installed");
+            let lib = install_preload(dir).unwrap();
+            let port = free_port().unwrap();
+            let child = Command::new(binary)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(dir)
+                .envs(preload_env(&lib, offset_file))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+            let mut server = ShiftedRedis { child, client };
+            server.wait_ready();
+            server
+        }
+
+        fn wait_ready(&mut self) {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Some(status) = self.child.try_wait().unwrap() {
+                    panic!("redis-server under the preload exited at start-up: {status}");
+                }
+                if let Ok(mut conn) = self.client.get_connection() {
+                    if redis::cmd("PING").query::<String>(&mut conn).ok() == Some("PONG".into()) {
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            panic!("redis-server under the preload did not answer PING within 10 s");
+        }
+
+        fn conn(&self) -> redis::Connection {
+            self.client.get_connection().unwrap()
+        }
+    }
+
+    impl Drop for ShiftedRedis {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// How far the server's `TIME` is ahead of this process's clock, in milliseconds.
+    fn skew_ms(conn: &mut redis::Connection) -> i64 {
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query(conn).unwrap();
+        let server = secs * 1000 + micros / 1000;
+        let ours = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        server - i64::try_from(ours.as_millis()).unwrap()
+    }
+
+    fn assert_skew(conn: &mut redis::Connection, expected_ms: i64) {
+        let skew = skew_ms(conn);
+        assert!(
+            (skew - expected_ms).abs() < 2_000,
+            "TIME is {skew} ms off our clock, expected about {expected_ms} ms"
+        );
+    }
 
     #[test]
-    fn the_offset_round_trips_and_creation_never_resets_it() {
+    fn offset_file_round_trips_and_is_never_truncated() {
         let dir = tempfile::tempdir().unwrap();
-        let file = offset_file(dir.path());
-        assert!(read_offset(&file).is_err(), "no file yet");
-        create_offset_file(&file).unwrap();
-        assert_eq!(read_offset(&file).unwrap(), 0);
-        set_offset(&file, 120_000).unwrap();
-        create_offset_file(&file).unwrap();
-        assert_eq!(read_offset(&file).unwrap(), 120_000);
-        set_offset(&file, -5).unwrap();
-        assert_eq!(read_offset(&file).unwrap(), -5);
-        assert_eq!(std::fs::metadata(&file).unwrap().len(), 8);
+        let path = offset_file(dir.path());
+        create_offset_file(&path).unwrap();
+        assert_eq!(read_offset(&path).unwrap(), 0);
+        set_offset(&path, -1_234_567).unwrap();
+        assert_eq!(read_offset(&path).unwrap(), -1_234_567);
+        create_offset_file(&path).unwrap();
+        assert_eq!(
+            read_offset(&path).unwrap(),
+            -1_234_567,
+            "create kept the offset"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8);
+    }
+
+    #[test]
+    fn redis_clock_jumps_with_the_offset_file_without_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let offset = offset_file(dir.path());
+        create_offset_file(&offset).unwrap();
+        let server = ShiftedRedis::start(dir.path(), &offset);
+        let mut conn = server.conn();
+        assert_skew(&mut conn, 0);
+
+        let _: () = redis::cmd("SET")
+            .arg("lock")
+            .arg("owner")
+            .arg("EX")
+            .arg(60)
+            .query(&mut conn)
+            .unwrap();
+        let exists: i64 = redis::cmd("EXISTS").arg("lock").query(&mut conn).unwrap();
+        assert_eq!(exists, 1);
+
+        set_offset(&offset, 120_000).unwrap();
+        assert_skew(&mut conn, 120_000);
+        let exists: i64 = redis::cmd("EXISTS").arg("lock").query(&mut conn).unwrap();
+        assert_eq!(exists, 0, "a 60 s key outlives a 120 s jump");
+        let value: Option<String> = redis::cmd("GET").arg("lock").query(&mut conn).unwrap();
+        assert_eq!(value, None);
+
+        set_offset(&offset, 0).unwrap();
+        assert_skew(&mut conn, 0);
+    }
+
+    #[test]
+    fn redis_starts_with_a_true_clock_when_the_offset_file_is_missing_or_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-offset");
+        let server = ShiftedRedis::start(dir.path(), &missing);
+        assert_skew(&mut server.conn(), 0);
+        drop(server);
+
+        // Mapping a file shorter than 8 bytes would SIGBUS on the first read: not mapped.
+        let short = dir.path().join("short-offset");
+        std::fs::write(&short, [0xffu8; 4]).unwrap();
+        let server = ShiftedRedis::start(dir.path(), &short);
+        assert_skew(&mut server.conn(), 0);
     }
 }

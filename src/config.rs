@@ -167,7 +167,7 @@ impl ServeArgs {
     /// The lock store these flags name; `resource` is the resource store's pool, which
     /// `shared` reuses.
     pub fn lock_store(&self, resource: &RedisPool) -> anyhow::Result<LockStore> {
-        Ok(match self.lock_store {
+        let store = match self.lock_store {
             LockStoreKind::Shared => LockStore::shared(resource),
             LockStoreKind::Single => {
                 let url = self.lock_redis_url.as_deref().unwrap_or_default();
@@ -180,6 +180,10 @@ impl ServeArgs {
             LockStoreKind::Redlock => {
                 LockStore::redlock(&self.lock_redis_nodes).context("invalid --lock-redis-nodes")?
             }
-        })
+        };
+        if let Some(why) = self.tier.misfit(store.kind()) {
+            anyhow::bail!("--lock-tier: {why}");
+        }
+        Ok(store)
     }
 }

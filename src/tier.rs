@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::lock_store::LockStoreKind;
+
 /// Which technique guards the deduct step. The order is the workshop's ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -58,6 +60,24 @@ impl Tier {
         Tier::ALL.iter().position(|t| *t == self).unwrap_or(0)
     }
 
+    /// The lock store a tier cannot work without: Redlock's quorum needs its masters.
+    pub fn needs_lock_store(self) -> Option<LockStoreKind> {
+        match self {
+            Tier::Redlock => Some(LockStoreKind::Redlock),
+            _ => None,
+        }
+    }
+
+    /// Why this tier cannot run on a lock store of kind `here`, as one sentence; `None` if it
+    /// can.
+    pub fn misfit(self, here: LockStoreKind) -> Option<String> {
+        let needed = self.needs_lock_store().filter(|k| *k != here)?;
+        Some(format!(
+            "tier {self} needs `--lock-store {needed}`; this fleet's lock store is `{here}` \
+             (start it with: oversell up --lock-store {needed} --tier {self})"
+        ))
+    }
+
     /// The valid ids, comma separated, for error messages and `--help`.
     pub fn valid_ids() -> String {
         Tier::ALL.map(Tier::id).join(", ")
@@ -91,6 +111,23 @@ mod tests {
             assert_eq!(tier.id().parse::<Tier>(), Ok(tier));
             assert_eq!(serde_json::to_string(&tier).unwrap(), format!("\"{tier}\""));
         }
+    }
+
+    #[test]
+    fn the_dashboard_lists_exactly_these_tiers_in_this_order() {
+        let js = include_str!("../static/i18n.js");
+        let start = js.find("export const TIERS = [").expect("TIERS in i18n.js");
+        let list = &js[start..start + js[start..].find("];").expect("end of TIERS")];
+        let ids: Vec<&str> = list.split('\'').skip(1).step_by(2).collect();
+        assert_eq!(ids, Tier::ALL.map(Tier::id));
+    }
+
+    #[test]
+    fn redlock_needs_its_masters() {
+        assert!(Tier::Redlock.misfit(LockStoreKind::Redlock).is_none());
+        let why = Tier::Redlock.misfit(LockStoreKind::Shared).unwrap();
+        assert!(why.contains("--lock-store redlock"), "{why}");
+        assert!(Tier::LuaRelease.misfit(LockStoreKind::Redlock).is_none());
     }
 
     #[test]

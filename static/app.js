@@ -139,7 +139,7 @@ for (const button of document.querySelectorAll('button.fault')) {
   button.addEventListener('click', () => act(button, async () => {
     const kind = button.dataset.kind;
     const body = { kind };
-    if (kind === 'freeze' || kind === 'release-gap') body.ms = Number($('#fault-ms').value);
+    if (['freeze', 'release-gap', 'node-down', 'clock-jump'].includes(kind)) body.ms = Number($('#fault-ms').value);
     const target = $('#fault-target').value;
     if (target) body.instance = target;
     await call('POST', '/admin/faults', body);
@@ -308,7 +308,10 @@ function renderLockStore(store) {
     const tr = document.createElement('tr');
     if (!n.up) tr.className = 'down';
     const lease = n.holds_lock ? t('store.holds', { ms: n.lock_ttl_ms < 0 ? '∞' : fmt(n.lock_ttl_ms) }) : '–';
-    const cells = [n.addr, n.up ? t(`store.role.${n.role}`) : t('store.down'), lease];
+    // The owner id is `<run>:<seq>`: its last characters tell holders apart on a glance.
+    const holder = n.holder ? `…${n.holder.slice(-8)}` : '–';
+    const skew = n.clock_skew_ms ? `${n.clock_skew_ms > 0 ? '+' : ''}${fmt(n.clock_skew_ms)} ms` : '–';
+    const cells = [n.addr, n.up ? t(`store.role.${n.role}`) : t('store.down'), lease, holder, skew];
     cells.forEach((v, i) => {
       const td = document.createElement('td');
       td.textContent = v;

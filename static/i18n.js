@@ -5,12 +5,13 @@
 
 export const TIERS = [
   'none', 'local', 'setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner',
-  'lua-release', 'reentrant-watchdog', 'fenced', 'atomic-deduct',
+  'lua-release', 'reentrant-watchdog', 'fenced', 'redlock', 'atomic-deduct',
 ];
 
 // Tiers whose lock has a lease (an expiry worth marking on the timeline).
 export const LEASED = new Set([
   'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fenced',
+  'redlock',
 ]);
 
 const en = {
@@ -35,7 +36,10 @@ const en = {
   'store.kind.shared': 'shared with the stock',
   'store.kind.single': 'a Redis of its own',
   'store.kind.sentinel': 'primary + replica behind Sentinel',
+  'store.kind.redlock': 'independent masters (Redlock)',
   'store.node': 'node',
+  'store.holder': 'holder',
+  'store.clock': 'clock',
   'store.role': 'role',
   'store.persistence': 'persistence',
   'store.lock': 'lock',
@@ -45,6 +49,9 @@ const en = {
   'store.holds': 'held · {ms} ms',
   'ctl.fault.failover': 'Failover (Sentinel)',
   'ctl.fault.restart': 'Restart lock store',
+  'ctl.fault.nodedown': 'Masters down (ms)',
+  'ctl.fault.noderestart': 'Restart a master',
+  'ctl.fault.clockjump': 'Clock jump (ms)',
   'fig.throughput': 'orders/s',
   'fig.of': 'of',
   'timeline.title': 'Lock timeline',
@@ -167,7 +174,10 @@ const zh = {
   'store.kind.shared': '与库存共用一个 Redis',
   'store.kind.single': '独立的 Redis',
   'store.kind.sentinel': '哨兵管理的主从',
+  'store.kind.redlock': '相互独立的主节点（Redlock）',
   'store.node': '节点',
+  'store.holder': '持锁者',
+  'store.clock': '时钟',
   'store.role': '角色',
   'store.persistence': '持久化',
   'store.lock': '锁',
@@ -177,6 +187,9 @@ const zh = {
   'store.holds': '持有 · 剩 {ms} 毫秒',
   'ctl.fault.failover': '主从切换（哨兵）',
   'ctl.fault.restart': '重启锁存储',
+  'ctl.fault.nodedown': '主节点宕机（毫秒）',
+  'ctl.fault.noderestart': '重启一个主节点',
+  'ctl.fault.clockjump': '时钟跳变（毫秒）',
   'fig.throughput': '订单/秒',
   'fig.of': '共',
   'timeline.title': '锁时间线',
@@ -271,6 +284,7 @@ export const TIER_TEXT = {
     'lua-release': 'A unique value and a Lua script that compares and deletes atomically: only the owner can release. But the lease still runs out when the business work is longer than the TTL: a second holder gets in while the first is still working, and both sell.',
     'reentrant-watchdog': 'A Redis hash of owner → hold count (the same holder can re-enter), a watchdog that renews the lease every TTL/3 while the holder runs, and pub/sub to wake waiters. Long work is safe — but a whole-process pause (a GC-like stop) longer than the lease stops the watchdog too: a second holder gets in and the paused one writes stale data when it wakes.',
     fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice.',
+    redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it.',
     'atomic-deduct': 'No lock at all: one Lua script checks the stock, decrements it and records the order in a single atomic step. Nothing to expire, nothing to release, one round trip — the right tool when the whole state lives in Redis.',
   },
   zh: {
@@ -283,6 +297,7 @@ export const TIER_TEXT = {
     'lua-release': '钻石方案：唯一值加一段 Lua 脚本，原子地比较并删除，只有持锁者自己能解锁。但业务耗时超过 TTL 时，租约照样到期：第一个持锁者还在处理，第二个已经进来，两个都卖出。',
     'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全 —— 但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
     fenced: '看门狗锁再加上围栏令牌（fencing token）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒 —— 计入「陈旧写入被拒」，绝不会多卖。',
+    redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入 —— Redlock 没有围栏令牌可以拦住它。',
     'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成 —— 状态全在 Redis 里时，这才是该用的工具。',
   },
 };

@@ -14,7 +14,7 @@ use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec};
 
 /// The tiers in the workshop's order.
-pub const ALL_TIERS: [&str; 10] = [
+pub const ALL_TIERS: [&str; 11] = [
     "none",
     "local",
     "setnx",
@@ -24,8 +24,12 @@ pub const ALL_TIERS: [&str; 10] = [
     "lua-release",
     "reentrant-watchdog",
     "fenced",
+    "redlock",
     "atomic-deduct",
 ];
+
+/// Tiers that need a lock store of one kind (`oversell up --lock-store …`), and that kind.
+pub const STORE_TIERS: [(&str, &str); 1] = [("redlock", "redlock")];
 
 /// The tiers that do not even claim mutual exclusion across instances.
 pub const UNSAFE_TIERS: [&str; 2] = ["none", "local"];
@@ -153,6 +157,9 @@ pub struct MatrixReport {
     /// The settings the last tier ran with, as the server reported them.
     pub settings: Value,
     pub rows: Vec<MatrixRow>,
+    /// Tiers left out, with why (a lock store this fleet does not have).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// Runs every tier in turn. Stops at the first admin or state error; connection errors of the
@@ -173,7 +180,20 @@ pub async fn run_matrix(
     };
     let mut rows = Vec::with_capacity(options.tiers.len());
     let mut settings = Value::Null;
+    let store = admin.state().await?["lock_store"]["kind"]
+        .as_str()
+        .unwrap_or("shared")
+        .to_owned();
+    let mut skipped = Vec::new();
     for tier in &options.tiers {
+        let needs = STORE_TIERS.iter().find(|(t, _)| t == tier).map(|(_, k)| *k);
+        if let Some(kind) = needs.filter(|kind| *kind != store) {
+            skipped.push(format!(
+                "{tier}: needs a fleet started with `oversell up --lock-store {kind}` (this \
+                 one's lock store is `{store}`)"
+            ));
+            continue;
+        }
         progress.set_message(tier.as_str());
         admin.reset(options.stock).await?;
         let mut config = options.settings.clone();
@@ -196,6 +216,7 @@ pub async fn run_matrix(
         buyers: options.buyers,
         settings,
         rows,
+        skipped,
     })
 }
 
@@ -205,9 +226,9 @@ mod tests {
 
     #[test]
     fn tier_lists_expand_and_split() {
-        assert_eq!(parse_tiers("all").unwrap().len(), 10);
+        assert_eq!(parse_tiers("all").unwrap().len(), 11);
         let safe = parse_tiers("safe").unwrap();
-        assert_eq!(safe.len(), 8);
+        assert_eq!(safe.len(), 9);
         assert!(!safe.contains(&"none".to_owned()));
         assert_eq!(parse_tiers(" none, fenced ").unwrap(), ["none", "fenced"]);
         assert!(parse_tiers(" , ").is_err());

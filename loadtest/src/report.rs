@@ -172,6 +172,9 @@ pub fn matrix_table(report: &MatrixReport) -> String {
     out.push_str(
         "\nsent..err, req/s, p50, p99: what the buyers saw. ledger..lock t/o: ground truth from Redis (GET /state).\n",
     );
+    for why in &report.skipped {
+        out.push_str(&format!("skipped {why}\n"));
+    }
     out
 }
 
@@ -435,6 +438,7 @@ mod tests {
             stock: 100,
             buyers: 1000,
             settings: json!({"business_ms": 5, "ttl_ms": 3000, "wait": "pubsub"}),
+            skipped: vec![],
             rows: vec![
                 row("none", 250, 5000.0),
                 row("reentrant-watchdog", 0, 800.0),

@@ -1,5 +1,5 @@
 -- Claim an armed fault, once: the first instance to reach the fault point wins it.
--- KEYS[1] the room's fault hash (field = kind, value = '<instance or *>|<ms>'),
+-- KEYS[1] the room's fault hash (field = kind, value = '<instance or *>|<ms>|<nodes>'),
 -- KEYS[2] the room's pending-strike mark
 -- ARGV[1] kind, ARGV[2] claiming instance, ARGV[3] control channel, ARGV[4] reload message,
 -- ARGV[5] how long to mark a lock-store fault pending (ms), or '' for other faults
@@ -8,7 +8,7 @@ local value = redis.call('HGET', KEYS[1], ARGV[1])
 if not value then
   return nil
 end
-local target = string.match(value, '^(.*)|')
+local target = string.match(value, '^([^|]*)|')
 if target ~= '*' and target ~= ARGV[2] then
   return nil
 end

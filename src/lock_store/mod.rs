@@ -163,7 +163,7 @@ impl LockStore {
     /// the first one as a single store.
     pub fn redlock(urls: &[String]) -> anyhow::Result<Self> {
         let n = urls.len();
-        if !(3..=9).contains(&n) || n % 2 == 0 {
+        if !(3..=9).contains(&n) || n.is_multiple_of(2) {
             anyhow::bail!(
                 "Redlock needs an odd number of masters from 3 to 9 (a majority must be unique); \
                  got {n}"

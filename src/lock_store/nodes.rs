@@ -36,6 +36,12 @@ pub struct NodeView {
     pub holds_lock: bool,
     /// The lock's lease left on this node (ms; -1 = no lease).
     pub lock_ttl_ms: Option<i64>,
+    /// The owner id in the room's lock key on this node (not for the reentrant tiers' hash):
+    /// on Redlock masters, who holds the lock where.
+    pub holder: Option<String>,
+    /// How far this node's wall clock (`TIME`) is from this instance's, in ms, rounded to
+    /// 100 ms so round-trip noise does not show: a `clock-jump` shows here.
+    pub clock_skew_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -75,8 +81,10 @@ impl NodeConnections {
 }
 
 pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
+    let masters = store.quorum.nodes();
     let (addrs, sentinels) = match store.pool.sentinels() {
         Some((sentinels, master)) => from_sentinels(store, sentinels, master).await,
+        None if !masters.is_empty() => (masters.iter().map(|m| m.addr().to_owned()).collect(), vec![]),
         None => {
             let addr = match store.pool.client().await {
                 Ok(client) => client.get_connection_info().addr().to_string(),
@@ -167,30 +175,40 @@ fn down(addr: &str) -> NodeView {
         persistence: None,
         holds_lock: false,
         lock_ttl_ms: None,
+        holder: None,
+        clock_skew_ms: None,
     }
 }
+
+/// What one pipeline asks each node.
+type NodeAnswer = (Value, i64, i64, Option<String>, Vec<String>, Vec<String>, (i64, i64));
 
 async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
     let asked = async {
         let mut conn = store.nodes.get(addr).await?;
-        let (role, lock_ttl, rlock_ttl, aof, fsync): (Value, i64, i64, Vec<String>, Vec<String>) =
-            redis::pipe()
-                .cmd("ROLE")
-                .pttl(keys.lock())
-                .pttl(keys.reentrant_lock())
-                .cmd("CONFIG")
-                .arg("GET")
-                .arg("appendonly")
-                .cmd("CONFIG")
-                .arg("GET")
-                .arg("appendfsync")
-                .query_async(&mut conn)
-                .await
-                .ok()?;
-        Some((role, lock_ttl, rlock_ttl, aof, fsync))
+        let answer: NodeAnswer = redis::pipe()
+            .cmd("ROLE")
+            .pttl(keys.lock())
+            .pttl(keys.reentrant_lock())
+            // The reentrant tiers' lock is a hash: GET would fail on it, so a Lua guard.
+            .cmd("EVAL")
+            .arg("if redis.call('TYPE', KEYS[1]).ok == 'string' then return redis.call('GET', KEYS[1]) end")
+            .arg(1)
+            .arg(keys.lock())
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("appendonly")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("appendfsync")
+            .cmd("TIME")
+            .query_async(&mut conn)
+            .await
+            .ok()?;
+        Some(answer)
     };
     match tokio::time::timeout(NODE_TIMEOUT, asked).await {
-        Ok(Some((role, lock_ttl, rlock_ttl, aof, fsync))) => {
+        Ok(Some((role, lock_ttl, rlock_ttl, holder, aof, fsync, (secs, micros)))) => {
             // PTTL: -2 no key, -1 no lease. At most one of the two lock keys exists.
             let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
             let persistence = match aof.get(1).map(String::as_str) {
@@ -205,6 +223,8 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
                 persistence,
                 holds_lock: ttl != -2,
                 lock_ttl_ms: (ttl != -2).then_some(ttl),
+                holder,
+                clock_skew_ms: Some(skew_ms(secs * 1000 + micros / 1000)),
             })
         }
         _ => {
@@ -212,6 +232,14 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
             None
         }
     }
+}
+
+/// A node's clock reading against ours, rounded to 100 ms.
+fn skew_ms(node_ms: i64) -> i64 {
+    let ours = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    ((node_ms - ours) as f64 / 100.0).round() as i64 * 100
 }
 
 /// `ROLE`'s first element, in this project's words.

@@ -87,7 +87,10 @@ async fn apply(
 ) -> Result<Json<Settings>, AppError> {
     // Validated before the room is created: a bad patch must not take a room slot.
     let room = state.fleet.room(keys).await?;
-    room.settings.patched(patch).map_err(AppError::BadRequest)?;
+    let settings = room.settings.patched(patch).map_err(AppError::BadRequest)?;
+    if let Some(why) = settings.tier.misfit(state.lock_store.kind()) {
+        return Err(AppError::BadRequest(why));
+    }
     state.rooms.create(keys).await?;
     let settings = state
         .fleet

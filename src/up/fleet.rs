@@ -146,6 +146,7 @@ impl Fleet {
                     .unwrap_or_else(|| run_dir.path().join("redis")),
                 persistence: Persistence::Everysec,
                 sentinel: None,
+                clock_shim: None,
             },
             store_stopping.clone(),
         );

@@ -17,9 +17,7 @@
 //! - [`supervisor`]: one task per instance that restarts it.
 //! - [`nginx`]: the nginx child.
 //! - [`process`]: process groups, signals, prefixed output, HTTP probes.
-//! - [`clock`]: an LD_PRELOAD library that shifts a Redis node's wall clock while it runs.
 
-pub mod clock;
 pub mod fleet;
 pub mod nginx;
 pub mod process;
@@ -116,13 +114,16 @@ impl UpArgs {
                      (this is --lock-store {kind})"
                 ));
             }
-            (Some(n), _) if !(3..=9).contains(&n) || n % 2 == 0 => {
+            (Some(n), _) if !(3..=9).contains(&n) || n.is_multiple_of(2) => {
                 return Err(format!(
                     "error: --lock-nodes {n}: Redlock needs an odd number of masters from 3 to \
                      9, so that a majority is unique (e.g. --lock-nodes 5)"
                 ));
             }
             _ => {}
+        }
+        if let Some(why) = self.tier.misfit(self.lock_store) {
+            return Err(format!("error: --tier: {why}"));
         }
         let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
         if !self.host.is_loopback() && !token_given {

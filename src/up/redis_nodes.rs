@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
+use crate::clock_offset;
 use crate::lock_store::chaos::HOLD_DOWN_FILE;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::named_primary;
@@ -48,6 +49,9 @@ pub struct RedisNodeSpec {
     pub persistence: Persistence,
     /// Set behind Sentinel: whom to follow.
     pub sentinel: Option<FollowSentinel>,
+    /// The clock shim to run under (a Redlock master: the `clock-jump` fault moves its clock
+    /// through the offset file in its data dir). `None`: the true clock, at vDSO speed.
+    pub clock_shim: Option<PathBuf>,
 }
 
 pub struct FollowSentinel {
@@ -83,6 +87,11 @@ impl ChildSpec for RedisNodeSpec {
             // Its own log in its data dir: a Redis' start-up banner is noise in `up`'s output.
             .arg("--logfile")
             .arg(self.dir.join("redis.log"));
+        if let Some(shim) = &self.clock_shim {
+            let offset = clock_offset::offset_file(&self.dir);
+            clock_offset::create_offset_file(&offset)?;
+            command.envs(clock_offset::preload_env(shim, &offset));
+        }
         if let Some(follow) = &self.sentinel {
             if let Some(primary) = follow.primary_for(self.port).await {
                 command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
@@ -227,6 +236,7 @@ impl LockStorePlan {
             dir: run_dir.join(id),
             persistence,
             sentinel,
+            clock_shim: None,
         };
         Ok(match kind {
             LockStoreKind::Shared => LockStorePlan {
@@ -262,12 +272,21 @@ impl LockStorePlan {
                         .collect(),
                 }
             }
-            LockStoreKind::Redlock => LockStorePlan {
-                nodes: (1..=masters)
-                    .map(|n| Ok(node(&format!("redlock{n}"), port()?, None)))
-                    .collect::<anyhow::Result<_>>()?,
-                sentinels: vec![],
-            },
+            LockStoreKind::Redlock => {
+                let shim = clock_offset::install_preload(run_dir)
+                    .context("cannot write the clock shim into the run dir")?;
+                LockStorePlan {
+                    nodes: (1..=masters)
+                        .map(|n| {
+                            Ok(RedisNodeSpec {
+                                clock_shim: Some(shim.clone()),
+                                ..node(&format!("redlock{n}"), port()?, None)
+                            })
+                        })
+                        .collect::<anyhow::Result<_>>()?,
+                    sentinels: vec![],
+                }
+            }
         })
     }
 

@@ -34,6 +34,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_store: LockStoreKind::Shared,
         lock_redis_url: None,
         lock_sentinels: vec![],
+        lock_redis_nodes: vec![],
         lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
         sync_replicas: 0,
         sync_timeout_ms: 1000,

@@ -29,6 +29,7 @@ pub async fn start_fleet_with(
         tier: Tier::LuaRelease,
         lock_store,
         lock_persistence,
+        lock_nodes: 5,
         admin_token: TOKEN.into(),
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),

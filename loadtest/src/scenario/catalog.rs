@@ -21,6 +21,12 @@ const STORE_FAULT_TTL: u64 = 20_000;
 const STORE_FAULT_BUSINESS: u64 = 9_000;
 const STORE_FAULT_DEADLINE: u64 = 15_000;
 
+/// The Redlock chapters' sources: the articles, the published algorithm, and its critique.
+const REDLOCK_SOURCES: &str = "001 and 002 (Redlock: 5 masters, a majority, acquire time \
+    subtracted from the lease, release on every node); the algorithm as published by Redis' \
+    author (\"Distributed Locks with Redis\", redis.io); the critique, Martin Kleppmann, \
+    \"How to do distributed locking\" (2016), and the reply, \"Is Redlock safe?\" (2016)";
+
 pub static CATALOG: &[Scenario] = &[
     Scenario {
         id: "none-race",
@@ -480,6 +486,167 @@ pub static CATALOG: &[Scenario] = &[
              锁回来了，租约也还剩原来那么多（AOF 记录的是绝对到期时间），下一个买家只能等待。\
              注意：只杀进程时，即使 everysec 也不会丢失已写入文件的数据；fsync 只在整台机器\
              宕机时才起作用，而这无法靠杀进程演示。",
+    },
+    Scenario {
+        id: "redlock-minority-down",
+        tier: "redlock",
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: "pubsub",
+        wait_deadline_ms: 10_000,
+        fault: Some(Fault::on_nodes("node-down", 8_000, 2)),
+        stock: 100,
+        buyers: 300,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("lost_updates", 0.0),
+            Check::eq("orders", 100.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: REDLOCK_SOURCES,
+        en: "Two of the five masters are killed as the sale starts and stay down. Three still \
+             make a majority: every item is sold, once. This is what Redlock is for: no single \
+             server, and no failover that can lose a lock. Note that the masters are \
+             independent servers, not the masters of one Redis Cluster as 001 assumes, and the \
+             lock is asked of all five at once (002 says one after another; the algorithm's own \
+             page recommends multiplexing).",
+        zh: "五个主节点中的两个在开卖时被杀掉，之后一直没起来。剩下三个仍是多数：\
+             每件商品都只卖了一次。这正是 Redlock（红锁）的用处：没有单点，也没有会丢锁的主从切换。\
+             注意这些主节点是相互独立的 Redis，而不是 001 所说的同一个 Redis Cluster 里的主节点；\
+             加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。",
+    },
+    Scenario {
+        id: "redlock-majority-down",
+        tier: "redlock",
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: "pubsub",
+        wait_deadline_ms: 1_500,
+        fault: Some(Fault::on_nodes("node-down", 8_000, 3)),
+        stock: 100,
+        buyers: 20,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[
+            Check::eq("orders", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("sent_503", 20.0),
+        ]),
+        timing_sensitive: false,
+        source: REDLOCK_SOURCES,
+        en: "Three of the five masters are down: no buyer can win a majority. Every buyer gets a \
+             503 (lock_no_quorum) once its wait deadline passes, and nothing is sold: Redlock \
+             gives up availability rather than safety when most of its servers are gone.",
+        zh: "五个主节点中有三个宕机，谁也拿不到多数票。每个买家等到超时后都收到 503\
+             （lock_no_quorum），一件也没卖出：多数节点不在时，Redlock 宁可不可用，也不冒超卖的险。",
+    },
+    Scenario {
+        id: "redlock-restart-no-fsync",
+        tier: "redlock",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "spin:50",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("node-restart", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(Some("none")),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: REDLOCK_SOURCES,
+        en: "The critique's first case. While the holder acquires, two masters are briefly down, \
+             so its lock stands on exactly three. Right after, one of those three crashes and \
+             restarts empty (no persistence). The two others come back empty too: three masters \
+             without the lock make a new majority, and a second buyer gets the 'same' lock while \
+             the first still works. One item, sold twice.",
+        zh: "批评文章里的第一个反例。持锁者加锁时有两个主节点短暂宕机，锁只落在三个节点上，\
+             刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
+             三个没有这把锁的节点凑成了新的多数，第一个持锁者还在干活，第二个买家就拿到了“同一把”锁：\
+             一件商品卖了两次。",
+    },
+    Scenario {
+        id: "redlock-restart-fsync-always",
+        tier: "redlock",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "spin:50",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::new("node-restart", 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(Some("always")),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: REDLOCK_SOURCES,
+        en: "The same crash, with every master fsyncing its append-only file before each reply. \
+             The restarted master replays the lock: the holder keeps its three votes, and the \
+             others wait. The algorithm's own answer is the same, or restarting a crashed master \
+             only after a lease has passed; both cost something (an fsync per lock write, or a \
+             master missing for a lease).",
+        zh: "同样的崩溃，但每个主节点每次应答前都对 AOF 做 fsync。重启的节点重放出这把锁：\
+             持锁者仍有三票，其他人只能等待。算法原文给出的也是这个办法，或者让崩溃的节点\
+             等过一个租约再重新加入；两者都有代价（每次写锁一次 fsync，或一个节点缺席一个租约）。",
+    },
+    Scenario {
+        id: "redlock-clock-jump",
+        tier: "redlock",
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: "spin:50",
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        fault: Some(Fault::on_nodes("clock-jump", 30_000, 3)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: REDLOCK_SOURCES,
+        en: "The critique's second case. Right after the holder takes its lock, the wall clocks \
+             of three masters that granted it jump 30 s forward (an NTP step, an operator). Redis \
+             expires keys by the wall clock: the 20 s lock is gone on those three, which make a \
+             majority for the next buyer while the first still works. 002 lists clock sync as a \
+             cost; this is what it costs.",
+        zh: "批评文章里的第二个反例。持锁者刚拿到锁，给它投票的三个主节点的系统时钟就向前跳了 30 秒\
+             （NTP 校时或人为调整）。Redis 按系统时钟让键过期：20 秒租约的锁在这三个节点上瞬间没了，\
+             它们凑成多数投给了下一个买家，而第一个持锁者还在干活。002 把时钟同步列为缺点，代价就是这个。",
+    },
+    Scenario {
+        id: "redlock-freeze",
+        tier: "redlock",
+        ttl_ms: 300,
+        business_ms: 5,
+        wait: "spin:10",
+        wait_deadline_ms: 10_000,
+        fault: Some(Fault::new("freeze", 1_200)),
+        stock: 100,
+        buyers: 30,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
+        timing_sensitive: true,
+        source: "002, the GC-pause story, which it tells against Redlock; Martin Kleppmann, \
+                 \"How to do distributed locking\" (2016): Redlock has no fencing token to give",
+        en: "The holder's process freezes for 1.2 s after reading the stock; its 300 ms lease \
+             expires on all five masters, others sell, and the holder wakes and writes its stale \
+             stock value. Five servers do not help against a pause of the client. Only a fencing \
+             token checked by the stock would (see fenced-freeze), and Redlock has no counter \
+             that could hand one out.",
+        zh: "持锁进程读完库存后整体冻结 1.2 秒；300 毫秒的租约在五个主节点上都到期了，别人接着卖，\
+             它醒来后写入了陈旧的库存值（陈旧写入）。客户端自己停顿，五台服务器也救不了。\
+             只有由库存校验的围栏令牌（fencing token）才能挡住（见 fenced-freeze），\
+             而 Redlock 没有能发放令牌的计数器。",
     },
 ];
 

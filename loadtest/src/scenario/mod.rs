@@ -37,11 +37,18 @@ pub enum Via {
 pub struct Fault {
     pub kind: &'static str,
     pub ms: u64,
+    /// How many Redlock masters it strikes (`node-down`, `clock-jump`); 0: the fault's default.
+    pub nodes: u32,
 }
 
 impl Fault {
     pub const fn new(kind: &'static str, ms: u64) -> Fault {
-        Fault { kind, ms }
+        Fault { kind, ms, nodes: 0 }
+    }
+
+    /// A fault on `nodes` Redlock masters.
+    pub const fn on_nodes(kind: &'static str, ms: u64, nodes: u32) -> Fault {
+        Fault { kind, ms, nodes }
     }
 }
 
@@ -49,7 +56,7 @@ impl Fault {
 /// replica sync (`sync_replicas`) it runs with.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct StoreSetup {
-    /// `None`: any lock store; else `single` or `sentinel`.
+    /// `None`: any lock store; else `single`, `sentinel` or `redlock`.
     pub lock_store: Option<&'static str>,
     /// The persistence its Redis must have (`none`, `everysec`, `always`); `None`: any.
     pub persistence: Option<&'static str>,
@@ -75,6 +82,15 @@ impl StoreSetup {
         StoreSetup {
             lock_store: Some("single"),
             persistence: Some(persistence),
+            sync_replicas: 0,
+        }
+    }
+
+    /// Redlock masters; `persistence` `None`: any.
+    pub const fn redlock(persistence: Option<&'static str>) -> StoreSetup {
+        StoreSetup {
+            lock_store: Some("redlock"),
+            persistence,
             sync_replicas: 0,
         }
     }
@@ -380,8 +396,9 @@ impl Runner<'_> {
     }
 
     /// Waits until every lock-store node answers, one of them is the primary, the rest are
-    /// its replicas, and every Sentinel names that primary: a scenario that kills the primary
-    /// needs a store that has recovered from the last one.
+    /// its replicas, and every Sentinel names that primary (Redlock: every master answers as
+    /// a primary): a scenario that kills the primary needs a store that has recovered from the
+    /// last one.
     async fn wait_store_healthy(&self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -393,9 +410,10 @@ impl Runner<'_> {
                 .filter(|n| n["role"] == "primary")
                 .filter_map(|n| n["addr"].as_str())
                 .collect();
+            let independent = store["kind"] == "redlock";
             let healthy = !nodes.is_empty()
                 && nodes.iter().all(|n| n["up"] == true)
-                && primaries.len() == 1
+                && (primaries.len() == 1 || independent && primaries.len() == nodes.len())
                 && store["sentinels"]
                     .as_array()
                     .into_iter()
@@ -419,6 +437,9 @@ impl Runner<'_> {
     /// of it would not fire it.
     async fn arm(&self, fault: Fault) -> anyhow::Result<()> {
         let mut body = json!({ "kind": fault.kind, "ms": fault.ms });
+        if fault.nodes > 0 {
+            body["nodes"] = json!(fault.nodes);
+        }
         if let Some(spare) = &self.spare {
             let listed = self.admin.request(Method::GET, "/instances", None).await?;
             let target = listed["instances"]
