@@ -181,7 +181,12 @@ pub async fn reset(
         .quorum()
         .each(|mut conn| {
             let lock_keys = lock_keys.clone();
-            async move { redis::cmd("DEL").arg(lock_keys).query_async::<()>(&mut conn).await }
+            async move {
+                redis::cmd("DEL")
+                    .arg(lock_keys)
+                    .query_async::<()>(&mut conn)
+                    .await
+            }
         })
         .await;
     Ok(())

@@ -61,7 +61,10 @@ pub struct Redlock;
 enum Vote {
     Granted,
     /// Someone holds it there: their value and its lease left (ms; -1: none).
-    Refused { holder: String, lease_left: i64 },
+    Refused {
+        holder: String,
+        lease_left: i64,
+    },
     /// No answer within the node timeout, or an error.
     Silent,
 }
@@ -268,7 +271,12 @@ async fn granting(cx: &LockCx<'_>, masters: &QuorumNodes) -> Vec<usize> {
     let values = masters
         .each(|mut conn| {
             let key = key.clone();
-            async move { redis::cmd("GET").arg(&key).query_async::<Option<String>>(&mut conn).await }
+            async move {
+                redis::cmd("GET")
+                    .arg(&key)
+                    .query_async::<Option<String>>(&mut conn)
+                    .await
+            }
         })
         .await;
     values

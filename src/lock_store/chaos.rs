@@ -199,7 +199,10 @@ fn on_this_machine(node: &QuorumNode) -> Result<(), StoreError> {
 /// Kills a Redlock master (SIGKILL). With `down_for`, its supervisor brings it back only after
 /// that long, as a crashed machine would be; without, at once (with whatever its persistence
 /// kept). Returns `host:port pid=N`.
-pub async fn kill_node(node: &QuorumNode, down_for: Option<Duration>) -> Result<String, StoreError> {
+pub async fn kill_node(
+    node: &QuorumNode,
+    down_for: Option<Duration>,
+) -> Result<String, StoreError> {
     on_this_machine(node)?;
     let process = process_of(node).await?;
     if let Some(down_for) = down_for {
@@ -214,7 +217,10 @@ pub async fn kill_node(node: &QuorumNode, down_for: Option<Duration>) -> Result<
     // SAFETY: kill has no memory-safety preconditions.
     if unsafe { libc::kill(process.pid, libc::SIGKILL) } != 0 {
         let err = std::io::Error::last_os_error();
-        return Err(StoreError::Unavailable(format!("kill {}: {err}", process.pid)));
+        return Err(StoreError::Unavailable(format!(
+            "kill {}: {err}",
+            process.pid
+        )));
     }
     Ok(format!("{} pid={}", node.addr(), process.pid))
 }

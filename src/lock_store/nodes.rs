@@ -84,7 +84,10 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
     let masters = store.quorum.nodes();
     let (addrs, sentinels) = match store.pool.sentinels() {
         Some((sentinels, master)) => from_sentinels(store, sentinels, master).await,
-        None if !masters.is_empty() => (masters.iter().map(|m| m.addr().to_owned()).collect(), vec![]),
+        None if !masters.is_empty() => (
+            masters.iter().map(|m| m.addr().to_owned()).collect(),
+            vec![],
+        ),
         None => {
             let addr = match store.pool.client().await {
                 Ok(client) => client.get_connection_info().addr().to_string(),
@@ -181,7 +184,15 @@ fn down(addr: &str) -> NodeView {
 }
 
 /// What one pipeline asks each node.
-type NodeAnswer = (Value, i64, i64, Option<String>, Vec<String>, Vec<String>, (i64, i64));
+type NodeAnswer = (
+    Value,
+    i64,
+    i64,
+    Option<String>,
+    Vec<String>,
+    Vec<String>,
+    (i64, i64),
+);
 
 async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
     let asked = async {

@@ -140,7 +140,9 @@ fn lock_cx<'a>(
 /// came after.
 async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>) -> Option<Fault> {
     let mut lost = false;
-    let store_faults = FaultKind::ALL.into_iter().filter(|k| k.needs_lock_store().is_some());
+    let store_faults = FaultKind::ALL
+        .into_iter()
+        .filter(|k| k.needs_lock_store().is_some());
     for kind in store_faults {
         if !faults.is_armed(kind) {
             continue;

@@ -18,7 +18,7 @@ use crate::helpers::{eventually, serve_args, TestApp};
 use crate::scenarios::{start_fleet_with, TOKEN};
 
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
-async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
+pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
     let targets = Targets::parse(&[fleet.url()], None).unwrap();
     let admin = Admin::new(&targets, Some(TOKEN.into()));
     let runner = Runner {

@@ -13,6 +13,7 @@ mod listener;
 mod lock_store;
 mod matrix;
 mod redis_outage;
+mod redlock;
 mod room_life;
 mod rooms;
 mod scenarios;

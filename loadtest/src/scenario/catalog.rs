@@ -556,7 +556,11 @@ pub static CATALOG: &[Scenario] = &[
         buyers: 4,
         via: Via::Fleet,
         store: StoreSetup::redlock(Some("none")),
-        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("oversold", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
         timing_sensitive: true,
         source: REDLOCK_SOURCES,
         en: "The critique's first case. While the holder acquires, two masters are briefly down, \
@@ -610,7 +614,11 @@ pub static CATALOG: &[Scenario] = &[
         buyers: 4,
         via: Via::Fleet,
         store: StoreSetup::redlock(None),
-        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("oversold", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
         timing_sensitive: true,
         source: REDLOCK_SOURCES,
         en: "The critique's second case. Right after the holder takes its lock, the wall clocks \

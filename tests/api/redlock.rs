@@ -1,0 +1,202 @@
+//! Redlock over real, independent `redis-server` masters: every chapter of the curriculum's
+//! Redlock debate run against a fleet from `oversell up`, a quorum lost for real, and the
+//! flags that would make a quorum meaningless refused. Every figure comes from the resource
+//! store, which none of the faults touches.
+
+use std::time::{Duration, Instant};
+
+use oversell::lock_store::{LockStoreKind, Persistence};
+use oversell::redis_server::RedisServer;
+use oversell::tier::Tier;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{serve_args, TestApp, TOKEN};
+use crate::lock_store::run_scenarios;
+use crate::scenarios::start_fleet_with;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redlock_fleet_shows_what_the_quorum_fixes_and_what_it_cannot() {
+    let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::None).await;
+    let masters = fleet.lock_store_processes();
+    assert_eq!(masters.len(), 5, "{masters:?}");
+    let failures = run_scenarios(
+        &fleet,
+        &[
+            "redlock-minority-down",
+            "redlock-majority-down",
+            "redlock-restart-no-fsync",
+            "redlock-clock-jump",
+            "redlock-freeze",
+        ],
+    )
+    .await;
+    // The faults struck real processes: killed masters were restarted by their supervisors,
+    // and the clock jump shows in the masters' own TIME.
+    let restarted = fleet
+        .lock_store_processes()
+        .iter()
+        .filter(|p| p.restarts >= 1)
+        .count();
+    let state: Value = reqwest::get(format!("{}/state", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(restarted >= 3, "only {restarted} masters were restarted");
+    let nodes = state["lock_store"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 5, "{state}");
+    let jumped = nodes
+        .iter()
+        .filter(|n| n["clock_skew_ms"].as_i64().unwrap_or(0) >= 29_000)
+        .count();
+    assert_eq!(jumped, 3, "three masters' clocks run 30 s ahead: {nodes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
+    let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::Always).await;
+    let failures = run_scenarios(&fleet, &["redlock-restart-fsync-always"]).await;
+    let restarted = fleet
+        .lock_store_processes()
+        .iter()
+        .filter(|p| p.restarts >= 1)
+        .count();
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+    // Two cut off for the acquire, one restarted after it.
+    assert!(restarted >= 3, "only {restarted} masters were restarted");
+}
+
+/// Three masters started by the test, one instance, no `up`: a majority lost answers a 503
+/// `lock_no_quorum` within the wait deadline, and a majority back sells again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn losing_the_majority_of_masters_is_a_clear_503_and_getting_it_back_sells_again() {
+    let resource = RedisServer::start().unwrap();
+    let mut masters: Vec<RedisServer> = (0..3).map(|_| RedisServer::start().unwrap()).collect();
+    let mut args = serve_args(&resource.url(), "quorum");
+    args.lock_store = LockStoreKind::Redlock;
+    args.lock_redis_nodes = masters.iter().map(RedisServer::url).collect();
+    args.tier = Tier::Redlock;
+    args.wait_deadline_ms = 1_000;
+    let app = TestApp::spawn(&args).await;
+    let client = reqwest::Client::new();
+    let reset = client
+        .post(format!("{}/admin/reset", app.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({ "stock": 10 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::OK);
+    let sale = || async {
+        let resp = client
+            .post(format!("{}/sale", app.url))
+            .json(&json!({ "buyer": "b" }))
+            .send()
+            .await
+            .unwrap();
+        (resp.status(), resp.json::<Value>().await.unwrap())
+    };
+    assert_eq!(sale().await.0, StatusCode::OK);
+
+    // One of three down: still a majority.
+    masters[2].kill();
+    assert_eq!(sale().await.0, StatusCode::OK);
+
+    // Two of three down: no majority, whatever the wait.
+    masters[1].kill();
+    let asked = Instant::now();
+    let (status, body) = sale().await;
+    let took = asked.elapsed();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "lock_no_quorum", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("1 of 3"),
+        "{body}"
+    );
+    assert!(
+        took < Duration::from_millis(1_000 + 1_000),
+        "503 after {took:?}"
+    );
+
+    masters[1].restart().unwrap();
+    let (status, body) = sale().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["stock_left"], 7, "{body}");
+    app.shut_down().await;
+}
+
+#[tokio::test]
+async fn the_redlock_tier_is_refused_where_there_is_no_quorum_to_ask() {
+    let redis = RedisServer::start().unwrap();
+    let app = TestApp::spawn(&serve_args(&redis.url(), "single")).await;
+    let resp = reqwest::Client::new()
+        .put(format!("{}/admin/config", app.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({ "tier": "redlock" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("--lock-store redlock"),
+        "{body}"
+    );
+    let fault = reqwest::Client::new()
+        .post(format!("{}/admin/faults", app.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({ "kind": "clock-jump", "ms": 30000 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fault.status(), StatusCode::BAD_REQUEST);
+    app.shut_down().await;
+}
+
+#[test]
+fn bad_redlock_flags_stop_with_one_line_naming_the_flag() {
+    let oversell = env!("CARGO_BIN_EXE_oversell");
+    for (args, flag) in [
+        (
+            vec!["up", "--lock-store", "redlock", "--lock-nodes", "4"],
+            "--lock-nodes",
+        ),
+        (
+            vec!["up", "--lock-store", "redlock", "--lock-nodes", "11"],
+            "--lock-nodes",
+        ),
+        (
+            vec!["up", "--lock-store", "redlock", "--lock-nodes", "1"],
+            "--lock-nodes",
+        ),
+        (vec!["up", "--lock-nodes", "3"], "--lock-nodes"),
+        (vec!["up", "--tier", "redlock"], "--lock-store redlock"),
+        (
+            vec!["serve", "--lock-store", "redlock"],
+            "--lock-redis-nodes",
+        ),
+    ] {
+        let out = std::process::Command::new(oversell)
+            .args(&args)
+            .env_remove("LOCK_STORE")
+            .env_remove("LOCK_TIER")
+            .env_remove("ADMIN_TOKEN")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} should name {flag}: {stderr}"
+        );
+    }
+}
