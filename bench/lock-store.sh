@@ -15,24 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-10} SECONDS_=${2:-5}
 OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-failover
-log=$(mktemp)
-up=
-fleet_up() {
-    "$OVERSELL" up "$@" --port 0 --admin-token "$TOKEN" >"$log" 2>&1 &
-    up=$!
-    for _ in $(seq 300); do grep -q '^ready:' "$log" && break; sleep 0.1; done
-    URL=$(grep -o '^ready: .*' "$log" | cut -d' ' -f2)
-    REDIS_PORT=$(grep -o '^redis: redis://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$')
-}
-fleet_down() { kill "$up" 2>/dev/null; wait "$up" 2>/dev/null || true; }
-trap 'fleet_down; rm -f "$log"' EXIT
-hold_rate() {
-    OVERSELL_ADMIN_TOKEN=$TOKEN "$LOADTEST" scenario "$1" --url "$URL" --instances 3 --repeat "$REPEAT" 2>&1 \
-        | grep -o 'held [0-9]*/[0-9]*' | tail -1 || true
-}
+. bench/fleet.sh
 fleet_up --lock-store sentinel
-admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
-state() { curl -sf "$URL/state"; }
 healthy() {
     for _ in $(seq 300); do
         state | python3 -c "
