@@ -138,7 +138,14 @@ async fn supervise(
     let mut delay = FIRST_DELAY;
     loop {
         let started = Instant::now();
-        let mut child = match spawn(&spec).await {
+        // A start may wait (a node held down by a fault, a primary waiting for its
+        // promotion): stopping the fleet must not wait for it.
+        let spawned = tokio::select! {
+            biased;
+            _ = stopping(&mut stop) => return,
+            spawned = spawn(&spec) => spawned,
+        };
+        let mut child = match spawned {
             Ok(child) => child,
             Err(err) => {
                 process::say(&format!("restart: cannot start {id} ({err}), retrying"));

@@ -65,10 +65,48 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
         .iter()
         .filter(|p| p.restarts >= 1)
         .count();
+
+    // Two masters killed and held down for a minute: sales go on, and stopping the fleet does
+    // not wait for the hold-down to pass.
+    let client = reqwest::Client::new();
+    let post = |path: &str, body: Value| {
+        client
+            .post(format!("{}{path}", fleet.url()))
+            .bearer_auth(crate::scenarios::TOKEN)
+            .json(&body)
+            .send()
+    };
+    post("/admin/reset", json!({ "stock": 5 })).await.unwrap();
+    let armed = post(
+        "/admin/faults",
+        json!({ "kind": "node-down", "ms": 60_000, "nodes": 2 }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(armed.status(), StatusCode::OK);
+    let sold = post("/sale", json!({ "buyer": "b" })).await.unwrap();
+    assert_eq!(sold.status(), StatusCode::OK);
+    let down = || {
+        fleet
+            .lock_store_processes()
+            .iter()
+            .filter(|p| p.pid.is_none())
+            .count()
+    };
+    let polled_until = Instant::now() + Duration::from_secs(5);
+    while down() < 2 && Instant::now() < polled_until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let down = down();
+    let stopping = Instant::now();
     fleet.stop().await;
+    let stop_took = stopping.elapsed();
+
     assert!(failures.is_empty(), "{failures:?}");
     // Two cut off for the acquire, one restarted after it.
     assert!(restarted >= 3, "only {restarted} masters were restarted");
+    assert_eq!(down, 2, "two masters held down");
+    assert!(stop_took < Duration::from_secs(20), "stop took {stop_took:?}");
 }
 
 /// Three masters started by the test, one instance, no `up`: a majority lost answers a 503
