@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use crate::lock_store::{LockStore, LockStoreKind, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::RedisPool;
-use crate::settings::{Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
+use crate::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
 use crate::tier::Tier;
 
 #[derive(Debug, Clone, Args)]
@@ -101,6 +101,11 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub sync_timeout_ms: u64,
 
+    /// How `reentrant-watchdog` and `fenced` keep their lease: `watchdog` (renewed every
+    /// TTL/3, Redisson's `lock()`) or `fixed` (never renewed, Redisson's `lock(leaseTime)`).
+    #[arg(long, env = "LEASE", value_enum, default_value_t = LeaseMode::Watchdog)]
+    pub lease: LeaseMode,
+
     /// Bearer token for /admin/*. Without one, a token is generated and logged once.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -161,6 +166,7 @@ impl ServeArgs {
             wait_deadline_ms: self.wait_deadline_ms,
             sync_replicas: self.sync_replicas,
             sync_timeout_ms: self.sync_timeout_ms,
+            lease: self.lease,
         }
     }
 

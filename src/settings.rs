@@ -59,6 +59,18 @@ impl<'de> Deserialize<'de> for WaitStrategy {
     }
 }
 
+/// How the reentrant tiers keep their lease, as Redisson offers both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaseMode {
+    /// `lock()`: a watchdog renews the lease every TTL/3 while the holder lives.
+    #[default]
+    Watchdog,
+    /// `lock(leaseTime)`: the lease is fixed; nothing renews it, as in Redisson when an
+    /// explicit lease is given.
+    Fixed,
+}
+
 /// Bounds that keep a workshop from wedging itself (a 0 ms lease, a one-hour business step).
 pub const TTL_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 pub const BUSINESS_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=60_000;
@@ -83,6 +95,10 @@ pub struct Settings {
     /// How long that wait may take.
     #[serde(default = "default_sync_timeout_ms")]
     pub sync_timeout_ms: u64,
+    /// Whether `reentrant-watchdog` and `fenced` renew their lease (the other tiers' leases
+    /// are always fixed).
+    #[serde(default)]
+    pub lease: LeaseMode,
 }
 
 /// Redisson's `slavesSyncTimeout` default.
@@ -147,6 +163,9 @@ impl Settings {
         if let Some(timeout) = patch.sync_timeout_ms {
             self.sync_timeout_ms = timeout;
         }
+        if let Some(lease) = patch.lease {
+            self.lease = lease;
+        }
         self.validate()?;
         Ok(self)
     }
@@ -175,6 +194,7 @@ pub struct SettingsPatch {
     pub wait_deadline_ms: Option<u64>,
     pub sync_replicas: Option<u32>,
     pub sync_timeout_ms: Option<u64>,
+    pub lease: Option<LeaseMode>,
 }
 
 #[cfg(test)]
@@ -200,6 +220,7 @@ mod tests {
             wait_deadline_ms: 5000,
             sync_replicas: 0,
             sync_timeout_ms: DEFAULT_SYNC_TIMEOUT_MS,
+            lease: LeaseMode::Watchdog,
         };
         let patch = SettingsPatch {
             ttl_ms: Some(0),
@@ -211,5 +232,8 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(base.patched(&ok).unwrap().business_ms, 50);
+        let fixed: SettingsPatch = serde_json::from_str(r#"{"lease":"fixed"}"#).unwrap();
+        assert_eq!(base.patched(&fixed).unwrap().lease, LeaseMode::Fixed);
+        assert!(serde_json::from_str::<SettingsPatch>(r#"{"lease":"forever"}"#).is_err());
     }
 }

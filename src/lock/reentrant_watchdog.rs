@@ -7,7 +7,9 @@
 //! only the owner can release, and a dead holder's lock expires one lease after its death.
 //!
 //! Redisson's defaults are a 30 s lease renewed every 10 s (TTL/3); here the lease is the
-//! room's `ttl_ms`, renewed every `ttl_ms / 3`.
+//! room's `ttl_ms`, renewed every `ttl_ms / 3`. Like Redisson's `lock(leaseTime)`, the setting
+//! `lease: fixed` turns the watchdog off: the lease then ends after `ttl_ms` whatever the
+//! holder is doing, the `lua-release` defect back on the same tier.
 //!
 //! # Known defect
 //! The watchdog runs inside the holder's process. A whole-process pause (a GC stop, `SIGSTOP`,
@@ -27,6 +29,7 @@ use super::{riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
+use crate::settings::LeaseMode;
 
 static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));
@@ -72,8 +75,9 @@ impl Lock for ReentrantWatchdog {
                 return Err(err);
             }
         }
-        // Only the first hold starts a watchdog; a re-entry rides on the outer one.
-        let keep = if depth == 1 {
+        // Only the first hold starts a watchdog; a re-entry rides on the outer one. A fixed
+        // lease (Redisson's `lock(leaseTime)`) starts none at all.
+        let keep = if depth == 1 && cx.settings.lease == LeaseMode::Watchdog {
             Keep::Watchdog {
                 _renewals: Watchdog::start(cx),
             }

@@ -38,6 +38,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
         sync_replicas: 0,
         sync_timeout_ms: 1000,
+        lease: oversell::settings::LeaseMode::Watchdog,
         host: "127.0.0.1".parse().unwrap(),
         port: 0,
         instance_id: Some(instance.to_owned()),

@@ -106,7 +106,10 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
     // Two cut off for the acquire, one restarted after it.
     assert!(restarted >= 3, "only {restarted} masters were restarted");
     assert_eq!(down, 2, "two masters held down");
-    assert!(stop_took < Duration::from_secs(20), "stop took {stop_took:?}");
+    assert!(
+        stop_took < Duration::from_secs(20),
+        "stop took {stop_took:?}"
+    );
 }
 
 /// Three masters started by the test, one instance, no `up`: a majority lost answers a 503

@@ -256,9 +256,16 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
         );
     }
     for url in oversell::up::topology::COMPOSE_REDLOCK_NODES {
-        let name = url.trim_start_matches("redis://").split(':').next().unwrap();
+        let name = url
+            .trim_start_matches("redis://")
+            .split(':')
+            .next()
+            .unwrap();
         let svc = service(&compose, name);
         assert_eq!(strings(&svc["profiles"]), ["redlock"], "{name}");
-        assert!(strings(&svc["command"]).contains(&"redis-server".to_owned()), "{name}");
+        assert!(
+            strings(&svc["command"]).contains(&"redis-server".to_owned()),
+            "{name}"
+        );
     }
 }

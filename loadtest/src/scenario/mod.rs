@@ -196,6 +196,8 @@ pub struct Scenario {
     pub business_ms: u64,
     pub wait: &'static str,
     pub wait_deadline_ms: u64,
+    /// `watchdog` or `fixed`: whether the reentrant tiers renew their lease.
+    pub lease: &'static str,
     pub fault: Option<Fault>,
     pub stock: i64,
     pub buyers: usize,
@@ -220,6 +222,7 @@ impl Scenario {
             "wait": self.wait,
             "wait_deadline_ms": self.wait_deadline_ms,
             "sync_replicas": self.store.sync_replicas,
+            "lease": self.lease,
         })
     }
 
