@@ -49,7 +49,9 @@ pub enum AppError {
     LockLost,
     #[error("the fleet did not answer as expected: {0}")]
     Fleet(String),
-    #[error("a scenario is already running on this instance; wait for it to finish")]
+    #[error(
+        "a scenario is already running in this room (on some instance); wait for it to finish"
+    )]
     Busy,
     #[error("redis is unavailable")]
     RedisUnavailable(String),

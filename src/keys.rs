@@ -122,10 +122,16 @@ impl Keys {
     pub fn timeline(&self) -> String {
         self.key("timeline")
     }
-    /// Armed one-shot faults: field = kind, value = `<instance or *>|<ms>`.
+    /// Armed one-shot faults: field = kind, value = `<instance or *>|<ms>|<nodes>`.
     pub fn faults(&self) -> String {
         self.key("faults")
     }
+    /// One scenario at a time per room (see `scenario_guard`). Not reset by a reset: the
+    /// scenario holding it resets the room itself.
+    pub fn scenario_guard(&self) -> String {
+        self.key("scenario")
+    }
+
     /// Buyers who gave up waiting for the lock.
     pub fn lock_timeouts(&self) -> String {
         self.key("lock_timeouts")

@@ -18,6 +18,7 @@
 //! - [`fleet`]: settings and faults shared by every instance through Redis, the pub/sub
 //!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
+//! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
@@ -50,6 +51,7 @@ pub mod redis_server;
 pub mod rooms;
 pub mod routes;
 pub mod sale;
+pub mod scenario_guard;
 pub mod settings;
 pub mod startup;
 pub mod state;

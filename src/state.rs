@@ -36,8 +36,6 @@ pub struct Shared {
     pub admin_token: String,
     /// Reaches the whole fleet (nginx), for server-side bursts and scenarios.
     pub fleet_url: String,
-    /// One scenario at a time per instance: two would reset each other's stock.
-    pub scenario_running: tokio::sync::Mutex<()>,
     pub fleet: Arc<Fleet>,
     /// Room registry, TTLs and lost-state detection; an `Arc` so a TTL renewal can run in a
     /// task of its own.
@@ -74,7 +72,6 @@ impl AppState {
             run_id: uuid::Uuid::new_v4().simple().to_string(),
             admin_token,
             fleet_url,
-            scenario_running: tokio::sync::Mutex::new(()),
             fleet,
             locks: Locks::default(),
             signals,

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::extract::{required_json, Admin, Room};
 use crate::error::AppError;
+use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
 /// `GET /scenarios`: the catalog, in the order of the ladder.
@@ -54,10 +55,10 @@ pub async fn run(
             ids.join(", ")
         ))
     })?;
-    let _running = state
-        .scenario_running
-        .try_lock()
-        .map_err(|_| AppError::Busy)?;
+    let holder = format!("{}:{}", state.instance, state.next_owner());
+    let _running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
+        .await?
+        .ok_or(AppError::Busy)?;
     let instances = state.fleet.live_instances().await?.len().max(1);
     let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
         .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;

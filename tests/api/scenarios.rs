@@ -106,3 +106,53 @@ async fn a_crash_scenario_run_from_the_server_side_answers_with_its_verdict() {
     }
     fleet.stop().await;
 }
+
+/// Two instances asked to run a scenario in the same room at once: the guard is a lock in
+/// Redis, so exactly one runs and the other answers 409 `busy`, whichever instance it is; once
+/// the first is done the room is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_scenario_at_a_time_per_room_across_instances() {
+    let fleet = start_fleet(2).await;
+    let client = reqwest::Client::new();
+    let ports: Vec<u16> = fleet.instances().iter().map(|i| i.port).collect();
+    // Straight to each instance, past nginx: two instances, one room.
+    let run = |port: u16| {
+        let client = client.clone();
+        async move {
+            let resp = client
+                .post(format!("http://127.0.0.1:{port}/admin/scenario"))
+                .bearer_auth(TOKEN)
+                .json(&serde_json::json!({ "id": "none-race" }))
+                .send()
+                .await
+                .unwrap();
+            (
+                resp.status(),
+                resp.json::<serde_json::Value>().await.unwrap(),
+            )
+        }
+    };
+    let (a, b) = tokio::join!(run(ports[0]), run(ports[1]));
+    let mut statuses = [a.0, b.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [reqwest::StatusCode::OK, reqwest::StatusCode::CONFLICT],
+        "{a:?} {b:?}"
+    );
+    let refused = if a.0 == reqwest::StatusCode::CONFLICT {
+        &a.1
+    } else {
+        &b.1
+    };
+    assert_eq!(refused["error"], "busy", "{refused}");
+    // Released when the first finished (the release runs on its own, a moment later).
+    let mut again = run(ports[1]).await;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while again.0 == reqwest::StatusCode::CONFLICT && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        again = run(ports[1]).await;
+    }
+    fleet.stop().await;
+    assert_eq!(again.0, reqwest::StatusCode::OK, "{again:?}");
+}

@@ -1,0 +1,6 @@
+-- Extend the guard's lease, only while it is still this holder's.
+-- KEYS[1] guard; ARGV[1] holder, ARGV[2] lease (ms). Returns 1 if extended, 0 if lost.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
