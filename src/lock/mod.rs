@@ -4,14 +4,13 @@
 //! A tier implements one attempt (`try_acquire`) and `release`; the waiting loop around the
 //! attempt (spin or pub/sub, always bounded by a deadline) is shared and lives in `wait.rs`.
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
-//! runs its script instead.
+//! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
 //! (`cx.truth`): a lock script only reports what it saw (whose lock a `DEL` removed, whether a
 //! release still found its own lock), and the tier records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
-pub mod atomic_deduct;
 mod atomic_expiry;
 mod chaos;
 mod fenced;

@@ -13,10 +13,10 @@ use loadtest::{BurstOptions, Targets};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{required_json, Admin, Room};
-use super::sale::{run_sale, MAX_QTY};
+
 use crate::error::AppError;
 use crate::keys::Keys;
-use crate::sale::Order;
+use crate::sale::{run_sale, Order};
 use crate::state::AppState;
 
 pub const MAX_BUYERS: usize = 5_000;
@@ -67,9 +67,8 @@ pub async fn burst(
         )));
     }
     let qty = body.qty.unwrap_or(1);
-    if !(1..=MAX_QTY).contains(&qty) {
-        return Err(AppError::BadRequest(format!("qty must be 1..={MAX_QTY}")));
-    }
+    // Every buyer's order is made the same way: check it once, up front.
+    Order::new("burst".into(), qty).map_err(AppError::BadRequest)?;
     // Fail fast with a clear 503 instead of N identical ones.
     let room = state.fleet.room(&keys).await?;
     if body.via.unwrap_or_default() == Via::Fleet {
@@ -84,10 +83,8 @@ pub async fn burst(
         let (state, keys, release) = (state.clone(), keys.clone(), release.clone());
         buyers.spawn(async move {
             release.wait().await;
-            let order = Order {
-                buyer: format!("burst-{}-{i}", state.instance),
-                qty,
-            };
+            let order = Order::new(format!("burst-{}-{i}", state.instance), qty)
+                .map_err(AppError::BadRequest)?;
             run_sale(&state, keys, order).await
         });
     }

@@ -5,6 +5,11 @@
 //! (`enter.lua`, `commit.lua`), so it costs no extra round trip: a locked sale is
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
 
+mod atomic_deduct;
+mod run;
+
+pub use run::run_sale;
+
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -25,11 +30,37 @@ use crate::tier::Tier;
 static ENTER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("enter.lua")));
 static COMMIT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("commit.lua")));
 
-/// One buyer's request, already validated.
+/// Most items one order may buy.
+pub const MAX_QTY: u32 = 10;
+/// Longest buyer id, in bytes.
+pub const MAX_BUYER_LEN: usize = 64;
+
+/// One buyer's request, validated by [`Order::new`], the only way to make one.
 #[derive(Debug, Clone)]
 pub struct Order {
-    pub buyer: String,
-    pub qty: u32,
+    buyer: String,
+    qty: u32,
+}
+
+impl Order {
+    /// An order of `qty` items (1..=[`MAX_QTY`]) for `buyer` (1..=[`MAX_BUYER_LEN`] bytes).
+    pub fn new(buyer: String, qty: u32) -> Result<Order, String> {
+        if !(1..=MAX_QTY).contains(&qty) {
+            return Err(format!("qty must be 1..={MAX_QTY}, got {qty}"));
+        }
+        if buyer.is_empty() || buyer.len() > MAX_BUYER_LEN {
+            return Err(format!("buyer must be 1..={MAX_BUYER_LEN} bytes"));
+        }
+        Ok(Order { buyer, qty })
+    }
+
+    pub fn buyer(&self) -> &str {
+        &self.buyer
+    }
+
+    pub fn qty(&self) -> u32 {
+        self.qty
+    }
 }
 
 /// What a successful sale returns to the buyer.
@@ -332,7 +363,7 @@ async fn commit(
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let order_id = uuid::Uuid::now_v7().to_string();
     let entry = ledger_entry(cx, order, &order_id, None, 0, None)?;
-    match lock::atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry, cx.instance).await? {
+    match atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry, cx.instance).await? {
         Ok(stock_left) => Ok(Sold {
             order_id,
             stock_left,

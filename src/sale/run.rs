@@ -1,0 +1,92 @@
+//! A sale as the HTTP API and the server-side burst run it: the room's current settings and
+//! faults, the checks that it is on sale at all, the sale in a task of its own, and the
+//! metrics.
+
+use std::time::Instant;
+
+use super::{sell, Order, SaleCx, Sold};
+use crate::error::AppError;
+use crate::keys::Keys;
+use crate::metrics::Outcome;
+use crate::state::AppState;
+
+/// Runs one sale under the room's current tier and counts it in the metrics.
+pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold, AppError> {
+    let room = state.fleet.room(&keys).await?;
+    let settings = room.settings;
+    let started = Instant::now();
+    let result = match not_on_sale(state, &keys, room.stored).await {
+        Ok(None) => sell_in_task(state, &keys, room, order).await,
+        Ok(Some(err)) | Err(err) => Err(err),
+    };
+    // The scripts refuse a missing stock; whether it expired or was lost, the room knows.
+    let result = match result {
+        Err(AppError::NotStocked) => Err(state
+            .rooms
+            .missing_stock(&keys)
+            .await?
+            .sale_error()
+            .unwrap_or(AppError::NotStocked)),
+        other => other,
+    };
+    let outcome = match &result {
+        Ok(_) => Outcome::Sold,
+        Err(AppError::SoldOut { .. }) => Outcome::SoldOut,
+        Err(AppError::LockTimeout { .. }) => Outcome::LockTimeout,
+        Err(AppError::LockLost) => Outcome::LockLost,
+        Err(AppError::RedisUnavailable(_) | AppError::StateLost) => Outcome::Unavailable,
+        Err(_) => Outcome::Failed,
+    };
+    state
+        .metrics
+        .request(settings.tier, outcome, started.elapsed());
+    result
+}
+
+/// Why a sale cannot happen in a room nobody created (or that expired), before any lock is
+/// taken for it; `None` when the room is on sale. A created room costs nothing here: its
+/// missing stock, if it goes missing, is found by the sale scripts.
+async fn not_on_sale(
+    state: &AppState,
+    keys: &Keys,
+    stored: bool,
+) -> Result<Option<AppError>, AppError> {
+    if !stored {
+        if let Some(err) = state.rooms.status(keys).await?.sale_error() {
+            return Ok(Some(err));
+        }
+    }
+    state.rooms.touch_if_due(keys);
+    Ok(None)
+}
+
+async fn sell_in_task(
+    state: &AppState,
+    keys: &Keys,
+    room: crate::fleet::RoomConfig,
+    order: Order,
+) -> Result<Sold, AppError> {
+    let settings = room.settings;
+    let keys = keys.clone();
+    // The sale runs in its own task so that a buyer who hangs up mid-sale cannot cancel it
+    // between acquire and release and leave the lock behind.
+    let task_state = state.clone();
+    tokio::spawn(async move {
+        let cx = SaleCx {
+            redis: &task_state.redis,
+            store: &task_state.lock_store,
+            keys: &keys,
+            settings,
+            instance: &task_state.instance,
+            owner: task_state.next_owner(),
+            locks: &task_state.locks,
+            signals: &task_state.signals,
+            metrics: &task_state.metrics,
+            faults: room.faults,
+            store_fault_pending: room.store_fault_pending,
+        };
+        sell(&cx, &order).await
+    })
+    .await
+    .unwrap_or_else(|e| Err(AppError::Internal(format!("sale task failed: {e}"))))
+}
