@@ -18,3 +18,4 @@ mod rooms;
 mod scenarios;
 mod topology;
 mod up;
+mod zookeeper;
