@@ -59,3 +59,4 @@ pub mod telemetry;
 pub mod tier;
 pub mod up;
 pub mod view;
+pub mod zookeeper;

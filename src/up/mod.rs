@@ -16,6 +16,7 @@
 //! - [`fleet`]: [`Fleet`], the whole topology as one value, for `up` and for tests.
 //! - [`supervisor`]: one task per instance that restarts it.
 //! - [`nginx`]: the nginx child.
+//! - [`zookeeper`]: ZooKeeper servers (standalone or a 3-node ensemble) for the ZooKeeper tiers.
 //! - [`process`]: process groups, signals, prefixed output, HTTP probes.
 
 pub mod fleet;
@@ -24,6 +25,7 @@ pub mod process;
 pub mod redis_nodes;
 pub mod supervisor;
 pub mod topology;
+pub mod zookeeper;
 
 use std::path::PathBuf;
 

@@ -19,3 +19,4 @@ mod rooms;
 mod scenarios;
 mod topology;
 mod up;
+mod zookeeper;
