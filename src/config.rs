@@ -49,6 +49,17 @@ pub struct ServeArgs {
     )]
     pub lock_redis_nodes: Vec<String>,
 
+    /// ZooKeeper, as `host:port,host:port,…`, for the `zookeeper` and `zookeeper-fenced` tiers
+    /// (beside whatever `--lock-store` is).
+    #[arg(long, env = "ZOOKEEPER", value_name = "HOST:PORT,…")]
+    pub zookeeper: Option<String>,
+
+    /// The ZooKeeper session timeout in milliseconds (1000..=10000, what `oversell up`'s
+    /// servers accept): a holder silent this long loses its lock node.
+    #[arg(long, env = "ZOOKEEPER_SESSION_MS", default_value_t = 4_000,
+          value_parser = clap::value_parser!(u64).range(1_000..=10_000))]
+    pub zookeeper_session_ms: u64,
+
     /// The master name the Sentinels watch.
     #[arg(long, env = "LOCK_SENTINEL_MASTER", default_value = DEFAULT_SENTINEL_MASTER)]
     pub lock_sentinel_master: String,
@@ -187,7 +198,14 @@ impl ServeArgs {
                 LockStore::redlock(&self.lock_redis_nodes).context("invalid --lock-redis-nodes")?
             }
         };
-        if let Some(why) = self.tier.misfit(store.kind()) {
+        let store = match self.zookeeper.as_deref().filter(|z| !z.is_empty()) {
+            Some(servers) => store.with_zookeeper(
+                servers,
+                std::time::Duration::from_millis(self.zookeeper_session_ms),
+            ),
+            None => store,
+        };
+        if let Some(why) = self.tier.misfit(store.kind(), store.zookeeper().is_some()) {
             anyhow::bail!("--lock-tier: {why}");
         }
         Ok(store)

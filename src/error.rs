@@ -66,6 +66,8 @@ pub enum AppError {
         nodes: usize,
         quorum: usize,
     },
+    #[error("ZooKeeper is unavailable (no session, or no quorum): {0}")]
+    ZooKeeperUnavailable(String),
     #[error("internal error")]
     Internal(String),
 }
@@ -87,6 +89,7 @@ impl AppError {
             | AppError::RedisUnavailable(_)
             | AppError::LockNotReplicated { .. }
             | AppError::LockNoQuorum { .. }
+            | AppError::ZooKeeperUnavailable(_)
             | AppError::StateLost
             | AppError::TooManyStreams { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -112,6 +115,7 @@ impl AppError {
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",
+            AppError::ZooKeeperUnavailable(_) => "zookeeper_unavailable",
             AppError::Internal(_) => "internal",
         }
     }
@@ -127,6 +131,7 @@ impl From<StoreError> for AppError {
             StoreError::NotReplicated { acked, wanted } => {
                 AppError::LockNotReplicated { acked, wanted }
             }
+            StoreError::ZooKeeper(why) => AppError::ZooKeeperUnavailable(why),
             StoreError::NoQuorum {
                 answered,
                 nodes,

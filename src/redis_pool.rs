@@ -34,6 +34,9 @@ pub enum StoreError {
         nodes: usize,
         quorum: usize,
     },
+    /// ZooKeeper (the ZooKeeper tiers' lock store) has no session for us, or no quorum.
+    #[error("zookeeper unavailable: {0}")]
+    ZooKeeper(String),
     /// Redis answered with an error: a bug in a script or a wrong key type.
     #[error("redis error: {0}")]
     Failed(RedisError),

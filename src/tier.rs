@@ -21,11 +21,13 @@ pub enum Tier {
     ReentrantWatchdog,
     Fenced,
     Redlock,
+    Zookeeper,
+    ZookeeperFenced,
     AtomicDeduct,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 11] = [
+    pub const ALL: [Tier; 13] = [
         Tier::None,
         Tier::Local,
         Tier::Setnx,
@@ -36,6 +38,8 @@ impl Tier {
         Tier::ReentrantWatchdog,
         Tier::Fenced,
         Tier::Redlock,
+        Tier::Zookeeper,
+        Tier::ZookeeperFenced,
         Tier::AtomicDeduct,
     ];
 
@@ -51,6 +55,8 @@ impl Tier {
             Tier::ReentrantWatchdog => "reentrant-watchdog",
             Tier::Fenced => "fenced",
             Tier::Redlock => "redlock",
+            Tier::Zookeeper => "zookeeper",
+            Tier::ZookeeperFenced => "zookeeper-fenced",
             Tier::AtomicDeduct => "atomic-deduct",
         }
     }
@@ -68,9 +74,20 @@ impl Tier {
         }
     }
 
-    /// Why this tier cannot run on a lock store of kind `here`, as one sentence; `None` if it
-    /// can.
-    pub fn misfit(self, here: LockStoreKind) -> Option<String> {
+    /// Whether the tier's lock lives in ZooKeeper.
+    pub fn needs_zookeeper(self) -> bool {
+        matches!(self, Tier::Zookeeper | Tier::ZookeeperFenced)
+    }
+
+    /// Why this tier cannot run on a lock store of kind `here` (with or without ZooKeeper
+    /// beside it), as one sentence; `None` if it can.
+    pub fn misfit(self, here: LockStoreKind, zookeeper: bool) -> Option<String> {
+        if self.needs_zookeeper() && !zookeeper {
+            return Some(format!(
+                "tier {self} needs ZooKeeper, and this fleet has none (start it with: oversell \
+                 up --tier {self}, or give each instance --zookeeper HOST:PORT)"
+            ));
+        }
         let needed = self.needs_lock_store().filter(|k| *k != here)?;
         Some(format!(
             "tier {self} needs `--lock-store {needed}`; this fleet's lock store is `{here}` \
@@ -123,16 +140,27 @@ mod tests {
     }
 
     #[test]
-    fn redlock_needs_its_masters() {
-        assert!(Tier::Redlock.misfit(LockStoreKind::Redlock).is_none());
-        let why = Tier::Redlock.misfit(LockStoreKind::Shared).unwrap();
+    fn redlock_needs_its_masters_and_zookeeper_its_servers() {
+        assert!(Tier::Redlock
+            .misfit(LockStoreKind::Redlock, false)
+            .is_none());
+        let why = Tier::Redlock.misfit(LockStoreKind::Shared, true).unwrap();
         assert!(why.contains("--lock-store redlock"), "{why}");
-        assert!(Tier::LuaRelease.misfit(LockStoreKind::Redlock).is_none());
+        assert!(Tier::LuaRelease
+            .misfit(LockStoreKind::Redlock, false)
+            .is_none());
+        let why = Tier::Zookeeper
+            .misfit(LockStoreKind::Shared, false)
+            .unwrap();
+        assert!(why.contains("--zookeeper"), "{why}");
+        assert!(Tier::ZookeeperFenced
+            .misfit(LockStoreKind::Single, true)
+            .is_none());
     }
 
     #[test]
     fn unknown_tier_lists_the_valid_ids() {
-        let err = "zookeeper".parse::<Tier>().unwrap_err();
+        let err = "chubby".parse::<Tier>().unwrap_err();
         assert!(
             err.contains("lua-release") && err.contains("atomic-deduct"),
             "{err}"

@@ -332,6 +332,79 @@ impl ZkSession {
     }
 }
 
+/// The file in a server's dir (the parent of its `dataDir`) holding its process id.
+pub const PID_FILE: &str = "zookeeper.pid";
+/// Between tries to open a first session.
+const REOPEN_PAUSE: Duration = Duration::from_millis(100);
+/// How long a four-letter question may take before the server counts as not answering.
+const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Asks a four-letter word (`srvr`, `conf`, …) of the server at `addr`; `None` if it does not
+/// answer in time (or the word is not on its whitelist: it then closes without a word).
+pub async fn four_letter(addr: &str, word: &str) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let asked = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+        stream.write_all(word.as_bytes()).await.ok()?;
+        // The server answers and closes.
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.ok()?;
+        Some(answer).filter(|a| !a.is_empty())
+    };
+    tokio::time::timeout(ASK_TIMEOUT, asked)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// An instance's way to ZooKeeper: where it is, and the session, opened on first use. An
+/// instance starts while ZooKeeper is down; its buyers get 503s until it answers.
+pub struct ZkStore {
+    connect_string: String,
+    session_timeout: Duration,
+    session: tokio::sync::OnceCell<ZkSession>,
+}
+
+impl ZkStore {
+    pub fn new(connect_string: &str, session_timeout: Duration) -> ZkStore {
+        ZkStore {
+            connect_string: connect_string.to_owned(),
+            session_timeout,
+            session: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// `host:port,host:port,…`.
+    pub fn connect_string(&self) -> &str {
+        &self.connect_string
+    }
+
+    /// The session, opened now if it never was. A failed open (no server answers, or the
+    /// ensemble is electing a leader) is tried again every [`REOPEN_PAUSE`] until `deadline`,
+    /// as a buyer of the Redis tiers rides out an outage of its lock store.
+    pub async fn session(&self, deadline: Instant) -> Result<&ZkSession, ZkError> {
+        loop {
+            let opening = self
+                .session
+                .get_or_try_init(|| connect(&self.connect_string, self.session_timeout));
+            let err = match tokio::time::timeout_at(deadline, opening).await {
+                Ok(Ok(session)) => return Ok(session),
+                Ok(Err(err)) => err,
+                Err(_) => unreachable_at_deadline(),
+            };
+            if Instant::now() + REOPEN_PAUSE >= deadline {
+                return Err(err);
+            }
+            tokio::time::sleep(REOPEN_PAUSE).await;
+        }
+    }
+
+    /// The session, if one was opened.
+    pub fn opened(&self) -> Option<&ZkSession> {
+        self.session.get()
+    }
+}
+
 /// The room's lock dir.
 pub fn lock_dir(room: &str) -> String {
     format!("{LOCK_ROOT}/{room}")

@@ -51,10 +51,13 @@ pub enum FaultKind {
     /// masters that granted it (default: a majority) jumps `ms` forward, so the lock expires
     /// there early.
     ClockJump,
+    /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
+    /// killed and stay down for `ms`.
+    ZkNodeDown,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -64,6 +67,7 @@ impl FaultKind {
         FaultKind::NodeDown,
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
+        FaultKind::ZkNodeDown,
     ];
 
     pub fn id(self) -> &'static str {
@@ -77,6 +81,7 @@ impl FaultKind {
             FaultKind::NodeDown => "node-down",
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
+            FaultKind::ZkNodeDown => "zk-node-down",
         }
     }
 
@@ -92,17 +97,36 @@ impl FaultKind {
         }
     }
 
+    /// Whether the fault strikes ZooKeeper's servers.
+    pub fn needs_zookeeper(self) -> bool {
+        self == FaultKind::ZkNodeDown
+    }
+
+    /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
+    /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
+    pub fn strikes_lock_store(self) -> bool {
+        self.needs_lock_store().is_some() || self.needs_zookeeper()
+    }
+
     /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
     pub fn takes_ms(self) -> bool {
         matches!(
             self,
-            FaultKind::ReleaseGap | FaultKind::Freeze | FaultKind::NodeDown | FaultKind::ClockJump
+            FaultKind::ReleaseGap
+                | FaultKind::Freeze
+                | FaultKind::NodeDown
+                | FaultKind::ClockJump
+                | FaultKind::ZkNodeDown
         )
     }
 
-    /// Whether the fault strikes a number of Redlock masters (`nodes`).
+    /// Whether the fault strikes a number of servers (`nodes`): Redlock masters, or
+    /// ZooKeeper servers.
     pub fn takes_nodes(self) -> bool {
-        matches!(self, FaultKind::NodeDown | FaultKind::ClockJump)
+        matches!(
+            self,
+            FaultKind::NodeDown | FaultKind::ClockJump | FaultKind::ZkNodeDown
+        )
     }
 }
 
@@ -224,9 +248,9 @@ impl FaultPoints<'_> {
         }
         let claimed = async {
             let mut conn = self.redis.conn().await?;
-            let pending = match kind.needs_lock_store() {
-                Some(_) => STORE_FAULT_PENDING.as_millis().to_string(),
-                None => String::new(),
+            let pending = match kind.strikes_lock_store() {
+                true => STORE_FAULT_PENDING.as_millis().to_string(),
+                false => String::new(),
             };
             let value: Option<String> = CLAIM
                 .key(self.keys.faults())

@@ -34,6 +34,14 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             }
             None
         }
+        FaultKind::ZkNodeDown => {
+            cx.take_store_fault();
+            match super::zookeeper::strike_before(cx, fault).await {
+                Ok(what) => struck(cx, fault, &what).await,
+                Err(err) => tracing::error!(%err, "fault: zk-node-down could not strike"),
+            }
+            None
+        }
         FaultKind::NodeRestart => {
             if let Some(what) = redlock::strike_before(cx, fault).await {
                 tracing::warn!(%what, "fault: minority cut off for the acquire");

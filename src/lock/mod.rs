@@ -23,6 +23,7 @@ mod setnx;
 mod setnx_expire;
 mod uuid_owner;
 mod wait;
+mod zookeeper;
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -196,6 +197,8 @@ pub struct Locks {
     reentrant: reentrant_watchdog::ReentrantWatchdog,
     fenced: fenced::Fenced,
     redlock: redlock::Redlock,
+    zookeeper: zookeeper::ZooKeeperLock,
+    zookeeper_fenced: zookeeper::ZooKeeperLock,
 }
 
 impl Default for Locks {
@@ -211,6 +214,8 @@ impl Default for Locks {
             reentrant: reentrant_watchdog::ReentrantWatchdog::plain(),
             fenced: fenced::Fenced::default(),
             redlock: redlock::Redlock,
+            zookeeper: zookeeper::ZooKeeperLock::plain(),
+            zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
         }
     }
 }
@@ -229,6 +234,8 @@ impl Locks {
             Tier::ReentrantWatchdog => &self.reentrant,
             Tier::Fenced => &self.fenced,
             Tier::Redlock => &self.redlock,
+            Tier::Zookeeper => &self.zookeeper,
+            Tier::ZookeeperFenced => &self.zookeeper_fenced,
             Tier::AtomicDeduct => return None,
         })
     }

@@ -248,6 +248,50 @@ pub async fn jump_clock(node: &QuorumNode, ms: i64) -> Result<String, StoreError
     }
 }
 
+/// Kills the ZooKeeper server at `addr` (SIGKILL), kept down for `down_for` by a hold-down
+/// file its supervisor honours. The server's dir comes from its own `conf` answer (its
+/// `dataDir`), its pid from the file `oversell up` keeps there. Returns `host:port pid=N`.
+pub async fn kill_zookeeper(addr: &str, down_for: Duration) -> Result<String, StoreError> {
+    let unavailable = |why: String| StoreError::ZooKeeper(format!("{addr}: {why}"));
+    if !is_loopback(addr) {
+        return Err(unavailable(
+            "not on this machine: its process is out of reach".into(),
+        ));
+    }
+    let conf = crate::zookeeper::four_letter(addr, "conf")
+        .await
+        .ok_or_else(|| unavailable("does not answer `conf` (down already?)".into()))?;
+    let data = conf
+        .lines()
+        .find_map(|line| line.strip_prefix("dataDir="))
+        .ok_or_else(|| unavailable("no dataDir in its `conf`".into()))?;
+    // `dataDir` is `<dir>/data`, shown with ZooKeeper's own `version-2` below it.
+    let data = std::path::Path::new(data.trim());
+    let data = match data.ends_with("version-2") {
+        true => data.parent().unwrap_or(data),
+        false => data,
+    };
+    let dir = data.parent().unwrap_or(data);
+    let pid_file = dir.join(crate::zookeeper::PID_FILE);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .ok_or_else(|| unavailable(format!("no pid in {}", pid_file.display())))?;
+    let until = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        + down_for;
+    let hold = dir.join(HOLD_DOWN_FILE);
+    std::fs::write(&hold, until.as_millis().to_string())
+        .map_err(|err| unavailable(format!("{}: {err}", hold.display())))?;
+    // SAFETY: kill has no memory-safety preconditions.
+    if unsafe { libc::kill(pid, libc::SIGKILL) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(unavailable(format!("kill {pid}: {err}")));
+    }
+    Ok(format!("{addr} pid={pid}"))
+}
+
 fn is_loopback(addr: &str) -> bool {
     let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
     let host = host.trim_start_matches('[').trim_end_matches(']');

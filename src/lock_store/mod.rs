@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::{Keys, RELEASED_PATTERN};
 use crate::redis_pool::RedisPool;
+use crate::zookeeper::ZkStore;
 
 /// The master name the Sentinels watch, unless `--lock-sentinel-master` says otherwise.
 pub const DEFAULT_SENTINEL_MASTER: &str = "oversell-lock";
@@ -137,6 +138,8 @@ pub struct LockStore {
     nodes: Arc<nodes::NodeConnections>,
     /// The Redlock masters; empty unless the kind is `redlock`.
     quorum: Arc<quorum::QuorumNodes>,
+    /// ZooKeeper, beside any of the Redis kinds, for the ZooKeeper tiers.
+    zookeeper: Option<Arc<ZkStore>>,
 }
 
 impl LockStore {
@@ -180,7 +183,19 @@ impl LockStore {
             pool,
             nodes: Arc::default(),
             quorum: Arc::default(),
+            zookeeper: None,
         }
+    }
+
+    /// ZooKeeper at `connect_string` too (`host:port,…`), for the ZooKeeper tiers.
+    pub fn with_zookeeper(mut self, connect_string: &str, session_timeout: Duration) -> Self {
+        self.zookeeper = Some(Arc::new(ZkStore::new(connect_string, session_timeout)));
+        self
+    }
+
+    /// ZooKeeper, when the instance was given one.
+    pub fn zookeeper(&self) -> Option<&ZkStore> {
+        self.zookeeper.as_deref()
     }
 
     /// The Redlock masters (empty unless the store is `redlock`).

@@ -88,7 +88,8 @@ async fn apply(
     // Validated before the room is created: a bad patch must not take a room slot.
     let room = state.fleet.room(keys).await?;
     let settings = room.settings.patched(patch).map_err(AppError::BadRequest)?;
-    if let Some(why) = settings.tier.misfit(state.lock_store.kind()) {
+    let zookeeper = state.lock_store.zookeeper().is_some();
+    if let Some(why) = settings.tier.misfit(state.lock_store.kind(), zookeeper) {
         return Err(AppError::BadRequest(why));
     }
     state.rooms.create(keys).await?;
@@ -139,19 +140,29 @@ pub async fn arm_fault(
             )));
         }
     }
-    let masters = state.lock_store.quorum().len();
+    let zookeeper = state.lock_store.zookeeper();
+    if kind.needs_zookeeper() && zookeeper.is_none() {
+        return Err(AppError::BadRequest(format!(
+            "{kind} strikes ZooKeeper, and this fleet has none (start it with: oversell up \
+             --zookeeper --zookeeper-nodes 3)"
+        )));
+    }
+    let (servers, what) = match zookeeper.filter(|_| kind.needs_zookeeper()) {
+        Some(zk) => (zk.connect_string().split(',').count(), "ZooKeeper servers"),
+        None => (state.lock_store.quorum().len(), "masters"),
+    };
     let nodes = match (body.nodes, kind.takes_nodes()) {
         (None, _) => 0,
-        (Some(n), true) if (1..=masters as u32).contains(&n) => n,
+        (Some(n), true) if (1..=servers as u32).contains(&n) => n,
         (Some(n), true) => {
             return Err(AppError::BadRequest(format!(
-                "{kind} strikes \"nodes\" in 1..={masters} (this lock store has {masters} \
-                 masters); got {n}"
+                "{kind} strikes \"nodes\" in 1..={servers} (this fleet has {servers} \
+                 {what}); got {n}"
             )))
         }
         (Some(_), false) => {
             return Err(AppError::BadRequest(format!(
-                "{kind} takes no \"nodes\"; only node-down and clock-jump do"
+                "{kind} takes no \"nodes\"; only node-down, clock-jump and zk-node-down do"
             )))
         }
     };

@@ -173,7 +173,7 @@ async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>) -> Option<
     let mut lost = false;
     let store_faults = FaultKind::ALL
         .into_iter()
-        .filter(|k| k.needs_lock_store().is_some());
+        .filter(|k| k.strikes_lock_store());
     for kind in store_faults {
         if !faults.is_armed(kind) {
             continue;

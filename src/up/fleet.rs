@@ -14,6 +14,7 @@ use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, InstanceEnv};
+use super::zookeeper::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server;
 use crate::tier::Tier;
@@ -52,6 +53,8 @@ fn remove_stale_run_dirs() {
 
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
+/// How long ZooKeeper may take to serve at start-up (a JVM each; an ensemble elects a leader).
+const ZOOKEEPER_READY: Duration = Duration::from_secs(30);
 /// How long the instances may take to answer `/health` at start-up.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -73,6 +76,8 @@ pub struct FleetConfig {
     pub lock_persistence: Persistence,
     /// How many masters a `redlock` store has (odd, 3..=9); ignored by the other kinds.
     pub lock_nodes: usize,
+    /// ZooKeeper servers to run for the ZooKeeper tiers (1 or 3); `None`: no ZooKeeper.
+    pub zookeeper_nodes: Option<usize>,
     pub admin_token: String,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
     pub static_dir: PathBuf,
@@ -91,6 +96,8 @@ pub struct Fleet {
     supervisors: Vec<Supervisor>,
     /// The lock store's Redis nodes and Sentinels, stopped after the instances.
     store_supervisors: Vec<Supervisor>,
+    /// The ZooKeeper servers, stopped with the lock store.
+    zookeeper_supervisors: Vec<Supervisor>,
     stop: watch::Sender<bool>,
     store_stop: watch::Sender<bool>,
     lock_store: LockStoreKind,
@@ -189,6 +196,25 @@ impl Fleet {
         wait_answering(&sentinel_ports).await?;
         redis_nodes::wait_ready(&node_ports, &sentinel_ports).await?;
 
+        let mut zookeeper_supervisors = Vec::new();
+        let zookeeper = match config.zookeeper_nodes {
+            Some(nodes) => {
+                zookeeper::installation()?;
+                let plan = ZooKeeperPlan::new(
+                    nodes,
+                    run_dir.path(),
+                    &mut free_ports(ZooKeeperPlan::ports_needed(nodes))?.into_iter(),
+                )?;
+                let endpoints = plan.endpoints();
+                for server in plan.servers.clone() {
+                    zookeeper_supervisors.push(Supervisor::start(server, store_stopping.clone()));
+                }
+                zookeeper::wait_ready(&endpoints, ZOOKEEPER_READY).await?;
+                plan.connect_string()
+            }
+            None => String::new(),
+        };
+
         let url = format!("http://127.0.0.1:{port}");
         let (stop, stopping) = watch::channel(false);
         let supervisors: Vec<Supervisor> = app_ports
@@ -204,6 +230,7 @@ impl Fleet {
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
                     lock_redis_nodes: lock_redis_nodes.clone(),
+                    zookeeper: zookeeper.clone(),
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
@@ -228,6 +255,7 @@ impl Fleet {
             nginx,
             supervisors,
             store_supervisors,
+            zookeeper_supervisors,
             stop,
             store_stop,
             lock_store: config.lock_store,
@@ -282,6 +310,14 @@ impl Fleet {
             .collect()
     }
 
+    /// The ZooKeeper servers with their current pids (none unless asked for).
+    pub fn zookeeper_processes(&self) -> Vec<Instance> {
+        self.zookeeper_supervisors
+            .iter()
+            .map(Supervisor::instance)
+            .collect()
+    }
+
     pub fn nginx_pid(&self) -> Option<u32> {
         self.nginx.pid()
     }
@@ -303,7 +339,8 @@ impl Fleet {
         let supervisors = std::mem::take(&mut self.supervisors);
         futures_util::future::join_all(supervisors.into_iter().map(Supervisor::join)).await;
         let _ = self.store_stop.send(true);
-        let store = std::mem::take(&mut self.store_supervisors);
+        let mut store = std::mem::take(&mut self.store_supervisors);
+        store.append(&mut self.zookeeper_supervisors);
         futures_util::future::join_all(store.into_iter().map(Supervisor::join)).await;
         self.redis.join().await;
         // Dropping `self` removes the run dir.

@@ -75,6 +75,16 @@ pub struct UpArgs {
     #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
+    /// Start ZooKeeper too, for the `zookeeper` and `zookeeper-fenced` tiers (implied by
+    /// `--tier zookeeper…`). Needs Debian's `zookeeper` package (a JVM server).
+    #[arg(long)]
+    pub zookeeper: bool,
+
+    /// How many ZooKeeper servers: 1 (standalone) or 3 (an ensemble that keeps working with
+    /// one down) [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub zookeeper_nodes: Option<u8>,
+
     /// How many independent masters `--lock-store redlock` runs: odd, 3..=9 [default: 5].
     #[arg(long, value_name = "N")]
     pub lock_nodes: Option<u16>,
@@ -124,7 +134,19 @@ impl UpArgs {
             }
             _ => {}
         }
-        if let Some(why) = self.tier.misfit(self.lock_store) {
+        if self.zookeeper_nodes == Some(2) {
+            return Err(
+                "error: --zookeeper-nodes 2: an ensemble of two survives no failure; \
+                        run 1 (standalone) or 3"
+                    .into(),
+            );
+        }
+        if self.zookeeper_nodes().is_some() {
+            if let Err(err) = self::zookeeper::installation() {
+                return Err(format!("error: --zookeeper: {err}"));
+            }
+        }
+        if let Some(why) = self.tier.misfit(self.lock_store, true) {
             return Err(format!("error: --tier: {why}"));
         }
         let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
@@ -136,6 +158,14 @@ impl UpArgs {
             ));
         }
         Ok(())
+    }
+
+    /// How many ZooKeeper servers to run: asked for by `--zookeeper`, `--zookeeper-nodes` or a
+    /// ZooKeeper tier; `None`: no ZooKeeper.
+    pub fn zookeeper_nodes(&self) -> Option<usize> {
+        let wanted =
+            self.zookeeper || self.zookeeper_nodes.is_some() || self.tier.needs_zookeeper();
+        wanted.then(|| usize::from(self.zookeeper_nodes.unwrap_or(1)))
     }
 
     /// The fleet these flags ask for, the instances running this very executable.
@@ -157,6 +187,7 @@ impl UpArgs {
             lock_store: self.lock_store,
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
+            zookeeper_nodes: self.zookeeper_nodes(),
             admin_token,
             static_dir,
             program,
@@ -234,6 +265,14 @@ fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) 
             process.port,
             pid(process.pid),
             fleet.lock_store()
+        );
+    }
+    for process in fleet.zookeeper_processes() {
+        out += &format!(
+            "{}: 127.0.0.1:{} pid={} (ZooKeeper, for the zookeeper tiers)\n",
+            process.id,
+            process.port,
+            pid(process.pid)
         );
     }
     out += &format!("admin token: {}\n", fleet.admin_token());

@@ -7,7 +7,7 @@
 //!   `redlock`, N independent masters.
 //!
 //! A node killed by the `node-down` fault leaves a hold-down file in its data dir
-//! ([`HOLD_DOWN_FILE`]): it stays down until the time written there, as a crashed machine
+//! (`lock_store::chaos::HOLD_DOWN_FILE`): it stays down until the time written there, as a crashed machine
 //! would, instead of being back within 100 ms.
 //!
 //! A data node behind Sentinel asks the Sentinels whom to follow each time it starts. A killed
@@ -25,7 +25,6 @@ use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
 use crate::clock_offset;
-use crate::lock_store::chaos::HOLD_DOWN_FILE;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::named_primary;
 use crate::redis_server;
@@ -73,7 +72,7 @@ impl ChildSpec for RedisNodeSpec {
 
     async fn command(&self) -> std::io::Result<Command> {
         std::fs::create_dir_all(&self.dir)?;
-        stay_down(&self.dir).await;
+        super::supervisor::stay_down(&self.dir).await;
         let mut command = redis_command()?;
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
@@ -99,21 +98,6 @@ impl ChildSpec for RedisNodeSpec {
         }
         Ok(command)
     }
-}
-
-/// Waits out a hold-down left by the `node-down` fault (a unix time in ms), then removes it.
-async fn stay_down(dir: &std::path::Path) {
-    let file = dir.join(HOLD_DOWN_FILE);
-    let Ok(text) = std::fs::read_to_string(&file) else {
-        return;
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    // At most a minute, whatever the file says: a garbled file must not keep a node down.
-    let left = text.trim().parse::<u64>().unwrap_or(0).saturating_sub(now);
-    tokio::time::sleep(Duration::from_millis(left.min(60_000))).await;
-    let _ = std::fs::remove_file(&file);
 }
 
 impl FollowSentinel {

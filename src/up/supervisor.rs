@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::process;
 use super::topology::InstanceEnv;
+use crate::lock_store::chaos::HOLD_DOWN_FILE;
 
 /// How long an instance may take to drain on SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -224,4 +225,21 @@ async fn spawn(spec: &impl ChildSpec) -> std::io::Result<Child> {
     let mut child = process::supervised(&mut command).spawn()?;
     process::prefix_output(&mut child, spec.id());
     Ok(child)
+}
+
+/// Waits out a hold-down a fault left in a child's dir (`node-down`, `zk-node-down`: a unix
+/// time in ms, see `HOLD_DOWN_FILE`), then removes it: the child stays down as a crashed
+/// machine would, instead of being back within 100 ms.
+pub async fn stay_down(dir: &std::path::Path) {
+    let file = dir.join(HOLD_DOWN_FILE);
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    // At most a minute, whatever the file says: a garbled file must not keep a node down.
+    let left = text.trim().parse::<u64>().unwrap_or(0).saturating_sub(now);
+    tokio::time::sleep(Duration::from_millis(left.min(60_000))).await;
+    let _ = std::fs::remove_file(&file);
 }

@@ -28,6 +28,8 @@ pub const COMPOSE_REDLOCK_NODES: [&str; 5] = [
     "redis://redlock4:6379",
     "redis://redlock5:6379",
 ];
+/// The ZooKeeper server of the compose `zookeeper` profile.
+pub const COMPOSE_ZOOKEEPER: &str = "zookeeper:2181";
 /// The dashboard's directory in the image.
 pub const COMPOSE_STATIC_DIR: &str = "/app/static";
 
@@ -50,6 +52,8 @@ pub struct InstanceEnv {
     pub lock_redis_url: String,
     pub lock_sentinels: String,
     pub lock_redis_nodes: String,
+    /// ZooKeeper's connect string, for the ZooKeeper tiers (empty: none).
+    pub zookeeper: String,
     pub admin_token: String,
     pub lock_tier: String,
     pub static_dir: String,
@@ -69,6 +73,7 @@ impl InstanceEnv {
             ("LOCK_REDIS_URL", self.lock_redis_url.clone()),
             ("LOCK_SENTINELS", self.lock_sentinels.clone()),
             ("LOCK_REDIS_NODES", self.lock_redis_nodes.clone()),
+            ("ZOOKEEPER", self.zookeeper.clone()),
             ("ADMIN_TOKEN", self.admin_token.clone()),
             ("LOCK_TIER", self.lock_tier.clone()),
             ("STATIC_DIR", self.static_dir.clone()),
@@ -92,6 +97,8 @@ impl InstanceEnv {
             lock_redis_url: "redis://redis-lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
             lock_redis_nodes: COMPOSE_REDLOCK_NODES.join(","),
+            // Reached only by the ZooKeeper tiers, which need `--profile zookeeper`.
+            zookeeper: COMPOSE_ZOOKEEPER.into(),
             admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
             // Empty: the dashboard built into the binary; the image has no copy of static/.

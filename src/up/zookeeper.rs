@@ -10,8 +10,9 @@
 //!
 //! Two settings matter for the lessons: [`TICK_MS`] is short so that a session timeout of a
 //! couple of seconds is allowed (the server accepts 2 to 20 ticks), which keeps the
-//! session-expiry scenarios short; and only the `ruok`, `srvr`, `mntr` and `stat` four-letter
-//! words are on, which is how [`wait_ready`] and the faults learn a server's mode.
+//! session-expiry scenarios short; and only the `ruok`, `srvr`, `mntr`, `stat` and `conf`
+//! four-letter words are on, which is how [`wait_ready`] learns a server's mode and the
+//! `zk-node-down` fault finds a server's dir (and in it, [`PID_FILE`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,8 +20,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use async_trait::async_trait;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
@@ -47,8 +46,9 @@ pub const JVM_FLAGS: &[&str] = &[
     "-XX:-UsePerfData",
     "-XX:+ExitOnOutOfMemoryError",
 ];
-/// How long a 4lw question may take before the server counts as not answering.
-const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+/// The server's process id, written in its dir at every start (by the shell that then
+/// becomes the JVM), for the `zk-node-down` fault.
+pub const PID_FILE: &str = crate::zookeeper::PID_FILE;
 
 /// Where the server's `java` and jars are.
 #[derive(Debug, Clone)]
@@ -134,7 +134,7 @@ impl ZooKeeperSpec {
              # The transaction log is preallocated in 64 MB steps by default.\n\
              preAllocSize=4096\n\
              admin.enableServer=false\n\
-             4lw.commands.whitelist=ruok,srvr,mntr,stat\n",
+             4lw.commands.whitelist=ruok,srvr,mntr,stat,conf\n",
             id = self.id,
             min = 2 * TICK_MS,
             max = 20 * TICK_MS,
@@ -173,8 +173,15 @@ impl ChildSpec for ZooKeeperSpec {
         if self.ensemble.len() > 1 {
             std::fs::write(data.join("myid"), format!("{}\n", self.myid))?;
         }
-        let mut command = Command::new(install.java);
+        super::supervisor::stay_down(&self.dir).await;
+        // `sh` writes its pid, then becomes the JVM (same pid): the fault that kills a server
+        // finds it there.
+        let mut command = Command::new("sh");
         command
+            .arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.dir.join(PID_FILE))
+            .arg(install.java)
             .args(JVM_FLAGS)
             .arg(format!(
                 "-Dorg.slf4j.simpleLogger.logFile={}",
@@ -292,21 +299,10 @@ impl ZooKeeperMode {
     }
 }
 
-/// Asks a four-letter word (`ruok`, `srvr`, `mntr`, `stat`) on a client port; `None` if the
-/// server does not answer in time.
+/// Asks a four-letter word (`ruok`, `srvr`, `mntr`, `stat`, `conf`) on a client port; `None`
+/// if the server does not answer in time.
 pub async fn four_letter(port: u16, word: &str) -> Option<String> {
-    let asked = async {
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-        stream.write_all(word.as_bytes()).await.ok()?;
-        // The server answers and closes.
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).await.ok()?;
-        Some(answer)
-    };
-    tokio::time::timeout(ASK_TIMEOUT, asked)
-        .await
-        .ok()
-        .flatten()
+    crate::zookeeper::four_letter(&format!("127.0.0.1:{port}"), word).await
 }
 
 /// The server's mode, or `None` while it does not serve clients (starting, electing, or a

@@ -35,6 +35,8 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_redis_url: None,
         lock_sentinels: vec![],
         lock_redis_nodes: vec![],
+        zookeeper: None,
+        zookeeper_session_ms: 4_000,
         lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
         sync_replicas: 0,
         sync_timeout_ms: 1000,

@@ -20,6 +20,26 @@ pub async fn start_fleet_with(
     lock_store: LockStoreKind,
     lock_persistence: Persistence,
 ) -> Fleet {
+    start_fleet_full(instances, lock_store, lock_persistence, None).await
+}
+
+/// A fleet with ZooKeeper (1 or 3 servers) beside a shared lock store.
+pub async fn start_zookeeper_fleet(instances: usize, zookeeper_nodes: usize) -> Fleet {
+    start_fleet_full(
+        instances,
+        LockStoreKind::Shared,
+        Persistence::None,
+        Some(zookeeper_nodes),
+    )
+    .await
+}
+
+async fn start_fleet_full(
+    instances: usize,
+    lock_store: LockStoreKind,
+    lock_persistence: Persistence,
+    zookeeper_nodes: Option<usize>,
+) -> Fleet {
     Fleet::start(FleetConfig {
         instances,
         port: 0,
@@ -30,6 +50,7 @@ pub async fn start_fleet_with(
         lock_store,
         lock_persistence,
         lock_nodes: 5,
+        zookeeper_nodes,
         admin_token: TOKEN.into(),
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),

@@ -255,6 +255,16 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
             "{name} watches the master the instances ask for: {script}"
         );
     }
+    let zookeeper = oversell::up::topology::COMPOSE_ZOOKEEPER
+        .split(':')
+        .next()
+        .unwrap();
+    let svc = service(&compose, zookeeper);
+    assert_eq!(strings(&svc["profiles"]), ["zookeeper"]);
+    assert!(
+        svc["image"].as_str().unwrap().starts_with("zookeeper:"),
+        "{svc:?}"
+    );
     for url in oversell::up::topology::COMPOSE_REDLOCK_NODES {
         let name = url
             .trim_start_matches("redis://")

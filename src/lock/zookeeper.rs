@@ -1,0 +1,187 @@
+//! `zookeeper` and `zookeeper-fenced` — the other answer: a lock in ZooKeeper, as Curator's
+//! `InterProcessMutex` takes it (the recipe itself is in `crate::zookeeper`).
+//!
+//! Each buyer creates an ephemeral sequential node under the room's lock dir; the lowest
+//! sequence holds the lock; every other buyer watches only the node just ahead of it, so a
+//! release wakes one waiter, never a herd; release deletes the node. Re-entry is counted here,
+//! per owner, as Curator counts it per thread: the nested step adds a hold, no second node.
+//!
+//! # Guarantee
+//! One holder at a time while every holder's session is alive, first come first served. No
+//! lease to tune: a holder that dies loses its node when its session times out, and only then
+//! — slow work keeps the lock as long as the holder's process answers ZooKeeper's pings.
+//! ZooKeeper is consistent (CP): a write is acknowledged by a quorum, so losing one server of
+//! three loses no lock; without a quorum it refuses (a 503), rather than answer wrongly.
+//!
+//! # What breaks it
+//! A pause of the holder's whole process (GC, SIGSTOP) longer than the session timeout: the
+//! session expires, the node goes, the next buyer takes the lock, and the paused holder wakes
+//! still believing it holds it — the `freeze` fault shows the stale write. ZooKeeper is not
+//! immune to pauses either.
+//!
+//! `zookeeper-fenced` closes that gap as `fenced` does: the node's creation zxid, which only
+//! grows, is the fencing token, and the stock refuses a write with a lower token than it has
+//! seen. ZooKeeper can issue such a token; Redlock cannot.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use tokio::time::Instant;
+
+use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
+use crate::ground_truth::record;
+use crate::redis_pool::StoreError;
+use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
+
+pub struct ZooKeeperLock {
+    /// Whether the holder's fencing token is handed to the stock (`zookeeper-fenced`).
+    fenced: bool,
+    /// The lock nodes this instance's sales hold, by owner, and how many times each holds its
+    /// own. A std `Mutex`: held only to look up or update an entry, never across `.await`.
+    holds: Mutex<HashMap<String, (ZkHeld, u32)>>,
+}
+
+impl ZooKeeperLock {
+    pub fn plain() -> Self {
+        Self::new(false)
+    }
+
+    pub fn fencing() -> Self {
+        Self::new(true)
+    }
+
+    fn new(fenced: bool) -> Self {
+        ZooKeeperLock {
+            fenced,
+            holds: Mutex::default(),
+        }
+    }
+
+    fn holds(&self) -> std::sync::MutexGuard<'_, HashMap<String, (ZkHeld, u32)>> {
+        self.holds.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn held(&self, node: &ZkHeld, depth: u32) -> Held {
+        Held {
+            fence: self.fenced.then(|| u64::try_from(node.czxid).unwrap_or(0)),
+            depth,
+            ..Held::plain()
+        }
+    }
+
+    /// A re-entry: the owner already holds the lock here.
+    fn reenter(&self, owner: &str) -> Option<Held> {
+        let mut holds = self.holds();
+        let (node, depth) = holds.get_mut(owner)?;
+        *depth += 1;
+        Some(self.held(node, *depth))
+    }
+}
+
+#[async_trait]
+impl Lock for ZooKeeperLock {
+    /// ZooKeeper's recipe has no "try once": a buyer queues, and waits for its predecessor to
+    /// go. One attempt is a place in line given up at once.
+    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
+        match self.take(cx, Instant::now()).await {
+            Ok(held) => Ok(Attempt::Acquired(held)),
+            Err(LockError::Timeout) => Ok(Attempt::Busy { lease_left: None }),
+            Err(LockError::Store(err)) => Err(err),
+        }
+    }
+
+    async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
+        if let Some(held) = self.reenter(cx.owner) {
+            return Ok(held);
+        }
+        // `zk-node-down` strikes before the claimant queues.
+        if let Some(fault) = cx.striking_fault() {
+            chaos::before_attempt(cx, &fault).await;
+        }
+        self.take(cx, Instant::now() + cx.settings.wait_deadline())
+            .await
+    }
+
+    async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {
+        let node = {
+            let mut holds = self.holds();
+            let Some((_, depth)) = holds.get_mut(cx.owner) else {
+                return Ok(());
+            };
+            *depth -= 1;
+            if *depth > 0 {
+                return Ok(());
+            }
+            holds.remove(cx.owner).map(|(node, _)| node)
+        };
+        let Some(node) = node else { return Ok(()) };
+        let session = zookeeper(cx)?
+            .opened()
+            .ok_or_else(|| unavailable("no session to release with"))?;
+        match session.release(&node).await.map_err(store_error)? {
+            Released::Deleted => Ok(()),
+            // The session expired while the holder worked: its node, and the lock, were gone.
+            Released::Lost => record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await,
+        }
+    }
+
+    fn reentrant(&self) -> bool {
+        true
+    }
+}
+
+impl ZooKeeperLock {
+    /// Queues for the room's lock until `deadline`.
+    async fn take(&self, cx: &LockCx<'_>, deadline: Instant) -> Result<Held, LockError> {
+        let session = zookeeper(cx)?
+            .session(deadline)
+            .await
+            .map_err(store_error)?;
+        let node = match session.lock(cx.keys.room(), cx.owner, deadline).await {
+            Ok(node) => node,
+            Err(ZkError::Timeout) => return Err(LockError::Timeout),
+            Err(err) => return Err(LockError::Store(store_error(err))),
+        };
+        let held = self.held(&node, 1);
+        self.holds().insert(cx.owner.to_owned(), (node, 1));
+        Ok(held)
+    }
+}
+
+fn zookeeper<'a>(cx: &LockCx<'a>) -> Result<&'a ZkStore, StoreError> {
+    cx.store
+        .zookeeper()
+        .ok_or_else(|| unavailable("this instance was given no ZooKeeper (--zookeeper)"))
+}
+
+fn store_error(err: ZkError) -> StoreError {
+    match err {
+        ZkError::Unreachable(why) => StoreError::ZooKeeper(why),
+        ZkError::Timeout => StoreError::ZooKeeper("no answer before the deadline".into()),
+        ZkError::Failed(err) => StoreError::ZooKeeper(err.to_string()),
+    }
+}
+
+fn unavailable(why: &str) -> StoreError {
+    StoreError::ZooKeeper(why.to_owned())
+}
+
+// ---- where the ZooKeeper fault strikes (called before the claimant queues) ----
+
+/// `zk-node-down`: the last `nodes` servers of the connect string (default one) are killed
+/// and held down for `ms`. With one of three down the ensemble keeps its quorum; with two it
+/// has none, and buyers get a 503 at their deadline.
+pub(super) async fn strike_before(
+    cx: &LockCx<'_>,
+    fault: &crate::faults::Fault,
+) -> Result<String, StoreError> {
+    let servers: Vec<&str> = zookeeper(cx)?.connect_string().split(',').collect();
+    let count = (fault.nodes.max(1) as usize).min(servers.len());
+    let down_for = std::time::Duration::from_millis(fault.ms);
+    let mut struck = Vec::new();
+    for addr in &servers[servers.len() - count..] {
+        struck.push(crate::lock_store::chaos::kill_zookeeper(addr, down_for).await?);
+    }
+    Ok(format!("down for {down_for:?}: {}", struck.join(", ")))
+}
