@@ -139,7 +139,7 @@ for (const button of document.querySelectorAll('button.fault')) {
   button.addEventListener('click', () => act(button, async () => {
     const kind = button.dataset.kind;
     const body = { kind };
-    if (['freeze', 'release-gap', 'node-down', 'clock-jump'].includes(kind)) body.ms = Number($('#fault-ms').value);
+    if (['freeze', 'release-gap', 'node-down', 'clock-jump', 'zk-node-down'].includes(kind)) body.ms = Number($('#fault-ms').value);
     const target = $('#fault-target').value;
     if (target) body.instance = target;
     await call('POST', '/admin/faults', body);
@@ -318,6 +318,20 @@ function renderLockStore(store) {
       if (i === 2 && n.holds_lock) td.className = 'holds';
       tr.appendChild(td);
     });
+    body.appendChild(tr);
+  }
+  // ZooKeeper's servers, one row each, and who is in the room's queue (holder first).
+  const zk = store.zookeeper;
+  for (const z of zk?.servers || []) {
+    const tr = document.createElement('tr');
+    if (!z.mode) tr.className = 'down';
+    const holder = zk.queue?.[0];
+    const cells = [`${t('store.zookeeper')} ${z.addr}`, z.mode || t('store.down'), '–', holder ? `…${holder.owner.slice(-8)}` : '–', `${t('store.queue')}: ${zk.queue?.length ?? 0}`];
+    for (const v of cells) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.appendChild(td);
+    }
     body.appendChild(tr);
   }
 }

@@ -5,7 +5,8 @@
 
 export const TIERS = [
   'none', 'local', 'setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner',
-  'lua-release', 'reentrant-watchdog', 'fenced', 'redlock', 'atomic-deduct',
+  'lua-release', 'reentrant-watchdog', 'fenced', 'redlock', 'zookeeper', 'zookeeper-fenced',
+  'atomic-deduct',
 ];
 
 // Tiers whose lock has a lease (an expiry worth marking on the timeline).
@@ -37,6 +38,8 @@ const en = {
   'store.kind.single': 'a Redis of its own',
   'store.kind.sentinel': 'primary + replica behind Sentinel',
   'store.kind.redlock': 'independent masters (Redlock)',
+  'store.zookeeper': 'ZooKeeper',
+  'store.queue': 'queue (holder first)',
   'store.node': 'node',
   'store.holder': 'holder',
   'store.clock': 'clock',
@@ -52,6 +55,7 @@ const en = {
   'ctl.fault.nodedown': 'Masters down (ms)',
   'ctl.fault.noderestart': 'Restart a master',
   'ctl.fault.clockjump': 'Clock jump (ms)',
+  'ctl.fault.zknodedown': 'ZooKeeper server down (ms)',
   'fig.throughput': 'orders/s',
   'fig.of': 'of',
   'timeline.title': 'Lock timeline',
@@ -175,6 +179,8 @@ const zh = {
   'store.kind.single': '独立的 Redis',
   'store.kind.sentinel': '哨兵管理的主从',
   'store.kind.redlock': '相互独立的主节点（Redlock）',
+  'store.zookeeper': 'ZooKeeper',
+  'store.queue': '排队（第一个是持锁者）',
   'store.node': '节点',
   'store.holder': '持锁者',
   'store.clock': '时钟',
@@ -190,6 +196,7 @@ const zh = {
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
   'ctl.fault.noderestart': '重启一个主节点',
   'ctl.fault.clockjump': '时钟跳变（毫秒）',
+  'ctl.fault.zknodedown': 'ZooKeeper 服务器宕机（毫秒）',
   'fig.throughput': '订单/秒',
   'fig.of': '共',
   'timeline.title': '锁时间线',
@@ -284,6 +291,8 @@ export const TIER_TEXT = {
     'lua-release': 'A unique value and a Lua script that compares and deletes atomically: only the owner can release. But the lease still runs out when the business work is longer than the TTL: a second holder gets in while the first is still working, and both sell.',
     'reentrant-watchdog': 'A Redis hash of owner → hold count (the same holder can re-enter), a watchdog that renews the lease every TTL/3 while the holder runs, and pub/sub to wake waiters. Long work is safe — but a whole-process pause (a GC-like stop) longer than the lease stops the watchdog too: a second holder gets in and the paused one writes stale data when it wakes.',
     fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice.',
+    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data.',
+    'zookeeper-fenced': 'The ZooKeeper lock plus a fencing token: the lock node\'s creation zxid, which only grows. The stock refuses a write with a lower token than it has seen, so the holder frozen past its session timeout wakes up and is refused — a token Redlock cannot give.',
     redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it.',
     'atomic-deduct': 'No lock at all: one Lua script checks the stock, decrements it and records the order in a single atomic step. Nothing to expire, nothing to release, one round trip — the right tool when the whole state lives in Redis.',
   },
@@ -297,6 +306,8 @@ export const TIER_TEXT = {
     'lua-release': '钻石方案：唯一值加一段 Lua 脚本，原子地比较并删除，只有持锁者自己能解锁。但业务耗时超过 TTL 时，租约照样到期：第一个持锁者还在处理，第二个已经进来，两个都卖出。',
     'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全 —— 但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
     fenced: '看门狗锁再加上围栏令牌（fencing token）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒 —— 计入「陈旧写入被拒」，绝不会多卖。',
+    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会惊群），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，写入陈旧数据。',
+    'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存拒绝令牌小于已见最大值的写入，所以冻结超过会话超时的持锁者醒来后写入被拒 —— 这样的令牌 Redlock 给不了。',
     redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入 —— Redlock 没有围栏令牌可以拦住它。',
     'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成 —— 状态全在 Redis 里时，这才是该用的工具。',
   },

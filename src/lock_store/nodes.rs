@@ -22,6 +22,31 @@ pub struct LockStoreView {
     pub nodes: Vec<NodeView>,
     /// Empty unless the store is behind Sentinel.
     pub sentinels: Vec<SentinelView>,
+    /// ZooKeeper, when the instance has one (the ZooKeeper tiers' lock lives there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zookeeper: Option<ZooKeeperView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ZooKeeperView {
+    pub servers: Vec<ZooKeeperServerView>,
+    /// The room's lock queue, holder first: the owner id in each node, and its czxid.
+    pub queue: Vec<ZooKeeperQueued>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ZooKeeperServerView {
+    pub addr: String,
+    /// `leader`, `follower` or `standalone` as the server says (`srvr`); `None` when it does not
+    /// serve (down, or cut off from its quorum).
+    pub mode: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ZooKeeperQueued {
+    pub owner: String,
+    pub sequence: u64,
+    pub czxid: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -97,11 +122,51 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
         }
     };
     let nodes = futures_util::future::join_all(addrs.iter().map(|a| node(store, a, keys))).await;
+    let zookeeper = match store.zookeeper() {
+        Some(zk) => Some(zookeeper(zk, keys).await),
+        None => None,
+    };
     LockStoreView {
         kind: store.kind,
         nodes,
         sentinels,
+        zookeeper,
     }
+}
+
+/// Each ZooKeeper server's mode, and the room's queue (only once this instance has a session:
+/// describing the store never opens one).
+async fn zookeeper(zk: &crate::zookeeper::ZkStore, keys: &Keys) -> ZooKeeperView {
+    let servers = futures_util::future::join_all(zk.connect_string().split(',').map(|addr| async move {
+        let srvr = crate::zookeeper::four_letter(addr, "srvr").await;
+        let mode = srvr.and_then(|answer| {
+            answer
+                .lines()
+                .find_map(|line| line.strip_prefix("Mode: "))
+                .map(|mode| mode.trim().to_owned())
+        });
+        ZooKeeperServerView {
+            addr: addr.to_owned(),
+            mode,
+        }
+    }))
+    .await;
+    let queue = match zk.opened() {
+        Some(session) => tokio::time::timeout(NODE_TIMEOUT, session.queue(keys.room()))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|node| ZooKeeperQueued {
+                owner: node.owner,
+                sequence: node.sequence,
+                czxid: node.czxid,
+            })
+            .collect(),
+        None => vec![],
+    };
+    ZooKeeperView { servers, queue }
 }
 
 /// One entry of `SENTINEL replicas`: field → value.

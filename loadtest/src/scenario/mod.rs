@@ -61,6 +61,8 @@ pub struct StoreSetup {
     /// The persistence its Redis must have (`none`, `everysec`, `always`); `None`: any.
     pub persistence: Option<&'static str>,
     pub sync_replicas: u32,
+    /// ZooKeeper servers it needs beside the lock store (0: none).
+    pub zookeeper: u32,
 }
 
 impl StoreSetup {
@@ -68,13 +70,29 @@ impl StoreSetup {
         lock_store: None,
         persistence: None,
         sync_replicas: 0,
+        zookeeper: 0,
     };
+
+    /// ZooKeeper with at least `servers` servers (1, or 3 for an ensemble).
+    pub const fn zookeeper(servers: u32) -> StoreSetup {
+        StoreSetup {
+            zookeeper: servers,
+            ..StoreSetup::ANY
+        }
+    }
+
+    /// Whether the fleet must have something beyond the default: a lock store of its own or
+    /// ZooKeeper.
+    pub fn is_special(&self) -> bool {
+        self.lock_store.is_some() || self.zookeeper > 0
+    }
 
     pub const fn sentinel(sync_replicas: u32) -> StoreSetup {
         StoreSetup {
             lock_store: Some("sentinel"),
             persistence: None,
             sync_replicas,
+            zookeeper: 0,
         }
     }
 
@@ -83,6 +101,7 @@ impl StoreSetup {
             lock_store: Some("single"),
             persistence: Some(persistence),
             sync_replicas: 0,
+            zookeeper: 0,
         }
     }
 
@@ -92,6 +111,7 @@ impl StoreSetup {
             lock_store: Some("redlock"),
             persistence,
             sync_replicas: 0,
+            zookeeper: 0,
         }
     }
 
@@ -104,7 +124,12 @@ impl StoreSetup {
         if let Some(persistence) = self.persistence {
             flags += &format!(" --lock-persistence {persistence}");
         }
-        flags
+        match self.zookeeper {
+            0 => {}
+            1 => flags += " --zookeeper",
+            n => flags += &format!(" --zookeeper-nodes {n}"),
+        }
+        flags.trim().to_owned()
     }
 
     /// Why a fleet whose `/state` is `state` cannot run this, if it cannot.
@@ -112,12 +137,16 @@ impl StoreSetup {
         let store = &state["lock_store"];
         let kind = store["kind"].as_str().unwrap_or("shared");
         let persistence = store["nodes"][0]["persistence"].as_str().unwrap_or("?");
+        let servers = store["zookeeper"]["servers"]
+            .as_array()
+            .map_or(0, |s| s.len() as u32);
         let fits = self.lock_store.is_none_or(|k| k == kind)
-            && self.persistence.is_none_or(|p| p == persistence);
+            && self.persistence.is_none_or(|p| p == persistence)
+            && servers >= self.zookeeper;
         (!fits).then(|| {
             format!(
                 "needs a fleet started with `oversell up {}`; this one's lock store is \
-                 `{kind}` (persistence {persistence})",
+                 `{kind}` (persistence {persistence}) with {servers} ZooKeeper servers",
                 self.up_flags()
             )
         })
@@ -302,7 +331,7 @@ struct Fired {
 impl Runner<'_> {
     /// Why this fleet cannot run `scenario` (its lock store is not the one it needs), if so.
     pub async fn misfit(&self, scenario: &Scenario) -> anyhow::Result<Option<String>> {
-        if scenario.store.lock_store.is_none() {
+        if !scenario.store.is_special() {
             return Ok(None);
         }
         Ok(scenario.store.misfit(&self.admin.state().await?))
@@ -381,7 +410,7 @@ impl Runner<'_> {
 
     async fn prepare(&self, scenario: &Scenario, settings: Value) -> anyhow::Result<()> {
         self.disarm().await?;
-        if scenario.store.lock_store.is_some() {
+        if scenario.store.is_special() {
             self.wait_store_healthy().await?;
         }
         self.admin.reset(scenario.stock).await?;
@@ -414,7 +443,14 @@ impl Runner<'_> {
                 .filter_map(|n| n["addr"].as_str())
                 .collect();
             let independent = store["kind"] == "redlock";
-            let healthy = !nodes.is_empty()
+            // Every ZooKeeper server serving (standalone, or a leader and followers).
+            let zookeeper_up = store["zookeeper"]["servers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|s| s["mode"].is_string());
+            let healthy = zookeeper_up
+                && !nodes.is_empty()
                 && nodes.iter().all(|n| n["up"] == true)
                 && (primaries.len() == 1 || independent && primaries.len() == nodes.len())
                 && store["sentinels"]
