@@ -20,3 +20,4 @@ mod scenarios;
 mod topology;
 mod up;
 mod zookeeper;
+mod zookeeper_tiers;
