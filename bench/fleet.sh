@@ -19,3 +19,20 @@ hold_rate() {
 }
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
 state() { curl -sf "$URL/state"; }
+
+# measure TIER CONNECTIONS: one closed loop of SECONDS_ through the fleet, business 0, a stock
+# that never runs out; prints "items/s p50 p99" (items from the ledger, latency from the
+# buyers).
+measure() {
+    local tier=$1 connections=$2
+    admin PUT /admin/config "{\"tier\":\"$tier\",\"business_ms\":0,\"ttl_ms\":3000,\"wait\":\"pubsub\",\"wait_deadline_ms\":20000}"
+    admin POST /admin/reset '{"stock":1000000}'
+    sleep 0.2
+    local out items
+    out=$("$LOADTEST" run --url "$URL" -c "$connections" -z "${SECONDS_}s" --quiet --json)
+    items=$(state | python3 -c "import json,sys; print(json.load(sys.stdin)['items_sold'])")
+    python3 -c "
+import json,sys; r=json.loads(sys.argv[1])['stats']; l=r['latency_ms']
+print(f\"{int(sys.argv[2])/r['elapsed_s']:.0f} {l['p50']:.2f} {l['p99']:.2f}\")" "$out" "$items"
+}
+median() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" $1; }

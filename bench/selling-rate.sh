@@ -7,15 +7,19 @@
 set -euo pipefail
 URL=$1 TOKEN=$2 BUSINESS_MS=${3:-0} CONNECTIONS=${4:-64} SECONDS_=${5:-5}
 LOADTEST=${LOADTEST:-target/release/loadtest}
-TIERS=${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock atomic-deduct}
+TIERS=${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct}
 
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
 field() { curl -sf "$URL/state" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
-STORE=$(curl -sf "$URL/state" | python3 -c "import json,sys; print(json.load(sys.stdin)['lock_store']['kind'])")
+STORE=$(curl -sf "$URL/state" | python3 -c "import json,sys; s=json.load(sys.stdin)['lock_store']; print(s['kind'], 'zookeeper' if s.get('zookeeper') else '')")
 for tier in $TIERS; do
-    if [ "$tier" = redlock ] && [ "$STORE" != redlock ]; then
+    if [ "$tier" = redlock ] && [[ "$STORE" != redlock* ]]; then
         echo "skipped redlock: needs a fleet started with \`oversell up --lock-store redlock\`" >&2
+        continue
+    fi
+    if [[ "$tier" = zookeeper* ]] && [[ "$STORE" != *zookeeper ]]; then
+        echo "skipped $tier: needs a fleet started with \`oversell up --zookeeper\`" >&2
         continue
     fi
     admin PUT /admin/config "{\"tier\":\"$tier\",\"business_ms\":$BUSINESS_MS,\"wait\":\"pubsub\",\"wait_deadline_ms\":20000}"

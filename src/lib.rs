@@ -1,6 +1,6 @@
 //! # oversell
 //!
-//! An inventory sale whose deduct step is guarded by one of eleven lock tiers, built to show
+//! An inventory sale whose deduct step is guarded by one of thirteen lock tiers (Redis and ZooKeeper), built to show
 //! with measured numbers what each tier protects against and what it does not.
 //!
 //! # Layout
@@ -18,13 +18,14 @@
 //! - [`fleet`]: settings and faults shared by every instance through Redis, the pub/sub
 //!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
-//! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - [`settings`], [`tier`]: the run-time settings and the tier ids.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
+//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers.
+//! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
 //! - [`up`]: `oversell up`, the whole topology (Redis, N supervised instances, nginx) locally.

@@ -14,7 +14,7 @@ use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec};
 
 /// The tiers in the workshop's order.
-pub const ALL_TIERS: [&str; 11] = [
+pub const ALL_TIERS: [&str; 13] = [
     "none",
     "local",
     "setnx",
@@ -25,11 +25,25 @@ pub const ALL_TIERS: [&str; 11] = [
     "reentrant-watchdog",
     "fenced",
     "redlock",
+    "zookeeper",
+    "zookeeper-fenced",
     "atomic-deduct",
 ];
 
-/// Tiers that need a lock store of one kind (`oversell up --lock-store …`), and that kind.
-pub const STORE_TIERS: [(&str, &str); 1] = [("redlock", "redlock")];
+/// Tiers that need more than the default fleet, and the `oversell up` flags that give it.
+pub const STORE_TIERS: [(&str, &str); 3] = [
+    ("redlock", "--lock-store redlock"),
+    ("zookeeper", "--zookeeper"),
+    ("zookeeper-fenced", "--zookeeper"),
+];
+
+/// Whether a fleet whose `/state` says `lock_store` can run a tier that needs `flags`.
+fn fleet_has(lock_store: &Value, flags: &str) -> bool {
+    match flags {
+        "--zookeeper" => lock_store["zookeeper"].is_object(),
+        _ => lock_store["kind"] == "redlock",
+    }
+}
 
 /// The tiers that do not even claim mutual exclusion across instances.
 pub const UNSAFE_TIERS: [&str; 2] = ["none", "local"];
@@ -180,17 +194,13 @@ pub async fn run_matrix(
     };
     let mut rows = Vec::with_capacity(options.tiers.len());
     let mut settings = Value::Null;
-    let store = admin.state().await?["lock_store"]["kind"]
-        .as_str()
-        .unwrap_or("shared")
-        .to_owned();
+    let store = admin.state().await?["lock_store"].clone();
     let mut skipped = Vec::new();
     for tier in &options.tiers {
-        let needs = STORE_TIERS.iter().find(|(t, _)| t == tier).map(|(_, k)| *k);
-        if let Some(kind) = needs.filter(|kind| *kind != store) {
+        let needs = STORE_TIERS.iter().find(|(t, _)| t == tier).map(|(_, f)| *f);
+        if let Some(flags) = needs.filter(|flags| !fleet_has(&store, flags)) {
             skipped.push(format!(
-                "{tier}: needs a fleet started with `oversell up --lock-store {kind}` (this \
-                 one's lock store is `{store}`)"
+                "{tier}: needs a fleet started with `oversell up {flags}`"
             ));
             continue;
         }
@@ -226,9 +236,9 @@ mod tests {
 
     #[test]
     fn tier_lists_expand_and_split() {
-        assert_eq!(parse_tiers("all").unwrap().len(), 11);
+        assert_eq!(parse_tiers("all").unwrap().len(), 13);
         let safe = parse_tiers("safe").unwrap();
-        assert_eq!(safe.len(), 9);
+        assert_eq!(safe.len(), 11);
         assert!(!safe.contains(&"none".to_owned()));
         assert_eq!(parse_tiers(" none, fenced ").unwrap(), ["none", "fenced"]);
         assert!(parse_tiers(" , ").is_err());
