@@ -1,7 +1,8 @@
 //! # oversell
 //!
-//! An inventory sale whose deduct step is guarded by one of thirteen lock tiers (Redis and ZooKeeper), built to show
-//! with measured numbers what each tier protects against and what it does not.
+//! An inventory sale whose deduct step is guarded by one of thirteen lock tiers (Redis and
+//! ZooKeeper), built to show with measured numbers what each tier protects against and what it
+//! does not.
 //!
 //! # Layout
 //!
