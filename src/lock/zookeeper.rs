@@ -5,6 +5,8 @@
 //! sequence holds the lock; every other buyer watches only the node just ahead of it, so a
 //! release wakes one waiter, never a herd; release deletes the node. Re-entry is counted here,
 //! per owner, as Curator counts it per thread: the nested step adds a hold, no second node.
+//! The room's `wait` setting (spin, pub/sub) does not apply: a waiter is woken by its watch;
+//! its `ttl_ms` neither: the session timeout (`ZOOKEEPER_SESSION_MS`) stands in for a lease.
 //!
 //! # Guarantee
 //! One holder at a time while every holder's session is alive, first come first served. No
