@@ -38,7 +38,9 @@ pub struct RoomConfig {
     pub stored: bool,
 }
 
-pub struct Fleet {
+/// This instance's link to what the fleet shares (named apart from `up::Fleet`, the local
+/// topology of processes).
+pub struct FleetSync {
     redis: RedisPool,
     instance: String,
     /// What a room starts with when Redis has no settings for it yet (from the flags).
@@ -48,9 +50,9 @@ pub struct Fleet {
     cache: RwLock<HashMap<String, RoomConfig>>,
 }
 
-impl Fleet {
+impl FleetSync {
     pub fn new(redis: RedisPool, instance: &str, defaults: Settings) -> Self {
-        Fleet {
+        FleetSync {
             redis,
             instance: instance.to_owned(),
             defaults,

@@ -14,7 +14,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
-use crate::fleet::Fleet;
+use crate::fleet::FleetSync;
 use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::lock::ReleaseSignals;
 use crate::redis_pool::RedisPool;
@@ -49,7 +49,7 @@ impl Application {
                 token
             }
         };
-        let fleet = Arc::new(Fleet::new(
+        let fleet = Arc::new(FleetSync::new(
             redis.clone(),
             &instance,
             args.initial_settings(),

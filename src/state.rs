@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::feed::Feeds;
-use crate::fleet::Fleet;
+use crate::fleet::FleetSync;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
@@ -36,7 +36,7 @@ pub struct Shared {
     pub admin_token: String,
     /// Reaches the whole fleet (nginx), for server-side bursts and scenarios.
     pub fleet_url: String,
-    pub fleet: Arc<Fleet>,
+    pub fleet: Arc<FleetSync>,
     /// Room registry, TTLs and lost-state detection; an `Arc` so a TTL renewal can run in a
     /// task of its own.
     pub rooms: Arc<Rooms>,
@@ -58,7 +58,7 @@ impl AppState {
         instance: String,
         admin_token: String,
         fleet_url: String,
-        fleet: Arc<Fleet>,
+        fleet: Arc<FleetSync>,
         signals: Arc<ReleaseSignals>,
         limits: Limits,
     ) -> Self {
