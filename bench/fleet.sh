@@ -6,11 +6,16 @@ up=
 fleet_up() {
     "$OVERSELL" up "$@" --port 0 --admin-token "$TOKEN" >"$log" 2>&1 &
     up=$!
-    for _ in $(seq 300); do grep -q '^ready:' "$log" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -q '^ready:' "$log" && break; sleep 0.1; done
+    if ! grep -q '^ready:' "$log"; then
+        echo "error: oversell up $* was not ready within 60 s; its last lines:" >&2
+        tail -20 "$log" >&2
+        exit 1
+    fi
     URL=$(grep -o '^ready: .*' "$log" | cut -d' ' -f2)
     REDIS_PORT=$(grep -o '^redis: redis://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$')
 }
-fleet_down() { kill "$up" 2>/dev/null; wait "$up" 2>/dev/null || true; }
+fleet_down() { kill "$up" 2>/dev/null || true; wait "$up" 2>/dev/null || true; }
 trap 'fleet_down; rm -f "$log"' EXIT
 # hold_rate ID: "held N/REPEAT", how often the scenario showed its expected outcome.
 hold_rate() {

@@ -9,6 +9,7 @@
 #      ensemble of three.
 #
 #   bench/redis-or-zookeeper.sh [REPEAT=10] [SECONDS=5] [ROUNDS=3]
+# PARTS="speed holds" (the default) or either one alone.
 # Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,9 @@ REPEAT=${1:-10} SECONDS_=${2:-5} ROUNDS=${3:-3}
 OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-zookeeper
 . bench/fleet.sh
 TIERS=(lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced)
+PARTS=${PARTS:-speed holds}
 
+if [[ "$PARTS" == *speed* ]]; then
 fleet_up --lock-store redlock --zookeeper
 declare -A rate p50_1 p99_1 p50_64 p99_64
 for round in $(seq "$ROUNDS"); do
@@ -46,7 +49,9 @@ for tier in "${TIERS[@]}"; do
 done
 echo
 fleet_down
+fi
 
+[[ "$PARTS" == *holds* ]] || exit 0
 echo "### Hold rates of the ZooKeeper chapters"
 echo
 echo "--repeat $REPEAT each; a defect holds when it shows, a fix when nothing is oversold."
