@@ -363,7 +363,17 @@ pub struct ZkStore {
     connect_string: String,
     session_timeout: Duration,
     session: tokio::sync::OnceCell<ZkSession>,
+    /// Each server's mode as last asked, and when: every watched room's `/state` shows them,
+    /// and many rooms must not mean many connections per second to each server. A std
+    /// `Mutex`, never held across `.await`.
+    modes: std::sync::Mutex<Option<(Instant, ServerModes)>>,
 }
+
+/// Each server (`host:port`) and its mode (`None`: not serving).
+pub type ServerModes = Vec<(String, Option<String>)>;
+
+/// How long the servers' modes are reused before they are asked again.
+const MODES_FRESH: Duration = Duration::from_millis(1_000);
 
 impl ZkStore {
     pub fn new(connect_string: &str, session_timeout: Duration) -> ZkStore {
@@ -371,7 +381,31 @@ impl ZkStore {
             connect_string: connect_string.to_owned(),
             session_timeout,
             session: tokio::sync::OnceCell::new(),
+            modes: std::sync::Mutex::default(),
         }
+    }
+
+    /// Each server (`host:port`) and its mode as its `srvr` answer names it (`leader`,
+    /// `follower`, `standalone`); `None` when it does not serve. Asked at most once a second.
+    pub async fn server_modes(&self) -> ServerModes {
+        let cached = self.modes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some((_, modes)) = cached.filter(|(at, _)| at.elapsed() < MODES_FRESH) {
+            return modes;
+        }
+        let servers = self.connect_string.split(',').map(|addr| async move {
+            let srvr = four_letter(addr, "srvr").await;
+            let mode = srvr.and_then(|answer| {
+                answer
+                    .lines()
+                    .find_map(|line| line.strip_prefix("Mode: "))
+                    .map(|mode| mode.trim().to_owned())
+            });
+            (addr.to_owned(), mode)
+        });
+        let modes = futures_util::future::join_all(servers).await;
+        *self.modes.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((Instant::now(), modes.clone()));
+        modes
     }
 
     /// `host:port,host:port,…`.

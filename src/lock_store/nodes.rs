@@ -137,21 +137,12 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
 /// Each ZooKeeper server's mode, and the room's queue (only once this instance has a session:
 /// describing the store never opens one).
 async fn zookeeper(zk: &crate::zookeeper::ZkStore, keys: &Keys) -> ZooKeeperView {
-    let servers =
-        futures_util::future::join_all(zk.connect_string().split(',').map(|addr| async move {
-            let srvr = crate::zookeeper::four_letter(addr, "srvr").await;
-            let mode = srvr.and_then(|answer| {
-                answer
-                    .lines()
-                    .find_map(|line| line.strip_prefix("Mode: "))
-                    .map(|mode| mode.trim().to_owned())
-            });
-            ZooKeeperServerView {
-                addr: addr.to_owned(),
-                mode,
-            }
-        }))
-        .await;
+    let servers = zk
+        .server_modes()
+        .await
+        .into_iter()
+        .map(|(addr, mode)| ZooKeeperServerView { addr, mode })
+        .collect();
     let queue = match zk.opened() {
         Some(session) => tokio::time::timeout(NODE_TIMEOUT, session.queue(keys.room()))
             .await
