@@ -223,7 +223,10 @@ async fn chunked_answers_are_read_to_the_end_and_the_connection_reused() {
     };
     let stats = fire(&targets, &load(model, 2), &Progress::hidden()).await;
     assert_eq!((stats.status(409), stats.conn_errors), (50, 0));
-    assert_eq!(stub.seen.lock().unwrap().connections, 2);
+    // Reused: 50 answers over at most the 2 workers' connections (a late worker may find the
+    // budget spent and never connect).
+    let connections = stub.seen.lock().unwrap().connections;
+    assert!((1..=2).contains(&connections), "{connections} connections");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
