@@ -151,6 +151,15 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// Flags that parse but do not fit together, as one line naming the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        let zookeeper = self.zookeeper.as_deref().is_some_and(|z| !z.is_empty());
+        match self.tier.misfit(self.lock_store, zookeeper) {
+            Some(why) => Err(format!("error: --lock-tier: {why}")),
+            None => Ok(()),
+        }
+    }
+
     /// The room limits these flags set.
     pub fn room_limits(&self) -> crate::rooms::RoomLimits {
         crate::rooms::RoomLimits {

@@ -3,8 +3,8 @@ use clap::{Parser, Subcommand};
 use oversell::config::ServeArgs;
 use oversell::startup::Application;
 
-/// oversell: an inventory sale guarded by ten Redis lock tiers, measured against Redis' own
-/// ground truth.
+/// oversell: an inventory sale guarded by thirteen lock tiers (Redis and ZooKeeper), measured
+/// against the resource store's own ground truth.
 #[derive(Parser)]
 #[command(name = "oversell", version, about, long_about = None)]
 struct Cli {
@@ -37,11 +37,13 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Command::Up(args) = &cli.command {
-        if let Err(line) = args.validate() {
-            eprintln!("{line}");
-            std::process::exit(2);
-        }
+    let checked = match &cli.command {
+        Command::Up(args) => args.validate(),
+        Command::Serve(args) => args.validate(),
+    };
+    if let Err(line) = checked {
+        eprintln!("{line}");
+        std::process::exit(2);
     }
     oversell::telemetry::init();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");

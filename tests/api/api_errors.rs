@@ -260,7 +260,7 @@ async fn an_unknown_tier_error_lists_the_valid_ids() {
         .client
         .put(format!("{}/admin/tier", fleet.url(0)))
         .bearer_auth(TOKEN)
-        .body(r#"{"tier":"redlock"}"#)
+        .body(r#"{"tier":"chubby"}"#)
         .send()
         .await
         .unwrap();

@@ -11,8 +11,11 @@ type Case = (
 
 #[test]
 fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
-    let cases: [Case; 4] = [
-        (&["--lock-tier", "redlock"], &[], "--lock-tier"),
+    let cases: [Case; 6] = [
+        (&["--lock-tier", "chubby"], &[], "--lock-tier"),
+        // A real tier, without the lock store it needs.
+        (&["--lock-tier", "redlock"], &[], "--lock-store redlock"),
+        (&["--lock-tier", "zookeeper"], &[], "--zookeeper"),
         (&[], &[("WAIT", "poll")], "--wait"),
         (&["--lock-ttl-ms", "0"], &[], "--lock-ttl-ms"),
         (&["--port", "http"], &[], "--port"),

@@ -87,9 +87,15 @@ async fn no_lock_and_local_locks_oversell_across_three_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
     let fleet = spawn_fleet(3).await;
+    // Redlock and ZooKeeper need fleets of their own: their contention is in their chapters
+    // (redlock-minority-down, zookeeper-normal: every item sold once to 300 buyers).
     let distributed = Tier::ALL
         .into_iter()
-        .filter(|t| ![Tier::None, Tier::Local].contains(t));
+        .filter(|t| ![Tier::None, Tier::Local].contains(t))
+        .filter(|t| {
+            t.misfit(oversell::lock_store::LockStoreKind::Shared, false)
+                .is_none()
+        });
     for tier in distributed.map(Tier::id) {
         let state = run_tier(&fleet, tier).await;
         for figure in ["oversold", "lost_updates", "overlaps", "foreign_releases"] {
