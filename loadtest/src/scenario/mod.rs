@@ -583,45 +583,51 @@ impl Runner<'_> {
         fired: &Fired,
     ) -> anyhow::Result<Vec<Verdict>> {
         let lock_ttl = state["lock"]["ttl_ms"].as_i64();
-        let mut verdicts = vec![
-            verdict(
-                "buyers got 503 (lock wait deadline)",
-                fired.unavailable,
-                fired.unavailable > 0.0,
-            ),
-            verdict(
-                "lock held with no TTL (ttl_ms == -1)",
-                lock_ttl.unwrap_or(-2) as f64,
-                lock_ttl == Some(-1),
-            ),
-        ];
+        let mut verdicts = vec![verdict(
+            "lock held with no TTL (ttl_ms == -1)",
+            lock_ttl.unwrap_or(-2) as f64,
+            lock_ttl == Some(-1),
+        )];
         // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
-        let probe = self.probe(5).await;
+        let (sold, refused) = self.probe(5).await;
         verdicts.push(verdict(
             "still stalled after 2 × TTL (sold of 5)",
-            probe,
-            probe == 0.0,
+            sold,
+            sold == 0.0,
         ));
+        // The burst's own buyers may all have been sold or gone with the crashed instance
+        // (whichever instance the fault strikes, its buyers die with it); the probe's buyers
+        // wait on the dead holder's lock until their deadline either way.
+        let waited_out = fired.unavailable + refused;
+        verdicts.insert(
+            0,
+            verdict(
+                "buyers got 503 (lock wait deadline; burst and probe)",
+                waited_out,
+                waited_out > 0.0,
+            ),
+        );
         self.admin.reset(scenario.stock).await?;
-        let probe = self.probe(5).await;
+        let (sold, _) = self.probe(5).await;
         verdicts.push(verdict(
             "after reset, sales resume (sold of 5)",
-            probe,
-            probe == 5.0,
+            sold,
+            sold == 5.0,
         ));
         Ok(verdicts)
     }
 
-    /// Fires a few buyers through the fleet; how many were sold.
-    async fn probe(&self, buyers: usize) -> f64 {
+    /// Fires a few buyers through the fleet; how many were sold, and how many got a 503.
+    async fn probe(&self, buyers: usize) -> (f64, f64) {
         let options = BurstOptions {
             connections: Some(buyers),
             timeout: Duration::from_secs(30),
             qty: 1,
         };
-        burst(self.targets, buyers, &options).await.status(200) as f64
+        let stats = burst(self.targets, buyers, &options).await;
+        (stats.status(200) as f64, stats.status(503) as f64)
     }
 }
 
