@@ -76,7 +76,7 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
             .json(&body)
             .send()
     };
-    post("/admin/reset", json!({ "stock": 5 })).await.unwrap();
+    post("/admin/reset", json!({ "stock": 50 })).await.unwrap();
     let armed = post(
         "/admin/faults",
         json!({ "kind": "node-down", "ms": 60_000, "nodes": 2 }),
@@ -84,8 +84,25 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
     .await
     .unwrap();
     assert_eq!(armed.status(), StatusCode::OK);
-    let sold = post("/sale", json!({ "buyer": "b" })).await.unwrap();
-    assert_eq!(sold.status(), StatusCode::OK);
+    // The fault reaches every instance over pub/sub: sell until one has struck with it.
+    let struck = async {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            let sold = post("/sale", json!({ "buyer": "b" })).await.unwrap();
+            assert_eq!(sold.status(), StatusCode::OK);
+            let state: Value = reqwest::get(format!("{}/state", fleet.url()))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if state["store_faults"] == 1 {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(struck.await, "node-down never struck");
     let down = || {
         fleet
             .lock_store_processes()
