@@ -17,6 +17,7 @@ mod fenced;
 mod local;
 mod lua_release;
 mod none;
+pub(crate) mod pipelined;
 mod redlock;
 mod reentrant_watchdog;
 mod setnx;

@@ -4,6 +4,11 @@
 //! The ground truth is written by the same scripts that read and write the stock
 //! (`enter.lua`, `commit.lua`), so it costs no extra round trip: a locked sale is
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
+//!
+//! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
+//! order the articles give them (`lock/pipelined.rs`): with the lock in the resource store,
+//! `lua-release` is acquire, enter, commit + release (3 round trips, not 4) and the reentrant
+//! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6).
 
 mod atomic_deduct;
 mod run;
@@ -13,12 +18,12 @@ pub use run::run_sale;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use redis::Script;
 use serde::Serialize;
 
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
+use crate::lock::pipelined::{self, Call, Lua};
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
 use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::LockStore;
@@ -27,8 +32,9 @@ use crate::redis_pool::{RedisPool, StoreError};
 use crate::settings::Settings;
 use crate::tier::Tier;
 
-static ENTER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("enter.lua")));
-static COMMIT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("commit.lua")));
+// Kept with their source, so that they can ride in a pipeline with the lock's steps.
+static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
+static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
 
 /// Most items one order may buy.
 pub const MAX_QTY: u32 = 10;
@@ -141,8 +147,11 @@ impl SaleCx<'_> {
     }
 }
 
+/// The lock's view of a sale; `owner` is the lock's value in Redis (the sale's own owner, or
+/// the owner of the cohort that handed the lock to it).
 fn lock_cx<'a>(
     cx: &'a SaleCx<'_>,
+    owner: &'a str,
     faults: &'a FaultPoints<'a>,
     store_fault: &'a std::sync::Mutex<Option<Fault>>,
     held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
@@ -152,7 +161,7 @@ fn lock_cx<'a>(
         truth: cx.redis,
         keys: cx.keys,
         settings: &cx.settings,
-        owner: &cx.owner,
+        owner,
         instance: cx.instance,
         signals: cx.signals,
         faults,
@@ -216,49 +225,58 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let faults = cx.fault_points();
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
-    let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
+    let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
     let waited = Instant::now();
     let held = match lock.acquire(&lcx).await {
         Ok(held) => held,
-        Err(LockError::Timeout) => {
-            count_timeout(cx).await;
-            return Err(AppError::LockTimeout {
-                deadline_ms: cx.settings.wait_deadline_ms,
-            });
-        }
+        Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
-    let result = critical_section(cx, &lcx, lock, &held, order).await;
-    if let Err(err) = lock.release(&lcx, held).await {
-        // The sale's outcome stands; the lock is left to its lease.
-        tracing::warn!(%err, %tier, "release failed");
+    let mut leaving = Leaving::new(held);
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order).await;
+    if let Some(held) = leaving.held {
+        release(lock, &lcx, held).await;
     }
     result
+}
+
+/// Gives the lock back on its own round trip; a failure leaves it to its lease.
+async fn release(lock: &dyn Lock, lcx: &LockCx<'_>, held: Held) {
+    if let Err(err) = lock.release(lcx, held).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
+    }
+}
+
+/// The lock on its way out of a sale: released in the write's round trip when the release can
+/// ride with it (`lock/pipelined.rs`), else after the sale, on its own.
+struct Leaving {
+    /// `None` once released.
+    held: Option<Held>,
+    fence: Option<u64>,
+    depth: u32,
+}
+
+impl Leaving {
+    fn new(held: Held) -> Self {
+        Leaving {
+            fence: held.fence,
+            depth: held.depth,
+            held: Some(held),
+        }
+    }
 }
 
 async fn critical_section(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
-    held: &Held,
+    leaving: &mut Leaving,
     order: &Order,
 ) -> Result<Sold, AppError> {
-    // The nested step: a reentrant lock is taken again by the same owner, as a sale calling a
-    // helper that locks too would. With a non-reentrant lock this would wait for itself.
-    let nested = match lock.reentrant() {
-        true => Some(lock.acquire(lcx).await.map_err(|err| match err {
-            LockError::Timeout => AppError::Internal("re-entry timed out".into()),
-            LockError::Store(err) => err.into(),
-        })?),
-        false => None,
-    };
-    let depth = nested.as_ref().map_or(held.depth, |n| n.depth);
-    let entered = enter(cx, held.fence).await;
-    if let Some(nested) = nested {
-        lock.release(lcx, nested).await?;
-    }
-    let entered = entered?;
+    let fence = leaving.fence;
+    let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence).await?;
     let Some((stock, exits, enter_us)) = entered else {
         return Err(AppError::LockLost);
     };
@@ -267,7 +285,7 @@ async fn critical_section(
     }
     let qty = i64::from(order.qty);
     if stock < qty {
-        commit(cx, exits, None, held.fence).await?;
+        leave(cx, lcx, leaving, exits, None).await?;
         return Err(AppError::SoldOut {
             stock_left: stock,
             requested: order.qty,
@@ -282,40 +300,144 @@ async fn critical_section(
         faults::freeze(Duration::from_millis(fault.ms));
     }
     let order_id = uuid::Uuid::now_v7().to_string();
-    let entry = ledger_entry(cx, order, &order_id, held.fence, depth, Some(enter_us))?;
+    let entry = ledger_entry(cx, order, &order_id, fence, depth, Some(enter_us))?;
     let write = Write {
         new_stock: stock - qty,
         qty: order.qty,
         entry: &entry,
     };
-    let outcome = commit(cx, exits, Some(write), held.fence).await?;
+    let outcome = leave(cx, lcx, leaving, exits, Some(write)).await?;
     match outcome.as_str() {
         "sold" => Ok(Sold {
             order_id,
             stock_left: stock - qty,
             instance: cx.instance.to_owned(),
             tier: cx.settings.tier,
-            fence: held.fence,
+            fence,
         }),
         "stale" => Err(AppError::LockLost),
         other => Err(AppError::Internal(format!("commit returned {other}"))),
     }
 }
 
-/// Reads the stock; `None` when the fencing token is already stale.
-async fn enter(cx: &SaleCx<'_>, fence: Option<u64>) -> Result<Option<(i64, i64, i64)>, StoreError> {
+/// What the read gives: `(stock, exits so far, Redis time in µs)`, or `None` when the fencing
+/// token is already stale.
+type Entered = Option<(i64, i64, i64)>;
+
+/// A sale's read in owned form: who reads, under which lock.
+struct ReadPlan {
+    keys: Keys,
+    instance: String,
+    /// The sale's owner, for the ground truth.
+    owner: String,
+    tier: Tier,
+    ttl_ms: u64,
+    reentrant: bool,
+}
+
+impl ReadPlan {
+    fn of(cx: &SaleCx<'_>, lock: &dyn Lock) -> ReadPlan {
+        ReadPlan {
+            keys: cx.keys.clone(),
+            instance: cx.instance.to_owned(),
+            owner: cx.owner.clone(),
+            tier: cx.settings.tier,
+            ttl_ms: cx.settings.ttl_ms,
+            reentrant: lock.reentrant(),
+        }
+    }
+
+    /// The read's calls, for one round trip: `enter.lua`, and for the reentrant tiers the
+    /// nested re-entry before it and the nested release after it, under the lock's owner.
+    fn calls(&self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
+        let read = enter(&self.keys, &self.instance, &self.owner, fence);
+        if !self.reentrant {
+            return vec![read];
+        }
+        let (again, back) = pipelined::reentry(&self.keys, self.tier, self.ttl_ms, lock_owner);
+        vec![again, read, back]
+    }
+}
+
+/// The read, with the reentrant tiers' nested step around it: the lock is taken again by the
+/// same owner, as a sale calling a helper that locks too would (with a non-reentrant lock this
+/// would wait for itself), and the nested hold is given back after the read. One round trip
+/// when the steps can ride together. Returns the read and the hold depth at it (2 proves the
+/// re-entry).
+async fn read(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    lock: &dyn Lock,
+    depth: u32,
+    fence: Option<u64>,
+) -> Result<(Entered, u32), AppError> {
+    if lock.reentrant() && !pipelined::rides_with_sale(lcx) {
+        return read_one_by_one(cx, lcx, lock, fence).await;
+    }
+    let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
+    let calls: Vec<&Call> = calls.iter().collect();
     let mut conn = cx.redis.conn().await?;
-    let (stock, exits, now): (i64, i64, i64) = ENTER
-        .key(cx.keys.stock())
-        .key(cx.keys.exits())
-        .key(cx.keys.fence_seen())
-        .key(cx.keys.stale_writes_rejected())
-        .key(cx.keys.timeline())
+    let replies = pipelined::run_in_order(&mut conn, &calls).await;
+    let mut replies = replies.map_err(StoreError::from)?.into_iter();
+    let mut next = || {
+        replies
+            .next()
+            .ok_or_else(|| AppError::Internal("a read gave fewer replies than calls".into()))
+    };
+    if !lock.reentrant() {
+        return Ok((entered(next()?, fence)?, depth));
+    }
+    let (again, read, back) = (next()?, next()?, next()?);
+    let Some(depth) = pipelined::reentered(again).map_err(StoreError::from)? else {
+        // Someone else holds the lock: this owner lost it before its read. Its release will
+        // find that out and record it.
+        return Err(AppError::LockLost);
+    };
+    pipelined::released(lcx, back).await?;
+    Ok((entered(read, fence)?, depth))
+}
+
+/// The reentrant read when the lock lives on another server than the stock: re-entry, read
+/// and nested release one after the other.
+async fn read_one_by_one(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    lock: &dyn Lock,
+    fence: Option<u64>,
+) -> Result<(Entered, u32), AppError> {
+    let nested = lock.acquire(lcx).await.map_err(|err| match err {
+        LockError::Timeout => AppError::Internal("re-entry timed out".into()),
+        LockError::Store(err) => err.into(),
+    })?;
+    let depth = nested.depth;
+    let mut conn = cx.redis.conn().await?;
+    let read = enter(cx.keys, cx.instance, &cx.owner, fence)
+        .invoke(&mut conn)
+        .await;
+    lock.release(lcx, nested).await?;
+    Ok((entered(read, fence)?, depth))
+}
+
+/// Reads the stock and notes the overlap clock (`enter.lua`), for the sale of `owner`.
+fn enter(keys: &Keys, instance: &str, owner: &str, fence: Option<u64>) -> Call {
+    ENTER
+        .call()
+        .key(keys.stock())
+        .key(keys.exits())
+        .key(keys.fence_seen())
+        .key(keys.stale_writes_rejected())
+        .key(keys.timeline())
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
-        .arg(cx.instance)
-        .arg(&cx.owner)
-        .invoke_async(&mut conn)
-        .await?;
+        .arg(instance)
+        .arg(owner)
+}
+
+/// `enter.lua`'s reply; `None` when the fencing token is already stale.
+fn entered(
+    reply: redis::RedisResult<redis::Value>,
+    fence: Option<u64>,
+) -> Result<Entered, StoreError> {
+    let (stock, exits, now): (i64, i64, i64) = pipelined::reply(reply)?;
     Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
 }
 
@@ -326,15 +448,50 @@ struct Write<'a> {
     entry: &'a str,
 }
 
-/// Leaves the critical section, making the write when there is one.
-async fn commit(
+/// Leaves the critical section, making the write when there is one, and lets the lock go as
+/// [`Leaving`] says. Returns `commit.lua`'s outcome.
+async fn leave(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    leaving: &mut Leaving,
+    exits_at_enter: i64,
+    write: Option<Write<'_>>,
+) -> Result<String, StoreError> {
+    let commit = commit(cx, exits_at_enter, write, leaving.fence);
+    let mut conn = cx.redis.conn().await?;
+    let release = match pipelined::rides_with_sale(lcx) {
+        true => pipelined::release(lcx),
+        false => None,
+    };
+    let Some(release) = release else {
+        return outcome(commit.invoke(&mut conn).await);
+    };
+    // Stop renewing before giving the lock back, as the tier's own release does.
+    drop(leaving.held.take());
+    let replies = pipelined::run_in_order(&mut conn, &[&commit, &release]).await?;
+    let [committed, released] = <[_; 2]>::try_from(replies)
+        .map_err(|_| StoreError::Unavailable("a pipeline of 2 gave another count".into()))?;
+    if let Err(err) = pipelined::released(lcx, released).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
+    }
+    outcome(committed)
+}
+
+fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<String, StoreError> {
+    let (outcome, _overlaps): (String, i64) = pipelined::reply(reply)?;
+    Ok(outcome)
+}
+
+/// The write and the overlap count on the way out (`commit.lua`).
+fn commit(
     cx: &SaleCx<'_>,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
     fence: Option<u64>,
-) -> Result<String, StoreError> {
-    let mut conn = cx.redis.conn().await?;
-    let (outcome, _overlaps): (String, i64) = COMMIT
+) -> Call {
+    COMMIT
+        .call()
         .key(cx.keys.stock())
         .key(cx.keys.ledger())
         .key(cx.keys.items_sold())
@@ -355,9 +512,6 @@ async fn commit(
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
         .arg(cx.instance)
         .arg(&cx.owner)
-        .invoke_async(&mut conn)
-        .await?;
-    Ok(outcome)
 }
 
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
@@ -378,8 +532,8 @@ async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError
     }
 }
 
-/// Counts a buyer who gave up on the lock; best effort, the 503 goes out regardless.
-async fn count_timeout(cx: &SaleCx<'_>) {
+/// A buyer who gave up on the lock: counted (best effort, the 503 goes out regardless).
+async fn lock_timeout(cx: &SaleCx<'_>) -> AppError {
     let result = async {
         let mut conn = cx.redis.conn().await?;
         let _: i64 = redis::cmd("INCR")
@@ -391,5 +545,8 @@ async fn count_timeout(cx: &SaleCx<'_>) {
     .await;
     if let Err(err) = result {
         tracing::warn!(%err, "could not count a lock timeout");
+    }
+    AppError::LockTimeout {
+        deadline_ms: cx.settings.wait_deadline_ms,
     }
 }
