@@ -10,8 +10,8 @@
 #
 #   bench/selling-rate.sh URL TOKEN [BUSINESS_MS] [CONNECTIONS] [SECONDS]
 #
-# A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@spin:20, the articles'
-# loop). Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
+# A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@cohort:8,
+# lua-release@spin:20). Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
 # SERIAL_FLOOR (the binaries), REDIS_URL (the resource store; read from GET /state when the
 # lock store is shared), FLOOR_SECONDS (2). Bounded: rows × tools × SECONDS, plus 8 s of floor.
 #
@@ -25,7 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LOADTEST=${LOADTEST:-target/release/loadtest}
 SERIAL_FLOOR=${SERIAL_FLOOR:-target/release/serial-floor}
 FLOOR_SECONDS=${FLOOR_SECONDS:-2}
-ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock atomic-deduct}}
+ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock atomic-deduct lua-release@cohort:8 reentrant-watchdog@cohort:8 fenced@cohort:8}}
 TOOLS=${TOOLS:-loadtest wrk}
 
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }

@@ -82,9 +82,16 @@ const OUTCOMES: [(&str, &str); 6] = [
 #[derive(Default)]
 struct TierMetrics {
     outcomes: [AtomicU64; OUTCOMES.len()],
+    /// Locks a cohort handed to the next buyer of this instance (`wait: cohort`).
+    passes: AtomicU64,
     lock_wait: Histogram,
     request: Histogram,
 }
+
+const COUNTERS: [(&str, &str); 1] = [(
+    "oversell_lock_passes_total",
+    "Locks handed to the next buyer of the instance without a release (wait: cohort)",
+)];
 
 pub struct Metrics {
     instance: String,
@@ -103,6 +110,11 @@ impl Metrics {
         self.tiers[tier.index()].lock_wait.observe(waited);
     }
 
+    /// A cohort handed the lock to the next buyer of this instance.
+    pub fn lock_passed(&self, tier: Tier) {
+        self.tiers[tier.index()].passes.fetch_add(1, Relaxed);
+    }
+
     pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
         let t = &self.tiers[tier.index()];
         t.outcomes[outcome as usize].fetch_add(1, Relaxed);
@@ -117,6 +129,14 @@ impl Metrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             for tier in Tier::ALL {
                 let n = self.tiers[tier.index()].outcomes[i].load(Relaxed);
+                let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
+            }
+        }
+        for (i, (name, help)) in COUNTERS.iter().enumerate() {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for tier in Tier::ALL {
+                let t = &self.tiers[tier.index()];
+                let n = [&t.passes][i].load(Relaxed);
                 let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
             }
         }
@@ -159,5 +179,15 @@ mod tests {
         assert!(text.contains(
             "oversell_request_duration_seconds_bucket{tier=\"none\",instance=\"i1\",le=\"0.05\"} 2"
         ));
+    }
+
+    #[test]
+    fn passes_are_counted_per_tier() {
+        let m = Metrics::new("i1");
+        m.lock_passed(Tier::Fenced);
+        m.lock_passed(Tier::Fenced);
+        let text = m.render();
+        assert!(text.contains("oversell_lock_passes_total{tier=\"fenced\",instance=\"i1\"} 2"));
+        assert!(text.contains("oversell_lock_passes_total{tier=\"lua-release\",instance=\"i1\"} 0"));
     }
 }

@@ -13,6 +13,7 @@
 
 mod atomic_expiry;
 mod chaos;
+pub(crate) mod cohort;
 mod fenced;
 mod local;
 mod lua_release;

@@ -8,7 +8,9 @@
 //! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
 //! order the articles give them (`lock/pipelined.rs`): with the lock in the resource store,
 //! `lua-release` is acquire, enter, commit + release (3 round trips, not 4) and the reentrant
-//! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6).
+//! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6). Under
+//! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
+//! and that buyer's enter rides behind the holder's commit: one round trip per sale.
 
 mod atomic_deduct;
 mod run;
@@ -23,13 +25,14 @@ use serde::Serialize;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
+use crate::lock::cohort::{self, Baton, ReadAhead, ReadReplies, Start, Successor};
 use crate::lock::pipelined::{self, Call, Lua};
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
 use crate::lock_store::chaos::HeldReplicas;
-use crate::lock_store::LockStore;
+use crate::lock_store::{LockStore, LockStoreKind};
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::settings::Settings;
+use crate::settings::{Settings, WaitStrategy};
 use crate::tier::Tier;
 
 // Kept with their source, so that they can ride in a pipeline with the lock's steps.
@@ -223,6 +226,12 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         return sell_lock_free(cx, order).await;
     };
     let faults = cx.fault_points();
+    if let WaitStrategy::Cohort { passes } = cx.settings.wait {
+        // `none` has no lock to pass, `local` no lock beyond the instance.
+        if !matches!(tier, Tier::None | Tier::Local) {
+            return sell_in_cohort(cx, lock, &faults, order, passes).await;
+        }
+    }
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
@@ -233,12 +242,92 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
-    let mut leaving = Leaving::new(held);
-    let result = critical_section(cx, &lcx, lock, &mut leaving, order).await;
-    if let Some(held) = leaving.held {
-        release(lock, &lcx, held).await;
+    let mut leaving = Leaving::new(held, &|| None, false);
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order, None).await;
+    match leaving.left() {
+        Left::Released => {}
+        Left::Holding(held) => release(lock, &lcx, held).await,
+        Left::Passing(..) => unreachable!("only a cohort passes the lock"),
     }
     result
+}
+
+/// A sale under `wait: cohort` (see `lock/cohort.rs`): the same critical section, entered with
+/// a lock this sale took in Redis or was handed by the previous sale of its instance (with its
+/// read already done, in that sale's last round trip), and left by handing the lock on or
+/// releasing it.
+async fn sell_in_cohort(
+    cx: &SaleCx<'_>,
+    lock: &dyn Lock,
+    faults: &FaultPoints<'_>,
+    order: &Order,
+    passes: u32,
+) -> Result<Sold, AppError> {
+    let waited = Instant::now();
+    let deadline = tokio::time::Instant::now() + cx.settings.wait_deadline();
+    let queue = cx.signals.cohorts.queue(cx.keys.room(), cx.settings.tier);
+    let Ok((turn, start)) = queue.turn(deadline, read_ahead(cx, lock)).await else {
+        return Err(lock_timeout(cx).await);
+    };
+    let store_fault = std::sync::Mutex::new(None);
+    let held_replicas = std::sync::Mutex::new(None);
+    let (baton, read) = match start {
+        Start::Passed(baton, read) => (baton, read),
+        Start::Lead { after_release } => {
+            // Only a sale that takes the lock in Redis can meet a lock-store fault.
+            *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
+                claim_store_fault(cx, faults).await;
+            let lcx = lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas);
+            // On an error the turn is dropped, which hands it to the next buyer.
+            match cohort::lead(lock, &lcx, after_release, deadline).await {
+                Ok(baton) => (baton, None),
+                Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
+                Err(LockError::Store(err)) => return Err(err.into()),
+            }
+        }
+    };
+    cx.metrics.lock_wait(cx.settings.tier, waited.elapsed());
+    // Every sale of the cohort acts on the lock under the owner that took it in Redis; the
+    // ground truth still names this sale (`cx.owner`).
+    let owner = baton.owner().to_owned();
+    let lcx = lock_cx(cx, &owner, faults, &store_fault, &held_replicas);
+    let (held, lease) = baton.into_parts();
+    let next = || turn.successor(&lease, passes, cx.settings.ttl());
+    let mut leaving = Leaving::new(held, &next, true);
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
+    let left = leaving.left();
+    match left {
+        Left::Passing(held, to, read) => {
+            match turn.pass(to, Baton::from_parts(held, lease), read) {
+                Ok(()) => cx.metrics.lock_passed(cx.settings.tier),
+                // The successor's task is gone.
+                Err((turn, baton)) => {
+                    cohort::forget_old_release(&lcx);
+                    release(lock, &lcx, baton.into_parts().0).await;
+                    turn.released();
+                }
+            }
+        }
+        Left::Holding(held) => {
+            cohort::forget_old_release(&lcx);
+            release(lock, &lcx, held).await;
+            turn.released();
+        }
+        Left::Released => turn.released(),
+    }
+    result
+}
+
+/// This sale's read in a form the holder before it can send (a cohort's pass), or `None`
+/// when it cannot ride there: a reentrant tier whose lock lives on another server.
+fn read_ahead(cx: &SaleCx<'_>, lock: &dyn Lock) -> Option<ReadAhead> {
+    if lock.reentrant() && cx.store.kind() != LockStoreKind::Shared {
+        return None;
+    }
+    let plan = ReadPlan::of(cx, lock);
+    Some(Box::new(move |lock_owner: &str, fence: Option<u64>| {
+        plan.calls(lock_owner, fence)
+    }))
 }
 
 /// Gives the lock back on its own round trip; a failure leaves it to its lease.
@@ -249,21 +338,51 @@ async fn release(lock: &dyn Lock, lcx: &LockCx<'_>, held: Held) {
     }
 }
 
-/// The lock on its way out of a sale: released in the write's round trip when the release can
-/// ride with it (`lock/pipelined.rs`), else after the sale, on its own.
-struct Leaving {
+/// Chooses, at the write, the buyer to hand the lock to (a cohort's), if any.
+type NextHolder<'a> = &'a (dyn Fn() -> Option<Successor> + Sync);
+
+/// The lock on its way out of a sale. It leaves at the write: handed to a local successor
+/// when a cohort has one waiting (the successor's read riding behind the write), else released
+/// in the write's round trip when the release can ride with it (`lock/pipelined.rs`), else
+/// released after the sale, on its own.
+struct Leaving<'a> {
     /// `None` once released.
     held: Option<Held>,
     fence: Option<u64>,
     depth: u32,
+    next: NextHolder<'a>,
+    /// Whether this is a cohort's lock, which forgets old release messages before releasing.
+    cohort: bool,
+    /// The successor chosen at the write, and the replies to its read.
+    passing: Option<(Successor, Option<ReadReplies>)>,
 }
 
-impl Leaving {
-    fn new(held: Held) -> Self {
+/// Where the lock is once the sale is over.
+enum Left {
+    Released,
+    /// To be handed to a local successor, with the replies to the read sent for it.
+    Passing(Held, Successor, Option<ReadReplies>),
+    /// Still held: the sale ended before its write, or the release could not ride with it.
+    Holding(Held),
+}
+
+impl<'a> Leaving<'a> {
+    fn new(held: Held, next: NextHolder<'a>, cohort: bool) -> Self {
         Leaving {
             fence: held.fence,
             depth: held.depth,
             held: Some(held),
+            next,
+            cohort,
+            passing: None,
+        }
+    }
+
+    fn left(self) -> Left {
+        match (self.held, self.passing) {
+            (None, _) => Left::Released,
+            (Some(held), Some((to, read))) => Left::Passing(held, to, read),
+            (Some(held), None) => Left::Holding(held),
         }
     }
 }
@@ -272,11 +391,12 @@ async fn critical_section(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
-    leaving: &mut Leaving,
+    leaving: &mut Leaving<'_>,
     order: &Order,
+    read_ahead: Option<ReadReplies>,
 ) -> Result<Sold, AppError> {
     let fence = leaving.fence;
-    let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence).await?;
+    let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence, read_ahead).await?;
     let Some((stock, exits, enter_us)) = entered else {
         return Err(AppError::LockLost);
     };
@@ -324,7 +444,7 @@ async fn critical_section(
 /// token is already stale.
 type Entered = Option<(i64, i64, i64)>;
 
-/// A sale's read in owned form: who reads, under which lock.
+/// A sale's read in owned form: enough for another sale to send it (a cohort's pass).
 struct ReadPlan {
     keys: Keys,
     instance: String,
@@ -362,22 +482,26 @@ impl ReadPlan {
 /// The read, with the reentrant tiers' nested step around it: the lock is taken again by the
 /// same owner, as a sale calling a helper that locks too would (with a non-reentrant lock this
 /// would wait for itself), and the nested hold is given back after the read. One round trip
-/// when the steps can ride together. Returns the read and the hold depth at it (2 proves the
-/// re-entry).
+/// when the steps can ride together; none when the previous holder sent it (`ahead`). Returns
+/// the read and the hold depth at it (2 proves the re-entry).
 async fn read(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
     depth: u32,
     fence: Option<u64>,
+    ahead: Option<ReadReplies>,
 ) -> Result<(Entered, u32), AppError> {
-    if lock.reentrant() && !pipelined::rides_with_sale(lcx) {
-        return read_one_by_one(cx, lcx, lock, fence).await;
-    }
-    let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
-    let calls: Vec<&Call> = calls.iter().collect();
-    let mut conn = cx.redis.conn().await?;
-    let replies = pipelined::run_in_order(&mut conn, &calls).await;
+    let replies = match ahead {
+        Some(replies) => replies,
+        None if !lock.reentrant() || pipelined::rides_with_sale(lcx) => {
+            let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
+            let calls: Vec<&Call> = calls.iter().collect();
+            let mut conn = cx.redis.conn().await?;
+            pipelined::run_in_order(&mut conn, &calls).await
+        }
+        None => return read_one_by_one(cx, lcx, lock, fence).await,
+    };
     let mut replies = replies.map_err(StoreError::from)?.into_iter();
     let mut next = || {
         replies
@@ -453,12 +577,29 @@ struct Write<'a> {
 async fn leave(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
-    leaving: &mut Leaving,
+    leaving: &mut Leaving<'_>,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
 ) -> Result<String, StoreError> {
     let commit = commit(cx, exits_at_enter, write, leaving.fence);
     let mut conn = cx.redis.conn().await?;
+    if let Some(mut to) = (leaving.next)() {
+        // A pass: the successor's read rides right behind this write.
+        let mut calls = vec![commit];
+        calls.extend(to.read(lcx.owner, leaving.fence));
+        let sent_ahead = calls.len() > 1;
+        let refs: Vec<&Call> = calls.iter().collect();
+        let replies = pipelined::run_in_order(&mut conn, &refs).await;
+        let (mine, theirs) = match replies {
+            Ok(mut replies) => {
+                let mine = replies.remove(0);
+                (Ok(mine), Ok(replies))
+            }
+            Err(err) => (Err(err.clone()), Err(err)),
+        };
+        leaving.passing = Some((to, sent_ahead.then_some(theirs)));
+        return outcome(mine?);
+    }
     let release = match pipelined::rides_with_sale(lcx) {
         true => pipelined::release(lcx),
         false => None,
@@ -466,6 +607,9 @@ async fn leave(
     let Some(release) = release else {
         return outcome(commit.invoke(&mut conn).await);
     };
+    if leaving.cohort {
+        cohort::forget_old_release(lcx);
+    }
     // Stop renewing before giving the lock back, as the tier's own release does.
     drop(leaving.held.take());
     let replies = pipelined::run_in_order(&mut conn, &[&commit, &release]).await?;
