@@ -23,6 +23,7 @@ mod redlock;
 mod reentrant_watchdog;
 mod setnx;
 mod setnx_expire;
+mod sold_out;
 mod uuid_owner;
 mod wait;
 

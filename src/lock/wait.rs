@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::cohort::Cohorts;
+use super::sold_out::SoldOutHints;
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 use crate::settings::WaitStrategy;
@@ -36,6 +37,8 @@ pub struct ReleaseSignals {
     /// The in-memory queues of `wait: cohort`: the other half of how this instance's buyers
     /// wait for a room's lock.
     pub cohorts: Cohorts,
+    /// Rooms this instance saw sold out: whether to wait for the lock at all.
+    pub sold_out: SoldOutHints,
 }
 
 impl ReleaseSignals {

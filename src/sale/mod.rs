@@ -225,6 +225,10 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let Some(lock) = cx.locks.get(tier) else {
         return sell_lock_free(cx, order).await;
     };
+    if let Some(sold_out) = at_the_door(cx, order).await {
+        cx.metrics.turned_away(tier);
+        return Err(sold_out);
+    }
     let faults = cx.fault_points();
     if let WaitStrategy::Cohort { passes } = cx.settings.wait {
         // `none` has no lock to pass, `local` no lock beyond the instance.
@@ -250,6 +254,36 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         Left::Passing(..) => unreachable!("only a cohort passes the lock"),
     }
     result
+}
+
+/// The sold-out sign on the door (`lock/sold_out.rs`): once a locked read here found nothing
+/// left, a buyer reads the stock before queueing for the lock, and is turned away at once when
+/// too little is left. Never for `none` (no queue to skip) or while faults are armed (a fault
+/// must meet a buyer who took the lock). `None`: go on to the lock.
+async fn at_the_door(cx: &SaleCx<'_>, order: &Order) -> Option<AppError> {
+    let room = cx.keys.room();
+    if cx.settings.tier == Tier::None || !cx.faults.is_empty() || !cx.signals.sold_out.seen(room) {
+        return None;
+    }
+    let read = async {
+        let mut conn = cx.redis.conn().await?;
+        let stock: Option<i64> = redis::cmd("GET")
+            .arg(cx.keys.stock())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(stock)
+    };
+    // No stock key, or no answer: the usual way will say what it is.
+    let Ok(Some(stock)) = read.await else {
+        return None;
+    };
+    if stock > 0 {
+        cx.signals.sold_out.forget(room);
+    }
+    (stock < i64::from(order.qty)).then_some(AppError::SoldOut {
+        stock_left: stock,
+        requested: order.qty,
+    })
 }
 
 /// A sale under `wait: cohort` (see `lock/cohort.rs`): the same critical section, entered with
@@ -405,6 +439,9 @@ async fn critical_section(
     }
     let qty = i64::from(order.qty);
     if stock < qty {
+        if stock <= 0 {
+            cx.signals.sold_out.saw(cx.keys.room());
+        }
         leave(cx, lcx, leaving, exits, None).await?;
         return Err(AppError::SoldOut {
             stock_left: stock,

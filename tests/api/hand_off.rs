@@ -2,7 +2,7 @@
 //! together in pipelines lose no sale, even when the server loses its scripts mid-run; under
 //! `wait: cohort` (a holder hands the lock to the next buyer of its instance) the ground truth
 //! stays all zero for every distributed tier, a fault during a cohort still shows its defect,
-//! and no instance starves.
+//! and no instance starves; once sold out, a buyer is told so at the door.
 
 use std::collections::HashMap;
 
@@ -210,6 +210,44 @@ async fn a_cohort_passes_a_lock_at_most_its_passes_and_no_instance_waits_out_the
         3,
         "instances selling early on: {first_third:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_sold_out_a_buyer_is_told_at_the_door_without_waiting_for_the_lock() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "lua-release", "wait": "pubsub", "wait_deadline_ms": 300 }))
+        .await;
+    fleet.reset(1).await;
+    assert_eq!(fleet.sale(0, "first").await.0, StatusCode::OK);
+    // The locked read finds nothing left: the instance remembers.
+    assert_eq!(fleet.sale(0, "second").await.0, StatusCode::CONFLICT);
+    // Someone holds the lock far longer than any buyer waits: a buyer who queued for it would
+    // get a 503; the door answers first.
+    let mut conn = fleet.redis_conn().await;
+    let lock = "oversell:{default}:lock";
+    let _: () = redis::cmd("SET")
+        .arg(lock)
+        .arg("someone-else")
+        .arg("PX")
+        .arg(10_000)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (status, body) = fleet.sale(0, "third").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["stock_left"], 0, "{body}");
+    // A restock is found by the next read: the door opens, the sale takes the lock.
+    fleet.reset(5).await;
+    let _: () = redis::cmd("DEL")
+        .arg(lock)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(fleet.sale(0, "fourth").await.0, StatusCode::OK);
+    let state = fleet.state().await;
+    assert_eq!(state["orders"], 1, "{state}");
+    assert_eq!(state["stock"], 4, "{state}");
 }
 
 /// Every chapter of the curriculum whose tier takes a lock in Redis, run with its buyers
