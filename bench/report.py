@@ -46,13 +46,15 @@ def shares(per_instance):
 def selling_section(path, command=None):
     """Section 3 from bench/selling-rate.sh's TSV: rows per tier and wait, one column group
     per tool, the ratio to `none` within each tool, and the serial floor."""
-    sales, floor = [], []
+    sales, floor, load = [], [], {}
     for line in open(path).read().splitlines():
         cells = line.split("\t")
         if cells[0] == "sale":
             sales.append(cells[1:])
         elif cells[0] == "floor":
             floor.append(cells[1:])
+        elif cells[0] == "load":
+            load[cells[1]] = cells[2]
     tools = [t for t in ("loadtest", "wrk") if any(r[0] == t for r in sales)]
     rows, base = {}, {}
     for tool, tier, wait, items, secs, rate, p50, p99, mx, failed, *truth in sales:
@@ -79,6 +81,12 @@ def selling_section(path, command=None):
         w("```")
         w(command)
         w("```")
+        w("")
+    if load:
+        w(f"Load average (1, 5, 15 min) before the rows: {load.get('before', '?')}; after: "
+          f"{load.get('after', '?')}")
+        w("(the bench's own processes included). The cores are shared with other work: compare")
+        w("rows within one run.")
         w("")
     head = "| tier | wait |"
     rule = "|---|---|"
@@ -108,20 +116,39 @@ def selling_section(path, command=None):
         w("The serial floor: one client doing a chain's round trips back to back against the")
         w("same Redis, with the service's own scripts and client stack (`serial-floor`), no HTTP")
         w("and no other buyer. It is the fastest the lock can go from sale to sale through that")
-        w("Redis on this machine, idle; under the load above every round trip waits for CPU too.")
+        w("Redis on this machine without the HTTP load; under the load above every round trip also")
+        w("waits for CPU.")
         w("")
         w("| chain | round trips | chains/s | µs per chain |")
         w("|---|---|---|---|")
         for chain, trips, per_s, us in floor:
             w(f"| {chain} | {trips} | {int(float(per_s)):,} | {float(us):.1f} |")
         w("")
+    w("Reading it: a lock serializes the sale, so a locked row sells one sale per hand-off.")
+    w("With `pubsub` a hand-off is the holder's write + release (one round trip when the lock")
+    w("lives in the resource store), the release message to every instance, and the next")
+    w("buyer's acquire and read (two more); one woken waiter per instance races, the losers")
+    w("wait again behind newcomers, hence the tail. With `cohort:N` most hand-offs stay in the")
+    w("instance and cost one round trip (the next buyer's read rides behind the holder's")
+    w("write), and an instance's buyers are served first come first served. `none` and")
+    w("`atomic-deduct` are not serialized: they are bound by the machine's CPU instead. Sales")
+    w("per instance are equal by construction here (a closed loop through nginx's round robin):")
+    w("what cohorting's unfairness across instances costs shows in p99 and max.")
+    w("")
     return out
 
 
 def main():
     if sys.argv[1] == "--selling":
         # Only section 3, from a standalone bench/selling-rate.sh run.
-        print("\n".join(selling_section(sys.argv[2], os.environ.get("SELLING_CMD"))))
+        section = selling_section(sys.argv[2], os.environ.get("SELLING_CMD"))
+        section[1:1] = [
+            "",
+            f"Generated on {datetime.date.today().isoformat()} by `bench/selling-rate.sh` on its own"
+            " (`report.py --selling`),",
+            "not in the run of sections 1–2; `bench/run.sh` regenerates the three together.",
+        ]
+        print("\n".join(section))
         return
     results_path, matrix_path, selling_path = sys.argv[1], sys.argv[2], sys.argv[3]
     rounds, duration, conns = (os.environ[k] for k in ("ROUNDS", "DURATION", "CONNECTIONS"))

@@ -19,6 +19,7 @@
 #   sale  tool tier wait items seconds items_per_s p50_ms p99_ms max_ms failed oversold
 #         lost_updates overlaps foreign_releases per_instance
 #   floor chain round_trips per_s us_per_chain
+#   load  before|after 1-min 5-min 15-min   (the machine's load average: other work is noise)
 set -euo pipefail
 URL=$1 TOKEN=$2 BUSINESS_MS=${3:-0} CONNECTIONS=${4:-64} SECONDS_=${5:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,7 @@ if [ -z "${REDIS_URL:-}" ] && [ "$STORE" = shared ]; then
     REDIS_URL=redis://$(field "['lock_store']['nodes'][0]['addr']")
 fi
 ROOM=$(field "['room']")
+printf 'load\tbefore\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Sales per instance, from the ledger itself: "app1:n,app2:n,…".
 per_instance() {
@@ -92,6 +94,7 @@ print(d["items_sold"], d["oversold"], d["lost_updates"], d["overlaps"], d["forei
     done
 done
 
+printf 'load\tafter\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "${REDIS_URL:-}" ] && [ -x "$SERIAL_FLOOR" ]; then
     "$SERIAL_FLOOR" --redis "$REDIS_URL" --seconds "$FLOOR_SECONDS" | tail -n +2 | sed 's/^/floor\t/'
 else
