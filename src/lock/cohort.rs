@@ -39,6 +39,7 @@
 //! and an acquire. A local pass costs none of them.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -88,10 +89,11 @@ struct State {
 /// A buyer in the queue.
 struct Waiter {
     start: oneshot::Sender<Start>,
-    /// Set (under the queue's lock) when a holder has chosen this buyer as its successor and
-    /// started its read: the buyer then waits for the lock past its deadline, since its read
-    /// is already on its way.
-    claimed: Arc<std::sync::atomic::AtomicBool>,
+    /// Set when a holder has chosen this buyer as its successor and started its read: the
+    /// buyer then waits for the lock past its deadline, since its read is already on its way.
+    /// Shared with the buyer, hence an atomic; both sides touch it under the queue's lock,
+    /// which orders them.
+    claimed: Arc<AtomicBool>,
     read: Option<ReadAhead>,
 }
 
@@ -189,7 +191,7 @@ impl Queue {
         deadline: Instant,
         read: Option<ReadAhead>,
     ) -> Result<(Turn, Start), LockError> {
-        let claimed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let claimed = Arc::new(AtomicBool::new(false));
         let mut rx = {
             let mut state = self.lock();
             if !state.busy {
@@ -212,7 +214,7 @@ impl Queue {
             Err(_) => {
                 let gave_up = {
                     let _state = self.lock();
-                    let claimed = claimed.load(std::sync::atomic::Ordering::Relaxed);
+                    let claimed = claimed.load(Relaxed);
                     if !claimed {
                         // Closed under the queue's lock: no holder can choose us any more,
                         // and whoever looks at our place finds it empty.
@@ -279,8 +281,7 @@ impl Turn {
             if next.start.is_closed() {
                 continue;
             }
-            next.claimed
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            next.claimed.store(true, Relaxed);
             return Some(Successor {
                 start: next.start,
                 read: next.read,
