@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes BENCHMARKS.md (to stdout) from one bench/run.sh run.
 
-Usage: report.py RESULTS_TSV MATRIX_JSON   (see bench/run.sh for the environment it reads)
+Usage: report.py RESULTS_TSV MATRIX_JSON SELLING_TSV   (see bench/run.sh for the environment)
+       report.py --selling SELLING_TSV                  (section 3 alone, from bench/selling-rate.sh)
 """
 
 import datetime
@@ -33,7 +34,122 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def shares(per_instance):
+    """"app1:10,app2:30" -> "25 / 75 %": each instance's share of the sales."""
+    counts = [int(p.split(":")[1]) for p in per_instance.split(",") if ":" in p]
+    total = sum(counts)
+    if not total:
+        return "–"
+    return " / ".join(f"{100 * c / total:.0f}" for c in counts) + " %"
+
+
+def selling_section(path, command=None):
+    """Section 3 from bench/selling-rate.sh's TSV: rows per tier and wait, one column group
+    per tool, the ratio to `none` within each tool, and the serial floor."""
+    sales, floor, load = [], [], {}
+    for line in open(path).read().splitlines():
+        cells = line.split("\t")
+        if cells[0] == "sale":
+            sales.append(cells[1:])
+        elif cells[0] == "floor":
+            floor.append(cells[1:])
+        elif cells[0] == "load":
+            load[cells[1]] = cells[2]
+    tools = [t for t in ("loadtest", "wrk") if any(r[0] == t for r in sales)]
+    rows, base = {}, {}
+    for tool, tier, wait, items, secs, rate, p50, p99, mx, failed, *truth in sales:
+        key = (tier, wait)
+        rows.setdefault(key, {})[tool] = dict(
+            rate=int(rate), p50=float(p50), p99=float(p99), max=float(mx), failed=int(failed),
+            truth=truth[:4], per_instance=truth[4] if len(truth) > 4 else "-",
+        )
+        if tier == "none":
+            base[tool] = int(rate)
+    out = []
+    w = out.append
+    w("## 3. Sustained selling rate per tier")
+    w("")
+    w("A closed loop of 64 connections through nginx (`oversell up --instances 3`, one Redis) for")
+    w("each tier, business step 0 ms and a stock that never runs out, so what is measured is the")
+    w("lock itself. Each row runs once per tool, the project's generator (`loadtest run`) then")
+    w("`wrk -t1` (`bench/wrk-sale.lua`), one after the other on the same fleet; items/s are")
+    w("counted from the ledger in Redis, latencies are what the tool saw, `vs none` compares")
+    w("within one tool. A row `tier` waits `pubsub` (the default); `cohort:N` is lock cohorting")
+    w("(`src/lock/cohort.rs`), never the default.")
+    w("")
+    if command:
+        w("```")
+        w(command)
+        w("```")
+        w("")
+    if load:
+        w(f"Load average (1, 5, 15 min) before the rows: {load.get('before', '?')}; after: "
+          f"{load.get('after', '?')}")
+        w("(the bench's own processes included). The cores are shared with other work: compare")
+        w("rows within one run.")
+        w("")
+    head = "| tier | wait |"
+    rule = "|---|---|"
+    for tool in tools:
+        head += f" {tool} items/s | vs none | p50 / p99 / max ms |"
+        rule += "---|---|---|"
+    w(head + " oversold / lost / overlaps / foreign | sales per instance (loadtest) |")
+    w(rule + "---|---|")
+    for (tier, wait), by_tool in rows.items():
+        cells = f"| {tier} | {wait} |"
+        for tool in tools:
+            r = by_tool.get(tool)
+            if not r:
+                cells += " – | – | – |"
+                continue
+            vs = f"{r['rate'] / base[tool]:.2f}×" if base.get(tool) else "–"
+            failed = f" ({r['failed']} failed)" if r["failed"] else ""
+            cells += f" {r['rate']:,}{failed} | {vs} | {r['p50']:.1f} / {r['p99']:.1f} / {r['max']:.0f} |"
+        truths = {tool: r["truth"] for tool, r in by_tool.items()}
+        if all(v == "0" for t in truths.values() for v in t):
+            truth = "all 0"
+        else:
+            truth = "; ".join(f"{tool}: {' / '.join(t)}" for tool, t in truths.items())
+        w(f"{cells} {truth} | {shares(next(iter(by_tool.values()))['per_instance'])} |")
+    w("")
+    if floor:
+        w("The serial floor: one client doing a chain's round trips back to back against the")
+        w("same Redis, with the service's own scripts and client stack (`serial-floor`), no HTTP")
+        w("and no other buyer. It is the fastest the lock can go from sale to sale through that")
+        w("Redis on this machine without the HTTP load; under the load above every round trip also")
+        w("waits for CPU.")
+        w("")
+        w("| chain | round trips | chains/s | µs per chain |")
+        w("|---|---|---|---|")
+        for chain, trips, per_s, us in floor:
+            w(f"| {chain} | {trips} | {int(float(per_s)):,} | {float(us):.1f} |")
+        w("")
+    w("Reading it: a lock serializes the sale, so a locked row sells one sale per hand-off.")
+    w("With `pubsub` a hand-off is the holder's write + release (one round trip when the lock")
+    w("lives in the resource store), the release message to every instance, and the next")
+    w("buyer's acquire and read (two more); one woken waiter per instance races, the losers")
+    w("wait again behind newcomers, hence the tail. With `cohort:N` most hand-offs stay in the")
+    w("instance and cost one round trip (the next buyer's read rides behind the holder's")
+    w("write), and an instance's buyers are served first come first served. `none` and")
+    w("`atomic-deduct` are not serialized: they are bound by the machine's CPU instead. Sales")
+    w("per instance are equal by construction here (a closed loop through nginx's round robin):")
+    w("what cohorting's unfairness across instances costs shows in p99 and max.")
+    w("")
+    return out
+
+
 def main():
+    if sys.argv[1] == "--selling":
+        # Only section 3, from a standalone bench/selling-rate.sh run.
+        section = selling_section(sys.argv[2], os.environ.get("SELLING_CMD"))
+        section[1:1] = [
+            "",
+            f"Generated on {datetime.date.today().isoformat()} by `bench/selling-rate.sh` on its own"
+            " (`report.py --selling`),",
+            "not in the run of sections 1–2; `bench/run.sh` regenerates the three together.",
+        ]
+        print("\n".join(section))
+        return
     results_path, matrix_path, selling_path = sys.argv[1], sys.argv[2], sys.argv[3]
     rounds, duration, conns = (os.environ[k] for k in ("ROUNDS", "DURATION", "CONNECTIONS"))
     runs = defaultdict(lambda: defaultdict(list))
@@ -147,26 +263,7 @@ def main():
     w("")
     w("![oversold and throughput per tier](bench/matrix.svg)")
     w("")
-    selling = [line.split("\t") for line in open(selling_path).read().splitlines() if line]
-    base = next((float(r[4]) for r in selling if r[0] == "none"), None)
-    w("## 3. Sustained selling rate per tier")
-    w("")
-    w("The same fleet, a closed loop of 64 connections for 5 s per tier, business step 0 ms and a")
-    w("stock that never runs out, so what is measured is the lock itself: items sold per second,")
-    w("counted from the ledger in Redis (`bench/selling-rate.sh`).")
-    w("")
-    w("| tier | items sold | seconds | items/s | vs none |")
-    w("|---|---|---|---|---|")
-    for tier, _business, items, secs, rate in selling:
-        vs = f"{float(rate) / base:.2f}×" if base else "–"
-        w(f"| {tier} | {int(items):,} | {secs} | {int(rate):,} | {vs} |")
-    w("")
-    w("A lock serializes the critical section, so a locked tier's rate is one section per chain of")
-    w("Redis hops: acquire, read, write + ledger, release, and the pub/sub hop that wakes the next")
-    w("holder; `none` and `atomic-deduct` run in parallel and are bound by CPU instead. The")
-    w("reentrant tiers add the nested re-entry (two more round trips). `none`'s items include the")
-    w("ones it sold without taking them off the stock (lost updates).")
-    w("")
+    out.extend(selling_section(selling_path, os.environ.get("SELLING_CMD")))
     print("\n".join(out))
 
 

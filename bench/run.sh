@@ -6,7 +6,9 @@
 #      against the same minimal endpoint (nginx answering a constant; optionally also a path of
 #      the service through `oversell up`'s nginx, SERVICE_PATH); medians, ratio loadtest/wrk;
 #   2. the tier matrix through nginx with 3 instances (`oversell up`): throughput per tier and
-#      each safe tier's ratio to `none`, plus bench/matrix.svg.
+#      each safe tier's ratio to `none`, plus bench/matrix.svg;
+#   3. the sustained selling rate per tier and wait (bench/selling-rate.sh: loadtest and wrk,
+#      ratios to `none`, p50/p99/max, ground truth, and the serial floor).
 #
 # Everything runs against 127.0.0.1, for a bounded time. Needs: cargo, nginx, wrk,
 # redis-server, python3, curl. Knobs (environment): ROUNDS (8), DURATION seconds per round (4),
@@ -36,6 +38,7 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== building release binaries" >&2
 cargo build --release --quiet -p loadtest --bin loadtest
 cargo build --release --quiet -p oversell --bin oversell
+cargo build --release --quiet -p oversell-bench --bin serial-floor
 LOADTEST=$PWD/target/release/loadtest
 OVERSELL=$PWD/target/release/oversell
 
@@ -122,12 +125,14 @@ MATRIX_CMD="loadtest matrix --url http://127.0.0.1:$UP_PORT --instances 3 --toke
 "$LOADTEST" --version >"$WORK/version"
 
 echo "== 3. sustained selling rate per tier (closed loop, stock that never runs out)" >&2
-LOADTEST="$LOADTEST" bench/selling-rate.sh "http://127.0.0.1:$UP_PORT" "$TOKEN" 0 64 5 >"$WORK/selling.tsv"
+SELLING_CMD="bench/selling-rate.sh http://127.0.0.1:$UP_PORT \$TOKEN 0 64 5"
+LOADTEST="$LOADTEST" SERIAL_FLOOR="$PWD/target/release/serial-floor" \
+    bench/selling-rate.sh "http://127.0.0.1:$UP_PORT" "$TOKEN" 0 64 5 >"$WORK/selling.tsv"
 
 echo "== writing $OUT (sections 1-3; sections 4 and on come from their own benches and are kept)" >&2
 kept="$WORK/kept.md"
 if [ -f "$OUT" ]; then sed -n '/^## 4\. /,$p' "$OUT" >"$kept"; else : >"$kept"; fi
-ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE \
+ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE SELLING_CMD=$SELLING_CMD \
     python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" "$WORK/selling.tsv" >"$WORK/generated.md"
 { cat "$WORK/generated.md"; [ -s "$kept" ] && { echo; cat "$kept"; }; } >"$OUT"
 cat "$OUT"

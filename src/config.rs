@@ -92,7 +92,8 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub business_ms: u64,
 
-    /// How a buyer waits for a held lock: `pubsub`, or `spin:<ms>` (the articles' loop is spin:20).
+    /// How a buyer waits for a held lock: `pubsub`, `spin:<ms>` (the articles' loop is spin:20),
+    /// or `cohort[:<passes>]` (an instance's buyers pass the lock among themselves).
     #[arg(long, env = "WAIT", default_value = "pubsub")]
     pub wait: WaitStrategy,
 

@@ -82,9 +82,24 @@ const OUTCOMES: [(&str, &str); 6] = [
 #[derive(Default)]
 struct TierMetrics {
     outcomes: [AtomicU64; OUTCOMES.len()],
+    /// Locks a cohort handed to the next buyer of this instance (`wait: cohort`).
+    passes: AtomicU64,
+    /// Buyers told "sold out" at the door, without queueing for the lock.
+    at_the_door: AtomicU64,
     lock_wait: Histogram,
     request: Histogram,
 }
+
+const COUNTERS: [(&str, &str); 2] = [
+    (
+        "oversell_lock_passes_total",
+        "Locks handed to the next buyer of the instance without a release (wait: cohort)",
+    ),
+    (
+        "oversell_sold_out_at_the_door_total",
+        "Buyers told sold out by an unlocked read, once the room was seen sold out",
+    ),
+];
 
 pub struct Metrics {
     instance: String,
@@ -103,6 +118,16 @@ impl Metrics {
         self.tiers[tier.index()].lock_wait.observe(waited);
     }
 
+    /// A cohort handed the lock to the next buyer of this instance.
+    pub fn lock_passed(&self, tier: Tier) {
+        self.tiers[tier.index()].passes.fetch_add(1, Relaxed);
+    }
+
+    /// A buyer was told "sold out" at the door, without the lock.
+    pub fn turned_away(&self, tier: Tier) {
+        self.tiers[tier.index()].at_the_door.fetch_add(1, Relaxed);
+    }
+
     pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
         let t = &self.tiers[tier.index()];
         t.outcomes[outcome as usize].fetch_add(1, Relaxed);
@@ -117,6 +142,14 @@ impl Metrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             for tier in Tier::ALL {
                 let n = self.tiers[tier.index()].outcomes[i].load(Relaxed);
+                let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
+            }
+        }
+        for (i, (name, help)) in COUNTERS.iter().enumerate() {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for tier in Tier::ALL {
+                let t = &self.tiers[tier.index()];
+                let n = [&t.passes, &t.at_the_door][i].load(Relaxed);
                 let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
             }
         }
@@ -158,6 +191,20 @@ mod tests {
         ));
         assert!(text.contains(
             "oversell_request_duration_seconds_bucket{tier=\"none\",instance=\"i1\",le=\"0.05\"} 2"
+        ));
+    }
+
+    #[test]
+    fn passes_and_buyers_turned_away_are_counted_per_tier() {
+        let m = Metrics::new("i1");
+        m.lock_passed(Tier::Fenced);
+        m.lock_passed(Tier::Fenced);
+        m.turned_away(Tier::LuaRelease);
+        let text = m.render();
+        assert!(text.contains("oversell_lock_passes_total{tier=\"fenced\",instance=\"i1\"} 2"));
+        assert!(text.contains("oversell_lock_passes_total{tier=\"lua-release\",instance=\"i1\"} 0"));
+        assert!(text.contains(
+            "oversell_sold_out_at_the_door_total{tier=\"lua-release\",instance=\"i1\"} 1"
         ));
     }
 }

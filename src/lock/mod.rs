@@ -13,14 +13,17 @@
 
 mod atomic_expiry;
 mod chaos;
+pub(crate) mod cohort;
 mod fenced;
 mod local;
 mod lua_release;
 mod none;
+pub(crate) mod pipelined;
 mod redlock;
 mod reentrant_watchdog;
 mod setnx;
 mod setnx_expire;
+mod sold_out;
 mod uuid_owner;
 mod wait;
 mod zookeeper;

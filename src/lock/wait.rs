@@ -1,5 +1,7 @@
 //! Waiting for a held lock: spin (sleep, retry) or pub/sub (sleep until a release is published,
-//! at most the lock's remaining lease). Every wait ends at the settings' deadline.
+//! at most the lock's remaining lease). Every wait ends at the settings' deadline. A cohort
+//! (`cohort.rs`) queues an instance's buyers in memory first; the one at the head waits here,
+//! as pub/sub does.
 //!
 //! The lock-store faults strike here, because they strike around an attempt: `failover` cuts
 //! the primary's replica link just before each attempt of the sale that claimed it (so the lock
@@ -13,6 +15,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::cohort::Cohorts;
+use super::sold_out::SoldOutHints;
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 use crate::settings::WaitStrategy;
@@ -30,6 +34,11 @@ const OUTAGE_RETRY: Duration = Duration::from_millis(100);
 #[derive(Default)]
 pub struct ReleaseSignals {
     rooms: Mutex<HashMap<String, Arc<Notify>>>,
+    /// The in-memory queues of `wait: cohort`: the other half of how this instance's buyers
+    /// wait for a room's lock.
+    pub cohorts: Cohorts,
+    /// Rooms this instance saw sold out: whether to wait for the lock at all.
+    pub sold_out: SoldOutHints,
 }
 
 impl ReleaseSignals {
@@ -64,7 +73,11 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         // wait is not missed.
         let notified = signal.notified();
         tokio::pin!(notified);
-        if cx.settings.wait == WaitStrategy::PubSub {
+        let pubsub = matches!(
+            cx.settings.wait,
+            WaitStrategy::PubSub | WaitStrategy::Cohort { .. }
+        );
+        if pubsub {
             notified.as_mut().enable();
         }
         if let Some(fault) = cx.striking_fault() {
@@ -118,7 +131,8 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
             WaitStrategy::Spin { sleep_ms } => {
                 tokio::time::sleep(Duration::from_millis(sleep_ms).min(left)).await
             }
-            WaitStrategy::PubSub => {
+            // The head of a cohort's queue waits as pub/sub does.
+            WaitStrategy::PubSub | WaitStrategy::Cohort { .. } => {
                 let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
                 let _ = tokio::time::timeout(bound, notified).await;
             }

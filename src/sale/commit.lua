@@ -8,7 +8,8 @@
 -- writing nothing, when the stock key vanished since the enter (the store restarted empty):
 -- writing n-1 then would bring back a stock nobody knows.
 --
--- The stock keeps its time to live (SET … KEEPTTL); keys written here get the stock's.
+-- The stock keeps its time to live (SET … KEEPTTL); keys written here get the stock's, and
+-- only those (the overlap clock and the timeline always, the rest when written).
 --
 -- Overlaps: every section that exited between our enter and our exit ran at the same time as
 -- us, so each overlapping pair is counted once, by whichever of the two exits last. A holder
@@ -20,16 +21,18 @@ end
 local t = redis.call('TIME')
 -- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.
 local at = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+local written = {KEYS[4], KEYS[8]}
 local exits = redis.call('INCR', KEYS[4])
 local overlaps = exits - 1 - tonumber(ARGV[1])
 if overlaps > 0 then
   redis.call('INCRBY', KEYS[5], overlaps)
+  written[#written + 1] = KEYS[5]
 end
 local function leave(outcome)
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', 5000, '*', 'kind', 'exit', 'instance', ARGV[6],
     'owner', ARGV[7], 'fence', ARGV[5], 'at_us', at, 'outcome', outcome, 'overlaps', overlaps)
   if ttl > 0 then
-    for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+    for _, key in ipairs(written) do redis.call('PEXPIRE', key, ttl) end
   end
   return {outcome, overlaps}
 end
@@ -40,11 +43,15 @@ if ARGV[5] ~= '' then
   local seen = tonumber(redis.call('GET', KEYS[6]) or '0')
   if tonumber(ARGV[5]) < seen then
     redis.call('INCR', KEYS[7])
+    written[#written + 1] = KEYS[7]
     return leave('stale')
   end
   redis.call('SET', KEYS[6], ARGV[5])
+  written[#written + 1] = KEYS[6]
 end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 redis.call('RPUSH', KEYS[2], string.sub(ARGV[4], 1, -2) .. ',"exit_us":' .. at .. '}')
 redis.call('INCRBY', KEYS[3], ARGV[3])
+written[#written + 1] = KEYS[2]
+written[#written + 1] = KEYS[3]
 return leave('sold')

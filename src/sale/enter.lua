@@ -9,14 +9,15 @@
 -- A fenced read also raises the highest token seen: once a newer holder has read the stock,
 -- an older holder can no longer write a value based on its own, older read.
 --
--- Keys written here live as long as the stock (the room's time to live, see src/rooms.rs).
+-- Keys written here live as long as the stock (the room's time to live, see src/rooms.rs);
+-- only those: the exit (commit.lua) gives the keys it writes their time to live itself.
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then
   return redis.error_reply('NOSTOCK the room has no stock key')
 end
-local function expire_with_stock()
+local function expire_with_stock(...)
   if ttl > 0 then
-    for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+    for _, key in ipairs({...}) do redis.call('PEXPIRE', key, ttl) end
   end
 end
 local t = redis.call('TIME')
@@ -28,14 +29,15 @@ if ARGV[1] ~= '' then
     redis.call('INCR', KEYS[4])
     redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'stale', 'instance', ARGV[2],
       'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at)
-    expire_with_stock()
+    expire_with_stock(KEYS[4], KEYS[5])
     return {-1, 0, now}
   end
   redis.call('SET', KEYS[3], ARGV[1])
+  expire_with_stock(KEYS[3])
 end
 local stock = tonumber(redis.call('GET', KEYS[1]))
 local exits = tonumber(redis.call('GET', KEYS[2]) or '0')
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 5000, '*', 'kind', 'enter', 'instance', ARGV[2],
   'owner', ARGV[3], 'fence', ARGV[1], 'at_us', at, 'stock', stock)
-expire_with_stock()
+expire_with_stock(KEYS[5])
 return {stock, exits, now}

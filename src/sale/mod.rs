@@ -4,6 +4,13 @@
 //! The ground truth is written by the same scripts that read and write the stock
 //! (`enter.lua`, `commit.lua`), so it costs no extra round trip: a locked sale is
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
+//!
+//! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
+//! order the articles give them (`lock/pipelined.rs`): with the lock in the resource store,
+//! `lua-release` is acquire, enter, commit + release (3 round trips, not 4) and the reentrant
+//! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6). Under
+//! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
+//! and that buyer's enter rides behind the holder's commit: one round trip per sale.
 
 mod atomic_deduct;
 mod run;
@@ -13,22 +20,24 @@ pub use run::run_sale;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use redis::Script;
 use serde::Serialize;
 
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
+use crate::lock::cohort::{self, Baton, ReadAhead, ReadReplies, Start, Successor};
+use crate::lock::pipelined::{self, Call, Lua};
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
 use crate::lock_store::chaos::HeldReplicas;
-use crate::lock_store::LockStore;
+use crate::lock_store::{LockStore, LockStoreKind};
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::settings::Settings;
+use crate::settings::{Settings, WaitStrategy};
 use crate::tier::Tier;
 
-static ENTER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("enter.lua")));
-static COMMIT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("commit.lua")));
+// Kept with their source, so that they can ride in a pipeline with the lock's steps.
+static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
+static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
 
 /// Most items one order may buy.
 pub const MAX_QTY: u32 = 10;
@@ -141,8 +150,11 @@ impl SaleCx<'_> {
     }
 }
 
+/// The lock's view of a sale; `owner` is the lock's value in Redis (the sale's own owner, or
+/// the owner of the cohort that handed the lock to it).
 fn lock_cx<'a>(
     cx: &'a SaleCx<'_>,
+    owner: &'a str,
     faults: &'a FaultPoints<'a>,
     store_fault: &'a std::sync::Mutex<Option<Fault>>,
     held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
@@ -152,7 +164,7 @@ fn lock_cx<'a>(
         truth: cx.redis,
         keys: cx.keys,
         settings: &cx.settings,
-        owner: &cx.owner,
+        owner,
         instance: cx.instance,
         signals: cx.signals,
         faults,
@@ -213,52 +225,213 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let Some(lock) = cx.locks.get(tier) else {
         return sell_lock_free(cx, order).await;
     };
+    if let Some(sold_out) = at_the_door(cx, order).await {
+        cx.metrics.turned_away(tier);
+        return Err(sold_out);
+    }
     let faults = cx.fault_points();
+    if let WaitStrategy::Cohort { passes } = cx.settings.wait {
+        // `none` has no lock to pass, `local` no lock beyond the instance, and ZooKeeper's
+        // queue is already first come first served, its node bound to its owner.
+        if !matches!(tier, Tier::None | Tier::Local) && !tier.needs_zookeeper() {
+            return sell_in_cohort(cx, lock, &faults, order, passes).await;
+        }
+    }
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
-    let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
+    let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
     let waited = Instant::now();
     let held = match lock.acquire(&lcx).await {
         Ok(held) => held,
-        Err(LockError::Timeout) => {
-            count_timeout(cx).await;
-            return Err(AppError::LockTimeout {
-                deadline_ms: cx.settings.wait_deadline_ms,
-            });
-        }
+        Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
-    let result = critical_section(cx, &lcx, lock, &held, order).await;
-    if let Err(err) = lock.release(&lcx, held).await {
-        // The sale's outcome stands; the lock is left to its lease.
-        tracing::warn!(%err, %tier, "release failed");
+    let mut leaving = Leaving::new(held, &|| None, false);
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order, None).await;
+    match leaving.left() {
+        Left::Released => {}
+        Left::Holding(held) => release(lock, &lcx, held).await,
+        Left::Passing(..) => unreachable!("only a cohort passes the lock"),
     }
     result
+}
+
+/// The sold-out sign on the door (`lock/sold_out.rs`): once a locked read here found nothing
+/// left, a buyer reads the stock before queueing for the lock, and is turned away at once when
+/// too little is left. Never for `none` (no queue to skip) or while faults are armed (a fault
+/// must meet a buyer who took the lock). `None`: go on to the lock.
+async fn at_the_door(cx: &SaleCx<'_>, order: &Order) -> Option<AppError> {
+    let room = cx.keys.room();
+    if cx.settings.tier == Tier::None || !cx.faults.is_empty() || !cx.signals.sold_out.seen(room) {
+        return None;
+    }
+    let read = async {
+        let mut conn = cx.redis.conn().await?;
+        let stock: Option<i64> = redis::cmd("GET")
+            .arg(cx.keys.stock())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(stock)
+    };
+    // No stock key, or no answer: the usual way will say what it is.
+    let Ok(Some(stock)) = read.await else {
+        return None;
+    };
+    if stock > 0 {
+        cx.signals.sold_out.forget(room);
+    }
+    (stock < i64::from(order.qty)).then_some(AppError::SoldOut {
+        stock_left: stock,
+        requested: order.qty,
+    })
+}
+
+/// A sale under `wait: cohort` (see `lock/cohort.rs`): the same critical section, entered with
+/// a lock this sale took in Redis or was handed by the previous sale of its instance (with its
+/// read already done, in that sale's last round trip), and left by handing the lock on or
+/// releasing it.
+async fn sell_in_cohort(
+    cx: &SaleCx<'_>,
+    lock: &dyn Lock,
+    faults: &FaultPoints<'_>,
+    order: &Order,
+    passes: u32,
+) -> Result<Sold, AppError> {
+    let waited = Instant::now();
+    let deadline = tokio::time::Instant::now() + cx.settings.wait_deadline();
+    let queue = cx.signals.cohorts.queue(cx.keys.room(), cx.settings.tier);
+    let Ok((turn, start)) = queue.turn(deadline, read_ahead(cx, lock)).await else {
+        return Err(lock_timeout(cx).await);
+    };
+    let store_fault = std::sync::Mutex::new(None);
+    let held_replicas = std::sync::Mutex::new(None);
+    let (baton, read) = match start {
+        Start::Passed(baton, read) => (baton, read),
+        Start::Lead { after_release } => {
+            // Only a sale that takes the lock in Redis can meet a lock-store fault.
+            *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
+                claim_store_fault(cx, faults).await;
+            let lcx = lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas);
+            // On an error the turn is dropped, which hands it to the next buyer.
+            match cohort::lead(lock, &lcx, after_release, deadline).await {
+                Ok(baton) => (baton, None),
+                Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
+                Err(LockError::Store(err)) => return Err(err.into()),
+            }
+        }
+    };
+    cx.metrics.lock_wait(cx.settings.tier, waited.elapsed());
+    // Every sale of the cohort acts on the lock under the owner that took it in Redis; the
+    // ground truth still names this sale (`cx.owner`).
+    let owner = baton.owner().to_owned();
+    let lcx = lock_cx(cx, &owner, faults, &store_fault, &held_replicas);
+    let (held, lease) = baton.into_parts();
+    let next = || turn.successor(&lease, passes, cx.settings.ttl());
+    let mut leaving = Leaving::new(held, &next, true);
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
+    let left = leaving.left();
+    match left {
+        Left::Passing(held, to, read) => {
+            match turn.pass(to, Baton::from_parts(held, lease), read) {
+                Ok(()) => cx.metrics.lock_passed(cx.settings.tier),
+                // The successor's task is gone.
+                Err((turn, baton)) => {
+                    cohort::forget_old_release(&lcx);
+                    release(lock, &lcx, baton.into_parts().0).await;
+                    turn.released();
+                }
+            }
+        }
+        Left::Holding(held) => {
+            cohort::forget_old_release(&lcx);
+            release(lock, &lcx, held).await;
+            turn.released();
+        }
+        Left::Released => turn.released(),
+    }
+    result
+}
+
+/// This sale's read in a form the holder before it can send (a cohort's pass), or `None`
+/// when it cannot ride there: a reentrant tier whose lock lives on another server.
+fn read_ahead(cx: &SaleCx<'_>, lock: &dyn Lock) -> Option<ReadAhead> {
+    if lock.reentrant() && cx.store.kind() != LockStoreKind::Shared {
+        return None;
+    }
+    let plan = ReadPlan::of(cx, lock);
+    Some(Box::new(move |lock_owner: &str, fence: Option<u64>| {
+        plan.calls(lock_owner, fence)
+    }))
+}
+
+/// Gives the lock back on its own round trip; a failure leaves it to its lease.
+async fn release(lock: &dyn Lock, lcx: &LockCx<'_>, held: Held) {
+    if let Err(err) = lock.release(lcx, held).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
+    }
+}
+
+/// Chooses, at the write, the buyer to hand the lock to (a cohort's), if any.
+type NextHolder<'a> = &'a (dyn Fn() -> Option<Successor> + Sync);
+
+/// The lock on its way out of a sale. It leaves at the write: handed to a local successor
+/// when a cohort has one waiting (the successor's read riding behind the write), else released
+/// in the write's round trip when the release can ride with it (`lock/pipelined.rs`), else
+/// released after the sale, on its own.
+struct Leaving<'a> {
+    /// `None` once released.
+    held: Option<Held>,
+    fence: Option<u64>,
+    depth: u32,
+    next: NextHolder<'a>,
+    /// Whether this is a cohort's lock, which forgets old release messages before releasing.
+    cohort: bool,
+    /// The successor chosen at the write, and the replies to its read.
+    passing: Option<(Successor, Option<ReadReplies>)>,
+}
+
+/// Where the lock is once the sale is over.
+enum Left {
+    Released,
+    /// To be handed to a local successor, with the replies to the read sent for it.
+    Passing(Held, Successor, Option<ReadReplies>),
+    /// Still held: the sale ended before its write, or the release could not ride with it.
+    Holding(Held),
+}
+
+impl<'a> Leaving<'a> {
+    fn new(held: Held, next: NextHolder<'a>, cohort: bool) -> Self {
+        Leaving {
+            fence: held.fence,
+            depth: held.depth,
+            held: Some(held),
+            next,
+            cohort,
+            passing: None,
+        }
+    }
+
+    fn left(self) -> Left {
+        match (self.held, self.passing) {
+            (None, _) => Left::Released,
+            (Some(held), Some((to, read))) => Left::Passing(held, to, read),
+            (Some(held), None) => Left::Holding(held),
+        }
+    }
 }
 
 async fn critical_section(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
-    held: &Held,
+    leaving: &mut Leaving<'_>,
     order: &Order,
+    read_ahead: Option<ReadReplies>,
 ) -> Result<Sold, AppError> {
-    // The nested step: a reentrant lock is taken again by the same owner, as a sale calling a
-    // helper that locks too would. With a non-reentrant lock this would wait for itself.
-    let nested = match lock.reentrant() {
-        true => Some(lock.acquire(lcx).await.map_err(|err| match err {
-            LockError::Timeout => AppError::Internal("re-entry timed out".into()),
-            LockError::Store(err) => err.into(),
-        })?),
-        false => None,
-    };
-    let depth = nested.as_ref().map_or(held.depth, |n| n.depth);
-    let entered = enter(cx, held.fence).await;
-    if let Some(nested) = nested {
-        lock.release(lcx, nested).await?;
-    }
-    let entered = entered?;
+    let fence = leaving.fence;
+    let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence, read_ahead).await?;
     let Some((stock, exits, enter_us)) = entered else {
         return Err(AppError::LockLost);
     };
@@ -267,7 +440,10 @@ async fn critical_section(
     }
     let qty = i64::from(order.qty);
     if stock < qty {
-        commit(cx, exits, None, held.fence).await?;
+        if stock <= 0 {
+            cx.signals.sold_out.saw(cx.keys.room());
+        }
+        leave(cx, lcx, leaving, exits, None).await?;
         return Err(AppError::SoldOut {
             stock_left: stock,
             requested: order.qty,
@@ -282,40 +458,148 @@ async fn critical_section(
         faults::freeze(Duration::from_millis(fault.ms));
     }
     let order_id = uuid::Uuid::now_v7().to_string();
-    let entry = ledger_entry(cx, order, &order_id, held.fence, depth, Some(enter_us))?;
+    let entry = ledger_entry(cx, order, &order_id, fence, depth, Some(enter_us))?;
     let write = Write {
         new_stock: stock - qty,
         qty: order.qty,
         entry: &entry,
     };
-    let outcome = commit(cx, exits, Some(write), held.fence).await?;
+    let outcome = leave(cx, lcx, leaving, exits, Some(write)).await?;
     match outcome.as_str() {
         "sold" => Ok(Sold {
             order_id,
             stock_left: stock - qty,
             instance: cx.instance.to_owned(),
             tier: cx.settings.tier,
-            fence: held.fence,
+            fence,
         }),
         "stale" => Err(AppError::LockLost),
         other => Err(AppError::Internal(format!("commit returned {other}"))),
     }
 }
 
-/// Reads the stock; `None` when the fencing token is already stale.
-async fn enter(cx: &SaleCx<'_>, fence: Option<u64>) -> Result<Option<(i64, i64, i64)>, StoreError> {
+/// What the read gives: `(stock, exits so far, Redis time in µs)`, or `None` when the fencing
+/// token is already stale.
+type Entered = Option<(i64, i64, i64)>;
+
+/// A sale's read in owned form: enough for another sale to send it (a cohort's pass).
+struct ReadPlan {
+    keys: Keys,
+    instance: String,
+    /// The sale's owner, for the ground truth.
+    owner: String,
+    tier: Tier,
+    ttl_ms: u64,
+    reentrant: bool,
+}
+
+impl ReadPlan {
+    fn of(cx: &SaleCx<'_>, lock: &dyn Lock) -> ReadPlan {
+        ReadPlan {
+            keys: cx.keys.clone(),
+            instance: cx.instance.to_owned(),
+            owner: cx.owner.clone(),
+            tier: cx.settings.tier,
+            ttl_ms: cx.settings.ttl_ms,
+            reentrant: lock.reentrant(),
+        }
+    }
+
+    /// The read's calls, for one round trip: `enter.lua`, and for the reentrant tiers the
+    /// nested re-entry before it and the nested release after it, under the lock's owner.
+    fn calls(&self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
+        let read = enter(&self.keys, &self.instance, &self.owner, fence);
+        if !self.reentrant {
+            return vec![read];
+        }
+        let (again, back) = pipelined::reentry(&self.keys, self.tier, self.ttl_ms, lock_owner);
+        vec![again, read, back]
+    }
+}
+
+/// The read, with the reentrant tiers' nested step around it: the lock is taken again by the
+/// same owner, as a sale calling a helper that locks too would (with a non-reentrant lock this
+/// would wait for itself), and the nested hold is given back after the read. One round trip
+/// when the steps can ride together; none when the previous holder sent it (`ahead`). Returns
+/// the read and the hold depth at it (2 proves the re-entry).
+async fn read(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    lock: &dyn Lock,
+    depth: u32,
+    fence: Option<u64>,
+    ahead: Option<ReadReplies>,
+) -> Result<(Entered, u32), AppError> {
+    let replies = match ahead {
+        Some(replies) => replies,
+        None if !lock.reentrant() || pipelined::rides_with_sale(lcx) => {
+            let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
+            let calls: Vec<&Call> = calls.iter().collect();
+            let mut conn = cx.redis.conn().await?;
+            pipelined::run_in_order(&mut conn, &calls).await
+        }
+        None => return read_one_by_one(cx, lcx, lock, fence).await,
+    };
+    let mut replies = replies.map_err(StoreError::from)?.into_iter();
+    let mut next = || {
+        replies
+            .next()
+            .ok_or_else(|| AppError::Internal("a read gave fewer replies than calls".into()))
+    };
+    if !lock.reentrant() {
+        return Ok((entered(next()?, fence)?, depth));
+    }
+    let (again, read, back) = (next()?, next()?, next()?);
+    let Some(depth) = pipelined::reentered(again).map_err(StoreError::from)? else {
+        // Someone else holds the lock: this owner lost it before its read. Its release will
+        // find that out and record it.
+        return Err(AppError::LockLost);
+    };
+    pipelined::released(lcx, back).await?;
+    Ok((entered(read, fence)?, depth))
+}
+
+/// The reentrant read when the lock lives on another server than the stock: re-entry, read
+/// and nested release one after the other.
+async fn read_one_by_one(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    lock: &dyn Lock,
+    fence: Option<u64>,
+) -> Result<(Entered, u32), AppError> {
+    let nested = lock.acquire(lcx).await.map_err(|err| match err {
+        LockError::Timeout => AppError::Internal("re-entry timed out".into()),
+        LockError::Store(err) => err.into(),
+    })?;
+    let depth = nested.depth;
     let mut conn = cx.redis.conn().await?;
-    let (stock, exits, now): (i64, i64, i64) = ENTER
-        .key(cx.keys.stock())
-        .key(cx.keys.exits())
-        .key(cx.keys.fence_seen())
-        .key(cx.keys.stale_writes_rejected())
-        .key(cx.keys.timeline())
+    let read = enter(cx.keys, cx.instance, &cx.owner, fence)
+        .invoke(&mut conn)
+        .await;
+    lock.release(lcx, nested).await?;
+    Ok((entered(read, fence)?, depth))
+}
+
+/// Reads the stock and notes the overlap clock (`enter.lua`), for the sale of `owner`.
+fn enter(keys: &Keys, instance: &str, owner: &str, fence: Option<u64>) -> Call {
+    ENTER
+        .call()
+        .key(keys.stock())
+        .key(keys.exits())
+        .key(keys.fence_seen())
+        .key(keys.stale_writes_rejected())
+        .key(keys.timeline())
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
-        .arg(cx.instance)
-        .arg(&cx.owner)
-        .invoke_async(&mut conn)
-        .await?;
+        .arg(instance)
+        .arg(owner)
+}
+
+/// `enter.lua`'s reply; `None` when the fencing token is already stale.
+fn entered(
+    reply: redis::RedisResult<redis::Value>,
+    fence: Option<u64>,
+) -> Result<Entered, StoreError> {
+    let (stock, exits, now): (i64, i64, i64) = pipelined::reply(reply)?;
     Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
 }
 
@@ -326,15 +610,70 @@ struct Write<'a> {
     entry: &'a str,
 }
 
-/// Leaves the critical section, making the write when there is one.
-async fn commit(
+/// Leaves the critical section, making the write when there is one, and lets the lock go as
+/// [`Leaving`] says. Returns `commit.lua`'s outcome.
+async fn leave(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    leaving: &mut Leaving<'_>,
+    exits_at_enter: i64,
+    write: Option<Write<'_>>,
+) -> Result<String, StoreError> {
+    let commit = commit(cx, exits_at_enter, write, leaving.fence);
+    let mut conn = cx.redis.conn().await?;
+    if let Some(mut to) = (leaving.next)() {
+        // A pass: the successor's read rides right behind this write.
+        let mut calls = vec![commit];
+        calls.extend(to.read(lcx.owner, leaving.fence));
+        let sent_ahead = calls.len() > 1;
+        let refs: Vec<&Call> = calls.iter().collect();
+        let replies = pipelined::run_in_order(&mut conn, &refs).await;
+        let (mine, theirs) = match replies {
+            Ok(mut replies) => {
+                let mine = replies.remove(0);
+                (Ok(mine), Ok(replies))
+            }
+            Err(err) => (Err(err.clone()), Err(err)),
+        };
+        leaving.passing = Some((to, sent_ahead.then_some(theirs)));
+        return outcome(mine?);
+    }
+    let release = match pipelined::rides_with_sale(lcx) {
+        true => pipelined::release(lcx),
+        false => None,
+    };
+    let Some(release) = release else {
+        return outcome(commit.invoke(&mut conn).await);
+    };
+    if leaving.cohort {
+        cohort::forget_old_release(lcx);
+    }
+    // Stop renewing before giving the lock back, as the tier's own release does.
+    drop(leaving.held.take());
+    let replies = pipelined::run_in_order(&mut conn, &[&commit, &release]).await?;
+    let [committed, released] = <[_; 2]>::try_from(replies)
+        .map_err(|_| StoreError::Unavailable("a pipeline of 2 gave another count".into()))?;
+    if let Err(err) = pipelined::released(lcx, released).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
+    }
+    outcome(committed)
+}
+
+fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<String, StoreError> {
+    let (outcome, _overlaps): (String, i64) = pipelined::reply(reply)?;
+    Ok(outcome)
+}
+
+/// The write and the overlap count on the way out (`commit.lua`).
+fn commit(
     cx: &SaleCx<'_>,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
     fence: Option<u64>,
-) -> Result<String, StoreError> {
-    let mut conn = cx.redis.conn().await?;
-    let (outcome, _overlaps): (String, i64) = COMMIT
+) -> Call {
+    COMMIT
+        .call()
         .key(cx.keys.stock())
         .key(cx.keys.ledger())
         .key(cx.keys.items_sold())
@@ -355,9 +694,6 @@ async fn commit(
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
         .arg(cx.instance)
         .arg(&cx.owner)
-        .invoke_async(&mut conn)
-        .await?;
-    Ok(outcome)
 }
 
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
@@ -378,8 +714,8 @@ async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError
     }
 }
 
-/// Counts a buyer who gave up on the lock; best effort, the 503 goes out regardless.
-async fn count_timeout(cx: &SaleCx<'_>) {
+/// A buyer who gave up on the lock: counted (best effort, the 503 goes out regardless).
+async fn lock_timeout(cx: &SaleCx<'_>) -> AppError {
     let result = async {
         let mut conn = cx.redis.conn().await?;
         let _: i64 = redis::cmd("INCR")
@@ -391,5 +727,8 @@ async fn count_timeout(cx: &SaleCx<'_>) {
     .await;
     if let Err(err) = result {
         tracing::warn!(%err, "could not count a lock timeout");
+    }
+    AppError::LockTimeout {
+        deadline_ms: cx.settings.wait_deadline_ms,
     }
 }

@@ -9,6 +9,7 @@ mod dashboard;
 mod events;
 mod faults;
 mod fleet_settings;
+mod hand_off;
 mod listener;
 mod lock_store;
 mod matrix;
