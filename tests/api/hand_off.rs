@@ -264,9 +264,9 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
         instances: 3,
         spare: None,
     };
-    let chapters = CATALOG.iter().filter(|s| {
-        s.store.lock_store.is_none() && !["none", "local", "atomic-deduct"].contains(&s.tier)
-    });
+    let chapters = CATALOG
+        .iter()
+        .filter(|s| !s.store.is_special() && !["none", "local", "atomic-deduct"].contains(&s.tier));
     let mut failures = Vec::new();
     let mut freezes = 0;
     for chapter in chapters {
