@@ -286,3 +286,25 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Runs `oversell` with each `args` (none of the fleet's variables set) and checks it stops
+/// with exit 2 and one line naming `flag`.
+pub fn assert_refused_in_one_line(cases: &[(Vec<&str>, &str)]) {
+    for (args, flag) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oversell"))
+            .args(args)
+            .env_remove("LOCK_STORE")
+            .env_remove("LOCK_TIER")
+            .env_remove("ZOOKEEPER")
+            .env_remove("ADMIN_TOKEN")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} should name {flag}: {stderr}"
+        );
+    }
+}

@@ -302,8 +302,7 @@ async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
 
 #[test]
 fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
-    let oversell = env!("CARGO_BIN_EXE_oversell");
-    for (args, flag) in [
+    crate::helpers::assert_refused_in_one_line(&[
         (vec!["up", "--lock-store", "zookeeper"], "--lock-store"),
         (
             vec!["up", "--lock-persistence", "sometimes"],
@@ -319,21 +318,7 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
         ),
         (vec!["serve", "--lock-store", "single"], "--lock-redis-url"),
         (vec!["up", "--host", "0.0.0.0"], "--admin-token"),
-    ] {
-        let out = std::process::Command::new(oversell)
-            .args(&args)
-            .env_remove("LOCK_STORE")
-            .env_remove("ADMIN_TOKEN")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(flag),
-            "{args:?} should name {flag}: {stderr}"
-        );
-    }
+    ]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -221,8 +221,7 @@ async fn the_redlock_tier_is_refused_where_there_is_no_quorum_to_ask() {
 
 #[test]
 fn bad_redlock_flags_stop_with_one_line_naming_the_flag() {
-    let oversell = env!("CARGO_BIN_EXE_oversell");
-    for (args, flag) in [
+    crate::helpers::assert_refused_in_one_line(&[
         (
             vec!["up", "--lock-store", "redlock", "--lock-nodes", "4"],
             "--lock-nodes",
@@ -241,20 +240,5 @@ fn bad_redlock_flags_stop_with_one_line_naming_the_flag() {
             vec!["serve", "--lock-store", "redlock"],
             "--lock-redis-nodes",
         ),
-    ] {
-        let out = std::process::Command::new(oversell)
-            .args(&args)
-            .env_remove("LOCK_STORE")
-            .env_remove("LOCK_TIER")
-            .env_remove("ADMIN_TOKEN")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(flag),
-            "{args:?} should name {flag}: {stderr}"
-        );
-    }
+    ]);
 }

@@ -157,28 +157,12 @@ async fn the_zookeeper_tiers_and_fault_are_refused_where_there_is_no_zookeeper()
 
 #[test]
 fn bad_zookeeper_flags_stop_with_one_line_naming_the_flag() {
-    let oversell = env!("CARGO_BIN_EXE_oversell");
-    for (args, flag) in [
+    crate::helpers::assert_refused_in_one_line(&[
         (vec!["up", "--zookeeper-nodes", "2"], "--zookeeper-nodes"),
         (vec!["up", "--zookeeper-nodes", "5"], "--zookeeper-nodes"),
         (
             vec!["serve", "--zookeeper-session-ms", "100"],
             "--zookeeper-session-ms",
         ),
-    ] {
-        let out = std::process::Command::new(oversell)
-            .args(&args)
-            .env_remove("ZOOKEEPER")
-            .env_remove("LOCK_TIER")
-            .env_remove("ADMIN_TOKEN")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(flag),
-            "{args:?} should name {flag}: {stderr}"
-        );
-    }
+    ]);
 }
