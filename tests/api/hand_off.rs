@@ -273,26 +273,15 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
         let mut scenario = chapter.clone();
         scenario.wait = "cohort:4";
         let run = runner.run(&scenario).await.expect(scenario.id);
-        let seen: Vec<String> = run
-            .verdicts
-            .iter()
-            .map(|v| {
-                format!(
-                    "{} [{}] {}",
-                    v.check,
-                    v.seen,
-                    if v.held { "ok" } else { "FAILED" }
-                )
-            })
-            .collect();
+        let seen = crate::helpers::verdicts_line(&run);
         eprintln!(
             "{:<34} {}: {}",
             run.id,
             if run.passed { "PASS" } else { "FAIL" },
-            seen.join("; ")
+            seen
         );
         if !run.passed {
-            failures.push(format!("{}: {}", run.id, seen.join("; ")));
+            failures.push(format!("{}: {}", run.id, seen));
         }
         if scenario.fault.is_some_and(|f| f.kind == "freeze") {
             freezes += 1;

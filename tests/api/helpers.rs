@@ -308,3 +308,15 @@ pub fn assert_refused_in_one_line(cases: &[(Vec<&str>, &str)]) {
         );
     }
 }
+
+/// A scenario run's verdicts on one line: `check [seen] ok|FAILED; …`.
+pub fn verdicts_line(run: &loadtest::scenario::ScenarioRun) -> String {
+    run.verdicts
+        .iter()
+        .map(|v| {
+            let held = if v.held { "ok" } else { "FAILED" };
+            format!("{} [{}] {held}", v.check, v.seen)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

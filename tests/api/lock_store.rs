@@ -31,21 +31,10 @@ pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
     for id in ids {
         let scenario = find(id).expect(id);
         let run = runner.run(scenario).await.expect(id);
-        let seen: Vec<String> = run
-            .verdicts
-            .iter()
-            .map(|v| {
-                format!(
-                    "{} [{}] {}",
-                    v.check,
-                    v.seen,
-                    if v.held { "ok" } else { "NO" }
-                )
-            })
-            .collect();
-        eprintln!("{id}: {} ({})", run.passed, seen.join("; "));
+        let seen = crate::helpers::verdicts_line(&run);
+        eprintln!("{id}: {} ({})", run.passed, seen);
         if !run.passed {
-            failures.push(format!("{id}: {}", seen.join("; ")));
+            failures.push(format!("{id}: {}", seen));
         }
     }
     failures

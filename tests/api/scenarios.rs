@@ -75,27 +75,16 @@ async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     // redlock.rs, zookeeper_tiers.rs).
     for scenario in CATALOG.iter().filter(|s| !s.store.is_special()) {
         let run = runner.run(scenario).await.expect(scenario.id);
-        let seen: Vec<String> = run
-            .verdicts
-            .iter()
-            .map(|v| {
-                format!(
-                    "{} [{}] {}",
-                    v.check,
-                    v.seen,
-                    if v.held { "ok" } else { "FAILED" }
-                )
-            })
-            .collect();
+        let seen = crate::helpers::verdicts_line(&run);
         eprintln!(
             "{:<34} {} ({:.0} ms): {}",
             run.id,
             if run.passed { "PASS" } else { "FAIL" },
             run.elapsed_ms,
-            seen.join("; ")
+            seen
         );
         if !run.passed {
-            failures.push(format!("{}: {}", run.id, seen.join("; ")));
+            failures.push(format!("{}: {}", run.id, seen));
         }
     }
     // Crashes were real: the supervisor brought the instances back.
