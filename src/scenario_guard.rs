@@ -25,12 +25,15 @@ static RENEW: LazyLock<Script> =
 static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scenario_guard/release.lua")));
 
-/// The room's scenario guard, held. Dropping it stops the renewals and gives it back.
+/// The room's scenario guard, held. [`ScenarioGuard::release`] gives it back before the
+/// answer leaves, so the next scenario finds the room free; dropping it (a caller that went
+/// away mid-run) gives it back a moment later.
 pub struct ScenarioGuard {
     redis: RedisPool,
     key: String,
     holder: String,
     renewals: AbortHandle,
+    released: bool,
 }
 
 impl ScenarioGuard {
@@ -60,7 +63,31 @@ impl ScenarioGuard {
             key,
             holder: holder.to_owned(),
             renewals: renewals.abort_handle(),
+            released: false,
         }))
+    }
+
+    /// Stops the renewals and gives the guard back, waiting for Redis to say so.
+    pub async fn release(mut self) {
+        self.renewals.abort();
+        self.released = true;
+        give_back(self.redis.clone(), self.key.clone(), self.holder.clone()).await;
+    }
+}
+
+/// Compare-and-delete: only the holder's own guard goes. Were it lost, the lease ends it.
+async fn give_back(redis: RedisPool, key: String, holder: String) {
+    let released = async {
+        let mut conn = redis.conn().await?;
+        let _: i64 = RELEASE
+            .key(&key)
+            .arg(&holder)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(())
+    };
+    if let Err(err) = released.await {
+        tracing::warn!(%err, "scenario guard not released; its lease will end it");
     }
 }
 
@@ -95,21 +122,13 @@ async fn renew(redis: RedisPool, key: String, holder: String) {
 impl Drop for ScenarioGuard {
     fn drop(&mut self) {
         self.renewals.abort();
-        let (redis, key, holder) = (self.redis.clone(), self.key.clone(), self.holder.clone());
-        // Drop cannot wait: the release runs on its own. Were it lost, the lease ends it.
-        tokio::spawn(async move {
-            let released = async {
-                let mut conn = redis.conn().await?;
-                let _: i64 = RELEASE
-                    .key(&key)
-                    .arg(&holder)
-                    .invoke_async(&mut conn)
-                    .await?;
-                Ok::<_, StoreError>(())
-            };
-            if let Err(err) = released.await {
-                tracing::warn!(%err, "scenario guard not released; its lease will end it");
-            }
-        });
+        if !self.released {
+            // Drop cannot wait: the release runs on its own.
+            tokio::spawn(give_back(
+                self.redis.clone(),
+                self.key.clone(),
+                self.holder.clone(),
+            ));
+        }
     }
 }

@@ -55,10 +55,6 @@ pub async fn run(
             ids.join(", ")
         ))
     })?;
-    let holder = format!("{}:{}", state.instance, state.next_owner());
-    let _running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
-        .await?
-        .ok_or(AppError::Busy)?;
     let instances = state.fleet.live_instances().await?.len().max(1);
     let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
         .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
@@ -80,10 +76,15 @@ pub async fn run(
             scenario.id
         )));
     }
-    let run = runner
-        .run(scenario)
-        .await
-        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    // Only a run changes the room; a misfit is refused above without the guard.
+    let holder = format!("{}:{}", state.instance, state.next_owner());
+    let running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
+        .await?
+        .ok_or(AppError::Busy)?;
+    let run = runner.run(scenario).await;
+    // Given back before the answer leaves: whoever asks next finds the room free.
+    running.release().await;
+    let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
     tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
     Ok(Json(run))
 }
