@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use crate::lock_store::{LockStore, LockStoreKind, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::RedisPool;
-use crate::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
-use crate::tier::Tier;
+use oversell_api::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
+use oversell_api::tier::Tier;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -71,6 +71,11 @@ pub struct ServeArgs {
     /// Port to listen on; 0 picks a free one.
     #[arg(long, env = "PORT", default_value_t = 3000)]
     pub port: u16,
+
+    /// A listening socket inherited from the parent at this descriptor, used instead of
+    /// binding --host/--port (how `oversell up` hands each instance the port it reserved).
+    #[arg(long, env = "OVERSELL_LISTEN_FD", hide = true)]
+    pub listen_fd: Option<i32>,
 
     /// Name of this instance in the ledger and metrics [default: <hostname>-<port>].
     #[arg(long, env = "INSTANCE_ID")]

@@ -28,11 +28,27 @@ pub struct Application {
     router: axum::Router,
 }
 
+/// The listening socket the parent left at descriptor `fd` (`--listen-fd`).
+fn inherited_listener(fd: i32) -> anyhow::Result<TcpListener> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the parent put a socket there for us alone and nothing else in this process
+    // owns the descriptor; a descriptor that is not a listening socket fails just below.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    listener
+        .local_addr()
+        .with_context(|| format!("--listen-fd {fd} is not a listening socket"))?;
+    listener.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(listener)?)
+}
+
 impl Application {
     pub async fn build(args: &ServeArgs) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind((args.host, args.port))
-            .await
-            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let listener = match args.listen_fd {
+            Some(fd) => inherited_listener(fd)?,
+            None => TcpListener::bind((args.host, args.port))
+                .await
+                .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?,
+        };
         let addr = listener.local_addr()?;
         let redis = RedisPool::new(&args.redis_url)
             .with_context(|| format!("invalid --redis-url {}", args.redis_url))?;
@@ -206,4 +222,29 @@ fn hostname() -> String {
     }
     let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::IntoRawFd;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn an_inherited_socket_is_served_as_it_was_bound() {
+        let bound = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = bound.local_addr().unwrap();
+        let listener = inherited_listener(bound.into_raw_fd()).unwrap();
+        assert_eq!(listener.local_addr().unwrap(), addr);
+        let (connected, accepted) =
+            tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
+        assert!(connected.is_ok() && accepted.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_descriptor_that_is_no_socket_is_named() {
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let err = inherited_listener(file.into_raw_fd()).unwrap_err();
+        assert!(err.to_string().contains("--listen-fd"), "{err}");
+    }
 }

@@ -17,7 +17,7 @@ use super::topology::{instance_id, InstanceEnv};
 use super::zookeeper::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server;
-use crate::tier::Tier;
+use oversell_api::tier::Tier;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
 const OWNER_FILE: &str = "up.pid";
@@ -126,7 +126,11 @@ impl Fleet {
         if let Some(redis_port) = config.redis_port {
             ensure_free(LOOPBACK, redis_port, "--redis-port", "--redis-port")?;
         }
-        let app_ports = free_ports(config.instances)?;
+        let app_listeners = free_listeners(config.instances)?;
+        let app_ports: Vec<u16> = app_listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.port()))
+            .collect::<Result<_, _>>()?;
         process::raise_open_files_limit();
 
         remove_stale_run_dirs();
@@ -217,10 +221,11 @@ impl Fleet {
 
         let url = format!("http://127.0.0.1:{port}");
         let (stop, stopping) = watch::channel(false);
-        let supervisors: Vec<Supervisor> = app_ports
-            .iter()
+        let supervisors: Vec<Supervisor> = app_listeners
+            .into_iter()
+            .zip(&app_ports)
             .enumerate()
-            .map(|(i, &app_port)| {
+            .map(|(i, (listener, &app_port))| {
                 let env = InstanceEnv {
                     instance_id: instance_id(i + 1),
                     host: "127.0.0.1".into(),
@@ -240,6 +245,7 @@ impl Fleet {
                     program: config.program.clone(),
                     port: app_port,
                     env,
+                    listener: std::sync::Mutex::new(Some(listener)),
                 };
                 Supervisor::start(spec, stopping.clone())
             })
@@ -403,12 +409,16 @@ fn ensure_free(host: IpAddr, port: u16, what: &str, flag: &str) -> anyhow::Resul
     }
 }
 
+/// `n` listening sockets on distinct free ports, kept open so the port stays ours.
+fn free_listeners(n: usize) -> anyhow::Result<Vec<TcpListener>> {
+    Ok((0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 /// `n` distinct ports that are free right now (all held at once, so none repeats).
 fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
-    let listeners = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(listeners
+    Ok(free_listeners(n)?
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<Result<_, _>>()?)

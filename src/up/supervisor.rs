@@ -8,6 +8,7 @@
 //! `waitpid`, which reports only termination, so a frozen instance is left frozen.
 
 use std::io::IsTerminal;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,12 +41,19 @@ pub trait ChildSpec: Send + Sync + 'static {
 }
 
 /// An instance: `program serve` with `env`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct InstanceSpec {
     pub program: PathBuf,
     pub port: u16,
     pub env: InstanceEnv,
+    /// The socket `up` bound when it picked the port, handed to the first start: between
+    /// picking a port and the instance binding it, another process (any outgoing connection
+    /// takes a port of the same range) could take it. Restarts bind the port again by number.
+    pub listener: Mutex<Option<std::net::TcpListener>>,
 }
+
+/// The descriptor an instance finds its inherited socket at (`serve --listen-fd`).
+const INHERITED_FD: i32 = 3;
 
 #[async_trait]
 impl ChildSpec for InstanceSpec {
@@ -63,11 +71,37 @@ impl ChildSpec for InstanceSpec {
         // shared lock store): not set at all, rather than set to nothing.
         let vars = self.env.vars().into_iter().filter(|(_, v)| !v.is_empty());
         command.arg("serve").envs(vars);
+        let listener = self
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(listener) = listener {
+            command.env("OVERSELL_LISTEN_FD", INHERITED_FD.to_string());
+            // SAFETY: between fork and exec, only dup2 and fcntl (async-signal-safe). The
+            // closure owns the socket, so it stays open until the command is dropped.
+            unsafe {
+                command.pre_exec(move || inherit(listener.as_raw_fd()));
+            }
+        }
         // Colour codes are noise once our output is a pipe or a file.
         if !std::io::stdout().is_terminal() {
             command.env("NO_COLOR", "1");
         }
         Ok(command)
+    }
+}
+
+/// In the child: puts the socket at [`INHERITED_FD`], open across exec.
+fn inherit(fd: i32) -> std::io::Result<()> {
+    // dup2 leaves the copy without close-on-exec; the same descriptor needs it cleared.
+    let done = match fd == INHERITED_FD {
+        true => unsafe { libc::fcntl(fd, libc::F_SETFD, 0) },
+        false => unsafe { libc::dup2(fd, INHERITED_FD) },
+    };
+    match done < 0 {
+        true => Err(std::io::Error::last_os_error()),
+        false => Ok(()),
     }
 }
 

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use oversell::config::ServeArgs;
 use oversell::lock_store::LockStoreKind;
 use oversell::redis_server::RedisServer;
-use oversell::settings::WaitStrategy;
 use oversell::startup::Application;
-use oversell::tier::Tier;
+use oversell_api::settings::WaitStrategy;
+use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
@@ -40,9 +40,10 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
         sync_replicas: 0,
         sync_timeout_ms: 1000,
-        lease: oversell::settings::LeaseMode::Watchdog,
+        lease: oversell_api::settings::LeaseMode::Watchdog,
         host: "127.0.0.1".parse().unwrap(),
         port: 0,
+        listen_fd: None,
         instance_id: Some(instance.to_owned()),
         tier: Tier::LuaRelease,
         ttl_ms: 3000,
