@@ -16,7 +16,7 @@ use crate::control::Control;
 use crate::faults::{self, Fault};
 use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES};
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::settings::{Settings, SettingsPatch};
+use oversell_api::settings::{Settings, SettingsPatch};
 
 /// How often an instance says it is alive, and how long until it counts as gone.
 const HEARTBEAT: Duration = Duration::from_secs(1);

@@ -3,50 +3,11 @@
 
 pub mod record;
 
-use serde::Serialize;
-
 use crate::keys::Keys;
 use crate::lock_store::LockStore;
 use crate::redis_pool::{RedisPool, StoreError};
 
-/// The figures `GET /state` reports. Counters are written by the sale scripts; `oversold` and
-/// `lost_updates` are derived here.
-#[derive(Debug, Clone, Serialize)]
-pub struct GroundTruth {
-    /// Whether the stock key exists; without it the figures below are zeros, not facts (see
-    /// `rooms` for what a missing stock means).
-    #[serde(skip)]
-    pub stocked: bool,
-    pub stock: i64,
-    pub initial_stock: i64,
-    /// Entries in the ledger: acknowledged sales.
-    pub orders: i64,
-    /// Items in those orders (each order may carry qty > 1).
-    pub items_sold: i64,
-    /// Items sold beyond the initial stock.
-    pub oversold: i64,
-    /// Items sold that never left the stock counter: `items_sold - (initial - stock)`.
-    pub lost_updates: i64,
-    /// Pairs of critical sections that ran at the same time.
-    pub overlaps: i64,
-    pub foreign_releases: i64,
-    /// Releases that found the lock gone or someone else's: the holder had lost it unknowingly.
-    pub lost_releases: i64,
-    /// Lock-store faults that struck (a primary killed).
-    pub store_faults: i64,
-    pub stale_writes_rejected: i64,
-    pub lock_timeouts: i64,
-    pub lock: LockView,
-}
-
-/// The lock key as it is now, in the lock store's primary. `ttl_ms: -1` on a held lock means it
-/// has no lease: a holder that died will never release it. `held: false, ttl_ms: None` also
-/// when the lock store cannot be reached (see `lock_store` in `/state` for each node).
-#[derive(Debug, Clone, Serialize)]
-pub struct LockView {
-    pub held: bool,
-    pub ttl_ms: Option<i64>,
-}
+pub use oversell_api::{GroundTruth, LockView};
 
 /// The room's figures from the resource store, and its lock as the lock store has it now.
 pub async fn read(

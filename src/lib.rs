@@ -21,7 +21,8 @@
 //! - [`keys`]: every Redis key, built from a room name.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
-//! - [`settings`], [`tier`]: the run-time settings and the tier ids.
+//! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
+//!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
@@ -54,11 +55,9 @@ pub mod rooms;
 pub mod routes;
 pub mod sale;
 pub mod scenario_guard;
-pub mod settings;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
-pub mod tier;
 pub mod up;
 pub mod view;
 pub mod zookeeper;

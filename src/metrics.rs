@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use crate::tier::Tier;
+use oversell_api::tier::Tier;
 
 /// Upper bounds of the histogram buckets, in seconds.
 const BUCKETS: [f64; 14] = [

@@ -180,7 +180,7 @@ impl Poller {
 
         let throughput = self.tally.throughput(now, truth.orders);
         let view = LiveView {
-            view: StateView::new(
+            view: crate::view::state_view(
                 &self.state.instance,
                 &self.keys,
                 &room,

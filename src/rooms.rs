@@ -31,7 +31,6 @@ use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::Script;
-use serde::Serialize;
 
 use crate::error::AppError;
 use crate::keys::{Keys, ROOMS, STORE_EPOCH};
@@ -40,26 +39,14 @@ use crate::redis_pool::{RedisPool, StoreError};
 static CREATE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/create.lua")));
 static TOUCH: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/touch.lua")));
 
-/// What a room is right now, as `/state` and the sale path see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RoomStatus {
-    /// Stocked: sales run.
-    Live,
-    /// No stock: never stocked, or expired. A sale is a 409 `not_stocked`.
-    Absent,
-    /// The store lost the room's state: a sale is a 503 `state_lost` until a reset.
-    Lost,
-}
+pub use oversell_api::RoomStatus;
 
-impl RoomStatus {
-    /// The answer a sale gets in a room that is not live.
-    pub fn sale_error(self) -> Option<AppError> {
-        match self {
-            RoomStatus::Live => None,
-            RoomStatus::Absent => Some(AppError::NotStocked),
-            RoomStatus::Lost => Some(AppError::StateLost),
-        }
+/// The answer a sale gets in a room that is not live.
+pub fn sale_error(status: RoomStatus) -> Option<AppError> {
+    match status {
+        RoomStatus::Live => None,
+        RoomStatus::Absent => Some(AppError::NotStocked),
+        RoomStatus::Lost => Some(AppError::StateLost),
     }
 }
 

@@ -1,7 +1,7 @@
 // The workshop dashboard: live state over SSE (/events), the lock timeline, a throughput chart
 // (uPlot, vendored) and the admin controls. No build step: plain ES modules.
 
-import { TIERS, LEASED, TIER_TEXT, t, apply, language, setLanguage } from './i18n.js';
+import { TIER_TEXT, t, apply, language, setLanguage } from './i18n.js';
 import { Timeline } from './timeline.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -99,11 +99,30 @@ $('#forget').addEventListener('click', () => lock());
 
 // ---------------------------------------------------------------- controls
 
-for (const id of TIERS) {
-  const opt = document.createElement('option');
-  opt.value = id;
-  opt.textContent = id;
-  $('#tier-select').appendChild(opt);
+// The tiers in the ladder's order, as the server lists them (`GET /tiers`): the list is
+// written once, in the API crate. Leased tiers get lease-expiry marks on the timeline.
+let leased = new Set();
+async function loadTiers() {
+  let tiers;
+  try {
+    tiers = (await call('GET', '/tiers')).tiers;
+  } catch {
+    setTimeout(loadTiers, 2000); // the server is restarting: try again
+    return;
+  }
+  const select = $('#tier-select');
+  select.replaceChildren();
+  for (const tier of tiers) {
+    const opt = document.createElement('option');
+    opt.value = tier.id;
+    opt.textContent = tier.id;
+    select.appendChild(opt);
+  }
+  leased = new Set(tiers.filter((tier) => tier.leased).map((tier) => tier.id));
+  if (state) {
+    select.value = state.tier;
+    showTierText(state.tier);
+  }
 }
 
 function showTierText(tier) {
@@ -398,7 +417,7 @@ function drawTimeline() {
   requestAnimationFrame(() => {
     drawQueued = false;
     const live = ((state && state.live_instances) || []).map((i) => i.instance);
-    timeline.render({ instances: live, ttlMs: state ? state.settings.ttl_ms : 0, leased: state ? LEASED.has(state.tier) : false });
+    timeline.render({ instances: live, ttlMs: state ? state.settings.ttl_ms : 0, leased: state ? leased.has(state.tier) : false });
   });
 }
 
@@ -474,6 +493,7 @@ apply();
 setAdmin(false, 'readonly');
 if (token) unlock(token);
 makeChart();
+loadTiers();
 loadScenarios();
 connect();
 drawTimeline();

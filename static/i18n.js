@@ -1,19 +1,8 @@
 // English and Chinese strings of the dashboard. `t(key)` looks up the current language;
 // elements with data-i18n="key" get their text from here, data-i18n-title their tooltip.
 // Both tables have the same keys and the same {placeholders}, and TIER_TEXT one paragraph per
-// tier in each language: loadtest/tests/curriculum_text.rs checks it.
-
-export const TIERS = [
-  'none', 'local', 'setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner',
-  'lua-release', 'reentrant-watchdog', 'fenced', 'redlock', 'zookeeper', 'zookeeper-fenced',
-  'atomic-deduct',
-];
-
-// Tiers whose lock has a lease (an expiry worth marking on the timeline).
-export const LEASED = new Set([
-  'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fenced',
-  'redlock',
-]);
+// tier in each language (the tiers themselves come from `GET /tiers`):
+// loadtest/tests/curriculum_text.rs checks it.
 
 const en = {
   title: 'oversell — distributed locks, measured',

@@ -1,5 +1,6 @@
 //! The run-time settings of a room: which tier, how long the lease and the business work are,
-//! and how a buyer waits for a held lock. Stored in Redis so the whole fleet shares them.
+//! and how a buyer waits for a held lock. The service stores them in Redis so the whole fleet
+//! shares them; `PUT /admin/config` takes a [`SettingsPatch`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -92,7 +93,8 @@ impl<'de> Deserialize<'de> for WaitStrategy {
 }
 
 /// How the reentrant tiers keep their lease, as Redisson offers both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseMode {
     /// `lock()`: a watchdog renews the lease every TTL/3 while the holder lives.
@@ -215,17 +217,26 @@ fn check(name: &str, value: u64, range: std::ops::RangeInclusive<u64>) -> Result
     }
 }
 
-/// A partial update from `PUT /admin/config`; unknown fields are refused.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// A partial update from `PUT /admin/config`; unknown fields are refused, and a field left
+/// out is not sent.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsPatch {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub business_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<WaitStrategy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_deadline_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_replicas: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<LeaseMode>,
 }
 

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lock_store::LockStoreKind;
+use crate::store::LockStoreKind;
 
 /// Which technique guards the deduct step. The order is the workshop's ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -95,6 +95,35 @@ impl Tier {
         ))
     }
 
+    /// Whether the lock has a lease that runs out by itself (an expiry worth marking on the
+    /// dashboard's timeline). ZooKeeper's lock lasts as long as its session instead.
+    pub fn leased(self) -> bool {
+        matches!(
+            self,
+            Tier::SetnxExpire
+                | Tier::AtomicExpiry
+                | Tier::UuidOwner
+                | Tier::LuaRelease
+                | Tier::ReentrantWatchdog
+                | Tier::Fenced
+                | Tier::Redlock
+        )
+    }
+
+    /// Whether the tier even claims mutual exclusion across instances (`none` has no lock,
+    /// `local` a lock per process).
+    pub fn excludes_across_instances(self) -> bool {
+        !matches!(self, Tier::None | Tier::Local)
+    }
+
+    /// The `oversell up` flags that give a fleet what this tier needs beyond one Redis.
+    pub fn up_flags(self) -> Option<&'static str> {
+        if self.needs_zookeeper() {
+            return Some("--zookeeper");
+        }
+        self.needs_lock_store().map(|_| "--lock-store redlock")
+    }
+
     /// The valid ids, comma separated, for error messages and `--help`.
     pub fn valid_ids() -> String {
         Tier::ALL.map(Tier::id).join(", ")
@@ -128,15 +157,6 @@ mod tests {
             assert_eq!(tier.id().parse::<Tier>(), Ok(tier));
             assert_eq!(serde_json::to_string(&tier).unwrap(), format!("\"{tier}\""));
         }
-    }
-
-    #[test]
-    fn the_dashboard_lists_exactly_these_tiers_in_this_order() {
-        let js = include_str!("../static/i18n.js");
-        let start = js.find("export const TIERS = [").expect("TIERS in i18n.js");
-        let list = &js[start..start + js[start..].find("];").expect("end of TIERS")];
-        let ids: Vec<&str> = list.split('\'').skip(1).step_by(2).collect();
-        assert_eq!(ids, Tier::ALL.map(Tier::id));
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 use http::{Method, StatusCode};
+use oversell_api::{Settings, SettingsPatch, StateView, Tier};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::http::fetch;
@@ -45,24 +47,31 @@ impl Admin {
     }
 
     /// `PUT /admin/tier {"tier": id}`; returns the new settings.
-    pub async fn set_tier(&self, tier: &str) -> anyhow::Result<Value> {
-        self.admin(Method::PUT, "/admin/tier", json!({ "tier": tier }))
-            .await
+    pub async fn set_tier(&self, tier: Tier) -> anyhow::Result<Settings> {
+        let reply = self
+            .admin(Method::PUT, "/admin/tier", json!({ "tier": tier }))
+            .await?;
+        typed("PUT /admin/tier", reply)
     }
 
-    /// `PUT /admin/config` with any subset of `tier`, `ttl_ms`, `business_ms`, `wait`,
-    /// `wait_deadline_ms`; returns the new settings.
-    pub async fn set_config(&self, config: Value) -> anyhow::Result<Value> {
-        self.admin(Method::PUT, "/admin/config", config).await
+    /// `PUT /admin/config` with the fields the patch sets; returns the new settings.
+    pub async fn set_config(&self, patch: &SettingsPatch) -> anyhow::Result<Settings> {
+        let reply = self
+            .admin(Method::PUT, "/admin/config", serde_json::to_value(patch)?)
+            .await?;
+        typed("PUT /admin/config", reply)
     }
 
     /// `GET /state` of the first target: the ground truth.
-    pub async fn state(&self) -> anyhow::Result<Value> {
+    pub async fn state(&self) -> anyhow::Result<StateView> {
         self.state_of(self.targets.first()).await
     }
 
-    pub async fn state_of(&self, target: &Target) -> anyhow::Result<Value> {
-        self.call(target, Method::GET, "/state", None).await
+    pub async fn state_of(&self, target: &Target) -> anyhow::Result<StateView> {
+        typed(
+            "/state",
+            self.call(target, Method::GET, "/state", None).await?,
+        )
     }
 
     /// Polls `/state` on every target until every instance behind them reports `settings`.
@@ -71,7 +80,7 @@ impl Admin {
     /// settings, and the last answer of each it has seen agrees.
     pub async fn wait_for_settings(
         &self,
-        settings: &Value,
+        settings: &Settings,
         instances: usize,
         limit: Duration,
     ) -> anyhow::Result<()> {
@@ -80,8 +89,7 @@ impl Admin {
         loop {
             for target in self.targets.iter() {
                 let state = self.state_of(target).await?;
-                let instance = state["instance"].as_str().unwrap_or("?").to_owned();
-                latest.insert(instance, state["settings"] == *settings);
+                latest.insert(state.instance, state.settings == *settings);
             }
             let agreeing = latest.values().filter(|ok| **ok).count();
             if agreeing == latest.len() && agreeing >= instances {
@@ -166,11 +174,11 @@ fn excerpt(body: &[u8]) -> String {
     }
 }
 
-/// Reads an integer field of a `/state` answer.
-pub fn field(state: &Value, name: &str) -> anyhow::Result<i64> {
-    state[name]
-        .as_i64()
-        .ok_or_else(|| anyhow!("/state has no integer `{name}`: is this an oversell server?"))
+/// Reads an answer as the API type it is; a server that answers something else is named.
+fn typed<T: DeserializeOwned>(what: &str, reply: Value) -> anyhow::Result<T> {
+    serde_json::from_value(reply).map_err(|e| {
+        anyhow!("{what} is not what oversell answers ({e}): is this an oversell server?")
+    })
 }
 
 #[cfg(test)]
@@ -184,9 +192,8 @@ mod tests {
     }
 
     #[test]
-    fn missing_state_fields_say_which() {
-        let err = field(&json!({"stock": 1}), "oversold").unwrap_err();
-        assert!(err.to_string().contains("`oversold`"));
-        assert_eq!(field(&json!({"stock": 1}), "stock").unwrap(), 1);
+    fn a_state_without_its_figures_is_refused_and_says_so() {
+        let err = typed::<StateView>("/state", json!({"stock": 1})).unwrap_err();
+        assert!(err.to_string().contains("oversell server"), "{err}");
     }
 }

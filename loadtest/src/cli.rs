@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use http::Method;
-use serde_json::{Map, Value};
+use oversell_api::{SettingsPatch, WaitStrategy};
 
 use crate::matrix::{parse_tiers, MatrixOptions};
 use crate::worker::{Load, Model, RequestSpec, Stop};
@@ -259,7 +259,7 @@ pub struct MatrixArgs {
 
     /// How buyers wait for a held lock: pubsub or spin:<ms>.
     #[arg(long)]
-    pub wait: Option<String>,
+    pub wait: Option<WaitStrategy>,
 
     /// How long a buyer may wait for the lock before a 503, ms.
     #[arg(long, value_name = "MS")]
@@ -285,16 +285,13 @@ pub struct MatrixArgs {
 
 impl MatrixArgs {
     pub fn options(&self) -> anyhow::Result<MatrixOptions> {
-        let mut settings = Map::new();
-        let mut put = |key: &str, value: Option<Value>| {
-            if let Some(v) = value {
-                settings.insert(key.to_owned(), v);
-            }
+        let settings = SettingsPatch {
+            business_ms: self.business_ms,
+            ttl_ms: self.ttl_ms,
+            wait: self.wait,
+            wait_deadline_ms: self.wait_deadline_ms,
+            ..SettingsPatch::default()
         };
-        put("business_ms", self.business_ms.map(Value::from));
-        put("ttl_ms", self.ttl_ms.map(Value::from));
-        put("wait", self.wait.clone().map(Value::from));
-        put("wait_deadline_ms", self.wait_deadline_ms.map(Value::from));
         Ok(MatrixOptions {
             tiers: parse_tiers(&self.tiers)?,
             stock: self.stock,
@@ -376,6 +373,7 @@ fn parse_method(s: &str) -> Result<Method, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oversell_api::Tier;
 
     #[test]
     fn counts_take_si_suffixes() {
@@ -470,10 +468,10 @@ mod tests {
             unreachable!()
         };
         let o = m.options().unwrap();
-        assert_eq!(o.tiers, ["none", "fenced"]);
+        assert_eq!(o.tiers, [Tier::None, Tier::Fenced]);
         assert_eq!((o.buyers, o.instances, o.stock), (1000, 2, 100));
         assert_eq!(
-            Value::Object(o.settings),
+            serde_json::to_value(&o.settings).unwrap(),
             serde_json::json!({"business_ms": 5})
         );
         assert_eq!(m.token.as_deref(), Some("t"));

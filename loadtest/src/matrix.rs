@@ -3,67 +3,31 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
+use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-use crate::admin::{field, Admin};
+use crate::admin::Admin;
 use crate::progress::Progress;
 use crate::stats::{round, RunStats};
 use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec};
 
-/// The tiers in the workshop's order.
-pub const ALL_TIERS: [&str; 13] = [
-    "none",
-    "local",
-    "setnx",
-    "setnx-expire",
-    "atomic-expiry",
-    "uuid-owner",
-    "lua-release",
-    "reentrant-watchdog",
-    "fenced",
-    "redlock",
-    "zookeeper",
-    "zookeeper-fenced",
-    "atomic-deduct",
-];
-
-/// Tiers that need more than the default fleet, and the `oversell up` flags that give it.
-pub const STORE_TIERS: [(&str, &str); 3] = [
-    ("redlock", "--lock-store redlock"),
-    ("zookeeper", "--zookeeper"),
-    ("zookeeper-fenced", "--zookeeper"),
-];
-
-/// Whether a fleet whose `/state` says `lock_store` can run a tier that needs `flags`.
-fn fleet_has(lock_store: &Value, flags: &str) -> bool {
-    match flags {
-        "--zookeeper" => lock_store["zookeeper"].is_object(),
-        _ => lock_store["kind"] == "redlock",
-    }
-}
-
-/// The tiers that do not even claim mutual exclusion across instances.
-pub const UNSAFE_TIERS: [&str; 2] = ["none", "local"];
-
-/// `all`, `safe` (all but none and local), or a comma-separated list of tier ids (checked by
-/// the server, so new tiers need no change here).
-pub fn parse_tiers(spec: &str) -> anyhow::Result<Vec<String>> {
-    let tiers: Vec<String> = match spec.trim() {
-        "all" => ALL_TIERS.map(str::to_owned).to_vec(),
-        "safe" => ALL_TIERS
-            .iter()
-            .filter(|t| !UNSAFE_TIERS.contains(t))
-            .map(|t| t.to_string())
+/// `all`, `safe` (every tier that claims mutual exclusion across instances), or a
+/// comma-separated list of tier ids.
+pub fn parse_tiers(spec: &str) -> anyhow::Result<Vec<Tier>> {
+    let tiers: Vec<Tier> = match spec.trim() {
+        "all" => Tier::ALL.to_vec(),
+        "safe" => Tier::ALL
+            .into_iter()
+            .filter(|t| t.excludes_across_instances())
             .collect(),
         list => list
             .split(',')
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect(),
+            .map(|t| t.parse().map_err(|e: String| anyhow!(e)))
+            .collect::<anyhow::Result<_>>()?,
     };
     if tiers.is_empty() {
         bail!("no tiers given: use all, safe, or a list like none,lua-release");
@@ -73,7 +37,7 @@ pub fn parse_tiers(spec: &str) -> anyhow::Result<Vec<String>> {
 
 #[derive(Debug, Clone)]
 pub struct MatrixOptions {
-    pub tiers: Vec<String>,
+    pub tiers: Vec<Tier>,
     /// Stock each tier starts from.
     pub stock: i64,
     /// Buyers per tier, released together.
@@ -82,7 +46,7 @@ pub struct MatrixOptions {
     pub connections: Option<usize>,
     /// Settings sent with every tier switch (`business_ms`, `ttl_ms`, `wait`,
     /// `wait_deadline_ms`); the server keeps its own for those not given.
-    pub settings: Map<String, Value>,
+    pub settings: SettingsPatch,
     /// Distinct instances that must report a switch before the burst fires.
     pub instances: usize,
     /// Per request.
@@ -94,11 +58,11 @@ pub struct MatrixOptions {
 impl Default for MatrixOptions {
     fn default() -> Self {
         MatrixOptions {
-            tiers: ALL_TIERS.map(str::to_owned).to_vec(),
+            tiers: Tier::ALL.to_vec(),
             stock: 100,
             buyers: 1000,
             connections: None,
-            settings: Map::new(),
+            settings: SettingsPatch::default(),
             instances: 1,
             timeout: Duration::from_secs(30),
             switch_limit: Duration::from_secs(10),
@@ -110,7 +74,7 @@ impl Default for MatrixOptions {
 /// ground truth read from Redis through `GET /state`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatrixRow {
-    pub tier: String,
+    pub tier: Tier,
     pub sent: u64,
     /// Answers 200: sales the service acknowledged to a buyer.
     pub ok: u64,
@@ -134,30 +98,30 @@ pub struct MatrixRow {
 }
 
 impl MatrixRow {
-    pub fn new(tier: &str, stats: &RunStats, state: &Value) -> anyhow::Result<MatrixRow> {
-        Ok(MatrixRow {
-            tier: tier.to_owned(),
+    pub fn new(tier: Tier, stats: &RunStats, truth: &GroundTruth) -> MatrixRow {
+        MatrixRow {
+            tier,
             sent: stats.sent(),
             ok: stats.status(200),
             sold_out: stats.status(409),
             unavailable: stats.status(503),
             errors: stats.other_statuses() + stats.conn_errors + stats.timeouts,
-            ledger_orders: field(state, "orders")?,
-            final_stock: field(state, "stock")?,
-            oversold: field(state, "oversold")?,
-            lost_updates: field(state, "lost_updates")?,
-            overlaps: field(state, "overlaps")?,
-            foreign_releases: field(state, "foreign_releases")?,
-            stale_writes_rejected: field(state, "stale_writes_rejected")?,
-            lock_timeouts: field(state, "lock_timeouts")?,
+            ledger_orders: truth.orders,
+            final_stock: truth.stock,
+            oversold: truth.oversold,
+            lost_updates: truth.lost_updates,
+            overlaps: truth.overlaps,
+            foreign_releases: truth.foreign_releases,
+            stale_writes_rejected: truth.stale_writes_rejected,
+            lock_timeouts: truth.lock_timeouts,
             throughput_rps: round(stats.throughput(), 1),
             p50_ms: round(stats.latency_ms(0.5), 3),
             p99_ms: round(stats.latency_ms(0.99), 3),
-        })
+        }
     }
 
     pub fn is_unsafe_tier(&self) -> bool {
-        UNSAFE_TIERS.contains(&self.tier.as_str())
+        !self.tier.excludes_across_instances()
     }
 }
 
@@ -169,7 +133,7 @@ pub struct MatrixReport {
     pub stock: i64,
     pub buyers: usize,
     /// The settings the last tier ran with, as the server reported them.
-    pub settings: Value,
+    pub settings: Option<Settings>,
     pub rows: Vec<MatrixRow>,
     /// Tiers left out, with why (a lock store this fleet does not have).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -193,30 +157,33 @@ pub async fn run_matrix(
         timeout: options.timeout,
     };
     let mut rows = Vec::with_capacity(options.tiers.len());
-    let mut settings = Value::Null;
-    let store = admin.state().await?["lock_store"].clone();
+    let mut settings = None;
+    let store = admin.state().await?.lock_store;
     let mut skipped = Vec::new();
-    for tier in &options.tiers {
-        let needs = STORE_TIERS.iter().find(|(t, _)| t == tier).map(|(_, f)| *f);
-        if let Some(flags) = needs.filter(|flags| !fleet_has(&store, flags)) {
+    for &tier in &options.tiers {
+        if tier.misfit(store.kind, store.zookeeper.is_some()).is_some() {
+            let flags = tier.up_flags().unwrap_or_default();
             skipped.push(format!(
                 "{tier}: needs a fleet started with `oversell up {flags}`"
             ));
             continue;
         }
-        progress.set_message(tier.as_str());
+        progress.set_message(tier.id());
         admin.reset(options.stock).await?;
-        let mut config = options.settings.clone();
-        config.insert("tier".into(), Value::String(tier.clone()));
-        settings = admin.set_config(Value::Object(config)).await?;
+        let patch = SettingsPatch {
+            tier: Some(tier),
+            ..options.settings.clone()
+        };
+        let applied = admin.set_config(&patch).await?;
         admin
-            .wait_for_settings(&settings, options.instances, options.switch_limit)
+            .wait_for_settings(&applied, options.instances, options.switch_limit)
             .await
             .with_context(|| format!("switching to {tier}"))?;
+        settings = Some(applied);
         let stats = fire(targets, &load, progress).await;
         progress.end_run(stats.sent());
         let state = admin.state().await?;
-        rows.push(MatrixRow::new(tier, &stats, &state)?);
+        rows.push(MatrixRow::new(tier, &stats, &state.truth));
     }
     progress.finish();
     Ok(MatrixReport {
@@ -236,23 +203,33 @@ mod tests {
 
     #[test]
     fn tier_lists_expand_and_split() {
-        assert_eq!(parse_tiers("all").unwrap().len(), 13);
+        assert_eq!(parse_tiers("all").unwrap(), Tier::ALL);
         let safe = parse_tiers("safe").unwrap();
         assert_eq!(safe.len(), 11);
-        assert!(!safe.contains(&"none".to_owned()));
-        assert_eq!(parse_tiers(" none, fenced ").unwrap(), ["none", "fenced"]);
+        assert!(!safe.contains(&Tier::None) && !safe.contains(&Tier::Local));
+        assert_eq!(
+            parse_tiers(" none, fenced ").unwrap(),
+            [Tier::None, Tier::Fenced]
+        );
         assert!(parse_tiers(" , ").is_err());
+        let err = parse_tiers("none,chubby").unwrap_err().to_string();
+        assert!(
+            err.contains("chubby") && err.contains("lua-release"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_row_takes_the_truth_from_state_and_the_counts_from_the_run() {
-        let state = serde_json::json!({
-            "orders": 130, "stock": 0, "oversold": 30, "lost_updates": 30, "overlaps": 99,
-            "foreign_releases": 0, "stale_writes_rejected": 0, "lock_timeouts": 0
-        });
-        let row = MatrixRow::new("none", &RunStats::default(), &state).unwrap();
+        let truth: GroundTruth = serde_json::from_value(serde_json::json!({
+            "stock": 0, "initial_stock": 100, "orders": 130, "items_sold": 130,
+            "oversold": 30, "lost_updates": 30, "overlaps": 99, "foreign_releases": 0,
+            "lost_releases": 0, "store_faults": 0, "stale_writes_rejected": 0,
+            "lock_timeouts": 0, "lock": {"held": false, "ttl_ms": null}
+        }))
+        .unwrap();
+        let row = MatrixRow::new(Tier::None, &RunStats::default(), &truth);
         assert_eq!((row.ledger_orders, row.oversold, row.sent), (130, 30, 0));
         assert!(row.is_unsafe_tier());
-        assert!(MatrixRow::new("none", &RunStats::default(), &serde_json::json!({})).is_err());
     }
 }

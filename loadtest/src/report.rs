@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use oversell_api::Settings;
 use serde_json::json;
 
 use crate::matrix::{MatrixReport, MatrixRow};
@@ -113,7 +114,7 @@ const COLUMNS: [&str; 17] = [
 
 fn cells(row: &MatrixRow) -> [String; 17] {
     [
-        row.tier.clone(),
+        row.tier.to_string(),
         row.sent.to_string(),
         row.ok.to_string(),
         row.sold_out.to_string(),
@@ -187,7 +188,7 @@ pub fn matrix_csv(report: &MatrixReport) -> String {
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            csv_field(&r.tier),
+            csv_field(r.tier.id()),
             r.sent,
             r.ok,
             r.sold_out,
@@ -277,7 +278,7 @@ pub fn matrix_svg(report: &MatrixReport) -> String {
         if i % 2 == 0 {
             svg.rect(10.0, y, WIDTH - 20.0, ROW, "band");
         }
-        svg.text(LABEL_X, mid, "end", "tier", &row.tier);
+        svg.text(LABEL_X, mid, "end", "tier", row.tier.id());
         if row.oversold > 0 {
             let w = (LEFT.1 - LEFT.0) * row.oversold as f64 / max_oversold;
             svg.rect(LEFT.0, y + 6.0, w.max(2.0), ROW - 12.0, "bad");
@@ -319,17 +320,13 @@ pub fn matrix_svg(report: &MatrixReport) -> String {
 }
 
 /// "Business step 5 ms, lease 3000 ms, wait pubsub. " from the settings the server reported.
-fn settings_note(settings: &serde_json::Value) -> String {
-    match (
-        settings["business_ms"].as_u64(),
-        settings["ttl_ms"].as_u64(),
-        settings["wait"].as_str(),
-    ) {
-        (Some(business), Some(ttl), Some(wait)) => {
-            format!("Business step {business} ms, lease {ttl} ms, wait {wait}. ")
-        }
-        _ => String::new(),
-    }
+fn settings_note(settings: &Option<Settings>) -> String {
+    settings.as_ref().map_or(String::new(), |s| {
+        format!(
+            "Business step {} ms, lease {} ms, wait {}. ",
+            s.business_ms, s.ttl_ms, s.wait
+        )
+    })
 }
 
 /// A minimal SVG writer: every text goes through `escape`.
@@ -408,10 +405,11 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oversell_api::{LeaseMode, Tier, WaitStrategy};
 
     fn row(tier: &str, oversold: i64, rps: f64) -> MatrixRow {
         MatrixRow {
-            tier: tier.into(),
+            tier: tier.parse().unwrap(),
             sent: 1000,
             ok: 100 + oversold as u64,
             sold_out: 900 - oversold as u64,
@@ -437,7 +435,16 @@ mod tests {
             room: None,
             stock: 100,
             buyers: 1000,
-            settings: json!({"business_ms": 5, "ttl_ms": 3000, "wait": "pubsub"}),
+            settings: Some(Settings {
+                tier: Tier::ReentrantWatchdog,
+                ttl_ms: 3000,
+                business_ms: 5,
+                wait: WaitStrategy::PubSub,
+                wait_deadline_ms: 10_000,
+                sync_replicas: 0,
+                sync_timeout_ms: 1000,
+                lease: LeaseMode::Watchdog,
+            }),
             skipped: vec![],
             rows: vec![
                 row("none", 250, 5000.0),

@@ -324,11 +324,19 @@ async fn a_state_that_is_not_json_stops_the_matrix_with_one_line() {
     );
 }
 
+/// A `/state` document as a fresh oversell instance answers it.
+const FRESH_STATE: &str = r#"{"instance":"a","room":"default","status":"live","tier":"none",
+    "settings":{"tier":"none","ttl_ms":3000,"business_ms":5,"wait":"pubsub",
+    "wait_deadline_ms":5000},"faults":[],"stock":0,"initial_stock":0,"orders":0,
+    "items_sold":0,"oversold":0,"lost_updates":0,"overlaps":0,"foreign_releases":0,
+    "lost_releases":0,"store_faults":0,"stale_writes_rejected":0,"lock_timeouts":0,
+    "lock":{"held":false,"ttl_ms":null},"lock_store":{"kind":"shared","nodes":[],"sentinels":[]}}"#;
+
 #[tokio::test]
 async fn a_rejected_token_stops_the_matrix_with_a_hint() {
     let stub = Stub::start(|_, path| match path.starts_with("/admin") {
         true => Answer::json(401, r#"{"error":"unauthorized"}"#),
-        false => Answer::json(200, r#"{"instance":"a"}"#),
+        false => Answer::json(200, FRESH_STATE),
     })
     .await;
     let err = run_cli(["loadtest", "matrix", "--url", &stub.url, "--token", "bad"])
@@ -337,6 +345,19 @@ async fn a_rejected_token_stops_the_matrix_with_a_hint() {
     assert_eq!(
         format!("{err:#}"),
         "admin token rejected (401) — pass --token or OVERSELL_ADMIN_TOKEN"
+    );
+}
+
+#[tokio::test]
+async fn a_state_from_something_else_stops_the_matrix_naming_it() {
+    let stub = Stub::start(|_, _| Answer::json(200, r#"{"instance":"a"}"#)).await;
+    let err = run_cli(["loadtest", "matrix", "--url", &stub.url, "--token", "t"])
+        .await
+        .unwrap_err();
+    let err = format!("{err:#}");
+    assert!(
+        err.starts_with("/state is not what oversell answers (missing field `room`)"),
+        "{err}"
     );
 }
 

@@ -7,197 +7,40 @@
 //! one is, the instance that reaches the point first claims it with one atomic script, so it
 //! fires exactly once across the fleet.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
-use serde::{Deserialize, Serialize};
 
 use crate::keys::Keys;
-use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{RedisPool, StoreError};
 
-/// Where and how a fault strikes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FaultKind {
-    /// The holder's process aborts inside the critical section, after reading the stock.
-    CrashHolding,
-    /// `setnx-expire` only: the process aborts after `SETNX`, before `EXPIRE`.
-    CrashBeforeExpire,
-    /// `uuid-owner` only: a pause of `ms` between the `GET` that saw our value and the `DEL`.
-    ReleaseGap,
-    /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
-    /// writing it, then resumes (SIGCONT from a helper process).
-    Freeze,
-    /// Lock store `sentinel` only: the next holder's lock is written while the primary's
-    /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
-    /// which never saw the lock.
-    Failover,
-    /// Lock store `single` only: the store's Redis is killed right after the next acquire and
-    /// restarted by its supervisor with its persistence setting.
-    LockStoreRestart,
-    /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
-    /// down for `ms`.
-    NodeDown,
-    /// Lock store `redlock` only: the next holder's lock stands on a bare majority (the rest
-    /// are cut off by a one-second crash during its acquire), and right after the acquire one
-    /// master that granted it is killed and restarted with its persistence setting: the
-    /// restart-without-fsync case of the Redlock debate.
-    NodeRestart,
-    /// Lock store `redlock` only: right after the next acquire, the wall clock of `nodes`
-    /// masters that granted it (default: a majority) jumps `ms` forward, so the lock expires
-    /// there early.
-    ClockJump,
-    /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
-    /// killed and stay down for `ms`.
-    ZkNodeDown,
+pub use oversell_api::{Fault, FaultKind};
+
+/// The stored form: `<instance or *>|<ms>|<nodes>` in the room's fault hash, field = kind.
+fn encode(fault: &Fault) -> String {
+    let instance = fault.instance.as_deref().unwrap_or("*");
+    format!("{instance}|{}|{}", fault.ms, fault.nodes)
 }
 
-impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
-        FaultKind::CrashHolding,
-        FaultKind::CrashBeforeExpire,
-        FaultKind::ReleaseGap,
-        FaultKind::Freeze,
-        FaultKind::Failover,
-        FaultKind::LockStoreRestart,
-        FaultKind::NodeDown,
-        FaultKind::NodeRestart,
-        FaultKind::ClockJump,
-        FaultKind::ZkNodeDown,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            FaultKind::CrashHolding => "crash-holding",
-            FaultKind::CrashBeforeExpire => "crash-before-expire",
-            FaultKind::ReleaseGap => "release-gap",
-            FaultKind::Freeze => "freeze",
-            FaultKind::Failover => "failover",
-            FaultKind::LockStoreRestart => "lock-store-restart",
-            FaultKind::NodeDown => "node-down",
-            FaultKind::NodeRestart => "node-restart",
-            FaultKind::ClockJump => "clock-jump",
-            FaultKind::ZkNodeDown => "zk-node-down",
-        }
-    }
-
-    /// The lock store a fault needs, when it strikes the store itself.
-    pub fn needs_lock_store(self) -> Option<LockStoreKind> {
-        match self {
-            FaultKind::Failover => Some(LockStoreKind::Sentinel),
-            FaultKind::LockStoreRestart => Some(LockStoreKind::Single),
-            FaultKind::NodeDown | FaultKind::NodeRestart | FaultKind::ClockJump => {
-                Some(LockStoreKind::Redlock)
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether the fault strikes ZooKeeper's servers.
-    pub fn needs_zookeeper(self) -> bool {
-        self == FaultKind::ZkNodeDown
-    }
-
-    /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
-    /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
-    pub fn strikes_lock_store(self) -> bool {
-        self.needs_lock_store().is_some() || self.needs_zookeeper()
-    }
-
-    /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
-    pub fn takes_ms(self) -> bool {
-        matches!(
-            self,
-            FaultKind::ReleaseGap
-                | FaultKind::Freeze
-                | FaultKind::NodeDown
-                | FaultKind::ClockJump
-                | FaultKind::ZkNodeDown
-        )
-    }
-
-    /// Whether the fault strikes a number of servers (`nodes`): Redlock masters, or
-    /// ZooKeeper servers.
-    pub fn takes_nodes(self) -> bool {
-        matches!(
-            self,
-            FaultKind::NodeDown | FaultKind::ClockJump | FaultKind::ZkNodeDown
-        )
-    }
-}
-
-impl fmt::Display for FaultKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for FaultKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        FaultKind::ALL
-            .into_iter()
-            .find(|k| k.id() == s)
-            .ok_or_else(|| {
-                let valid: Vec<_> = FaultKind::ALL.iter().map(|k| k.id()).collect();
-                format!("unknown fault `{s}`; valid faults: {}", valid.join(", "))
-            })
-    }
-}
-
-/// An armed fault.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fault {
-    pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze` and `node-down`, the jump of `clock-jump`; 0
-    /// otherwise.
-    pub ms: u64,
-    /// The instance it targets; `None` = the next holder anywhere.
-    pub instance: Option<String>,
-    /// How many Redlock masters `node-down` and `clock-jump` strike; 0 = their default.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub nodes: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-impl Fault {
-    fn matches(&self, kind: FaultKind, instance: &str) -> bool {
-        self.kind == kind && self.instance.as_deref().is_none_or(|i| i == instance)
-    }
-
-    /// The stored form: `<instance or *>|<ms>|<nodes>` in the room's fault hash, field = kind.
-    fn encode(&self) -> String {
-        let instance = self.instance.as_deref().unwrap_or("*");
-        format!("{instance}|{}|{}", self.ms, self.nodes)
-    }
-
-    /// Reads the stored form; `<instance>|<ms>` (before `nodes` existed) still reads.
-    fn decode(kind: &str, value: &str) -> Option<Fault> {
-        let mut parts = value.split('|');
-        let (instance, ms) = (parts.next()?, parts.next()?);
-        let nodes = parts.next().map_or(Some(0), |n| n.parse().ok())?;
-        Some(Fault {
-            kind: kind.parse().ok()?,
-            ms: ms.parse().ok()?,
-            instance: (instance != "*").then(|| instance.to_owned()),
-            nodes,
-        })
-    }
+/// Reads the stored form; `<instance>|<ms>` (before `nodes` existed) still reads.
+fn decode(kind: &str, value: &str) -> Option<Fault> {
+    let mut parts = value.split('|');
+    let (instance, ms) = (parts.next()?, parts.next()?);
+    let nodes = parts.next().map_or(Some(0), |n| n.parse().ok())?;
+    Some(Fault {
+        kind: kind.parse().ok()?,
+        ms: ms.parse().ok()?,
+        instance: (instance != "*").then(|| instance.to_owned()),
+        nodes,
+    })
 }
 
 /// Decodes the room's fault hash (as read by `HGETALL`).
 pub fn decode_all(fields: &[(String, String)]) -> Vec<Fault> {
     fields
         .iter()
-        .filter_map(|(kind, value)| Fault::decode(kind, value))
+        .filter_map(|(kind, value)| decode(kind, value))
         .collect()
 }
 
@@ -206,7 +49,7 @@ pub async fn arm(redis: &RedisPool, keys: &Keys, fault: &Fault) -> Result<(), St
     let _: () = redis::cmd("HSET")
         .arg(keys.faults())
         .arg(fault.kind.id())
-        .arg(fault.encode())
+        .arg(encode(fault))
         .query_async(&mut conn)
         .await?;
     Ok(())
@@ -267,7 +110,7 @@ impl FaultPoints<'_> {
         .await;
         match claimed {
             Ok(Some(value)) => {
-                let fault = Fault::decode(kind.id(), &value)?;
+                let fault = decode(kind.id(), &value)?;
                 tracing::warn!(fault = %kind, ms = fault.ms, instance = self.instance, "fault fires");
                 Some(fault)
             }
@@ -324,18 +167,12 @@ mod tests {
             instance: Some("app2".into()),
             nodes: 0,
         };
-        assert_eq!(
-            Fault::decode("freeze", &fault.encode()),
-            Some(fault.clone())
-        );
+        assert_eq!(decode("freeze", &encode(&fault)), Some(fault.clone()));
         let anyone = Fault {
             instance: None,
             ..fault
         };
-        assert_eq!(
-            Fault::decode("freeze", &anyone.encode()),
-            Some(anyone.clone())
-        );
+        assert_eq!(decode("freeze", &encode(&anyone)), Some(anyone.clone()));
         assert!(anyone.matches(FaultKind::Freeze, "app7"));
         assert!(!anyone.matches(FaultKind::CrashHolding, "app7"));
         let jump = Fault {
@@ -344,8 +181,8 @@ mod tests {
             instance: None,
             nodes: 3,
         };
-        assert_eq!(Fault::decode("clock-jump", &jump.encode()), Some(jump));
-        let older = Fault::decode("freeze", "app1|200").unwrap();
+        assert_eq!(decode("clock-jump", &encode(&jump)), Some(jump));
+        let older = decode("freeze", "app1|200").unwrap();
         assert_eq!((older.ms, older.nodes), (200, 0));
     }
 

@@ -50,7 +50,7 @@ use tokio::time::Instant;
 
 use super::pipelined::Call;
 use super::{Held, Lock, LockCx, LockError};
-use crate::tier::Tier;
+use oversell_api::tier::Tier;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under

@@ -40,8 +40,8 @@ use crate::keys::Keys;
 use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
-use crate::settings::Settings;
-use crate::tier::Tier;
+use oversell_api::settings::Settings;
+use oversell_api::tier::Tier;
 
 pub use wait::ReleaseSignals;
 

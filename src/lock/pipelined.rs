@@ -35,7 +35,7 @@ use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{Conn, StoreError};
-use crate::tier::Tier;
+use oversell_api::tier::Tier;
 
 /// A Lua script kept with its source, so that it can be sent whole inside a pipeline.
 pub struct Lua {

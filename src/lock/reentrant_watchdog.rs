@@ -29,7 +29,7 @@ use super::{riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::settings::LeaseMode;
+use oversell_api::settings::LeaseMode;
 
 static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));

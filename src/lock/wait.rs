@@ -19,7 +19,7 @@ use super::cohort::Cohorts;
 use super::sold_out::SoldOutHints;
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
-use crate::settings::WaitStrategy;
+use oversell_api::settings::WaitStrategy;
 
 /// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
 const UNKNOWN_LEASE_RECHECK: Duration = Duration::from_millis(200);

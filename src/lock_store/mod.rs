@@ -19,13 +19,10 @@ pub mod chaos;
 pub mod nodes;
 pub mod quorum;
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
 
 use crate::keys::{Keys, RELEASED_PATTERN};
 use crate::redis_pool::RedisPool;
@@ -34,100 +31,7 @@ use crate::zookeeper::ZkStore;
 /// The master name the Sentinels watch, unless `--lock-sentinel-master` says otherwise.
 pub const DEFAULT_SENTINEL_MASTER: &str = "oversell-lock";
 
-/// Which kind of lock store the instance talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum LockStoreKind {
-    /// The locks live in the resource store's Redis.
-    Shared,
-    /// One Redis of its own.
-    Single,
-    /// A primary and replica behind Sentinels.
-    Sentinel,
-    /// Independent masters for a Redlock quorum.
-    Redlock,
-}
-
-impl LockStoreKind {
-    pub fn id(self) -> &'static str {
-        match self {
-            LockStoreKind::Shared => "shared",
-            LockStoreKind::Single => "single",
-            LockStoreKind::Sentinel => "sentinel",
-            LockStoreKind::Redlock => "redlock",
-        }
-    }
-}
-
-impl fmt::Display for LockStoreKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-/// How a lock-store Redis keeps its data (AOF `appendfsync`), as `oversell up` starts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Persistence {
-    /// Nothing is written to disk: a restart comes back empty.
-    None,
-    /// An append-only file, fsynced once a second.
-    Everysec,
-    /// An append-only file, fsynced before every reply.
-    Always,
-}
-
-impl Persistence {
-    /// The `redis-server` arguments for this setting.
-    pub fn redis_args(self) -> Vec<&'static str> {
-        match self {
-            Persistence::None => vec!["--appendonly", "no", "--save", ""],
-            Persistence::Everysec => {
-                vec![
-                    "--appendonly",
-                    "yes",
-                    "--appendfsync",
-                    "everysec",
-                    "--save",
-                    "",
-                ]
-            }
-            Persistence::Always => {
-                vec![
-                    "--appendonly",
-                    "yes",
-                    "--appendfsync",
-                    "always",
-                    "--save",
-                    "",
-                ]
-            }
-        }
-    }
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Persistence::None => "none",
-            Persistence::Everysec => "everysec",
-            Persistence::Always => "always",
-        }
-    }
-}
-
-impl fmt::Display for Persistence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for Persistence {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        <Persistence as clap::ValueEnum>::from_str(s, false)
-            .map_err(|_| format!("unknown persistence `{s}`; valid: none, everysec, always"))
-    }
-}
+pub use oversell_api::{LockStoreKind, Persistence};
 
 /// The lock store of one instance. Cheap to clone.
 #[derive(Clone)]

@@ -8,74 +8,16 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::Value;
-use serde::Serialize;
 
-use super::{LockStore, LockStoreKind};
+use super::LockStore;
 use crate::keys::Keys;
 
 /// How long one node may take to answer before it is shown as down.
 const NODE_TIMEOUT: Duration = Duration::from_millis(300);
 
-#[derive(Debug, Clone, Serialize)]
-pub struct LockStoreView {
-    pub kind: LockStoreKind,
-    pub nodes: Vec<NodeView>,
-    /// Empty unless the store is behind Sentinel.
-    pub sentinels: Vec<SentinelView>,
-    /// ZooKeeper, when the instance has one (the ZooKeeper tiers' lock lives there).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub zookeeper: Option<ZooKeeperView>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ZooKeeperView {
-    pub servers: Vec<ZooKeeperServerView>,
-    /// The room's lock queue, holder first: the owner id in each node, and its czxid.
-    pub queue: Vec<ZooKeeperQueued>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ZooKeeperServerView {
-    pub addr: String,
-    /// `leader`, `follower` or `standalone` as the server says (`srvr`); `None` when it does not
-    /// serve (down, or cut off from its quorum).
-    pub mode: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ZooKeeperQueued {
-    pub owner: String,
-    pub sequence: u64,
-    pub czxid: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeView {
-    pub addr: String,
-    pub up: bool,
-    /// `primary` or `replica`, as the node says (`ROLE`); `None` when it does not answer.
-    pub role: Option<String>,
-    /// `none`, `everysec` or `always`, read from the node's own config.
-    pub persistence: Option<String>,
-    /// Whether the room's lock key (string or hash) exists on this node.
-    pub holds_lock: bool,
-    /// The lock's lease left on this node (ms; -1 = no lease).
-    pub lock_ttl_ms: Option<i64>,
-    /// The owner id in the room's lock key on this node (not for the reentrant tiers' hash):
-    /// on Redlock masters, who holds the lock where.
-    pub holder: Option<String>,
-    /// How far this node's wall clock (`TIME`) is from this instance's, in ms, rounded to
-    /// 100 ms so round-trip noise does not show: a `clock-jump` shows here.
-    pub clock_skew_ms: Option<i64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SentinelView {
-    pub addr: String,
-    pub up: bool,
-    /// The primary this Sentinel names now.
-    pub primary: Option<String>,
-}
+pub use oversell_api::state::{
+    LockStoreView, NodeView, SentinelView, ZooKeeperQueued, ZooKeeperServerView, ZooKeeperView,
+};
 
 /// Connections kept open to each node, so describing the store every tick does not open
 /// sockets. A std `Mutex`: held only to clone or replace an entry, never across `.await`.

@@ -12,9 +12,9 @@ use crate::control::Control;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};
 use crate::ground_truth;
-use crate::settings::{Settings, SettingsPatch};
 use crate::state::AppState;
-use crate::tier::Tier;
+use oversell_api::settings::{Settings, SettingsPatch};
+use oversell_api::tier::Tier;
 
 pub const MAX_STOCK: i64 = 1_000_000;
 

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::Json;
 use loadtest::http::preflight;
 use loadtest::{BurstOptions, Targets};
-use serde::{Deserialize, Serialize};
+use oversell_api::{BurstReport, BurstRequest, Via};
 
 use super::extract::{required_json, Admin, Room};
 
@@ -21,37 +21,6 @@ use crate::state::AppState;
 
 pub const MAX_BUYERS: usize = 5_000;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BurstBody {
-    buyers: usize,
-    qty: Option<u32>,
-    via: Option<Via>,
-}
-
-/// Where the buyers come from.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum Via {
-    /// Through `FLEET_URL` (nginx): real HTTP requests spread over every instance.
-    #[default]
-    Fleet,
-    /// This process only, through the same sale path as `POST /sale`.
-    Instance,
-}
-
-/// What the burst saw, by outcome.
-#[derive(Debug, Default, Serialize)]
-pub struct BurstReport {
-    pub buyers: usize,
-    pub ok: usize,
-    pub sold_out: usize,
-    pub unavailable: usize,
-    pub errors: usize,
-    pub elapsed_ms: f64,
-    pub throughput_rps: f64,
-}
-
 /// `POST /admin/burst {"buyers": N, "qty"?, "via"?}`: N buyers at once, through the fleet
 /// (default) or served by this instance alone (`"via": "instance"`).
 pub async fn burst(
@@ -60,7 +29,7 @@ pub async fn burst(
     Room(keys): Room,
     body: Bytes,
 ) -> Result<Json<BurstReport>, AppError> {
-    let body: BurstBody = required_json(&body, r#"{"buyers": 200}"#)?;
+    let body: BurstRequest = required_json(&body, r#"{"buyers": 200}"#)?;
     if !(1..=MAX_BUYERS).contains(&body.buyers) {
         return Err(AppError::BadRequest(format!(
             "buyers must be 1..={MAX_BUYERS}"

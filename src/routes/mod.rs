@@ -32,6 +32,7 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/sale", post(sale::sale))
         .route("/state", get(observe::state))
         .route("/ledger", get(observe::ledger))
+        .route("/tiers", get(observe::tiers))
         .route("/health", get(observe::health))
         .route("/metrics", get(observe::metrics))
         .route("/instances", get(observe::instances))

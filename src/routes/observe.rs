@@ -1,4 +1,4 @@
-//! Read-only endpoints: `GET /state`, `/ledger`, `/health`, `/metrics`.
+//! Read-only endpoints: `GET /state`, `/ledger`, `/tiers`, `/health`, `/metrics`.
 
 use std::time::Duration;
 
@@ -6,6 +6,7 @@ use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
+use oversell_api::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -15,6 +16,25 @@ use crate::ground_truth;
 use crate::rooms::RoomStatus;
 use crate::state::AppState;
 use crate::view::StateView;
+
+/// `GET /tiers`: every tier in the ladder's order, and what a client needs to know of each:
+/// whether its lock has a lease that runs out by itself, whether it claims mutual exclusion
+/// across instances at all, and the `oversell up` flags it needs beyond one Redis. The
+/// dashboard builds its tier picker from this, so the list is written once.
+pub async fn tiers() -> Json<Value> {
+    let tiers: Vec<Value> = Tier::ALL
+        .into_iter()
+        .map(|tier| {
+            json!({
+                "id": tier,
+                "leased": tier.leased(),
+                "excludes_across_instances": tier.excludes_across_instances(),
+                "up_flags": tier.up_flags(),
+            })
+        })
+        .collect();
+    Json(json!({ "tiers": tiers }))
+}
 
 /// `GET /state`: the room's settings and ground truth; 503 `state_lost` when the store lost
 /// the room. Reads only: a room nobody created is shown with this instance's settings.
@@ -32,7 +52,7 @@ pub async fn state(
     if status == RoomStatus::Lost {
         return Err(AppError::StateLost);
     }
-    Ok(Json(StateView::new(
+    Ok(Json(crate::view::state_view(
         &state.instance,
         &keys,
         &room,

@@ -32,8 +32,8 @@ use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::{LockStore, LockStoreKind};
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::settings::{Settings, WaitStrategy};
-use crate::tier::Tier;
+use oversell_api::settings::{Settings, WaitStrategy};
+use oversell_api::tier::Tier;
 
 // Kept with their source, so that they can ride in a pipeline with the lock's steps.
 static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));

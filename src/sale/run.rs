@@ -8,6 +8,7 @@ use super::{sell, Order, SaleCx, Sold};
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::metrics::Outcome;
+use crate::rooms::sale_error;
 use crate::state::AppState;
 
 /// Runs one sale under the room's current tier and counts it in the metrics.
@@ -21,12 +22,10 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     };
     // The scripts refuse a missing stock; whether it expired or was lost, the room knows.
     let result = match result {
-        Err(AppError::NotStocked) => Err(state
-            .rooms
-            .missing_stock(&keys)
-            .await?
-            .sale_error()
-            .unwrap_or(AppError::NotStocked)),
+        Err(AppError::NotStocked) => {
+            let status = state.rooms.missing_stock(&keys).await?;
+            Err(sale_error(status).unwrap_or(AppError::NotStocked))
+        }
         other => other,
     };
     let outcome = match &result {
@@ -52,7 +51,7 @@ async fn not_on_sale(
     stored: bool,
 ) -> Result<Option<AppError>, AppError> {
     if !stored {
-        if let Some(err) = state.rooms.status(keys).await?.sale_error() {
+        if let Some(err) = sale_error(state.rooms.status(keys).await?) {
             return Ok(Some(err));
         }
     }

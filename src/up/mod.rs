@@ -36,7 +36,7 @@ pub use fleet::{Fleet, FleetConfig};
 pub use supervisor::Instance;
 
 use crate::lock_store::{LockStoreKind, Persistence};
-use crate::tier::Tier;
+use oversell_api::tier::Tier;
 
 /// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
 const DEFAULT_LOCK_NODES: u16 = 5;

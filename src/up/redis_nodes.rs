@@ -80,7 +80,7 @@ impl ChildSpec for RedisNodeSpec {
             // A replica that lost its primary syncs again at once, not after Redis' default
             // 5 s wait for more replicas to share the snapshot.
             .args(["--repl-diskless-sync-delay", "0"])
-            .args(self.persistence.redis_args())
+            .args(persistence_args(self.persistence))
             .arg("--dir")
             .arg(&self.dir)
             // Its own log in its data dir: a Redis' start-up banner is noise in `up`'s output.
@@ -366,4 +366,15 @@ async fn query<T: redis::FromRedisValue>(port: u16, cmd: &mut redis::Cmd) -> Opt
         .await
         .ok()
         .flatten()
+}
+
+/// The `redis-server` arguments for a persistence setting: an append-only file fsynced as
+/// asked, never RDB snapshots.
+fn persistence_args(persistence: Persistence) -> Vec<&'static str> {
+    let fsync = match persistence {
+        Persistence::None => return vec!["--appendonly", "no", "--save", ""],
+        Persistence::Everysec => "everysec",
+        Persistence::Always => "always",
+    };
+    vec!["--appendonly", "yes", "--appendfsync", fsync, "--save", ""]
 }

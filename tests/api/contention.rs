@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use oversell::tier::Tier;
+use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

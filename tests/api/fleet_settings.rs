@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use oversell_api::Tier;
 use reqwest::Method;
 use serde_json::json;
 
@@ -60,4 +61,28 @@ async fn metrics_count_sales_per_tier_and_instance() {
     );
     assert!(text.contains(r#"oversell_sold_out_total{tier="lua-release",instance="app1"} 1"#));
     assert!(text.contains("oversell_lock_wait_seconds_bucket"));
+}
+
+/// The dashboard builds its tier picker from `GET /tiers`: every tier of the API crate, in
+/// the ladder's order, with what the dashboard marks (a lease that runs out by itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tier_list_is_served_from_the_one_written_in_the_api_crate() {
+    let fleet = spawn_fleet(1).await;
+    let listed: serde_json::Value = fleet
+        .client
+        .get(format!("{}/tiers", fleet.url(0)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tiers = listed["tiers"].as_array().expect("tiers");
+    let ids: Vec<&str> = tiers.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, Tier::ALL.map(Tier::id));
+    for (tier, listed) in Tier::ALL.iter().zip(tiers) {
+        assert_eq!(listed["leased"], tier.leased(), "{tier}");
+        assert_eq!(listed["up_flags"], json!(tier.up_flags()), "{tier}");
+    }
+    assert_eq!(tiers[0]["excludes_across_instances"], false);
 }

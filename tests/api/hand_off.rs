@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{Admin, Targets};
+use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -264,14 +265,14 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
         instances: 3,
         spare: None,
     };
-    let chapters = CATALOG
-        .iter()
-        .filter(|s| !s.store.is_special() && !["none", "local", "atomic-deduct"].contains(&s.tier));
+    let chapters = CATALOG.iter().filter(|s| {
+        !s.store.is_special() && ![Tier::None, Tier::Local, Tier::AtomicDeduct].contains(&s.tier)
+    });
     let mut failures = Vec::new();
     let mut freezes = 0;
     for chapter in chapters {
         let mut scenario = chapter.clone();
-        scenario.wait = "cohort:4";
+        scenario.wait = WaitStrategy::Cohort { passes: 4 };
         let run = runner.run(&scenario).await.expect(scenario.id);
         let seen = crate::helpers::verdicts_line(&run);
         eprintln!(
@@ -283,7 +284,11 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
         if !run.passed {
             failures.push(format!("{}: {}", run.id, seen));
         }
-        if scenario.fault.is_some_and(|f| f.kind == "freeze") {
+        if scenario
+            .fault
+            .as_ref()
+            .is_some_and(|f| f.kind == FaultKind::Freeze)
+        {
             freezes += 1;
         }
     }

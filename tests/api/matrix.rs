@@ -2,6 +2,7 @@
 //! oversell, the safe ones do not, and the buyers' own count of 200s equals the ledger's order
 //! count for every tier.
 
+use oversell_api::Tier;
 use serde_json::Value;
 
 use crate::helpers::{spawn_fleet, TOKEN};
@@ -42,10 +43,14 @@ async fn the_matrix_shows_unsafe_tiers_overselling_and_safe_tiers_holding_the_st
     let tiers: Vec<&str> = rows.iter().map(|r| r["tier"].as_str().unwrap()).collect();
     // This fleet has neither Redlock masters nor ZooKeeper: those tiers are skipped, each
     // with the `oversell up` flags that would run it.
-    let needs_more: Vec<&str> = loadtest::matrix::STORE_TIERS.map(|(t, _)| t).to_vec();
-    let runnable: Vec<&str> = loadtest::matrix::ALL_TIERS
+    let needs_more: Vec<Tier> = Tier::ALL
+        .into_iter()
+        .filter(|t| t.up_flags().is_some())
+        .collect();
+    let runnable: Vec<&str> = Tier::ALL
         .into_iter()
         .filter(|t| !needs_more.contains(t))
+        .map(Tier::id)
         .collect();
     assert_eq!(tiers, runnable);
     let skipped = report["skipped"].as_array().expect("skipped");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::redis_server::RedisServer;
-use oversell::tier::Tier;
+use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

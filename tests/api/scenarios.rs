@@ -5,8 +5,8 @@
 use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{Admin, Targets};
 use oversell::lock_store::{LockStoreKind, Persistence};
-use oversell::tier::Tier;
 use oversell::up::fleet::{Fleet, FleetConfig};
+use oversell_api::tier::Tier;
 
 pub const TOKEN: &str = "curriculum-token";
 

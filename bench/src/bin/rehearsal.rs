@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use clap::Parser;
 use loadtest::{burst, BurstOptions, RunStats};
+use oversell_api::{SettingsPatch, Tier};
 use oversell_bench::{wait_until, Dashboard, Fleet};
-use serde_json::{json, Value};
 
 #[derive(Parser)]
 #[command(
@@ -40,16 +40,16 @@ struct Args {
 }
 
 /// Safe tiers, dealt round robin over the rooms.
-const TIERS: [&str; 4] = [
-    "lua-release",
-    "reentrant-watchdog",
-    "fenced",
-    "atomic-deduct",
+const TIERS: [Tier; 4] = [
+    Tier::LuaRelease,
+    Tier::ReentrantWatchdog,
+    Tier::Fenced,
+    Tier::AtomicDeduct,
 ];
 
 struct RoomRun {
     room: String,
-    tier: &'static str,
+    tier: Tier,
     stock: i64,
     stats: RunStats,
     bursts: usize,
@@ -77,7 +77,10 @@ async fn main() -> anyhow::Result<()> {
     for (i, room) in (0..args.rooms).map(|i| (i, format!("class-{i:02}"))) {
         let admin = fleet.admin(&room)?;
         admin
-            .set_config(json!({ "tier": TIERS[i % TIERS.len()] }))
+            .set_config(&SettingsPatch {
+                tier: Some(TIERS[i % TIERS.len()]),
+                ..SettingsPatch::default()
+            })
             .await?;
         admin.reset(stock).await?;
         dashboards.push(Dashboard::open(&fleet.url, &room)?);
@@ -135,7 +138,7 @@ async fn main() -> anyhow::Result<()> {
         "room      tier                 sent   200   5xx  orders  stock  oversold lost overlaps"
     );
     for run in &results {
-        let state: Value = fleet.admin(&run.room)?.state().await?;
+        let state = fleet.admin(&run.room)?.state().await?;
         let ok = run.stats.status(200) as i64;
         let five = run
             .stats
@@ -145,7 +148,7 @@ async fn main() -> anyhow::Result<()> {
             .sum::<u64>()
             + run.stats.conn_errors
             + run.stats.timeouts;
-        let figure = |name: &str| state[name].as_i64().unwrap_or(i64::MIN);
+        let figure = |name: &str| state.truth.figure(name).unwrap_or(i64::MIN);
         println!(
             "{:<9} {:<18} {:>6} {:>5} {:>5} {:>7} {:>6} {:>9} {:>4} {:>8}",
             run.room,
@@ -167,7 +170,10 @@ async fn main() -> anyhow::Result<()> {
             && figure("overlaps") == 0
             && run.stats.sent() == (run.bursts * args.buyers) as u64;
         if !exact {
-            failures.push(format!("{}: ground truth not exact: {state}", run.room));
+            failures.push(format!(
+                "{}: ground truth not exact: {:?}",
+                run.room, state.truth
+            ));
         }
         if five > 0 {
             failures.push(format!(

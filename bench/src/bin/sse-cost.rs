@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use clap::Parser;
 use loadtest::{fire, Load, Model, Progress, RequestSpec, Stop};
+use oversell_api::{SettingsPatch, Tier};
 use oversell_bench::{median, redis_calls, used_memory, wait_until, Dashboard, Fleet};
-use serde_json::json;
 
 #[derive(Parser)]
 #[command(about = "Sale throughput with and without dashboards open on a long-ledger room")]
@@ -42,7 +42,7 @@ struct Args {
     connections: usize,
     /// The tier sold under while measuring.
     #[arg(long, default_value = "lua-release")]
-    tier: String,
+    tier: Tier,
 }
 
 const ROOM: &str = "dashboards";
@@ -58,7 +58,12 @@ async fn main() -> anyhow::Result<()> {
 
     // A long ledger, filled fast by the lock-free tier.
     admin.reset(1_000_000).await?;
-    admin.set_config(json!({ "tier": "atomic-deduct" })).await?;
+    admin
+        .set_config(&SettingsPatch {
+            tier: Some(Tier::AtomicDeduct),
+            ..SettingsPatch::default()
+        })
+        .await?;
     let fill = Load {
         model: Model::Closed {
             stop: Stop::Requests(args.orders),
@@ -69,15 +74,19 @@ async fn main() -> anyhow::Result<()> {
     };
     let filled = fire(&targets, &fill, &Progress::hidden()).await;
     let state = admin.state().await?;
-    if state["orders"].as_u64() != Some(args.orders) {
+    if state.truth.orders != args.orders as i64 {
         bail!(
             "filling the ledger: {} orders, {} sales answered 200",
-            state["orders"],
+            state.truth.orders,
             filled.status(200)
         );
     }
     admin
-        .set_config(json!({ "tier": args.tier, "business_ms": 2 }))
+        .set_config(&SettingsPatch {
+            tier: Some(args.tier),
+            business_ms: Some(2),
+            ..SettingsPatch::default()
+        })
         .await?;
     println!(
         "room `{ROOM}`: {} orders in the ledger, tier {}",
@@ -195,7 +204,7 @@ async fn main() -> anyhow::Result<()> {
     );
     println!(
         "ledger: {} orders (each ~0.25 KB of the memory growth), oversold {}, lost updates {}; non-200 answers while measuring: {errors}",
-        state["orders"], state["oversold"], state["lost_updates"]
+        state.truth.orders, state.truth.oversold, state.truth.lost_updates
     );
     let ok = ratio >= 0.9;
     let verdict = if ok { "PASS" } else { "FAIL" };

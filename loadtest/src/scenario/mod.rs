@@ -13,53 +13,28 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use http::Method;
+use oversell_api::{
+    BurstReport, BurstRequest, LeaseMode, LockStoreKind, Persistence, SettingsPatch, StateView,
+    Tier, WaitStrategy,
+};
 use serde::Serialize;
-use serde_json::{json, Value};
 
-use crate::admin::{field, Admin};
+pub use oversell_api::{Fault, FaultKind, Via};
+
+use crate::admin::Admin;
 use crate::target::Targets;
 use crate::worker::{burst, BurstOptions};
 
 pub use catalog::{find, CATALOG};
-
-/// Where the buyers come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Via {
-    /// Through the targets (nginx): buyers spread over every instance.
-    Fleet,
-    /// `POST /admin/burst` on one instance: every buyer served by that one process.
-    OneInstance,
-}
-
-/// A fault armed before the load, for the next holder on any instance.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Fault {
-    pub kind: &'static str,
-    pub ms: u64,
-    /// How many Redlock masters it strikes (`node-down`, `clock-jump`); 0: the fault's default.
-    pub nodes: u32,
-}
-
-impl Fault {
-    pub const fn new(kind: &'static str, ms: u64) -> Fault {
-        Fault { kind, ms, nodes: 0 }
-    }
-
-    /// A fault on `nodes` Redlock masters.
-    pub const fn on_nodes(kind: &'static str, ms: u64, nodes: u32) -> Fault {
-        Fault { kind, ms, nodes }
-    }
-}
 
 /// What a scenario needs of the fleet's lock store (`oversell up --lock-store …`), and the
 /// replica sync (`sync_replicas`) it runs with.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct StoreSetup {
     /// `None`: any lock store; else `single`, `sentinel` or `redlock`.
-    pub lock_store: Option<&'static str>,
-    /// The persistence its Redis must have (`none`, `everysec`, `always`); `None`: any.
-    pub persistence: Option<&'static str>,
+    pub lock_store: Option<LockStoreKind>,
+    /// The persistence its Redis must have; `None`: any.
+    pub persistence: Option<Persistence>,
     pub sync_replicas: u32,
     /// ZooKeeper servers it needs beside the lock store (0: none).
     pub zookeeper: u32,
@@ -89,16 +64,16 @@ impl StoreSetup {
 
     pub const fn sentinel(sync_replicas: u32) -> StoreSetup {
         StoreSetup {
-            lock_store: Some("sentinel"),
+            lock_store: Some(LockStoreKind::Sentinel),
             persistence: None,
             sync_replicas,
             zookeeper: 0,
         }
     }
 
-    pub const fn single(persistence: &'static str) -> StoreSetup {
+    pub const fn single(persistence: Persistence) -> StoreSetup {
         StoreSetup {
-            lock_store: Some("single"),
+            lock_store: Some(LockStoreKind::Single),
             persistence: Some(persistence),
             sync_replicas: 0,
             zookeeper: 0,
@@ -106,9 +81,9 @@ impl StoreSetup {
     }
 
     /// Redlock masters; `persistence` `None`: any.
-    pub const fn redlock(persistence: Option<&'static str>) -> StoreSetup {
+    pub const fn redlock(persistence: Option<Persistence>) -> StoreSetup {
         StoreSetup {
-            lock_store: Some("redlock"),
+            lock_store: Some(LockStoreKind::Redlock),
             persistence,
             sync_replicas: 0,
             zookeeper: 0,
@@ -133,16 +108,18 @@ impl StoreSetup {
     }
 
     /// Why a fleet whose `/state` is `state` cannot run this, if it cannot.
-    pub fn misfit(&self, state: &Value) -> Option<String> {
-        let store = &state["lock_store"];
-        let kind = store["kind"].as_str().unwrap_or("shared");
-        let persistence = store["nodes"][0]["persistence"].as_str().unwrap_or("?");
-        let servers = store["zookeeper"]["servers"]
-            .as_array()
-            .map_or(0, |s| s.len() as u32);
+    pub fn misfit(&self, state: &StateView) -> Option<String> {
+        let store = &state.lock_store;
+        let kind = store.kind;
+        let persistence = store.nodes.first().and_then(|n| n.persistence.as_deref());
+        let servers = store
+            .zookeeper
+            .as_ref()
+            .map_or(0, |z| z.servers.len() as u32);
         let fits = self.lock_store.is_none_or(|k| k == kind)
-            && self.persistence.is_none_or(|p| p == persistence)
+            && self.persistence.is_none_or(|p| Some(p.id()) == persistence)
             && servers >= self.zookeeper;
+        let persistence = persistence.unwrap_or("?");
         (!fits).then(|| {
             format!(
                 "needs a fleet started with `oversell up {}`; this one's lock store is \
@@ -220,13 +197,13 @@ pub enum Expect {
 #[derive(Debug, Clone, Serialize)]
 pub struct Scenario {
     pub id: &'static str,
-    pub tier: &'static str,
+    pub tier: Tier,
     pub ttl_ms: u64,
     pub business_ms: u64,
-    pub wait: &'static str,
+    pub wait: WaitStrategy,
     pub wait_deadline_ms: u64,
-    /// `watchdog` or `fixed`: whether the reentrant tiers renew their lease.
-    pub lease: &'static str,
+    /// Whether the reentrant tiers renew their lease.
+    pub lease: LeaseMode,
     pub fault: Option<Fault>,
     pub stock: i64,
     pub buyers: usize,
@@ -243,16 +220,17 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    fn settings(&self) -> Value {
-        json!({
-            "tier": self.tier,
-            "ttl_ms": self.ttl_ms,
-            "business_ms": self.business_ms,
-            "wait": self.wait,
-            "wait_deadline_ms": self.wait_deadline_ms,
-            "sync_replicas": self.store.sync_replicas,
-            "lease": self.lease,
-        })
+    fn settings(&self) -> SettingsPatch {
+        SettingsPatch {
+            tier: Some(self.tier),
+            ttl_ms: Some(self.ttl_ms),
+            business_ms: Some(self.business_ms),
+            wait: Some(self.wait),
+            wait_deadline_ms: Some(self.wait_deadline_ms),
+            sync_replicas: Some(self.store.sync_replicas),
+            sync_timeout_ms: None,
+            lease: Some(self.lease),
+        }
     }
 
     /// The expectation in words.
@@ -281,7 +259,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct ScenarioRun {
     pub id: &'static str,
-    pub tier: &'static str,
+    pub tier: Tier,
     pub passed: bool,
     pub expectation: String,
     pub verdicts: Vec<Verdict>,
@@ -300,22 +278,6 @@ pub struct Runner<'a> {
     /// side, which would otherwise crash under its own runner.
     pub spare: Option<String>,
 }
-
-/// The ground-truth figures a check may name.
-const FIGURES: [&str; 12] = [
-    "lost_releases",
-    "store_faults",
-    "stock",
-    "orders",
-    "items_sold",
-    "oversold",
-    "lost_updates",
-    "overlaps",
-    "foreign_releases",
-    "stale_writes_rejected",
-    "lock_timeouts",
-    "initial_stock",
-];
 
 /// The load's own counts, kept beside the ground truth.
 #[derive(Debug, Default, Clone, Copy)]
@@ -346,21 +308,23 @@ impl Runner<'_> {
         let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
         let baseline = match needs_baseline {
             true => {
-                let mut reference = scenario.settings();
-                reference["tier"] = json!("lua-release");
+                let reference = SettingsPatch {
+                    tier: Some(Tier::LuaRelease),
+                    ..scenario.settings()
+                };
                 self.prepare(scenario, reference).await?;
                 Some(self.fire(scenario).await?.throughput)
             }
             false => None,
         };
         self.prepare(scenario, scenario.settings()).await?;
-        if let Some(fault) = scenario.fault {
+        if let Some(fault) = &scenario.fault {
             self.arm(fault).await?;
         }
         let fired = self.fire(scenario).await?;
         let state = self.admin.state().await?;
-        for name in FIGURES {
-            figures.insert(name.to_owned(), field(&state, name)? as f64);
+        for (name, value) in state.truth.figures() {
+            figures.insert(name.to_owned(), value as f64);
         }
         figures.insert("sent_ok".into(), fired.ok);
         figures.insert("sent_sold_out".into(), fired.sold_out);
@@ -408,13 +372,13 @@ impl Runner<'_> {
         })
     }
 
-    async fn prepare(&self, scenario: &Scenario, settings: Value) -> anyhow::Result<()> {
+    async fn prepare(&self, scenario: &Scenario, settings: SettingsPatch) -> anyhow::Result<()> {
         self.disarm().await?;
         if scenario.store.is_special() {
             self.wait_store_healthy().await?;
         }
         self.admin.reset(scenario.stock).await?;
-        let applied = self.admin.set_config(settings).await?;
+        let applied = self.admin.set_config(&settings).await?;
         self.admin
             .wait_for_settings(&applied, self.instances, Duration::from_secs(10))
             .await
@@ -434,38 +398,34 @@ impl Runner<'_> {
     async fn wait_store_healthy(&self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let state = self.admin.state().await?;
-            let store = &state["lock_store"];
-            let nodes = store["nodes"].as_array().cloned().unwrap_or_default();
+            let store = self.admin.state().await?.lock_store;
+            let nodes = &store.nodes;
             let primaries: Vec<&str> = nodes
                 .iter()
-                .filter(|n| n["role"] == "primary")
-                .filter_map(|n| n["addr"].as_str())
+                .filter(|n| n.role.as_deref() == Some("primary"))
+                .map(|n| n.addr.as_str())
                 .collect();
-            let independent = store["kind"] == "redlock";
+            let independent = store.kind == LockStoreKind::Redlock;
             // Every ZooKeeper server serving (standalone, or a leader and followers).
-            let zookeeper_up = store["zookeeper"]["servers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .all(|s| s["mode"].is_string());
+            let zookeeper_up = store
+                .zookeeper
+                .iter()
+                .flat_map(|z| &z.servers)
+                .all(|s| s.mode.is_some());
             let healthy = zookeeper_up
                 && !nodes.is_empty()
-                && nodes.iter().all(|n| n["up"] == true)
+                && nodes.iter().all(|n| n.up)
                 && (primaries.len() == 1 || independent && primaries.len() == nodes.len())
-                && store["sentinels"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .all(|s| {
-                        s["up"] == true && s["primary"].as_str() == primaries.first().copied()
-                    });
+                && store
+                    .sentinels
+                    .iter()
+                    .all(|s| s.up && s.primary.as_deref() == primaries.first().copied());
             if healthy {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(anyhow!(
-                    "the lock store did not recover within 30 s: {store}"
+                    "the lock store did not recover within 30 s: {store:?}"
                 ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -474,11 +434,8 @@ impl Runner<'_> {
 
     /// Arms the fault and waits until every instance holds it: an instance that has not heard
     /// of it would not fire it.
-    async fn arm(&self, fault: Fault) -> anyhow::Result<()> {
-        let mut body = json!({ "kind": fault.kind, "ms": fault.ms });
-        if fault.nodes > 0 {
-            body["nodes"] = json!(fault.nodes);
-        }
+    async fn arm(&self, fault: &Fault) -> anyhow::Result<()> {
+        let mut fault = fault.clone();
         if let Some(spare) = &self.spare {
             let listed = self.admin.request(Method::GET, "/instances", None).await?;
             let target = listed["instances"]
@@ -488,19 +445,21 @@ impl Runner<'_> {
                 .filter_map(|i| i["instance"].as_str())
                 .find(|id| id != spare)
                 .ok_or_else(|| anyhow!("no instance other than {spare} to take the fault"))?;
-            body["instance"] = json!(target);
+            fault.instance = Some(target.to_owned());
         }
         self.admin
-            .request(Method::POST, "/admin/faults", Some(body))
+            .request(
+                Method::POST,
+                "/admin/faults",
+                Some(serde_json::to_value(&fault)?),
+            )
             .await?;
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut armed: BTreeMap<String, bool> = BTreeMap::new();
         loop {
             for target in self.targets.iter() {
                 let state = self.admin.state_of(target).await?;
-                let instance = state["instance"].as_str().unwrap_or_default().to_owned();
-                let knows = state["faults"].as_array().is_some_and(|f| !f.is_empty());
-                armed.insert(instance, knows);
+                armed.insert(state.instance, !state.faults.is_empty());
             }
             if armed.len() >= self.instances && armed.values().all(|k| *k) {
                 return Ok(());
@@ -535,25 +494,32 @@ impl Runner<'_> {
                     max_ms: stats.max_ms(),
                 })
             }
-            Via::OneInstance => {
-                let report = self
+            Via::Instance => {
+                let request = BurstRequest {
+                    buyers: scenario.buyers,
+                    qty: None,
+                    via: Some(Via::Instance),
+                };
+                let reply = self
                     .admin
                     .clone()
                     .with_timeout(limit)
                     .request(
                         Method::POST,
                         "/admin/burst",
-                        Some(json!({ "buyers": scenario.buyers, "via": "instance" })),
+                        Some(serde_json::to_value(&request)?),
                     )
                     .await?;
-                let n = |k: &str| report[k].as_f64().unwrap_or(0.0);
+                let report: BurstReport = serde_json::from_value(reply)
+                    .context("POST /admin/burst did not answer a burst report")?;
                 Ok(Fired {
-                    ok: n("ok"),
-                    sold_out: n("sold_out"),
-                    unavailable: n("unavailable"),
-                    other: n("errors"),
-                    throughput: n("throughput_rps"),
-                    max_ms: n("elapsed_ms"),
+                    ok: report.ok as f64,
+                    sold_out: report.sold_out as f64,
+                    unavailable: report.unavailable as f64,
+                    other: report.errors as f64,
+                    throughput: report.throughput_rps,
+                    // The buyers start together: the last answer is the slowest buyer's.
+                    max_ms: report.elapsed_ms,
                 })
             }
         }
@@ -579,10 +545,10 @@ impl Runner<'_> {
     async fn judge_deadlock(
         &self,
         scenario: &Scenario,
-        state: &Value,
+        state: &StateView,
         fired: &Fired,
     ) -> anyhow::Result<Vec<Verdict>> {
-        let lock_ttl = state["lock"]["ttl_ms"].as_i64();
+        let lock_ttl = state.truth.lock.ttl_ms;
         let mut verdicts = vec![verdict(
             "lock held with no TTL (ttl_ms == -1)",
             lock_ttl.unwrap_or(-2) as f64,
@@ -632,9 +598,9 @@ impl Runner<'_> {
 }
 
 /// Recovery after a dead holder's lease: the burst stalled for about a lease, then sold.
-fn judge_recovery(scenario: &Scenario, state: &Value, fired: &Fired) -> Vec<Verdict> {
+fn judge_recovery(scenario: &Scenario, state: &StateView, fired: &Fired) -> Vec<Verdict> {
     let stalled = fired.max_ms >= 0.8 * scenario.ttl_ms as f64;
-    let sold = field(state, "orders").unwrap_or(0) as f64;
+    let sold = state.truth.orders as f64;
     vec![
         verdict(
             "a buyer waited about a lease (max latency ms)",

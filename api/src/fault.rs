@@ -1,0 +1,222 @@
+//! The faults an instructor can arm: what each strikes, and an armed fault as `/state` lists
+//! it and `POST /admin/faults` takes it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::LockStoreKind;
+
+/// Where and how a fault strikes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// The holder's process aborts inside the critical section, after reading the stock.
+    CrashHolding,
+    /// `setnx-expire` only: the process aborts after `SETNX`, before `EXPIRE`.
+    CrashBeforeExpire,
+    /// `uuid-owner` only: a pause of `ms` between the `GET` that saw our value and the `DEL`.
+    ReleaseGap,
+    /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
+    /// writing it, then resumes (SIGCONT from a helper process).
+    Freeze,
+    /// Lock store `sentinel` only: the next holder's lock is written while the primary's
+    /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
+    /// which never saw the lock.
+    Failover,
+    /// Lock store `single` only: the store's Redis is killed right after the next acquire and
+    /// restarted by its supervisor with its persistence setting.
+    LockStoreRestart,
+    /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
+    /// down for `ms`.
+    NodeDown,
+    /// Lock store `redlock` only: the next holder's lock stands on a bare majority (the rest
+    /// are cut off by a one-second crash during its acquire), and right after the acquire one
+    /// master that granted it is killed and restarted with its persistence setting: the
+    /// restart-without-fsync case of the Redlock debate.
+    NodeRestart,
+    /// Lock store `redlock` only: right after the next acquire, the wall clock of `nodes`
+    /// masters that granted it (default: a majority) jumps `ms` forward, so the lock expires
+    /// there early.
+    ClockJump,
+    /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
+    /// killed and stay down for `ms`.
+    ZkNodeDown,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 10] = [
+        FaultKind::CrashHolding,
+        FaultKind::CrashBeforeExpire,
+        FaultKind::ReleaseGap,
+        FaultKind::Freeze,
+        FaultKind::Failover,
+        FaultKind::LockStoreRestart,
+        FaultKind::NodeDown,
+        FaultKind::NodeRestart,
+        FaultKind::ClockJump,
+        FaultKind::ZkNodeDown,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            FaultKind::CrashHolding => "crash-holding",
+            FaultKind::CrashBeforeExpire => "crash-before-expire",
+            FaultKind::ReleaseGap => "release-gap",
+            FaultKind::Freeze => "freeze",
+            FaultKind::Failover => "failover",
+            FaultKind::LockStoreRestart => "lock-store-restart",
+            FaultKind::NodeDown => "node-down",
+            FaultKind::NodeRestart => "node-restart",
+            FaultKind::ClockJump => "clock-jump",
+            FaultKind::ZkNodeDown => "zk-node-down",
+        }
+    }
+
+    /// The lock store a fault needs, when it strikes the store itself.
+    pub fn needs_lock_store(self) -> Option<LockStoreKind> {
+        match self {
+            FaultKind::Failover => Some(LockStoreKind::Sentinel),
+            FaultKind::LockStoreRestart => Some(LockStoreKind::Single),
+            FaultKind::NodeDown | FaultKind::NodeRestart | FaultKind::ClockJump => {
+                Some(LockStoreKind::Redlock)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the fault strikes ZooKeeper's servers.
+    pub fn needs_zookeeper(self) -> bool {
+        self == FaultKind::ZkNodeDown
+    }
+
+    /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
+    /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
+    pub fn strikes_lock_store(self) -> bool {
+        self.needs_lock_store().is_some() || self.needs_zookeeper()
+    }
+
+    /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
+    pub fn takes_ms(self) -> bool {
+        matches!(
+            self,
+            FaultKind::ReleaseGap
+                | FaultKind::Freeze
+                | FaultKind::NodeDown
+                | FaultKind::ClockJump
+                | FaultKind::ZkNodeDown
+        )
+    }
+
+    /// Whether the fault strikes a number of servers (`nodes`): Redlock masters, or
+    /// ZooKeeper servers.
+    pub fn takes_nodes(self) -> bool {
+        matches!(
+            self,
+            FaultKind::NodeDown | FaultKind::ClockJump | FaultKind::ZkNodeDown
+        )
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for FaultKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        FaultKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| {
+                let valid: Vec<_> = FaultKind::ALL.iter().map(|k| k.id()).collect();
+                format!("unknown fault `{s}`; valid faults: {}", valid.join(", "))
+            })
+    }
+}
+
+/// An armed fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Duration for `release-gap`, `freeze` and `node-down`, the jump of `clock-jump`; 0
+    /// otherwise.
+    pub ms: u64,
+    /// The instance it targets; `None` = the next holder anywhere.
+    pub instance: Option<String>,
+    /// How many Redlock masters `node-down` and `clock-jump` strike; 0 = their default.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nodes: u32,
+}
+
+impl Fault {
+    /// A fault for the next holder on any instance.
+    pub const fn new(kind: FaultKind, ms: u64) -> Fault {
+        Fault {
+            kind,
+            ms,
+            instance: None,
+            nodes: 0,
+        }
+    }
+
+    /// A fault on `nodes` servers of the lock store (Redlock masters, ZooKeeper servers).
+    pub const fn on_nodes(kind: FaultKind, ms: u64, nodes: u32) -> Fault {
+        Fault {
+            kind,
+            ms,
+            instance: None,
+            nodes,
+        }
+    }
+
+    /// Whether this armed fault is for `kind` at `instance` (its own, or the next holder
+    /// anywhere).
+    pub fn matches(&self, kind: FaultKind, instance: &str) -> bool {
+        self.kind == kind && self.instance.as_deref().is_none_or(|i| i == instance)
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_and_an_unknown_one_lists_them() {
+        for kind in FaultKind::ALL {
+            assert_eq!(kind.id().parse::<FaultKind>(), Ok(kind));
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{kind}\""));
+        }
+        let err = "meteor".parse::<FaultKind>().unwrap_err();
+        assert!(
+            err.contains("crash-holding") && err.contains("zk-node-down"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_fault_for_anyone_matches_every_instance_of_its_kind() {
+        let anyone = Fault {
+            kind: FaultKind::Freeze,
+            ms: 100,
+            instance: None,
+            nodes: 0,
+        };
+        assert!(anyone.matches(FaultKind::Freeze, "app7"));
+        assert!(!anyone.matches(FaultKind::CrashHolding, "app7"));
+        let mine = Fault {
+            instance: Some("app1".into()),
+            ..anyone
+        };
+        assert!(mine.matches(FaultKind::Freeze, "app1"));
+        assert!(!mine.matches(FaultKind::Freeze, "app2"));
+    }
+}

@@ -1,0 +1,126 @@
+//! Where the locks live: the kind of lock store an instance talks to, and how a lock-store
+//! Redis keeps its data.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Which kind of lock store the instance talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum LockStoreKind {
+    /// The locks live in the resource store's Redis.
+    Shared,
+    /// One Redis of its own.
+    Single,
+    /// A primary and replica behind Sentinels.
+    Sentinel,
+    /// Independent masters for a Redlock quorum.
+    Redlock,
+}
+
+impl LockStoreKind {
+    pub const ALL: [LockStoreKind; 4] = [
+        LockStoreKind::Shared,
+        LockStoreKind::Single,
+        LockStoreKind::Sentinel,
+        LockStoreKind::Redlock,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            LockStoreKind::Shared => "shared",
+            LockStoreKind::Single => "single",
+            LockStoreKind::Sentinel => "sentinel",
+            LockStoreKind::Redlock => "redlock",
+        }
+    }
+}
+
+impl fmt::Display for LockStoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for LockStoreKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        LockStoreKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| {
+                format!("unknown lock store `{s}`; valid: shared, single, sentinel, redlock")
+            })
+    }
+}
+
+/// How a lock-store Redis keeps its data (AOF `appendfsync`), as `oversell up` starts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistence {
+    /// Nothing is written to disk: a restart comes back empty.
+    None,
+    /// An append-only file, fsynced once a second.
+    Everysec,
+    /// An append-only file, fsynced before every reply.
+    Always,
+}
+
+impl Persistence {
+    pub const ALL: [Persistence; 3] = [
+        Persistence::None,
+        Persistence::Everysec,
+        Persistence::Always,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Persistence::None => "none",
+            Persistence::Everysec => "everysec",
+            Persistence::Always => "always",
+        }
+    }
+}
+
+impl fmt::Display for Persistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Persistence {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Persistence::ALL
+            .into_iter()
+            .find(|p| p.id() == s)
+            .ok_or_else(|| format!("unknown persistence `{s}`; valid: none, everysec, always"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_text_and_json() {
+        for kind in LockStoreKind::ALL {
+            assert_eq!(kind.id().parse::<LockStoreKind>(), Ok(kind));
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{kind}\""));
+        }
+        for p in Persistence::ALL {
+            assert_eq!(p.id().parse::<Persistence>(), Ok(p));
+            assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{p}\""));
+        }
+        assert!("raft"
+            .parse::<LockStoreKind>()
+            .unwrap_err()
+            .contains("sentinel"));
+    }
+}
