@@ -81,9 +81,7 @@ pub struct ServeArgs {
     #[arg(long, env = "INSTANCE_ID")]
     pub instance_id: Option<String>,
 
-    /// Lock tier a room starts with when Redis has none stored yet. One of: none, local, setnx,
-    /// setnx-expire, atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, redlock,
-    /// atomic-deduct.
+    /// Lock tier a room starts with when Redis has none stored yet.
     #[arg(long = "lock-tier", env = "LOCK_TIER", default_value = "lua-release")]
     pub tier: Tier,
 

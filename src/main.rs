@@ -33,6 +33,10 @@ fn main() {
             if line.ends_with(':') {
                 line = format!("{line} {}", lines.next().unwrap_or_default());
             }
+            // A bad value of an enum flag: the valid ones on the same line.
+            if let Some(valid) = lines.find(|l| l.starts_with("[possible values:")) {
+                line = format!("{line} {valid}");
+            }
             eprintln!("{line}");
             std::process::exit(2);
         }

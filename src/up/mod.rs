@@ -95,9 +95,7 @@ pub struct UpArgs {
     #[arg(long, value_enum)]
     pub lock_persistence: Option<Persistence>,
 
-    /// Lock tier the fleet starts with. One of: none, local, setnx, setnx-expire,
-    /// atomic-expiry, uuid-owner, lua-release, reentrant-watchdog, fenced, redlock,
-    /// atomic-deduct.
+    /// Lock tier the fleet starts with.
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
     pub tier: Tier,
 
