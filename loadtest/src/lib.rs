@@ -75,6 +75,7 @@ async fn run(args: cli::RunArgs) -> anyhow::Result<String> {
     let progress = Progress::new(load.requests(), !args.target.quiet);
     let stats = fire(&targets, &load, &progress).await;
     progress.finish();
+    let stats = stats?;
     Ok(match args.json {
         true => report::run_json(&targets, &load, &stats),
         false => report::run_text(&targets, &load, &stats),

@@ -213,7 +213,7 @@ pub async fn run_matrix(
             .wait_for_settings(&settings, options.instances, options.switch_limit)
             .await
             .with_context(|| format!("switching to {tier}"))?;
-        let stats = fire(targets, &load, progress).await;
+        let stats = fire(targets, &load, progress).await?;
         progress.end_run(stats.sent());
         let state = admin.state().await?;
         rows.push(MatrixRow::new(tier, &stats, &state)?);

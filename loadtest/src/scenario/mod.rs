@@ -522,7 +522,7 @@ impl Runner<'_> {
                     timeout: limit,
                     ..BurstOptions::default()
                 };
-                let stats = burst(self.targets, scenario.buyers, &options).await;
+                let stats = burst(self.targets, scenario.buyers, &options).await?;
                 Ok(Fired {
                     ok: stats.status(200) as f64,
                     sold_out: stats.status(409) as f64,
@@ -591,7 +591,7 @@ impl Runner<'_> {
         // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
-        let (sold, refused) = self.probe(5).await;
+        let (sold, refused) = self.probe(5).await?;
         verdicts.push(verdict(
             "still stalled after 2 × TTL (sold of 5)",
             sold,
@@ -610,7 +610,7 @@ impl Runner<'_> {
             ),
         );
         self.admin.reset(scenario.stock).await?;
-        let (sold, _) = self.probe(5).await;
+        let (sold, _) = self.probe(5).await?;
         verdicts.push(verdict(
             "after reset, sales resume (sold of 5)",
             sold,
@@ -620,14 +620,14 @@ impl Runner<'_> {
     }
 
     /// Fires a few buyers through the fleet; how many were sold, and how many got a 503.
-    async fn probe(&self, buyers: usize) -> (f64, f64) {
+    async fn probe(&self, buyers: usize) -> anyhow::Result<(f64, f64)> {
         let options = BurstOptions {
             connections: Some(buyers),
             timeout: Duration::from_secs(30),
             qty: 1,
         };
-        let stats = burst(self.targets, buyers, &options).await;
-        (stats.status(200) as f64, stats.status(503) as f64)
+        let stats = burst(self.targets, buyers, &options).await?;
+        Ok((stats.status(200) as f64, stats.status(503) as f64))
     }
 }
 
