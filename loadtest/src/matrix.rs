@@ -182,7 +182,7 @@ pub async fn run_matrix(
     targets: &Targets,
     admin: &Admin,
     options: &MatrixOptions,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> anyhow::Result<MatrixReport> {
     let load = Load {
         model: Model::Burst {
@@ -218,7 +218,6 @@ pub async fn run_matrix(
         let state = admin.state().await?;
         rows.push(MatrixRow::new(tier, &stats, &state)?);
     }
-    progress.finish();
     Ok(MatrixReport {
         targets: targets.iter().map(|t| t.url().to_owned()).collect(),
         room: targets.room().map(str::to_owned),

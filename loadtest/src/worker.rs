@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, watch, Barrier};
 use tokio::task::JoinSet;
 
 use crate::http::{self as wire, Conn, RequestHead};
-use crate::progress::Progress;
+use crate::progress::{Progress, Silent};
 use crate::stats::{Recorder, RunStats, Tally};
 use crate::target::{Target, Targets};
 
@@ -165,7 +165,7 @@ pub async fn burst(
         request: RequestSpec::sale(options.qty),
         timeout: options.timeout,
     };
-    fire(targets, &load, &Progress::hidden()).await
+    fire(targets, &load, &Silent).await
 }
 
 /// Runs `load` against `targets` and returns what it measured. Failures to connect or to get
@@ -173,14 +173,18 @@ pub async fn burst(
 /// An error means the generator itself failed (a thread or runtime that could not start, a
 /// worker that panicked); the run's figures are then lost, and no request of it is still in
 /// flight.
-pub async fn fire(targets: &Targets, load: &Load, progress: &Progress) -> anyhow::Result<RunStats> {
+pub async fn fire(
+    targets: &Targets,
+    load: &Load,
+    progress: &dyn Progress,
+) -> anyhow::Result<RunStats> {
     let workers = load.workers();
     let threads = generator_threads().min(workers).max(1);
     run(Plan::new(targets, load, workers, threads), progress).await
 }
 
 /// Runs `plan`'s workers on their threads, one thread per `plan.done` counter.
-async fn run(plan: Plan, progress: &Progress) -> anyhow::Result<RunStats> {
+async fn run(plan: Plan, progress: &dyn Progress) -> anyhow::Result<RunStats> {
     let plan = Arc::new(plan);
     let (workers, threads) = (plan.workers, plan.done.len());
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
@@ -737,7 +741,7 @@ mod tests {
             let mut plan = Plan::new(&targets, &load(model, 4), 4, 2);
             plan.panics = Some(1);
             let limit = Duration::from_secs(10);
-            let outcome = tokio::time::timeout(limit, run(plan, &Progress::hidden())).await;
+            let outcome = tokio::time::timeout(limit, run(plan, &Silent)).await;
             let err = outcome.expect("the other workers stop").unwrap_err();
             assert_eq!(
                 err.to_string(),

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadtest::{fire, run_cli, Load, Model, Progress, RequestSpec, Stop, Targets};
+use loadtest::{fire, run_cli, Load, Model, RequestSpec, Silent, Stop, Targets};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -154,9 +154,7 @@ async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
     let model = Model::Closed {
         stop: Stop::Requests(500),
     };
-    let stats = fire(&targets, &load(model, 8), &Progress::hidden())
-        .await
-        .unwrap();
+    let stats = fire(&targets, &load(model, 8), &Silent).await.unwrap();
     assert_eq!((stats.sent(), stats.status(409)), (500, 500));
     assert_eq!(stats.latency.len(), 500);
     // Workers connect lazily and share the budget, so a worker that starts late may find it
@@ -199,9 +197,7 @@ async fn an_open_loop_sends_one_request_per_due_time_until_the_deadline() {
         rate: 200.0,
         stop: Stop::After(Duration::from_millis(500)),
     };
-    let stats = fire(&targets, &load(model, 4), &Progress::hidden())
-        .await
-        .unwrap();
+    let stats = fire(&targets, &load(model, 4), &Silent).await.unwrap();
     assert_eq!(stats.status(200), 100);
     assert!(
         stats.elapsed >= Duration::from_millis(495),
@@ -227,9 +223,7 @@ async fn chunked_answers_are_read_to_the_end_and_the_connection_reused() {
     let model = Model::Closed {
         stop: Stop::Requests(50),
     };
-    let stats = fire(&targets, &load(model, 2), &Progress::hidden())
-        .await
-        .unwrap();
+    let stats = fire(&targets, &load(model, 2), &Silent).await.unwrap();
     assert_eq!((stats.status(409), stats.conn_errors), (50, 0));
     // Reused: 50 answers over at most the 2 workers' connections (a late worker may find the
     // budget spent and never connect).
@@ -247,9 +241,7 @@ async fn an_answer_with_connection_close_makes_the_worker_reconnect() {
     let model = Model::Closed {
         stop: Stop::Requests(10),
     };
-    let stats = fire(&targets, &load(model, 1), &Progress::hidden())
-        .await
-        .unwrap();
+    let stats = fire(&targets, &load(model, 1), &Silent).await.unwrap();
     assert_eq!((stats.status(200), stats.conn_errors), (10, 0));
     assert_eq!(stub.seen.lock().unwrap().connections, 10);
 }
@@ -269,7 +261,7 @@ async fn requests_without_an_answer_time_out_and_the_run_still_ends() {
         2,
     );
     slow.timeout = Duration::from_millis(100);
-    let stats = fire(&targets, &slow, &Progress::hidden()).await.unwrap();
+    let stats = fire(&targets, &slow, &Silent).await.unwrap();
     assert_eq!((stats.timeouts, stats.responses()), (4, 0));
 }
 

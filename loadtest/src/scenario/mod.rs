@@ -6,6 +6,7 @@
 //! `/state` (and the ledger where a check needs it) → judge.
 
 mod catalog;
+#[cfg(feature = "cli")]
 pub mod command;
 
 use std::collections::BTreeMap;
