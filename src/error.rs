@@ -68,6 +68,8 @@ pub enum AppError {
     },
     #[error("ZooKeeper is unavailable (no session, or no quorum): {0}")]
     ZooKeeperUnavailable(String),
+    #[error("the burst failed in the load generator, its figures are lost: {0}")]
+    Burst(String),
     #[error("internal error")]
     Internal(String),
 }
@@ -92,7 +94,7 @@ impl AppError {
             | AppError::ZooKeeperUnavailable(_)
             | AppError::StateLost
             | AppError::TooManyStreams { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -116,6 +118,7 @@ impl AppError {
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",
             AppError::ZooKeeperUnavailable(_) => "zookeeper_unavailable",
+            AppError::Burst(_) => "burst_failed",
             AppError::Internal(_) => "internal",
         }
     }
@@ -152,6 +155,7 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match &self {
             AppError::Internal(detail) => tracing::error!(%detail, "internal error"),
+            AppError::Burst(detail) => tracing::error!(%detail, "burst failed"),
             AppError::RedisUnavailable(detail) => tracing::warn!(%detail, "redis unavailable"),
             _ => {}
         }

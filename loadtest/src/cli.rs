@@ -1,16 +1,25 @@
 //! The command line: clap derive, value parsers for counts ("10k"), durations ("30s") and rates,
-//! and the translation of flags into a [`Load`] or [`MatrixOptions`].
+//! the translation of flags into a [`Load`] or [`MatrixOptions`], and running a parsed command
+//! ([`execute`]). Only with the `cli` feature.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use anyhow::{anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use http::Method;
 use oversell_api::{SettingsPatch, WaitStrategy};
 
-use crate::matrix::{parse_tiers, MatrixOptions};
-use crate::worker::{Load, Model, RequestSpec, Stop};
+use crate::admin::{self, Admin};
+use crate::http::preflight;
+use crate::matrix::{parse_tiers, run_matrix, MatrixOptions};
+use crate::progress::Bar;
+use crate::report;
+use crate::scenario;
+use crate::target::Targets;
+use crate::worker::{fire, Load, Model, RequestSpec, Stop};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -368,6 +377,68 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
 fn parse_method(s: &str) -> Result<Method, String> {
     Method::from_bytes(s.to_ascii_uppercase().as_bytes())
         .map_err(|_| format!("invalid method `{s}`"))
+}
+
+/// Parses `args` (the first one is the program name) and runs the command; returns what the
+/// binary would print on stdout. `--help` and bad flags come back as errors carrying clap's text.
+pub async fn run_cli<I, T>(args: I) -> anyhow::Result<String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(args).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+    execute(cli).await
+}
+
+/// Runs a parsed command line; returns the report to print.
+pub async fn execute(cli: Cli) -> anyhow::Result<String> {
+    match cli.command {
+        Command::Run(args) => run(args).await,
+        Command::Matrix(args) => matrix(args).await,
+        Command::Scenario(args) => scenario::command::one(args).await,
+        Command::Curriculum(args) => scenario::command::all(args).await,
+    }
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<String> {
+    let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    let load = args.load();
+    preflight(&targets, load.timeout).await?;
+    let progress = Bar::new(load.requests(), !args.target.quiet);
+    let stats = fire(&targets, &load, &progress).await;
+    progress.finish();
+    let stats = stats?;
+    Ok(match args.json {
+        true => report::run_json(&targets, &load, &stats),
+        false => report::run_text(&targets, &load, &stats),
+    })
+}
+
+async fn matrix(args: MatrixArgs) -> anyhow::Result<String> {
+    let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    let options = args.options()?;
+    let Some(token) = args.token.clone() else {
+        bail!("matrix needs the admin token — {}", admin::TOKEN_HINT);
+    };
+    preflight(&targets, args.target.timeout).await?;
+    let admin = Admin::new(&targets, Some(token));
+    // One read before anything changes: a wrong URL or a server that is not oversell stops
+    // here with one line.
+    admin.state().await?;
+    let total = (options.tiers.len() * options.buyers) as u64;
+    let progress = Bar::new(Some(total), !args.target.quiet);
+    let report = run_matrix(&targets, &admin, &options, &progress).await;
+    progress.finish();
+    let report = report?;
+    if let Some(path) = &args.chart {
+        std::fs::write(path, report::matrix_svg(&report))
+            .map_err(|e| anyhow!("cannot write the chart to {}: {e}", path.display()))?;
+    }
+    Ok(match (args.json, args.csv) {
+        (true, _) => report::matrix_json(&report),
+        (_, true) => report::matrix_csv(&report),
+        _ => report::matrix_table(&report),
+    })
 }
 
 #[cfg(test)]

@@ -146,7 +146,7 @@ pub async fn run_matrix(
     targets: &Targets,
     admin: &Admin,
     options: &MatrixOptions,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> anyhow::Result<MatrixReport> {
     let load = Load {
         model: Model::Burst {
@@ -180,12 +180,11 @@ pub async fn run_matrix(
             .await
             .with_context(|| format!("switching to {tier}"))?;
         settings = Some(applied);
-        let stats = fire(targets, &load, progress).await;
+        let stats = fire(targets, &load, progress).await?;
         progress.end_run(stats.sent());
         let state = admin.state().await?;
         rows.push(MatrixRow::new(tier, &stats, &state.truth));
     }
-    progress.finish();
     Ok(MatrixReport {
         targets: targets.iter().map(|t| t.url().to_owned()).collect(),
         room: targets.room().map(str::to_owned),

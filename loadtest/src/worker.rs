@@ -15,17 +15,19 @@
 //!   measured from when a request was due, not from when a free connection got around to
 //!   sending it, so a stalled server shows up in the percentiles (coordinated omission).
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use anyhow::{anyhow, bail, Context};
 use http::Method;
-use tokio::sync::{mpsc, Barrier};
+use tokio::sync::{mpsc, watch, Barrier};
 use tokio::task::JoinSet;
 
 use crate::http::{self as wire, Conn, RequestHead};
-use crate::progress::Progress;
+use crate::progress::{Progress, Silent};
 use crate::stats::{Recorder, RunStats, Tally};
 use crate::target::{Target, Targets};
 
@@ -150,7 +152,11 @@ impl Default for BurstOptions {
 
 /// `buyers` buyers released at the same instant, one `POST /sale` each, connections dealt
 /// round robin over the targets.
-pub async fn burst(targets: &Targets, buyers: usize, options: &BurstOptions) -> RunStats {
+pub async fn burst(
+    targets: &Targets,
+    buyers: usize,
+    options: &BurstOptions,
+) -> anyhow::Result<RunStats> {
     let load = Load {
         model: Model::Burst {
             buyers: buyers as u64,
@@ -159,52 +165,88 @@ pub async fn burst(targets: &Targets, buyers: usize, options: &BurstOptions) -> 
         request: RequestSpec::sale(options.qty),
         timeout: options.timeout,
     };
-    fire(targets, &load, &Progress::hidden()).await
+    fire(targets, &load, &Silent).await
 }
 
 /// Runs `load` against `targets` and returns what it measured. Failures to connect or to get
 /// an answer are counted, not returned: check the targets first (see [`wire::preflight`]).
-pub async fn fire(targets: &Targets, load: &Load, progress: &Progress) -> RunStats {
+/// An error means the generator itself failed (a thread or runtime that could not start, a
+/// worker that panicked); the run's figures are then lost, and no request of it is still in
+/// flight.
+pub async fn fire(
+    targets: &Targets,
+    load: &Load,
+    progress: &dyn Progress,
+) -> anyhow::Result<RunStats> {
     let workers = load.workers();
     let threads = generator_threads().min(workers).max(1);
-    let plan = Arc::new(Plan::new(targets, load, workers, threads));
+    run(Plan::new(targets, load, workers, threads), progress).await
+}
+
+/// Runs `plan`'s workers on their threads, one thread per `plan.done` counter.
+async fn run(plan: Plan, progress: &dyn Progress) -> anyhow::Result<RunStats> {
+    let plan = Arc::new(plan);
+    let (workers, threads) = (plan.workers, plan.done.len());
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+    let mut failure = None;
     for t in 0..threads {
-        let plan = Arc::clone(&plan);
-        let done_tx = done_tx.clone();
-        std::thread::Builder::new()
+        let (share_plan, done_tx) = (Arc::clone(&plan), done_tx.clone());
+        let spawned = std::thread::Builder::new()
             .name(format!("loadtest-{t}"))
             .spawn(move || {
-                let tallies = catch_unwind(AssertUnwindSafe(|| {
-                    run_share(plan, (t..workers).step_by(threads))
-                }));
-                let _ = done_tx.send(tallies);
-            })
-            .expect("spawn a generator thread");
+                let share = catch_unwind(AssertUnwindSafe(|| {
+                    run_share(Arc::clone(&share_plan), (t..workers).step_by(threads))
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(anyhow!(
+                        "a load generator thread panicked: {}",
+                        panic_message(&*panic)
+                    ))
+                });
+                if share.is_err() {
+                    share_plan.abort.raise();
+                }
+                let _ = done_tx.send(share);
+            });
+        if let Err(e) = spawned {
+            failure = Some(anyhow!("cannot start a load generator thread: {e}"));
+            plan.abort.raise();
+            break;
+        }
     }
     drop(done_tx);
     let started = match &plan.release {
         Some(release) => {
-            release.wait().await;
+            // A failed thread never brings its buyers here: its abort lets everyone go on.
+            tokio::select! {
+                _ = release.wait() => {}
+                () = plan.abort.raised() => {}
+            }
             Instant::now()
         }
         None => plan.schedule.start,
     };
     let mut tallies = Vec::with_capacity(workers);
     let mut tick = tokio::time::interval(PROGRESS_TICK);
+    // Every thread is waited for, a failed run's too, so none of its requests outlives it.
     loop {
         tokio::select! {
             share = done_rx.recv() => match share {
                 Some(Ok(share)) => tallies.extend(share),
-                Some(Err(panic)) => resume_unwind(panic),
+                Some(Err(why)) => {
+                    failure.get_or_insert(why);
+                }
                 None => break,
             },
             _ = tick.tick() => progress.set_run(plan.finished()),
         }
     }
+    if let Some(why) = failure {
+        return Err(why);
+    }
     let elapsed = started.elapsed();
     progress.set_run(plan.finished());
-    RunStats::collect(tallies, &plan.recorder, elapsed)
+    Ok(RunStats::collect(tallies, &plan.recorder, elapsed))
 }
 
 /// Threads the workers run on: one per core, like wrk. Each has its own single-threaded
@@ -214,12 +256,13 @@ fn generator_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Runs one thread's share of the workers to the end.
-fn run_share(plan: Arc<Plan>, workers: impl Iterator<Item = usize>) -> Vec<Tally> {
+/// Runs one thread's share of the workers to the end. A worker that panics ends the share
+/// with an error (its thread's other workers are dropped with the runtime).
+fn run_share(plan: Arc<Plan>, workers: impl Iterator<Item = usize>) -> anyhow::Result<Vec<Tally>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("a generator runtime");
+        .context("cannot start a load generator runtime")?;
     runtime.block_on(async {
         let mut pool = JoinSet::new();
         for w in workers {
@@ -229,12 +272,59 @@ fn run_share(plan: Arc<Plan>, workers: impl Iterator<Item = usize>) -> Vec<Tally
         while let Some(joined) = pool.join_next().await {
             match joined {
                 Ok(tally) => tallies.push(tally),
-                Err(err) if err.is_panic() => resume_unwind(err.into_panic()),
+                Err(err) if err.is_panic() => bail!(
+                    "a load generator worker panicked: {}",
+                    panic_message(&*err.into_panic())
+                ),
                 Err(_) => {}
             }
         }
-        tallies
+        Ok(tallies)
     })
+}
+
+/// The text a panic was raised with, when it has one.
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
+        (Some(text), _) => text,
+        (_, Some(text)) => text,
+        _ => "(no message)",
+    }
+}
+
+/// Ends a run early once one of its threads failed: the loops take no next slot, and the
+/// buyers of a burst stop waiting at the release for buyers that will never come.
+struct Abort {
+    /// Read before every slot: a plain load, not the channel's lock, on the hot path.
+    raised: AtomicBool,
+    /// Wakes whoever waits at the release.
+    wake: watch::Sender<bool>,
+}
+
+impl Abort {
+    fn new() -> Abort {
+        Abort {
+            raised: AtomicBool::new(false),
+            wake: watch::Sender::new(false),
+        }
+    }
+
+    fn raise(&self) {
+        self.raised.store(true, Relaxed);
+        self.wake.send_replace(true);
+    }
+
+    fn is_raised(&self) -> bool {
+        self.raised.load(Relaxed)
+    }
+
+    /// Returns once the abort is raised (at once if it already is).
+    async fn raised(&self) {
+        let _ = self.wake.subscribe().wait_for(|raised| *raised).await;
+    }
 }
 
 /// A request slot: its number (for the buyer id) and, in an open loop, when it is due.
@@ -348,10 +438,14 @@ struct Plan {
     timeout: Duration,
     /// Burst only: every worker and the coordinator meet here once connections are open.
     release: Option<Barrier>,
+    abort: Abort,
     /// Requests finished (answered or failed) per generator thread, for the progress bar
     /// only. One padded counter per thread, so the threads never fight over a cache line.
     done: Vec<Counter>,
     recorder: Arc<Recorder>,
+    /// Tests only: this worker panics as it starts.
+    #[cfg(test)]
+    panics: Option<usize>,
 }
 
 impl Plan {
@@ -380,8 +474,11 @@ impl Plan {
             run_id: run_id(),
             timeout: load.timeout,
             release,
+            abort: Abort::new(),
             done: (0..threads.max(1)).map(|_| Counter::default()).collect(),
             recorder: Arc::new(Recorder::default()),
+            #[cfg(test)]
+            panics: None,
         }
     }
 
@@ -442,11 +539,19 @@ impl Worker {
     }
 
     async fn run(mut self) -> Tally {
+        #[cfg(test)]
+        if self.plan.panics == Some(self.index) {
+            panic!("worker {} panics, as the test asked", self.index);
+        }
         // A burst opens its connection before the release; the loops open theirs lazily.
         let mut conn = None;
         if let Some(release) = &self.plan.release {
             conn = self.connect().await.ok();
-            release.wait().await;
+            tokio::select! {
+                _ = release.wait() => {}
+                // The run failed before the release: leave with nothing sent.
+                () = self.plan.abort.raised() => {}
+            }
         }
         let head_only = self.plan.request.method == Method::HEAD;
         // The clock is read once per request, when the answer is complete; that reading also
@@ -549,6 +654,9 @@ impl Worker {
 
     /// The next slot from the schedule (`now`: the clock's last reading), once it is due.
     async fn next_slot(&mut self, now: Instant) -> Option<Slot> {
+        if self.plan.abort.is_raised() {
+            return None;
+        }
         let slot = self
             .plan
             .schedule
@@ -621,6 +729,25 @@ mod tests {
             .collect();
         assert_eq!(due.len(), 5);
         assert_eq!(due[1], Duration::from_millis(10));
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_panics_fails_the_run_and_stops_the_others() {
+        // Nothing listens on port 1. The burst's other buyers wait at the release, the loop's
+        // workers retry for a minute: only the abort ends either run within the limit below.
+        let targets = Targets::parse(&["http://127.0.0.1:1"], None).unwrap();
+        let minute = Stop::After(Duration::from_secs(60));
+        for model in [Model::Burst { buyers: 4 }, Model::Closed { stop: minute }] {
+            let mut plan = Plan::new(&targets, &load(model, 4), 4, 2);
+            plan.panics = Some(1);
+            let limit = Duration::from_secs(10);
+            let outcome = tokio::time::timeout(limit, run(plan, &Silent)).await;
+            let err = outcome.expect("the other workers stop").unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "a load generator worker panicked: worker 1 panics, as the test asked"
+            );
+        }
     }
 
     #[test]

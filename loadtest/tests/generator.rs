@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadtest::{fire, run_cli, Load, Model, Progress, RequestSpec, Stop, Targets};
+use loadtest::{fire, run_cli, Load, Model, RequestSpec, Silent, Stop, Targets};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -154,7 +154,7 @@ async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
     let model = Model::Closed {
         stop: Stop::Requests(500),
     };
-    let stats = fire(&targets, &load(model, 8), &Progress::hidden()).await;
+    let stats = fire(&targets, &load(model, 8), &Silent).await.unwrap();
     assert_eq!((stats.sent(), stats.status(409)), (500, 500));
     assert_eq!(stats.latency.len(), 500);
     // Workers connect lazily and share the budget, so a worker that starts late may find it
@@ -171,7 +171,9 @@ async fn a_closed_loop_sends_exactly_the_request_budget_over_its_connections() {
 async fn a_burst_gives_every_buyer_a_connection_and_one_request() {
     let stub = Stub::start(|_, _| Answer::json(200, r#"{"order_id":"x"}"#)).await;
     let targets = Targets::parse(&[&stub.url], Some("flash")).unwrap();
-    let stats = loadtest::burst(&targets, 200, &Default::default()).await;
+    let stats = loadtest::burst(&targets, 200, &Default::default())
+        .await
+        .unwrap();
     assert_eq!(stats.status(200), 200);
     let seen = stub.seen.lock().unwrap();
     assert_eq!(seen.connections, 200);
@@ -195,7 +197,7 @@ async fn an_open_loop_sends_one_request_per_due_time_until_the_deadline() {
         rate: 200.0,
         stop: Stop::After(Duration::from_millis(500)),
     };
-    let stats = fire(&targets, &load(model, 4), &Progress::hidden()).await;
+    let stats = fire(&targets, &load(model, 4), &Silent).await.unwrap();
     assert_eq!(stats.status(200), 100);
     assert!(
         stats.elapsed >= Duration::from_millis(495),
@@ -221,7 +223,7 @@ async fn chunked_answers_are_read_to_the_end_and_the_connection_reused() {
     let model = Model::Closed {
         stop: Stop::Requests(50),
     };
-    let stats = fire(&targets, &load(model, 2), &Progress::hidden()).await;
+    let stats = fire(&targets, &load(model, 2), &Silent).await.unwrap();
     assert_eq!((stats.status(409), stats.conn_errors), (50, 0));
     // Reused: 50 answers over at most the 2 workers' connections (a late worker may find the
     // budget spent and never connect).
@@ -239,7 +241,7 @@ async fn an_answer_with_connection_close_makes_the_worker_reconnect() {
     let model = Model::Closed {
         stop: Stop::Requests(10),
     };
-    let stats = fire(&targets, &load(model, 1), &Progress::hidden()).await;
+    let stats = fire(&targets, &load(model, 1), &Silent).await.unwrap();
     assert_eq!((stats.status(200), stats.conn_errors), (10, 0));
     assert_eq!(stub.seen.lock().unwrap().connections, 10);
 }
@@ -259,7 +261,7 @@ async fn requests_without_an_answer_time_out_and_the_run_still_ends() {
         2,
     );
     slow.timeout = Duration::from_millis(100);
-    let stats = fire(&targets, &slow, &Progress::hidden()).await;
+    let stats = fire(&targets, &slow, &Silent).await.unwrap();
     assert_eq!((stats.timeouts, stats.responses()), (4, 0));
 }
 
@@ -268,7 +270,9 @@ async fn connections_are_spread_round_robin_over_the_urls() {
     let a = Stub::start(|_, _| Answer::json(200, "{}")).await;
     let b = Stub::start(|_, _| Answer::json(200, "{}")).await;
     let targets = Targets::parse(&[&a.url, &b.url], None).unwrap();
-    let stats = loadtest::burst(&targets, 10, &Default::default()).await;
+    let stats = loadtest::burst(&targets, 10, &Default::default())
+        .await
+        .unwrap();
     assert_eq!(stats.status(200), 10);
     assert_eq!((a.requests().len(), b.requests().len()), (5, 5));
 }

@@ -95,7 +95,9 @@ async fn through_fleet(
         timeout: deadline + Duration::from_secs(30),
         qty,
     };
-    let stats = loadtest::burst(&targets, buyers, &options).await;
+    let stats = loadtest::burst(&targets, buyers, &options)
+        .await
+        .map_err(|e| AppError::Burst(format!("{e:#}")))?;
     let (ok, sold_out, unavailable) = (stats.status(200), stats.status(409), stats.status(503));
     Ok(BurstReport {
         buyers,

@@ -112,15 +112,15 @@ async fn main() -> anyhow::Result<()> {
             for _ in 0..bursts_per_room {
                 tokio::time::sleep_until(next).await;
                 next += every;
-                let stats = burst(&targets, buyers, &options).await;
+                let stats = burst(&targets, buyers, &options).await?;
                 merge(&mut total, &stats);
             }
-            (room, total)
+            anyhow::Ok((room, total))
         }));
     }
     let mut results = Vec::new();
     for (i, run) in runs.into_iter().enumerate() {
-        let (room, stats) = run.await?;
+        let (room, stats) = run.await??;
         results.push(RoomRun {
             room,
             tier: TIERS[i % TIERS.len()],

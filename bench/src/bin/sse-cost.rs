@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use clap::Parser;
-use loadtest::{fire, Load, Model, Progress, RequestSpec, Stop};
+use loadtest::{fire, Load, Model, RequestSpec, Silent, Stop};
 use oversell_api::{SettingsPatch, Tier};
 use oversell_bench::{median, redis_calls, used_memory, wait_until, Dashboard, Fleet};
 
@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
         request: RequestSpec::sale(1),
         timeout: Duration::from_secs(30),
     };
-    let filled = fire(&targets, &fill, &Progress::hidden()).await;
+    let filled = fire(&targets, &fill, &Silent).await?;
     let state = admin.state().await?;
     if state.truth.orders != args.orders as i64 {
         bail!(
@@ -143,7 +143,7 @@ async fn main() -> anyhow::Result<()> {
             })
         };
         let started = Instant::now();
-        let stats = fire(&targets, &load, &Progress::hidden()).await;
+        let stats = fire(&targets, &load, &Silent).await?;
         let elapsed = started.elapsed().as_secs_f64();
         let calls = redis_calls(&mut redis).await? - calls;
         sampler.abort();

@@ -6,6 +6,7 @@
 //! `/state` (and the ledger where a check needs it) → judge.
 
 mod catalog;
+#[cfg(feature = "cli")]
 pub mod command;
 
 use std::collections::BTreeMap;
@@ -481,7 +482,7 @@ impl Runner<'_> {
                     timeout: limit,
                     ..BurstOptions::default()
                 };
-                let stats = burst(self.targets, scenario.buyers, &options).await;
+                let stats = burst(self.targets, scenario.buyers, &options).await?;
                 Ok(Fired {
                     ok: stats.status(200) as f64,
                     sold_out: stats.status(409) as f64,
@@ -557,7 +558,7 @@ impl Runner<'_> {
         // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
-        let (sold, refused) = self.probe(5).await;
+        let (sold, refused) = self.probe(5).await?;
         verdicts.push(verdict(
             "still stalled after 2 × TTL (sold of 5)",
             sold,
@@ -576,7 +577,7 @@ impl Runner<'_> {
             ),
         );
         self.admin.reset(scenario.stock).await?;
-        let (sold, _) = self.probe(5).await;
+        let (sold, _) = self.probe(5).await?;
         verdicts.push(verdict(
             "after reset, sales resume (sold of 5)",
             sold,
@@ -586,14 +587,14 @@ impl Runner<'_> {
     }
 
     /// Fires a few buyers through the fleet; how many were sold, and how many got a 503.
-    async fn probe(&self, buyers: usize) -> (f64, f64) {
+    async fn probe(&self, buyers: usize) -> anyhow::Result<(f64, f64)> {
         let options = BurstOptions {
             connections: Some(buyers),
             timeout: Duration::from_secs(30),
             qty: 1,
         };
-        let stats = burst(self.targets, buyers, &options).await;
-        (stats.status(200) as f64, stats.status(503) as f64)
+        let stats = burst(self.targets, buyers, &options).await?;
+        Ok((stats.status(200) as f64, stats.status(503) as f64))
     }
 }
 
