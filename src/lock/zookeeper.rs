@@ -33,6 +33,7 @@ use tokio::time::Instant;
 
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 use crate::ground_truth::record;
+use crate::lock_store::chaos as store_chaos;
 use crate::redis_pool::StoreError;
 use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
 
@@ -181,9 +182,15 @@ pub(super) async fn strike_before(
     let servers: Vec<&str> = zookeeper(cx)?.connect_string().split(',').collect();
     let count = (fault.nodes.max(1) as usize).min(servers.len());
     let down_for = std::time::Duration::from_millis(fault.ms);
-    let mut struck = Vec::new();
+    // Every victim found first: once one is killed the others may stop serving (an election,
+    // or no quorum), and a server that does not serve does not say where it lives.
+    let mut victims = Vec::new();
     for addr in &servers[servers.len() - count..] {
-        struck.push(crate::lock_store::chaos::kill_zookeeper(addr, down_for).await?);
+        victims.push(store_chaos::find_zookeeper(addr).await?);
     }
+    let struck: Vec<String> = victims
+        .iter()
+        .map(|server| store_chaos::kill_zookeeper(server, down_for))
+        .collect::<Result<_, _>>()?;
     Ok(format!("down for {down_for:?}: {}", struck.join(", ")))
 }

@@ -248,10 +248,17 @@ pub async fn jump_clock(node: &QuorumNode, ms: i64) -> Result<String, StoreError
     }
 }
 
-/// Kills the ZooKeeper server at `addr` (SIGKILL), kept down for `down_for` by a hold-down
-/// file its supervisor honours. The server's dir comes from its own `conf` answer (its
-/// `dataDir`), its pid from the file `oversell up` keeps there. Returns `host:port pid=N`.
-pub async fn kill_zookeeper(addr: &str, down_for: Duration) -> Result<String, StoreError> {
+/// A ZooKeeper server's process, found through its own `conf` answer.
+pub struct ZkProcess {
+    addr: String,
+    dir: std::path::PathBuf,
+    pid: i32,
+}
+
+/// Finds the ZooKeeper server at `addr`: its dir from its `conf` answer (its `dataDir`), its
+/// pid from the file `oversell up` keeps there. Only a server that serves answers `conf`, so
+/// a fault striking several finds them all before it kills any.
+pub async fn find_zookeeper(addr: &str) -> Result<ZkProcess, StoreError> {
     let unavailable = |why: String| StoreError::ZooKeeper(format!("{addr}: {why}"));
     if !is_loopback(addr) {
         return Err(unavailable(
@@ -271,12 +278,24 @@ pub async fn kill_zookeeper(addr: &str, down_for: Duration) -> Result<String, St
         true => data.parent().unwrap_or(data),
         false => data,
     };
-    let dir = data.parent().unwrap_or(data);
+    let dir = data.parent().unwrap_or(data).to_path_buf();
     let pid_file = dir.join(crate::zookeeper::PID_FILE);
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .ok()
         .and_then(|text| text.trim().parse().ok())
         .ok_or_else(|| unavailable(format!("no pid in {}", pid_file.display())))?;
+    Ok(ZkProcess {
+        addr: addr.to_owned(),
+        dir,
+        pid,
+    })
+}
+
+/// Kills a ZooKeeper server (SIGKILL), kept down for `down_for` by a hold-down file its
+/// supervisor honours. Returns `host:port pid=N`.
+pub fn kill_zookeeper(server: &ZkProcess, down_for: Duration) -> Result<String, StoreError> {
+    let ZkProcess { addr, dir, pid } = server;
+    let unavailable = |why: String| StoreError::ZooKeeper(format!("{addr}: {why}"));
     let until = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -285,7 +304,7 @@ pub async fn kill_zookeeper(addr: &str, down_for: Duration) -> Result<String, St
     std::fs::write(&hold, until.as_millis().to_string())
         .map_err(|err| unavailable(format!("{}: {err}", hold.display())))?;
     // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(pid, libc::SIGKILL) } != 0 {
+    if unsafe { libc::kill(*pid, libc::SIGKILL) } != 0 {
         let err = std::io::Error::last_os_error();
         return Err(unavailable(format!("kill {pid}: {err}")));
     }
