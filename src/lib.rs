@@ -6,6 +6,10 @@
 //!
 //! # Layout
 //!
+//! Modules are crate-private unless the binary or the integration tests start something
+//! with them (`config`, `startup`, `up`, `lock_store`, `zookeeper`, `redis_server`,
+//! `telemetry`), so the compiler reports whatever nothing uses.
+//!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
 //! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/events`, `/health`,
@@ -36,28 +40,31 @@
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
 
-pub mod clock_offset;
+// The tour above links crate-private modules: `cargo doc --document-private-items` shows them.
+#![allow(rustdoc::private_intra_doc_links)]
+
+pub(crate) mod clock_offset;
 pub mod config;
-pub mod control;
-pub mod error;
-pub mod faults;
-pub mod feed;
-pub mod fleet;
-pub mod ground_truth;
-pub mod keys;
-pub mod lock;
+pub(crate) mod control;
+pub(crate) mod error;
+pub(crate) mod faults;
+pub(crate) mod feed;
+pub(crate) mod fleet;
+pub(crate) mod ground_truth;
+pub(crate) mod keys;
+pub(crate) mod lock;
 pub mod lock_store;
-pub mod metrics;
-pub mod poller;
-pub mod redis_pool;
+pub(crate) mod metrics;
+pub(crate) mod poller;
+pub(crate) mod redis_pool;
 pub mod redis_server;
-pub mod rooms;
-pub mod routes;
-pub mod sale;
-pub mod scenario_guard;
+pub(crate) mod rooms;
+pub(crate) mod routes;
+pub(crate) mod sale;
+pub(crate) mod scenario_guard;
 pub mod startup;
-pub mod state;
+pub(crate) mod state;
 pub mod telemetry;
 pub mod up;
-pub mod view;
+pub(crate) mod view;
 pub mod zookeeper;

@@ -83,10 +83,6 @@ impl Rooms {
         }
     }
 
-    pub fn limits(&self) -> RoomLimits {
-        self.limits
-    }
-
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX)
     }

@@ -184,9 +184,4 @@ impl Feeds {
         }
         true
     }
-
-    /// Rooms with a running poller on this instance.
-    pub fn rooms(&self) -> usize {
-        self.rooms.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
 }

@@ -17,7 +17,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
     match fault.kind {
         FaultKind::Failover => match store::hold_replicas(cx.store.pool()).await {
             Ok(held) => {
-                tracing::debug!(replicas = held.len(), "fault: replicas held off");
+                tracing::debug!(replicas = held.count(), "fault: replicas held off");
                 Some(held)
             }
             Err(err) => {

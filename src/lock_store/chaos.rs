@@ -38,12 +38,8 @@ pub struct HeldReplicas {
 
 impl HeldReplicas {
     /// How many replica processes are stopped.
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.pids.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pids.is_empty()
     }
 }
 

@@ -15,9 +15,9 @@
 //!   masters killed, restarted or their clocks moved.
 //! - [`quorum`]: the Redlock masters, each with its own short timeout.
 
-pub mod chaos;
-pub mod nodes;
-pub mod quorum;
+pub(crate) mod chaos;
+pub(crate) mod nodes;
+pub(crate) mod quorum;
 
 use std::sync::Arc;
 use std::time::Duration;

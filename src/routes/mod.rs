@@ -22,8 +22,6 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 use crate::error::AppError;
 use crate::state::AppState;
 
-pub use extract::Room;
-
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The API, with the dashboard at `/`: from `static_dir` when given, else embedded.

@@ -40,7 +40,7 @@ mod tests {
     #[test]
     fn an_empty_body_buys_one_item() {
         let order = parse_order(b"").unwrap();
-        assert_eq!((order.qty(), order.buyer()), (1, "anonymous"));
+        assert_eq!(order, Order::new("anonymous".into(), 1).unwrap());
     }
 
     #[test]

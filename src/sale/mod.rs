@@ -45,7 +45,7 @@ pub const MAX_QTY: u32 = 10;
 pub const MAX_BUYER_LEN: usize = 64;
 
 /// One buyer's request, validated by [`Order::new`], the only way to make one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Order {
     buyer: String,
     qty: u32,
@@ -61,14 +61,6 @@ impl Order {
             return Err(format!("buyer must be 1..={MAX_BUYER_LEN} bytes"));
         }
         Ok(Order { buyer, qty })
-    }
-
-    pub fn buyer(&self) -> &str {
-        &self.buyer
-    }
-
-    pub fn qty(&self) -> u32 {
-        self.qty
     }
 }
 

@@ -20,9 +20,9 @@
 //! - [`process`]: process groups, signals, prefixed output, HTTP probes.
 
 pub mod fleet;
-pub mod nginx;
+pub(crate) mod nginx;
 pub mod process;
-pub mod redis_nodes;
+pub(crate) mod redis_nodes;
 pub mod supervisor;
 pub mod topology;
 pub mod zookeeper;
