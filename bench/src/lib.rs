@@ -93,8 +93,8 @@ impl Fleet {
         loadtest::Targets::parse(&[self.url.as_str()], Some(room))
     }
 
-    pub fn admin(&self, room: &str) -> anyhow::Result<loadtest::Admin> {
-        Ok(loadtest::Admin::new(
+    pub fn admin(&self, room: &str) -> anyhow::Result<loadtest::AdminClient> {
+        Ok(loadtest::AdminClient::new(
             &self.targets(room)?,
             Some(self.token.clone()),
         ))

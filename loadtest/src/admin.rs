@@ -19,23 +19,23 @@ const POLL: Duration = Duration::from_millis(10);
 pub const TOKEN_HINT: &str = "pass --token or OVERSELL_ADMIN_TOKEN";
 
 #[derive(Debug, Clone)]
-pub struct Admin {
+pub struct AdminClient {
     targets: Targets,
     token: Option<String>,
     /// Limit for each call.
     timeout: Duration,
 }
 
-impl Admin {
-    pub fn new(targets: &Targets, token: Option<String>) -> Admin {
-        Admin {
+impl AdminClient {
+    pub fn new(targets: &Targets, token: Option<String>) -> AdminClient {
+        AdminClient {
             targets: targets.clone(),
             token,
             timeout: Duration::from_secs(10),
         }
     }
 
-    pub fn with_timeout(mut self, timeout: Duration) -> Admin {
+    pub fn with_timeout(mut self, timeout: Duration) -> AdminClient {
         self.timeout = timeout;
         self
     }

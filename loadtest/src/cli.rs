@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use http::Method;
 use oversell_api::{SettingsPatch, WaitStrategy};
 
-use crate::admin::{self, Admin};
+use crate::admin::{self, AdminClient};
 use crate::http::preflight;
 use crate::matrix::{parse_tiers, run_matrix, MatrixOptions};
 use crate::progress::Bar;
@@ -421,7 +421,7 @@ async fn matrix(args: MatrixArgs) -> anyhow::Result<String> {
         bail!("matrix needs the admin token — {}", admin::TOKEN_HINT);
     };
     preflight(&targets, args.target.timeout).await?;
-    let admin = Admin::new(&targets, Some(token));
+    let admin = AdminClient::new(&targets, Some(token));
     // One read before anything changes: a wrong URL or a server that is not oversell stops
     // here with one line.
     admin.state().await?;

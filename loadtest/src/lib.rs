@@ -47,7 +47,7 @@ pub mod stats;
 pub mod target;
 pub mod worker;
 
-pub use admin::Admin;
+pub use admin::AdminClient;
 #[cfg(feature = "cli")]
 pub use cli::{execute, run_cli, Cli, Command};
 pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};

@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Context};
 use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier};
 use serde::{Deserialize, Serialize};
 
-use crate::admin::Admin;
+use crate::admin::AdminClient;
 use crate::progress::Progress;
 use crate::stats::{round, RunStats};
 use crate::target::Targets;
@@ -144,7 +144,7 @@ pub struct MatrixReport {
 /// buyers themselves are counted in the rows.
 pub async fn run_matrix(
     targets: &Targets,
-    admin: &Admin,
+    admin: &AdminClient,
     options: &MatrixOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<MatrixReport> {

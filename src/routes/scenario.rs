@@ -6,7 +6,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
 use loadtest::scenario::{self, Runner, ScenarioRun, CATALOG};
-use loadtest::{Admin as AdminClient, Targets};
+use loadtest::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use loadtest::scenario::{Runner, CATALOG};
-use loadtest::{Admin, Targets};
+use loadtest::{AdminClient, Targets};
 use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -258,7 +258,7 @@ async fn once_sold_out_a_buyer_is_told_at_the_door_without_waiting_for_the_lock(
 async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort() {
     let fleet = start_fleet(3).await;
     let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = Admin::new(&targets, Some(TOKEN.into()));
+    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
     let runner = Runner {
         targets: &targets,
         admin: &admin,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use loadtest::scenario::{find, Runner};
-use loadtest::{Admin, Targets};
+use loadtest::{AdminClient, Targets};
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::up::fleet::Fleet;
 use reqwest::StatusCode;
@@ -20,7 +20,7 @@ use crate::scenarios::{start_fleet_with, TOKEN};
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
 pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
     let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = Admin::new(&targets, Some(TOKEN.into()));
+    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
     let runner = Runner {
         targets: &targets,
         admin: &admin,

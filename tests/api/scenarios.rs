@@ -3,7 +3,7 @@
 //! expectation checked from the ground truth.
 
 use loadtest::scenario::{Runner, CATALOG};
-use loadtest::{Admin, Targets};
+use loadtest::{AdminClient, Targets};
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::up::fleet::{Fleet, FleetConfig};
 use oversell_api::tier::Tier;
@@ -63,7 +63,7 @@ async fn start_fleet_full(
 async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     let fleet = start_fleet(3).await;
     let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = Admin::new(&targets, Some(TOKEN.into()));
+    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
     let runner = Runner {
         targets: &targets,
         admin: &admin,

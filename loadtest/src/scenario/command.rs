@@ -8,7 +8,7 @@ use http::Method;
 use serde_json::{json, Value};
 
 use super::{find, Runner, Scenario, ScenarioRun, CATALOG};
-use crate::admin::{Admin, TOKEN_HINT};
+use crate::admin::{AdminClient, TOKEN_HINT};
 use crate::cli::{CurriculumArgs, Lang, ScenarioArgs, ScenarioCommon};
 use crate::http::preflight;
 use crate::target::Targets;
@@ -59,7 +59,7 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
         bail!("scenarios need the admin token — {TOKEN_HINT}");
     };
     preflight(&targets, common.target.timeout).await?;
-    let admin = Admin::new(&targets, Some(token));
+    let admin = AdminClient::new(&targets, Some(token));
     let instances = match common.instances {
         Some(n) => n,
         None => live_instances(&admin).await?,
@@ -107,7 +107,7 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
     }
 }
 
-async fn live_instances(admin: &Admin) -> anyhow::Result<usize> {
+async fn live_instances(admin: &AdminClient) -> anyhow::Result<usize> {
     let listed = admin.request(Method::GET, "/instances", None).await?;
     let n = listed["instances"].as_array().map_or(0, Vec::len);
     if n == 0 {

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 pub use oversell_api::{Fault, FaultKind, Via};
 
-use crate::admin::Admin;
+use crate::admin::AdminClient;
 use crate::target::Targets;
 use crate::worker::{burst, BurstOptions};
 
@@ -272,7 +272,7 @@ pub struct ScenarioRun {
 /// How the runner reaches the fleet.
 pub struct Runner<'a> {
     pub targets: &'a Targets,
-    pub admin: &'a Admin,
+    pub admin: &'a AdminClient,
     /// How many instances serve behind the targets.
     pub instances: usize,
     /// An instance the fault must not strike: the one running the scenario from the server
