@@ -1,6 +1,7 @@
 // The lock timeline: one lane per instance, one bar per critical section (enter → exit), drawn
 // as SVG. Overlapping sections are vermillion and hatched, a band on top shows where two or
-// more ran at once, renewals are white ticks, lease expiry an orange line, foreign releases a
+// more ran at once, renewals are white ticks, lease expiry an orange line (estimated here from
+// the lease and the last renewal, not read from Redis), lost releases a '!', foreign releases a
 // yellow ✕ linked to the section whose lock they deleted.
 
 import { t } from './i18n.js';
@@ -41,7 +42,7 @@ export class Timeline {
   constructor(host) {
     this.host = host;
     this.sections = new Map(); // owner -> section
-    this.points = []; // foreign releases, stale refusals, lock-free deducts
+    this.points = []; // foreign and lost releases, stale refusals, lock-free deducts
     this.count = 100;
     this.lastAt = 0; // Redis clock (µs) of the newest entry
     this.lastAtLocal = 0; // performance.now() when it arrived
@@ -81,6 +82,9 @@ export class Timeline {
           break;
         case 'foreign_release':
           this.points.push({ kind: 'foreign', instance: e.instance, at, owner: e.owner, victim: e.victim });
+          break;
+        case 'lost_release':
+          this.points.push({ kind: 'lost', instance: e.instance, at, owner: e.owner });
           break;
         case 'stale':
           this.points.push({ kind: 'stale', instance: e.instance, at, owner: e.owner, fence: e.fence });
@@ -285,8 +289,9 @@ export class Timeline {
       }
     }
 
-    // Points: stale refusals, lock-free deducts, foreign releases (drawn last, on top).
+    // Points: stale refusals, lock-free deducts, lost and foreign releases (drawn last, on top).
     let foreign = 0;
+    let lost = 0;
     for (const p of points) {
       const lane = lanes.indexOf(p.instance);
       const cy = top + lane * laneH + laneH / 2;
@@ -295,6 +300,14 @@ export class Timeline {
         el('line', { x1: px, x2: px, y1: cy - 9, y2: cy + 9, stroke: '#009e73', 'stroke-width': 2 }, svg);
       } else if (p.kind === 'stale') {
         el('path', { d: `M${px},${cy - 9} L${px + 8},${cy} L${px},${cy + 9} L${px - 8},${cy} Z`, fill: '#cc79a7', stroke: '#111418' }, svg);
+      } else if (p.kind === 'lost') {
+        // The holder's release found the lock gone: Redisson's IllegalMonitorStateException.
+        lost++;
+        const g = el('g', { class: 'lost' }, svg);
+        el('circle', { cx: px, cy, r: 9, fill: '#d55e00', stroke: '#111418', 'stroke-width': 2 }, g);
+        const mark = el('text', { x: px, y: cy + 5, 'font-size': 14, 'font-weight': 900, 'text-anchor': 'middle', fill: '#fff' }, g);
+        mark.textContent = '!';
+        el('title', {}, g).textContent = `${t('legend.lost')}: ${t('tip.lost', { instance: p.instance, owner: p.owner })}`;
       } else if (p.kind === 'foreign') {
         foreign++;
         const victim = barOf.get(p.victim);
@@ -311,9 +324,10 @@ export class Timeline {
     }
 
     host.appendChild(svg);
-    this.view = { bars, overlapping: bars.filter((b) => b.overlapping).length, foreign, expired };
+    this.view = { bars, overlapping: bars.filter((b) => b.overlapping).length, foreign, lost, expired };
     host.dataset.bars = String(bars.length);
     host.dataset.foreign = String(foreign);
+    host.dataset.lost = String(lost);
     host.dataset.expired = String(expired);
     host.dataset.overlapping = String(this.view.overlapping);
   }

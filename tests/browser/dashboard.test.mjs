@@ -242,6 +242,9 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     await page.waitForFunction(() => /freeze/.test(document.querySelector('#faults-armed').textContent), null, { timeout: 10_000 });
     await fire(page, 10);
     await waitFigure(page, 'stale_writes_rejected', 'v > 0', '> 0', 20_000);
+    // The frozen holder's release finds its lock gone: counted, and marked on the timeline.
+    await waitFigure(page, 'lost_releases', 'v > 0', '> 0', 20_000);
+    await page.waitForFunction(() => Number(document.querySelector('#timeline').dataset.lost) > 0, null, { timeout: 10_000 });
     await page.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
     assert.equal(await figure(page, 'oversold'), 0);
     await page.waitForTimeout(600);
