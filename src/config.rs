@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use anyhow::Context;
+use oversell_api::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
+use oversell_api::tier::Tier;
 
 use crate::lock_store::{LockStore, LockStoreKind, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::RedisPool;
-use oversell_api::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
-use oversell_api::tier::Tier;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {

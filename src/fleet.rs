@@ -11,12 +11,12 @@ use std::sync::{Arc, LazyLock, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use oversell_api::settings::{Settings, SettingsPatch};
 
 use crate::control::Control;
 use crate::faults::{self, Fault};
 use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES};
 use crate::redis_pool::{RedisPool, StoreError};
-use oversell_api::settings::{Settings, SettingsPatch};
 
 /// How often an instance says it is alive, and how long until it counts as gone.
 const HEARTBEAT: Duration = Duration::from_secs(1);

@@ -1,4 +1,5 @@
-//! Prometheus metrics of one instance, per tier: sales, sold-outs, lock timeouts, errors, and
+//! Prometheus metrics of one instance, per tier: sales, sold-outs, lock timeouts, errors, lost
+//! releases, and
 //! histograms of lock wait and request latency. Plain atomics: every request touches them and
 //! none needs a lock.
 
@@ -86,11 +87,13 @@ struct TierMetrics {
     passes: AtomicU64,
     /// Buyers told "sold out" at the door, without queueing for the lock.
     at_the_door: AtomicU64,
+    /// Releases that found the lock already gone or someone else's.
+    lost_releases: AtomicU64,
     lock_wait: Histogram,
     request: Histogram,
 }
 
-const COUNTERS: [(&str, &str); 2] = [
+const COUNTERS: [(&str, &str); 3] = [
     (
         "oversell_lock_passes_total",
         "Locks handed to the next buyer of the instance without a release (wait: cohort)",
@@ -98,6 +101,11 @@ const COUNTERS: [(&str, &str); 2] = [
     (
         "oversell_sold_out_at_the_door_total",
         "Buyers told sold out by an unlocked read, once the room was seen sold out",
+    ),
+    (
+        "oversell_lost_releases_total",
+        "Releases that found the lock already gone or someone else's: the holder had lost it \
+         without knowing (Redisson throws IllegalMonitorStateException here)",
     ),
 ];
 
@@ -128,6 +136,11 @@ impl Metrics {
         self.tiers[tier.index()].at_the_door.fetch_add(1, Relaxed);
     }
 
+    /// A holder's release found its lock already gone or someone else's.
+    pub fn lost_release(&self, tier: Tier) {
+        self.tiers[tier.index()].lost_releases.fetch_add(1, Relaxed);
+    }
+
     pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
         let t = &self.tiers[tier.index()];
         t.outcomes[outcome as usize].fetch_add(1, Relaxed);
@@ -149,7 +162,7 @@ impl Metrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             for tier in Tier::ALL {
                 let t = &self.tiers[tier.index()];
-                let n = [&t.passes, &t.at_the_door][i].load(Relaxed);
+                let n = [&t.passes, &t.at_the_door, &t.lost_releases][i].load(Relaxed);
                 let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
             }
         }
@@ -195,12 +208,14 @@ mod tests {
     }
 
     #[test]
-    fn passes_and_buyers_turned_away_are_counted_per_tier() {
+    fn passes_buyers_turned_away_and_lost_releases_are_counted_per_tier() {
         let m = Metrics::new("i1");
         m.lock_passed(Tier::Fenced);
         m.lock_passed(Tier::Fenced);
         m.turned_away(Tier::LuaRelease);
+        m.lost_release(Tier::Redlock);
         let text = m.render();
+        assert!(text.contains("oversell_lost_releases_total{tier=\"redlock\",instance=\"i1\"} 1"));
         assert!(text.contains("oversell_lock_passes_total{tier=\"fenced\",instance=\"i1\"} 2"));
         assert!(text.contains("oversell_lock_passes_total{tier=\"lua-release\",instance=\"i1\"} 0"));
         assert!(text.contains(

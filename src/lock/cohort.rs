@@ -44,13 +44,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use oversell_api::tier::Tier;
 use redis::{RedisResult, Value};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::pipelined::Call;
 use super::{Held, Lock, LockCx, LockError};
-use oversell_api::tier::Tier;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under

@@ -32,6 +32,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use oversell_api::settings::Settings;
+use oversell_api::tier::Tier;
 use redis::Script;
 
 use crate::faults::{Fault, FaultPoints};
@@ -39,9 +41,8 @@ use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::LockStore;
+use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
-use oversell_api::settings::Settings;
-use oversell_api::tier::Tier;
 
 pub use wait::ReleaseSignals;
 
@@ -60,6 +61,7 @@ pub struct LockCx<'a> {
     /// The faults armed for this room, and how to claim one.
     pub faults: &'a FaultPoints<'a>,
     pub signals: &'a ReleaseSignals,
+    pub metrics: &'a Metrics,
     /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
     /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
@@ -68,6 +70,14 @@ pub struct LockCx<'a> {
 }
 
 impl LockCx<'_> {
+    /// A release that found the lock already gone or someone else's: the holder had lost it
+    /// without knowing. Counted in the resource store (and marked on the timeline) and in this
+    /// instance's metrics: the only signal a paused holder ever gets.
+    async fn lost_release(&self) -> Result<(), StoreError> {
+        self.metrics.lost_release(self.settings.tier);
+        record::lost_release(self.truth, self.keys, self.instance, self.owner).await
+    }
+
     /// The lock-store fault this sale claimed and has not yet struck with, if any.
     fn striking_fault(&self) -> Option<Fault> {
         self.store_fault
@@ -293,7 +303,7 @@ async fn release_if_owner(cx: &LockCx<'_>) -> Result<(), StoreError> {
     })
     .await?;
     if deleted == 0 {
-        record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+        cx.lost_release().await?;
     }
     Ok(())
 }

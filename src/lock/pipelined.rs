@@ -28,14 +28,14 @@
 
 use std::sync::LazyLock;
 
+use oversell_api::tier::Tier;
 use redis::{RedisError, RedisResult, Script, ToRedisArgs, Value};
 
 use super::LockCx;
-use crate::ground_truth::record;
+
 use crate::keys::Keys;
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{Conn, StoreError};
-use oversell_api::tier::Tier;
 
 /// A Lua script kept with its source, so that it can be sent whole inside a pipeline.
 pub struct Lua {
@@ -190,7 +190,7 @@ pub async fn released(cx: &LockCx<'_>, answer: RedisResult<Value>) -> Result<(),
         _ => left == -1,
     };
     if lost {
-        record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+        cx.lost_release().await?;
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ use redis::Script;
 
 use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
-use crate::ground_truth::record;
+
 use crate::lock_store::chaos as store;
 use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
 use crate::redis_pool::StoreError;
@@ -107,7 +107,7 @@ impl Lock for Redlock {
         // Fewer than a majority still had our value: the lock had been lost (expired, a
         // master restarted empty, a clock jumped) before this release.
         if deleted < masters.quorum() {
-            record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+            cx.lost_release().await?;
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use oversell_api::settings::LeaseMode;
 use redis::Script;
 use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
@@ -29,7 +30,6 @@ use super::{riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
-use oversell_api::settings::LeaseMode;
 
 static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));
@@ -108,7 +108,7 @@ impl Lock for ReentrantWatchdog {
         if left == -1 {
             // Redisson throws IllegalMonitorStateException here: the only moment a holder
             // whose lease ran out learns it.
-            record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await?;
+            cx.lost_release().await?;
         }
         Ok(())
     }

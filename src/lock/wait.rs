@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use oversell_api::settings::WaitStrategy;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -19,7 +20,6 @@ use super::cohort::Cohorts;
 use super::sold_out::SoldOutHints;
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
-use oversell_api::settings::WaitStrategy;
 
 /// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
 const UNKNOWN_LEASE_RECHECK: Duration = Duration::from_millis(200);

@@ -32,7 +32,7 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
-use crate::ground_truth::record;
+
 use crate::lock_store::chaos as store_chaos;
 use crate::redis_pool::StoreError;
 use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
@@ -125,7 +125,7 @@ impl Lock for ZooKeeperLock {
         match session.release(&node).await.map_err(store_error)? {
             Released::Deleted => Ok(()),
             // The session expired while the holder worked: its node, and the lock, were gone.
-            Released::Lost => record::lost_release(cx.truth, cx.keys, cx.instance, cx.owner).await,
+            Released::Lost => cx.lost_release().await,
         }
     }
 

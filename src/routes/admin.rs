@@ -4,6 +4,8 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use oversell_api::settings::{Settings, SettingsPatch};
+use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -13,8 +15,6 @@ use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};
 use crate::ground_truth;
 use crate::state::AppState;
-use oversell_api::settings::{Settings, SettingsPatch};
-use oversell_api::tier::Tier;
 
 pub const MAX_STOCK: i64 = 1_000_000;
 

@@ -20,6 +20,8 @@ pub use run::run_sale;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
+use oversell_api::settings::{Settings, WaitStrategy};
+use oversell_api::tier::Tier;
 use serde::Serialize;
 
 use crate::error::AppError;
@@ -32,8 +34,6 @@ use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::{LockStore, LockStoreKind};
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
-use oversell_api::settings::{Settings, WaitStrategy};
-use oversell_api::tier::Tier;
 
 // Kept with their source, so that they can ride in a pipeline with the lock's steps.
 static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
@@ -159,6 +159,7 @@ fn lock_cx<'a>(
         owner,
         instance: cx.instance,
         signals: cx.signals,
+        metrics: cx.metrics,
         faults,
         store_fault,
         held_replicas,

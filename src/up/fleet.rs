@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use oversell_api::tier::Tier;
 use tokio::sync::watch;
 
 use super::nginx::{self, Nginx};
@@ -17,7 +18,6 @@ use super::topology::{instance_id, InstanceEnv};
 use super::zookeeper::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server;
-use oversell_api::tier::Tier;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
 const OWNER_FILE: &str = "up.pid";

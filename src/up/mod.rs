@@ -33,10 +33,10 @@ use anyhow::Context;
 use clap::Args;
 
 pub use fleet::{Fleet, FleetConfig};
+use oversell_api::tier::Tier;
 pub use supervisor::Instance;
 
 use crate::lock_store::{LockStoreKind, Persistence};
-use oversell_api::tier::Tier;
 
 /// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
 const DEFAULT_LOCK_NODES: u16 = 5;

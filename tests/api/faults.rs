@@ -119,3 +119,35 @@ async fn faults_are_validated_listed_targeted_and_cleared_by_reset() {
     let body: Value = unknown.json().await.unwrap();
     assert!(body["message"].as_str().unwrap().contains("app1"), "{body}");
 }
+
+/// Work longer than a fixed lease: the holder's compare-and-delete finds its lock gone. No
+/// fault needed; the release is counted as lost in the ground truth and in the instance's
+/// metrics, per tier (Redisson would throw `IllegalMonitorStateException` here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_after_the_lease_ran_out_is_counted_as_lost() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "lua-release", "ttl_ms": 30, "business_ms": 150 }))
+        .await;
+    fleet.reset(10).await;
+    for buyer in ["a", "b"] {
+        let (status, body) = fleet.sale(0, buyer).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let state = fleet.state().await;
+    assert_eq!(state["lost_releases"], 2, "{state}");
+    let metrics = fleet
+        .client
+        .get(format!("{}/metrics", fleet.url(0)))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("oversell_lost_releases_total{tier=\"lua-release\""))
+        .expect("the lost-release counter");
+    assert!(line.ends_with(" 2"), "{line}");
+}
