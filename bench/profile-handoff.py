@@ -113,6 +113,23 @@ def crate_of(sym, dso):
     return head or "[unknown]"
 
 
+# The instances' samples by layer: crates (and libraries) put together by what they do.
+LAYERS = [
+    ("kernel", ["kernel"]),
+    ("tokio (scheduler, I/O driver, timers)", ["tokio"]),
+    ("glibc malloc/free", ["libc malloc/free"]),
+    ("glibc memmove/memcpy", ["libc memmove/memcpy"]),
+    ("Redis client (redis, combine, tokio_util)", ["redis", "combine", "tokio_util"]),
+    ("HTTP (hyper, hyper_util, http, axum, tower)", ["hyper", "hyper_util", "http", "axum", "tower",
+                                                     "tower_http", "http_body", "http_body_util", "httparse"]),
+    ("the oversell crate", ["oversell"]),
+    ("tracing, tracing_subscriber", ["tracing", "tracing_subscriber", "tracing_core"]),
+    ("serde, serde_json", ["serde", "serde_json"]),
+    ("bb8 (the connection pool)", ["bb8"]),
+    ("core, alloc, std", ["core", "alloc", "std"]),
+]
+
+
 # What a kernel sample was doing, first match wins (a wake-up done from the network receive
 # path counts as a wake-up: that is what a hand-off pays for).
 ACTIVITIES = [
@@ -215,10 +232,17 @@ def perf_tables(path, pid_group, top):
                    f"{100 * kernel[g] / by_group[g]:.0f} % | {tops} |")
     out.append("")
 
+    activity = {}
     inst = [s for s in busy if s[0] == "instances"]
     if inst:
         k = len(inst)
         crates = Counter("kernel" if s[3] == "[kernel.kallsyms]" else crate_of(s[2], s[3]) for s in inst)
+        for name, members in LAYERS:
+            activity["layer: " + name] = sum(crates[c] for c in members) / k
+        activity["layer: everything else"] = 1 - sum(
+            activity["layer: " + name] for name, _ in LAYERS)
+        activity["layer: functions named oversell::lock::*"] = sum(
+            1 for s in inst if "oversell::lock::" in s[2]) / k
         out.append(f"The instances' samples ({k}) by where the leaf function lives "
                    "(Rust crate or library; generic code is named after the crate that defines it):")
         out.append("")
@@ -236,7 +260,7 @@ def perf_tables(path, pid_group, top):
         out.append("")
 
     kern = [s for s in busy if s[3] == "[kernel.kallsyms]"]
-    activity = {"user space (all groups)": (n - len(kern)) / n}
+    activity["user space (all groups)"] = (n - len(kern)) / n
     for s in kern:
         name = kernel_activity(s[4])
         activity[name] = activity.get(name, 0) + 1 / n
@@ -443,6 +467,15 @@ def summary(d):
         for a in ["user space (all groups)"] + [name for name, _ in ACTIVITIES] + ["other kernel"]:
             if any(a in r["activity"] for r in rows):
                 print(f"| {a} | " + " | ".join(f"{100 * r['activity'].get(a, 0):.1f}" for r in rows) + " |")
+        print()
+        print("perf, the three instances' samples by layer (self time, % of the instances' samples):")
+        print()
+        print("| layer | " + " | ".join(names) + " |")
+        print("|---|" + "---|" * len(rows))
+        for a in [name for name, _ in LAYERS] + ["everything else", "functions named oversell::lock::*"]:
+            if any("layer: " + a in r["activity"] for r in rows):
+                print(f"| {a} | " + " | ".join(
+                    f"{100 * r['activity'].get('layer: ' + a, 0):.1f}" for r in rows) + " |")
     print()
 
 
