@@ -129,9 +129,9 @@ SELLING_CMD="bench/selling-rate.sh http://127.0.0.1:$UP_PORT \$TOKEN 0 64 5"
 LOADTEST="$LOADTEST" SERIAL_FLOOR="$PWD/target/release/serial-floor" \
     bench/selling-rate.sh "http://127.0.0.1:$UP_PORT" "$TOKEN" 0 64 5 >"$WORK/selling.tsv"
 
-echo "== writing $OUT (sections 1-3; sections 4 and on come from their own benches and are kept)" >&2
+echo "== writing $OUT (sections 1-3; 3b and sections 4 and on come from their own benches and are kept)" >&2
 kept="$WORK/kept.md"
-if [ -f "$OUT" ]; then sed -n '/^## 4\. /,$p' "$OUT" >"$kept"; else : >"$kept"; fi
+if [ -f "$OUT" ]; then sed -n '/^## \(3b\|4\)\. /,$p' "$OUT" >"$kept"; else : >"$kept"; fi
 ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS MATRIX_CMD=$MATRIX_CMD LOAD_BEFORE=$LOAD_BEFORE SELLING_CMD=$SELLING_CMD \
     python3 -B bench/report.py "$WORK/results.tsv" "$WORK/matrix.json" "$WORK/selling.tsv" >"$WORK/generated.md"
 { cat "$WORK/generated.md"; [ -s "$kept" ] && { echo; cat "$kept"; }; } >"$OUT"
