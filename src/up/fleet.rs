@@ -416,10 +416,14 @@ fn free_listeners(n: usize) -> anyhow::Result<Vec<TcpListener>> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
-/// `n` distinct ports that are free right now (all held at once, so none repeats).
+/// `n` distinct ports that are free right now, for children that bind them by number.
 fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
-    Ok(free_listeners(n)?
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<Result<_, _>>()?)
+    let mut ports: Vec<u16> = Vec::with_capacity(n);
+    while ports.len() < n {
+        let port = redis_server::free_port()?;
+        if !ports.contains(&port) {
+            ports.push(port);
+        }
+    }
+    Ok(ports)
 }
