@@ -136,15 +136,7 @@ async fn a_release_after_the_lease_ran_out_is_counted_as_lost() {
     }
     let state = fleet.state().await;
     assert_eq!(state["lost_releases"], 2, "{state}");
-    let metrics = fleet
-        .client
-        .get(format!("{}/metrics", fleet.url(0)))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = fleet.metrics_of(0).await;
     let line = metrics
         .lines()
         .find(|l| l.starts_with("oversell_lost_releases_total{tier=\"lua-release\""))

@@ -46,15 +46,7 @@ async fn metrics_count_sales_per_tier_and_instance() {
     fleet.reset(1).await;
     fleet.sale(0, "a").await;
     fleet.sale(0, "b").await;
-    let text = fleet
-        .client
-        .get(format!("{}/metrics", fleet.url(0)))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = fleet.metrics_of(0).await;
     assert!(
         text.contains(r#"oversell_sales_total{tier="lua-release",instance="app1"} 1"#),
         "{text}"

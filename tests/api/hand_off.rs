@@ -25,15 +25,7 @@ const RELEASES: [&str; 2] = [
 async fn passes(fleet: &TestFleet, tier: &str) -> u64 {
     let mut total = 0;
     for i in 0..fleet.apps.len() {
-        let text = fleet
-            .client
-            .get(format!("{}/metrics", fleet.url(i)))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = fleet.metrics_of(i).await;
         let line = format!(
             "oversell_lock_passes_total{{tier=\"{tier}\",instance=\"app{}\"}} ",
             i + 1

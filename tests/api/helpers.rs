@@ -189,6 +189,13 @@ impl TestFleet {
         self.get_json(i, "/state").await
     }
 
+    /// `GET /metrics` of instance `i`: the Prometheus text.
+    pub async fn metrics_of(&self, i: usize) -> String {
+        let url = format!("{}/metrics", self.url(i));
+        let resp = self.client.get(url).send().await.unwrap();
+        resp.text().await.unwrap()
+    }
+
     pub async fn state(&self) -> Value {
         self.state_of(0).await
     }
