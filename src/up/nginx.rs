@@ -108,6 +108,17 @@ impl Nginx {
     }
 }
 
+/// A fleet dropped without [`Nginx::stop`] (a panicking test, an early `?`) kills the whole
+/// group: `kill_on_drop` reaches the master only, and the reaper, dropped with it, would no
+/// longer be there to take the workers down (they outlived a failed test run that way).
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.child.id() {
+            process::signal_group(pgid, libc::SIGKILL);
+        }
+    }
+}
+
 fn supports_early_error_log(binary: &Path) -> bool {
     let Ok(out) = StdCommand::new(binary)
         .arg("-v")

@@ -443,3 +443,19 @@ async fn kill_9_of_up_leaves_no_process_and_frees_the_port() {
         .iter()
         .any(|l| l.starts_with(&format!("removed {}", run_dir.display()))));
 }
+
+/// A fleet dropped without being stopped (a test that panics halfway, an early return) takes
+/// nginx's workers with it: they are not our children, and killing the master alone left them
+/// serving a dead fleet's port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_dropped_without_stop_leaves_no_nginx_worker() {
+    let fleet = crate::scenarios::start_fleet(1).await;
+    let master = fleet.nginx_pid().expect("nginx runs");
+    let workers = descendants(master);
+    assert!(!workers.is_empty(), "nginx has workers");
+    drop(fleet);
+    eventually(Duration::from_secs(5), || async {
+        workers.iter().all(|(pid, seen)| !still_running(*pid, seen))
+    })
+    .await;
+}
