@@ -10,7 +10,7 @@
 use std::io::IsTerminal;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -145,7 +145,10 @@ impl Supervisor {
     }
 
     pub fn instance(&self) -> Instance {
-        self.status.lock().expect("status lock").clone()
+        self.status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Waits for the task to stop its instance (after `stop` turned true).
@@ -193,7 +196,7 @@ async fn supervise(
         };
         let pid = child.id();
         let restarts = {
-            let mut s = status.lock().expect("status lock");
+            let mut s = status.lock().unwrap_or_else(PoisonError::into_inner);
             s.pid = pid;
             s.restarts
         };
@@ -209,7 +212,7 @@ async fn supervise(
             biased;
             _ = stopping(&mut stop) => {
                 process::stop_group(&mut child, libc::SIGTERM, STOP_GRACE).await;
-                status.lock().expect("status lock").pid = None;
+                status.lock().unwrap_or_else(PoisonError::into_inner).pid = None;
                 return;
             }
             exited = child.wait() => {
@@ -222,7 +225,7 @@ async fn supervise(
                     process::signal_group(pgid, libc::SIGKILL);
                 }
                 {
-                    let mut s = status.lock().expect("status lock");
+                    let mut s = status.lock().unwrap_or_else(PoisonError::into_inner);
                     s.pid = None;
                     s.restarts += 1;
                     s.last_exit = Some(how.clone());
