@@ -6,14 +6,13 @@
 
 use std::collections::HashMap;
 
-use loadtest::scenario::{Runner, CATALOG};
-use loadtest::{AdminClient, Targets};
+use loadtest::scenario::CATALOG;
 use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::helpers::{spawn_fleet, TestFleet};
-use crate::scenarios::{start_fleet, TOKEN};
+use crate::scenarios::{start_fleet, ScenarioClient};
 
 /// The scripts a pipeline sends last (by hash).
 const RELEASES: [&str; 2] = [
@@ -249,14 +248,8 @@ async fn once_sold_out_a_buyer_is_told_at_the_door_without_waiting_for_the_lock(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort() {
     let fleet = start_fleet(3).await;
-    let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
-    let runner = Runner {
-        targets: &targets,
-        admin: &admin,
-        instances: 3,
-        spare: None,
-    };
+    let client = ScenarioClient::of(&fleet);
+    let runner = client.runner();
     let chapters = CATALOG.iter().filter(|s| {
         !s.store.is_special() && ![Tier::None, Tier::Local, Tier::AtomicDeduct].contains(&s.tier)
     });

@@ -328,3 +328,23 @@ pub fn verdicts_line(run: &loadtest::scenario::ScenarioRun) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// One sale at `url` that must be refused with a 503 `error` within `deadline` (the wait
+/// deadline plus slack): a store that cannot be reached is an answer, never a hang. Returns
+/// the body for further checks.
+pub async fn assert_sale_refused(url: &str, error: &str, deadline: Duration) -> Value {
+    let asked = Instant::now();
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/sale"))
+        .json(&json!({ "buyer": "b" }))
+        .send()
+        .await
+        .unwrap();
+    let took = asked.elapsed();
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], error, "{body}");
+    assert!(took < deadline, "503 after {took:?}");
+    body
+}

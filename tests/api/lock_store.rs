@@ -7,26 +7,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadtest::scenario::{find, Runner};
-use loadtest::{AdminClient, Targets};
+use loadtest::scenario::find;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::up::fleet::Fleet;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{eventually, serve_args, TestApp};
-use crate::scenarios::{start_fleet_with, TOKEN};
+use crate::helpers::{assert_sale_refused, eventually, serve_args, TestApp};
+use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
 pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
-    let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
-    let runner = Runner {
-        targets: &targets,
-        admin: &admin,
-        instances: fleet.instances().len(),
-        spare: None,
-    };
+    let client = ScenarioClient::of(fleet);
+    let runner = client.runner();
     let mut failures = Vec::new();
     for id in ids {
         let scenario = find(id).expect(id);
@@ -270,20 +263,8 @@ async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
         .await
         .unwrap();
     assert_eq!(reset.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let asked = Instant::now();
-    let resp = reqwest::Client::new()
-        .post(format!("{}/sale", app.url))
-        .send()
-        .await
-        .unwrap();
-    let took = asked.elapsed();
-    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["error"], "redis_unavailable", "{body}");
-    assert!(
-        took < Duration::from_millis(1500 + 1000),
-        "503 after {took:?}"
-    );
+    let within = Duration::from_millis(1500 + 1000);
+    assert_sale_refused(&app.url, "redis_unavailable", within).await;
     let health = reqwest::get(format!("{}/health", app.url)).await.unwrap();
     assert_eq!(health.status(), StatusCode::SERVICE_UNAVAILABLE);
     app.shut_down().await;

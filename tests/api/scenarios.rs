@@ -59,17 +59,40 @@ async fn start_fleet_full(
     .expect("start the fleet")
 }
 
+/// What a test needs to run catalog scenarios against a fleet from the client side: its URL
+/// through nginx and the admin token.
+pub struct ScenarioClient {
+    targets: Targets,
+    admin: AdminClient,
+    instances: usize,
+}
+
+impl ScenarioClient {
+    pub fn of(fleet: &Fleet) -> ScenarioClient {
+        let targets = Targets::parse(&[fleet.url()], None).unwrap();
+        let admin = AdminClient::new(&targets, Some(TOKEN.into()));
+        ScenarioClient {
+            targets,
+            admin,
+            instances: fleet.instances().len(),
+        }
+    }
+
+    pub fn runner(&self) -> Runner<'_> {
+        Runner {
+            targets: &self.targets,
+            admin: &self.admin,
+            instances: self.instances,
+            spare: None,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     let fleet = start_fleet(3).await;
-    let targets = Targets::parse(&[fleet.url()], None).unwrap();
-    let admin = AdminClient::new(&targets, Some(TOKEN.into()));
-    let runner = Runner {
-        targets: &targets,
-        admin: &admin,
-        instances: 3,
-        spare: None,
-    };
+    let client = ScenarioClient::of(&fleet);
+    let runner = client.runner();
     let mut failures = Vec::new();
     // The lock-store and ZooKeeper chapters need fleets of their own (tests/api/lock_store.rs,
     // redlock.rs, zookeeper_tiers.rs).
