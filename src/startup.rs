@@ -28,6 +28,9 @@ pub struct Application {
     router: axum::Router,
 }
 
+/// tokio's `TcpListener::bind` backlog.
+const LISTEN_BACKLOG: i32 = 1024;
+
 /// The listening socket the parent left at descriptor `fd` (`--listen-fd`).
 fn inherited_listener(fd: i32) -> anyhow::Result<TcpListener> {
     use std::os::fd::FromRawFd;
@@ -37,6 +40,13 @@ fn inherited_listener(fd: i32) -> anyhow::Result<TcpListener> {
     listener
         .local_addr()
         .with_context(|| format!("--listen-fd {fd} is not a listening socket"))?;
+    // std binds with a backlog of 128; the port bound here itself gets tokio's 1024, and so
+    // does this one (listen on a listening socket only resizes its queue).
+    // SAFETY: listen has no memory-safety preconditions; the descriptor is ours.
+    if unsafe { libc::listen(fd, LISTEN_BACKLOG) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("--listen-fd {fd}: listen"));
+    }
     listener.set_nonblocking(true)?;
     Ok(TcpListener::from_std(listener)?)
 }
