@@ -44,6 +44,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) mod clock_offset;
+pub(crate) mod composed;
 pub mod config;
 pub(crate) mod control;
 pub(crate) mod error;

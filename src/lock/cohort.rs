@@ -49,8 +49,8 @@ use redis::{RedisResult, Value};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::pipelined::Call;
 use super::{Held, Lock, LockCx, LockError};
+use crate::composed::Call;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under

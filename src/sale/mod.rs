@@ -6,7 +6,7 @@
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
 //!
 //! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
-//! order the articles give them (`lock/pipelined.rs`): with the lock in the resource store,
+//! order the articles give them (`lock/riding.rs`): with the lock in the resource store,
 //! `lua-release` is acquire, enter, commit + release (3 round trips, not 4) and the reentrant
 //! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6). Under
 //! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
@@ -24,11 +24,12 @@ use oversell_api::settings::{Settings, WaitStrategy};
 use oversell_api::tier::Tier;
 use serde::Serialize;
 
+use crate::composed::{self, Call, Lua};
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::cohort::{self, Baton, ReadAhead, ReadReplies, Start, Successor};
-use crate::lock::pipelined::{self, Call, Lua};
+use crate::lock::riding;
 use crate::lock::{self, Held, Lock, LockCx, LockError, ReleaseSignals};
 use crate::lock_store::chaos::HeldReplicas;
 use crate::lock_store::{LockStore, LockStoreKind};
@@ -371,7 +372,7 @@ type NextHolder<'a> = &'a (dyn Fn() -> Option<Successor> + Sync);
 
 /// The lock on its way out of a sale. It leaves at the write: handed to a local successor
 /// when a cohort has one waiting (the successor's read riding behind the write), else released
-/// in the write's round trip when the release can ride with it (`lock/pipelined.rs`), else
+/// in the write's round trip when the release can ride with it (`lock/riding.rs`), else
 /// released after the sale, on its own.
 struct Leaving<'a> {
     /// `None` once released.
@@ -505,7 +506,7 @@ impl ReadPlan {
         if !self.reentrant {
             return vec![read];
         }
-        let (again, back) = pipelined::reentry(&self.keys, self.tier, self.ttl_ms, lock_owner);
+        let (again, back) = riding::reentry(&self.keys, self.tier, self.ttl_ms, lock_owner);
         vec![again, read, back]
     }
 }
@@ -525,11 +526,11 @@ async fn read(
 ) -> Result<(Entered, u32), AppError> {
     let replies = match ahead {
         Some(replies) => replies,
-        None if !lock.reentrant() || pipelined::rides_with_sale(lcx) => {
+        None if !lock.reentrant() || riding::rides_with_sale(lcx) => {
             let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
             let calls: Vec<&Call> = calls.iter().collect();
             let mut conn = cx.redis.conn().await?;
-            pipelined::run_in_order(&mut conn, &calls).await
+            composed::run_in_order(&mut conn, &calls).await
         }
         None => return read_one_by_one(cx, lcx, lock, fence).await,
     };
@@ -543,12 +544,12 @@ async fn read(
         return Ok((entered(next()?, fence)?, depth));
     }
     let (again, read, back) = (next()?, next()?, next()?);
-    let Some(depth) = pipelined::reentered(again).map_err(StoreError::from)? else {
+    let Some(depth) = riding::reentered(again).map_err(StoreError::from)? else {
         // Someone else holds the lock: this owner lost it before its read. Its release will
         // find that out and record it.
         return Err(AppError::LockLost);
     };
-    pipelined::released(lcx, back).await?;
+    riding::released(lcx, back).await?;
     Ok((entered(read, fence)?, depth))
 }
 
@@ -592,7 +593,7 @@ fn entered(
     reply: redis::RedisResult<redis::Value>,
     fence: Option<u64>,
 ) -> Result<Entered, StoreError> {
-    let (stock, exits, now): (i64, i64, i64) = pipelined::reply(reply)?;
+    let (stock, exits, now): (i64, i64, i64) = composed::reply(reply)?;
     Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
 }
 
@@ -620,7 +621,7 @@ async fn leave(
         calls.extend(to.read(lcx.owner, leaving.fence));
         let sent_ahead = calls.len() > 1;
         let refs: Vec<&Call> = calls.iter().collect();
-        let replies = pipelined::run_in_order(&mut conn, &refs).await;
+        let replies = composed::run_in_order(&mut conn, &refs).await;
         let (mine, theirs) = match replies {
             Ok(mut replies) => {
                 let mine = replies.remove(0);
@@ -631,8 +632,8 @@ async fn leave(
         leaving.passing = Some((to, sent_ahead.then_some(theirs)));
         return outcome(mine?);
     }
-    let release = match pipelined::rides_with_sale(lcx) {
-        true => pipelined::release(lcx),
+    let release = match riding::rides_with_sale(lcx) {
+        true => riding::release(lcx),
         false => None,
     };
     let Some(release) = release else {
@@ -643,10 +644,10 @@ async fn leave(
     }
     // Stop renewing before giving the lock back, as the tier's own release does.
     drop(leaving.held.take());
-    let replies = pipelined::run_in_order(&mut conn, &[&commit, &release]).await?;
+    let replies = composed::run_in_order(&mut conn, &[&commit, &release]).await?;
     let [committed, released] = <[_; 2]>::try_from(replies)
         .map_err(|_| StoreError::Unavailable("a pipeline of 2 gave another count".into()))?;
-    if let Err(err) = pipelined::released(lcx, released).await {
+    if let Err(err) = riding::released(lcx, released).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }
@@ -654,7 +655,7 @@ async fn leave(
 }
 
 fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<String, StoreError> {
-    let (outcome, _overlaps): (String, i64) = pipelined::reply(reply)?;
+    let (outcome, _overlaps): (String, i64) = composed::reply(reply)?;
     Ok(outcome)
 }
 

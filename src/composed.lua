@@ -1,0 +1,25 @@
+-- The end of a script composed of others (src/composed.rs): the parts come before this as
+-- PARTS[1..n], each one script's source as a function of its own KEYS and ARGV.
+-- Runs every part in order, each on its own keys and arguments, and returns every part's
+-- reply, in order: an error (returned or raised) is that part's reply and does not stop the
+-- parts after it, as in a pipeline.
+-- KEYS: the parts' keys, one part after the other.
+-- ARGV[1..n] each part's number of keys, ARGV[n+1..2n] each part's number of arguments,
+-- then the parts' arguments, one part after the other.
+local n = #PARTS
+local replies = {}
+local k, a = 0, 2 * n
+for i = 1, n do
+  local keys, args = {}, {}
+  for j = 1, tonumber(ARGV[i]) do keys[j] = KEYS[k + j] end
+  for j = 1, tonumber(ARGV[n + i]) do args[j] = ARGV[a + j] end
+  k, a = k + #keys, a + #args
+  local ok, reply = pcall(PARTS[i], keys, args)
+  if not ok and type(reply) ~= 'table' then
+    reply = redis.error_reply(tostring(reply))
+  end
+  -- A nil would end the reply array early.
+  if reply == nil then reply = false end
+  replies[i] = reply
+end
+return replies

@@ -1,0 +1,112 @@
+//! Lock steps that ride in one round trip with the sale's own scripts, when the lock store is
+//! the resource store (`--lock-store shared`, the teaching default): the write and the release
+//! in one, and the reentrant tiers' nested re-entry, read and nested release in another. They
+//! are sent composed into one script (`composed.rs`).
+//!
+//! # What it guarantees
+//! The same scripts, in the same order, as the sale sends them one by one: the release still
+//! runs after the write, and the nested hold still covers the read. Only the waiting between
+//! them goes.
+//!
+//! # What breaks it
+//! Nothing the tier does not already have: a server that lost its scripts runs none of the
+//! composed parts, and the whole is loaded and sent again (`composed.rs`). A lock store of its
+//! own (`single`, `sentinel`, `redlock`) is another server: nothing rides together, and the
+//! sale takes the one-by-one path.
+//!
+//! # Why it exists
+//! Issue 12: a locked sale is a chain of round trips, each one a hand-off the next buyer waits
+//! for. `lua-release` drops from 4 to 3 round trips per sale, the reentrant tiers from 6 to 3.
+
+use std::sync::LazyLock;
+
+use oversell_api::tier::Tier;
+use redis::{RedisResult, Value};
+
+use super::LockCx;
+
+use crate::composed::{reply, Call, Lua};
+use crate::keys::Keys;
+use crate::lock_store::LockStoreKind;
+use crate::redis_pool::StoreError;
+
+// The tiers' own script files, so the same hashes as the tiers' own calls: a script one of
+// them loaded is loaded for the other.
+static RELEASE_IF_OWNER: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("lua_release.lua")));
+static REENTRANT_ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("reentrant_acquire.lua")));
+static REENTRANT_RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));
+
+/// Whether the lock's steps can ride with the sale's: one server for both, and a tier whose
+/// release is one script whose answer the tier reads the same way here.
+pub fn rides_with_sale(cx: &LockCx<'_>) -> bool {
+    cx.store.kind() == LockStoreKind::Shared
+        && matches!(
+            cx.settings.tier,
+            Tier::LuaRelease | Tier::ReentrantWatchdog | Tier::Fenced
+        )
+}
+
+/// The tier's release as one call, as `lua_release.rs` and `reentrant_watchdog.rs` send it
+/// (the same script files, so the same hashes). Call [`released`] with its reply.
+pub fn release(cx: &LockCx<'_>) -> Option<Call> {
+    Some(match cx.settings.tier {
+        Tier::LuaRelease => RELEASE_IF_OWNER
+            .call()
+            .key(cx.keys.lock())
+            .arg(cx.owner)
+            .arg(cx.keys.released_channel()),
+        Tier::ReentrantWatchdog | Tier::Fenced => REENTRANT_RELEASE
+            .call()
+            .key(cx.keys.reentrant_lock())
+            .arg(cx.settings.ttl_ms)
+            .arg(cx.owner)
+            .arg(cx.keys.released_channel()),
+        _ => return None,
+    })
+}
+
+/// Reads a release's reply as the tier does: a release that found the lock gone or someone
+/// else's is a lost release, recorded in the resource store.
+pub async fn released(cx: &LockCx<'_>, answer: RedisResult<Value>) -> Result<(), StoreError> {
+    let left: i64 = reply(answer)?;
+    let lost = match cx.settings.tier {
+        Tier::LuaRelease => left == 0,
+        _ => left == -1,
+    };
+    if lost {
+        cx.lost_release().await?;
+    }
+    Ok(())
+}
+
+/// The reentrant tiers' nested step: take the lock again (as `owner`, the lock's owner) and
+/// give the nested hold back, as two calls that surround a sale's read in one pipeline. The
+/// parts are given one by one, so that a cohort can build a successor's read (`cohort.rs`).
+pub fn reentry(keys: &Keys, tier: Tier, ttl_ms: u64, owner: &str) -> (Call, Call) {
+    let acquire = REENTRANT_ACQUIRE
+        .call()
+        .key(keys.reentrant_lock())
+        .key(keys.fence_counter())
+        .arg(ttl_ms)
+        .arg(owner)
+        // Only read when the hash is gone (the outer hold was lost and nobody holds the lock):
+        // the acquire is then a fresh one and, for `fenced`, takes a token, as the tier's does.
+        .arg(if tier == Tier::Fenced { "1" } else { "0" });
+    let release = REENTRANT_RELEASE
+        .call()
+        .key(keys.reentrant_lock())
+        .arg(ttl_ms)
+        .arg(owner)
+        .arg(keys.released_channel());
+    (acquire, release)
+}
+
+/// The depth the nested acquire reached: 2 (or more) when the owner re-entered, `None` when
+/// someone else holds the lock, i.e. the owner has lost it.
+pub fn reentered(answer: RedisResult<Value>) -> RedisResult<Option<u32>> {
+    let (depth, _): (u32, i64) = reply(answer)?;
+    Ok((depth > 0).then_some(depth))
+}
