@@ -8,13 +8,15 @@
 //!
 //! Modules are crate-private unless the binary or the integration tests start something
 //! with them (`config`, `startup`, `up`, `lock_store`, `zookeeper`, `redis_server`,
-//! `telemetry`), so the compiler reports whatever nothing uses.
+//! `telemetry`), or the serial-floor bench sends what the service sends with them
+//! (`composed`), so the compiler reports whatever nothing uses.
 //!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
 //! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/events`, `/health`,
 //!   `/metrics`, `/admin/*`, and the embedded dashboard.
 //! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts.
+//! - [`composed`]: the scripts a sale sends back to back, run as one script in one round trip.
 //! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
 //! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
 //! - [`feed`]: the dashboard's live feed: one poller per watched room, reading only what is
@@ -44,7 +46,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) mod clock_offset;
-pub(crate) mod composed;
+pub mod composed;
 pub mod config;
 pub(crate) mod control;
 pub(crate) mod error;

@@ -10,9 +10,11 @@
 //!
 //!   cargo run --release -p oversell-bench --bin serial-floor -- --redis redis://127.0.0.1:6379
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use oversell::composed::{self, Call, Lua};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
 
@@ -27,9 +29,12 @@ struct Args {
     seconds: f64,
 }
 
-const ENTER: &str = include_str!("../../../src/sale/enter.lua");
-const COMMIT: &str = include_str!("../../../src/sale/commit.lua");
-const RELEASE: &str = include_str!("../../../src/lock/lua_release.lua");
+static ENTER: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../src/sale/enter.lua")));
+static COMMIT: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../src/sale/commit.lua")));
+static RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../src/lock/lua_release.lua")));
 
 const P: &str = "oversell:{serial-floor}:";
 /// Published to by the release; no instance subscribes to it (the pattern needs `oversell:{`).
@@ -37,12 +42,6 @@ const CHANNEL: &str = "serial-floor:released";
 
 fn key(name: &str) -> String {
     format!("{P}{name}")
-}
-
-struct Shas {
-    enter: String,
-    commit: String,
-    release: String,
 }
 
 /// What a chain carries from one sale to the next: the read the previous write brought back
@@ -59,8 +58,8 @@ enum Chain {
     Get,
     /// A `lua-release` sale as the articles write it: take, read, write, release.
     Articles,
-    /// The same with the write and the release in one pipeline.
-    Pipelined,
+    /// The same with the write and the release in one round trip.
+    Together,
     /// A cohort's local pass as the service makes it: the lock stays held, and each write
     /// carries the next sale's read behind it.
     CohortPass,
@@ -71,7 +70,7 @@ impl Chain {
         match self {
             Chain::Get => "GET loop",
             Chain::Articles => "lua-release chain: SET NX PX, enter, commit, release",
-            Chain::Pipelined => "lua-release chain as served: SET NX PX, enter, commit + release",
+            Chain::Together => "lua-release chain as served: SET NX PX, enter, commit + release",
             Chain::CohortPass => "cohort pass as served: commit + the next sale's enter",
         }
     }
@@ -80,7 +79,7 @@ impl Chain {
         match self {
             Chain::Get => 1,
             Chain::Articles => 4,
-            Chain::Pipelined => 3,
+            Chain::Together => 3,
             Chain::CohortPass => 1,
         }
     }
@@ -91,17 +90,12 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let client = redis::Client::open(args.redis.as_str())?;
     let mut conn = client.get_multiplexed_async_connection().await?;
-    let shas = Shas {
-        enter: load(&mut conn, ENTER).await?,
-        commit: load(&mut conn, COMMIT).await?,
-        release: load(&mut conn, RELEASE).await?,
-    };
     let seconds = Duration::from_secs_f64(args.seconds);
     println!("chain\tround_trips\tper_s\tus_per_chain");
     for chain in [
         Chain::Get,
         Chain::Articles,
-        Chain::Pipelined,
+        Chain::Together,
         Chain::CohortPass,
     ] {
         clean(&mut conn).await?;
@@ -112,11 +106,13 @@ async fn main() -> anyhow::Result<()> {
             .arg(600)
             .query_async::<()>(&mut conn)
             .await?;
+        // Not timed: the first call of each script loads it.
+        one(&mut conn, chain, 0, &mut Carry::default()).await?;
         let started = Instant::now();
         let mut done = 0u64;
         let mut carry = Carry::default();
         while started.elapsed() < seconds {
-            one(&mut conn, &shas, chain, done, &mut carry).await?;
+            one(&mut conn, chain, done + 1, &mut carry).await?;
             done += 1;
         }
         let secs = started.elapsed().as_secs_f64();
@@ -130,14 +126,6 @@ async fn main() -> anyhow::Result<()> {
     }
     clean(&mut conn).await?;
     Ok(())
-}
-
-async fn load(conn: &mut MultiplexedConnection, body: &str) -> redis::RedisResult<String> {
-    redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg(body)
-        .query_async(conn)
-        .await
 }
 
 async fn clean(conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
@@ -156,29 +144,23 @@ async fn clean(conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
     redis::cmd("DEL").arg(keys).query_async(conn).await
 }
 
-fn enter_cmd(shas: &Shas, owner: &str) -> redis::Cmd {
-    let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(&shas.enter).arg(5);
-    cmd.arg(key("stock"))
-        .arg(key("exits"))
-        .arg(key("fence_seen"))
-        .arg(key("stale_writes_rejected"))
-        .arg(key("timeline"));
-    cmd.arg("").arg("floor").arg(owner);
-    cmd
+/// `enter.lua` as the sale calls it (`src/sale/mod.rs`), for an unfenced tier.
+fn enter(owner: &str) -> Call {
+    ENTER
+        .call()
+        .key(key("stock"))
+        .key(key("exits"))
+        .key(key("fence_seen"))
+        .key(key("stale_writes_rejected"))
+        .key(key("timeline"))
+        .arg("")
+        .arg("floor")
+        .arg(owner)
 }
 
-/// `whole`: sent as the service sends a call that is not last in a pipeline (`EVAL`).
-fn commit_cmd(shas: &Shas, owner: &str, exits: i64, new_stock: i64, whole: bool) -> redis::Cmd {
-    let mut cmd = match whole {
-        true => redis::cmd("EVAL"),
-        false => redis::cmd("EVALSHA"),
-    };
-    match whole {
-        true => cmd.arg(COMMIT),
-        false => cmd.arg(&shas.commit),
-    };
-    cmd.arg(8);
+/// `commit.lua` as the sale calls it, writing one item sold.
+fn commit(owner: &str, exits: i64, new_stock: i64) -> Call {
+    let mut call = COMMIT.call();
     for name in [
         "stock",
         "ledger",
@@ -189,31 +171,29 @@ fn commit_cmd(shas: &Shas, owner: &str, exits: i64, new_stock: i64, whole: bool)
         "stale_writes_rejected",
         "timeline",
     ] {
-        cmd.arg(key(name));
+        call = call.key(key(name));
     }
-    cmd.arg(exits)
+    call.arg(exits)
         .arg(new_stock)
         .arg(1)
         .arg(r#"{"order_id":"floor","qty":1}"#)
         .arg("")
         .arg("floor")
-        .arg(owner);
-    cmd
+        .arg(owner)
 }
 
-fn release_cmd(shas: &Shas, owner: &str) -> redis::Cmd {
-    let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(&shas.release)
-        .arg(1)
-        .arg(key("lock"))
-        .arg(owner)
-        .arg(CHANNEL);
-    cmd
+fn release(owner: &str) -> Call {
+    RELEASE.call().key(key("lock")).arg(owner).arg(CHANNEL)
+}
+
+/// The (stock, exits) of `enter.lua`'s reply.
+fn entered(reply: redis::RedisResult<Value>) -> anyhow::Result<(i64, i64)> {
+    let (stock, exits, _now): (i64, i64, i64) = composed::reply(reply)?;
+    Ok((stock, exits))
 }
 
 async fn one(
     conn: &mut MultiplexedConnection,
-    shas: &Shas,
     chain: Chain,
     n: u64,
     carry: &mut Carry,
@@ -226,7 +206,7 @@ async fn one(
                 .query_async(conn)
                 .await?;
         }
-        Chain::Articles | Chain::Pipelined => {
+        Chain::Articles | Chain::Together => {
             let (taken, _lease): (Option<String>, i64) = redis::pipe()
                 .cmd("SET")
                 .arg(key("lock"))
@@ -238,40 +218,27 @@ async fn one(
                 .query_async(conn)
                 .await?;
             anyhow::ensure!(taken.is_some(), "the floor's own lock was busy");
-            let (stock, exits, _now): (i64, i64, i64) =
-                enter_cmd(shas, &owner).query_async(conn).await?;
+            let (stock, exits) = entered(enter(&owner).invoke(conn).await)?;
+            let write = commit(&owner, exits, stock - 1);
             let released: i64 = if let Chain::Articles = chain {
-                let _: Value = commit_cmd(shas, &owner, exits, stock - 1, false)
-                    .query_async(conn)
-                    .await?;
-                release_cmd(shas, &owner).query_async(conn).await?
+                let _: Value = write.invoke(conn).await?;
+                release(&owner).invoke(conn).await?
             } else {
-                // As the service sends it: the write whole (EVAL), the release by hash.
-                let (_, released): (Value, i64) = redis::pipe()
-                    .add_command(commit_cmd(shas, &owner, exits, stock - 1, true))
-                    .add_command(release_cmd(shas, &owner))
-                    .query_async(conn)
-                    .await?;
-                released
+                // As the service sends it: one script made of the two.
+                let mut replies = composed::run_in_order(conn, &[&write, &release(&owner)]).await?;
+                composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?
             };
             anyhow::ensure!(released == 1, "the floor lost its own lock");
         }
         Chain::CohortPass => {
             let (stock, exits) = match carry.entered {
                 Some(entered) => entered,
-                None => {
-                    let (stock, exits, _now): (i64, i64, i64) =
-                        enter_cmd(shas, &owner).query_async(conn).await?;
-                    (stock, exits)
-                }
+                None => entered(enter(&owner).invoke(conn).await)?,
             };
             let next = format!("floor-{}", n + 1);
-            let (_, (stock, exits, _now)): (Value, (i64, i64, i64)) = redis::pipe()
-                .add_command(commit_cmd(shas, &owner, exits, stock - 1, true))
-                .add_command(enter_cmd(shas, &next))
-                .query_async(conn)
-                .await?;
-            carry.entered = Some((stock, exits));
+            let write = commit(&owner, exits, stock - 1);
+            let mut replies = composed::run_in_order(conn, &[&write, &enter(&next)]).await?;
+            carry.entered = Some(entered(replies.pop().unwrap_or(Ok(Value::Nil)))?);
         }
     }
     Ok(())
