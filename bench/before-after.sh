@@ -8,11 +8,11 @@
 #
 # Each target dir must hold release builds of oversell, loadtest and serial-floor
 # (`cargo build --release -p oversell -p loadtest -p oversell-bench`). Environment: ROWS
-# (default: none lua-release reentrant-watchdog fenced lua-release@cohort:8), CONNECTIONS (64).
+# (default: none lua-release reentrant-watchdog fenced lua-release@cohort:32), CONNECTIONS (64).
 set -euo pipefail
 BEFORE=$1 AFTER=$2 ROUNDS=${3:-2} SECONDS_=${4:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
-export ROWS=${ROWS:-none lua-release reentrant-watchdog fenced lua-release@cohort:8}
+export ROWS=${ROWS:-none lua-release reentrant-watchdog fenced lua-release@cohort:32}
 export TOOLS=loadtest FLOOR_SECONDS=${FLOOR_SECONDS:-1}
 TOKEN=before-after
 for dir in "$BEFORE" "$AFTER"; do

@@ -62,6 +62,7 @@ def selling_section(path, command=None):
         rows.setdefault(key, {})[tool] = dict(
             rate=int(rate), p50=float(p50), p99=float(p99), max=float(mx), failed=int(failed),
             truth=truth[:4], per_instance=truth[4] if len(truth) > 4 else "-",
+            longest_run=truth[5] if len(truth) > 5 else "-",
         )
         if tier == "none":
             base[tool] = int(rate)
@@ -93,8 +94,8 @@ def selling_section(path, command=None):
     for tool in tools:
         head += f" {tool} items/s | vs none | p50 / p99 / max ms |"
         rule += "---|---|---|"
-    w(head + " oversold / lost / overlaps / foreign | sales per instance (loadtest) |")
-    w(rule + "---|---|")
+    w(head + " oversold / lost / overlaps / foreign | sales per instance (loadtest) | longest run of one instance (loadtest) |")
+    w(rule + "---|---|---|")
     for (tier, wait), by_tool in rows.items():
         cells = f"| {tier} | {wait} |"
         for tool in tools:
@@ -110,7 +111,8 @@ def selling_section(path, command=None):
             truth = "all 0"
         else:
             truth = "; ".join(f"{tool}: {' / '.join(t)}" for tool, t in truths.items())
-        w(f"{cells} {truth} | {shares(next(iter(by_tool.values()))['per_instance'])} |")
+        first = next(iter(by_tool.values()))
+        w(f"{cells} {truth} | {shares(first['per_instance'])} | {first['longest_run']} |")
     w("")
     if floor:
         w("The serial floor: one client doing a chain's round trips back to back against the")
@@ -132,8 +134,11 @@ def selling_section(path, command=None):
     w("instance and cost one round trip (the next buyer's read rides behind the holder's")
     w("write), and an instance's buyers are served first come first served. `none` and")
     w("`atomic-deduct` are not serialized: they are bound by the machine's CPU instead. Sales")
-    w("per instance are equal by construction here (a closed loop through nginx's round robin):")
-    w("what cohorting's unfairness across instances costs shows in p99 and max.")
+    w("per instance are equal by construction here (a closed loop through nginx's round robin);")
+    w("cohorting's unfairness across instances shows in the longest run, the most sales one")
+    w("instance made in a row (in the ledger's order) while the others' buyers waited: one")
+    w("acquire sells at most passes + 1 under `cohort:N`, and the same instance may win the")
+    w("lock again after its release. It shows in p99 and max too.")
     w("")
     return out
 

@@ -3,21 +3,22 @@
 # too large to run out, through the fleet's URL, driven by the project's generator
 # (`loadtest run`) and by wrk when it is installed, each in turn on every row. Items sold per
 # second are counted from the ledger (Redis), not from the answers; the latencies are what the
-# tool saw; the ground truth (oversold, lost updates, overlaps, foreign releases) and the sales
-# per instance (fairness) are read after each run. Last, the serial floor: one client doing the
-# lock chain's round trips back to back against the same Redis (bench/src/bin/serial-floor.rs),
-# the physical limit a locked tier is measured against.
+# tool saw; the ground truth (oversold, lost updates, overlaps, foreign releases) and the
+# fairness across instances (sales per instance, the longest run of one instance) are read
+# after each run. Last, the serial floor: one client doing the lock chain's round trips back
+# to back against the same Redis (bench/src/bin/serial-floor.rs), the physical limit a locked
+# tier is measured against.
 #
 #   bench/selling-rate.sh URL TOKEN [BUSINESS_MS] [CONNECTIONS] [SECONDS]
 #
-# A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@cohort:8,
+# A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@cohort:32,
 # lua-release@spin:20). Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
 # SERIAL_FLOOR (the binaries), REDIS_URL (the resource store; read from GET /state when the
 # lock store is shared), FLOOR_SECONDS (2). Bounded: rows × tools × SECONDS, plus 8 s of floor.
 #
 # Prints TSV, one line per measurement (report.py turns it into BENCHMARKS.md section 3):
 #   sale  tool tier wait items seconds items_per_s p50_ms p99_ms max_ms failed oversold
-#         lost_updates overlaps foreign_releases per_instance
+#         lost_updates overlaps foreign_releases per_instance longest_run
 #   floor chain round_trips per_s us_per_chain
 #   load  before|after 1-min 5-min 15-min   (the machine's load average: other work is noise)
 set -euo pipefail
@@ -26,7 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LOADTEST=${LOADTEST:-target/release/loadtest}
 SERIAL_FLOOR=${SERIAL_FLOOR:-target/release/serial-floor}
 FLOOR_SECONDS=${FLOOR_SECONDS:-2}
-ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:8 reentrant-watchdog@cohort:8 fenced@cohort:8}}
+ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:32 reentrant-watchdog@cohort:32 fenced@cohort:32}}
 TOOLS=${TOOLS:-loadtest wrk}
 
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
@@ -40,12 +41,19 @@ fi
 ROOM=$(field "['room']")
 printf 'load\tbefore\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# Sales per instance, from the ledger itself: "app1:n,app2:n,…".
-per_instance() {
-    if [ -z "${REDIS_URL:-}" ]; then echo "-"; return; fi
-    redis-cli -u "$REDIS_URL" --raw LRANGE "oversell:{$ROOM}:ledger" 0 -1 |
-        grep -o '"instance":"[^"]*"' | cut -d'"' -f4 | sort | uniq -c |
-        awk '{printf "%s%s:%s", sep, $2, $1; sep=","} END {if (!NR) printf "-"; print ""}'
+# Fairness across instances, from the ledger itself (it is in the order of the writes): the
+# sales per instance, "app1:n,app2:n,…", and, tab-separated, the longest run of sales one
+# instance made in a row while the others' buyers waited.
+fairness() {
+    if [ -z "${REDIS_URL:-}" ]; then printf -- '-\t-\n'; return; fi
+    local sellers
+    sellers=$(redis-cli -u "$REDIS_URL" --raw LRANGE "oversell:{$ROOM}:ledger" 0 -1 |
+        grep -o '"instance":"[^"]*"' | cut -d'"' -f4)
+    if [ -z "$sellers" ]; then printf -- '-\t-\n'; return; fi
+    printf '%s\t%s\n' \
+        "$(sort <<<"$sellers" | uniq -c | awk '{printf "%s%s:%s", sep, $2, $1; sep=","}')" \
+        "$(awk '{run = ($1 == last) ? run + 1 : 1; last = $1; if (run > most) most = run}
+                END {print most}' <<<"$sellers")"
 }
 
 for row in $ROWS; do
@@ -93,7 +101,7 @@ print(d["items_sold"], d["oversold"], d["lost_updates"], d["overlaps"], d["forei
         rate=$(python3 -c "print(round($items / $secs))")
         printf 'sale\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
             "$tool" "$tier" "$wait" "$items" "$secs" "$rate" "$p50" "$p99" "$max" "$failed" \
-            "$oversold" "$lost" "$overlaps" "$foreign" "$(per_instance)"
+            "$oversold" "$lost" "$overlaps" "$foreign" "$(fairness)"
         echo "   $tool $row: $rate items/s, p99 $p99 ms, max $max ms" >&2
     done
 done

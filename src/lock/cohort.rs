@@ -29,9 +29,12 @@
 //! holder's write overlaps (counted); no pass follows it, since less than half the lease is
 //! left. A crash takes the cohort down with the process; its lock ends with its lease.
 //!
-//! The price is fairness across instances: one instance may sell `passes + 1` times in a row
-//! while the others wait. The pass bound and the courtesy after a release keep the others from
-//! starving (tested), but the order is no longer the order buyers arrived in.
+//! The price is fairness across instances: one acquire sells up to `passes + 1` times in a row
+//! on one instance while the others wait, and after its release every instance's head of queue
+//! races for the lock again, its own included, so the same instance may win several times
+//! running (`bench/selling-rate.sh` reports the longest run). The pass bound and the courtesy
+//! after a release keep the others from starving (tested), but the order is no longer the
+//! order buyers arrived in.
 //!
 //! # Why it exists
 //! Issue 12: with every buyer of every instance racing for the lock, each release wakes one
