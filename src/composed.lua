@@ -4,15 +4,19 @@
 -- reply, in order: an error (returned or raised) is that part's reply and does not stop the
 -- parts after it, as in a pipeline.
 -- KEYS: the parts' keys, one part after the other.
--- ARGV[1..n] each part's number of keys, ARGV[n+1..2n] each part's number of arguments,
+-- ARGV[1] '1' when the parts after the first run only if the first took what it asked for (a
+-- lock): its reply is neither an error nor a table starting with 0; otherwise they are
+-- skipped and their replies are nil. '0' runs them all.
+-- ARGV[2..n+1] each part's number of keys, ARGV[n+2..2n+1] each part's number of arguments,
 -- then the parts' arguments, one part after the other.
 local n = #PARTS
+local gated = ARGV[1] == '1'
 local replies = {}
-local k, a = 0, 2 * n
+local k, a = 0, 2 * n + 1
 for i = 1, n do
   local keys, args = {}, {}
-  for j = 1, tonumber(ARGV[i]) do keys[j] = KEYS[k + j] end
-  for j = 1, tonumber(ARGV[n + i]) do args[j] = ARGV[a + j] end
+  for j = 1, tonumber(ARGV[1 + i]) do keys[j] = KEYS[k + j] end
+  for j = 1, tonumber(ARGV[1 + n + i]) do args[j] = ARGV[a + j] end
   k, a = k + #keys, a + #args
   local ok, reply = pcall(PARTS[i], keys, args)
   if not ok and type(reply) ~= 'table' then
@@ -21,5 +25,12 @@ for i = 1, n do
   -- A nil would end the reply array early.
   if reply == nil then reply = false end
   replies[i] = reply
+  if i == 1 and gated then
+    local refused = not ok or type(reply) ~= 'table' or reply.err or reply[1] == 0
+    if refused then
+      for j = 2, n do replies[j] = false end
+      return replies
+    end
+  end
 end
 return replies

@@ -120,6 +120,24 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],
 ) -> RedisResult<Vec<RedisResult<Value>>> {
+    run(conn, calls, false).await
+}
+
+/// As [`run_in_order`], but the calls after the first run only if the first took what it
+/// asked for: a script answering `{taken, …}` (an acquire) with `taken` above 0. When it did
+/// not, their replies are nil.
+pub async fn run_if_first_takes<C: redis::aio::ConnectionLike>(
+    conn: &mut C,
+    calls: &[&Call],
+) -> RedisResult<Vec<RedisResult<Value>>> {
+    run(conn, calls, true).await
+}
+
+async fn run<C: redis::aio::ConnectionLike>(
+    conn: &mut C,
+    calls: &[&Call],
+    gated: bool,
+) -> RedisResult<Vec<RedisResult<Value>>> {
     if calls.is_empty() {
         return Ok(Vec::new());
     }
@@ -131,6 +149,7 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
     for call in calls {
         cmd.arg(&call.keys);
     }
+    cmd.arg(if gated { "1" } else { "0" });
     for call in calls {
         cmd.arg(call.keys.len());
     }

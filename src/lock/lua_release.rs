@@ -12,7 +12,7 @@
 
 use async_trait::async_trait;
 
-use super::{release_if_owner, set_nx_px, Attempt, Held, Lock, LockCx};
+use super::{release_if_owner, riding, set_nx_px, Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 
 pub struct LuaRelease;
@@ -20,7 +20,15 @@ pub struct LuaRelease;
 #[async_trait]
 impl Lock for LuaRelease {
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        set_nx_px(cx).await
+        // With the lock in the resource store, the sale's read rides behind the `SET NX PX`.
+        Ok(match riding::acquire_with_read(cx).await? {
+            None => return set_nx_px(cx).await,
+            Some(((0, lease_left), _)) => Attempt::busy(lease_left),
+            Some((_, read)) => Attempt::Acquired(Held {
+                read,
+                ..Held::plain()
+            }),
+        })
     }
 
     async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {

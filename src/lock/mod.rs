@@ -67,6 +67,9 @@ pub struct LockCx<'a> {
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
     /// Replicas the `failover` fault holds off during this attempt (see `lock/chaos.rs`).
     pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
+    /// The sale's read, for an acquire that can carry it in its round trip (`riding.rs`);
+    /// `None` for a nested re-entry, which never carries one.
+    pub read: Option<riding::ReadCalls<'a>>,
 }
 
 impl LockCx<'_> {
@@ -136,6 +139,8 @@ pub struct Held {
     pub fence: Option<u64>,
     /// How many times the owner holds the lock after this acquire (2 = re-entered).
     pub depth: u32,
+    /// The replies to the sale's read when it rode with the acquire (`riding.rs`).
+    pub read: Option<cohort::ReadReplies>,
     _keep: Keep,
 }
 
@@ -157,6 +162,7 @@ impl Held {
         Held {
             fence: None,
             depth: 1,
+            read: None,
             _keep: Keep::Nothing,
         }
     }
@@ -169,6 +175,16 @@ pub enum Attempt {
     Busy {
         lease_left: Option<Duration>,
     },
+}
+
+impl Attempt {
+    /// Busy, with the lock's `PTTL` as Redis gave it: no key (-2, just released) or no lease
+    /// (-1) bounds nothing, and the waiter looks again soon.
+    fn busy(pttl: i64) -> Attempt {
+        Attempt::Busy {
+            lease_left: u64::try_from(pttl).ok().map(Duration::from_millis),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -272,10 +288,7 @@ async fn set_nx_px(cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
         .query_async(&mut conn)
         .await?;
     if taken.is_none() {
-        return Ok(Attempt::Busy {
-            // No key (-2, just released) or no lease (-1): look again soon.
-            lease_left: u64::try_from(lease_left).ok().map(Duration::from_millis),
-        });
+        return Ok(Attempt::busy(lease_left));
     }
     if let Err(err) = cx.replicated(&mut conn).await {
         // Not on enough replicas: give back what was taken, and fail this acquire.

@@ -26,7 +26,7 @@ use redis::Script;
 use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
 
-use super::{riding_out, Attempt, Held, Keep, Lock, LockCx};
+use super::{riding, riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
@@ -55,26 +55,32 @@ impl ReentrantWatchdog {
 #[async_trait]
 impl Lock for ReentrantWatchdog {
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        let mut conn = cx.conn().await?;
-        let (depth, extra): (u32, i64) = ACQUIRE
-            .key(cx.keys.reentrant_lock())
-            .key(cx.keys.fence_counter())
-            .arg(cx.settings.ttl_ms)
-            .arg(cx.owner)
-            .arg(if self.fencing { "1" } else { "0" })
-            .invoke_async(&mut conn)
-            .await?;
-        if depth == 0 {
-            let lease_left = u64::try_from(extra).ok().map(Duration::from_millis);
-            return Ok(Attempt::Busy { lease_left });
-        }
-        if depth == 1 {
-            if let Err(err) = cx.replicated(&mut conn).await {
-                // Not on enough replicas: give the fresh hold back, and fail this acquire.
-                let _ = self.release(cx, Held::plain()).await;
-                return Err(err);
+        // With the lock in the resource store, the sale's read rides behind the acquire.
+        let (depth, extra, read) = match riding::acquire_with_read(cx).await? {
+            Some(((depth, extra), read)) => (depth, extra, read),
+            None => {
+                let mut conn = cx.conn().await?;
+                let (depth, extra): (i64, i64) = ACQUIRE
+                    .key(cx.keys.reentrant_lock())
+                    .key(cx.keys.fence_counter())
+                    .arg(cx.settings.ttl_ms)
+                    .arg(cx.owner)
+                    .arg(if self.fencing { "1" } else { "0" })
+                    .invoke_async(&mut conn)
+                    .await?;
+                if depth == 1 {
+                    if let Err(err) = cx.replicated(&mut conn).await {
+                        // Not on enough replicas: give the fresh hold back, and fail.
+                        let _ = self.release(cx, Held::plain()).await;
+                        return Err(err);
+                    }
+                }
+                (depth, extra, None)
             }
-        }
+        };
+        let Ok(depth @ 1..) = u32::try_from(depth) else {
+            return Ok(Attempt::busy(extra));
+        };
         // Only the first hold starts a watchdog; a re-entry rides on the outer one. A fixed
         // lease (Redisson's `lock(leaseTime)`) starts none at all.
         let keep = if depth == 1 && cx.settings.lease == LeaseMode::Watchdog {
@@ -87,6 +93,7 @@ impl Lock for ReentrantWatchdog {
         Ok(Attempt::Acquired(Held {
             fence: self.fencing.then_some(extra as u64),
             depth,
+            read,
             _keep: keep,
         }))
     }

@@ -23,9 +23,10 @@ use std::sync::LazyLock;
 use oversell_api::tier::Tier;
 use redis::{RedisResult, Value};
 
+use super::cohort::ReadReplies;
 use super::LockCx;
 
-use crate::composed::{reply, Call, Lua};
+use crate::composed::{self, reply, Call, Lua};
 use crate::keys::Keys;
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::StoreError;
@@ -38,6 +39,58 @@ static REENTRANT_ACQUIRE: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("reentrant_acquire.lua")));
 static REENTRANT_RELEASE: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));
+static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("set_nx_px.lua")));
+
+/// A sale's read as calls, given the lock's owner and fencing token (`sale/mod.rs` makes it).
+pub type ReadCalls<'a> = &'a (dyn Fn(&str, Option<u64>) -> Vec<Call> + Sync);
+
+/// What an attempt that carried the sale's read got back: the acquire's own reply (taken, or
+/// the hold depth, and the lease left or the fencing token: `set_nx_px.lua`,
+/// `reentrant_acquire.lua`) and, when it took the lock, the read's replies.
+pub type AcquiredWithRead = ((i64, i64), Option<ReadReplies>);
+
+/// One attempt to take the lock with the sale's read riding behind it in the same round trip,
+/// the read running only if the lock was taken; `None` when this attempt cannot carry it (see
+/// [`acquire_carrying_read`]), and the tier then makes its own attempt.
+pub async fn acquire_with_read(cx: &LockCx<'_>) -> Result<Option<AcquiredWithRead>, StoreError> {
+    let (Some(read), Some(acquire)) = (cx.read, acquire_carrying_read(cx)) else {
+        return Ok(None);
+    };
+    let read = read(cx.owner, None);
+    let calls: Vec<&Call> = std::iter::once(&acquire).chain(&read).collect();
+    let mut conn = cx.conn().await?;
+    let mut replies = composed::run_if_first_takes(&mut conn, &calls)
+        .await?
+        .into_iter();
+    let acquired: (i64, i64) = reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
+    let read = (acquired.0 > 0).then(|| Ok(replies.collect()));
+    Ok(Some((acquired, read)))
+}
+
+/// The tier's acquire as a call the sale's read can ride behind: with the lock in the resource
+/// store, no replica to wait for (`WAIT` must follow the lock write on its own), and a tier
+/// whose read needs nothing the acquire returns (`fenced` reads with the token its acquire
+/// takes, so it reads in a round trip of its own).
+fn acquire_carrying_read(cx: &LockCx<'_>) -> Option<Call> {
+    if !rides_with_sale(cx) || cx.settings.sync_replicas > 0 {
+        return None;
+    }
+    Some(match cx.settings.tier {
+        Tier::LuaRelease => SET_NX_PX
+            .call()
+            .key(cx.keys.lock())
+            .arg(cx.owner)
+            .arg(cx.settings.ttl_ms),
+        Tier::ReentrantWatchdog => REENTRANT_ACQUIRE
+            .call()
+            .key(cx.keys.reentrant_lock())
+            .key(cx.keys.fence_counter())
+            .arg(cx.settings.ttl_ms)
+            .arg(cx.owner)
+            .arg("0"),
+        _ => return None,
+    })
+}
 
 /// Whether the lock's steps can ride with the sale's: one server for both, and a tier whose
 /// release is one script whose answer the tier reads the same way here.

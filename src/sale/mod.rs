@@ -164,6 +164,7 @@ fn lock_cx<'a>(
         faults,
         store_fault,
         held_replicas,
+        read: None,
     }
 }
 
@@ -234,15 +235,22 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
+    let read = |lock_owner: &str, fence| ReadPlan::of(cx, lock).calls(lock_owner, fence);
+    let acquiring = LockCx {
+        read: Some(&read),
+        ..lcx
+    };
     let waited = Instant::now();
-    let held = match lock.acquire(&lcx).await {
+    let mut held = match lock.acquire(&acquiring).await {
         Ok(held) => held,
         Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
+    // The read, when it rode with the acquire.
+    let read = held.read.take();
     let mut leaving = Leaving::new(held, &|| None, false);
-    let result = critical_section(cx, &lcx, lock, &mut leaving, order, None).await;
+    let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
     match leaving.left() {
         Left::Released => {}
         Left::Holding(held) => release(lock, &lcx, held).await,
@@ -306,7 +314,11 @@ async fn sell_in_cohort(
             // Only a sale that takes the lock in Redis can meet a lock-store fault.
             *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
                 claim_store_fault(cx, faults).await;
-            let lcx = lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas);
+            let read = |lock_owner: &str, fence| ReadPlan::of(cx, lock).calls(lock_owner, fence);
+            let lcx = LockCx {
+                read: Some(&read),
+                ..lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas)
+            };
             // On an error the turn is dropped, which hands it to the next buyer.
             match cohort::lead(lock, &lcx, after_release, deadline).await {
                 Ok(baton) => (baton, None),
@@ -320,7 +332,9 @@ async fn sell_in_cohort(
     // ground truth still names this sale (`cx.owner`).
     let owner = baton.owner().to_owned();
     let lcx = lock_cx(cx, &owner, faults, &store_fault, &held_replicas);
-    let (held, lease) = baton.into_parts();
+    let (mut held, lease) = baton.into_parts();
+    // A lead's read may have ridden with its acquire.
+    let read = read.or(held.read.take());
     let next = || turn.successor(&lease, passes, cx.settings.ttl());
     let mut leaving = Leaving::new(held, &next, true);
     let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
