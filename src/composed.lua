@@ -6,9 +6,11 @@
 -- KEYS: the parts' keys, one part after the other.
 -- ARGV[1] '1' when the parts after the first run only if the first took what it asked for (a
 -- lock): its reply is neither an error nor a table starting with 0; otherwise they are
--- skipped and their replies are nil. '0' runs them all.
+-- skipped and their replies are nil. Their arguments that are exactly ACQUIRED (below) then
+-- become the first part's second reply (the fencing token an acquire took). '0' runs them all.
 -- ARGV[2..n+1] each part's number of keys, ARGV[n+2..2n+1] each part's number of arguments,
 -- then the parts' arguments, one part after the other.
+local ACQUIRED = '\0acquired[2]'
 local n = #PARTS
 local gated = ARGV[1] == '1'
 local replies = {}
@@ -16,7 +18,10 @@ local k, a = 0, 2 * n + 1
 for i = 1, n do
   local keys, args = {}, {}
   for j = 1, tonumber(ARGV[1 + i]) do keys[j] = KEYS[k + j] end
-  for j = 1, tonumber(ARGV[1 + n + i]) do args[j] = ARGV[a + j] end
+  for j = 1, tonumber(ARGV[1 + n + i]) do
+    args[j] = ARGV[a + j]
+    if gated and i > 1 and args[j] == ACQUIRED then args[j] = tostring(replies[1][2]) end
+  end
   k, a = k + #keys, a + #args
   local ok, reply = pcall(PARTS[i], keys, args)
   if not ok and type(reply) ~= 'table' then

@@ -86,6 +86,10 @@ impl Call {
     }
 }
 
+/// An argument [`run_if_first_takes`] replaces with the first call's second reply; the same
+/// string as `composed.lua`'s. It starts with a NUL byte, which no argument of the sale's has.
+pub const ACQUIRED: &str = "\0acquired[2]";
+
 /// The code `composed.lua` needs before it: every part's source as `PARTS[i]`.
 const END: &str = include_str!("composed.lua");
 
@@ -125,7 +129,8 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
 
 /// As [`run_in_order`], but the calls after the first run only if the first took what it
 /// asked for: a script answering `{taken, …}` (an acquire) with `taken` above 0. When it did
-/// not, their replies are nil.
+/// not, their replies are nil. An argument of theirs that is exactly [`ACQUIRED`] becomes the
+/// first call's second reply (the fencing token the acquire took).
 pub async fn run_if_first_takes<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],

@@ -139,8 +139,9 @@ pub struct Held {
     pub fence: Option<u64>,
     /// How many times the owner holds the lock after this acquire (2 = re-entered).
     pub depth: u32,
-    /// The replies to the sale's read when it rode with the acquire (`riding.rs`).
-    pub read: Option<cohort::ReadReplies>,
+    /// The replies to the sale's read when it rode with the acquire (`riding.rs`); boxed, as a
+    /// hold is passed around and is rarely carrying one.
+    pub read: Option<Box<cohort::ReadReplies>>,
     _keep: Keep,
 }
 

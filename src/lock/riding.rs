@@ -1,12 +1,13 @@
 //! Lock steps that ride in one round trip with the sale's own scripts, when the lock store is
-//! the resource store (`--lock-store shared`, the teaching default): the write and the release
-//! in one, and the reentrant tiers' nested re-entry, read and nested release in another. They
-//! are sent composed into one script (`composed.rs`).
+//! the resource store (`--lock-store shared`, the teaching default): the acquire and the read
+//! (with the reentrant tiers' nested re-entry and nested release around it) in one, the
+//! read running only if the acquire took the lock, and the write and the release in another.
+//! They are sent composed into one script (`composed.rs`).
 //!
 //! # What it guarantees
-//! The same scripts, in the same order, as the sale sends them one by one: the release still
-//! runs after the write, and the nested hold still covers the read. Only the waiting between
-//! them goes.
+//! The same scripts, in the same order, as the sale sends them one by one: the read still
+//! runs after the acquire and only under the lock, the release after the write, and the nested
+//! hold still covers the read. Only the waiting between them goes.
 //!
 //! # What breaks it
 //! Nothing the tier does not already have: a server that lost its scripts runs none of the
@@ -16,7 +17,7 @@
 //!
 //! # Why it exists
 //! Issue 12: a locked sale is a chain of round trips, each one a hand-off the next buyer waits
-//! for. `lua-release` drops from 4 to 3 round trips per sale, the reentrant tiers from 6 to 3.
+//! for. `lua-release` drops from 4 to 2 round trips per sale, the reentrant tiers from 6 to 2.
 
 use std::sync::LazyLock;
 
@@ -41,13 +42,14 @@ static REENTRANT_RELEASE: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));
 static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("set_nx_px.lua")));
 
-/// A sale's read as calls, given the lock's owner and fencing token (`sale/mod.rs` makes it).
-pub type ReadCalls<'a> = &'a (dyn Fn(&str, Option<u64>) -> Vec<Call> + Sync);
+/// A sale's read as calls to send behind the acquire that takes the lock, given the lock's
+/// owner (`sale/mod.rs` makes them; a fenced read carries [`composed::ACQUIRED`] as its token).
+pub type ReadCalls<'a> = &'a (dyn Fn(&str) -> Vec<Call> + Sync);
 
 /// What an attempt that carried the sale's read got back: the acquire's own reply (taken, or
 /// the hold depth, and the lease left or the fencing token: `set_nx_px.lua`,
 /// `reentrant_acquire.lua`) and, when it took the lock, the read's replies.
-pub type AcquiredWithRead = ((i64, i64), Option<ReadReplies>);
+pub type AcquiredWithRead = ((i64, i64), Option<Box<ReadReplies>>);
 
 /// One attempt to take the lock with the sale's read riding behind it in the same round trip,
 /// the read running only if the lock was taken; `None` when this attempt cannot carry it (see
@@ -56,21 +58,20 @@ pub async fn acquire_with_read(cx: &LockCx<'_>) -> Result<Option<AcquiredWithRea
     let (Some(read), Some(acquire)) = (cx.read, acquire_carrying_read(cx)) else {
         return Ok(None);
     };
-    let read = read(cx.owner, None);
+    let read = read(cx.owner);
     let calls: Vec<&Call> = std::iter::once(&acquire).chain(&read).collect();
     let mut conn = cx.conn().await?;
     let mut replies = composed::run_if_first_takes(&mut conn, &calls)
         .await?
         .into_iter();
     let acquired: (i64, i64) = reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
-    let read = (acquired.0 > 0).then(|| Ok(replies.collect()));
+    let read = (acquired.0 > 0).then(|| Box::new(Ok(replies.collect())));
     Ok(Some((acquired, read)))
 }
 
 /// The tier's acquire as a call the sale's read can ride behind: with the lock in the resource
-/// store, no replica to wait for (`WAIT` must follow the lock write on its own), and a tier
-/// whose read needs nothing the acquire returns (`fenced` reads with the token its acquire
-/// takes, so it reads in a round trip of its own).
+/// store, and no replica to wait for (`WAIT` must follow the lock write on its own). A fenced
+/// read is sent with the token this acquire takes (see [`composed::run_if_first_takes`]).
 fn acquire_carrying_read(cx: &LockCx<'_>) -> Option<Call> {
     if !rides_with_sale(cx) || cx.settings.sync_replicas > 0 {
         return None;
@@ -81,13 +82,17 @@ fn acquire_carrying_read(cx: &LockCx<'_>) -> Option<Call> {
             .key(cx.keys.lock())
             .arg(cx.owner)
             .arg(cx.settings.ttl_ms),
-        Tier::ReentrantWatchdog => REENTRANT_ACQUIRE
+        Tier::ReentrantWatchdog | Tier::Fenced => REENTRANT_ACQUIRE
             .call()
             .key(cx.keys.reentrant_lock())
             .key(cx.keys.fence_counter())
             .arg(cx.settings.ttl_ms)
             .arg(cx.owner)
-            .arg("0"),
+            .arg(if cx.settings.tier == Tier::Fenced {
+                "1"
+            } else {
+                "0"
+            }),
         _ => return None,
     })
 }

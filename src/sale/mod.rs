@@ -6,9 +6,11 @@
 //! acquire + enter + commit + release, plus whatever the tier's lock itself needs.
 //!
 //! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
-//! order the articles give them (`lock/riding.rs`): with the lock in the resource store,
-//! `lua-release` is acquire, enter, commit + release (3 round trips, not 4) and the reentrant
-//! tiers acquire, re-entry + enter + nested release, commit + release (3, not 6). Under
+//! order the articles give them (`lock/riding.rs`), composed into one script per round trip
+//! (`composed.rs`): with the lock in the resource store, `lua-release` is acquire + enter
+//! (the enter only if the acquire took the lock), commit + release (2 round trips, not 4),
+//! and the reentrant tiers acquire + re-entry + enter + nested release, commit + release
+//! (2, not 6). Under
 //! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
 //! and that buyer's enter rides behind the holder's commit: one round trip per sale.
 
@@ -235,7 +237,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
-    let read = |lock_owner: &str, fence| ReadPlan::of(cx, lock).calls(lock_owner, fence);
+    let read = |lock_owner: &str| ReadPlan::of(cx, lock).calls_behind_acquire(lock_owner);
     let acquiring = LockCx {
         read: Some(&read),
         ..lcx
@@ -248,7 +250,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
     // The read, when it rode with the acquire.
-    let read = held.read.take();
+    let read = held.read.take().map(|read| *read);
     let mut leaving = Leaving::new(held, &|| None, false);
     let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
     match leaving.left() {
@@ -314,7 +316,7 @@ async fn sell_in_cohort(
             // Only a sale that takes the lock in Redis can meet a lock-store fault.
             *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
                 claim_store_fault(cx, faults).await;
-            let read = |lock_owner: &str, fence| ReadPlan::of(cx, lock).calls(lock_owner, fence);
+            let read = |lock_owner: &str| ReadPlan::of(cx, lock).calls_behind_acquire(lock_owner);
             let lcx = LockCx {
                 read: Some(&read),
                 ..lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas)
@@ -334,7 +336,7 @@ async fn sell_in_cohort(
     let lcx = lock_cx(cx, &owner, faults, &store_fault, &held_replicas);
     let (mut held, lease) = baton.into_parts();
     // A lead's read may have ridden with its acquire.
-    let read = read.or(held.read.take());
+    let read = read.or(held.read.take().map(|read| *read));
     let next = || turn.successor(&lease, passes, cx.settings.ttl());
     let mut leaving = Leaving::new(held, &next, true);
     let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
@@ -516,7 +518,21 @@ impl ReadPlan {
     /// The read's calls, for one round trip: `enter.lua`, and for the reentrant tiers the
     /// nested re-entry before it and the nested release after it, under the lock's owner.
     fn calls(&self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
-        let read = enter(&self.keys, &self.instance, &self.owner, fence);
+        self.calls_with_token(lock_owner, token_arg(fence))
+    }
+
+    /// The read's calls to send behind the acquire that takes the lock, in its script
+    /// (`lock/riding.rs`): a fenced read carries the token that acquire takes.
+    fn calls_behind_acquire(&self, lock_owner: &str) -> Vec<Call> {
+        let token = match self.tier {
+            Tier::Fenced => composed::ACQUIRED.to_owned(),
+            _ => String::new(),
+        };
+        self.calls_with_token(lock_owner, token)
+    }
+
+    fn calls_with_token(&self, lock_owner: &str, token: String) -> Vec<Call> {
+        let read = enter(&self.keys, &self.instance, &self.owner, token);
         if !self.reentrant {
             return vec![read];
         }
@@ -581,7 +597,7 @@ async fn read_one_by_one(
     })?;
     let depth = nested.depth;
     let mut conn = cx.redis.conn().await?;
-    let read = enter(cx.keys, cx.instance, &cx.owner, fence)
+    let read = enter(cx.keys, cx.instance, &cx.owner, token_arg(fence))
         .invoke(&mut conn)
         .await;
     lock.release(lcx, nested).await?;
@@ -589,7 +605,13 @@ async fn read_one_by_one(
 }
 
 /// Reads the stock and notes the overlap clock (`enter.lua`), for the sale of `owner`.
-fn enter(keys: &Keys, instance: &str, owner: &str, fence: Option<u64>) -> Call {
+/// A fencing token as the scripts take it: `''` for the unfenced tiers.
+fn token_arg(fence: Option<u64>) -> String {
+    fence.map(|f| f.to_string()).unwrap_or_default()
+}
+
+/// `token`: the fencing token ([`token_arg`]), or [`composed::ACQUIRED`].
+fn enter(keys: &Keys, instance: &str, owner: &str, token: String) -> Call {
     ENTER
         .call()
         .key(keys.stock())
@@ -597,7 +619,7 @@ fn enter(keys: &Keys, instance: &str, owner: &str, fence: Option<u64>) -> Call {
         .key(keys.fence_seen())
         .key(keys.stale_writes_rejected())
         .key(keys.timeline())
-        .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .arg(token)
         .arg(instance)
         .arg(owner)
 }

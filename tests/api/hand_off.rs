@@ -94,7 +94,8 @@ static PART: std::sync::LazyLock<Lua> =
     std::sync::LazyLock::new(|| Lua::new(include_str!("composed_part.lua")));
 
 #[tokio::test]
-async fn scripts_sent_together_run_in_order_each_with_its_own_keys_and_reply() {
+async fn scripts_sent_together_run_in_order_each_with_its_own_keys_and_reply_or_behind_an_acquire()
+{
     let redis = RedisServer::start().unwrap();
     let client = redis::Client::open(redis.url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
