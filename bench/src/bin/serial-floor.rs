@@ -35,6 +35,8 @@ static COMMIT: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../src/sale/commit.lua")));
 static RELEASE: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../src/lock/lua_release.lua")));
+static SET_NX_PX: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../src/lock/set_nx_px.lua")));
 
 const P: &str = "oversell:{serial-floor}:";
 /// Published to by the release; no instance subscribes to it (the pattern needs `oversell:{`).
@@ -58,7 +60,8 @@ enum Chain {
     Get,
     /// A `lua-release` sale as the articles write it: take, read, write, release.
     Articles,
-    /// The same with the write and the release in one round trip.
+    /// The same as the service sends it: the read behind the acquire, the release behind the
+    /// write.
     Together,
     /// A cohort's local pass as the service makes it: the lock stays held, and each write
     /// carries the next sale's read behind it.
@@ -70,7 +73,7 @@ impl Chain {
         match self {
             Chain::Get => "GET loop",
             Chain::Articles => "lua-release chain: SET NX PX, enter, commit, release",
-            Chain::Together => "lua-release chain as served: SET NX PX, enter, commit + release",
+            Chain::Together => "lua-release chain as served: SET NX PX + enter, commit + release",
             Chain::CohortPass => "cohort pass as served: commit + the next sale's enter",
         }
     }
@@ -79,7 +82,7 @@ impl Chain {
         match self {
             Chain::Get => 1,
             Chain::Articles => 4,
-            Chain::Together => 3,
+            Chain::Together => 2,
             Chain::CohortPass => 1,
         }
     }
@@ -206,7 +209,22 @@ async fn one(
                 .query_async(conn)
                 .await?;
         }
-        Chain::Articles | Chain::Together => {
+        Chain::Together => {
+            let take = SET_NX_PX.call().key(key("lock")).arg(&owner).arg(3000);
+            let read = enter(&owner);
+            let replies = composed::run_if_first_takes(conn, &[&take, &read]).await?;
+            let mut replies = replies.into_iter();
+            let (taken, _lease): (i64, i64) =
+                composed::reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
+            anyhow::ensure!(taken == 1, "the floor's own lock was busy");
+            let (stock, exits) = entered(replies.next().unwrap_or(Ok(Value::Nil)))?;
+            // The write and the release in one script.
+            let write = commit(&owner, exits, stock - 1);
+            let mut replies = composed::run_in_order(conn, &[&write, &release(&owner)]).await?;
+            let released: i64 = composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?;
+            anyhow::ensure!(released == 1, "the floor lost its own lock");
+        }
+        Chain::Articles => {
             let (taken, _lease): (Option<String>, i64) = redis::pipe()
                 .cmd("SET")
                 .arg(key("lock"))
@@ -219,15 +237,8 @@ async fn one(
                 .await?;
             anyhow::ensure!(taken.is_some(), "the floor's own lock was busy");
             let (stock, exits) = entered(enter(&owner).invoke(conn).await)?;
-            let write = commit(&owner, exits, stock - 1);
-            let released: i64 = if let Chain::Articles = chain {
-                let _: Value = write.invoke(conn).await?;
-                release(&owner).invoke(conn).await?
-            } else {
-                // As the service sends it: one script made of the two.
-                let mut replies = composed::run_in_order(conn, &[&write, &release(&owner)]).await?;
-                composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?
-            };
+            let _: Value = commit(&owner, exits, stock - 1).invoke(conn).await?;
+            let released: i64 = release(&owner).invoke(conn).await?;
             anyhow::ensure!(released == 1, "the floor lost its own lock");
         }
         Chain::CohortPass => {
