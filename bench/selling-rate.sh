@@ -14,7 +14,8 @@
 # A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@cohort:32,
 # lua-release@spin:20). Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
 # SERIAL_FLOOR (the binaries), REDIS_URL (the resource store; read from GET /state when the
-# lock store is shared), FLOOR_SECONDS (2). Bounded: rows × tools × SECONDS, plus 8 s of floor.
+# lock store is shared), FLOOR_SECONDS (2), WARMUP (2 s of unmeasured load first).
+# Bounded: WARMUP, plus rows × tools × SECONDS, plus 8 s of floor.
 #
 # Prints TSV, one line per measurement (report.py turns it into BENCHMARKS.md section 3):
 #   sale  tool tier wait items seconds items_per_s p50_ms p99_ms max_ms failed oversold
@@ -39,6 +40,13 @@ if [ -z "${REDIS_URL:-}" ] && [ "$STORE" = shared ]; then
     REDIS_URL=redis://$(field "['lock_store']['nodes'][0]['addr']")
 fi
 ROOM=$(field "['room']")
+# A fleet just started has cold pools and keep-alive connections: the first row would pay
+# for them. A short unmeasured loop warms it (WARMUP seconds, 0 for none).
+if [ "${WARMUP:-2}" != 0 ]; then
+    admin PUT /admin/config '{"tier":"none","business_ms":0,"wait":"pubsub"}'
+    admin POST /admin/reset '{"stock":1000000}'
+    "$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${WARMUP:-2}s" --quiet --json >/dev/null
+fi
 printf 'load\tbefore\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Fairness across instances, from the ledger itself (it is in the order of the writes): the
