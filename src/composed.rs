@@ -143,8 +143,11 @@ async fn run<C: redis::aio::ConnectionLike>(
     calls: &[&Call],
     gated: bool,
 ) -> RedisResult<Vec<RedisResult<Value>>> {
-    if calls.is_empty() {
-        return Ok(Vec::new());
+    match calls {
+        [] => return Ok(Vec::new()),
+        // One call needs no composing, and its reply is the whole answer either way.
+        [call] if !gated => return Ok(vec![call.invoke(conn).await]),
+        _ => {}
     }
     let parts: Vec<&'static Lua> = calls.iter().map(|c| c.lua).collect();
     let script = composed(&parts);

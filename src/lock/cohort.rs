@@ -6,11 +6,11 @@
 //! the buyer at the head of the queue waits for the Redis lock (as `pubsub` does). A holder that
 //! leaves its critical section while another buyer of its instance waits hands the Redis lock
 //! it holds straight to that buyer: no release, no acquire, no pub/sub hop. The successor's read
-//! even rides in the holder's last round trip, right behind the holder's write (one pipeline,
-//! run in order: the write, then the read). It does so at most `passes` times in a row, and
-//! only while at least half the lease is left; then it releases the lock in Redis, and the
-//! next buyer of its instance lets that release's message go by before trying, so the waiters
-//! of every instance race for it on equal footing.
+//! even rides in the holder's last round trip, right behind the holder's write (one composed
+//! script, run in order: the write, then the read). It does so at most `passes` times in a
+//! row, and only while at least half the lease is left; then it releases the lock in Redis,
+//! and the next buyer of its instance lets that release's message go by before trying, so the
+//! waiters of every instance race for it on equal footing (its own included).
 //!
 //! # Guarantee
 //! The tier's, no more and no less: every sale is still acquire → read → (business) → write →

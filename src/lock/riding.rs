@@ -141,7 +141,7 @@ pub async fn released(cx: &LockCx<'_>, answer: RedisResult<Value>) -> Result<(),
 }
 
 /// The reentrant tiers' nested step: take the lock again (as `owner`, the lock's owner) and
-/// give the nested hold back, as two calls that surround a sale's read in one pipeline. The
+/// give the nested hold back, as two calls that surround a sale's read in one round trip. The
 /// parts are given one by one, so that a cohort can build a successor's read (`cohort.rs`).
 pub fn reentry(keys: &Keys, tier: Tier, ttl_ms: u64, owner: &str) -> (Call, Call) {
     let acquire = REENTRANT_ACQUIRE

@@ -38,7 +38,7 @@ use crate::lock_store::{LockStore, LockStoreKind};
 use crate::metrics::Metrics;
 use crate::redis_pool::{RedisPool, StoreError};
 
-// Kept with their source, so that they can ride in a pipeline with the lock's steps.
+// Kept with their source, so that they can be composed with the lock's steps (`composed.rs`).
 static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
 static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
 
@@ -682,7 +682,7 @@ async fn leave(
     drop(leaving.held.take());
     let replies = composed::run_in_order(&mut conn, &[&commit, &release]).await?;
     let [committed, released] = <[_; 2]>::try_from(replies)
-        .map_err(|_| StoreError::Unavailable("a pipeline of 2 gave another count".into()))?;
+        .map_err(|_| StoreError::Unavailable("a composed script of 2 gave another count".into()))?;
     if let Err(err) = riding::released(lcx, released).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
