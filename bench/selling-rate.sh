@@ -12,7 +12,8 @@
 #   bench/selling-rate.sh URL TOKEN [BUSINESS_MS] [CONNECTIONS] [SECONDS]
 #
 # A row is `tier` (waiting `pubsub`) or `tier@wait` (e.g. lua-release@cohort:32,
-# lua-release@spin:20). Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
+# lua-release@spin:20). `none` runs first and again last: the machine drifts during a run, and
+# the ratios are taken to the mean of the two. Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
 # SERIAL_FLOOR (the binaries), REDIS_URL (the resource store; read from GET /state when the
 # lock store is shared), FLOOR_SECONDS (2), WARMUP (2 s of unmeasured load first).
 # Bounded: WARMUP, plus rows × tools × SECONDS, plus 8 s of floor.
@@ -28,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LOADTEST=${LOADTEST:-target/release/loadtest}
 SERIAL_FLOOR=${SERIAL_FLOOR:-target/release/serial-floor}
 FLOOR_SECONDS=${FLOOR_SECONDS:-2}
-ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:32 reentrant-watchdog@cohort:32 fenced@cohort:32}}
+ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:32 reentrant-watchdog@cohort:32 fenced@cohort:32 none}}
 TOOLS=${TOOLS:-loadtest wrk}
 
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
