@@ -1,12 +1,15 @@
-//! Several Lua scripts run as one: the calls a sale makes back to back (its write and the
-//! lock's release, a cohort's write and the next sale's read, the reentrant tiers' nested
-//! re-entry, read and nested release) are sent in one round trip, as one `EVALSHA` of a script
-//! composed of theirs (`composed.lua` runs the parts in order and returns every part's reply).
+//! Several Lua scripts run as one: the calls a sale makes back to back (the lock's acquire and
+//! the read behind it, its write and the lock's release, a cohort's write and the next sale's
+//! read, the reentrant tiers' nested re-entry, read and nested release) are sent in one round
+//! trip, as one `EVALSHA` of a script composed of theirs (`composed.lua` runs the parts in
+//! order and returns every part's reply).
 //!
 //! # What it guarantees
 //! The same scripts, in the same order, on the same keys and arguments, as the sale would send
 //! them one by one, each part's reply (an error included) as that call's reply. Only the
-//! waiting between them goes, and nothing else runs between them.
+//! waiting between them goes, and nothing else runs between them. Behind an acquire
+//! ([`run_if_first_takes`]) the later parts run only if the acquire took the lock, as a sale
+//! that sent them one by one would only send them then.
 //!
 //! # What breaks it, and how it is kept from breaking
 //! A server that has lost its scripts (a restart, `SCRIPT FLUSH`) answers `NOSCRIPT`. The
