@@ -77,7 +77,7 @@ pub struct ServeArgs {
     #[arg(long, env = "OVERSELL_LISTEN_FD", hide = true)]
     pub listen_fd: Option<i32>,
 
-    /// Name of this instance in the ledger and metrics [default: <hostname>-<port>].
+    /// Name of this instance in the ledger and metrics [default: HOSTNAME-PORT].
     #[arg(long, env = "INSTANCE_ID")]
     pub instance_id: Option<String>,
 
