@@ -170,12 +170,16 @@ async fn run<C: redis::aio::ConnectionLike>(
     for call in calls {
         cmd.arg(&call.args);
     }
-    let mut answer = send(conn, &cmd).await?;
+    // A pipeline of one, so that errors inside the reply stay that part's (a plain query
+    // would turn any of them into an error of the whole).
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors().add_command(cmd);
+    let mut answer = send(conn, &pipe).await?;
     if matches!(&answer, Value::ServerError(err) if err.kind() == Some(redis::ServerErrorKind::NoScript))
     {
         // Nothing ran: load the script and send it again.
         script.script.prepare_invoke().load_async(conn).await?;
-        answer = send(conn, &cmd).await?;
+        answer = send(conn, &pipe).await?;
     }
     match answer {
         Value::ServerError(err) => Err(err.into()),
@@ -190,11 +194,11 @@ async fn run<C: redis::aio::ConnectionLike>(
     }
 }
 
-/// Sends one command and returns its reply as it came, errors inside it included (a plain
-/// query would turn any error inside an array into an error of the whole).
-async fn send<C: redis::aio::ConnectionLike>(conn: &mut C, cmd: &redis::Cmd) -> RedisResult<Value> {
-    let mut pipe = redis::pipe();
-    pipe.ignore_errors().add_command(cmd.clone());
+/// Sends a pipeline of one command and returns its reply as it came, errors inside it included.
+async fn send<C: redis::aio::ConnectionLike>(
+    conn: &mut C,
+    pipe: &redis::Pipeline,
+) -> RedisResult<Value> {
     let mut replies: Vec<Value> = pipe.query_async(conn).await?;
     replies.pop().ok_or_else(|| {
         redis::RedisError::from((redis::ErrorKind::Client, "a pipeline of one gave no reply"))

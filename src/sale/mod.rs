@@ -237,7 +237,9 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
-    let read = |lock_owner: &str| ReadPlan::of(cx, lock).calls_behind_acquire(lock_owner);
+    // Built once: a waiter under pubsub may try several times.
+    let plan = ReadPlan::of(cx, lock);
+    let read = |lock_owner: &str| plan.calls_behind_acquire(lock_owner);
     let acquiring = LockCx {
         read: Some(&read),
         ..lcx
@@ -316,7 +318,8 @@ async fn sell_in_cohort(
             // Only a sale that takes the lock in Redis can meet a lock-store fault.
             *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
                 claim_store_fault(cx, faults).await;
-            let read = |lock_owner: &str| ReadPlan::of(cx, lock).calls_behind_acquire(lock_owner);
+            let plan = ReadPlan::of(cx, lock);
+            let read = |lock_owner: &str| plan.calls_behind_acquire(lock_owner);
             let lcx = LockCx {
                 read: Some(&read),
                 ..lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas)
