@@ -242,6 +242,8 @@ $('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => 
   return '';
 }));
 
+// The badge names the room from the start: the first state event may come after the stream opens.
+$('#room-name').textContent = ROOM;
 $('#room-input').value = ROOM;
 $('#room-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
