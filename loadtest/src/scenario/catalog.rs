@@ -17,6 +17,12 @@ use super::{Check, Expect, Scenario, StoreSetup};
 
 const NORMAL_TTL: u64 = 3_000;
 
+/// The watchdog chapters: work well past the lease, and a renewal every ~67 ms that may come
+/// ~130 ms late before the lease ends. With a 60 ms lease (a 20 ms renewal with 40 ms to spare)
+/// a loaded machine's scheduling stall once let the lease lapse under the watchdog.
+const SLOW_WORK_LEASE_MS: u64 = 200;
+const SLOW_WORK_MS: u64 = 500;
+
 /// The failure chapters: a lease long enough to outlive the store's failure, and work long
 /// enough that a second holder gets in while the first still works (a failover takes ~2 s).
 const STORE_FAULT_TTL: u64 = 20_000;
@@ -271,8 +277,8 @@ pub static CATALOG: &[Scenario] = &[
     Scenario {
         id: "reentrant-watchdog-slow-business",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: 60,
-        business_ms: 150,
+        ttl_ms: SLOW_WORK_LEASE_MS,
+        business_ms: SLOW_WORK_MS,
         wait: WaitStrategy::PubSub,
         wait_deadline_ms: 10_000,
         lease: LeaseMode::Watchdog,
@@ -288,16 +294,17 @@ pub static CATALOG: &[Scenario] = &[
         ]),
         timing_sensitive: true,
         source: "001 and 002, Redisson's watchdog: a 30 s lease renewed every 10 s (TTL/3)",
-        en: "The same slow work, but the watchdog renews the lease every TTL/3 while the holder \
-             runs (Redisson: 30 s, renewed every 10 s): no second holder gets in.",
-        zh: "同样的慢业务，但持锁期间看门狗每隔 TTL/3 续期一次（Redisson 默认租约 30 秒、\
-             每 10 秒续期），别人进不来。",
+        en: "Slow work again (500 ms against a 200 ms lease), but the watchdog renews the lease \
+             every TTL/3 while the holder runs (Redisson: 30 s, renewed every 10 s): no second \
+             holder gets in.",
+        zh: "同样是慢业务（500 毫秒的业务、200 毫秒的租约），但持锁期间看门狗每隔 TTL/3 \
+             续期一次（Redisson 默认租约 30 秒、每 10 秒续期），别人进不来。",
     },
     Scenario {
         id: "reentrant-fixed-lease-slow-business",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: 60,
-        business_ms: 150,
+        ttl_ms: SLOW_WORK_LEASE_MS,
+        business_ms: SLOW_WORK_MS,
         wait: WaitStrategy::PubSub,
         wait_deadline_ms: 10_000,
         lease: LeaseMode::Fixed,
@@ -311,11 +318,11 @@ pub static CATALOG: &[Scenario] = &[
         source: "Redisson's lock(leaseTime, unit): an explicit lease turns the watchdog off (001 \
                  shows lock() only)",
         en: "The same lock and the same slow work, with a fixed lease, as Redisson's \
-             lock(leaseTime) gives: no watchdog renews it, the 60 ms lease ends during the \
-             150 ms of work, and a second holder gets in. The watchdog, not the hash, is what \
+             lock(leaseTime) gives: no watchdog renews it, the 200 ms lease ends during \
+             the 500 ms of work, and a second holder gets in. The watchdog, not the hash, is what \
              kept the slow work exclusive.",
         zh: "同一把锁、同样的慢业务，但租约固定，就像 Redisson 的 lock(leaseTime)：\
-             没有看门狗续期，60 毫秒的租约在 150 毫秒的业务中途到期，第二个持锁者进来了。\
+             没有看门狗续期，200 毫秒的租约在 500 毫秒的业务中途到期，第二个持锁者进来了。\
              让慢业务保持互斥的是看门狗，而不是哈希结构。",
     },
     Scenario {
