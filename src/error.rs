@@ -21,6 +21,8 @@ pub enum AppError {
     NotFound(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    #[error("the request body is larger than the {} KiB the API accepts", limit / 1024)]
+    PayloadTooLarge { limit: usize },
     #[error("sold out: {stock_left} left, {requested} requested")]
     SoldOut { stock_left: i64, requested: u32 },
     #[error(
@@ -70,6 +72,10 @@ pub enum AppError {
     ZooKeeperUnavailable(String),
     #[error("the burst failed in the load generator, its figures are lost: {0}")]
     Burst(String),
+    #[error(
+        "no answer within {secs} s, the longest any request may take; nothing more is done for it"
+    )]
+    RequestTimeout { secs: u64 },
     #[error("internal error")]
     Internal(String),
 }
@@ -81,6 +87,7 @@ impl AppError {
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::SoldOut { .. }
             | AppError::Busy
             | AppError::NotStocked
@@ -93,7 +100,8 @@ impl AppError {
             | AppError::LockNoQuorum { .. }
             | AppError::ZooKeeperUnavailable(_)
             | AppError::StateLost
-            | AppError::TooManyStreams { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            | AppError::TooManyStreams { .. }
+            | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -105,6 +113,7 @@ impl AppError {
             AppError::Unauthorized => "unauthorized",
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed => "method_not_allowed",
+            AppError::PayloadTooLarge { .. } => "payload_too_large",
             AppError::SoldOut { .. } => "sold_out",
             AppError::NotStocked => "not_stocked",
             AppError::StateLost => "state_lost",
@@ -119,6 +128,7 @@ impl AppError {
             AppError::LockNoQuorum { .. } => "lock_no_quorum",
             AppError::ZooKeeperUnavailable(_) => "zookeeper_unavailable",
             AppError::Burst(_) => "burst_failed",
+            AppError::RequestTimeout { .. } => "request_timeout",
             AppError::Internal(_) => "internal",
         }
     }

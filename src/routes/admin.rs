@@ -1,6 +1,5 @@
 //! Admin endpoints, all behind `Authorization: Bearer <ADMIN_TOKEN>`.
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -9,7 +8,7 @@ use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Admin, Room};
+use super::extract::{required_json, Admin, Body, Room};
 use crate::control::Control;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};
@@ -29,7 +28,7 @@ pub async fn reset(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<Value>, AppError> {
     let ResetBody { stock } = required_json(&body, r#"{"stock": 100}"#)?;
     if !(0..=MAX_STOCK).contains(&stock) {
@@ -58,7 +57,7 @@ pub async fn tier(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<Settings>, AppError> {
     let TierBody { tier } = required_json(&body, r#"{"tier": "lua-release"}"#)?;
     let tier: Tier = tier.parse().map_err(AppError::BadRequest)?;
@@ -74,7 +73,7 @@ pub async fn config(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<Settings>, AppError> {
     let patch: SettingsPatch = required_json(&body, r#"{"ttl_ms": 500, "business_ms": 50}"#)?;
     apply(&state, &keys, &patch).await
@@ -121,7 +120,7 @@ pub async fn arm_fault(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<Value>, AppError> {
     let body: FaultBody = required_json(&body, r#"{"kind": "freeze", "ms": 2000}"#)?;
     let kind: FaultKind = body.kind.parse().map_err(AppError::BadRequest)?;
@@ -234,7 +233,7 @@ pub async fn freeze(
     _: Admin,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<(StatusCode, Json<Value>), AppError> {
     let FreezeBody { ms } = required_json(&body, r#"{"ms": 2000}"#)?;
     if !(1..=MAX_FAULT_MS).contains(&ms) {

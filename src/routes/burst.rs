@@ -5,14 +5,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
 use loadtest::http::preflight;
 use loadtest::{BurstOptions, Targets};
 use oversell_api::{BurstReport, BurstRequest, Via};
 
-use super::extract::{required_json, Admin, Room};
+use super::extract::{required_json, Admin, Body, Room};
 
 use crate::error::AppError;
 use crate::keys::Keys;
@@ -27,7 +26,7 @@ pub async fn burst(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<BurstReport>, AppError> {
     let body: BurstRequest = required_json(&body, r#"{"buyers": 200}"#)?;
     if !(1..=MAX_BUYERS).contains(&body.buyers) {

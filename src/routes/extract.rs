@@ -1,14 +1,42 @@
 //! Extractors whose rejections use the API's error shape.
 
-use axum::extract::{FromRequestParts, Query};
-use axum::http::header;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
 use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::error::AppError;
 use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::state::AppState;
+
+/// The largest request body accepted (`DefaultBodyLimit` in `routes/mod.rs`): the API's bodies
+/// are small JSON objects. nginx refuses the same (`client_max_body_size` in the template).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The request body, refused in the API's error shape: axum's own `Bytes` answers a body over
+/// the limit with a plain-text 413.
+pub struct Body(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        match Bytes::from_request(req, state).await {
+            Ok(bytes) => Ok(Body(bytes)),
+            Err(err) if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(AppError::PayloadTooLarge {
+                    limit: MAX_BODY_BYTES,
+                })
+            }
+            Err(err) => Err(AppError::BadRequest(format!(
+                "could not read the request body: {}",
+                err.body_text()
+            ))),
+        }
+    }
+}
 
 /// Parses a JSON body; `None` when the body is empty. Any content type is accepted, so a bare
 /// `curl -d` works.

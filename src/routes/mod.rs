@@ -12,7 +12,10 @@ mod scenario;
 use std::path::Path;
 use std::time::Duration;
 
-use axum::http::{HeaderName, Request};
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::HeaderName;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
 use tower::ServiceBuilder;
@@ -23,6 +26,9 @@ use crate::error::AppError;
 use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// See [`last_resort_timeout`]; nginx's read timeout (310 s) is above it.
+const LAST_RESORT: Duration = Duration::from_secs(300);
 
 /// The API, with the dashboard at `/`: from `static_dir` when given, else embedded.
 pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
@@ -64,12 +70,21 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
                     .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-                // A last resort: no request may hang longer than the longest legal wait.
-                .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                    Duration::from_secs(300),
-                )),
+                .layer(axum::middleware::from_fn(last_resort_timeout))
+                .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES)),
         )
+}
+
+/// No request may hang longer than the longest legal wait (a lock deadline plus business
+/// time). The answer keeps the API's error shape (tower-http's timeout answers an empty 503).
+async fn last_resort_timeout(request: Request, next: Next) -> Response {
+    match tokio::time::timeout(LAST_RESORT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => AppError::RequestTimeout {
+            secs: LAST_RESORT.as_secs(),
+        }
+        .into_response(),
+    }
 }
 
 async fn method_not_allowed() -> AppError {

@@ -1,11 +1,10 @@
 //! `POST /sale`: one buyer buys `qty` items under the room's current tier.
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 
-use super::extract::{json_body, Room};
+use super::extract::{json_body, Body, Room};
 use crate::error::AppError;
 use crate::sale::{run_sale, Order, Sold};
 use crate::state::AppState;
@@ -27,7 +26,7 @@ fn parse_order(body: &[u8]) -> Result<Order, AppError> {
 pub async fn sale(
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<Sold>, AppError> {
     let order = parse_order(&body)?;
     run_sale(&state, keys, order).await.map(Json)

@@ -2,7 +2,6 @@
 //! `POST /admin/scenario {"id"}` runs one against the whole fleet (through `FLEET_URL`) and
 //! answers with its verdicts — the dashboard's scenario picker.
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
 use loadtest::scenario::{self, Runner, ScenarioRun, CATALOG};
@@ -10,7 +9,7 @@ use loadtest::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Admin, Room};
+use super::extract::{required_json, Admin, Body, Room};
 use crate::error::AppError;
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
@@ -45,7 +44,7 @@ pub async fn run(
     _: Admin,
     State(state): State<AppState>,
     Room(keys): Room,
-    body: Bytes,
+    Body(body): Body,
 ) -> Result<Json<ScenarioRun>, AppError> {
     let RunBody { id } = required_json(&body, r#"{"id": "none-race"}"#)?;
     let scenario = scenario::find(&id).ok_or_else(|| {

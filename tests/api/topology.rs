@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use oversell::redis_server::free_port;
 use oversell::up::topology::{
     instance_id, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES, COMPOSE_NGINX_PORT,
 };
@@ -277,5 +278,90 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
             strings(&svc["command"]).contains(&"redis-server".to_owned()),
             "{name}"
         );
+    }
+}
+
+/// nginx itself refuses some requests before any instance sees them: it must answer those in
+/// the API's error shape (JSON `error` and `message`), not with its HTML pages. Here the
+/// template's own rendering, with one upstream where nothing listens.
+#[tokio::test]
+async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().to_string_lossy().into_owned();
+    let port = free_port().unwrap();
+    let nobody = free_port().unwrap();
+    let values = NginxValues {
+        listen: format!("127.0.0.1:{port}"),
+        upstreams: vec![format!("127.0.0.1:{nobody}")],
+        run_dir: run.clone(),
+        error_log: format!("{run}/error.log"),
+        access_log: format!("{run}/access.log"),
+    };
+    let conf = dir.path().join("nginx.conf");
+    std::fs::write(&conf, values.render()).unwrap();
+    let binary = ["/usr/sbin/nginx", "nginx"]
+        .into_iter()
+        .find(|b| std::process::Command::new(b).arg("-v").output().is_ok())
+        .expect("nginx is installed (apt-get install nginx)");
+    let child = std::process::Command::new(binary)
+        .args([
+            "-p",
+            &run,
+            "-e",
+            &values.error_log,
+            "-g",
+            "daemon off;",
+            "-c",
+        ])
+        .arg(&conf)
+        .spawn()
+        .unwrap();
+    let _stop = StopNginx(child);
+    let url = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let mut listening = false;
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            listening = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let log = || std::fs::read_to_string(&values.error_log).unwrap_or_default();
+    assert!(listening, "nginx did not listen on {port}: {}", log());
+
+    let cases = [
+        (
+            client
+                .post(format!("{url}/sale"))
+                .body(vec![b' '; 100 * 1024]),
+            413,
+            "payload_too_large",
+        ),
+        (client.get(format!("{url}/state")), 502, "no_instance"),
+        (client.post(format!("{url}/sale")), 502, "no_instance"),
+    ];
+    for (request, status, error) in cases {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        let kind = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(kind, "application/json", "{error}");
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["error"], error, "{body}");
+        assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}
+
+/// Stops nginx's master gracefully, so that it takes its workers with it.
+struct StopNginx(std::process::Child);
+
+impl Drop for StopNginx {
+    fn drop(&mut self) {
+        // SAFETY: a plain kill(2) of our own child.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.0.wait();
     }
 }
