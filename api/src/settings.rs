@@ -62,22 +62,30 @@ impl FromStr for WaitStrategy {
                 passes: DEFAULT_COHORT_PASSES,
             });
         }
-        if let Some(n) = s.strip_prefix("cohort:") {
-            let passes: u32 = n.parse().map_err(|_| bad())?;
-            if passes > MAX_COHORT_PASSES {
-                return Err(format!(
-                    "invalid wait `{s}`: cohort passes must be 0..={MAX_COHORT_PASSES}"
-                ));
+        // A number too large for its type is out of range, not malformed.
+        let number = |n: &str| -> Result<Option<u64>, String> {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
             }
-            return Ok(WaitStrategy::Cohort { passes });
+            Ok(n.parse().ok())
+        };
+        if let Some(n) = s.strip_prefix("cohort:") {
+            return match number(n)?.and_then(|p| u32::try_from(p).ok()) {
+                Some(passes) if passes <= MAX_COHORT_PASSES => Ok(WaitStrategy::Cohort { passes }),
+                _ => Err(format!(
+                    "invalid wait `{s}`: cohort passes must be 0..={MAX_COHORT_PASSES}"
+                )),
+            };
         }
         let ms = s.strip_prefix("spin:").ok_or_else(bad)?;
-        let sleep_ms: u64 = ms.parse().map_err(|_| bad())?;
-        if !(1..=10_000).contains(&sleep_ms) {
-            return Err(format!(
-                "invalid wait `{s}`: spin sleep must be 1..=10000 ms"
-            ));
-        }
+        let sleep_ms = match number(ms)? {
+            Some(ms) if (1..=10_000).contains(&ms) => ms,
+            _ => {
+                return Err(format!(
+                    "invalid wait `{s}`: spin sleep must be 1..=10000 ms"
+                ))
+            }
+        };
         Ok(WaitStrategy::Spin { sleep_ms })
     }
 }
@@ -254,6 +262,16 @@ mod tests {
         assert!("spin:".parse::<WaitStrategy>().is_err());
         assert!("spin:0".parse::<WaitStrategy>().is_err());
         assert!("poll".parse::<WaitStrategy>().is_err());
+    }
+
+    #[test]
+    fn a_number_too_large_is_out_of_range_not_malformed() {
+        let range = |s: &str| s.parse::<WaitStrategy>().unwrap_err();
+        assert!(range("cohort:99999999999").contains("must be 0..=1000"));
+        assert!(range("cohort:99999999999999999999999").contains("must be 0..=1000"));
+        assert!(range("spin:99999999999999999999999").contains("must be 1..=10000"));
+        assert!(range("spin:+5").contains("expected `pubsub`"));
+        assert!(range("cohort: 5").contains("expected `pubsub`"));
     }
 
     #[test]
