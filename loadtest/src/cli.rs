@@ -162,7 +162,7 @@ pub struct RunArgs {
     pub target: TargetArgs,
 
     /// Connections. In a burst: at most this many (default: one per buyer).
-    #[arg(short = 'c', long = "connections", value_name = "N", value_parser = parse_count)]
+    #[arg(short = 'c', long = "connections", value_name = "N", value_parser = parse_connections)]
     pub connections: Option<u64>,
 
     /// Stop after this many requests, e.g. 10k [default: 1000].
@@ -215,7 +215,7 @@ impl RunArgs {
         };
         let connections = match (self.connections, model) {
             (Some(c), _) => c,
-            (None, Model::Burst { buyers }) => buyers,
+            (None, Model::Burst { buyers }) => buyers.min(MAX_CONNECTIONS),
             (None, _) => 50,
         };
         let is_sale = self.method == Method::POST
@@ -255,7 +255,7 @@ pub struct MatrixArgs {
     pub buyers: u64,
 
     /// At most this many connections per burst (default: one per buyer).
-    #[arg(short = 'c', long = "connections", value_name = "N", value_parser = parse_count)]
+    #[arg(short = 'c', long = "connections", value_name = "N", value_parser = parse_connections)]
     pub connections: Option<u64>,
 
     /// Business work inside the critical section, ms (small values make races visible).
@@ -315,6 +315,20 @@ impl MatrixArgs {
 }
 
 /// A count with an optional SI suffix: `500`, `10k`, `1.5k`, `2m` (million), `1_000`.
+/// The most connections one generator opens: each is a socket (the open-file limit is often
+/// 1024–20000) and, to one target, an ephemeral port (about 28,000 on Linux).
+pub const MAX_CONNECTIONS: u64 = 10_000;
+
+/// `-c`: a count of at least 1 and at most [`MAX_CONNECTIONS`].
+pub fn parse_connections(s: &str) -> Result<u64, String> {
+    match parse_count(s)? {
+        n @ 1..=MAX_CONNECTIONS => Ok(n),
+        _ => Err(format!(
+            "connections must be 1..={MAX_CONNECTIONS} (one socket each), not {s}"
+        )),
+    }
+}
+
 pub fn parse_count(s: &str) -> Result<u64, String> {
     let bad = || format!("invalid count `{s}`: expected e.g. 500, 10k, 2m");
     let clean = s.trim().replace('_', "");
@@ -456,6 +470,19 @@ mod tests {
         for bad in ["", "k", "-1", "1.5", "ten", "1.00001k"] {
             assert!(parse_count(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn connections_are_at_least_one_and_bounded() {
+        assert_eq!(parse_connections("64"), Ok(64));
+        assert_eq!(parse_connections("10k"), Ok(MAX_CONNECTIONS));
+        for bad in ["0", "10001", "100k"] {
+            let err = parse_connections(bad).unwrap_err();
+            assert!(err.contains("1..=10000"), "{bad}: {err}");
+        }
+        // A burst larger than the bound shares the bounded connections.
+        let l = run_load(&["--burst", "50k"]);
+        assert_eq!(l.connections, MAX_CONNECTIONS as usize);
     }
 
     #[test]
