@@ -13,24 +13,21 @@ use crate::worker::{Load, Model, Stop};
 
 /// A sentence describing the load, e.g. "closed loop, 50 connections, 10000 requests".
 pub fn describe(load: &Load) -> String {
+    let count = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let stop = |stop: Stop| match stop {
-        Stop::Requests(n) => format!("{n} requests"),
+        Stop::Requests(n) => count(n, "request", "requests"),
         Stop::After(d) => format!("for {d:?}"),
     };
     let what = format!("{} {}", load.request.method, load.request.path);
+    let connections = count(load.workers() as u64, "connection", "connections");
     match load.model {
         Model::Burst { buyers } => format!(
-            "{what}: burst of {buyers} buyers released at once over {} connections",
-            load.workers()
+            "{what}: burst of {} released at once over {connections}",
+            count(buyers, "buyer", "buyers")
         ),
-        Model::Closed { stop: s } => format!(
-            "{what}: closed loop, {} connections, {}",
-            load.workers(),
-            stop(s)
-        ),
+        Model::Closed { stop: s } => format!("{what}: closed loop, {connections}, {}", stop(s)),
         Model::Open { rate, stop: s } => format!(
-            "{what}: open loop at {rate} requests/s, at most {} connections, {} (latency from when each request was due)",
-            load.workers(),
+            "{what}: open loop at {rate} requests/s, at most {connections}, {} (latency from when each request was due)",
             stop(s)
         ),
     }
