@@ -1,6 +1,6 @@
 //! Admin endpoints, all behind `Authorization: Bearer <ADMIN_TOKEN>`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use oversell_api::settings::{Settings, SettingsPatch};
@@ -8,7 +8,7 @@ use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Admin, Body, Room};
+use super::extract::{required_json, Admin, Body, Path, Room};
 use crate::control::Control;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};

@@ -1,7 +1,7 @@
 //! Extractors whose rejections use the API's error shape.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
@@ -55,6 +55,41 @@ pub fn required_json<T: DeserializeOwned>(body: &[u8], example: &str) -> Result<
         .ok_or_else(|| AppError::BadRequest(format!("a JSON body is required, e.g. {example}")))
 }
 
+/// axum's `Query`, refusing a bad query string in the API's error shape (axum's own answers
+/// in plain text).
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned> Query<T> {
+    fn from_uri(uri: &axum::http::Uri) -> Result<Self, AppError> {
+        axum::extract::Query::<T>::try_from_uri(uri)
+            .map(|q| Query(q.0))
+            .map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))
+    }
+}
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, AppError> {
+        Query::from_uri(&parts.uri)
+    }
+}
+
+/// axum's `Path`, refusing a bad segment (e.g. percent-encoded bytes that are not UTF-8) in
+/// the API's error shape.
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| Path(p.0))
+            .map_err(|e| AppError::BadRequest(format!("invalid path: {}", e.body_text())))
+    }
+}
+
 /// `?room=<name>`: whose stock, tier and ledger a request works on.
 pub struct Room(pub Keys);
 
@@ -67,8 +102,7 @@ impl FromRequestParts<AppState> for Room {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, AppError> {
-        let Query(q) = Query::<RoomQuery>::try_from_uri(&parts.uri)
-            .map_err(|e| AppError::BadRequest(format!("invalid query: {e}")))?;
+        let Query(q) = Query::<RoomQuery>::from_uri(&parts.uri)?;
         let room = q.room.unwrap_or_else(|| DEFAULT_ROOM.to_owned());
         let valid = !room.is_empty()
             && room.len() <= 32

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
@@ -10,7 +10,7 @@ use oversell_api::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::Room;
+use super::extract::{Query, Room};
 use crate::error::AppError;
 use crate::ground_truth;
 use crate::rooms::RoomStatus;
