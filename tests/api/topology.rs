@@ -281,8 +281,9 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
     }
 }
 
-/// nginx itself refuses some requests before any instance sees them: it must answer those in
-/// the API's error shape (JSON `error` and `message`), not with its HTML pages. Here the
+/// nginx itself refuses some requests before any instance sees them (too large, unreadable, no
+/// instance to pass them to): it must answer those in the API's error shape (JSON `error` and
+/// `message`), not with its HTML pages. Here the
 /// template's own rendering, with one upstream where nothing listens.
 #[tokio::test]
 async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
@@ -337,6 +338,18 @@ async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
                 .body(vec![b' '; 100 * 1024]),
             413,
             "payload_too_large",
+        ),
+        (
+            client
+                .get(format!("{url}/state"))
+                .header("x-big", "a".repeat(20 * 1024)),
+            400,
+            "bad_request",
+        ),
+        (
+            client.get(format!("{url}/state?x={}", "a".repeat(9 * 1024))),
+            414,
+            "uri_too_long",
         ),
         (client.get(format!("{url}/state")), 502, "no_instance"),
         (client.post(format!("{url}/sale")), 502, "no_instance"),
