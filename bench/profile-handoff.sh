@@ -24,7 +24,7 @@
 # found in $CARGO_TARGET_DIR/release or target/release (or set OVERSELL, LOADTEST,
 # SERIAL_FLOOR); nginx, redis-server, redis-cli, python3, curl, /usr/bin/time; and perf unless
 # PERF=0, run as root (perf_event_paranoid 2 lets a user see only their own processes, not -a).
-# Environment: ROWS ("none lua-release lua-release@cohort:8"; `tier` waits `pubsub`,
+# Environment: ROWS ("none lua-release lua-release@cohort:32"; `tier` waits `pubsub`,
 # `tier@wait` sets the wait), PERF (1), PERF_FREQ (499 Hz per CPU), TOP (15 functions),
 # FLOOR_SECONDS (1 s per chain of the serial floor), INSTANCE_THREADS (tokio worker threads per
 # instance, TOKIO_WORKER_THREADS; default one per core), KEEP (a directory to keep the perf
@@ -35,7 +35,7 @@ SECONDS_=${1:-5} CONNECTIONS=${2:-64}
 BIN=${CARGO_TARGET_DIR:-target}/release
 OVERSELL=${OVERSELL:-$BIN/oversell} LOADTEST=${LOADTEST:-$BIN/loadtest}
 SERIAL_FLOOR=${SERIAL_FLOOR:-$BIN/serial-floor} FLOOR_SECONDS=${FLOOR_SECONDS:-1}
-ROWS=${ROWS:-none lua-release lua-release@cohort:8}
+ROWS=${ROWS:-none lua-release lua-release@cohort:32}
 PERF=${PERF:-1} PERF_FREQ=${PERF_FREQ:-499}
 export TOP=${TOP:-15}
 TOKEN=bench-profile REPEAT=1
