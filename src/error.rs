@@ -73,7 +73,8 @@ pub enum AppError {
     #[error("the burst failed in the load generator, its figures are lost: {0}")]
     Burst(String),
     #[error(
-        "no answer within {secs} s, the longest any request may take; nothing more is done for it"
+        "no answer within {secs} s, the longest a request may take; a sale under way runs on \
+         in its own task, so the ledger says whether it sold"
     )]
     RequestTimeout { secs: u64 },
     #[error("internal error")]
