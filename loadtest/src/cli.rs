@@ -187,8 +187,8 @@ pub struct RunArgs {
     #[arg(short = 'm', long, default_value = "POST", value_parser = parse_method)]
     pub method: Method,
 
-    /// Path to request. `POST /sale` sends {"buyer":"<unique id>","qty":Q}; anything else
-    /// is sent without a body.
+    /// Path to request. `POST /sale` sends {"buyer":"ID","qty":Q} with a unique ID per
+    /// request; anything else is sent without a body.
     #[arg(long, default_value = "/sale")]
     pub path: String,
 
@@ -266,7 +266,7 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "MS")]
     pub ttl_ms: Option<u64>,
 
-    /// How buyers wait for a held lock: pubsub or spin:<ms>.
+    /// How buyers wait for a held lock: pubsub, spin:MS (e.g. spin:20), cohort or cohort:PASSES.
     #[arg(long)]
     pub wait: Option<WaitStrategy>,
 

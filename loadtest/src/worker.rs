@@ -1,7 +1,7 @@
 //! The one generic worker, and [`fire`], which runs a pool of them under a load model.
 //!
 //! Every model is the same loop: a worker owns one keep-alive connection to one target, takes
-//! the next request slot from a [`Schedule`] shared by the whole pool (an atomic counter: the
+//! the next request slot from a `Schedule` shared by the whole pool (an atomic counter: the
 //! request budget; a burst deals the slots out in advance instead), waits until the slot is due
 //! (open loop only), sends, and tallies the answer. The pool runs on one thread per core.
 //! The models differ only in the schedule and in when the pool starts:
