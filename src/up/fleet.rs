@@ -93,6 +93,9 @@ pub struct Fleet {
     /// Fields drop in declaration order: an interrupted start kills nginx, then the
     /// instances, then Redis, and removes the run dir last.
     nginx: Nginx,
+    /// What nginx is restarted with when it dies.
+    nginx_binary: std::path::PathBuf,
+    app_ports: Vec<u16>,
     supervisors: Vec<Supervisor>,
     /// The lock store's Redis nodes and Sentinels, stopped after the instances.
     store_supervisors: Vec<Supervisor>,
@@ -259,6 +262,8 @@ impl Fleet {
             port,
             admin_token: config.admin_token,
             nginx,
+            nginx_binary,
+            app_ports,
             supervisors,
             store_supervisors,
             zookeeper_supervisors,
@@ -332,9 +337,27 @@ impl Fleet {
         self.run_dir.path()
     }
 
-    /// Completes if nginx exits by itself (the fleet is then unreachable).
+    /// Completes if nginx exits by itself (the fleet is then unreachable until
+    /// [`Fleet::restart_nginx`]).
     pub async fn nginx_exited(&mut self) -> String {
         self.nginx.exited().await
+    }
+
+    /// Starts nginx again, on the same address, in front of the same instances. The run dir
+    /// is made again first: nginx keeps its config, pid file and temp files there, and someone
+    /// may have removed it.
+    pub async fn restart_nginx(&mut self) -> anyhow::Result<()> {
+        std::fs::create_dir_all(self.run_dir.path())?;
+        let port = self.port;
+        let nginx = Nginx::start(
+            &self.nginx_binary,
+            self.run_dir.path(),
+            self.host,
+            port,
+            &self.app_ports,
+        );
+        self.nginx = nginx.await?;
+        Ok(())
     }
 
     /// nginx first (no new requests), then every instance (SIGTERM: each drains, a frozen one

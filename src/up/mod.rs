@@ -193,7 +193,13 @@ impl UpArgs {
     }
 }
 
-/// Runs the fleet until Ctrl-C or SIGTERM (or until nginx dies), then takes it down.
+/// How often a dead nginx is started again, with a doubling pause between tries, before `up`
+/// gives up and stops the fleet (nginx that cannot start: a port taken meanwhile, a broken
+/// install).
+const NGINX_RESTARTS: u32 = 5;
+
+/// Runs the fleet until Ctrl-C or SIGTERM, then takes it down. A dead nginx is started again,
+/// as every other child is.
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let config = args.config()?;
     let tier = config.tier;
@@ -208,15 +214,48 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         tracing::debug!(dir = %static_dir.display(), "no dashboard directory; serving the built-in one");
     }
     print_banner(&fleet, tier, args.redis_dir.as_deref());
-    let outcome = tokio::select! {
-        _ = crate::startup::shutdown_signal() => Ok(()),
-        how = fleet.nginx_exited() => Err(anyhow::anyhow!("nginx exited ({how}); stopping the fleet")),
+    let shutdown = crate::startup::shutdown_signal();
+    tokio::pin!(shutdown);
+    let outcome = loop {
+        let how = tokio::select! {
+            _ = &mut shutdown => break Ok(()),
+            how = fleet.nginx_exited() => how,
+        };
+        process::say(&format!("restart: nginx exited ({how}), restarting"));
+        let restarted = tokio::select! {
+            _ = &mut shutdown => break Ok(()),
+            restarted = restart_nginx(&mut fleet) => restarted,
+        };
+        match restarted {
+            Ok(()) => process::say(&format!(
+                "restart: nginx is back: {} pid={}",
+                fleet.url(),
+                pid(fleet.nginx_pid())
+            )),
+            Err(err) => break Err(err.context("nginx could not be restarted; stopping the fleet")),
+        }
     };
     let count = fleet.instances().len();
     process::say(&format!("stopping: nginx, {count} instances, redis"));
     fleet.stop().await;
     process::say("stopped: every process reaped, run dir removed");
     outcome
+}
+
+/// [`Fleet::restart_nginx`], tried [`NGINX_RESTARTS`] times, 100 ms apart and doubling.
+async fn restart_nginx(fleet: &mut Fleet) -> anyhow::Result<()> {
+    let mut delay = std::time::Duration::from_millis(100);
+    let mut tries = 1;
+    loop {
+        tokio::time::sleep(delay).await;
+        match fleet.restart_nginx().await {
+            Ok(()) => return Ok(()),
+            Err(err) if tries == NGINX_RESTARTS => return Err(err),
+            Err(err) => process::say(&format!("restart: cannot start nginx ({err:#}), retrying")),
+        }
+        tries += 1;
+        delay *= 2;
+    }
 }
 
 fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) {

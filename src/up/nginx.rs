@@ -18,6 +18,9 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 
 pub struct Nginx {
     child: Child,
+    /// The master's pid, which is also the group of its workers: kept, since `child.id()` is
+    /// gone once the master is reaped, while its workers may live on (and hold the port).
+    group: Option<u32>,
     addr: SocketAddr,
     /// Kills nginx's workers if `up` dies without stopping them (see `process`); ended on
     /// drop, once nginx is stopped or killed.
@@ -63,9 +66,11 @@ impl Nginx {
             .spawn()
             .context("cannot start nginx")?;
         process::prefix_output(&mut child, "nginx");
-        let reaper = child.id().and_then(process::Reaper::for_group);
+        let group = child.id();
+        let reaper = group.and_then(process::Reaper::for_group);
         let mut nginx = Nginx {
             child,
+            group,
             _reaper: reaper,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
         };
@@ -94,17 +99,27 @@ impl Nginx {
         self.child.id()
     }
 
-    /// Completes if nginx exits on its own, with how it ended.
+    /// Completes if nginx exits on its own, with how it ended. Its workers go with it: a
+    /// master killed outright leaves them serving on the port, unsupervised.
     pub async fn exited(&mut self) -> String {
-        match self.child.wait().await {
+        let how = match self.child.wait().await {
             Ok(status) => process::describe(status),
             Err(err) => format!("wait failed: {err}"),
-        }
+        };
+        self.kill_group();
+        how
     }
 
     /// Graceful quit (SIGQUIT), then SIGKILL after a grace period; workers included.
     pub async fn stop(&mut self) {
         process::stop_group(&mut self.child, libc::SIGQUIT, STOP_GRACE).await;
+        self.kill_group();
+    }
+
+    fn kill_group(&self) {
+        if let Some(group) = self.group {
+            process::signal_group(group, libc::SIGKILL);
+        }
     }
 }
 
@@ -113,9 +128,7 @@ impl Nginx {
 /// longer be there to take the workers down (they outlived a failed test run that way).
 impl Drop for Nginx {
     fn drop(&mut self) {
-        if let Some(pgid) = self.child.id() {
-            process::signal_group(pgid, libc::SIGKILL);
-        }
+        self.kill_group();
     }
 }
 

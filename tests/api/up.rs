@@ -303,6 +303,34 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
     })
     .await;
 
+    // nginx killed outright, its run dir wiped first: its workers go with it (they would
+    // keep serving the port, unsupervised), and it comes back on the same port.
+    let (nginx_pid, _) = descendants(up.pid())
+        .into_iter()
+        .find(|(_, p)| p.name == "nginx" && p.ppid == up.pid())
+        .expect("nginx's master is a child of up");
+    let workers = descendants(nginx_pid);
+    assert!(!workers.is_empty(), "nginx has workers");
+    std::fs::remove_dir_all(&run_dir).unwrap();
+    signal(nginx_pid, libc::SIGKILL);
+    up.line(
+        "restart: nginx exited (signal 9), restarting",
+        Duration::from_secs(10),
+    )
+    .await;
+    let back = up
+        .line("restart: nginx is back: ", Duration::from_secs(20))
+        .await;
+    assert!(
+        back.contains(&format!("{url} pid=")),
+        "same address: {back}"
+    );
+    eventually(Duration::from_secs(5), || async {
+        workers.iter().all(|(pid, p)| !still_running(*pid, p))
+    })
+    .await;
+    assert!(get(&client, format!("{url}/health")).await.is_some());
+
     // Freeze app3 and stop `up`: it resumes and stops app3 too, then everything is gone.
     let app3_pid = apps["app3"].1;
     signal(app3_pid, libc::SIGSTOP);
