@@ -55,6 +55,11 @@ pub enum AppError {
         "a scenario is already running in this room (on some instance); wait for it to finish"
     )]
     Busy,
+    #[error(
+        "bursts already running on this instance have the {max} buyers it runs at once; wait \
+         for them to finish, or fire fewer buyers"
+    )]
+    BurstsBusy { max: usize },
     #[error("redis is unavailable")]
     RedisUnavailable(String),
     #[error("the lock reached {acked} of {wanted} replicas within sync_timeout_ms; not acquired")]
@@ -91,6 +96,7 @@ impl AppError {
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::SoldOut { .. }
             | AppError::Busy
+            | AppError::BurstsBusy { .. }
             | AppError::NotStocked
             | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
@@ -124,6 +130,7 @@ impl AppError {
             AppError::LockLost => "lock_lost",
             AppError::Fleet(_) => "fleet_error",
             AppError::Busy => "busy",
+            AppError::BurstsBusy { .. } => "bursts_busy",
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",

@@ -45,6 +45,9 @@ pub struct Shared {
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
+    /// Buyers of server-side bursts running on this instance, at most
+    /// [`MAX_BURST_BUYERS`](oversell_api::burst::MAX_BURST_BUYERS) across every burst.
+    pub burst_buyers: Arc<tokio::sync::Semaphore>,
     /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
     pub stopping: tokio::sync::watch::Sender<bool>,
     sale_seq: AtomicU64,
@@ -75,6 +78,9 @@ impl AppState {
             fleet,
             locks: Locks::default(),
             signals,
+            burst_buyers: Arc::new(tokio::sync::Semaphore::new(
+                oversell_api::burst::MAX_BURST_BUYERS,
+            )),
             stopping: tokio::sync::watch::channel(false).0,
             sale_seq: AtomicU64::new(0),
         }))

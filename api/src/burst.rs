@@ -14,6 +14,11 @@ pub enum Via {
     Instance,
 }
 
+/// The most buyers one burst may have, and the most an instance runs at once across the bursts
+/// it serves: each is a socket to the fleet (or a task), and several full bursts at once ran an
+/// instance out of file descriptors.
+pub const MAX_BURST_BUYERS: usize = 5_000;
+
 /// The body of `POST /admin/burst`; unknown fields are refused.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::Json;
 use loadtest::http::preflight;
 use loadtest::{BurstOptions, Targets};
+use oversell_api::burst::MAX_BURST_BUYERS;
 use oversell_api::{BurstReport, BurstRequest, Via};
 
 use super::extract::{required_json, Admin, Body, Room};
@@ -17,8 +18,6 @@ use crate::error::AppError;
 use crate::keys::Keys;
 use crate::sale::{run_sale, Order};
 use crate::state::AppState;
-
-pub const MAX_BUYERS: usize = 5_000;
 
 /// `POST /admin/burst {"buyers": N, "qty"?, "via"?}`: N buyers at once, through the fleet
 /// (default) or served by this instance alone (`"via": "instance"`).
@@ -29,11 +28,20 @@ pub async fn burst(
     Body(body): Body,
 ) -> Result<Json<BurstReport>, AppError> {
     let body: BurstRequest = required_json(&body, r#"{"buyers": 200}"#)?;
-    if !(1..=MAX_BUYERS).contains(&body.buyers) {
+    if !(1..=MAX_BURST_BUYERS).contains(&body.buyers) {
         return Err(AppError::BadRequest(format!(
-            "buyers must be 1..={MAX_BUYERS}"
+            "buyers must be 1..={MAX_BURST_BUYERS}"
         )));
     }
+    // Held until the burst ends; refused at once, not queued, when other bursts on this
+    // instance already have too many buyers out.
+    let _buyers = state
+        .burst_buyers
+        .clone()
+        .try_acquire_many_owned(body.buyers as u32)
+        .map_err(|_| AppError::BurstsBusy {
+            max: MAX_BURST_BUYERS,
+        })?;
     let qty = body.qty.unwrap_or(1);
     // Every buyer's order is made the same way: check it once, up front.
     Order::new("burst".into(), qty).map_err(AppError::BadRequest)?;

@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 
+use oversell_api::burst::MAX_BURST_BUYERS;
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_fleet, TestFleet};
+use crate::helpers::{spawn_fleet, TestFleet, TOKEN};
 
 const STOCK: i64 = 100;
 const BUYERS: usize = 300;
@@ -190,4 +191,53 @@ async fn a_local_lock_never_oversells_when_one_instance_serves_every_buyer() {
     for figure in ["oversold", "lost_updates", "overlaps"] {
         assert_eq!(state[figure], 0, "{figure}: {state}");
     }
+}
+
+/// Server-side bursts share one bound per instance on the buyers they have out (each one a
+/// socket or a task): while a full burst runs, another burst on the same instance is refused
+/// at once with a 409, and accepted again once the first has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_past_the_instances_buyers_in_flight_is_refused_until_the_others_end() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "none", "business_ms": 1_000 }))
+        .await;
+    fleet.reset(1_000_000).await;
+    let burst = |buyers: usize| {
+        fleet
+            .client
+            .post(format!("{}/admin/burst", fleet.url(0)))
+            .bearer_auth(TOKEN)
+            .json(&json!({ "buyers": buyers, "via": "instance" }))
+            .send()
+    };
+    // The full burst is running once its first sales have entered (the timeline grows); a
+    // small burst sent before that would take its share first and the full one be refused.
+    let redis = fleet.redis_conn().await;
+    let timeline_len = || {
+        let mut redis = redis.clone();
+        async move {
+            redis::cmd("XLEN")
+                .arg("oversell:{default}:timeline")
+                .query_async::<u64>(&mut redis)
+                .await
+                .unwrap()
+        }
+    };
+    let before = timeline_len().await;
+    let full = tokio::spawn(burst(MAX_BURST_BUYERS));
+    crate::helpers::eventually(std::time::Duration::from_secs(30), || async {
+        timeline_len().await > before
+    })
+    .await;
+    let refused = burst(1).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(refused["error"], "bursts_busy", "{refused}");
+    let full = full.await.unwrap().unwrap();
+    assert_eq!(full.status(), StatusCode::OK);
+    let report: Value = full.json().await.unwrap();
+    assert_eq!(report["ok"], MAX_BURST_BUYERS, "{report}");
+    let after = burst(1).await.unwrap();
+    assert_eq!(after.status(), StatusCode::OK, "the bound is given back");
 }
