@@ -49,6 +49,8 @@ pub enum AppError {
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
     LockLost,
+    #[error("an admin reset this room while the sale was under way; nothing was sold")]
+    RoomReset,
     #[error("the fleet did not answer as expected: {0}")]
     Fleet(String),
     #[error(
@@ -97,6 +99,7 @@ impl AppError {
             AppError::SoldOut { .. }
             | AppError::Busy
             | AppError::BurstsBusy { .. }
+            | AppError::RoomReset
             | AppError::NotStocked
             | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
@@ -128,6 +131,7 @@ impl AppError {
             AppError::TooManyStreams { .. } => "too_many_streams",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
+            AppError::RoomReset => "room_reset",
             AppError::Fleet(_) => "fleet_error",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
@@ -144,6 +148,8 @@ impl AppError {
 
 /// The error code of the sale scripts when the room's stock key does not exist.
 const NO_STOCK: &str = "NOSTOCK";
+/// The error code of `sale/enter.lua` when the room was reset since the sale began.
+const RESET: &str = "RESET";
 
 impl From<StoreError> for AppError {
     fn from(err: StoreError) -> Self {
@@ -164,6 +170,7 @@ impl From<StoreError> for AppError {
             },
             // The sale scripts refuse to read a stock key that does not exist.
             StoreError::Failed(err) if err.code() == Some(NO_STOCK) => AppError::NotStocked,
+            StoreError::Failed(err) if err.code() == Some(RESET) => AppError::RoomReset,
             StoreError::Failed(err) => AppError::Internal(err.to_string()),
         }
     }

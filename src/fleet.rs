@@ -36,7 +36,15 @@ pub struct RoomConfig {
     /// Whether Redis holds the room's settings; `false`: nobody created the room, these are
     /// this instance's flags.
     pub stored: bool,
+    /// The room's reset generation (empty when it has none). A reset reloads the room on
+    /// every instance, so a sale that began before it carries the old one and its write is
+    /// refused (`sale/commit.lua`).
+    pub generation: String,
 }
+
+/// A room as Redis holds it: settings (JSON), armed faults, whether a store fault is pending,
+/// reset generation.
+type StoredRoom = (Option<String>, Vec<(String, String)>, bool, Option<String>);
 
 /// This instance's link to what the fleet shares (named apart from `up::Fleet`, the local
 /// topology of processes).
@@ -87,13 +95,13 @@ impl FleetSync {
     /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         let mut conn = self.redis.conn().await?;
-        let (stored, faults, pending): (Option<String>, Vec<(String, String)>, bool) =
-            redis::pipe()
-                .get(keys.settings())
-                .hgetall(keys.faults())
-                .exists(keys.store_fault_pending())
-                .query_async(&mut conn)
-                .await?;
+        let (stored, faults, pending, generation): StoredRoom = redis::pipe()
+            .get(keys.settings())
+            .hgetall(keys.faults())
+            .exists(keys.store_fault_pending())
+            .get(keys.generation())
+            .query_async(&mut conn)
+            .await?;
         let settings = match stored.as_deref().map(serde_json::from_str::<Settings>) {
             Some(Ok(s)) if s.validate().is_ok() => s,
             None => self.defaults,
@@ -111,6 +119,7 @@ impl FleetSync {
             faults: faults::decode_all(&faults).into(),
             store_fault_pending: pending,
             stored: stored.is_some(),
+            generation: generation.unwrap_or_default(),
         };
         if config.stored {
             self.remember(keys.room(), config.clone());
@@ -118,6 +127,12 @@ impl FleetSync {
             self.forget(keys.room());
         }
         Ok(config)
+    }
+
+    /// Reads the room from Redis again (after a write of this instance's was refused because
+    /// of a reset it had not heard of).
+    pub async fn reload(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
+        self.load(keys).await
     }
 
     fn forget(&self, room: &str) {

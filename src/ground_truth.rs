@@ -119,8 +119,13 @@ pub async fn reset(
     loop {
         let cleared = async {
             let mut conn = store.pool().conn().await?;
-            redis::cmd("DEL")
-                .arg(keys.lock_store_keys())
+            // Buyers waiting for a lock the reset deleted hear of it as of a release, instead
+            // of waiting out its lease.
+            redis::pipe()
+                .del(keys.lock_store_keys())
+                .ignore()
+                .publish(keys.released_channel(), "reset")
+                .ignore()
                 .query_async::<()>(&mut conn)
                 .await?;
             Ok::<_, StoreError>(())

@@ -14,10 +14,12 @@ use crate::redis_pool::{RedisPool, StoreError};
 
 static RECORD: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("record.lua")));
 
-/// A release that deleted a lock another holder had taken.
+/// A release that deleted a lock another holder had taken. `since`: the room's reset
+/// generation when the sale began (see `record.lua`).
 pub async fn foreign_release(
     truth: &RedisPool,
     keys: &Keys,
+    since: &str,
     instance: &str,
     owner: &str,
     victim: &str,
@@ -27,6 +29,7 @@ pub async fn foreign_release(
         truth,
         keys,
         Some(keys.foreign_releases()),
+        since,
         "foreign_release",
         &fields,
     )
@@ -34,10 +37,12 @@ pub async fn foreign_release(
 }
 
 /// A release that found the lock gone or someone else's: its holder had lost it without
-/// knowing (Redisson throws `IllegalMonitorStateException` at this point).
+/// knowing (Redisson throws `IllegalMonitorStateException` at this point). `since`: as for
+/// [`foreign_release`].
 pub async fn lost_release(
     truth: &RedisPool,
     keys: &Keys,
+    since: &str,
     instance: &str,
     owner: &str,
 ) -> Result<(), StoreError> {
@@ -46,6 +51,7 @@ pub async fn lost_release(
         truth,
         keys,
         Some(keys.lost_releases()),
+        since,
         "lost_release",
         &fields,
     )
@@ -60,7 +66,7 @@ pub async fn renewal(
     owner: &str,
 ) -> Result<(), StoreError> {
     let fields = [("instance", instance), ("owner", owner)];
-    write(truth, keys, None, "renew", &fields).await
+    write(truth, keys, None, "", "renew", &fields).await
 }
 
 /// A lock-store fault striking (`failover`, `lock-store-restart`): which node was killed, and
@@ -83,24 +89,30 @@ pub async fn store_fault(
         truth,
         keys,
         Some(keys.store_faults()),
+        "",
         "store_fault",
         &fields,
     )
     .await
 }
 
+/// `since`: the room's reset generation when the event's sale began; nothing is written when a
+/// reset came since. Empty: written in any case.
 async fn write(
     truth: &RedisPool,
     keys: &Keys,
     counter: Option<String>,
+    since: &str,
     kind: &str,
     fields: &[(&str, &str)],
 ) -> Result<(), StoreError> {
     let mut conn = truth.conn().await?;
     let mut call = RECORD.key(counter.as_deref().unwrap_or(&keys.timeline()));
     call.key(keys.timeline())
+        .key(keys.generation())
         .arg(if counter.is_some() { "1" } else { "0" })
-        .arg(kind);
+        .arg(kind)
+        .arg(since);
     for (field, value) in fields {
         call.arg(*field).arg(*value);
     }

@@ -98,6 +98,9 @@ struct Waiter {
     /// which orders them.
     claimed: Arc<AtomicBool>,
     read: Option<ReadAhead>,
+    /// The room's reset generation when the buyer's sale began: a lock is passed only within
+    /// one (a reset deletes the lock a cohort holds).
+    generation: String,
 }
 
 /// A waiting buyer's read, left with its place in the queue so that the holder before it can
@@ -149,17 +152,20 @@ pub struct Lease {
     taken_at: Instant,
     /// Passes made so far.
     passes: u32,
+    /// The room's reset generation of the sale that took it.
+    generation: String,
 }
 
 impl Baton {
     /// The lock a sale just took in Redis, under its own owner.
-    fn taken(held: Held, owner: &str, taken_at: Instant) -> Baton {
+    fn taken(held: Held, owner: &str, taken_at: Instant, generation: &str) -> Baton {
         Baton {
             held,
             lease: Lease {
                 owner: owner.to_owned(),
                 taken_at,
                 passes: 0,
+                generation: generation.to_owned(),
             },
         }
     }
@@ -188,11 +194,13 @@ impl Lease {
 
 impl Queue {
     /// Waits for this buyer's turn, at most until `deadline` (unless a holder has already
-    /// started its read). `read`: the buyer's read, for a holder to send ahead.
+    /// started its read). `read`: the buyer's read, for a holder to send ahead; `generation`:
+    /// the room's reset generation when its sale began.
     pub async fn turn(
         self: &Arc<Self>,
         deadline: Instant,
         read: Option<ReadAhead>,
+        generation: &str,
     ) -> Result<(Turn, Start), LockError> {
         let claimed = Arc::new(AtomicBool::new(false));
         let mut rx = {
@@ -209,6 +217,7 @@ impl Queue {
                 start,
                 claimed: claimed.clone(),
                 read,
+                generation: generation.to_owned(),
             });
             rx
         };
@@ -272,18 +281,25 @@ pub struct Turn {
 
 impl Turn {
     /// Chooses the buyer this sale hands the lock to when it leaves now: the first one still
-    /// waiting, if the baton may pass again. Asked at the write, as late as possible; the
-    /// chosen buyer waits for the lock past its deadline.
+    /// waiting, if the baton may pass again and that buyer's sale began in the room's reset
+    /// generation the lock was taken in (else it takes the lock afresh, after a release).
+    /// Asked at the write, as late as possible; the chosen buyer waits for the lock past its
+    /// deadline.
     pub fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
         if !held.may_pass(max, lease) {
             return None;
         }
         let mut state = self.queue.lock();
-        while let Some(next) = state.waiting.pop_front() {
+        while let Some(next) = state.waiting.front() {
             // A buyer who gave up closed its end under this lock: it cannot be chosen.
             if next.start.is_closed() {
+                state.waiting.pop_front();
                 continue;
             }
+            if next.generation != held.generation {
+                return None;
+            }
+            let next = state.waiting.pop_front()?;
             next.claimed.store(true, Relaxed);
             return Some(Successor {
                 start: next.start,
@@ -300,7 +316,7 @@ impl Turn {
         to: Successor,
         mut baton: Baton,
         read: Option<ReadReplies>,
-    ) -> Result<(), (Turn, Baton)> {
+    ) -> Result<(), Box<(Turn, Baton)>> {
         baton.lease.passes += 1;
         match to.start.send(Start::Passed(baton, read)) {
             Ok(()) => {
@@ -309,7 +325,7 @@ impl Turn {
             }
             Err(Start::Passed(mut back, _)) => {
                 back.lease.passes -= 1;
-                Err((self, back))
+                Err(Box::new((self, back)))
             }
             Err(Start::Lead { .. }) => unreachable!("a pass is sent as Passed"),
         }
@@ -358,7 +374,7 @@ pub async fn lead<L: Lock + ?Sized>(
     };
     let taken_at = Instant::now();
     let held = lock.acquire(&cx).await?;
-    Ok(Baton::taken(held, cx.owner, taken_at))
+    Ok(Baton::taken(held, cx.owner, taken_at, cx.generation))
 }
 
 /// Before a cohort releases the Redis lock: forgets a release message this instance heard
@@ -382,7 +398,7 @@ mod tests {
     }
 
     fn baton() -> Baton {
-        Baton::taken(Held::plain(), "first-owner", Instant::now())
+        Baton::taken(Held::plain(), "first-owner", Instant::now(), "g1")
     }
 
     /// Queues a buyer in a task of its own; its start (or its timeout) comes out of the handle.
@@ -391,7 +407,7 @@ mod tests {
         deadline: Instant,
     ) -> tokio::task::JoinHandle<Result<(Turn, Start), LockError>> {
         let q = q.clone();
-        tokio::spawn(async move { q.turn(deadline, None).await })
+        tokio::spawn(async move { q.turn(deadline, None, "g1").await })
     }
 
     async fn until_waiting(q: &Queue, n: usize) {
@@ -403,7 +419,7 @@ mod tests {
     #[tokio::test]
     async fn the_first_buyer_leads_and_the_next_gets_the_lead_after_a_release() {
         let q = queue();
-        let (first, start) = q.turn(far(), None).await.unwrap();
+        let (first, start) = q.turn(far(), None, "g1").await.unwrap();
         assert!(matches!(
             start,
             Start::Lead {
@@ -425,7 +441,7 @@ mod tests {
     #[tokio::test]
     async fn a_holder_passes_at_most_max_times_then_must_release() {
         let q = queue();
-        let (mut turn, _) = q.turn(far(), None).await.unwrap();
+        let (mut turn, _) = q.turn(far(), None, "g1").await.unwrap();
         let mut baton = baton();
         for pass in 1..=2 {
             let next = queued(&q, far());
@@ -453,9 +469,9 @@ mod tests {
     #[tokio::test]
     async fn no_pass_once_half_the_lease_is_gone() {
         let q = queue();
-        let (turn, _) = q.turn(far(), None).await.unwrap();
+        let (turn, _) = q.turn(far(), None, "g1").await.unwrap();
         let taken_at = Instant::now() - Duration::from_millis(600);
-        let baton = Baton::taken(Held::plain(), "o", taken_at);
+        let baton = Baton::taken(Held::plain(), "o", taken_at, "g1");
         let _waiting = queued(&q, far());
         until_waiting(&q, 1).await;
         let lease = Duration::from_millis(1_000);
@@ -466,9 +482,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn no_pass_to_a_buyer_whose_sale_began_after_a_reset() {
+        let q = queue();
+        let (turn, _) = q.turn(far(), None, "g1").await.unwrap();
+        let after_reset = {
+            let q = q.clone();
+            tokio::spawn(async move { q.turn(far(), None, "g2").await })
+        };
+        until_waiting(&q, 1).await;
+        // The lock was taken in g1 and the reset deleted it: the g2 buyer takes its own.
+        assert!(turn
+            .successor(&baton().lease, 8, Duration::from_secs(10))
+            .is_none());
+        turn.released();
+        let (_turn, start) = after_reset.await.unwrap().unwrap();
+        assert!(matches!(start, Start::Lead { .. }));
+    }
+
+    #[tokio::test]
     async fn a_buyer_who_gave_up_is_skipped() {
         let q = queue();
-        let (turn, _) = q.turn(far(), None).await.unwrap();
+        let (turn, _) = q.turn(far(), None, "g1").await.unwrap();
         let gave_up = queued(&q, Instant::now() + Duration::from_millis(20));
         assert!(matches!(gave_up.await.unwrap(), Err(LockError::Timeout)));
         let stays = queued(&q, far());
@@ -485,7 +519,7 @@ mod tests {
     #[tokio::test]
     async fn a_chosen_successor_waits_past_its_deadline() {
         let q = queue();
-        let (turn, _) = q.turn(far(), None).await.unwrap();
+        let (turn, _) = q.turn(far(), None, "g1").await.unwrap();
         let chosen = queued(&q, Instant::now() + Duration::from_millis(30));
         until_waiting(&q, 1).await;
         let to = turn
@@ -501,7 +535,7 @@ mod tests {
     #[tokio::test]
     async fn a_turn_dropped_on_an_error_hands_the_lead_on() {
         let q = queue();
-        let (turn, _) = q.turn(far(), None).await.unwrap();
+        let (turn, _) = q.turn(far(), None, "g1").await.unwrap();
         let next = queued(&q, far());
         until_waiting(&q, 1).await;
         drop(turn);

@@ -70,6 +70,9 @@ pub struct LockCx<'a> {
     /// The sale's read, for an acquire that can carry it in its round trip (`riding.rs`);
     /// `None` for a nested re-entry, which never carries one.
     pub read: Option<riding::ReadCalls<'a>>,
+    /// The room's reset generation when the sale began (empty: none): what the lock's
+    /// releases record counts only if no reset came since (a reset deletes the room's locks).
+    pub generation: &'a str,
 }
 
 impl LockCx<'_> {
@@ -78,7 +81,14 @@ impl LockCx<'_> {
     /// instance's metrics: the only signal a paused holder ever gets.
     async fn lost_release(&self) -> Result<(), StoreError> {
         self.metrics.lost_release(self.settings.tier);
-        record::lost_release(self.truth, self.keys, self.instance, self.owner).await
+        record::lost_release(
+            self.truth,
+            self.keys,
+            self.generation,
+            self.instance,
+            self.owner,
+        )
+        .await
     }
 
     /// The lock-store fault this sale claimed and has not yet struck with, if any.
@@ -360,7 +370,8 @@ async fn del_and_observe(cx: &LockCx<'_>) -> Result<(), StoreError> {
         .await?;
     match deleted {
         Some(victim) if victim != cx.owner => {
-            record::foreign_release(cx.truth, cx.keys, cx.instance, cx.owner, &victim).await
+            let since = cx.generation;
+            record::foreign_release(cx.truth, cx.keys, since, cx.instance, cx.owner, &victim).await
         }
         _ => Ok(()),
     }

@@ -41,6 +41,9 @@ pub async fn reset(
     state.rooms.create(&keys).await?;
     ground_truth::reset(&state.redis, &state.lock_store, &keys, stock).await?;
     state.fleet.seed(&keys).await?;
+    // Every instance reloads the room, with its new reset generation: a sale that began
+    // before the reset cannot write after it.
+    state.fleet.broadcast(&Control::reload(keys.room())).await?;
     state.rooms.touch(&keys).await?;
     tracing::info!(room = keys.room(), stock, "room reset");
     Ok(Json(json!({ "room": keys.room(), "stock": stock })))

@@ -1,12 +1,16 @@
 -- Leave the critical section, writing the sale if there is one (the articles' SET n-1).
 -- KEYS[1] stock, KEYS[2] ledger, KEYS[3] items sold, KEYS[4] exits, KEYS[5] overlaps,
--- KEYS[6] highest fencing token seen, KEYS[7] stale counter, KEYS[8] timeline
+-- KEYS[6] highest fencing token seen, KEYS[7] stale counter, KEYS[8] timeline,
+-- KEYS[9] the room's reset generation
 -- ARGV[1] exits seen at enter, ARGV[2] new stock ('' = sold out, nothing to write),
 -- ARGV[3] qty, ARGV[4] the order as a JSON object, ARGV[5] fencing token or '',
--- ARGV[6] instance, ARGV[7] owner
--- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out' or 'stale'; a NOSTOCK error,
--- writing nothing, when the stock key vanished since the enter (the store restarted empty):
--- writing n-1 then would bring back a stock nobody knows.
+-- ARGV[6] instance, ARGV[7] owner, ARGV[8] the room's reset generation when the sale began
+-- ('' when the room had none: not checked)
+-- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out', 'stale', or 'reset' (writing
+-- nothing) when an admin reset the room since the sale began: n-1 from a read of the old
+-- stock, or under a lock the reset deleted, would land on the new figures. A
+-- NOSTOCK error, writing nothing, when the stock key vanished since the enter (the store
+-- restarted empty): writing n-1 then would bring back a stock nobody knows.
 --
 -- The stock keeps its time to live (SET … KEEPTTL); keys written here get the stock's, and
 -- only those (the overlap clock and the timeline always, the rest when written).
@@ -17,6 +21,9 @@
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then
   return redis.error_reply('NOSTOCK the room has no stock key')
+end
+if ARGV[8] ~= '' and (redis.call('GET', KEYS[9]) or '') ~= ARGV[8] then
+  return {'reset', 0}
 end
 local t = redis.call('TIME')
 -- Times are built as strings: Lua 5.1 would print a 16-digit number in exponent form.

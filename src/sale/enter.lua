@@ -1,10 +1,13 @@
 -- Enter the critical section: read the stock (the articles' GET), and note the overlap clock.
 -- KEYS[1] stock, KEYS[2] exits, KEYS[3] highest fencing token seen, KEYS[4] stale counter,
--- KEYS[5] timeline
--- ARGV[1] this holder's fencing token, or '' for unfenced tiers; ARGV[2] instance; ARGV[3] owner
+-- KEYS[5] timeline, KEYS[6] the room's reset generation
+-- ARGV[1] this holder's fencing token, or '' for unfenced tiers; ARGV[2] instance; ARGV[3] owner;
+-- ARGV[4] the room's reset generation when the sale began ('' when it had none: not checked)
 -- Returns {stock, exits so far, Redis time in us}, or {-1, 0, time} when the token is stale;
 -- a NOSTOCK error, writing nothing, when the stock key does not exist (the room was never
--- stocked, expired, or the store lost it): a missing stock is unknown, not zero.
+-- stocked, expired, or the store lost it): a missing stock is unknown, not zero. A RESET error,
+-- writing nothing, when an admin reset the room since the sale began: its token (the reset
+-- restarts them) and its read belong to the figures the reset cleared.
 --
 -- A fenced read also raises the highest token seen: once a newer holder has read the stock,
 -- an older holder can no longer write a value based on its own, older read.
@@ -14,6 +17,9 @@
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then
   return redis.error_reply('NOSTOCK the room has no stock key')
+end
+if ARGV[4] ~= '' and (redis.call('GET', KEYS[6]) or '') ~= ARGV[4] then
+  return redis.error_reply('RESET the room was reset since the sale began')
 end
 local function expire_with_stock(...)
   if ttl > 0 then

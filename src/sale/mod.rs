@@ -132,6 +132,10 @@ pub struct SaleCx<'a> {
     pub faults: Arc<[Fault]>,
     /// Whether a claimed lock-store fault had yet to strike when the room was last loaded.
     pub store_fault_pending: bool,
+    /// The room's reset generation when the sale began (from the room's settings, reloaded
+    /// on every instance at a reset): its write, and what its lock's release records, count
+    /// only if no reset came since. Empty when the room has none: then nothing is checked.
+    pub generation: String,
 }
 
 impl SaleCx<'_> {
@@ -167,6 +171,7 @@ fn lock_cx<'a>(
         store_fault,
         held_replicas,
         read: None,
+        generation: &cx.generation,
     }
 }
 
@@ -307,7 +312,10 @@ async fn sell_in_cohort(
     let waited = Instant::now();
     let deadline = tokio::time::Instant::now() + cx.settings.wait_deadline();
     let queue = cx.signals.cohorts.queue(cx.keys.room(), cx.settings.tier);
-    let Ok((turn, start)) = queue.turn(deadline, read_ahead(cx, lock)).await else {
+    let Ok((turn, start)) = queue
+        .turn(deadline, read_ahead(cx, lock), &cx.generation)
+        .await
+    else {
         return Err(lock_timeout(cx).await);
     };
     let store_fault = std::sync::Mutex::new(None);
@@ -349,7 +357,8 @@ async fn sell_in_cohort(
             match turn.pass(to, Baton::from_parts(held, lease), read) {
                 Ok(()) => cx.metrics.lock_passed(cx.settings.tier),
                 // The successor's task is gone.
-                Err((turn, baton)) => {
+                Err(back) => {
+                    let (turn, baton) = *back;
                     cohort::forget_old_release(&lcx);
                     release(lock, &lcx, baton.into_parts().0).await;
                     turn.released();
@@ -445,7 +454,12 @@ async fn critical_section(
 ) -> Result<Sold, AppError> {
     let fence = leaving.fence;
     let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence, read_ahead).await?;
-    let Some((stock, exits, enter_us)) = entered else {
+    let Some(Entry {
+        stock,
+        exits,
+        enter_us,
+    }) = entered
+    else {
         return Err(AppError::LockLost);
     };
     if lcx.faults.claim(FaultKind::CrashHolding).await.is_some() {
@@ -456,7 +470,9 @@ async fn critical_section(
         if stock <= 0 {
             cx.signals.sold_out.saw(cx.keys.room());
         }
-        leave(cx, lcx, leaving, exits, None).await?;
+        if leave(cx, lcx, leaving, exits, None).await? == "reset" {
+            return Err(AppError::RoomReset);
+        }
         return Err(AppError::SoldOut {
             stock_left: stock,
             requested: order.qty,
@@ -487,13 +503,20 @@ async fn critical_section(
             fence,
         }),
         "stale" => Err(AppError::LockLost),
+        "reset" => Err(AppError::RoomReset),
         other => Err(AppError::Internal(format!("commit returned {other}"))),
     }
 }
 
-/// What the read gives: `(stock, exits so far, Redis time in µs)`, or `None` when the fencing
-/// token is already stale.
-type Entered = Option<(i64, i64, i64)>;
+/// What the read gives: the stock, the exits so far (the overlap clock) and Redis' time in µs.
+struct Entry {
+    stock: i64,
+    exits: i64,
+    enter_us: i64,
+}
+
+/// The read, or `None` when the fencing token is already stale.
+type Entered = Option<Entry>;
 
 /// A sale's read in owned form: enough for another sale to send it (a cohort's pass).
 struct ReadPlan {
@@ -504,6 +527,8 @@ struct ReadPlan {
     tier: Tier,
     ttl_ms: u64,
     reentrant: bool,
+    /// The room's reset generation when the sale began.
+    generation: String,
 }
 
 impl ReadPlan {
@@ -515,6 +540,7 @@ impl ReadPlan {
             tier: cx.settings.tier,
             ttl_ms: cx.settings.ttl_ms,
             reentrant: lock.reentrant(),
+            generation: cx.generation.clone(),
         }
     }
 
@@ -535,7 +561,13 @@ impl ReadPlan {
     }
 
     fn calls_with_token(&self, lock_owner: &str, token: String) -> Vec<Call> {
-        let read = enter(&self.keys, &self.instance, &self.owner, token);
+        let read = enter(
+            &self.keys,
+            &self.instance,
+            &self.owner,
+            token,
+            &self.generation,
+        );
         if !self.reentrant {
             return vec![read];
         }
@@ -600,9 +632,15 @@ async fn read_one_by_one(
     })?;
     let depth = nested.depth;
     let mut conn = cx.redis.conn().await?;
-    let read = enter(cx.keys, cx.instance, &cx.owner, token_arg(fence))
-        .invoke(&mut conn)
-        .await;
+    let read = enter(
+        cx.keys,
+        cx.instance,
+        &cx.owner,
+        token_arg(fence),
+        &cx.generation,
+    )
+    .invoke(&mut conn)
+    .await;
     lock.release(lcx, nested).await?;
     Ok((entered(read, fence)?, depth))
 }
@@ -613,8 +651,9 @@ fn token_arg(fence: Option<u64>) -> String {
     fence.map(|f| f.to_string()).unwrap_or_default()
 }
 
-/// `token`: the fencing token ([`token_arg`]), or [`composed::ACQUIRED`].
-fn enter(keys: &Keys, instance: &str, owner: &str, token: String) -> Call {
+/// `token`: the fencing token ([`token_arg`]), or [`composed::ACQUIRED`]; `generation`: the
+/// room's reset generation when the sale began.
+fn enter(keys: &Keys, instance: &str, owner: &str, token: String, generation: &str) -> Call {
     ENTER
         .call()
         .key(keys.stock())
@@ -622,9 +661,11 @@ fn enter(keys: &Keys, instance: &str, owner: &str, token: String) -> Call {
         .key(keys.fence_seen())
         .key(keys.stale_writes_rejected())
         .key(keys.timeline())
+        .key(keys.generation())
         .arg(token)
         .arg(instance)
         .arg(owner)
+        .arg(generation)
 }
 
 /// `enter.lua`'s reply; `None` when the fencing token is already stale.
@@ -632,8 +673,13 @@ fn entered(
     reply: redis::RedisResult<redis::Value>,
     fence: Option<u64>,
 ) -> Result<Entered, StoreError> {
-    let (stock, exits, now): (i64, i64, i64) = composed::reply(reply)?;
-    Ok((stock >= 0 || fence.is_none()).then_some((stock, exits, now)))
+    let (stock, exits, enter_us): (i64, i64, i64) = composed::reply(reply)?;
+    let stale = stock < 0 && fence.is_some();
+    Ok((!stale).then_some(Entry {
+        stock,
+        exits,
+        enter_us,
+    }))
 }
 
 /// The write a sale makes on its way out of the critical section.
@@ -715,6 +761,7 @@ fn commit(
         .key(cx.keys.fence_seen())
         .key(cx.keys.stale_writes_rejected())
         .key(cx.keys.timeline())
+        .key(cx.keys.generation())
         .arg(exits_at_enter)
         .arg(
             write
@@ -727,6 +774,7 @@ fn commit(
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
         .arg(cx.instance)
         .arg(&cx.owner)
+        .arg(&cx.generation)
 }
 
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {

@@ -26,6 +26,12 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
             let status = state.rooms.missing_stock(&keys).await?;
             Err(sale_error(status).unwrap_or(AppError::NotStocked))
         }
+        // Refused for a reset this instance may not have heard of yet (a lost reload
+        // message): the next sale starts from the room as it is now.
+        Err(AppError::RoomReset) => {
+            state.fleet.reload(&keys).await?;
+            Err(AppError::RoomReset)
+        }
         other => other,
     };
     let outcome = match &result {
@@ -83,6 +89,7 @@ async fn sell_in_task(
             metrics: &task_state.metrics,
             faults: room.faults,
             store_fault_pending: room.store_fault_pending,
+            generation: room.generation,
         };
         sell(&cx, &order).await
     })

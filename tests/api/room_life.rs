@@ -214,3 +214,64 @@ async fn a_store_restarted_empty_answers_503_state_lost_until_a_reset() {
         (json!(2), json!(3))
     );
 }
+
+/// A reset while sales are under way: one read the old stock, so its write (n-1 of the old
+/// stock) must not land on the new one; another waited for the lock across the reset, and the
+/// reset deleted the lock it then holds. Neither may write, nor be counted against the new
+/// figures (its exit, its release, its fencing token); both answer 409 `room_reset`. A sale
+/// begun after the reset sells from the new stock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_under_way_when_the_room_is_reset_writes_and_counts_nothing() {
+    let fleet = spawn_fleet(1).await;
+    let redis = fleet.redis_conn().await;
+    let timeline_len = || {
+        let mut redis = redis.clone();
+        async move {
+            redis::cmd("XLEN")
+                .arg("oversell:{default}:timeline")
+                .query_async::<u64>(&mut redis)
+                .await
+                .unwrap()
+        }
+    };
+    for tier in ["setnx", "lua-release", "reentrant-watchdog", "fenced"] {
+        fleet
+            .configure(json!({ "tier": tier, "business_ms": 800, "ttl_ms": 5000 }))
+            .await;
+        fleet.reset(100).await;
+        let before = timeline_len().await;
+        let buy = || fleet.client.post(format!("{}/sale", fleet.url(0))).send();
+        let reading = tokio::spawn(buy());
+        // Under way once it has read (the enter is on the timeline), for 800 ms of business.
+        eventually(Duration::from_secs(10), || async {
+            timeline_len().await > before
+        })
+        .await;
+        // A second buyer waits for the lock: it will read only after the reset.
+        let waiting = tokio::spawn(buy());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        fleet.reset(50).await;
+        for (which, sale) in [("read before", reading), ("waited across", waiting)] {
+            let answer = sale.await.unwrap().unwrap();
+            assert_eq!(answer.status(), StatusCode::CONFLICT, "{tier}, {which}");
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(body["error"], "room_reset", "{tier}, {which}: {body}");
+        }
+        // A sale begun after the reset sells from the new stock (its token is not stale).
+        let after = buy().await.unwrap();
+        assert_eq!(after.status(), StatusCode::OK, "{tier}");
+        let state = fleet.state().await;
+        assert_eq!(state["stock"], 49, "{tier}: {state}");
+        assert_eq!(state["orders"], 1, "{tier}: {state}");
+        for figure in [
+            "oversold",
+            "lost_updates",
+            "overlaps",
+            "foreign_releases",
+            "lost_releases",
+            "stale_writes_rejected",
+        ] {
+            assert_eq!(state[figure], 0, "{tier}: {figure}: {state}");
+        }
+    }
+}

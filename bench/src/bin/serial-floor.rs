@@ -49,8 +49,11 @@ fn key(name: &str) -> String {
 /// What a chain carries from one sale to the next: the read the previous write brought back
 /// (the cohort pass).
 #[derive(Default)]
+/// The reset generation of the floor's room, which its sales began under.
+const GENERATION: &str = "floor";
+
 struct Carry {
-    entered: Option<(i64, i64)>,
+    entered: Option<Entered>,
 }
 
 /// The four chains: what each does in one iteration.
@@ -109,6 +112,14 @@ async fn main() -> anyhow::Result<()> {
             .arg(600)
             .query_async::<()>(&mut conn)
             .await?;
+        // As a reset leaves it: the read and the write check it.
+        redis::cmd("SET")
+            .arg(key("generation"))
+            .arg(GENERATION)
+            .arg("EX")
+            .arg(600)
+            .query_async::<()>(&mut conn)
+            .await?;
         // Not timed: the first call of each script loads it.
         one(&mut conn, chain, 0, &mut Carry::default()).await?;
         let started = Instant::now();
@@ -142,6 +153,7 @@ async fn clean(conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
         "fence_seen",
         "stale_writes_rejected",
         "timeline",
+        "generation",
     ];
     let keys: Vec<String> = names.iter().map(|n| key(n)).collect();
     redis::cmd("DEL").arg(keys).query_async(conn).await
@@ -156,13 +168,15 @@ fn enter(owner: &str) -> Call {
         .key(key("fence_seen"))
         .key(key("stale_writes_rejected"))
         .key(key("timeline"))
+        .key(key("generation"))
         .arg("")
         .arg("floor")
         .arg(owner)
+        .arg(GENERATION)
 }
 
 /// `commit.lua` as the sale calls it, writing one item sold.
-fn commit(owner: &str, exits: i64, new_stock: i64) -> Call {
+fn commit(owner: &str, (stock, exits): &Entered) -> Call {
     let mut call = COMMIT.call();
     for name in [
         "stock",
@@ -173,16 +187,18 @@ fn commit(owner: &str, exits: i64, new_stock: i64) -> Call {
         "fence_seen",
         "stale_writes_rejected",
         "timeline",
+        "generation",
     ] {
         call = call.key(key(name));
     }
     call.arg(exits)
-        .arg(new_stock)
+        .arg(stock - 1)
         .arg(1)
         .arg(r#"{"order_id":"floor","qty":1}"#)
         .arg("")
         .arg("floor")
         .arg(owner)
+        .arg(GENERATION)
 }
 
 fn release(owner: &str) -> Call {
@@ -190,7 +206,9 @@ fn release(owner: &str) -> Call {
 }
 
 /// The (stock, exits) of `enter.lua`'s reply.
-fn entered(reply: redis::RedisResult<Value>) -> anyhow::Result<(i64, i64)> {
+type Entered = (i64, i64);
+
+fn entered(reply: redis::RedisResult<Value>) -> anyhow::Result<Entered> {
     let (stock, exits, _now): (i64, i64, i64) = composed::reply(reply)?;
     Ok((stock, exits))
 }
@@ -217,9 +235,9 @@ async fn one(
             let (taken, _lease): (i64, i64) =
                 composed::reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(taken == 1, "the floor's own lock was busy");
-            let (stock, exits) = entered(replies.next().unwrap_or(Ok(Value::Nil)))?;
+            let read = entered(replies.next().unwrap_or(Ok(Value::Nil)))?;
             // The write and the release in one script.
-            let write = commit(&owner, exits, stock - 1);
+            let write = commit(&owner, &read);
             let mut replies = composed::run_in_order(conn, &[&write, &release(&owner)]).await?;
             let released: i64 = composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(released == 1, "the floor lost its own lock");
@@ -236,18 +254,18 @@ async fn one(
                 .query_async(conn)
                 .await?;
             anyhow::ensure!(taken.is_some(), "the floor's own lock was busy");
-            let (stock, exits) = entered(enter(&owner).invoke(conn).await)?;
-            let _: Value = commit(&owner, exits, stock - 1).invoke(conn).await?;
+            let read = entered(enter(&owner).invoke(conn).await)?;
+            let _: Value = commit(&owner, &read).invoke(conn).await?;
             let released: i64 = release(&owner).invoke(conn).await?;
             anyhow::ensure!(released == 1, "the floor lost its own lock");
         }
         Chain::CohortPass => {
-            let (stock, exits) = match carry.entered {
+            let read = match carry.entered.take() {
                 Some(entered) => entered,
                 None => entered(enter(&owner).invoke(conn).await)?,
             };
             let next = format!("floor-{}", n + 1);
-            let write = commit(&owner, exits, stock - 1);
+            let write = commit(&owner, &read);
             let mut replies = composed::run_in_order(conn, &[&write, &enter(&next)]).await?;
             carry.entered = Some(entered(replies.pop().unwrap_or(Ok(Value::Nil)))?);
         }
