@@ -49,8 +49,10 @@ pub enum AppError {
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
     LockLost,
+    /// `read`: whether the sale had read the stock (then it cannot be retried: what it read
+    /// is gone).
     #[error("an admin reset this room while the sale was under way; nothing was sold")]
-    RoomReset,
+    RoomReset { read: bool },
     #[error("the fleet did not answer as expected: {0}")]
     Fleet(String),
     #[error(
@@ -99,7 +101,7 @@ impl AppError {
             AppError::SoldOut { .. }
             | AppError::Busy
             | AppError::BurstsBusy { .. }
-            | AppError::RoomReset
+            | AppError::RoomReset { .. }
             | AppError::NotStocked
             | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
@@ -131,7 +133,7 @@ impl AppError {
             AppError::TooManyStreams { .. } => "too_many_streams",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
-            AppError::RoomReset => "room_reset",
+            AppError::RoomReset { .. } => "room_reset",
             AppError::Fleet(_) => "fleet_error",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
@@ -170,7 +172,10 @@ impl From<StoreError> for AppError {
             },
             // The sale scripts refuse to read a stock key that does not exist.
             StoreError::Failed(err) if err.code() == Some(NO_STOCK) => AppError::NotStocked,
-            StoreError::Failed(err) if err.code() == Some(RESET) => AppError::RoomReset,
+            // Refused before its read: the sale may start again in the room as it is now.
+            StoreError::Failed(err) if err.code() == Some(RESET) => {
+                AppError::RoomReset { read: false }
+            }
             StoreError::Failed(err) => AppError::Internal(err.to_string()),
         }
     }

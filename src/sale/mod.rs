@@ -471,7 +471,7 @@ async fn critical_section(
             cx.signals.sold_out.saw(cx.keys.room());
         }
         if leave(cx, lcx, leaving, exits, None).await? == "reset" {
-            return Err(AppError::RoomReset);
+            return Err(AppError::RoomReset { read: true });
         }
         return Err(AppError::SoldOut {
             stock_left: stock,
@@ -503,7 +503,7 @@ async fn critical_section(
             fence,
         }),
         "stale" => Err(AppError::LockLost),
-        "reset" => Err(AppError::RoomReset),
+        "reset" => Err(AppError::RoomReset { read: true }),
         other => Err(AppError::Internal(format!("commit returned {other}"))),
     }
 }

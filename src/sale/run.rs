@@ -17,20 +17,29 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     let settings = room.settings;
     let started = Instant::now();
     let result = match not_on_sale(state, &keys, room.stored).await {
-        Ok(None) => sell_in_task(state, &keys, room, order).await,
+        Ok(None) => sell_in_task(state, &keys, room, order.clone()).await,
         Ok(Some(err)) | Err(err) => Err(err),
+    };
+    // Refused before its read because the room was reset since the sale began, by this
+    // instance's reckoning: the reset may have come first and this instance heard of it late
+    // (its reload message lost). Nothing was read or written, so the sale starts once more
+    // from the room as it is now. Refused after its read, it cannot: what it read is gone.
+    let result = match result {
+        Err(AppError::RoomReset { read: false }) => {
+            let room = state.fleet.reload(&keys).await?;
+            sell_in_task(state, &keys, room, order).await
+        }
+        Err(AppError::RoomReset { read: true }) => {
+            state.fleet.reload(&keys).await?;
+            Err(AppError::RoomReset { read: true })
+        }
+        other => other,
     };
     // The scripts refuse a missing stock; whether it expired or was lost, the room knows.
     let result = match result {
         Err(AppError::NotStocked) => {
             let status = state.rooms.missing_stock(&keys).await?;
             Err(sale_error(status).unwrap_or(AppError::NotStocked))
-        }
-        // Refused for a reset this instance may not have heard of yet (a lost reload
-        // message): the next sale starts from the room as it is now.
-        Err(AppError::RoomReset) => {
-            state.fleet.reload(&keys).await?;
-            Err(AppError::RoomReset)
         }
         other => other,
     };
