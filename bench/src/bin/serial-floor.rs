@@ -46,12 +46,12 @@ fn key(name: &str) -> String {
     format!("{P}{name}")
 }
 
-/// What a chain carries from one sale to the next: the read the previous write brought back
-/// (the cohort pass).
-#[derive(Default)]
 /// The reset generation of the floor's room, which its sales began under.
 const GENERATION: &str = "floor";
 
+/// What a chain carries from one sale to the next: the read the previous write brought back
+/// (the cohort pass).
+#[derive(Default)]
 struct Carry {
     entered: Option<Entered>,
 }
