@@ -213,21 +213,10 @@ async fn a_burst_past_the_instances_buyers_in_flight_is_refused_until_the_others
     };
     // The full burst is running once its first sales have entered (the timeline grows); a
     // small burst sent before that would take its share first and the full one be refused.
-    let redis = fleet.redis_conn().await;
-    let timeline_len = || {
-        let mut redis = redis.clone();
-        async move {
-            redis::cmd("XLEN")
-                .arg("oversell:{default}:timeline")
-                .query_async::<u64>(&mut redis)
-                .await
-                .unwrap()
-        }
-    };
-    let before = timeline_len().await;
+    let before = fleet.timeline_len().await;
     let full = tokio::spawn(burst(MAX_BURST_BUYERS));
     crate::helpers::eventually(std::time::Duration::from_secs(30), || async {
-        timeline_len().await > before
+        fleet.timeline_len().await > before
     })
     .await;
     let refused = burst(1).await.unwrap();

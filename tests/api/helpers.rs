@@ -242,6 +242,16 @@ impl TestFleet {
             .unwrap()
     }
 
+    /// Entries on the default room's lock timeline: it grows as soon as a sale has read
+    /// (its enter), which tells a test that the sale is under way.
+    pub async fn timeline_len(&self) -> u64 {
+        redis::cmd("XLEN")
+            .arg("oversell:{default}:timeline")
+            .query_async(&mut self.redis_conn().await)
+            .await
+            .unwrap()
+    }
+
     /// Every key in Redis, sorted.
     pub async fn all_keys(&self) -> Vec<String> {
         let mut conn = self.redis_conn().await;

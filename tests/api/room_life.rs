@@ -223,28 +223,17 @@ async fn a_store_restarted_empty_answers_503_state_lost_until_a_reset() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sale_under_way_when_the_room_is_reset_writes_and_counts_nothing() {
     let fleet = spawn_fleet(1).await;
-    let redis = fleet.redis_conn().await;
-    let timeline_len = || {
-        let mut redis = redis.clone();
-        async move {
-            redis::cmd("XLEN")
-                .arg("oversell:{default}:timeline")
-                .query_async::<u64>(&mut redis)
-                .await
-                .unwrap()
-        }
-    };
     for tier in ["setnx", "lua-release", "reentrant-watchdog", "fenced"] {
         fleet
             .configure(json!({ "tier": tier, "business_ms": 800, "ttl_ms": 5000 }))
             .await;
         fleet.reset(100).await;
-        let before = timeline_len().await;
+        let before = fleet.timeline_len().await;
         let buy = || fleet.client.post(format!("{}/sale", fleet.url(0))).send();
         let reading = tokio::spawn(buy());
         // Under way once it has read (the enter is on the timeline), for 800 ms of business.
         eventually(Duration::from_secs(10), || async {
-            timeline_len().await > before
+            fleet.timeline_len().await > before
         })
         .await;
         // A second buyer waits for the lock: it will read only after the reset.
