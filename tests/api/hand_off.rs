@@ -13,7 +13,7 @@ use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_fleet, TestFleet};
+use crate::helpers::{assert_all_zero, spawn_fleet, TestFleet};
 use crate::scenarios::{start_fleet, ScenarioClient};
 
 /// The releases, which a sale sends in one script with its write.
@@ -76,18 +76,6 @@ async fn burst(
         "{tier} {wait}: every 200 is in the ledger, and only those"
     );
     (fleet.state().await, ledger)
-}
-
-fn assert_all_zero(state: &Value, what: &str) {
-    for figure in [
-        "oversold",
-        "lost_updates",
-        "overlaps",
-        "foreign_releases",
-        "lost_releases",
-    ] {
-        assert_eq!(state[figure], 0, "{what} {figure}: {state}");
-    }
 }
 
 static PART: std::sync::LazyLock<Lua> =

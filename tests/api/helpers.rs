@@ -287,6 +287,20 @@ impl TestFleet {
 }
 
 /// Waits until `check` holds, polling; panics after `limit`.
+/// Every ground-truth figure a safe lock keeps at zero is zero in `state` (`what` names the
+/// run in the failure).
+pub fn assert_all_zero(state: &Value, what: &str) {
+    for figure in [
+        "oversold",
+        "lost_updates",
+        "overlaps",
+        "foreign_releases",
+        "lost_releases",
+    ] {
+        assert_eq!(state[figure], 0, "{what} {figure}: {state}");
+    }
+}
+
 pub async fn eventually<F, Fut>(limit: Duration, mut check: F)
 where
     F: FnMut() -> Fut,

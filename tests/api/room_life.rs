@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{eventually, spawn_fleet, spawn_fleet_with, TestFleet};
+use crate::helpers::{assert_all_zero, eventually, spawn_fleet, spawn_fleet_with, TestFleet};
 
 async fn reset(fleet: &TestFleet, i: usize, room: &str, stock: i64) -> (StatusCode, Value) {
     let path = format!("/admin/reset?room={room}");
@@ -253,15 +253,7 @@ async fn a_sale_under_way_when_the_room_is_reset_writes_and_counts_nothing() {
         let state = fleet.state().await;
         assert_eq!(state["stock"], 48, "{tier}: {state}");
         assert_eq!(state["orders"], 2, "{tier}: {state}");
-        for figure in [
-            "oversold",
-            "lost_updates",
-            "overlaps",
-            "foreign_releases",
-            "lost_releases",
-            "stale_writes_rejected",
-        ] {
-            assert_eq!(state[figure], 0, "{tier}: {figure}: {state}");
-        }
+        assert_all_zero(&state, tier);
+        assert_eq!(state["stale_writes_rejected"], 0, "{tier}: {state}");
     }
 }
