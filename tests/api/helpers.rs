@@ -252,6 +252,52 @@ impl TestFleet {
             .unwrap()
     }
 
+    /// Starts noting every command Redis runs (its slow log, with no threshold), forgetting
+    /// those before: [`TestFleet::lock_tried`] looks there.
+    pub async fn note_commands(&self) {
+        let mut conn = self.redis_conn().await;
+        let _: () = redis::pipe()
+            .cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-log-slower-than")
+            .arg(0)
+            .ignore()
+            .cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-max-len")
+            .arg(10_000)
+            .ignore()
+            .cmd("SLOWLOG")
+            .arg("RESET")
+            .ignore()
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    /// Whether a command named the default room's lock (plain or reentrant) since
+    /// [`TestFleet::note_commands`]: a buyer has tried to take it.
+    pub async fn lock_tried(&self) -> bool {
+        let entries: Vec<redis::Value> = redis::cmd("SLOWLOG")
+            .arg("GET")
+            .arg(-1)
+            .query_async(&mut self.redis_conn().await)
+            .await
+            .unwrap();
+        let locks = ["oversell:{default}:lock", "oversell:{default}:rlock"];
+        entries.iter().any(|entry| {
+            let redis::Value::Array(fields) = entry else {
+                return false;
+            };
+            let Some(redis::Value::Array(args)) = fields.get(3) else {
+                return false;
+            };
+            args.iter().any(|arg| {
+                matches!(arg, redis::Value::BulkString(b) if locks.iter().any(|l| b == l.as_bytes()))
+            })
+        })
+    }
+
     /// Every key in Redis, sorted.
     pub async fn all_keys(&self) -> Vec<String> {
         let mut conn = self.redis_conn().await;

@@ -236,9 +236,15 @@ async fn a_sale_under_way_when_the_room_is_reset_writes_and_counts_nothing() {
             fleet.timeline_len().await > before
         })
         .await;
-        // A second buyer waits for the lock: it will read only after the reset.
+        // A second buyer waits for the lock (Redis has seen it try): it will read only after
+        // the reset.
+        fleet.note_commands().await;
+        assert!(
+            !fleet.lock_tried().await,
+            "{tier}: the holder is in its business"
+        );
         let waiting = tokio::spawn(buy());
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        eventually(Duration::from_secs(10), || fleet.lock_tried()).await;
         fleet.reset(50).await;
         let answer = reading.await.unwrap().unwrap();
         assert_eq!(answer.status(), StatusCode::CONFLICT, "{tier}");
