@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::{sell, Order, SaleCx, Sold};
 use crate::error::AppError;
+use crate::fleet::RoomConfig;
 use crate::keys::Keys;
 use crate::metrics::Outcome;
 use crate::rooms::sale_error;
@@ -17,24 +18,14 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     let settings = room.settings;
     let started = Instant::now();
     let result = match not_on_sale(state, &keys, room.stored).await {
-        Ok(None) => sell_in_task(state, &keys, room, order.clone()).await,
+        Ok(None) => sell_in_task(state, &keys, room, order).await,
         Ok(Some(err)) | Err(err) => Err(err),
     };
-    // Refused before its read because the room was reset since the sale began, by this
-    // instance's reckoning: the reset may have come first and this instance heard of it late
-    // (its reload message lost). Nothing was read or written, so the sale starts once more
-    // from the room as it is now. Refused after its read, it cannot: what it read is gone.
-    let result = match result {
-        Err(AppError::RoomReset { read: false }) => {
-            let room = state.fleet.reload(&keys).await?;
-            sell_in_task(state, &keys, room, order).await
-        }
-        Err(AppError::RoomReset { read: true }) => {
-            state.fleet.reload(&keys).await?;
-            Err(AppError::RoomReset { read: true })
-        }
-        other => other,
-    };
+    // Refused after its read for a reset: the next sale starts from the room as it is now
+    // (this instance may have heard of the reset late, its reload message lost).
+    if let Err(AppError::RoomReset { read: true }) = result {
+        state.fleet.reload(&keys).await?;
+    }
     // The scripts refuse a missing stock; whether it expired or was lost, the room knows.
     let result = match result {
         Err(AppError::NotStocked) => {
@@ -77,31 +68,50 @@ async fn not_on_sale(
 async fn sell_in_task(
     state: &AppState,
     keys: &Keys,
-    room: crate::fleet::RoomConfig,
+    room: RoomConfig,
     order: Order,
 ) -> Result<Sold, AppError> {
-    let settings = room.settings;
     let keys = keys.clone();
     // The sale runs in its own task so that a buyer who hangs up mid-sale cannot cancel it
     // between acquire and release and leave the lock behind.
-    let task_state = state.clone();
+    let state = state.clone();
     tokio::spawn(async move {
-        let cx = SaleCx {
-            redis: &task_state.redis,
-            store: &task_state.lock_store,
-            keys: &keys,
-            settings,
-            instance: &task_state.instance,
-            owner: task_state.next_owner(),
-            locks: &task_state.locks,
-            signals: &task_state.signals,
-            metrics: &task_state.metrics,
-            faults: room.faults,
-            store_fault_pending: room.store_fault_pending,
-            generation: room.generation,
-        };
-        sell(&cx, &order).await
+        match sell_once(&state, &keys, room, &order).await {
+            // Refused before its read because the room was reset since the sale began, by
+            // this instance's reckoning: the reset may have come first and this instance heard
+            // of it late (its reload message lost). Nothing was read or written, so the sale
+            // starts once more from the room as it is now. Refused after its read, it cannot:
+            // what it read is gone.
+            Err(AppError::RoomReset { read: false }) => {
+                let room = state.fleet.reload(&keys).await?;
+                sell_once(&state, &keys, room, &order).await
+            }
+            other => other,
+        }
     })
     .await
     .unwrap_or_else(|e| Err(AppError::Internal(format!("sale task failed: {e}"))))
+}
+
+async fn sell_once(
+    state: &AppState,
+    keys: &Keys,
+    room: RoomConfig,
+    order: &Order,
+) -> Result<Sold, AppError> {
+    let cx = SaleCx {
+        redis: &state.redis,
+        store: &state.lock_store,
+        keys,
+        settings: room.settings,
+        instance: &state.instance,
+        owner: state.next_owner(),
+        locks: &state.locks,
+        signals: &state.signals,
+        metrics: &state.metrics,
+        faults: room.faults,
+        store_fault_pending: room.store_fault_pending,
+        generation: room.generation,
+    };
+    sell(&cx, order).await
 }
