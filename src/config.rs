@@ -130,6 +130,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FLEET_URL")]
     pub fleet_url: Option<String>,
 
+    /// The URL students reach the fleet at (e.g. http://192.168.1.20:8080), used in the join
+    /// links and QR codes of room tokens [default: the address each request came to].
+    #[arg(long, env = "PUBLIC_URL")]
+    pub public_url: Option<String>,
+
     /// Most rooms the fleet holds at once; an admin write that would create one more is a 409
     /// `room_limit` (1..=100000). Reads never create a room.
     #[arg(long, env = "MAX_ROOMS", default_value_t = 200,

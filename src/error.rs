@@ -15,8 +15,11 @@ use crate::redis_pool::StoreError;
 pub enum AppError {
     #[error("{0}")]
     BadRequest(String),
-    #[error("missing or wrong admin token: send `Authorization: Bearer <token>`")]
+    #[error("missing or wrong token: send `Authorization: Bearer <admin or room token>`")]
     Unauthorized,
+    /// A room token used outside its room, or on what acts on the whole fleet.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("no route for {0}")]
     NotFound(String),
     #[error("method not allowed")]
@@ -95,6 +98,7 @@ impl AppError {
         match self {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -123,6 +127,7 @@ impl AppError {
         match self {
             AppError::BadRequest(_) => "bad_request",
             AppError::Unauthorized => "unauthorized",
+            AppError::Forbidden(_) => "forbidden",
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed => "method_not_allowed",
             AppError::PayloadTooLarge { .. } => "payload_too_large",

@@ -23,6 +23,22 @@ pub const ROOMS: &str = "oversell:rooms";
 /// room that lost its state from one that expired or never existed (see `rooms`).
 pub const STORE_EPOCH: &str = "oversell:epoch";
 
+/// Room tokens: a hash of token digest (SHA-256, hex) -> the room it opens. Only digests are
+/// stored, so a copy of the store hands out no token.
+pub const ROOM_TOKENS: &str = "oversell:room-tokens";
+
+/// The other way round: room -> its token's digest, so a new token replaces the old one.
+pub const ROOM_TOKEN_OF: &str = "oversell:room-token-of";
+
+/// The class: its room-name prefix and its rooms (see `routes::class`).
+pub const CLASS: &str = "oversell:class";
+
+/// Each instance's open `/events` streams per room: a hash per instance (room -> count),
+/// rewritten with every heartbeat and expiring soon after an instance stops.
+pub fn viewers(instance: &str) -> String {
+    format!("oversell:viewers:{instance}")
+}
+
 /// Pattern matching every room's lock-release channel.
 pub const RELEASED_PATTERN: &str = "oversell:{*}:released";
 

@@ -33,6 +33,8 @@
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
 //! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers.
+//! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
+//! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
@@ -61,6 +63,7 @@ pub(crate) mod metrics;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
 pub mod redis_server;
+pub(crate) mod room_tokens;
 pub(crate) mod rooms;
 pub(crate) mod routes;
 pub(crate) mod sale;
@@ -70,4 +73,5 @@ pub(crate) mod state;
 pub mod telemetry;
 pub mod up;
 pub(crate) mod view;
+pub(crate) mod viewers;
 pub mod zookeeper;

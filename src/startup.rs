@@ -94,12 +94,14 @@ impl Application {
             rooms: args.room_limits(),
             event_streams: usize::try_from(args.max_event_streams).unwrap_or(usize::MAX),
         };
+        let public_url = args.public_url.clone().filter(|url| !url.is_empty());
         let state = AppState::new(
             redis,
             lock_store,
             instance,
             admin_token,
             fleet_url,
+            public_url,
             fleet,
             signals,
             limits,
@@ -133,6 +135,7 @@ impl Application {
             .lock_store
             .spawn_release_listener(move |room| released.released(room), move || lost.wake_all());
         let heartbeat = self.state.fleet.spawn_heartbeat();
+        let viewers = crate::viewers::spawn_publisher(self.state.clone());
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
         let shutdown = async move {
@@ -143,6 +146,7 @@ impl Application {
         subscriber.abort();
         releases.abort();
         heartbeat.abort();
+        viewers.abort();
         Ok(())
     }
 

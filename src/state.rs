@@ -36,6 +36,9 @@ pub struct Shared {
     pub admin_token: String,
     /// Reaches the whole fleet (nginx), for server-side bursts and scenarios.
     pub fleet_url: String,
+    /// Where students reach the fleet, for the join links of room tokens (`--public-url`);
+    /// `None`: the address each request came to.
+    pub public_url: Option<String>,
     pub fleet: Arc<FleetSync>,
     /// Room registry, TTLs and lost-state detection; an `Arc` so a TTL renewal can run in a
     /// task of its own.
@@ -61,6 +64,7 @@ impl AppState {
         instance: String,
         admin_token: String,
         fleet_url: String,
+        public_url: Option<String>,
         fleet: Arc<FleetSync>,
         signals: Arc<ReleaseSignals>,
         limits: Limits,
@@ -75,6 +79,7 @@ impl AppState {
             run_id: uuid::Uuid::new_v4().simple().to_string(),
             admin_token,
             fleet_url,
+            public_url,
             fleet,
             locks: Locks::default(),
             signals,

@@ -97,6 +97,13 @@ impl FaultKind {
         self.needs_lock_store().is_some() || self.needs_zookeeper()
     }
 
+    /// Whether the fault strikes only the sale of its own room (a pause inside that sale's
+    /// task). The others stop a whole process (every room's sales on an instance) or a lock
+    /// store that every room shares, so a room token may not arm them.
+    pub fn strikes_room_only(self) -> bool {
+        self == FaultKind::ReleaseGap
+    }
+
     /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
     pub fn takes_ms(self) -> bool {
         matches!(

@@ -173,6 +173,16 @@ impl Feeds {
         })
     }
 
+    /// Open streams per room on this instance.
+    pub fn viewers(&self) -> Vec<(String, usize)> {
+        let rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
+        rooms
+            .iter()
+            .map(|(room, feed)| (room.clone(), feed.tx.receiver_count()))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
     /// Removes the room's feed if no stream is left; tells the poller whether to stop.
     pub fn leave_if_unwatched(&self, room: &str, feed: &Arc<RoomFeed>) -> bool {
         let mut rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());

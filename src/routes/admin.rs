@@ -1,4 +1,6 @@
-//! Admin endpoints, all behind `Authorization: Bearer <ADMIN_TOKEN>`.
+//! Admin endpoints. Those on a room take the admin token or that room's token
+//! ([`RoomAdmin`]); those on the whole fleet (an instance's crash or freeze) the admin token
+//! only ([`Admin`]).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -8,11 +10,12 @@ use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Admin, Body, Path, Room};
+use super::extract::{required_json, Admin, Body, Path, RoomAdmin};
 use crate::control::Control;
 use crate::error::AppError;
 use crate::faults::{self, Fault, FaultKind};
 use crate::ground_truth;
+use crate::keys::Keys;
 use crate::state::AppState;
 
 pub const MAX_STOCK: i64 = 1_000_000;
@@ -25,9 +28,8 @@ struct ResetBody {
 
 /// `POST /admin/reset {"stock": N}`: clears ledger, locks and counters of the room.
 pub async fn reset(
-    _: Admin,
+    RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<Value>, AppError> {
     let ResetBody { stock } = required_json(&body, r#"{"stock": 100}"#)?;
@@ -36,17 +38,24 @@ pub async fn reset(
             "stock must be 0..={MAX_STOCK}"
         )));
     }
-    // The room is created (within --max-rooms) with its stock and the settings every
-    // instance will read, and given its time to live.
-    state.rooms.create(&keys).await?;
-    ground_truth::reset(&state.redis, &state.lock_store, &keys, stock).await?;
-    state.fleet.seed(&keys).await?;
+    reset_room(&state, &keys, stock).await?;
+    Ok(Json(json!({ "room": keys.room(), "stock": stock })))
+}
+
+/// Creates the room if needed (within --max-rooms) and puts `stock` on sale in it: ledger,
+/// locks and counters cleared, on every instance.
+pub(super) async fn reset_room(state: &AppState, keys: &Keys, stock: i64) -> Result<(), AppError> {
+    // The room is created with its stock and the settings every instance will read, and given
+    // its time to live.
+    state.rooms.create(keys).await?;
+    ground_truth::reset(&state.redis, &state.lock_store, keys, stock).await?;
+    state.fleet.seed(keys).await?;
     // Every instance reloads the room, with its new reset generation: a sale that began
     // before the reset cannot write after it.
     state.fleet.broadcast(&Control::reload(keys.room())).await?;
-    state.rooms.touch(&keys).await?;
+    state.rooms.touch(keys).await?;
     tracing::info!(room = keys.room(), stock, "room reset");
-    Ok(Json(json!({ "room": keys.room(), "stock": stock })))
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -57,9 +66,8 @@ struct TierBody {
 
 /// `PUT /admin/tier {"tier": "<id>"}`: switches the room's tier on every instance.
 pub async fn tier(
-    _: Admin,
+    RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<Settings>, AppError> {
     let TierBody { tier } = required_json(&body, r#"{"tier": "lua-release"}"#)?;
@@ -73,9 +81,8 @@ pub async fn tier(
 
 /// `PUT /admin/config {"ttl_ms", "business_ms", "wait", "wait_deadline_ms", "tier"}`, any subset.
 pub async fn config(
-    _: Admin,
+    RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<Settings>, AppError> {
     let patch: SettingsPatch = required_json(&body, r#"{"ttl_ms": 500, "business_ms": 50}"#)?;
@@ -84,7 +91,7 @@ pub async fn config(
 
 async fn apply(
     state: &AppState,
-    keys: &crate::keys::Keys,
+    keys: &Keys,
     patch: &SettingsPatch,
 ) -> Result<Json<Settings>, AppError> {
     // Validated before the room is created: a bad patch must not take a room slot.
@@ -120,13 +127,16 @@ pub const MAX_FAULT_MS: u64 = 120_000;
 /// `POST /admin/faults {"kind", "ms"?, "instance"?, "nodes"?}`: arms a one-shot fault for the
 /// room.
 pub async fn arm_fault(
-    _: Admin,
+    caller: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<Value>, AppError> {
+    let keys = &caller.keys;
     let body: FaultBody = required_json(&body, r#"{"kind": "freeze", "ms": 2000}"#)?;
     let kind: FaultKind = body.kind.parse().map_err(AppError::BadRequest)?;
+    if !kind.strikes_room_only() {
+        caller.only_admin_may(&format!("the fault {kind}"))?;
+    }
     let ms = body.ms.unwrap_or(0);
     if kind.takes_ms() && !(1..=MAX_FAULT_MS).contains(&ms) {
         return Err(AppError::BadRequest(format!(
@@ -177,9 +187,9 @@ pub async fn arm_fault(
         instance: body.instance,
         nodes,
     };
-    state.rooms.create(&keys).await?;
-    faults::arm(&state.redis, &keys, &fault).await?;
-    state.rooms.touch(&keys).await?;
+    state.rooms.create(keys).await?;
+    faults::arm(&state.redis, keys, &fault).await?;
+    state.rooms.touch(keys).await?;
     state.fleet.broadcast(&Control::reload(keys.room())).await?;
     tracing::info!(room = keys.room(), ?fault, "fault armed");
     Ok(Json(json!({ "room": keys.room(), "armed": fault })))
@@ -187,9 +197,8 @@ pub async fn arm_fault(
 
 /// `DELETE /admin/faults`: disarms every fault of the room.
 pub async fn clear_faults(
-    _: Admin,
+    RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
 ) -> Result<Json<Value>, AppError> {
     faults::clear(&state.redis, &keys).await?;
     state.fleet.broadcast(&Control::reload(keys.room())).await?;

@@ -43,6 +43,8 @@ async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Respo
     let path = request.uri().path();
     let name = match path.trim_start_matches('/') {
         "" => "index.html",
+        // The class page: public like every page here, its data behind the admin token.
+        "class" => "class.html",
         name => name,
     };
     let Some(file) = Dashboard::get(name) else {

@@ -12,7 +12,7 @@ use loadtest::{BurstOptions, Targets};
 use oversell_api::burst::MAX_BURST_BUYERS;
 use oversell_api::{BurstReport, BurstRequest, Via};
 
-use super::extract::{required_json, Admin, Body, Room};
+use super::extract::{required_json, Body, RoomAdmin};
 
 use crate::error::AppError;
 use crate::keys::Keys;
@@ -22,9 +22,8 @@ use crate::state::AppState;
 /// `POST /admin/burst {"buyers": N, "qty"?, "via"?}`: N buyers at once, through the fleet
 /// (default) or served by this instance alone (`"via": "instance"`).
 pub async fn burst(
-    _: Admin,
+    RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<BurstReport>, AppError> {
     let body: BurstRequest = required_json(&body, r#"{"buyers": 200}"#)?;

@@ -118,21 +118,91 @@ impl FromRequestParts<AppState> for Room {
     }
 }
 
-/// Proof of `Authorization: Bearer <admin token>`.
+/// Who sent an admin request: the instructor (the admin token, good everywhere) or the
+/// holder of one room's token (good in that room only, see `room_tokens`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    Admin,
+    Room(String),
+}
+
+/// The caller named by the request's `Authorization: Bearer` token, whatever the room; 401
+/// when it names nobody. A token that is not the admin token costs one look-up in the
+/// resource store.
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let Some(token) = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(bearer_token)
+        else {
+            return Err(AppError::Unauthorized);
+        };
+        if token_matches(token, &state.admin_token) {
+            return Ok(Caller::Admin);
+        }
+        match crate::room_tokens::room_of(&state.redis, token).await? {
+            Some(room) => Ok(Caller::Room(room)),
+            None => Err(AppError::Unauthorized),
+        }
+    }
+}
+
+/// Proof of the admin token, for what acts on the whole fleet (instances, the class, tokens).
+/// A room token gets a 403 that says why.
 pub struct Admin;
 
 impl FromRequestParts<AppState> for Admin {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
-        let given = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_token);
-        match given {
-            Some(token) if token_matches(token, &state.admin_token) => Ok(Admin),
-            _ => Err(AppError::Unauthorized),
+        match Caller::from_request_parts(parts, state).await? {
+            Caller::Admin => Ok(Admin),
+            Caller::Room(room) => Err(AppError::Forbidden(format!(
+                "this is room {room}'s token: it acts in room {room} only, and this acts on \
+                 the whole fleet (the instructor's admin token does)"
+            ))),
+        }
+    }
+}
+
+/// An admin request on one room (`?room=`), by the admin token or by that room's token.
+pub struct RoomAdmin {
+    pub keys: Keys,
+    pub caller: Caller,
+}
+
+impl FromRequestParts<AppState> for RoomAdmin {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let Room(keys) = Room::from_request_parts(parts, state).await?;
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if let Caller::Room(own) = &caller {
+            if own != keys.room() {
+                return Err(AppError::Forbidden(format!(
+                    "this is room {own}'s token: it acts in room {own} only, not in room {}",
+                    keys.room()
+                )));
+            }
+        }
+        Ok(RoomAdmin { keys, caller })
+    }
+}
+
+impl RoomAdmin {
+    /// Refuses what reaches past the room (a process fault stops every room's sales on an
+    /// instance; a lock-store fault, every room's locks) unless the admin token asked.
+    pub fn only_admin_may(&self, what: &str) -> Result<(), AppError> {
+        match &self.caller {
+            Caller::Admin => Ok(()),
+            Caller::Room(room) => Err(AppError::Forbidden(format!(
+                "{what} reaches beyond room {room} (every room on the instance or lock store \
+                 shares it): only the instructor's admin token may do it"
+            ))),
         }
     }
 }

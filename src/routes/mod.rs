@@ -3,6 +3,7 @@
 mod admin;
 mod assets;
 mod burst;
+mod class;
 mod events;
 mod extract;
 mod observe;
@@ -50,6 +51,15 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))
+        .route("/admin/whoami", get(class::whoami))
+        .route(
+            "/admin/class",
+            post(class::create).get(class::overview).delete(class::close),
+        )
+        .route(
+            "/admin/rooms/{room}/token",
+            post(class::rotate).delete(class::revoke),
+        )
         .method_not_allowed_fallback(method_not_allowed)
         .fallback_service(assets::service(static_dir).with_state(state.clone()))
         .with_state(state)

@@ -9,7 +9,7 @@ use loadtest::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Admin, Body, Room};
+use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
@@ -41,9 +41,8 @@ struct RunBody {
 
 /// `POST /admin/scenario {"id"}`: runs one scenario in the room, against every instance.
 pub async fn run(
-    _: Admin,
+    caller: RoomAdmin,
     State(state): State<AppState>,
-    Room(keys): Room,
     Body(body): Body,
 ) -> Result<Json<ScenarioRun>, AppError> {
     let RunBody { id } = required_json(&body, r#"{"id": "none-race"}"#)?;
@@ -54,6 +53,17 @@ pub async fn run(
             ids.join(", ")
         ))
     })?;
+    if let Some(fault) = scenario
+        .fault
+        .as_ref()
+        .filter(|f| !f.kind.strikes_room_only())
+    {
+        caller.only_admin_may(&format!(
+            "scenario {} (its fault {})",
+            scenario.id, fault.kind
+        ))?;
+    }
+    let keys = caller.keys;
     let instances = state.fleet.live_instances().await?.len().max(1);
     let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
         .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;

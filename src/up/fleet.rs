@@ -79,6 +79,9 @@ pub struct FleetConfig {
     /// ZooKeeper servers to run for the ZooKeeper tiers (1 or 3); `None`: no ZooKeeper.
     pub zookeeper_nodes: Option<usize>,
     pub admin_token: String,
+    /// Where students reach the fleet, for join links (`--public-url`); `None`: the address
+    /// each request came to.
+    pub public_url: Option<String>,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
     pub static_dir: PathBuf,
     /// The `oversell` binary the instances run (`serve`): `up` passes its own executable.
@@ -243,6 +246,7 @@ impl Fleet {
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
                     fleet_url: url.clone(),
+                    public_url: config.public_url.clone().unwrap_or_default(),
                 };
                 let spec = InstanceSpec {
                     program: config.program.clone(),

@@ -103,6 +103,17 @@ pub struct UpArgs {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
 
+    /// Make a class at start: rooms student-01…student-N, each stocked and given a room
+    /// token of its own; prints a table of room, token and join link (1..=200). The class
+    /// page (/class) shows them at a glance.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=200))]
+    pub class: Option<u16>,
+
+    /// The URL students reach the fleet at, for the join links of a class, e.g.
+    /// http://192.168.1.20:8080 [default: the address each request came to].
+    #[arg(long, env = "PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+
     /// Directory with the dashboard, served at /.
     #[arg(long, env = "STATIC_DIR", default_value = "static")]
     pub static_dir: PathBuf,
@@ -147,6 +158,15 @@ impl UpArgs {
         if let Some(why) = self.tier.misfit(self.lock_store, true) {
             return Err(format!("error: --tier: {why}"));
         }
+        if let Some(url) = &self.public_url {
+            let scheme = url.starts_with("http://") || url.starts_with("https://");
+            if !scheme || url.contains(['?', '#', ' ']) {
+                return Err(format!(
+                    "error: --public-url {url}: give the URL students open, with no query or \
+                     fragment (e.g. --public-url http://192.168.1.20:8080)"
+                ));
+            }
+        }
         let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
         if !self.host.is_loopback() && !token_given {
             return Err(format!(
@@ -187,6 +207,7 @@ impl UpArgs {
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             zookeeper_nodes: self.zookeeper_nodes(),
             admin_token,
+            public_url: self.public_url.clone(),
             static_dir,
             program,
         })
@@ -213,7 +234,17 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         // The dashboard is built into the binary; a directory only overrides it.
         tracing::debug!(dir = %static_dir.display(), "no dashboard directory; serving the built-in one");
     }
-    print_banner(&fleet, tier, args.redis_dir.as_deref());
+    let class = match args.class {
+        Some(students) => match make_class(&fleet, students).await {
+            Ok(table) => Some(table),
+            Err(err) => {
+                fleet.stop().await;
+                return Err(err.context("the class could not be made; the fleet is stopped"));
+            }
+        },
+        None => None,
+    };
+    print_banner(&fleet, tier, args.redis_dir.as_deref(), class.as_deref());
     let shutdown = crate::startup::shutdown_signal();
     tokio::pin!(shutdown);
     let outcome = loop {
@@ -258,7 +289,42 @@ async fn restart_nginx(fleet: &mut Fleet) -> anyhow::Result<()> {
     }
 }
 
-fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) {
+/// `POST /admin/class` through nginx, as the class page does; the table to print.
+async fn make_class(fleet: &Fleet, students: u16) -> anyhow::Result<String> {
+    let targets = loadtest::Targets::parse(&[fleet.url()], None)?;
+    let admin = loadtest::AdminClient::new(&targets, Some(fleet.admin_token().to_owned()));
+    let made = admin
+        .request(
+            axum::http::Method::POST,
+            "/admin/class",
+            Some(serde_json::json!({ "students": students })),
+        )
+        .await?;
+    let rooms = made["rooms"].as_array().cloned().unwrap_or_default();
+    let mut table = format!(
+        "class: {} rooms, each with its own token (shown only now; the class page /class \
+         shows the rooms and issues new tokens)\n",
+        rooms.len()
+    );
+    table += &format!("{:<12} {:<38} {}\n", "room", "token", "join link");
+    for room in &rooms {
+        let field = |name: &str| room[name].as_str().unwrap_or("-").to_owned();
+        table += &format!(
+            "{:<12} {:<38} {}\n",
+            field("room"),
+            field("token"),
+            field("join_url")
+        );
+    }
+    Ok(table)
+}
+
+fn print_banner(
+    fleet: &Fleet,
+    tier: Tier,
+    redis_dir: Option<&std::path::Path>,
+    class: Option<&str>,
+) {
     let url = fleet.url();
     let instances = fleet.instances();
     let mut out = String::new();
@@ -324,6 +390,9 @@ fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&std::path::Path>) 
          && curl -s {json} -d '{{\"buyer\":\"me\"}}' {url}/sale\n",
         token = fleet.admin_token()
     );
+    if let Some(class) = class {
+        out += class;
+    }
     out += &format!("ready: {url}");
     process::say(&out);
 }

@@ -59,6 +59,8 @@ pub struct InstanceEnv {
     pub static_dir: String,
     /// Where the fleet can be reached as a whole (nginx), for server-side bursts.
     pub fleet_url: String,
+    /// Where students reach the fleet, for join links (empty: each request's own address).
+    pub public_url: String,
 }
 
 impl InstanceEnv {
@@ -78,6 +80,7 @@ impl InstanceEnv {
             ("LOCK_TIER", self.lock_tier.clone()),
             ("STATIC_DIR", self.static_dir.clone()),
             ("FLEET_URL", self.fleet_url.clone()),
+            ("PUBLIC_URL", self.public_url.clone()),
         ]
     }
 
@@ -104,6 +107,9 @@ impl InstanceEnv {
             // Empty: the dashboard built into the binary; the image has no copy of static/.
             static_dir: String::new(),
             fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),
+            // `PUBLIC_URL=http://<this machine>:8080 docker compose up` for a class's join
+            // links; empty: the address each request came to.
+            public_url: "${PUBLIC_URL:-}".into(),
         }
     }
 }

@@ -52,6 +52,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         wait_deadline_ms: 20_000,
         admin_token: Some(TOKEN.to_owned()),
         fleet_url: None,
+        public_url: None,
         max_rooms: 200,
         room_ttl_secs: 86_400,
         max_event_streams: 500,

@@ -52,6 +52,7 @@ async fn start_fleet_full(
         lock_nodes: 5,
         zookeeper_nodes,
         admin_token: TOKEN.into(),
+        public_url: None,
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
     })
