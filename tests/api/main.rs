@@ -3,6 +3,7 @@
 mod helpers;
 
 mod api_errors;
+mod class;
 mod cli;
 mod contention;
 mod dashboard;

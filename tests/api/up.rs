@@ -19,7 +19,7 @@ use crate::helpers::eventually;
 const SALES: usize = 300;
 
 /// A running `oversell up`; killed if a test panics before stopping it.
-struct Up {
+pub(crate) struct Up {
     child: Child,
     /// Every line it printed so far, stdout and stderr (readers keep draining both pipes, so
     /// the fleet never blocks on a full one).
@@ -27,7 +27,12 @@ struct Up {
 }
 
 impl Up {
-    fn spawn(args: &[&str]) -> Up {
+    pub(crate) fn spawn(args: &[&str]) -> Up {
+        Up::spawn_with_env(args, &[])
+    }
+
+    /// As `spawn`, with more variables for up and every instance (`RUST_LOG` among them).
+    pub(crate) fn spawn_with_env(args: &[&str], vars: &[(&str, &str)]) -> Up {
         let mut child = Command::new(env!("CARGO_BIN_EXE_oversell"))
             .arg("up")
             .args(args)
@@ -37,6 +42,7 @@ impl Up {
             .env("RUST_LOG", "oversell=warn")
             // Read by every instance: a busy CI machine must not turn a lock wait into a 503.
             .env("WAIT_DEADLINE_MS", "60000")
+            .envs(vars.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -52,12 +58,12 @@ impl Up {
         self.child.id()
     }
 
-    fn output(&self) -> Vec<String> {
+    pub(crate) fn output(&self) -> Vec<String> {
         self.lines.lock().unwrap().clone()
     }
 
     /// The first line starting with `prefix`, waiting up to `limit` for it.
-    async fn line(&self, prefix: &str, limit: Duration) -> String {
+    pub(crate) async fn line(&self, prefix: &str, limit: Duration) -> String {
         let found = || self.output().into_iter().find(|l| l.starts_with(prefix));
         let lines = self.lines.clone();
         let waited = tokio::time::timeout(limit, async {
@@ -76,7 +82,7 @@ impl Up {
     }
 
     /// `value` of the banner line `name: value` (`name: value pid=N` gives `value`).
-    async fn banner(&self, name: &str) -> (String, Option<u32>) {
+    pub(crate) async fn banner(&self, name: &str) -> (String, Option<u32>) {
         let line = self
             .line(&format!("{name}: "), Duration::from_secs(5))
             .await;
