@@ -196,6 +196,8 @@ impl bb8::ManageConnection for Manager {
 pub struct RedisPool {
     pool: bb8::Pool<Manager>,
     source: Arc<Source>,
+    /// How long an answer may take before Redis counts as unavailable.
+    response_timeout: Duration,
 }
 
 impl RedisPool {
@@ -215,11 +217,12 @@ impl RedisPool {
         let client = redis::Client::open(info)?;
         let manager = Manager {
             target: Target::Direct(client.clone()),
-            config: connection_config(response_timeout),
+            config: connection_config(),
         };
         Ok(Self {
             pool: build_pool(manager),
             source: Arc::new(Source::Direct(client)),
+            response_timeout,
         })
     }
 
@@ -229,7 +232,7 @@ impl RedisPool {
         for sentinel in sentinels {
             format!("redis://{sentinel}").into_connection_info()?;
         }
-        let config = connection_config(LOCK_RESPONSE_TIMEOUT);
+        let config = connection_config();
         let target = SentinelTarget {
             sentinels: sentinels.to_vec(),
             master: master.to_owned(),
@@ -242,6 +245,7 @@ impl RedisPool {
         Ok(Self {
             pool: build_pool(manager),
             source: Arc::new(Source::Sentinel(target)),
+            response_timeout: LOCK_RESPONSE_TIMEOUT,
         })
     }
 
@@ -261,6 +265,7 @@ impl RedisPool {
         Ok(Conn {
             inner: pooled.conn.clone(),
             broken: pooled.broken.clone(),
+            response_timeout: self.response_timeout,
         })
     }
 
@@ -293,13 +298,52 @@ enum Source {
     Sentinel(SentinelTarget),
 }
 
-/// redis-rs' own default: a Redis that has not answered in this long counts as unavailable.
+/// redis-rs' own default: a Redis that has not answered in this long (of time this process
+/// ran) counts as unavailable.
 const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 /// Above the longest `WAIT` a lock write may do (`sync_timeout_ms` ≤ 10 s).
 const LOCK_RESPONSE_TIMEOUT: Duration = Duration::from_millis(11_000);
 
-fn connection_config(response_timeout: Duration) -> AsyncConnectionConfig {
-    AsyncConnectionConfig::new().set_response_timeout(Some(response_timeout))
+/// Answers are timed by [`answered_within`] on each `Conn`, not by redis-rs: see there.
+fn connection_config() -> AsyncConnectionConfig {
+    AsyncConnectionConfig::new().set_response_timeout(None)
+}
+
+/// A timer that fires this much after its deadline says the process was not running (stopped
+/// by a freeze, or starved), not that Redis was slow.
+const LATE: Duration = Duration::from_millis(100);
+/// How many late firings an answer is given a fresh `limit` for, so that a process starved
+/// again and again still gives up in the end.
+const MAX_LATE: u32 = 4;
+
+/// `answer`, if it comes within `limit` of time this process was running; a timeout error
+/// otherwise.
+///
+/// redis-rs' own response timeout counts a process freeze (SIGSTOP, a long pause) against
+/// Redis: on resume the timer fires before the connection's reader has read the answer already
+/// waiting in the socket, and a write Redis did is reported to the buyer as a 503. Here a
+/// timer that fires late gives the answer a fresh `limit` instead.
+async fn answered_within<T>(limit: Duration, answer: RedisFuture<'_, T>) -> RedisResult<T> {
+    tokio::pin!(answer);
+    let mut deadline = tokio::time::Instant::now() + limit;
+    let mut late_firings = 0;
+    loop {
+        tokio::select! {
+            biased;
+            result = &mut answer => return result,
+            () = tokio::time::sleep_until(deadline) => {
+                let now = tokio::time::Instant::now();
+                if now - deadline < LATE || late_firings == MAX_LATE {
+                    return Err(RedisError::from(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no answer from redis within {limit:?}"),
+                    )));
+                }
+                late_firings += 1;
+                deadline = now + limit;
+            }
+        }
+    }
 }
 
 /// Without TCP_NODELAY, a command written while an earlier one is unanswered waits for an
@@ -328,6 +372,7 @@ fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
 pub struct Conn {
     inner: MultiplexedConnection,
     broken: Arc<AtomicBool>,
+    response_timeout: Duration,
 }
 
 impl Conn {
@@ -350,7 +395,8 @@ impl Conn {
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
-            let result = self.inner.req_packed_command(cmd).await;
+            let answer = self.inner.req_packed_command(cmd);
+            let result = answered_within(self.response_timeout, answer).await;
             self.note(&result);
             result
         })
@@ -363,10 +409,8 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
-            let result = self
-                .inner
-                .req_packed_commands(pipeline, offset, count)
-                .await;
+            let answer = self.inner.req_packed_commands(pipeline, offset, count);
+            let result = answered_within(self.response_timeout, answer).await;
             self.note(&result);
             result
         })
@@ -374,5 +418,44 @@ impl ConnectionLike for Conn {
 
     fn get_db(&self) -> i64 {
         self.inner.get_db()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_silent_redis_times_out_after_the_limit() {
+        let started = std::time::Instant::now();
+        let silent: RedisFuture<'_, ()> = Box::pin(std::future::pending());
+        let err = answered_within(Duration::from_millis(50), silent)
+            .await
+            .unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    /// The runtime's only thread is blocked past the limit (as SIGSTOP would stop it); the
+    /// answer is there, but the task that reads it runs only after the caller's timer fired,
+    /// as redis-rs' connection reader may.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_that_came_during_a_freeze_is_not_a_timeout() {
+        let (answer_tx, answer_rx) = tokio::sync::oneshot::channel::<i64>();
+        // The connection's reader, due just after the caller's deadline.
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            let _ = answer_tx.send(7);
+        });
+        let answer: RedisFuture<'_, i64> = Box::pin(async move {
+            answer_rx
+                .await
+                .map_err(|_| RedisError::from((redis::ErrorKind::Io, "reader gone")))
+        });
+        let waiting = tokio::spawn(answered_within(Duration::from_millis(50), answer));
+        tokio::task::yield_now().await;
+        // The freeze: nothing else on this runtime runs for 300 ms.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(waiting.await.unwrap().unwrap(), 7);
     }
 }
