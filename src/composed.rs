@@ -19,7 +19,7 @@
 //! script was not.)
 //!
 //! # Why it exists, and why not a pipeline
-//! Issue 12: a locked sale is a chain of round trips, each one a hand-off the next buyer waits
+//! A locked sale is a chain of round trips, each one a hand-off the next buyer waits
 //! for. A pipeline also saves the round trips, but must send every script but the last whole
 //! (`EVAL`, see above), and Redis then hashes the source on every call: measured at 25 µs per
 //! `EVAL` of `commit.lua` against 11 µs per `EVALSHA` of `enter.lua`, on the lock's serial path.

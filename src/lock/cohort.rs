@@ -37,7 +37,7 @@
 //! order buyers arrived in.
 //!
 //! # Why it exists
-//! Issue 12: with every buyer of every instance racing for the lock, each release wakes one
+//! With every buyer of every instance racing for the lock, each release wakes one
 //! waiter per instance, most of them lose, and every hand-off costs a release, a pub/sub hop
 //! and an acquire. A local pass costs none of them.
 

@@ -16,7 +16,7 @@
 //! sale takes the one-by-one path.
 //!
 //! # Why it exists
-//! Issue 12: a locked sale is a chain of round trips, each one a hand-off the next buyer waits
+//! A locked sale is a chain of round trips, each one a hand-off the next buyer waits
 //! for. `lua-release` drops from 4 to 2 round trips per sale, the reentrant tiers from 6 to 2.
 
 use std::sync::LazyLock;

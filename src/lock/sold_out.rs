@@ -15,8 +15,8 @@
 //! meets a buyer that took the lock.
 //!
 //! # Why it exists
-//! Issue 12: after the stock ran out, every buyer still queued for the lock to learn that,
-//! at the locked tiers' rate. A shop puts a "sold out" sign on the door.
+//! Without it, after the stock ran out every buyer still queued for the lock to learn that, at
+//! the locked tiers' rate. A shop puts a "sold out" sign on the door.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
