@@ -325,6 +325,7 @@ function renderRooms() {
     totals.oversold += r.oversold || 0;
   }
   $('#no-class').hidden = rooms.length > 0;
+  $('#tickets-missing').hidden = !rooms.some((r) => r.has_token && !tickets.has(r.room));
   $('#class-summary').textContent = rooms.length
     ? t('class.summary', { n: rooms.length, prefix, viewers: fmt(totals.viewers), oversold: fmt(totals.oversold) })
     : '';
@@ -407,6 +408,18 @@ $('#bulk-scenario-go').addEventListener('click', () => {
   everyRoom(t('class.bulk.scenario.what', { id }), 2, async (room) => {
     const run = await call('POST', roomPath('/admin/scenario', room), { id });
     return `${run.passed ? t('pass') : t('fail')} · ${run.id}`;
+  });
+});
+
+// The tokens `oversell up --class` printed (or another tab made) are not in this tab: new ones,
+// each with its QR code, replace them.
+$('#bulk-rotate-go').addEventListener('click', () => {
+  if (!confirm(t('class.bulk.rotate.confirm'))) return;
+  everyRoom(t('class.bulk.rotate.what'), 6, async (room) => {
+    tickets.set(room, await call('POST', `/admin/rooms/${encodeURIComponent(room)}/token`));
+    saveTickets();
+    renderTickets();
+    return t('class.rotate.done');
   });
 });
 

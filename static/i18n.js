@@ -175,6 +175,11 @@ const en = {
   'class.tickets': 'Join tickets',
   'class.tickets.hint': 'Each student scans their room\'s QR code (or opens its link): their dashboard drives their room, and only it.',
   'class.qr.alt': 'QR code of room {room}\'s join link',
+  'class.tickets.missing': 'Some rooms have no QR code in this tab: a token is shown only once (oversell up --class printed them). “New tokens for every room” makes new ones with their QR codes; the links handed out so far stop working.',
+  'class.bulk.rotate': 'New tokens for every room',
+  'class.bulk.rotate.what': 'new tokens',
+  'class.bulk.rotate.confirm': 'Every room gets a new token: the join links handed out so far stop working. Go on?',
+  'class.rotate.done': 'new token',
   error: 'Error',
 };
 
@@ -367,6 +372,11 @@ const zh = {
   'class.tickets': '加入二维码',
   'class.tickets.hint': '每个学生扫自己房间的二维码（或打开链接）：他的仪表盘只能操作他自己的房间。',
   'class.qr.alt': '房间 {room} 加入链接的二维码',
+  'class.tickets.missing': '有些房间在本标签页里没有二维码：令牌只显示一次（oversell up --class 打印过）。点「所有房间都换令牌」会生成新令牌和二维码，已经发出去的链接随之失效。',
+  'class.bulk.rotate': '所有房间都换令牌',
+  'class.bulk.rotate.what': '换新令牌',
+  'class.bulk.rotate.confirm': '每个房间都会换新令牌：已经发出去的加入链接全部失效。继续吗？',
+  'class.rotate.done': '已换新令牌',
   error: '出错了',
 };
 

@@ -439,8 +439,26 @@ test('a class: made on /class, each join link drives its own room and no other',
     await page.waitForFunction(() => document.documentElement.lang === 'en');
   });
 
+  await t.test('another tab (as after `oversell up --class`) has no QR codes: new tokens for every room', async () => {
+    const other = await newPage('en-US');
+    other.on('dialog', (dialog) => dialog.accept());
+    await other.goto(`${base}/class`);
+    await other.fill('#token', token);
+    await other.click('#unlock');
+    await other.waitForSelector('#tickets-missing', { state: 'visible', timeout: 10_000 });
+    await other.click('#bulk-rotate-go');
+    await other.waitForFunction(() => document.querySelectorAll('#tickets .ticket img').length === 2
+      && /2 of 2 rooms done, 0 failed/.test(document.querySelector('#bulk-progress').textContent), null, { timeout: 15_000 });
+    await other.waitForSelector('#tickets-missing', { state: 'hidden', timeout: 10_000 });
+    const old = await page.textContent('#ticket-student-01 code');
+    assert.equal((await putTier('student-01', old, 'none')).status, 401, 'the first tab\'s token was replaced');
+    tickets = await other.$$eval('#tickets .ticket', (cards) => cards.map((c) => ({ room: c.dataset.room, token: c.querySelector('code').textContent })));
+    assert.equal((await putTier('student-01', tickets[0].token, 'lua-release')).status, 200);
+    await other.context().close();
+  });
+
   await t.test('closing the class takes every room token away', async () => {
-    const fresh = await page.textContent('#ticket-student-01 code');
+    const fresh = tickets[0].token;
     await page.click('#close-class');
     await page.waitForFunction(() => [...document.querySelectorAll('#rooms tbody tr')]
       .every((tr) => tr.children[9].textContent === '–'), null, { timeout: 10_000 });
