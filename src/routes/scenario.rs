@@ -102,3 +102,17 @@ pub async fn run(
     tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
     Ok(Json(run))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_fault_beyond_the_room_keeps_a_scenario_from_a_room_token() {
+        let beyond = |id| reaches_beyond_room(scenario::find(id).unwrap());
+        assert_eq!(beyond("none-race"), None);
+        // The pause between GET and DEL strikes the room's own lock holder only.
+        assert_eq!(beyond("uuid-owner-release-gap"), None);
+        assert_eq!(beyond("setnx-crash"), Some(FaultKind::CrashHolding));
+    }
+}
