@@ -383,6 +383,9 @@ test('a class: made on /class, each join link drives its own room and no other',
       return cells[1].textContent === 'none' && Number(cells[3].textContent.replace(/\D/g, '')) > 0;
     }, null, { timeout: 10_000 });
     assert.equal(await classCell(page, 'student-02', 3), '0');
+    // A scenario whose fault crashes an instance is the instructor's: greyed out, not a 403.
+    assert.equal(await student.$eval('#scenario-select option[value="setnx-crash"]', (o) => o.disabled), true);
+    assert.equal(await student.$eval('#scenario-select option[value="none-race"]', (o) => o.disabled), false);
     await shot(student, '10-student-room');
     await student.context().close();
   });
