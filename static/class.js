@@ -20,7 +20,10 @@ let token = sessionStorage.getItem(TOKEN_KEY) || '';
 let unlocked = false;
 let rooms = []; // the last GET /admin/class rows
 let tickets = loadTickets(); // room → {room, token, join_url, qr_svg}
-const results = new Map(); // room → {ok, text}: the last "every room" action's outcome
+// room → {ok, text}: the last "every room" action's outcome. `text` may be a function, so a
+// language switch redraws it.
+const results = new Map();
+let progress = null; // the last "every room" loop's {what, done, total, failed}, `what` a function
 let busy = false; // an "every room" loop is running
 let prefix = ''; // the class's room-name prefix
 
@@ -312,13 +315,13 @@ function renderRooms() {
       [fmt(r.viewers)],
       [t(`class.status.${r.status}`), r.status === 'live' ? 'ok' : ''],
       [r.has_token ? '✓' : '–', r.has_token ? 'ok' : ''],
-      [last ? last.text : '', last ? (last.ok ? 'ok' : 'fail') : ''],
+      [last ? textOf(last.text) : '', last ? (last.ok ? 'ok' : 'fail') : ''],
     ];
     values.forEach(([text, cls], i) => {
       const td = tr.children[i + 1];
       td.textContent = text;
       td.className = cls || '';
-      if (i === 9) td.title = last ? last.text : '';
+      if (i === 9) td.title = last ? textOf(last.text) : '';
     });
     tr.querySelector('button.revoke').disabled = !r.has_token;
     totals.viewers += r.viewers || 0;
@@ -335,10 +338,16 @@ setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
 
 // ---------------------------------------------------------------- in every room
 
+const textOf = (text) => (typeof text === 'function' ? text() : text);
+
+function showProgress() {
+  if (progress) $('#bulk-progress').textContent = t('class.bulk.progress', { ...progress, what: progress.what() });
+}
+
 /**
  * Calls `fn(room)` for every room of the class, `parallel` at a time, showing progress and
- * each room's error (the API's message) as they come. `fn` returns the text of the room's
- * "last action" cell.
+ * each room's error (the API's message) as they come. `what()` names the action; `fn` returns
+ * the text of the room's "last action" cell (or a function that makes it).
  */
 async function everyRoom(what, parallel, fn) {
   if (busy) return;
@@ -352,27 +361,23 @@ async function everyRoom(what, parallel, fn) {
   for (const b of document.querySelectorAll('.bulk-go')) b.disabled = true;
   const errors = $('#bulk-errors');
   errors.replaceChildren();
-  let done = 0;
-  let failed = 0;
-  const progress = () => {
-    $('#bulk-progress').textContent = t('class.bulk.progress', { what, done, total: todo.length, failed });
-  };
-  progress();
+  progress = { what, done: 0, total: todo.length, failed: 0 };
+  showProgress();
   const queue = [...todo];
   const worker = async () => {
     for (let room = queue.shift(); room !== undefined; room = queue.shift()) {
       try {
         results.set(room, { ok: true, text: await fn(room) });
       } catch (err) {
-        failed += 1;
+        progress.failed += 1;
         results.set(room, { ok: false, text: err.message });
         const li = document.createElement('li');
         li.textContent = `${room}: ${err.message}`;
         errors.append(li);
         if (err.status === 401) { queue.length = 0; lock('admin.badtoken'); }
       }
-      done += 1;
-      progress();
+      progress.done += 1;
+      showProgress();
     }
   };
   try {
@@ -388,7 +393,7 @@ async function everyRoom(what, parallel, fn) {
 // whole fleet: two at a time, so the verdicts still measure locks, not a saturated machine.
 $('#bulk-tier-go').addEventListener('click', () => {
   const tier = $('#bulk-tier').value;
-  everyRoom(t('class.bulk.tier.what', { tier }), 6, async (room) => {
+  everyRoom(() => t('class.bulk.tier.what', { tier }), 6, async (room) => {
     await call('PUT', roomPath('/admin/tier', room), { tier });
     return tier;
   });
@@ -396,18 +401,18 @@ $('#bulk-tier-go').addEventListener('click', () => {
 
 $('#bulk-reset-go').addEventListener('click', () => {
   const stock = Number($('#bulk-stock').value);
-  everyRoom(t('class.bulk.reset.what', { stock }), 6, async (room) => {
+  everyRoom(() => t('class.bulk.reset.what', { stock }), 6, async (room) => {
     await call('POST', roomPath('/admin/reset', room), { stock });
-    return t('done.reset', { stock });
+    return () => t('done.reset', { stock });
   });
 });
 
 $('#bulk-scenario-go').addEventListener('click', () => {
   const id = $('#bulk-scenario').value;
   if (!id) return;
-  everyRoom(t('class.bulk.scenario.what', { id }), 2, async (room) => {
+  everyRoom(() => t('class.bulk.scenario.what', { id }), 2, async (room) => {
     const run = await call('POST', roomPath('/admin/scenario', room), { id });
-    return `${run.passed ? t('pass') : t('fail')} · ${run.id}`;
+    return () => `${run.passed ? t('pass') : t('fail')} · ${run.id}`;
   });
 });
 
@@ -415,11 +420,11 @@ $('#bulk-scenario-go').addEventListener('click', () => {
 // each with its QR code, replace them.
 $('#bulk-rotate-go').addEventListener('click', () => {
   if (!confirm(t('class.bulk.rotate.confirm'))) return;
-  everyRoom(t('class.bulk.rotate.what'), 6, async (room) => {
+  everyRoom(() => t('class.bulk.rotate.what'), 6, async (room) => {
     tickets.set(room, await call('POST', `/admin/rooms/${encodeURIComponent(room)}/token`));
     saveTickets();
     renderTickets();
-    return t('class.rotate.done');
+    return () => t('class.rotate.done');
   });
 });
 
@@ -444,6 +449,7 @@ function translate() {
   apply();
   const s = $('#admin-status');
   if (s.dataset.i18n) s.textContent = t(s.dataset.i18n, JSON.parse(s.dataset.vars || '{}'));
+  showProgress();
   renderRooms();
   renderTickets();
 }

@@ -6,7 +6,8 @@
 // Chinese via the toggle and by default for a zh browser; another room sees none of it; last
 // (it changes the room), a catalog scenario shows PASS/FAIL (skipped when the server has none).
 // Then a class: the instructor makes one on /class; a student's join link drives its own room
-// and no other; a new token refuses the old link; the page in Chinese; closing the class.
+// and no other; a new token refuses the old link; a tier and a scenario in every room; the
+// page in Chinese; new tokens for a tab that has none; closing the class.
 // Screenshots go to artifacts/browser/.
 //
 // Env: OVERSELL_BIN (default target/debug/oversell), CHROMIUM (default /usr/bin/chromium).
@@ -429,12 +430,23 @@ test('a class: made on /class, each join link drives its own room and no other',
       .every((tr) => tr.children[1].textContent === 'lua-release'), null, { timeout: 10_000 });
   });
 
+  await t.test('in every room: a scenario, each room\'s verdict on its row', async () => {
+    await page.selectOption('#bulk-scenario', 'none-race');
+    await page.click('#bulk-scenario-go');
+    await page.waitForFunction(() => /scenario none-race: 2 of 2 rooms done, 0 failed/.test(document.querySelector('#bulk-progress').textContent), null, { timeout: 120_000 });
+    for (const room of ['student-01', 'student-02']) {
+      assert.match(await classCell(page, room, 10), /^(PASS|FAIL) · none-race$/);
+    }
+  });
+
   await t.test('the class page in Chinese', async () => {
     await page.click('#lang-toggle');
     await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
     assert.equal(await page.textContent('#create'), '创建课堂');
     assert.equal(await page.textContent('#rooms thead th:nth-child(4)'), '已售');
     assert.equal(await page.textContent('#bulk-tier-go'), '所有房间都切换');
+    assert.match(await page.textContent('#bulk-progress'), /已完成 2 \/ 2 个房间/);
+    assert.match(await classCell(page, 'student-01', 10), /^(通过|失败) · none-race$/);
     assert.match(await page.title(), /课堂/);
     await page.waitForFunction(() => document.querySelector('#rooms tbody tr button.rotate').textContent === '换令牌');
     await shot(page, '11-class-chinese');
