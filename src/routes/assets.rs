@@ -125,6 +125,7 @@ mod tests {
             "app.css",
             "class.html",
             "class.js",
+            "class.css",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }
