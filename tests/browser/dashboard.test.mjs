@@ -232,6 +232,9 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     await page.fill('#business-ms', '20');
     await page.fill('#ttl-ms', '3000');
     await page.click('#apply-timing');
+    // Landed before the next step switches the tier: the server patches settings by read, then
+    // write, so a tier switch racing this patch can be lost (seen once in a full run).
+    await page.waitForFunction(() => window.oversell.state?.settings.ttl_ms === 3000, null, { timeout: 10_000 });
   });
 
   await t.test('fenced: a holder frozen past its lease has its stale write refused', async () => {
