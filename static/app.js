@@ -12,7 +12,11 @@ const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lo
 
 let state = null; // the last `state` event
 let scenarios = [];
+const joinToken = takeJoinToken(); // the join link's token, if the page was opened by one
 let token = sessionStorage.getItem(TOKEN_KEY) || '';
+// Whose token this tab holds (`GET /admin/whoami`): `{scope: 'admin'}`, or a student's
+// `{scope: 'room', room}`, which drives that room only. `null` when read-only.
+let caller = null;
 const timeline = new Timeline($('#timeline'));
 
 // ---------------------------------------------------------------- helpers
@@ -48,7 +52,7 @@ async function act(button, fn) {
     const text = await fn();
     if (text) say(text);
   } catch (err) {
-    if (err.status === 401) lock(t('admin.badtoken'));
+    if (err.status === 401) lock(caller?.scope === 'room' ? 'refused' : 'bad');
     say(`${t('error')}: ${err.message}`, true);
   } finally {
     if (button) button.disabled = false;
@@ -57,37 +61,87 @@ async function act(button, fn) {
 
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
 
-// ---------------------------------------------------------------- admin token
+// ---------------------------------------------------------------- admin or room token
 
-function setAdmin(on, status) {
+// The status line under the token field: its text key, and its CSS class (the tests wait on
+// `.unlocked` / `.bad`).
+const STATUS = {
+  readonly: ['admin.readonly', 'readonly'],
+  unlocked: ['admin.unlocked', 'unlocked'],
+  room: ['admin.room', 'unlocked room'],
+  bad: ['admin.badtoken', 'bad'],
+  refused: ['admin.refused', 'bad'],
+  otherroom: ['admin.otherroom', 'bad'],
+};
+
+function setAdmin(on, status, vars = {}) {
   $('#admin').disabled = !on;
-  $('#forget').hidden = !on;
+  $('#forget').hidden = !on && status !== 'otherroom';
   $('#token').hidden = on;
   $('#unlock').hidden = on;
+  const [key, cls] = STATUS[status];
   const s = $('#admin-status');
-  s.className = `status ${status}`;
-  s.dataset.i18n = status === 'unlocked' ? 'admin.unlocked' : status === 'bad' ? 'admin.badtoken' : 'admin.readonly';
-  s.textContent = t(s.dataset.i18n);
+  s.className = `status ${cls}`;
+  s.dataset.i18n = key;
+  s.dataset.vars = JSON.stringify(vars);
+  s.textContent = t(key, vars);
   document.body.dataset.admin = on ? 'on' : 'off';
+  // A student's own room, named in the header; their controls lose what reaches beyond it.
+  document.body.dataset.scope = caller?.scope || '';
+  $('#your-room').hidden = caller?.scope !== 'room';
+  $('#your-room-name').textContent = caller?.room || '';
+  markAdminOnly();
 }
 
-function lock(reason) {
+function lock(status = 'readonly') {
   token = '';
+  caller = null;
   sessionStorage.removeItem(TOKEN_KEY);
-  setAdmin(false, reason ? 'bad' : 'readonly');
+  setAdmin(false, status);
+}
+
+/**
+ * A join link (`/?room=student-07#token=…`, from the class page) brings a room token in the
+ * fragment, which browsers never send. It moves to this tab's storage and out of the address
+ * bar, so it is not left in history, bookmarks or a shared screenshot; `?room=` stays.
+ */
+function takeJoinToken() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const fromLink = fragment.get('token');
+  if (!fromLink) return '';
+  sessionStorage.setItem(TOKEN_KEY, fromLink);
+  fragment.delete('token');
+  const rest = fragment.toString();
+  // `window.`: this module names its chart data `history`.
+  window.history.replaceState(window.history.state, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`);
+  return fromLink;
 }
 
 async function unlock(candidate) {
   token = candidate;
   try {
-    // An empty settings patch changes nothing but needs the token.
-    await call('PUT', '/admin/config', {});
-    sessionStorage.setItem(TOKEN_KEY, token);
-    setAdmin(true, 'unlocked');
+    caller = await call('GET', '/admin/whoami');
   } catch (err) {
-    lock(err.status === 401 ? 'bad' : '');
-    if (err.status !== 401) say(`${t('error')}: ${err.message}`, true);
+    if (err.status === 401) {
+      // A join link's token refused is a revoked or replaced one: say so, not "wrong".
+      lock(candidate === joinToken ? 'refused' : 'bad');
+      return;
+    }
+    // The fleet did not answer (restarting?): the token is kept and asked about again.
+    caller = null;
+    setAdmin(false, 'readonly');
+    say(`${t('error')}: ${err.message}`, true);
+    setTimeout(() => unlock(candidate), 3000);
+    return;
   }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  if (caller.scope === 'room' && caller.room !== ROOM) {
+    // Good in its own room only: this one stays read-only, and "Go to room" leads back.
+    setAdmin(false, 'otherroom', { room: caller.room });
+    $('#room-input').value = caller.room;
+    return;
+  }
+  setAdmin(true, caller.scope === 'room' ? 'room' : 'unlocked', { room: caller.room });
 }
 
 $('#token-form').addEventListener('submit', (ev) => {
@@ -96,6 +150,24 @@ $('#token-form').addEventListener('submit', (ev) => {
   if (value) unlock(value);
 });
 $('#forget').addEventListener('click', () => lock());
+
+// Scenarios whose fault reaches beyond the room (`admin_only` in GET /scenarios) are greyed
+// out for a room token: the server would refuse them with a 403.
+function markAdminOnly() {
+  const room = caller?.scope === 'room';
+  const select = $('#scenario-select');
+  for (const opt of select.options) {
+    const s = scenarios.find((x) => x.id === opt.value);
+    if (!s) continue;
+    opt.disabled = room && Boolean(s.admin_only);
+    opt.textContent = `${s.id} (${s.tier})${opt.disabled ? ` · ${t('ctl.scenario.adminonly')}` : ''}`;
+  }
+  if (select.selectedOptions[0]?.disabled) {
+    const first = [...select.options].find((o) => !o.disabled);
+    if (first) select.value = first.value;
+    showScenarioText();
+  }
+}
 
 // ---------------------------------------------------------------- controls
 
@@ -209,6 +281,7 @@ async function loadScenarios() {
     select.appendChild(opt);
   }
   $('#run-scenario').disabled = scenarios.length === 0;
+  markAdminOnly();
   showScenarioText();
 }
 
@@ -267,7 +340,8 @@ $('#lang-toggle').addEventListener('click', () => {
 function translate() {
   apply();
   const s = $('#admin-status');
-  if (s.dataset.i18n) s.textContent = t(s.dataset.i18n);
+  if (s.dataset.i18n) s.textContent = t(s.dataset.i18n, JSON.parse(s.dataset.vars || '{}'));
+  markAdminOnly();
   showTierText($('#tier-select').value);
   showScenarioText();
   showBurst();

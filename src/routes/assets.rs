@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use axum::extract::Request;
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, MethodRouter};
 use rust_embed::Embed;
@@ -29,6 +29,10 @@ pub fn service(dir: Option<&Path>) -> MethodRouter<AppState> {
         Some(dir) if dir.is_dir() => {
             tracing::info!(dir = %dir.display(), "serving the dashboard from disk");
             let files = ServeDir::new(dir).not_found_service(any(not_found));
+            // ServeDir knows files only: `/class` is named here, as in the embedded copy.
+            let files = tower::ServiceBuilder::new()
+                .map_request(page_on_disk)
+                .service(files);
             axum::routing::get_service(files).fallback(not_found)
         }
         Some(dir) => {
@@ -41,12 +45,7 @@ pub fn service(dir: Option<&Path>) -> MethodRouter<AppState> {
 
 async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Response {
     let path = request.uri().path();
-    let name = match path.trim_start_matches('/') {
-        "" => "index.html",
-        // The class page: public like every page here, its data behind the admin token.
-        "class" => "class.html",
-        name => name,
-    };
+    let name = page_file(path.trim_start_matches('/'));
     let Some(file) = Dashboard::get(name) else {
         return AppError::NotFound(path.to_owned()).into_response();
     };
@@ -81,6 +80,29 @@ async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Respo
     }
 }
 
+/// The file behind a page's path (without its leading `/`): `/` is the dashboard, `/class` the
+/// class page (public like every page here, its data behind the admin token).
+fn page_file(name: &str) -> &str {
+    match name {
+        "" => "index.html",
+        "class" => "class.html",
+        name => name,
+    }
+}
+
+/// `/class` → `/class.html` for ServeDir, the query kept.
+fn page_on_disk(mut request: Request) -> Request {
+    let uri = request.uri();
+    let path = uri.path().trim_start_matches('/');
+    if !path.is_empty() && page_file(path) != path {
+        let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+        if let Ok(uri) = format!("/{}{query}", page_file(path)).parse::<Uri>() {
+            *request.uri_mut() = uri;
+        }
+    }
+    request
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -95,7 +117,16 @@ mod tests {
 
     #[test]
     fn the_dashboard_is_embedded() {
-        for name in ["index.html", "app.js", "i18n.js", "timeline.js", "app.css"] {
+        for name in [
+            "index.html",
+            "app.js",
+            "i18n.js",
+            "timeline.js",
+            "app.css",
+            "class.html",
+            "class.js",
+            "class.css",
+        ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }
         let index = Dashboard::get("index.html").unwrap();

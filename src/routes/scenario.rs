@@ -4,7 +4,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use loadtest::scenario::{self, Runner, ScenarioRun, CATALOG};
+use loadtest::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
 use loadtest::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -24,6 +24,9 @@ pub async fn list() -> Json<Value> {
                 "tier": s.tier,
                 "expectation": s.expectation(),
                 "timing_sensitive": s.timing_sensitive,
+                // A room token may not run it (its fault reaches beyond the room): the
+                // dashboard of a student's room greys it out instead of offering a 403.
+                "admin_only": reaches_beyond_room(s).is_some(),
                 "source": s.source,
                 "en": s.en,
                 "zh": s.zh,
@@ -31,6 +34,15 @@ pub async fn list() -> Json<Value> {
         })
         .collect();
     Json(json!({ "scenarios": scenarios }))
+}
+
+/// The scenario's fault when it strikes more than the room (an instance, the lock store).
+fn reaches_beyond_room(scenario: &Scenario) -> Option<FaultKind> {
+    scenario
+        .fault
+        .as_ref()
+        .map(|f| f.kind)
+        .filter(|kind| !kind.strikes_room_only())
 }
 
 #[derive(Deserialize)]
@@ -53,15 +65,8 @@ pub async fn run(
             ids.join(", ")
         ))
     })?;
-    if let Some(fault) = scenario
-        .fault
-        .as_ref()
-        .filter(|f| !f.kind.strikes_room_only())
-    {
-        caller.only_admin_may(&format!(
-            "scenario {} (its fault {})",
-            scenario.id, fault.kind
-        ))?;
+    if let Some(fault) = reaches_beyond_room(scenario) {
+        caller.only_admin_may(&format!("scenario {} (its fault {fault})", scenario.id))?;
     }
     let keys = caller.keys;
     let instances = state.fleet.live_instances().await?.len().max(1);
@@ -96,4 +101,18 @@ pub async fn run(
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
     tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
     Ok(Json(run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_fault_beyond_the_room_keeps_a_scenario_from_a_room_token() {
+        let beyond = |id| reaches_beyond_room(scenario::find(id).unwrap());
+        assert_eq!(beyond("none-race"), None);
+        // The pause between GET and DEL strikes the room's own lock holder only.
+        assert_eq!(beyond("uuid-owner-release-gap"), None);
+        assert_eq!(beyond("setnx-crash"), Some(FaultKind::CrashHolding));
+    }
 }

@@ -73,6 +73,9 @@ async fn the_dashboard_is_served_from_any_working_directory() {
         let (status, ctype, _) = get(&client, &format!("{base}/app.js")).await.unwrap();
         assert_eq!(status, StatusCode::OK);
         assert!(ctype.contains("javascript"), "{ctype}");
+        let (status, _, body) = get(&client, &format!("{base}/class")).await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains("class.js"), "{body}");
         let (status, _, body) = get(&client, &format!("{base}/no-such-file.js"))
             .await
             .unwrap();
@@ -86,6 +89,7 @@ async fn a_static_dir_overrides_the_embedded_dashboard() {
     let redis = RedisServer::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.html"), "<p>edited on disk</p>").unwrap();
+    std::fs::write(dir.path().join("class.html"), "<p>class page on disk</p>").unwrap();
     let port = free_port().unwrap();
     let _app = serve(&redis, port, dir.path(), Some(dir.path().to_str().unwrap()));
     let client = reqwest::Client::new();
@@ -97,4 +101,8 @@ async fn a_static_dir_overrides_the_embedded_dashboard() {
     let (status, _, body) = get(&client, &format!("{base}/")).await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body, "<p>edited on disk</p>");
+    // `oversell up` run in the repository serves `static/` from disk: /class must work there.
+    let (status, _, body) = get(&client, &format!("{base}/class?x=1")).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, "<p>class page on disk</p>");
 }
