@@ -24,6 +24,10 @@ pub const ALIVE_WITHIN_MS: i64 = 3_000;
 
 static HEARTBEAT_SCRIPT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("heartbeat.lua")));
+static SETTINGS_SWAP: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("settings_swap.lua")));
+/// Patches re-applied after losing a race before the update gives up with a 503.
+const SWAP_ATTEMPTS: usize = 16;
 
 /// One room as this instance knows it.
 #[derive(Debug, Clone)]
@@ -102,18 +106,7 @@ impl FleetSync {
             .get(keys.generation())
             .query_async(&mut conn)
             .await?;
-        let settings = match stored.as_deref().map(serde_json::from_str::<Settings>) {
-            Some(Ok(s)) if s.validate().is_ok() => s,
-            None => self.defaults,
-            Some(_) => {
-                tracing::warn!(
-                    room = keys.room(),
-                    ?stored,
-                    "unreadable settings in redis; using defaults"
-                );
-                self.defaults
-            }
-        };
+        let settings = self.settings_from(keys, stored.as_deref());
         let config = RoomConfig {
             settings,
             faults: faults::decode_all(&faults).into(),
@@ -127,6 +120,22 @@ impl FleetSync {
             self.forget(keys.room());
         }
         Ok(config)
+    }
+
+    /// The stored settings, or this instance's defaults when none (or unreadable ones) are.
+    fn settings_from(&self, keys: &Keys, stored: Option<&str>) -> Settings {
+        match stored.map(serde_json::from_str::<Settings>) {
+            Some(Ok(s)) if s.validate().is_ok() => s,
+            None => self.defaults,
+            Some(_) => {
+                tracing::warn!(
+                    room = keys.room(),
+                    ?stored,
+                    "unreadable settings in redis; using defaults"
+                );
+                self.defaults
+            }
+        }
     }
 
     /// Reads the room from Redis again (after a write of this instance's was refused because
@@ -165,23 +174,34 @@ impl FleetSync {
         keys: &Keys,
         patch: &SettingsPatch,
     ) -> Result<Result<Settings, String>, StoreError> {
-        let current = self.load(keys).await?.settings;
-        let next = match current.patched(patch) {
-            Ok(next) => next,
-            Err(msg) => return Ok(Err(msg)),
-        };
-        let json = serde_json::to_string(&next).expect("settings serialize");
+        let reload = Control::reload(keys.room()).to_json();
         let mut conn = self.redis.conn().await?;
-        let _: () = redis::pipe()
-            .atomic()
-            .set(keys.settings(), json)
-            .ignore()
-            .publish(CONTROL_CHANNEL, Control::reload(keys.room()).to_json())
-            .ignore()
-            .query_async(&mut conn)
-            .await?;
-        self.load(keys).await?;
-        Ok(Ok(next))
+        for _ in 0..SWAP_ATTEMPTS {
+            let stored: Option<String> = redis::cmd("GET")
+                .arg(keys.settings())
+                .query_async(&mut conn)
+                .await?;
+            let next = match self.settings_from(keys, stored.as_deref()).patched(patch) {
+                Ok(next) => next,
+                Err(msg) => return Ok(Err(msg)),
+            };
+            let json = serde_json::to_string(&next).expect("settings serialize");
+            let swapped: i64 = SETTINGS_SWAP
+                .key(keys.settings())
+                .arg(stored.unwrap_or_default())
+                .arg(json)
+                .arg(CONTROL_CHANNEL)
+                .arg(&reload)
+                .invoke_async(&mut conn)
+                .await?;
+            if swapped == 1 {
+                self.load(keys).await?;
+                return Ok(Ok(next));
+            }
+        }
+        Err(StoreError::Unavailable(format!(
+            "the room's settings changed {SWAP_ATTEMPTS} times while this patch was applied; try again"
+        )))
     }
 
     /// Sends a control message to the fleet, and applies a reload here at once.

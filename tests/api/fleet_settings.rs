@@ -78,3 +78,45 @@ async fn the_tier_list_is_served_from_the_one_written_in_the_api_crate() {
     }
     assert_eq!(tiers[0]["excludes_across_instances"], false);
 }
+
+/// Two patches of different fields sent at once (the class page's "every room" tier beside a
+/// student's lease change) both land: neither overwrites the other with what it read before.
+#[tokio::test]
+async fn patches_sent_at_once_to_two_instances_both_land() {
+    let fleet = spawn_fleet(2).await;
+    let tiers = [Tier::Fenced, Tier::LuaRelease];
+    for round in 0..30u64 {
+        let tier = tiers[round as usize % 2];
+        let business_ms = 10 + round;
+        let (a, b) = tokio::join!(
+            fleet.call(0, Method::PUT, "/admin/tier", true, json!({ "tier": tier })),
+            fleet.call(
+                1,
+                Method::PUT,
+                "/admin/config",
+                true,
+                json!({ "business_ms": business_ms })
+            ),
+        );
+        assert_eq!((a.0.as_u16(), b.0.as_u16()), (200, 200), "{a:?} {b:?}");
+        // Every instance comes to hold both (a lost patch never arrives).
+        let both = (json!(tier), json!(business_ms));
+        for i in 0..2 {
+            let holds = || async {
+                let settings = fleet.state_of(i).await["settings"].clone();
+                (settings["tier"].clone(), settings["business_ms"].clone()) == both
+            };
+            if tokio::time::timeout(Duration::from_secs(5), async {
+                while !holds().await {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .is_err()
+            {
+                let settings = fleet.state_of(i).await["settings"].clone();
+                panic!("round {round}: instance {i} holds {settings}, not {both:?}: one patch overwrote the other");
+            }
+        }
+    }
+}
