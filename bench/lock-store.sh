@@ -113,5 +113,8 @@ fleet_down
 fleet_up --lock-store single --lock-persistence none
 echo "| restart-loses-lock (expects the defect) | single, persistence none | $(hold_rate restart-loses-lock) |"
 fleet_down
+fleet_up --lock-store single --lock-persistence rdb
+echo "| restart-rdb-loses-recent-lock (expects the defect) | single, RDB save 900 1 / 300 10 / 60 10000 | $(hold_rate restart-rdb-loses-recent-lock) |"
+fleet_down
 fleet_up --lock-store single --lock-persistence always
 echo "| restart-aof-keeps-lock (expects the fix) | single, appendfsync always | $(hold_rate restart-aof-keeps-lock) |"

@@ -58,22 +58,31 @@ impl FromStr for LockStoreKind {
     }
 }
 
-/// How a lock-store Redis keeps its data (AOF `appendfsync`), as `oversell up` starts it.
+/// How a lock-store Redis keeps its data (RDB snapshots, or AOF `appendfsync`), as
+/// `oversell up` starts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Persistence {
     /// Nothing is written to disk: a restart comes back empty.
     None,
+    /// RDB snapshots by Redis' classic save rules ([`RDB_SAVE_RULES`]): a restart comes back
+    /// with the last snapshot, without whatever changed since.
+    Rdb,
     /// An append-only file, fsynced once a second.
     Everysec,
     /// An append-only file, fsynced before every reply.
     Always,
 }
 
+/// `save` for [`Persistence::Rdb`]: a snapshot after 900 s with a change, 300 s with 10, or 60 s
+/// with 10,000 (Redis' long-standing defaults, the rules article 002 lists).
+pub const RDB_SAVE_RULES: &str = "900 1 300 10 60 10000";
+
 impl Persistence {
-    pub const ALL: [Persistence; 3] = [
+    pub const ALL: [Persistence; 4] = [
         Persistence::None,
+        Persistence::Rdb,
         Persistence::Everysec,
         Persistence::Always,
     ];
@@ -81,6 +90,7 @@ impl Persistence {
     pub fn id(self) -> &'static str {
         match self {
             Persistence::None => "none",
+            Persistence::Rdb => "rdb",
             Persistence::Everysec => "everysec",
             Persistence::Always => "always",
         }
@@ -100,7 +110,7 @@ impl FromStr for Persistence {
         Persistence::ALL
             .into_iter()
             .find(|p| p.id() == s)
-            .ok_or_else(|| format!("unknown persistence `{s}`; valid: none, everysec, always"))
+            .ok_or_else(|| format!("unknown persistence `{s}`; valid: none, rdb, everysec, always"))
     }
 }
 

@@ -190,6 +190,7 @@ type NodeAnswer = (
     Option<String>,
     Vec<String>,
     Vec<String>,
+    Vec<String>,
     (i64, i64),
 );
 
@@ -211,6 +212,9 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
             .cmd("CONFIG")
             .arg("GET")
             .arg("appendfsync")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("save")
             .cmd("TIME")
             .query_async(&mut conn)
             .await
@@ -218,11 +222,13 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
         Some(answer)
     };
     match tokio::time::timeout(NODE_TIMEOUT, asked).await {
-        Ok(Some((role, lock_ttl, rlock_ttl, holder, aof, fsync, (secs, micros)))) => {
+        Ok(Some((role, lock_ttl, rlock_ttl, holder, aof, fsync, save, (secs, micros)))) => {
             // PTTL: -2 no key, -1 no lease. At most one of the two lock keys exists.
             let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
+            let snapshots = save.get(1).is_some_and(|rules| !rules.is_empty());
             let persistence = match aof.get(1).map(String::as_str) {
                 Some("yes") => fsync.get(1).cloned(),
+                Some(_) if snapshots => Some("rdb".into()),
                 Some(_) => Some("none".into()),
                 None => None,
             };

@@ -89,8 +89,9 @@ pub struct UpArgs {
     #[arg(long, value_name = "N")]
     pub lock_nodes: Option<u16>,
 
-    /// How the lock store's Redis keeps its data: `none` (a restart comes back empty),
-    /// `everysec` or `always` (append-only file, fsynced each second or before every reply).
+    /// How the lock store's Redis keeps its data: `none` (a restart comes back empty), `rdb`
+    /// (snapshots by the save rules 900 1 / 300 10 / 60 10000), `everysec` or `always`
+    /// (append-only file, fsynced each second or before every reply).
     /// Needs `--lock-store single`, `sentinel` or `redlock`.
     #[arg(long, value_enum)]
     pub lock_persistence: Option<Persistence>,

@@ -368,11 +368,19 @@ async fn query<T: redis::FromRedisValue>(port: u16, cmd: &mut redis::Cmd) -> Opt
         .flatten()
 }
 
-/// The `redis-server` arguments for a persistence setting: an append-only file fsynced as
-/// asked, never RDB snapshots.
+/// The `redis-server` arguments for a persistence setting: RDB snapshots by the classic save
+/// rules, or an append-only file fsynced as asked (and then no snapshots).
 fn persistence_args(persistence: Persistence) -> Vec<&'static str> {
     let fsync = match persistence {
         Persistence::None => return vec!["--appendonly", "no", "--save", ""],
+        Persistence::Rdb => {
+            return vec![
+                "--appendonly",
+                "no",
+                "--save",
+                oversell_api::store::RDB_SAVE_RULES,
+            ]
+        }
         Persistence::Everysec => "everysec",
         Persistence::Always => "always",
     };

@@ -233,6 +233,17 @@ async fn a_lock_store_restarted_without_persistence_loses_the_lock() {
     assert!(failures.is_empty(), "{failures:?}");
 }
 
+/// RDB by the classic save rules: the restarted store loads its last snapshot, which the lock,
+/// taken a moment before, is not in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_store_with_rdb_snapshots_loses_a_lock_taken_since_the_last_one() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Rdb).await;
+    let failures = run_scenarios(&fleet, &["restart-rdb-loses-recent-lock"]).await;
+    assert!(fleet.lock_store_processes().iter().all(|p| p.restarts >= 1));
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_store_with_aof_always_keeps_the_lock_through_a_restart() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Always).await;

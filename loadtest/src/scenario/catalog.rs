@@ -519,6 +519,35 @@ pub static CATALOG: &[Scenario] = &[
              库存放在另一个 Redis 里，如实记下了超卖。",
     },
     Scenario {
+        id: "restart-rdb-loses-recent-lock",
+        tier: Tier::LuaRelease,
+        ttl_ms: STORE_FAULT_TTL,
+        business_ms: STORE_FAULT_BUSINESS,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: STORE_FAULT_DEADLINE,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::new(FaultKind::LockStoreRestart, 0)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::single(Persistence::Rdb),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: "002, RDB persistence and its save rules (save 900 1, save 300 10, \
+                 save 60 10000)",
+        en: "The same crash, with RDB snapshots by the classic save rules: a snapshot after \
+             900 s with one change, 300 s with 10, or 60 s with 10,000. The restarted Redis \
+             loads the last snapshot, and a lock taken a moment ago is in none: RDB loses every \
+             lock taken since the last snapshot, so the next buyer takes it and the stock shows \
+             the oversell. Snapshots protect data that changes slowly, not a lock that lives \
+             for seconds.",
+        zh: "同样的崩溃，这次锁所在的 Redis 开启了 RDB 快照，按经典的保存规则：900 秒内至少 1 \
+             次修改、300 秒内至少 10 次、或 60 秒内至少 10000 次修改就保存一次快照。重启后 Redis \
+             载入最近一次快照，而刚刚加上的锁不在任何快照里：上次快照之后加的锁全部丢失，\
+             下一个买家随即拿到了锁，库存如实记下了超卖。快照适合变化缓慢的数据，\
+             护不住只活几秒的锁。",
+    },
+    Scenario {
         id: "restart-aof-keeps-lock",
         tier: Tier::LuaRelease,
         ttl_ms: STORE_FAULT_TTL,
