@@ -11,10 +11,10 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::error::AppError;
-use crate::feed::stream;
 use crate::feed::tally::{PerInstance, Tally, TimelineEntry};
+use crate::feed::window::Window;
 use crate::feed::{
-    RoomFeed, Subscription, Tick, LEDGER_BATCH, MAX_BACKOFF, MIN_BATCH, SEND_PER_TICK, TICK,
+    RoomFeed, Subscription, Tick, Windows, LEDGER_BATCH, MAX_BACKOFF, MIN_BATCH, TICK,
     TIMELINE_BATCH,
 };
 use crate::ground_truth;
@@ -53,6 +53,8 @@ struct Poller {
     state: AppState,
     keys: Keys,
     tally: Tally,
+    /// What the page draws of the timeline.
+    window: Window,
     /// The room's reset generation at the last read; a change means a reset.
     generation: Option<String>,
     ledger_batch: usize,
@@ -66,6 +68,7 @@ async fn poll(state: AppState, keys: Keys, feed: Arc<RoomFeed>) {
         state: state.clone(),
         keys: keys.clone(),
         tally: Tally::default(),
+        window: Window::default(),
         generation: None,
         ledger_batch: LEDGER_BATCH,
         timeline_batch: TIMELINE_BATCH,
@@ -97,9 +100,7 @@ async fn poll(state: AppState, keys: Keys, feed: Arc<RoomFeed>) {
                     reset: false,
                     event: "unavailable",
                     data: data.to_string().into(),
-                    timeline: Vec::new(),
-                    skipped: 0,
-                    timeline_data: None,
+                    windows: None,
                 }
             }
         };
@@ -127,9 +128,7 @@ impl Poller {
                 reset: false,
                 event: "state_lost",
                 data: data.to_string().into(),
-                timeline: Vec::new(),
-                skipped: 0,
-                timeline_data: None,
+                windows: None,
             });
         }
 
@@ -161,9 +160,10 @@ impl Poller {
         let reset = (self.generation.is_some() && generation != self.generation)
             || truth.orders < self.tally.ledger_seen();
         self.generation = generation;
-        let (entries, skipped) = if reset {
+        let window_changed = if reset {
             self.tally.clear();
-            (Vec::new(), 0)
+            self.window.clear();
+            true
         } else {
             self.tally.ledger(&ledger);
             let entries: Vec<TimelineEntry> = timeline
@@ -172,10 +172,8 @@ impl Poller {
                 .map(TimelineEntry::from_stream)
                 .collect();
             self.tally.timeline(&entries);
-            let skipped = entries.len().saturating_sub(SEND_PER_TICK);
-            let entries: Vec<Arc<TimelineEntry>> =
-                entries.into_iter().skip(skipped).map(Arc::new).collect();
-            (entries, skipped)
+            self.window.add(&entries);
+            !entries.is_empty()
         };
 
         let throughput = self.tally.throughput(now, truth.orders);
@@ -203,15 +201,11 @@ impl Poller {
                 .unwrap_or(0),
         };
         let data = serde_json::to_string(&view).unwrap_or_else(|_| "{}".into());
-        let timeline_data = (!entries.is_empty() || skipped > 0)
-            .then(|| stream::timeline_json(&entries, skipped).into());
         Ok(Tick {
             reset,
             event: "state",
             data: data.into(),
-            timeline: entries,
-            skipped,
-            timeline_data,
+            windows: window_changed.then(|| Arc::new(Windows::render(&self.window))),
         })
     }
 }

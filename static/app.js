@@ -327,9 +327,10 @@ $('#room-form').addEventListener('submit', (ev) => {
   location.href = url.toString();
 });
 
+// The server sends the window this many sections wide: ask for the new width.
 $('#tl-count').addEventListener('change', (ev) => {
   timeline.count = Number(ev.target.value);
-  drawTimeline();
+  connect();
 });
 
 $('#lang-toggle').addEventListener('click', () => {
@@ -497,17 +498,8 @@ function drawTimeline() {
   });
 }
 
-// Stream ids `<ms>-<seq>`: is `a` after `b`?
-function idAfter(a, b) {
-  if (!b) return true;
-  const [am, as] = a.split('-').map(Number);
-  const [bm, bs] = b.split('-').map(Number);
-  return am > bm || (am === bm && as > bs);
-}
-
 let source = null;
 let lastEventAt = 0;
-let lastId = null; // newest timeline entry applied: a new connection may send some again
 
 function connect() {
   const conn = $('#conn');
@@ -519,7 +511,7 @@ function connect() {
   if (source) source.close();
   setConn('connecting', 'reconnecting');
   lastEventAt = performance.now();
-  source = new EventSource(withRoom('/events'));
+  source = new EventSource(withRoom(`/events?draw=${timeline.count}`));
   source.addEventListener('open', () => setConn('live', 'live'));
   source.addEventListener('error', () => setConn('connecting', 'reconnecting'));
   source.addEventListener('unavailable', () => { lastEventAt = performance.now(); setConn('down', 'unavailable'); });
@@ -534,14 +526,10 @@ function connect() {
     drawTimeline();
   });
   source.addEventListener('timeline', (ev) => {
-    const data = JSON.parse(ev.data);
-    const fresh = (data.entries || []).filter((e) => idAfter(e.id, lastId));
-    if (fresh.length) lastId = fresh[fresh.length - 1].id;
-    timeline.add(fresh);
+    timeline.setWindow(JSON.parse(ev.data));
     drawTimeline();
   });
   source.addEventListener('reset', () => {
-    lastId = null;
     timeline.clear();
     drawTimeline();
   });

@@ -3,12 +3,14 @@
 // more ran at once, renewals are white ticks, lease expiry an orange line (estimated here from
 // the lease and the last renewal, not read from Redis), lost releases a '!', foreign releases a
 // yellow ✕ linked to the section whose lock they deleted.
+//
+// The server sends the window this page draws, whole (the newest 20/50/100/200 sections and the
+// marks among them, see src/feed/window.rs): the page keeps no history of its own, so a window
+// it missed costs nothing.
 
 import { t } from './i18n.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const MAX_SECTIONS = 3000;
-const MAX_POINTS = 3000;
 const LANE_LABEL = 92;
 const BAND = 18;
 const AXIS = 20;
@@ -54,53 +56,37 @@ export class Timeline {
     this.lastAt = 0;
   }
 
-  add(entries) {
-    for (const e of entries) {
-      const at = Number(e.at_us);
-      if (!Number.isFinite(at)) continue;
-      if (at > this.lastAt) {
-        this.lastAt = at;
-        this.lastAtLocal = performance.now();
-      }
-      const s = this.sections.get(e.owner);
-      switch (e.kind) {
-        case 'enter':
-          this.sections.set(e.owner, {
-            owner: e.owner, instance: e.instance, fence: e.fence || '', enter: at,
-            stock: e.stock, renews: [], exit: null, outcome: null, overlaps: 0,
-          });
-          break;
-        case 'exit':
-          if (s) {
-            s.exit = at;
-            s.outcome = e.outcome;
-            s.overlaps = Number(e.overlaps) || 0;
-          }
-          break;
-        case 'renew':
-          if (s) s.renews.push(at);
-          break;
-        case 'foreign_release':
-          this.points.push({ kind: 'foreign', instance: e.instance, at, owner: e.owner, victim: e.victim });
-          break;
-        case 'lost_release':
-          this.points.push({ kind: 'lost', instance: e.instance, at, owner: e.owner });
-          break;
-        case 'stale':
-          this.points.push({ kind: 'stale', instance: e.instance, at, owner: e.owner, fence: e.fence });
-          break;
-        case 'deduct':
-          this.points.push({ kind: 'deduct', instance: e.instance, at, stock: e.stock });
-          break;
-        default:
-          break;
-      }
+  /** Shows the server's window: `{base_us, instances, sections: [[owner, instance, enter,
+   * exit, outcome, stock, overlaps, fence, renews]], points: [[kind, instance, at, owner,
+   * detail]]}`, times in µs after base_us, trailing empty values left out. */
+  setWindow(w) {
+    const base = Number(w.base_us) || 0;
+    const names = w.instances || [];
+    const at = (dt) => base + Number(dt);
+    let newest = 0;
+    this.sections = new Map();
+    for (const [owner, i, enter, exit, outcome, stock, overlaps, fence, renews] of w.sections || []) {
+      const s = {
+        owner, instance: names[i], fence: fence || '', enter: at(enter), stock,
+        renews: (renews || []).map(at), exit: exit == null ? null : at(exit),
+        outcome: outcome ?? null, overlaps: Number(overlaps) || 0,
+      };
+      this.sections.set(owner, s);
+      newest = Math.max(newest, s.exit ?? s.enter, ...s.renews);
     }
-    if (this.sections.size > MAX_SECTIONS) {
-      const old = [...this.sections.values()].sort((a, b) => a.enter - b.enter);
-      for (const s of old.slice(0, this.sections.size - MAX_SECTIONS)) this.sections.delete(s.owner);
+    const kinds = { foreign_release: 'foreign', lost_release: 'lost', stale: 'stale', deduct: 'deduct' };
+    this.points = (w.points || []).map(([kind, i, dt, owner, detail]) => {
+      const p = { kind: kinds[kind] || kind, instance: names[i], at: at(dt), owner: owner || '' };
+      if (p.kind === 'foreign') p.victim = detail;
+      if (p.kind === 'stale') p.fence = detail;
+      if (p.kind === 'deduct') p.stock = detail;
+      newest = Math.max(newest, p.at);
+      return p;
+    });
+    if (newest > this.lastAt) {
+      this.lastAt = newest;
+      this.lastAtLocal = performance.now();
     }
-    if (this.points.length > MAX_POINTS) this.points = this.points.slice(-MAX_POINTS);
   }
 
   /** Redis' clock now, estimated from the newest entry and the local time since. */

@@ -5,8 +5,10 @@
 //! only what is new: the ledger and the lock timeline are append-only, so the poller keeps
 //! running totals ([`tally`]) and asks Redis for the entries after the last one it counted
 //! (at most [`LEDGER_BATCH`] / [`TIMELINE_BATCH`] a tick, so a room with a long history is
-//! caught up over a few ticks instead of in one huge read). Each tick is serialised once and
-//! broadcast to the room's streams ([`stream`]). The poller stops when its last stream goes.
+//! caught up over a few ticks instead of in one huge read). What the page draws of the
+//! timeline is kept as a [`window`] of the newest sections. Each tick (the state, and the
+//! window when it changed, in every size the page offers) is serialised once and broadcast to
+//! the room's streams ([`stream`]). The poller stops when its last stream goes.
 //!
 //! A read that fails is not repeated at once: the poller backs off (up to [`MAX_BACKOFF`]) and
 //! halves its read sizes until reads succeed again, so a Redis under pressure is not hit by the
@@ -19,8 +21,9 @@
 
 pub mod stream;
 pub mod tally;
+pub mod window;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,7 +31,6 @@ use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::AppError;
 use crate::keys::Keys;
-use tally::TimelineEntry;
 
 /// How often a room is read and a state event sent.
 pub const TICK: Duration = Duration::from_millis(250);
@@ -39,8 +41,6 @@ pub const LEDGER_BATCH: usize = 2_000;
 pub const TIMELINE_BATCH: usize = 2_000;
 /// The smallest read sizes backing off goes down to.
 pub const MIN_BATCH: usize = 100;
-/// Timeline entries sent per event (the newest), and kept for streams that join later.
-pub const SEND_PER_TICK: usize = 600;
 /// The longest a poller waits after failed reads before trying again.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Ticks a stream may fall behind before it skips ahead.
@@ -54,55 +54,58 @@ pub struct Tick {
     /// The SSE event name and its JSON data: `state`, `state_lost` or `unavailable`.
     pub event: &'static str,
     pub data: Arc<str>,
-    /// Timeline entries counted this tick (the newest [`SEND_PER_TICK`]), and how many older
-    /// ones of this tick were left out.
-    pub timeline: Vec<Arc<TimelineEntry>>,
-    pub skipped: usize,
-    /// `{"entries": …, "skipped": …}` of the above, serialised once for every stream.
-    pub timeline_data: Option<Arc<str>>,
+    /// The timeline window in every size, when this tick changed it.
+    pub windows: Option<Arc<Windows>>,
+}
+
+/// One window of the timeline rendered once for each size the page offers.
+#[derive(Debug)]
+pub struct Windows([Arc<str>; window::DRAW_SIZES.len()]);
+
+impl Windows {
+    pub fn render(window: &window::Window) -> Windows {
+        Windows(window::DRAW_SIZES.map(|size| window.render(size).into()))
+    }
+
+    /// The window of `draw` sections (one of [`window::DRAW_SIZES`]; the largest otherwise).
+    pub fn of(&self, draw: usize) -> &Arc<str> {
+        let i = window::DRAW_SIZES.iter().position(|&s| s == draw);
+        &self.0[i.unwrap_or(window::DRAW_SIZES.len() - 1)]
+    }
 }
 
 /// One room's feed on this instance.
 pub struct RoomFeed {
     tx: broadcast::Sender<Arc<Tick>>,
-    /// The newest timeline entries (at most [`SEND_PER_TICK`]) and the last tick, for a stream
-    /// that joins, resumes or fell behind. A std `Mutex`: copied out, never held across
-    /// `.await`.
+    /// The last tick and the newest window, for a stream that joins or skipped one. A std
+    /// `Mutex`: copied out, never held across `.await`.
     recent: Mutex<Recent>,
 }
 
 #[derive(Default)]
 struct Recent {
-    timeline: VecDeque<Arc<TimelineEntry>>,
     last: Option<Arc<Tick>>,
+    window: Option<Arc<Windows>>,
 }
 
 impl RoomFeed {
-    /// Keeps the tick (and its timeline entries, for streams that join later) and sends it to
-    /// every stream of the room. No receiver left is found at the poller's next tick.
+    /// Keeps the tick (and its window, for streams that join later) and sends it to every
+    /// stream of the room. No receiver left is found at the poller's next tick.
     pub fn publish(&self, tick: Arc<Tick>) {
         {
             let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-            if tick.reset {
-                recent.timeline.clear();
+            if let Some(windows) = &tick.windows {
+                recent.window = Some(Arc::clone(windows));
             }
-            recent.timeline.extend(tick.timeline.iter().cloned());
-            let extra = recent.timeline.len().saturating_sub(SEND_PER_TICK);
-            recent.timeline.drain(..extra);
             recent.last = Some(Arc::clone(&tick));
         }
         let _ = self.tx.send(tick);
     }
 
-    /// The kept timeline entries after `after` (all of them when `None`).
-    pub fn recent(&self, after: Option<&str>) -> Vec<Arc<TimelineEntry>> {
+    /// The newest window of the timeline.
+    pub fn window(&self) -> Option<Arc<Windows>> {
         let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-        recent
-            .timeline
-            .iter()
-            .filter(|e| after.is_none_or(|after| tally::stream_id_after(&e.id, after)))
-            .cloned()
-            .collect()
+        recent.window.clone()
     }
 
     /// The last tick, for a stream that just joined.

@@ -2,9 +2,10 @@
 //!
 //! - `state`: the `/state` document plus `throughput_rps`, `live_instances` and
 //!   `per_instance` (see [`super`]); the first one also tells the browser to reconnect after 1 s;
-//! - `timeline`: the lock-timeline entries this stream has not been sent yet (the newest
-//!   [`SEND_PER_TICK`]; `skipped` says how many were left out). The event id is the last
-//!   entry's stream id, so a browser that reconnects resumes with `Last-Event-ID`;
+//! - `timeline`: the window of the lock timeline this page draws (`/events?draw=20|50|100|200`,
+//!   see [`super::window`]), whole, each time it changed — at most [`TIMELINE_BYTES_PER_SEC`]
+//!   of them on average: a window that would go over is skipped, and the next one (newer, and
+//!   whole as well) is sent when the budget allows;
 //! - `reset`: the room was reset (the timeline starts again);
 //! - `state_lost`: the store lost the room's state (sales answer 503 until a reset);
 //! - `unavailable`: Redis could not be read this time;
@@ -15,59 +16,59 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::sse::Event;
 use futures_util::Stream;
-use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
-use super::tally::{stream_id_after, TimelineEntry};
-use super::{Subscription, Tick, SEND_PER_TICK};
+use super::{Subscription, Tick};
 
 /// A connection is closed after this long; the browser reconnects and resumes.
 pub const LIFETIME: Duration = Duration::from_secs(600);
-
-/// `{"entries": [...], "skipped": n}`.
-pub fn timeline_json(entries: &[Arc<TimelineEntry>], skipped: usize) -> String {
-    let list: Vec<Value> = entries.iter().map(|e| e.to_json()).collect();
-    json!({ "entries": list, "skipped": skipped }).to_string()
-}
+/// What one viewer's timeline may cost the room's network, on average. With the state events
+/// (about 1 KB, 4 a second) a viewer stays under 16 KB/s at any sale rate: a classroom of 100
+/// on one access point is about 13 Mbit/s.
+pub const TIMELINE_BYTES_PER_SEC: f64 = 11.0 * 1024.0;
 
 /// One connection's position in the room's feed.
 struct Client {
     sub: Subscription,
     stopping: watch::Receiver<bool>,
-    deadline: tokio::time::Instant,
-    /// The last timeline id sent (or the browser's `Last-Event-ID`).
-    sent: Option<String>,
+    deadline: Instant,
+    /// The window size this page draws.
+    draw: usize,
+    budget: Budget,
+    /// A window newer than the last one sent is waiting for the budget.
+    window_due: bool,
     queue: VecDeque<Event>,
     first_state: bool,
     done: bool,
 }
 
-/// The events of one connection, starting with the recent past (after `resume` when given)
-/// and the room's latest state.
+/// The events of one connection, starting with the room's latest state and timeline window.
 pub fn events(
     sub: Subscription,
     stopping: watch::Receiver<bool>,
-    resume: Option<String>,
+    draw: usize,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let mut client = Client {
         sub,
         stopping,
-        deadline: tokio::time::Instant::now() + LIFETIME,
-        sent: resume,
+        deadline: Instant::now() + LIFETIME,
+        draw,
+        budget: Budget::full(),
+        window_due: true,
         queue: VecDeque::new(),
         first_state: true,
         done: false,
     };
-    client.catch_up();
     if let Some(last) = client.sub.feed.last() {
         client.push_main(&last);
     }
+    client.push_window();
     futures_util::stream::unfold(client, |mut client| async move {
         let event = client.next().await?;
         Some((Ok(event), client))
@@ -87,7 +88,7 @@ impl Client {
                 _ = self.stopping.wait_for(|stop| *stop) => return None,
                 _ = tokio::time::sleep_until(self.deadline) => {
                     self.done = true;
-                    // Reconnect soon, resuming from the last id.
+                    // Reconnect soon.
                     let bye = Event::default().event("bye").retry(Duration::from_millis(200));
                     self.queue.push_back(bye.data("{}"));
                     continue;
@@ -96,47 +97,25 @@ impl Client {
             };
             match received {
                 Ok(tick) => self.push_tick(&tick),
-                // Fell behind: what was missed is in the recent timeline.
-                Err(RecvError::Lagged(_)) => self.catch_up(),
+                // Fell behind: the newest window is whole, the state comes with the next tick.
+                Err(RecvError::Lagged(_)) => {
+                    self.window_due = true;
+                    self.push_window();
+                }
                 // The poller stopped (shutdown).
                 Err(RecvError::Closed) => return None,
             }
         }
     }
 
-    /// Sends the kept timeline entries this client has not had.
-    fn catch_up(&mut self) {
-        let entries = self.sub.feed.recent(self.sent.as_deref());
-        self.push_timeline(&entries, 0, None);
-    }
-
     fn push_tick(&mut self, tick: &Tick) {
         if tick.reset {
-            self.sent = None;
             self.queue
                 .push_back(Event::default().event("reset").data("{}"));
         }
         self.push_main(tick);
-        // In step with the feed (the usual case): the tick's shared text as it is.
-        let in_step = match (&self.sent, tick.timeline.first()) {
-            (Some(sent), Some(first)) => stream_id_after(&first.id, sent),
-            _ => true,
-        };
-        if in_step {
-            self.push_timeline(&tick.timeline, tick.skipped, tick.timeline_data.as_deref());
-        } else {
-            let fresh: Vec<Arc<TimelineEntry>> = tick
-                .timeline
-                .iter()
-                .filter(|e| {
-                    self.sent
-                        .as_deref()
-                        .is_none_or(|s| stream_id_after(&e.id, s))
-                })
-                .cloned()
-                .collect();
-            self.push_timeline(&fresh, 0, None);
-        }
+        self.window_due |= tick.windows.is_some();
+        self.push_window();
     }
 
     fn push_main(&mut self, tick: &Tick) {
@@ -148,26 +127,79 @@ impl Client {
         self.queue.push_back(event);
     }
 
-    fn push_timeline(
-        &mut self,
-        entries: &[Arc<TimelineEntry>],
-        skipped: usize,
-        shared: Option<&str>,
-    ) {
-        if entries.is_empty() && skipped == 0 {
+    /// Sends the room's newest window in this page's size, if one is due and the budget allows.
+    fn push_window(&mut self) {
+        if !self.window_due {
             return;
         }
-        let keep = entries.len().saturating_sub(SEND_PER_TICK);
-        let entries = &entries[keep..];
-        let data = match shared {
-            Some(text) if keep == 0 => text.to_owned(),
-            _ => timeline_json(entries, skipped + keep),
+        let Some(windows) = self.sub.feed.window() else {
+            return;
         };
-        let mut event = Event::default().event("timeline").data(data);
-        if let Some(last) = entries.last() {
-            event = event.id(last.id.clone());
-            self.sent = Some(last.id.clone());
+        let text = windows.of(self.draw);
+        if self.budget.spend(text.len(), Instant::now()) {
+            self.window_due = false;
+            let event = Event::default().event("timeline").data(&**text);
+            self.queue.push_back(event);
         }
-        self.queue.push_back(event);
+    }
+}
+
+/// A token bucket of bytes: [`TIMELINE_BYTES_PER_SEC`], up to one second's worth saved.
+struct Budget {
+    bytes: f64,
+    at: Instant,
+}
+
+impl Budget {
+    fn full() -> Budget {
+        Budget {
+            bytes: TIMELINE_BYTES_PER_SEC,
+            at: Instant::now(),
+        }
+    }
+
+    /// Whether `n` bytes may go now (and takes them). A full bucket lets anything go, even a
+    /// window larger than a second's budget: the bucket then runs into debt, and the next
+    /// window waits for it to be paid.
+    fn spend(&mut self, n: usize, now: Instant) -> bool {
+        let earned = now.duration_since(self.at).as_secs_f64() * TIMELINE_BYTES_PER_SEC;
+        self.bytes = (self.bytes + earned).min(TIMELINE_BYTES_PER_SEC);
+        self.at = now;
+        let full = self.bytes >= TIMELINE_BYTES_PER_SEC;
+        if full || self.bytes >= n as f64 {
+            self.bytes -= n as f64;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_holds_any_window_rate_to_its_bytes_per_second() {
+        let mut budget = Budget::full();
+        let start = budget.at;
+        let mut sent = 0;
+        // 4 windows of 6 KB a second for 10 s: far more than the budget.
+        for tick in 0..40u64 {
+            if budget.spend(6 * 1024, start + Duration::from_millis(250 * tick)) {
+                sent += 6 * 1024;
+            }
+        }
+        let per_sec = sent as f64 / 10.0;
+        assert!(per_sec <= TIMELINE_BYTES_PER_SEC * 1.1, "{per_sec}");
+        assert!(per_sec >= TIMELINE_BYTES_PER_SEC * 0.5, "{per_sec}");
+    }
+
+    #[test]
+    fn a_window_larger_than_a_second_of_budget_still_goes_when_the_budget_is_full() {
+        let mut budget = Budget::full();
+        let now = budget.at;
+        assert!(budget.spend(20 * 1024, now));
+        assert!(!budget.spend(100, now + Duration::from_millis(250)));
     }
 }

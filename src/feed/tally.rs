@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use redis::streams::StreamId;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// The window the throughput is measured over.
 const RATE_WINDOW: Duration = Duration::from_secs(1);
@@ -54,23 +53,6 @@ impl TimelineEntry {
 
     fn field(&self, name: &str) -> &str {
         self.fields.get(name).map_or("", String::as_str)
-    }
-
-    /// The entry as the dashboard reads it: its id and fields, numbers where they are numbers.
-    pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        out.insert("id".into(), Value::String(self.id.clone()));
-        for (name, text) in &self.fields {
-            let value = match name.as_str() {
-                "at_us" | "stock" | "overlaps" => text
-                    .parse::<i64>()
-                    .map(Value::from)
-                    .unwrap_or_else(|_| Value::String(text.clone())),
-                _ => Value::String(text.clone()),
-            };
-            out.insert(name.clone(), value);
-        }
-        Value::Object(out)
     }
 }
 
@@ -172,27 +154,6 @@ impl Tally {
     }
 }
 
-/// `<ms>-<seq>`, as Redis stream ids are.
-pub fn is_stream_id(id: &str) -> bool {
-    id.split_once('-').is_some_and(|(ms, seq)| {
-        !ms.is_empty()
-            && !seq.is_empty()
-            && ms.bytes().chain(seq.bytes()).all(|b| b.is_ascii_digit())
-    })
-}
-
-/// Whether stream id `a` comes after `b`.
-pub fn stream_id_after(a: &str, b: &str) -> bool {
-    let parse = |id: &str| {
-        let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
-        (
-            ms.parse::<u64>().unwrap_or(0),
-            seq.parse::<u64>().unwrap_or(0),
-        )
-    };
-    parse(a) > parse(b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,16 +166,6 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         }
-    }
-
-    #[test]
-    fn stream_ids_compare_numerically() {
-        assert!(is_stream_id("1700000000000-0"));
-        assert!(!is_stream_id("1700000000000"));
-        assert!(!is_stream_id("a-1"));
-        assert!(stream_id_after("10-0", "9-5"));
-        assert!(stream_id_after("10-2", "10-1"));
-        assert!(!stream_id_after("10-1", "10-1"));
     }
 
     #[test]
@@ -274,13 +225,5 @@ mod tests {
         // Older than the window: forgotten.
         let rate = tally.throughput(t0 + Duration::from_millis(2000), 50);
         assert_eq!(rate, 0.0);
-    }
-
-    #[test]
-    fn timeline_json_keeps_numbers_as_numbers() {
-        let json = entry("5-0", &[("kind", "enter"), ("stock", "7"), ("at_us", "x")]).to_json();
-        assert_eq!(json["id"], "5-0");
-        assert_eq!(json["stock"], 7);
-        assert_eq!(json["at_us"], "x");
     }
 }

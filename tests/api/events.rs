@@ -1,5 +1,5 @@
-//! `GET /events`: the dashboard's SSE feed sends the room's state and its lock timeline, and a
-//! client that reconnects with `Last-Event-ID` is not sent the same entries again.
+//! `GET /events`: the dashboard's SSE feed sends the room's state and the window of its lock
+//! timeline that the page draws: whole, never wider than asked, whatever the sale rate.
 
 use std::time::Duration;
 
@@ -14,20 +14,17 @@ struct Sse {
     buf: String,
 }
 
-/// One parsed event: its name, id (if any) and JSON data.
+/// One parsed event: its name, JSON data and size on the wire.
 #[derive(Debug)]
 struct Ev {
     name: String,
-    id: Option<String>,
     data: Value,
+    bytes: usize,
 }
 
 impl Sse {
-    async fn open(client: &reqwest::Client, url: &str, last_id: Option<&str>) -> Sse {
-        let mut req = client.get(url).header("accept", "text/event-stream");
-        if let Some(id) = last_id {
-            req = req.header("last-event-id", id);
-        }
+    async fn open(client: &reqwest::Client, url: &str) -> Sse {
+        let req = client.get(url).header("accept", "text/event-stream");
         let resp = req.send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         let ctype = resp.headers()["content-type"].to_str().unwrap().to_owned();
@@ -44,12 +41,10 @@ impl Sse {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
-                let (mut name, mut id, mut data) = (String::new(), None, String::new());
+                let (mut name, mut data) = (String::new(), String::new());
                 for line in block.lines() {
                     if let Some(v) = line.strip_prefix("event:") {
                         name = v.trim().to_owned();
-                    } else if let Some(v) = line.strip_prefix("id:") {
-                        id = Some(v.trim().to_owned());
                     } else if let Some(v) = line.strip_prefix("data:") {
                         data += v.trim_start();
                     }
@@ -57,8 +52,9 @@ impl Sse {
                 if name.is_empty() {
                     continue; // a keep-alive comment
                 }
+                let bytes = block.len();
                 let data = serde_json::from_str(&data).unwrap_or(Value::Null);
-                return Some(Ev { name, id, data });
+                return Some(Ev { name, data, bytes });
             }
             let chunk = tokio::time::timeout_at(deadline, self.resp.chunk()).await;
             match chunk {
@@ -99,7 +95,7 @@ async fn events_stream_state_and_the_lock_timeline_of_a_sale() {
     assert_eq!(reset.status(), StatusCode::OK);
 
     let url = format!("{base}/events?room=ev");
-    let mut sse = Sse::open(client, &url, None).await;
+    let mut sse = Sse::open(client, &url).await;
     let first = sse
         .until(Duration::from_secs(5), |ev| {
             (ev.name == "state").then(|| ev.data.clone())
@@ -118,25 +114,18 @@ async fn events_stream_state_and_the_lock_timeline_of_a_sale() {
         .unwrap();
     assert_eq!(sold.status(), StatusCode::OK);
 
-    // The timeline shows the sale's critical section: enter then exit, one owner, "sold".
-    let mut entries: Vec<Value> = Vec::new();
-    let last_id = sse
+    // The window shows the sale's critical section: one bar, closed, "sold", at the stock it
+    // read. Rows: [owner, instance, enter, exit, outcome, stock, …], times after base_us.
+    let window = sse
         .until(Duration::from_secs(10), |ev| {
-            if ev.name != "timeline" {
-                return None;
-            }
-            entries.extend(ev.data["entries"].as_array().unwrap().iter().cloned());
-            let exit = entries.iter().find(|e| e["kind"] == "exit")?;
-            assert_eq!(exit["outcome"], "sold");
-            let enter = entries
-                .iter()
-                .find(|e| e["kind"] == "enter" && e["owner"] == exit["owner"])
-                .expect("an enter for the exit's owner");
-            assert!(enter["at_us"].as_i64().unwrap() <= exit["at_us"].as_i64().unwrap());
-            assert_eq!(enter["stock"], 5);
-            ev.id.clone()
+            let section = ev.data["sections"].get(0)?;
+            (ev.name == "timeline" && section[4] == "sold").then(|| ev.data.clone())
         })
         .await;
+    let section = &window["sections"][0];
+    assert_eq!(window["sections"].as_array().unwrap().len(), 1, "{window}");
+    assert!(section[2].as_i64().unwrap() <= section[3].as_i64().unwrap());
+    assert_eq!(section[5], 5, "{window}");
     let state = sse
         .until(Duration::from_secs(5), |ev| {
             (ev.name == "state" && ev.data["orders"] == 1).then(|| ev.data.clone())
@@ -145,32 +134,77 @@ async fn events_stream_state_and_the_lock_timeline_of_a_sale() {
     assert_eq!(state["stock"], 4);
     assert_eq!(state["oversold"], 0);
     let instance = state["instance"].as_str().unwrap();
+    assert_eq!(
+        window["instances"][section[1].as_u64().unwrap() as usize],
+        instance
+    );
     assert_eq!(state["per_instance"][instance]["orders"], 1, "{state}");
     drop(sse);
 
-    // Resuming from the last id sends no entry twice; a new sale's entries do come.
-    let mut again = Sse::open(client, &url, Some(&last_id)).await;
-    client
-        .post(format!("{base}/sale?room=ev"))
-        .json(&json!({ "buyer": "sse-2" }))
+    // A page that opens later gets the window whole at once, without waiting for a sale.
+    let mut again = Sse::open(client, &format!("{url}&draw=20")).await;
+    let window = again
+        .until(Duration::from_secs(5), |ev| {
+            (ev.name == "timeline").then(|| ev.data.clone())
+        })
+        .await;
+    assert_eq!(window["sections"].as_array().unwrap().len(), 1, "{window}");
+}
+
+/// A burst of 300 sales in one room: each stream receives the window its page draws (20 or
+/// 100 sections), never the hundreds of entries the burst wrote, and ends with the newest.
+#[tokio::test]
+async fn a_stream_receives_the_window_its_page_draws_whatever_the_rate() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "lua-release", "business_ms": 0 }))
+        .await;
+    fleet.reset(1_000).await;
+    let base = fleet.url(0).to_owned();
+    let mut narrow = Sse::open(&fleet.client, &format!("{base}/events?draw=20")).await;
+    let mut wide = Sse::open(&fleet.client, &format!("{base}/events")).await;
+    let statuses = fleet.burst(300).await;
+    assert!(statuses.iter().all(|(s, _)| *s == StatusCode::OK));
+
+    for (sse, draw) in [(&mut narrow, 20), (&mut wide, 100)] {
+        let mut windows = 0;
+        let last = sse
+            .until(Duration::from_secs(20), |ev| {
+                if ev.name != "timeline" {
+                    return None;
+                }
+                windows += 1;
+                let sections = ev.data["sections"].as_array().unwrap();
+                assert!(
+                    sections.len() <= draw,
+                    "{} sections, draws {draw}",
+                    sections.len()
+                );
+                // The last sale read stock 701: the window ends with it once it is whole.
+                sections
+                    .last()
+                    .filter(|s| s[5] == 701 && s[4] == "sold")
+                    .map(|_| (sections.len(), ev.bytes))
+            })
+            .await;
+        assert_eq!(last.0, draw, "a full window after 300 sales");
+        // About 40 bytes a section: far below the ~200 bytes of each of its entries.
+        assert!(
+            last.1 < draw * 60 + 400,
+            "{} bytes for {draw} sections",
+            last.1
+        );
+        assert!(windows >= 1);
+    }
+    let bad = fleet
+        .client
+        .get(format!("{base}/events?draw=7"))
         .send()
         .await
         .unwrap();
-    let mut seen: Vec<Value> = Vec::new();
-    again
-        .until(Duration::from_secs(10), |ev| {
-            if ev.name == "timeline" {
-                seen.extend(ev.data["entries"].as_array().unwrap().iter().cloned());
-            }
-            seen.iter().any(|e| e["kind"] == "exit").then_some(())
-        })
-        .await;
-    let stocks: Vec<&Value> = seen
-        .iter()
-        .filter(|e| e["kind"] == "enter")
-        .map(|e| &e["stock"])
-        .collect();
-    assert_eq!(stocks, [&json!(4)], "only the new sale: {seen:?}");
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let body: Value = bad.json().await.unwrap();
+    assert!(body["message"].as_str().unwrap().contains("draw"), "{body}");
 }
 
 #[tokio::test]
@@ -240,7 +274,7 @@ async fn many_streams_on_a_room_share_one_poller() {
     let mut conn = fleet.redis_conn().await;
     const TICKS: usize = 8;
 
-    let mut first = Sse::open(&fleet.client, &url, None).await;
+    let mut first = Sse::open(&fleet.client, &url).await;
     states(&mut first, 2).await;
     let before = redis_calls(&mut conn).await;
     states(&mut first, TICKS).await;
@@ -248,7 +282,7 @@ async fn many_streams_on_a_room_share_one_poller() {
 
     let mut others = Vec::new();
     for _ in 0..19 {
-        let mut sse = Sse::open(&fleet.client, &url, None).await;
+        let mut sse = Sse::open(&fleet.client, &url).await;
         states(&mut sse, 1).await;
         others.push(sse);
     }
@@ -306,7 +340,7 @@ async fn the_dashboard_stream_says_when_the_store_lost_the_room() {
     let mut fleet = spawn_fleet(1).await;
     fleet.reset(10).await;
     assert_eq!(fleet.state().await["status"], "live");
-    let mut sse = Sse::open(&fleet.client, &format!("{}/events", fleet.url(0)), None).await;
+    let mut sse = Sse::open(&fleet.client, &format!("{}/events", fleet.url(0))).await;
     states(&mut sse, 1).await;
     fleet.redis.restart().expect("restart redis empty");
     let lost = sse
