@@ -106,3 +106,46 @@ async fn a_static_dir_overrides_the_embedded_dashboard() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body, "<p>class page on disk</p>");
 }
+
+/// A browser that accepts gzip gets the dashboard's files compressed (the same bytes once
+/// decompressed), a client that does not gets them as they are; the event stream is never
+/// compressed (a compressor would hold its events back).
+#[tokio::test]
+async fn the_dashboard_files_come_compressed_to_a_browser_that_asks() {
+    use std::io::Read;
+    let fleet = crate::helpers::spawn_fleet(1).await;
+    let client = &fleet.client;
+    for file in ["/", "/app.js", "/i18n.js", "/class"] {
+        let url = format!("{}{file}", fleet.url(0));
+        let plain = client.get(&url).send().await.unwrap();
+        assert_eq!(plain.headers().get("content-encoding"), None, "{file}");
+        let plain = plain.bytes().await.unwrap();
+        let packed = client
+            .get(&url)
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(packed.headers()["content-encoding"], "gzip", "{file}");
+        let packed = packed.bytes().await.unwrap();
+        let mut unpacked = Vec::new();
+        flate2::read::GzDecoder::new(&packed[..])
+            .read_to_end(&mut unpacked)
+            .unwrap();
+        assert_eq!(unpacked, plain, "{file}");
+        assert!(
+            packed.len() * 2 < plain.len(),
+            "{file}: {} of {}",
+            packed.len(),
+            plain.len()
+        );
+    }
+    let events = client
+        .get(format!("{}/events", fleet.url(0)))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::OK);
+    assert_eq!(events.headers().get("content-encoding"), None);
+}
