@@ -39,6 +39,9 @@ struct LiveView<'a> {
     throughput_rps: f64,
     live_instances: Vec<LiveInstance>,
     per_instance: &'a std::collections::BTreeMap<String, PerInstance>,
+    /// The timeline figures of `per_instance` count part of the timeline only: the sale rate
+    /// outran what the feed reads (orders and items, from the ledger, are exact).
+    timeline_sampled: bool,
     at_ms: u64,
 }
 
@@ -55,6 +58,8 @@ struct Poller {
     tally: Tally,
     /// What the page draws of the timeline.
     window: Window,
+    /// Some timeline entries were never read (more in a tick than [`TIMELINE_BATCH`]).
+    timeline_sampled: bool,
     /// The room's reset generation at the last read; a change means a reset.
     generation: Option<String>,
     ledger_batch: usize,
@@ -69,6 +74,7 @@ async fn poll(state: AppState, keys: Keys, feed: Arc<RoomFeed>) {
         keys: keys.clone(),
         tally: Tally::default(),
         window: Window::default(),
+        timeline_sampled: false,
         generation: None,
         ledger_batch: LEDGER_BATCH,
         timeline_batch: TIMELINE_BATCH,
@@ -133,6 +139,7 @@ impl Poller {
         }
 
         let mut conn = self.state.redis.conn().await?;
+        // Read newest first, down to (not including) the last entry counted.
         let start = match self.tally.timeline_seen() {
             Some(id) => format!("({id}"),
             None => "-".to_owned(),
@@ -146,10 +153,10 @@ impl Poller {
                     seen as isize,
                     (seen + self.ledger_batch as i64 - 1) as isize,
                 )
-                .cmd("XRANGE")
+                .cmd("XREVRANGE")
                 .arg(self.keys.timeline())
-                .arg(&start)
                 .arg("+")
+                .arg(&start)
                 .arg("COUNT")
                 .arg(self.timeline_batch)
                 .query_async(&mut conn)
@@ -163,12 +170,18 @@ impl Poller {
         let window_changed = if reset {
             self.tally.clear();
             self.window.clear();
+            self.timeline_sampled = false;
             true
         } else {
             self.tally.ledger(&ledger);
+            // Newest first from XREVRANGE; a full read may have left older ones unread.
+            if timeline.ids.len() >= self.timeline_batch {
+                self.timeline_sampled = true;
+            }
             let entries: Vec<TimelineEntry> = timeline
                 .ids
                 .iter()
+                .rev()
                 .map(TimelineEntry::from_stream)
                 .collect();
             self.tally.timeline(&entries);
@@ -195,6 +208,7 @@ impl Poller {
                 })
                 .collect(),
             per_instance: self.tally.per_instance(),
+            timeline_sampled: self.timeline_sampled,
             at_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)

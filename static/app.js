@@ -430,6 +430,7 @@ function renderLockStore(store) {
     }
     body.appendChild(tr);
   }
+  $('#inst-sampled').hidden = !s.timeline_sampled;
 }
 
 function render(s) {

@@ -3,6 +3,8 @@
 //!
 //! - `sse-cost`: what 200 open dashboards cost the sale path of a room with a long ledger.
 //! - `rehearsal`: a workshop's worth of rooms, dashboards and bursts of buyers.
+//! - `class-rehearsal`: a class with room tokens beside the instructor's curriculum.
+//! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -145,6 +147,10 @@ pub struct StreamCounts {
     pub state_lost: AtomicU64,
     /// The HTTP status line was not 200.
     pub refused: AtomicU64,
+    /// Bytes received, headers included (what the stream costs the network).
+    pub bytes: AtomicU64,
+    /// `timeline` events received.
+    pub timeline: AtomicU64,
 }
 
 /// An open `GET /events` stream, counting its events; closed when dropped.
@@ -162,13 +168,19 @@ impl Drop for Dashboard {
 impl Dashboard {
     /// Opens the room's stream through the fleet's nginx, as a browser's `EventSource` would.
     pub fn open(url: &str, room: &str) -> anyhow::Result<Dashboard> {
+        Dashboard::open_drawing(url, room, None)
+    }
+
+    /// As [`Dashboard::open`], for a page that draws `draw` sections of the timeline.
+    pub fn open_drawing(url: &str, room: &str, draw: Option<usize>) -> anyhow::Result<Dashboard> {
         let authority = url
             .strip_prefix("http://")
             .context("the fleet URL is http://")?
             .trim_end_matches('/')
             .to_owned();
         let request = format!(
-            "GET /events?room={room} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
+            "GET /events?room={room}{} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
+            draw.map(|d| format!("&draw={d}")).unwrap_or_default()
         );
         let counts = Arc::new(StreamCounts::default());
         let seen = Arc::clone(&counts);
@@ -188,6 +200,7 @@ impl Dashboard {
                 if n == 0 {
                     break;
                 }
+                seen.bytes.fetch_add(n as u64, Ordering::Relaxed);
                 carry.push_str(&String::from_utf8_lossy(&buf[..n]));
                 if head {
                     if !carry.starts_with("HTTP/1.1 200") {
@@ -203,6 +216,7 @@ impl Dashboard {
                         "event: state" => seen.state.fetch_add(1, Ordering::Relaxed),
                         "event: unavailable" => seen.unavailable.fetch_add(1, Ordering::Relaxed),
                         "event: state_lost" => seen.state_lost.fetch_add(1, Ordering::Relaxed),
+                        "event: timeline" => seen.timeline.fetch_add(1, Ordering::Relaxed),
                         _ => 0,
                     };
                 }
@@ -214,6 +228,10 @@ impl Dashboard {
 
     pub fn states(&self) -> u64 {
         self.counts.state.load(Ordering::Relaxed)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.counts.bytes.load(Ordering::Relaxed)
     }
 }
 

@@ -210,7 +210,8 @@ async fn main() -> anyhow::Result<()> {
             failures.push(format!("{}: {other}", run.room));
         }
     }
-    let ticks = elapsed.as_secs_f64() / 0.25;
+    // A stream sends the state every other tick (500 ms).
+    let ticks = elapsed.as_secs_f64() / 0.5;
     for (dashboard, (room, _)) in dashboards.iter().zip(&tickets) {
         let c = &dashboard.counts;
         let (states, lost, unavailable, refused) = (
@@ -219,7 +220,7 @@ async fn main() -> anyhow::Result<()> {
             c.unavailable.load(Ordering::Relaxed),
             c.refused.load(Ordering::Relaxed),
         );
-        // A tick is 250 ms: a dashboard that stalled shows it here.
+        // A dashboard that stalled shows it here.
         if (states as f64) < ticks * 0.8 || lost + unavailable + refused > 0 {
             failures.push(format!(
                 "dashboard of {room}: {states} states in {ticks:.0} ticks, {lost} state_lost, \

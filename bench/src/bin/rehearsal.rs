@@ -183,7 +183,8 @@ async fn main() -> anyhow::Result<()> {
         }
         merge(&mut all, &run.stats);
     }
-    let ticks = elapsed.as_secs_f64() / 0.25;
+    // A stream sends the state every other tick (500 ms).
+    let ticks = elapsed.as_secs_f64() / 0.5;
     for (i, dashboard) in dashboards.iter().enumerate() {
         let c = &dashboard.counts;
         let (states, lost, unavailable, refused) = (
