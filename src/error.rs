@@ -67,6 +67,11 @@ pub enum AppError {
          for them to finish, or fire fewer buyers"
     )]
     BurstsBusy { max: usize },
+    #[error(
+        "a burst is already running in room {room} on this instance: one at a time per room; \
+         fire the next when it has answered"
+    )]
+    BurstRunning { room: String },
     #[error("redis is unavailable")]
     RedisUnavailable(String),
     #[error("the lock reached {acked} of {wanted} replicas within sync_timeout_ms; not acquired")]
@@ -105,6 +110,7 @@ impl AppError {
             AppError::SoldOut { .. }
             | AppError::Busy
             | AppError::BurstsBusy { .. }
+            | AppError::BurstRunning { .. }
             | AppError::RoomReset { .. }
             | AppError::NotStocked
             | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
@@ -142,6 +148,7 @@ impl AppError {
             AppError::Fleet(_) => "fleet_error",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
+            AppError::BurstRunning { .. } => "burst_running",
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",

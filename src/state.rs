@@ -51,6 +51,9 @@ pub struct Shared {
     /// Buyers of server-side bursts running on this instance, at most
     /// [`MAX_BURST_BUYERS`](oversell_api::burst::MAX_BURST_BUYERS) across every burst.
     pub burst_buyers: Arc<tokio::sync::Semaphore>,
+    /// Rooms with a server-side burst running on this instance: one at a time per room, so
+    /// that one student's room cannot take every burst buyer of the instance from the others.
+    pub burst_rooms: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
     pub stopping: tokio::sync::watch::Sender<bool>,
     sale_seq: AtomicU64,
@@ -86,6 +89,7 @@ impl AppState {
             burst_buyers: Arc::new(tokio::sync::Semaphore::new(
                 oversell_api::burst::MAX_BURST_BUYERS,
             )),
+            burst_rooms: std::sync::Mutex::default(),
             stopping: tokio::sync::watch::channel(false).0,
             sale_seq: AtomicU64::new(0),
         }))

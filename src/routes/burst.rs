@@ -32,8 +32,10 @@ pub async fn burst(
             "buyers must be 1..={MAX_BURST_BUYERS}"
         )));
     }
-    // Held until the burst ends; refused at once, not queued, when other bursts on this
-    // instance already have too many buyers out.
+    // Held until the burst ends: one burst per room on this instance …
+    let _room = RoomBurst::take(&state, keys.room())?;
+    // … and refused at once, not queued, when other bursts on this instance already have too
+    // many buyers out.
     let _buyers = state
         .burst_buyers
         .clone()
@@ -114,4 +116,36 @@ async fn through_fleet(
         elapsed_ms: stats.elapsed.as_secs_f64() * 1000.0,
         throughput_rps: stats.throughput(),
     })
+}
+
+/// The room's running burst on this instance; the room may fire another once it is dropped.
+struct RoomBurst {
+    state: AppState,
+    room: String,
+}
+
+impl RoomBurst {
+    fn take(state: &AppState, room: &str) -> Result<RoomBurst, AppError> {
+        let mut running = state.burst_rooms.lock().unwrap_or_else(|p| p.into_inner());
+        if !running.insert(room.to_owned()) {
+            return Err(AppError::BurstRunning {
+                room: room.to_owned(),
+            });
+        }
+        Ok(RoomBurst {
+            state: state.clone(),
+            room: room.to_owned(),
+        })
+    }
+}
+
+impl Drop for RoomBurst {
+    fn drop(&mut self) {
+        let mut running = self
+            .state
+            .burst_rooms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        running.remove(&self.room);
+    }
 }

@@ -14,7 +14,7 @@ use super::nginx::{self, Nginx};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
-use super::topology::{instance_id, InstanceEnv};
+use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::zookeeper::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
 use crate::redis_server;
@@ -82,6 +82,8 @@ pub struct FleetConfig {
     /// Where students reach the fleet, for join links (`--public-url`); `None`: the address
     /// each request came to.
     pub public_url: Option<String>,
+    /// Each client address's fair share, enforced by nginx; `None`: no limit.
+    pub client_limits: Option<ClientLimits>,
     /// An absolute path, handed to every instance as `STATIC_DIR`.
     pub static_dir: PathBuf,
     /// The `oversell` binary the instances run (`serve`): `up` passes its own executable.
@@ -98,6 +100,7 @@ pub struct Fleet {
     nginx: Nginx,
     /// What nginx is restarted with when it dies.
     nginx_binary: std::path::PathBuf,
+    client_limits: Option<ClientLimits>,
     app_ports: Vec<u16>,
     supervisors: Vec<Supervisor>,
     /// The lock store's Redis nodes and Sentinels, stopped after the instances.
@@ -258,8 +261,15 @@ impl Fleet {
             })
             .collect();
         wait_healthy(&supervisors).await?;
-        let nginx =
-            Nginx::start(&nginx_binary, run_dir.path(), config.host, port, &app_ports).await?;
+        let nginx = Nginx::start(
+            &nginx_binary,
+            run_dir.path(),
+            config.host,
+            port,
+            &app_ports,
+            config.client_limits.as_ref(),
+        )
+        .await?;
         Ok(Fleet {
             url,
             host: config.host,
@@ -267,6 +277,7 @@ impl Fleet {
             admin_token: config.admin_token,
             nginx,
             nginx_binary,
+            client_limits: config.client_limits,
             app_ports,
             supervisors,
             store_supervisors,
@@ -359,6 +370,7 @@ impl Fleet {
             self.host,
             port,
             &self.app_ports,
+            self.client_limits.as_ref(),
         );
         self.nginx = nginx.await?;
         Ok(())

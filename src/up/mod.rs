@@ -37,6 +37,7 @@ use oversell_api::tier::Tier;
 pub use supervisor::Instance;
 
 use crate::lock_store::{LockStoreKind, Persistence};
+use topology::{ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE};
 
 /// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
 const DEFAULT_LOCK_NODES: u16 = 5;
@@ -114,6 +115,23 @@ pub struct UpArgs {
     /// http://192.168.1.20:8080 [default: the address each request came to].
     #[arg(long, env = "PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
+
+    /// Requests per second each client address may send through nginx, on average (0: no
+    /// per-client limits). Over it a client gets a JSON 429 with Retry-After. Loopback is
+    /// never limited: the host's own load generator and tests are the fleet's.
+    #[arg(long, env = "CLIENT_RATE", value_name = "N", default_value_t = DEFAULT_CLIENT_RATE)]
+    pub client_rate: u32,
+
+    /// Requests over --client-rate served at once before the 429s start (a page load, the
+    /// class page's loop over every room).
+    #[arg(long, env = "CLIENT_BURST", value_name = "N", default_value_t = DEFAULT_CLIENT_BURST,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub client_burst: u32,
+
+    /// Connections each client address may hold open at once (a dashboard's stream is one).
+    #[arg(long, env = "CLIENT_CONNS", value_name = "N", default_value_t = DEFAULT_CLIENT_CONNS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub client_conns: u32,
 
     /// Directory with the dashboard, served at /.
     #[arg(long, env = "STATIC_DIR", default_value = "static")]
@@ -209,6 +227,13 @@ impl UpArgs {
             zookeeper_nodes: self.zookeeper_nodes(),
             admin_token,
             public_url: self.public_url.clone(),
+            client_limits: (self.client_rate > 0).then(|| ClientLimits {
+                rate: self.client_rate.to_string(),
+                burst: self.client_burst.to_string(),
+                conns: self.client_conns.to_string(),
+                // IPv4 loopback; ::1 is always exempt.
+                exempt: "127.0.0.1/32".into(),
+            }),
             static_dir,
             program,
         })

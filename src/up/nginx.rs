@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use tokio::process::{Child, Command};
 
 use super::process;
-use super::topology::NginxValues;
+use super::topology::{ClientLimits, NginxValues};
 
 /// How long nginx may take to finish in-flight requests on SIGQUIT before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -36,6 +36,7 @@ impl Nginx {
         host: IpAddr,
         port: u16,
         upstream_ports: &[u16],
+        limits: Option<&ClientLimits>,
     ) -> anyhow::Result<Self> {
         let run = run_dir.to_string_lossy().into_owned();
         let listen = match host {
@@ -51,6 +52,7 @@ impl Nginx {
             error_log: "stderr".into(),
             access_log: format!("{run}/access.log"),
             run_dir: run,
+            limits: limits.cloned(),
         };
         let conf = run_dir.join("nginx.conf");
         std::fs::write(&conf, values.render()).context("cannot write nginx.conf")?;

@@ -125,6 +125,69 @@ pub struct NginxValues {
     pub run_dir: String,
     pub error_log: String,
     pub access_log: String,
+    /// Each client address's fair share; `None`: no limit.
+    pub limits: Option<ClientLimits>,
+}
+
+/// What one client address may take of the fleet (nginx's `limit_req` / `limit_conn`): in a
+/// workshop, one laptop running `wrk -c 1000` must not take the cores from the demo. Strings,
+/// so the compose rendering can leave `${CLIENT_RATE}` for the nginx image to fill in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientLimits {
+    /// Requests per second per address, on average.
+    pub rate: String,
+    /// Requests over the rate served at once (`nodelay`) before the 429s start: a page load,
+    /// a class page's loop over every room.
+    pub burst: String,
+    /// Connections open at once per address (a dashboard's stream is one).
+    pub conns: String,
+    /// Addresses never limited (CIDR): the fleet's own callers, the instructor's machine.
+    pub exempt: String,
+}
+
+/// `--client-rate`'s default: a student clicking through the dashboard stays far below it,
+/// a load generator pointed at the fleet does not.
+pub const DEFAULT_CLIENT_RATE: u32 = 20;
+pub const DEFAULT_CLIENT_BURST: u32 = 100;
+pub const DEFAULT_CLIENT_CONNS: u32 = 20;
+
+impl ClientLimits {
+    /// The `http` block's part: whom to count, and the shared zones.
+    fn http_block(&self) -> String {
+        format!(
+            "    # Fair share per client address: {rate} requests/s, bursts of {burst} served at once,
+    # {conns} connections. The key is empty (never limited) for ::1 and {exempt}.
+    geo $oversell_limited {{
+        default 1;
+        ::1/128 0;
+        {exempt} 0;
+    }}
+    map $oversell_limited $oversell_client {{
+        0 \"\";
+        default $binary_remote_addr;
+    }}
+    limit_req_zone $oversell_client zone=oversell_rate:10m rate={rate}r/s;
+    limit_conn_zone $oversell_client zone=oversell_conns:10m;
+    limit_req_status 429;
+    limit_conn_status 429;
+
+",
+            rate = self.rate,
+            burst = self.burst,
+            conns = self.conns,
+            exempt = self.exempt,
+        )
+    }
+
+    /// The `server` block's part: every route counts.
+    fn server_block(&self) -> String {
+        format!(
+            "        limit_req zone=oversell_rate burst={} nodelay;
+        limit_conn oversell_conns {};
+",
+            self.burst, self.conns
+        )
+    }
 }
 
 impl NginxValues {
@@ -139,6 +202,14 @@ impl NginxValues {
             run_dir: "/tmp".into(),
             error_log: "stderr".into(),
             access_log: "/dev/stdout".into(),
+            // Filled in by the nginx image from the compose environment (see the nginx
+            // service in docker-compose.yml); the compose network is exempt.
+            limits: Some(ClientLimits {
+                rate: "${CLIENT_RATE}".into(),
+                burst: "${CLIENT_BURST}".into(),
+                conns: "${CLIENT_CONNS}".into(),
+                exempt: "${CLIENT_EXEMPT}".into(),
+            }),
         }
     }
 
@@ -152,8 +223,14 @@ impl NginxValues {
                 "        server {upstream} max_fails=1 fail_timeout=2s;"
             );
         }
+        let (http, server) = match &self.limits {
+            Some(limits) => (limits.http_block(), limits.server_block()),
+            None => (String::new(), String::new()),
+        };
         NGINX_TEMPLATE
             .replace("{{upstream_servers}}\n", &servers)
+            .replace("{{client_limits_http}}\n", &http)
+            .replace("{{client_limits_server}}\n", &server)
             .replace("{{listen}}", &self.listen)
             .replace("{{run_dir}}", &self.run_dir)
             .replace("{{error_log}}", &self.error_log)

@@ -203,10 +203,10 @@ async fn a_burst_past_the_instances_buyers_in_flight_is_refused_until_the_others
         .configure(json!({ "tier": "none", "business_ms": 1_000 }))
         .await;
     fleet.reset(1_000_000).await;
-    let burst = |buyers: usize| {
+    let burst_in = |room: &'static str, buyers: usize| {
         fleet
             .client
-            .post(format!("{}/admin/burst", fleet.url(0)))
+            .post(format!("{}/admin/burst?room={room}", fleet.url(0)))
             .bearer_auth(TOKEN)
             .json(&json!({ "buyers": buyers, "via": "instance" }))
             .send()
@@ -214,15 +214,22 @@ async fn a_burst_past_the_instances_buyers_in_flight_is_refused_until_the_others
     // The full burst is running once its first sales have entered (the timeline grows); a
     // small burst sent before that would take its share first and the full one be refused.
     let before = fleet.timeline_len().await;
+    let burst = |buyers: usize| burst_in("default", buyers);
     let full = tokio::spawn(burst(MAX_BURST_BUYERS));
     crate::helpers::eventually(std::time::Duration::from_secs(30), || async {
         fleet.timeline_len().await > before
     })
     .await;
-    let refused = burst(1).await.unwrap();
+    // Another room: the instance has no buyer left to give.
+    let refused = burst_in("other", 1).await.unwrap();
     assert_eq!(refused.status(), StatusCode::CONFLICT);
     let refused: Value = refused.json().await.unwrap();
     assert_eq!(refused["error"], "bursts_busy", "{refused}");
+    // The same room: one burst at a time, whatever its size.
+    let refused = burst(1).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(refused["error"], "burst_running", "{refused}");
     let full = full.await.unwrap().unwrap();
     assert_eq!(full.status(), StatusCode::OK);
     let report: Value = full.json().await.unwrap();

@@ -11,6 +11,7 @@ mod events;
 mod faults;
 mod fleet_settings;
 mod hand_off;
+mod limits;
 mod listener;
 mod lock_store;
 mod matrix;

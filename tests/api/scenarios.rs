@@ -53,6 +53,7 @@ async fn start_fleet_full(
         zookeeper_nodes,
         admin_token: TOKEN.into(),
         public_url: None,
+        client_limits: None,
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
     })

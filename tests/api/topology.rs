@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use oversell::redis_server::free_port;
 use oversell::up::topology::{
-    instance_id, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES, COMPOSE_NGINX_PORT,
+    instance_id, ClientLimits, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES,
+    COMPOSE_NGINX_PORT,
 };
 use serde_yaml::Value;
 
@@ -180,10 +181,34 @@ fn compose_nginx_publishes_the_fleet_port_and_mounts_the_rendered_config() {
         [format!("${{OVERSELL_BIND:-127.0.0.1}}:{port}:{port}")]
     );
     assert!(
-        strings(&nginx["volumes"])
-            .contains(&"./deploy/nginx.conf:/etc/nginx/nginx.conf:ro".to_owned()),
-        "nginx must mount deploy/nginx.conf"
+        strings(&nginx["volumes"]).contains(
+            &"./deploy/nginx.conf:/etc/nginx/templates/nginx.conf.template:ro".to_owned()
+        ),
+        "nginx must mount deploy/nginx.conf as the image's template"
     );
+    // The image renders the template into /etc/nginx/nginx.conf with the limits filled in:
+    // every placeholder the rendering leaves has its variable here.
+    let env = &nginx["environment"];
+    assert_eq!(
+        env["NGINX_ENVSUBST_OUTPUT_DIR"].as_str(),
+        Some("/etc/nginx")
+    );
+    let conf = read("deploy/nginx.conf");
+    for var in [
+        "CLIENT_RATE",
+        "CLIENT_BURST",
+        "CLIENT_CONNS",
+        "CLIENT_EXEMPT",
+    ] {
+        assert!(
+            conf.contains(&format!("${{{var}}}")),
+            "{var} in deploy/nginx.conf"
+        );
+        assert!(
+            env[var].as_str().is_some(),
+            "{var} in the nginx service's environment"
+        );
+    }
     for id in app_ids() {
         assert!(
             nginx["depends_on"][id.as_str()].is_mapping(),
@@ -287,50 +312,8 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
 /// template's own rendering, with one upstream where nothing listens.
 #[tokio::test]
 async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().to_string_lossy().into_owned();
-    let port = free_port().unwrap();
-    let nobody = free_port().unwrap();
-    let values = NginxValues {
-        listen: format!("127.0.0.1:{port}"),
-        upstreams: vec![format!("127.0.0.1:{nobody}")],
-        run_dir: run.clone(),
-        error_log: format!("{run}/error.log"),
-        access_log: format!("{run}/access.log"),
-    };
-    let conf = dir.path().join("nginx.conf");
-    std::fs::write(&conf, values.render()).unwrap();
-    let binary = ["/usr/sbin/nginx", "nginx"]
-        .into_iter()
-        .find(|b| std::process::Command::new(b).arg("-v").output().is_ok())
-        .expect("nginx is installed (apt-get install nginx)");
-    let child = std::process::Command::new(binary)
-        .args([
-            "-p",
-            &run,
-            "-e",
-            &values.error_log,
-            "-g",
-            "daemon off;",
-            "-c",
-        ])
-        .arg(&conf)
-        .spawn()
-        .unwrap();
-    let _stop = StopNginx(child);
-    let url = format!("http://127.0.0.1:{port}");
+    let (_nginx, url) = NginxAlone::start(None).await;
     let client = reqwest::Client::new();
-    let mut listening = false;
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            listening = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    let log = || std::fs::read_to_string(&values.error_log).unwrap_or_default();
-    assert!(listening, "nginx did not listen on {port}: {}", log());
-
     let cases = [
         (
             client
@@ -366,6 +349,120 @@ async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
         assert_eq!(body["error"], error, "{body}");
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
+}
+
+/// The template's own rendering, with one upstream where nothing listens: every request that
+/// passes nginx is a 502 `no_instance`.
+struct NginxAlone {
+    _stop: StopNginx,
+    _dir: tempfile::TempDir,
+}
+
+impl NginxAlone {
+    async fn start(limits: Option<ClientLimits>) -> (NginxAlone, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().to_string_lossy().into_owned();
+        let port = free_port().unwrap();
+        let nobody = free_port().unwrap();
+        let values = NginxValues {
+            listen: format!("127.0.0.1:{port}"),
+            upstreams: vec![format!("127.0.0.1:{nobody}")],
+            run_dir: run.clone(),
+            error_log: format!("{run}/error.log"),
+            access_log: format!("{run}/access.log"),
+            limits,
+        };
+        let conf = dir.path().join("nginx.conf");
+        std::fs::write(&conf, values.render()).unwrap();
+        let binary = ["/usr/sbin/nginx", "nginx"]
+            .into_iter()
+            .find(|b| std::process::Command::new(b).arg("-v").output().is_ok())
+            .expect("nginx is installed (apt-get install nginx)");
+        let child = std::process::Command::new(binary)
+            .args([
+                "-p",
+                &run,
+                "-e",
+                &values.error_log,
+                "-g",
+                "daemon off;",
+                "-c",
+            ])
+            .arg(&conf)
+            .spawn()
+            .unwrap();
+        let stop = StopNginx(child);
+        let mut listening = false;
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                listening = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        let log = std::fs::read_to_string(&values.error_log).unwrap_or_default();
+        assert!(listening, "nginx did not listen on {port}: {log}");
+        let alone = NginxAlone {
+            _stop: stop,
+            _dir: dir,
+        };
+        (alone, format!("http://127.0.0.1:{port}"))
+    }
+}
+
+/// Per-client limits: an address over its burst gets JSON 429s with `Retry-After`, another
+/// address at the same moment does not, and loopback's 127.0.0.1 (the host's own tools) is
+/// never limited. 127.0.0.2, .3 … are loopback too, seen by nginx as other clients.
+#[tokio::test]
+async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
+    let limits = ClientLimits {
+        rate: "1".into(),
+        burst: "5".into(),
+        conns: "100".into(),
+        exempt: "127.0.0.1/32".into(),
+    };
+    let (_nginx, url) = NginxAlone::start(Some(limits)).await;
+    let from = |ip: &str| {
+        reqwest::Client::builder()
+            .local_address(Some(ip.parse().unwrap()))
+            .build()
+            .unwrap()
+    };
+    let statuses = |client: reqwest::Client, n: usize| {
+        let url = url.clone();
+        async move {
+            let mut seen = Vec::new();
+            for _ in 0..n {
+                let response = client.get(format!("{url}/state")).send().await.unwrap();
+                let status = response.status().as_u16();
+                if status == 429 {
+                    assert_eq!(response.headers()["retry-after"], "1");
+                    assert_eq!(response.headers()["content-type"], "application/json");
+                    let body: serde_json::Value = response.json().await.unwrap();
+                    assert_eq!(body["error"], "too_many_requests", "{body}");
+                    assert!(body["message"].as_str().unwrap().contains("--client-rate"));
+                }
+                seen.push(status);
+            }
+            seen
+        }
+    };
+    let count = |seen: &[u16], status: u16| seen.iter().filter(|s| **s == status).count();
+
+    // 20 at once-ish from one address: the first and a burst of 5 pass (a few more if the
+    // machine is slow enough for the rate to refill), the rest are refused.
+    let flood = statuses(from("127.0.0.2"), 20).await;
+    assert!(
+        (6..=9).contains(&count(&flood, 502)),
+        "passed to the (absent) instance: {flood:?}"
+    );
+    assert_eq!(count(&flood, 502) + count(&flood, 429), 20, "{flood:?}");
+    // Another address is not refused for the first one's flood.
+    let other = statuses(from("127.0.0.3"), 3).await;
+    assert_eq!(other, [502, 502, 502]);
+    // 127.0.0.1 is exempt: never a 429.
+    let host = statuses(from("127.0.0.1"), 30).await;
+    assert_eq!(count(&host, 429), 0, "{host:?}");
 }
 
 /// Stops nginx's master gracefully, so that it takes its workers with it.
