@@ -537,7 +537,8 @@ function connect() {
 }
 
 // The instance serving this stream may be frozen or dead (that is what the fault buttons do):
-// with no event for a few seconds, connect again; nginx sends the new stream elsewhere.
+// with no event for a few seconds, connect again. nginx sends a room's streams to one
+// instance: a dead one's go to the next, a frozen one's come back when it is resumed.
 setInterval(() => {
   if (performance.now() - lastEventAt > 3000) connect();
 }, 1000);

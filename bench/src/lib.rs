@@ -5,6 +5,7 @@
 //! - `rehearsal`: a workshop's worth of rooms, dashboards and bursts of buyers.
 //! - `class-rehearsal`: a class with room tokens beside the instructor's curriculum.
 //! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
+//! - `fair-share`: a student flooding the fleet beside the demo, with and without limits.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -33,8 +34,19 @@ impl Fleet {
         instances: u16,
         env: &[(&str, &str)],
     ) -> anyhow::Result<Fleet> {
+        Fleet::start_with(oversell, instances, env, &[])
+    }
+
+    /// As [`Fleet::start`], with more `up` flags.
+    pub fn start_with(
+        oversell: &PathBuf,
+        instances: u16,
+        env: &[(&str, &str)],
+        flags: &[&str],
+    ) -> anyhow::Result<Fleet> {
         let mut child = Command::new(oversell)
             .args(["up", "--instances", &instances.to_string(), "--port", "0"])
+            .args(flags)
             .envs(env.iter().copied())
             .env("RUST_LOG", "oversell=warn")
             .env_remove("ADMIN_TOKEN")
