@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins || exit 1
 failed=0
 echo "## feed-cost ($(date -u +%F), load $(cut -d' ' -f1-3 /proc/loadavg))"
-timeout 900 target/release/feed-cost --rounds 3 --seconds 8 || failed=1
+timeout 900 target/release/feed-cost --rounds 5 --seconds 8 || failed=1
 echo
 echo "## fair-share"
 timeout 900 target/release/fair-share --rounds 2 --seconds 8 2> >(grep -v 'limiting requests' >&2) || failed=1
