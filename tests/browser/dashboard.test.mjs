@@ -82,10 +82,17 @@ async function stopFleet() {
   clearTimeout(killed);
 }
 
+/** Uncaught errors of every page: a script that throws fails the run, even if what the
+ * test looked at still showed. */
+const pageErrors = [];
+
 async function newPage(locale) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, locale });
   const page = await context.newPage();
-  page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+  page.on('pageerror', (err) => {
+    console.error(`page error: ${err.message}`);
+    pageErrors.push(err.message);
+  });
   page.on('console', (msg) => { if (msg.type() === 'error') console.error(`console: ${msg.text()}`); });
   return page;
 }
@@ -155,6 +162,7 @@ before(async () => {
 after(async () => {
   await browser?.close().catch(() => {});
   await stopFleet();
+  assert.deepEqual(pageErrors, [], 'no page may throw an uncaught error');
 });
 
 test('the dashboard drives the fleet and shows what each tier does', async (t) => {
