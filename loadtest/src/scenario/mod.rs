@@ -437,7 +437,14 @@ impl Runner<'_> {
     /// of it would not fire it.
     async fn arm(&self, fault: &Fault) -> anyhow::Result<()> {
         let mut fault = fault.clone();
-        if let Some(spare) = &self.spare {
+        // A fault that strikes its room alone cannot take the runner's instance down: it is
+        // left to the next holder anywhere, as the scenario means (pinned to one instance it
+        // may meet a holder nobody waits for).
+        let spare = self
+            .spare
+            .as_ref()
+            .filter(|_| !fault.kind.strikes_room_only());
+        if let Some(spare) = spare {
             let listed = self.admin.request(Method::GET, "/instances", None).await?;
             let target = listed["instances"]
                 .as_array()
