@@ -58,6 +58,11 @@ pub enum AppError {
     RoomReset { read: bool },
     #[error("the fleet did not answer as expected: {0}")]
     Fleet(String),
+    #[error("the sale's holder died (a holder-dies fault): it wrote nothing and released nothing")]
+    HolderDied,
+    /// A lab lock's step failed; the message names the step and why, for the student.
+    #[error("the room's own lock failed: {0}")]
+    LabLock(String),
     #[error(
         "a scenario is already running in this room (on some instance); wait for it to finish"
     )]
@@ -123,6 +128,8 @@ impl AppError {
             | AppError::ZooKeeperUnavailable(_)
             | AppError::StateLost
             | AppError::TooManyStreams { .. }
+            | AppError::HolderDied
+            | AppError::LabLock(_)
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -146,6 +153,8 @@ impl AppError {
             AppError::LockLost => "lock_lost",
             AppError::RoomReset { .. } => "room_reset",
             AppError::Fleet(_) => "fleet_error",
+            AppError::HolderDied => "holder_died",
+            AppError::LabLock(_) => "lab_lock_failed",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
             AppError::BurstRunning { .. } => "burst_running",
@@ -189,6 +198,7 @@ impl From<StoreError> for AppError {
                 AppError::RoomReset { read: false }
             }
             StoreError::Failed(err) => AppError::Internal(err.to_string()),
+            StoreError::Lab(why) => AppError::LabLock(why),
         }
     }
 }

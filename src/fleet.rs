@@ -16,6 +16,7 @@ use oversell_api::settings::{Settings, SettingsPatch};
 use crate::control::Control;
 use crate::faults::{self, Fault};
 use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES};
+use crate::lab::LabLock;
 use crate::redis_pool::{RedisPool, StoreError};
 
 /// How often an instance says it is alive, and how long until it counts as gone.
@@ -44,11 +45,19 @@ pub struct RoomConfig {
     /// every instance, so a sale that began before it carries the old one and its write is
     /// refused (`sale/commit.lua`).
     pub generation: String,
+    /// The room's own lock (the lab's `custom` tier), if it submitted one.
+    pub lab: Option<Arc<LabLock>>,
 }
 
 /// A room as Redis holds it: settings (JSON), armed faults, whether a store fault is pending,
-/// reset generation.
-type StoredRoom = (Option<String>, Vec<(String, String)>, bool, Option<String>);
+/// reset generation, and its own lock's source and user password.
+type StoredRoom = (
+    Option<String>,
+    Vec<(String, String)>,
+    bool,
+    Option<String>,
+    (Option<String>, Option<String>),
+);
 
 /// This instance's link to what the fleet shares (named apart from `up::Fleet`, the local
 /// topology of processes).
@@ -99,11 +108,15 @@ impl FleetSync {
     /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         let mut conn = self.redis.conn().await?;
-        let (stored, faults, pending, generation): StoredRoom = redis::pipe()
+        let (stored, faults, pending, generation, (lab, password)): StoredRoom = redis::pipe()
             .get(keys.settings())
             .hgetall(keys.faults())
             .exists(keys.store_fault_pending())
             .get(keys.generation())
+            .cmd("HMGET")
+            .arg(keys.lab())
+            .arg("lock")
+            .arg("password")
             .query_async(&mut conn)
             .await?;
         let settings = self.settings_from(keys, stored.as_deref());
@@ -113,6 +126,7 @@ impl FleetSync {
             store_fault_pending: pending,
             stored: stored.is_some(),
             generation: generation.unwrap_or_default(),
+            lab: LabLock::from_stored(keys, lab, password).map(Arc::new),
         };
         if config.stored {
             self.remember(keys.room(), config.clone());

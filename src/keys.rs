@@ -92,6 +92,11 @@ impl Keys {
     pub fn released_channel(&self) -> String {
         self.key("released")
     }
+    /// The room's own lock for the `custom` tier (the lab): its steps' sources and the
+    /// password of the room's lock-store user. In the resource store, out of the scripts' reach.
+    pub fn lab(&self) -> String {
+        self.key("lab")
+    }
     /// Run-time settings of the room (tier, TTL, business time, wait), as JSON.
     pub fn settings(&self) -> String {
         self.key("settings")
@@ -183,7 +188,7 @@ impl Keys {
         ];
         let mut all = self.resettable();
         all.retain(|key| !locks.contains(key));
-        all.extend([self.settings(), self.generation()]);
+        all.extend([self.settings(), self.generation(), self.lab()]);
         all
     }
 

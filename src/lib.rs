@@ -33,6 +33,8 @@
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
 //! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers.
+//! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
+//!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
@@ -57,6 +59,7 @@ pub(crate) mod feed;
 pub(crate) mod fleet;
 pub(crate) mod ground_truth;
 pub(crate) mod keys;
+pub(crate) mod lab;
 pub(crate) mod lock;
 pub mod lock_store;
 pub(crate) mod metrics;

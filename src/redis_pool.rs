@@ -40,6 +40,10 @@ pub enum StoreError {
     /// Redis answered with an error: a bug in a script or a wrong key type.
     #[error("redis error: {0}")]
     Failed(RedisError),
+    /// A lab lock's step failed: refused by its ACL, raised an error, ran too long, or the
+    /// room has no lock to run. The message is for the student.
+    #[error("{0}")]
+    Lab(String),
 }
 
 impl From<RedisError> for StoreError {
@@ -51,6 +55,9 @@ impl From<RedisError> for StoreError {
             || err.is_unrecoverable_error()
             // A primary demoted by a failover refuses writes until clients follow it.
             || err.code() == Some("READONLY")
+            // A script running past `busy-reply-threshold` (a lab script that loops) holds the
+            // server until it is killed: every other command is refused meanwhile.
+            || err.code() == Some("BUSY")
         {
             StoreError::Unavailable(err.to_string())
         } else {
@@ -110,6 +117,7 @@ impl SentinelTarget {
                 let info = format!("redis://{addr}")
                     .into_connection_info()?
                     .set_tcp_settings(tcp_settings());
+
                 let client = redis::Client::open(info)?;
                 let mut conn = client
                     .get_multiplexed_async_connection_with_config(&self.config)
@@ -283,6 +291,28 @@ impl RedisPool {
         }
     }
 
+    /// A connection of its own to the server new connections go to now (behind Sentinel,
+    /// the current primary), logged in as the ACL user `user`, whose answers count as lost
+    /// after `response_timeout`: the lab's scripts run through one per room, confined to what
+    /// that user may do. Not pooled: a refused login must reach the caller at once.
+    pub async fn dedicated_as(
+        &self,
+        user: &str,
+        password: &str,
+        response_timeout: Duration,
+    ) -> Result<Conn, StoreError> {
+        let client = self.client().await?;
+        let info = as_user(client.get_connection_info().clone(), user, password);
+        let inner = redis::Client::open(info)?
+            .get_multiplexed_async_connection_with_config(&connection_config())
+            .await?;
+        Ok(Conn {
+            inner,
+            broken: Arc::default(),
+            response_timeout,
+        })
+    }
+
     /// The Sentinels and master name, when this pool follows a Sentinel-managed primary.
     pub fn sentinels(&self) -> Option<(&[String], &str)> {
         match &*self.source {
@@ -352,6 +382,16 @@ pub(crate) fn tcp_settings() -> TcpSettings {
     TcpSettings::default().set_nodelay(true)
 }
 
+/// `info` logging in as `user` with `password`.
+fn as_user(info: redis::ConnectionInfo, user: &str, password: &str) -> redis::ConnectionInfo {
+    let login = info
+        .redis_settings()
+        .clone()
+        .set_username(user)
+        .set_password(password);
+    info.set_redis_settings(login)
+}
+
 fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
     // bb8 does not hand a failed connect back to the caller waiting for it: the caller waits
     // out this timeout. Behind Sentinel a failover makes connects fail for a second or two, so
@@ -368,7 +408,9 @@ fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
         .build_unchecked(manager)
 }
 
-/// A connection handle; marks its pooled connection broken when the socket is gone.
+/// A connection handle; marks its pooled connection broken when the socket is gone. Clones
+/// share the socket and the mark.
+#[derive(Clone)]
 pub struct Conn {
     inner: MultiplexedConnection,
     broken: Arc<AtomicBool>,
@@ -376,6 +418,12 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// Whether an error showed the socket gone: a connection kept outside the pool is made
+    /// anew then.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+
     fn note<T>(&self, result: &RedisResult<T>) {
         if let Err(err) = result {
             // READONLY: the server was demoted to a replica by a failover; reconnect to the

@@ -398,6 +398,7 @@ export const TIER_TEXT = {
     'zookeeper-fenced': 'The ZooKeeper lock plus a fencing token: the lock node\'s creation zxid, which only grows. The stock refuses a write with a lower token than it has seen, so the holder frozen past its session timeout wakes up and is refused — a token Redlock cannot give.',
     redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it.',
     'atomic-deduct': 'No lock at all: one Lua script checks the stock, decrements it and records the order in a single atomic step. Nothing to expire, nothing to release, one round trip — the right tool when the whole state lives in Redis.',
+    custom: 'The lab: this room\'s own lock, its acquire, release and renew steps written in Lua by the students, each step its own round trip. It guarantees what its scripts guarantee: the grader attacks it with the ladder\'s faults and says where it broke.',
   },
   zh: {
     none: '完全不加锁。每个买家先读库存、处理业务，再写回「库存 − 1」。两个买家读到同一个数，就都会卖出：后写的覆盖先写的（丢失更新），卖出的件数超过库存（超卖）。后面每个方案要防的都是这个竞态。',
@@ -413,6 +414,7 @@ export const TIER_TEXT = {
     'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存拒绝令牌小于已见最大值的写入，所以冻结超过会话超时的持锁者醒来后写入被拒 —— 这样的令牌 Redlock 给不了。',
     redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入 —— Redlock 没有围栏令牌可以拦住它。',
     'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成 —— 状态全在 Redis 里时，这才是该用的工具。',
+    custom: '实验课：这个房间自己的锁，加锁、释放、续租的每一步都是学生写的 Lua 脚本，每一步单独一次往返。它能保证什么，取决于脚本本身：评分器用阶梯上的各种故障攻击它，告诉你它在哪里失守。',
   },
 };
 

@@ -43,10 +43,20 @@ pub enum FaultKind {
     /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
     /// killed and stay down for `ms`.
     ZkNodeDown,
+    /// The holder stops dead inside the critical section, after reading the stock: no write,
+    /// no release, no more renewals. To the lock store this is a crashed holder (a dead client
+    /// only stops sending); the instance serves on, so it strikes its room alone.
+    HolderDies,
+    /// As `holder-dies`, between the first and the second step of an acquire (`setnx-expire`
+    /// between `SETNX` and `EXPIRE`, a lab lock between its acquire steps).
+    HolderDiesBetweenSteps,
+    /// The holder stops for `ms` after reading the stock, renewals included, then writes: to
+    /// the lock store, a process paused (a GC stop); the instance serves on.
+    HolderPause,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -57,6 +67,9 @@ impl FaultKind {
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
         FaultKind::ZkNodeDown,
+        FaultKind::HolderDies,
+        FaultKind::HolderDiesBetweenSteps,
+        FaultKind::HolderPause,
     ];
 
     pub fn id(self) -> &'static str {
@@ -71,6 +84,9 @@ impl FaultKind {
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
             FaultKind::ZkNodeDown => "zk-node-down",
+            FaultKind::HolderDies => "holder-dies",
+            FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
+            FaultKind::HolderPause => "holder-pause",
         }
     }
 
@@ -101,7 +117,13 @@ impl FaultKind {
     /// task). The others stop a whole process (every room's sales on an instance) or a lock
     /// store that every room shares, so a room token may not arm them.
     pub fn strikes_room_only(self) -> bool {
-        self == FaultKind::ReleaseGap
+        matches!(
+            self,
+            FaultKind::ReleaseGap
+                | FaultKind::HolderDies
+                | FaultKind::HolderDiesBetweenSteps
+                | FaultKind::HolderPause
+        )
     }
 
     /// Whether the fault needs a duration (for `clock-jump`: how far the clock jumps).
@@ -113,6 +135,7 @@ impl FaultKind {
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::ZkNodeDown
+                | FaultKind::HolderPause
         )
     }
 

@@ -25,10 +25,12 @@ pub enum Tier {
     Zookeeper,
     ZookeeperFenced,
     AtomicDeduct,
+    /// The lab: a lock whose steps are a room's own Lua scripts (see `oversell::lab`).
+    Custom,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 13] = [
+    pub const ALL: [Tier; 14] = [
         Tier::None,
         Tier::Local,
         Tier::Setnx,
@@ -42,7 +44,13 @@ impl Tier {
         Tier::Zookeeper,
         Tier::ZookeeperFenced,
         Tier::AtomicDeduct,
+        Tier::Custom,
     ];
+
+    /// The built-in tiers: every tier but `custom`, whose lock a room must submit first.
+    pub fn built_in() -> impl Iterator<Item = Tier> {
+        Tier::ALL.into_iter().filter(|t| *t != Tier::Custom)
+    }
 
     pub fn id(self) -> &'static str {
         match self {
@@ -59,6 +67,7 @@ impl Tier {
             Tier::Zookeeper => "zookeeper",
             Tier::ZookeeperFenced => "zookeeper-fenced",
             Tier::AtomicDeduct => "atomic-deduct",
+            Tier::Custom => "custom",
         }
     }
 
@@ -83,6 +92,14 @@ impl Tier {
     /// Why this tier cannot run on a lock store of kind `here` (with or without ZooKeeper
     /// beside it), as one sentence; `None` if it can.
     pub fn misfit(self, here: LockStoreKind, zookeeper: bool) -> Option<String> {
+        if self == Tier::Custom && !matches!(here, LockStoreKind::Single | LockStoreKind::Sentinel)
+        {
+            return Some(format!(
+                "tier custom runs students' scripts, which only a lock store apart from the \
+                 stock may hold; this fleet's lock store is `{here}` (start it with: oversell \
+                 up --lab, or --lock-store single|sentinel)"
+            ));
+        }
         if self.needs_zookeeper() && !zookeeper {
             return Some(format!(
                 "tier {self} needs ZooKeeper, and this fleet has none (start it with: oversell \
@@ -108,6 +125,7 @@ impl Tier {
                 | Tier::ReentrantWatchdog
                 | Tier::Fenced
                 | Tier::Redlock
+                | Tier::Custom
         )
     }
 
@@ -121,6 +139,9 @@ impl Tier {
     pub fn up_flags(self) -> Option<&'static str> {
         if self.needs_zookeeper() {
             return Some("--zookeeper");
+        }
+        if self == Tier::Custom {
+            return Some("--lab");
         }
         self.needs_lock_store().map(|_| "--lock-store redlock")
     }
@@ -174,6 +195,9 @@ mod tests {
             .misfit(LockStoreKind::Shared, false)
             .unwrap();
         assert!(why.contains("--zookeeper"), "{why}");
+        let why = Tier::Custom.misfit(LockStoreKind::Shared, false).unwrap();
+        assert!(why.contains("--lab"), "{why}");
+        assert!(Tier::Custom.misfit(LockStoreKind::Single, false).is_none());
         assert!(Tier::ZookeeperFenced
             .misfit(LockStoreKind::Single, true)
             .is_none());

@@ -19,6 +19,8 @@
 //! - [`report`]: printers — text and JSON for a run; table, JSON, CSV and SVG for the matrix.
 //! - [`progress`]: where a run reports how far it got ([`Progress`]; [`Silent`] draws
 //!   nothing), and the binary's live bar, drawn only when stdout is a terminal.
+//! - [`lab`]: the grader of students' own locks: a fixed suite of attacks, each a scenario
+//!   run against the room's `custom` tier, and the report card.
 //! - [`scenario`]: the curriculum — each tier's defect as a scenario with its expected
 //!   outcome, run against a live fleet and judged from the ground truth; `scenario::command`
 //!   runs the `scenario` and `curriculum` commands.
@@ -38,6 +40,7 @@ pub mod admin;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod http;
+pub mod lab;
 pub mod matrix;
 pub mod progress;
 #[cfg(feature = "cli")]

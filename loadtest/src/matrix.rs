@@ -17,9 +17,8 @@ use crate::worker::{fire, Load, Model, RequestSpec};
 /// comma-separated list of tier ids.
 pub fn parse_tiers(spec: &str) -> anyhow::Result<Vec<Tier>> {
     let tiers: Vec<Tier> = match spec.trim() {
-        "all" => Tier::ALL.to_vec(),
-        "safe" => Tier::ALL
-            .into_iter()
+        "all" => Tier::built_in().collect(),
+        "safe" => Tier::built_in()
             .filter(|t| t.excludes_across_instances())
             .collect(),
         list => list
@@ -58,7 +57,7 @@ pub struct MatrixOptions {
 impl Default for MatrixOptions {
     fn default() -> Self {
         MatrixOptions {
-            tiers: Tier::ALL.to_vec(),
+            tiers: Tier::built_in().collect(),
             stock: 100,
             buyers: 1000,
             connections: None,
@@ -202,7 +201,8 @@ mod tests {
 
     #[test]
     fn tier_lists_expand_and_split() {
-        assert_eq!(parse_tiers("all").unwrap(), Tier::ALL);
+        let built_in: Vec<Tier> = Tier::built_in().collect();
+        assert_eq!(parse_tiers("all").unwrap(), built_in);
         let safe = parse_tiers("safe").unwrap();
         assert_eq!(safe.len(), 11);
         assert!(!safe.contains(&Tier::None) && !safe.contains(&Tier::Local));

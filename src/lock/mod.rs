@@ -14,6 +14,7 @@
 mod atomic_expiry;
 mod chaos;
 pub(crate) mod cohort;
+mod custom;
 mod fenced;
 mod local;
 mod lua_release;
@@ -73,6 +74,8 @@ pub struct LockCx<'a> {
     /// The room's reset generation when the sale began (empty: none): what the lock's
     /// releases record counts only if no reset came since (a reset deletes the room's locks).
     pub generation: &'a str,
+    /// The room's own lock, for the `custom` tier (the lab); `None` when it has none.
+    pub lab: Option<&'a crate::lab::LabLock>,
 }
 
 impl LockCx<'_> {
@@ -166,9 +169,21 @@ enum Keep {
     Watchdog {
         _renewals: reentrant_watchdog::Watchdog,
     },
+    /// The renew step of a lab lock, on the watchdog's schedule; aborted on drop.
+    Renewing {
+        _renewals: custom::Renewals,
+    },
 }
 
 impl Held {
+    /// Stops renewing the lease, as a paused process does (the `holder-pause` fault). An
+    /// in-process guard is kept: a paused process still holds its own mutex.
+    pub fn stop_renewing(&mut self) {
+        if matches!(self._keep, Keep::Watchdog { .. } | Keep::Renewing { .. }) {
+            self._keep = Keep::Nothing;
+        }
+    }
+
     fn plain() -> Self {
         Held {
             fence: None,
@@ -186,6 +201,9 @@ pub enum Attempt {
     Busy {
         lease_left: Option<Duration>,
     },
+    /// The holder died between two acquire steps (the `holder-dies-between-steps` fault):
+    /// whatever the first steps wrote stays, and nothing more is sent.
+    HolderDied,
 }
 
 impl Attempt {
@@ -202,6 +220,8 @@ impl Attempt {
 pub enum LockError {
     #[error("lock wait deadline passed")]
     Timeout,
+    #[error("the holder died between its acquire steps (a fault)")]
+    HolderDied,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -239,6 +259,7 @@ pub struct Locks {
     redlock: redlock::Redlock,
     zookeeper: zookeeper::ZooKeeperLock,
     zookeeper_fenced: zookeeper::ZooKeeperLock,
+    custom: custom::CustomLock,
 }
 
 impl Default for Locks {
@@ -256,6 +277,7 @@ impl Default for Locks {
             redlock: redlock::Redlock,
             zookeeper: zookeeper::ZooKeeperLock::plain(),
             zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
+            custom: custom::CustomLock::default(),
         }
     }
 }
@@ -276,6 +298,7 @@ impl Locks {
             Tier::Redlock => &self.redlock,
             Tier::Zookeeper => &self.zookeeper,
             Tier::ZookeeperFenced => &self.zookeeper_fenced,
+            Tier::Custom => &self.custom,
             Tier::AtomicDeduct => return None,
         })
     }

@@ -34,6 +34,15 @@ impl Lock for SetnxExpire {
         {
             faults::crash("between SETNX and EXPIRE");
         }
+        // The same window, for its room alone: the holder stops dead, the instance serves on.
+        if cx
+            .faults
+            .claim(FaultKind::HolderDiesBetweenSteps)
+            .await
+            .is_some()
+        {
+            return Ok(Attempt::HolderDied);
+        }
         let mut conn = cx.conn().await?;
         let _: bool = redis::cmd("PEXPIRE")
             .arg(cx.keys.lock())

@@ -104,6 +104,7 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
                 tracing::debug!(owner = cx.owner, depth = held.depth, "lock acquired");
                 return Ok(held);
             }
+            Ok(Attempt::HolderDied) => return Err(LockError::HolderDied),
             Ok(Attempt::Busy { lease_left }) => {
                 tracing::debug!(owner = cx.owner, ?lease_left, "lock busy");
                 lease_left

@@ -90,6 +90,7 @@ impl Lock for ZooKeeperLock {
         match self.take(cx, Instant::now()).await {
             Ok(held) => Ok(Attempt::Acquired(held)),
             Err(LockError::Timeout) => Ok(Attempt::Busy { lease_left: None }),
+            Err(LockError::HolderDied) => Ok(Attempt::HolderDied),
             Err(LockError::Store(err)) => Err(err),
         }
     }

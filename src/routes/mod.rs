@@ -6,6 +6,7 @@ mod burst;
 mod class;
 mod events;
 mod extract;
+mod lab;
 mod observe;
 mod sale;
 mod scenario;
@@ -52,6 +53,9 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))
         .route("/admin/whoami", get(class::whoami))
+        .route("/lab", get(lab::show))
+        .route("/admin/lab", put(lab::submit))
+        .route("/admin/lab/grade", post(lab::grade))
         .route(
             "/admin/class",
             post(class::create).get(class::overview).delete(class::close),

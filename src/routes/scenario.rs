@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
+use crate::keys::Keys;
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
@@ -69,17 +70,8 @@ pub async fn run(
         caller.only_admin_may(&format!("scenario {} (its fault {fault})", scenario.id))?;
     }
     let keys = caller.keys;
-    let instances = state.fleet.live_instances().await?.len().max(1);
-    let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
-        .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
-    let admin = AdminClient::new(&targets, Some(state.admin_token.clone()));
-    let runner = Runner {
-        targets: &targets,
-        admin: &admin,
-        instances,
-        // A crash must not take down the process answering this request.
-        spare: Some(state.instance.clone()),
-    };
+    let fleet = FleetRunner::new(&state, &keys).await?;
+    let runner = fleet.runner(&state);
     let misfit = runner
         .misfit(scenario)
         .await
@@ -101,6 +93,38 @@ pub async fn run(
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
     tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
     Ok(Json(run))
+}
+
+/// What a scenario run from the server side needs: the fleet through nginx, in the room, with
+/// the admin token (a room token's caller was already checked).
+pub(super) struct FleetRunner {
+    targets: Targets,
+    admin: AdminClient,
+    instances: usize,
+}
+
+impl FleetRunner {
+    pub(super) async fn new(state: &AppState, keys: &Keys) -> Result<FleetRunner, AppError> {
+        let instances = state.fleet.live_instances().await?.len().max(1);
+        let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
+            .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
+        let admin = AdminClient::new(&targets, Some(state.admin_token.clone()));
+        Ok(FleetRunner {
+            targets,
+            admin,
+            instances,
+        })
+    }
+
+    pub(super) fn runner(&self, state: &AppState) -> Runner<'_> {
+        Runner {
+            targets: &self.targets,
+            admin: &self.admin,
+            instances: self.instances,
+            // A crash must not take down the process answering this request.
+            spare: Some(state.instance.clone()),
+        }
+    }
 }
 
 #[cfg(test)]

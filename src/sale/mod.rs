@@ -136,6 +136,8 @@ pub struct SaleCx<'a> {
     /// on every instance at a reset): its write, and what its lock's release records, count
     /// only if no reset came since. Empty when the room has none: then nothing is checked.
     pub generation: String,
+    /// The room's own lock, for the `custom` tier.
+    pub lab: Option<Arc<crate::lab::LabLock>>,
 }
 
 impl SaleCx<'_> {
@@ -172,6 +174,7 @@ fn lock_cx<'a>(
         held_replicas,
         read: None,
         generation: &cx.generation,
+        lab: cx.lab.as_deref(),
     }
 }
 
@@ -253,6 +256,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let mut held = match lock.acquire(&acquiring).await {
         Ok(held) => held,
         Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
+        Err(LockError::HolderDied) => return Err(AppError::HolderDied),
         Err(LockError::Store(err)) => return Err(err.into()),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
@@ -336,6 +340,7 @@ async fn sell_in_cohort(
             match cohort::lead(lock, &lcx, after_release, deadline).await {
                 Ok(baton) => (baton, None),
                 Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
+                Err(LockError::HolderDied) => return Err(AppError::HolderDied),
                 Err(LockError::Store(err)) => return Err(err.into()),
             }
         }
@@ -435,6 +440,19 @@ impl<'a> Leaving<'a> {
         }
     }
 
+    /// The holder is dead: the lock stays where it is (no release, no pass), and renewals
+    /// stop; an in-process guard goes, as it would with its process.
+    fn die(&mut self) {
+        drop(self.held.take());
+    }
+
+    /// The holder is paused: its lease is no longer renewed.
+    fn stop_renewing(&mut self) {
+        if let Some(held) = self.held.as_mut() {
+            held.stop_renewing();
+        }
+    }
+
     fn left(self) -> Left {
         match (self.held, self.passing) {
             (None, _) => Left::Released,
@@ -465,6 +483,11 @@ async fn critical_section(
     if lcx.faults.claim(FaultKind::CrashHolding).await.is_some() {
         faults::crash("holding the lock");
     }
+    // The same death for the room alone: nothing more is sent, the lock is left as it is.
+    if lcx.faults.claim(FaultKind::HolderDies).await.is_some() {
+        leaving.die();
+        return Err(AppError::HolderDied);
+    }
     let qty = i64::from(order.qty);
     if stock < qty {
         if stock <= 0 {
@@ -485,6 +508,11 @@ async fn critical_section(
     // Read done, write not yet: the articles' GC pause strikes here.
     if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
+    }
+    // The same pause for the room alone: its renewals stop with it, as a paused process's do.
+    if let Some(fault) = lcx.faults.claim(FaultKind::HolderPause).await {
+        leaving.stop_renewing();
+        tokio::time::sleep(Duration::from_millis(fault.ms)).await;
     }
     let order_id = uuid::Uuid::now_v7().to_string();
     let entry = ledger_entry(cx, order, &order_id, fence, depth, Some(enter_us))?;
@@ -628,6 +656,7 @@ async fn read_one_by_one(
 ) -> Result<(Entered, u32), AppError> {
     let nested = lock.acquire(lcx).await.map_err(|err| match err {
         LockError::Timeout => AppError::Internal("re-entry timed out".into()),
+        LockError::HolderDied => AppError::HolderDied,
         LockError::Store(err) => err.into(),
     })?;
     let depth = nested.depth;

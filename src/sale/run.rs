@@ -112,6 +112,7 @@ async fn sell_once(
         faults: room.faults,
         store_fault_pending: room.store_fault_pending,
         generation: room.generation,
+        lab: room.lab,
     };
     sell(&cx, order).await
 }

@@ -90,8 +90,7 @@ async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
     let fleet = spawn_fleet(3).await;
     // Redlock and ZooKeeper need fleets of their own: their contention is in their chapters
     // (redlock-minority-down, zookeeper-normal: every item sold once to 300 buyers).
-    let distributed = Tier::ALL
-        .into_iter()
+    let distributed = Tier::built_in()
         .filter(|t| ![Tier::None, Tier::Local].contains(t))
         .filter(|t| {
             t.misfit(oversell::lock_store::LockStoreKind::Shared, false)

@@ -1,6 +1,7 @@
 //! Integration tests: real `redis-server`s, real instances, one test binary.
 
 mod helpers;
+mod lab;
 
 mod api_errors;
 mod class;

@@ -43,12 +43,10 @@ async fn the_matrix_shows_unsafe_tiers_overselling_and_safe_tiers_holding_the_st
     let tiers: Vec<&str> = rows.iter().map(|r| r["tier"].as_str().unwrap()).collect();
     // This fleet has neither Redlock masters nor ZooKeeper: those tiers are skipped, each
     // with the `oversell up` flags that would run it.
-    let needs_more: Vec<Tier> = Tier::ALL
-        .into_iter()
+    let needs_more: Vec<Tier> = Tier::built_in()
         .filter(|t| t.up_flags().is_some())
         .collect();
-    let runnable: Vec<&str> = Tier::ALL
-        .into_iter()
+    let runnable: Vec<&str> = Tier::built_in()
         .filter(|t| !needs_more.contains(t))
         .map(Tier::id)
         .collect();

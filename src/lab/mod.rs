@@ -1,0 +1,386 @@
+//! The lab: a room's own lock, written by its students as Lua steps and run by the `custom`
+//! tier with the same wait loop, fault points and ground truth as every built-in tier.
+//!
+//! # The contract
+//! Each step is one Lua script, sent as a round trip of its own (`EVALSHA`), so the classic
+//! mistakes can be written: `SETNX` then `EXPIRE` as two steps, `GET` then `DEL` as two.
+//! Every step gets `KEYS[1]` the room's lock key, `ARGV[1]` the holder's unique value,
+//! `ARGV[2]` the lease in ms and `ARGV[3]` the room's release channel (publish to it to wake
+//! waiters at once; without it they look again within the lease, or every 200 ms).
+//!
+//! - **acquire** (1–3 steps): a step that answers 1 (any number above 0, `OK`, or a table
+//!   whose first element is one of those) goes on, and after the last step the lock is held;
+//!   0, nil, or `{0, ms}` (ms: the lease left, which bounds a waiter's sleep) means busy: the
+//!   attempt stops there and the wait loop tries again.
+//! - **release** (1–2 steps): a step that answers "go on" lets the next one run; 0 or nil
+//!   stops the release (not our lock, nothing to do).
+//! - **renew** (optional): run every lease/3 while the lock is held (the watchdog's schedule);
+//!   0 or nil means the lock is no longer ours and renewing stops.
+//!
+//! # Safety: student code runs only where it can do no harm
+//! - Only on a lock store apart from the stock (`single` or `sentinel`): no script can reach
+//!   the stock, the ledger or any ground truth, which live in the resource store.
+//! - As a Redis ACL user of the room's own ([`acl`]), confined to the room's lock keys and
+//!   release channel, and to the commands a lock needs: no `FLUSHALL`, `CONFIG`, `KEYS`,
+//!   `DEBUG`, `SHUTDOWN`, `SCRIPT FLUSH`, no other room's lock.
+//! - Each step at most [`MAX_STEP_BYTES`]; every step is compiled at submission, as the
+//!   room's user, so a syntax error is a 400 with Redis's own message and line.
+//! - A step that runs longer than [`STEP_LIMIT`] is stopped ([`runaway`]): `SCRIPT KILL`, or,
+//!   if it already wrote, `SHUTDOWN NOSAVE` of the lock store, whose supervisor starts it
+//!   again. The student sees why in `GET /lab`.
+
+pub mod acl;
+pub mod conns;
+pub mod runaway;
+
+use std::time::Duration;
+
+use redis::{Script, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::keys::Keys;
+use crate::redis_pool::{RedisPool, StoreError};
+
+/// The most bytes one step's source may have.
+pub const MAX_STEP_BYTES: usize = 8 * 1024;
+/// How long one step may run before it counts as a runaway and is stopped.
+pub const STEP_LIMIT: Duration = Duration::from_millis(1_000);
+
+/// A lock as a room submits it (`PUT /admin/lab`) and stores it: each step's Lua source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabSource {
+    pub acquire: Vec<String>,
+    pub release: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew: Option<String>,
+}
+
+impl LabSource {
+    /// Checks the shape: 1–3 acquire steps, 1–2 release steps, each non-empty and small.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=3).contains(&self.acquire.len()) {
+            return Err(format!(
+                "acquire must have 1 to 3 steps, got {}",
+                self.acquire.len()
+            ));
+        }
+        if !(1..=2).contains(&self.release.len()) {
+            return Err(format!(
+                "release must have 1 or 2 steps, got {}",
+                self.release.len()
+            ));
+        }
+        for (name, source) in self.named_sources() {
+            if source.trim().is_empty() {
+                return Err(format!("{name} is empty"));
+            }
+            if source.len() > MAX_STEP_BYTES {
+                return Err(format!(
+                    "{name} has {} bytes; a step may have at most {MAX_STEP_BYTES}",
+                    source.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every step with the name a student reads in an error: "acquire step 2", "renew".
+    pub fn named_sources(&self) -> Vec<(String, &str)> {
+        let mut named: Vec<(String, &str)> = Vec::new();
+        for (i, source) in self.acquire.iter().enumerate() {
+            named.push((format!("acquire step {}", i + 1), source));
+        }
+        for (i, source) in self.release.iter().enumerate() {
+            named.push((format!("release step {}", i + 1), source));
+        }
+        if let Some(renew) = &self.renew {
+            named.push(("renew".to_owned(), renew));
+        }
+        named
+    }
+}
+
+/// The room's lock, ready to run: its steps as scripts, and the user they run as.
+#[derive(Debug)]
+pub struct LabLock {
+    pub acquire: Vec<Step>,
+    pub release: Vec<Step>,
+    pub renew: Option<Step>,
+    pub user: LabUser,
+    pub source: LabSource,
+}
+
+/// One step: its name, and the script sent for it (its code, for loading it at submission).
+#[derive(Debug)]
+pub struct Step {
+    pub name: String,
+    pub code: String,
+    pub script: Script,
+}
+
+/// The room's lock-store user: `lab:<room>`, with a password kept in the resource store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabUser {
+    pub name: String,
+    pub password: String,
+}
+
+impl LabUser {
+    pub fn of(keys: &Keys, password: &str) -> LabUser {
+        LabUser {
+            name: format!("lab:{}", keys.room()),
+            password: password.to_owned(),
+        }
+    }
+}
+
+/// A release step runs inside this wrapper, which notes whose lock the key held before and
+/// after the student's code: how the ground truth tells a release that deleted another
+/// holder's lock. Everything before the student's source is on its first line, so Redis's
+/// line numbers are the student's own.
+const RELEASE_WRAPPER: &str = include_str!("release_step.lua");
+const STUDENT_SOURCE: &str = "--[[STEP]]";
+
+impl LabLock {
+    pub fn new(source: LabSource, user: LabUser) -> LabLock {
+        let mut acquire = Vec::new();
+        let mut release = Vec::new();
+        let mut renew = None;
+        for (name, lua) in source.named_sources() {
+            let lua = match name.starts_with("release") {
+                true => wrap_release(lua),
+                false => lua.to_owned(),
+            };
+            let step = Step {
+                script: Script::new(&lua),
+                code: lua,
+                name,
+            };
+            match step.name.split(' ').next() {
+                Some("acquire") => acquire.push(step),
+                Some("release") => release.push(step),
+                _ => renew = Some(step),
+            }
+        }
+        LabLock {
+            acquire,
+            release,
+            renew,
+            user,
+            source,
+        }
+    }
+
+    /// Every step, in order.
+    pub fn steps(&self) -> impl Iterator<Item = &Step> {
+        self.acquire
+            .iter()
+            .chain(&self.release)
+            .chain(self.renew.as_ref())
+    }
+
+    /// Reads the room's lock from the resource store, if it has one.
+    pub async fn load(truth: &RedisPool, keys: &Keys) -> Result<Option<LabLock>, StoreError> {
+        let mut conn = truth.conn().await?;
+        let (source, password): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(keys.lab())
+            .arg("lock")
+            .arg("password")
+            .query_async(&mut conn)
+            .await?;
+        Ok(Self::from_stored(keys, source, password))
+    }
+
+    /// The lock from its stored fields; `None` when there is none (or it does not read).
+    pub fn from_stored(
+        keys: &Keys,
+        source: Option<String>,
+        password: Option<String>,
+    ) -> Option<LabLock> {
+        let source: LabSource = serde_json::from_str(&source?).ok()?;
+        Some(LabLock::new(source, LabUser::of(keys, &password?)))
+    }
+}
+
+/// An error as Redis said it, code first (`NOPERM …`, `ERR Error compiling script …`),
+/// without the client library's wording around it.
+pub fn as_said(err: &redis::RedisError) -> String {
+    match (err.code(), err.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        _ => err.to_string(),
+    }
+}
+
+/// Notes a step's failure where the room's students read it (`GET /lab`); best effort.
+pub async fn note_error(truth: &RedisPool, keys: &Keys, message: &str) {
+    let noted = async {
+        let mut conn = truth.conn().await?;
+        redis::cmd("HSET")
+            .arg(keys.lab())
+            .arg("last_error")
+            .arg(message)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(())
+    };
+    if let Err(err) = noted.await {
+        tracing::debug!(%err, "a lab step's error was not noted");
+    }
+}
+
+fn wrap_release(source: &str) -> String {
+    RELEASE_WRAPPER.replacen(STUDENT_SOURCE, source, 1)
+}
+
+/// What a step answered, read by the contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepReply {
+    GoOn,
+    /// Busy (an acquire) or stop (a release, a renew), with the lease left when given.
+    Stop {
+        lease_left_ms: Option<i64>,
+    },
+}
+
+impl StepReply {
+    pub fn read(value: &Value) -> StepReply {
+        let stop = StepReply::Stop {
+            lease_left_ms: None,
+        };
+        match value {
+            Value::Int(n) if *n > 0 => StepReply::GoOn,
+            Value::Okay | Value::SimpleString(_) | Value::Boolean(true) => StepReply::GoOn,
+            Value::BulkString(bytes) if !bytes.is_empty() && bytes.as_slice() != b"0" => {
+                StepReply::GoOn
+            }
+            Value::Array(items) => match items.first().map(StepReply::read) {
+                Some(StepReply::GoOn) => StepReply::GoOn,
+                Some(_) => StepReply::Stop {
+                    lease_left_ms: match items.get(1) {
+                        Some(Value::Int(ms)) => Some(*ms),
+                        _ => None,
+                    },
+                },
+                None => stop,
+            },
+            _ => stop,
+        }
+    }
+}
+
+/// What a wrapped release step answered: the student's reply, and whose lock the key held
+/// before and after it ran (empty: none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Released {
+    pub reply: StepReply,
+    pub before: String,
+    pub after: String,
+}
+
+impl Released {
+    pub fn read(value: Value) -> Result<Released, StoreError> {
+        let Value::Array(mut items) = value else {
+            return Err(StoreError::Lab(
+                "a release step's wrapper answered something else than 3 values".into(),
+            ));
+        };
+        let text = |v: Option<Value>| match v {
+            Some(Value::BulkString(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            _ => String::new(),
+        };
+        let after = text(items.pop());
+        let before = text(items.pop());
+        let reply = items
+            .first()
+            .map(StepReply::read)
+            .unwrap_or(StepReply::Stop {
+                lease_left_ms: None,
+            });
+        Ok(Released {
+            reply,
+            before,
+            after,
+        })
+    }
+
+    /// The release deleted (or overwrote) a lock someone else held.
+    pub fn took_anothers(&self, owner: &str) -> Option<&str> {
+        let anothers = !self.before.is_empty() && self.before != owner;
+        (anothers && self.after != self.before).then_some(self.before.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(acquire: &[&str], release: &[&str]) -> LabSource {
+        LabSource {
+            acquire: acquire.iter().map(|s| s.to_string()).collect(),
+            release: release.iter().map(|s| s.to_string()).collect(),
+            renew: None,
+        }
+    }
+
+    #[test]
+    fn a_lock_has_one_to_three_acquire_and_one_or_two_release_steps() {
+        assert!(source(&["return 1"], &["return 1"]).validate().is_ok());
+        let err = source(&[], &["return 1"]).validate().unwrap_err();
+        assert!(err.contains("acquire must have 1 to 3"), "{err}");
+        let err = source(&["return 1"], &["a", "b", "c"])
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("release must have 1 or 2"), "{err}");
+        let big = "x".repeat(MAX_STEP_BYTES + 1);
+        let err = source(&["return 1", &big], &["return 1"])
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("acquire step 2 has"), "{err}");
+        let err = source(&["return 1"], &[" "]).validate().unwrap_err();
+        assert!(err.contains("release step 1 is empty"), "{err}");
+    }
+
+    #[test]
+    fn replies_read_by_the_contract() {
+        assert_eq!(StepReply::read(&Value::Int(1)), StepReply::GoOn);
+        assert_eq!(StepReply::read(&Value::Okay), StepReply::GoOn);
+        assert_eq!(
+            StepReply::read(&Value::Nil),
+            StepReply::Stop {
+                lease_left_ms: None
+            }
+        );
+        assert_eq!(
+            StepReply::read(&Value::Array(vec![Value::Int(0), Value::Int(250)])),
+            StepReply::Stop {
+                lease_left_ms: Some(250)
+            }
+        );
+        assert_eq!(
+            StepReply::read(&Value::Array(vec![Value::Int(1), Value::Int(-1)])),
+            StepReply::GoOn
+        );
+    }
+
+    #[test]
+    fn the_release_wrapper_keeps_the_students_line_numbers() {
+        let wrapped = wrap_release("local a = 1\nreturn a");
+        let first = wrapped.lines().next().unwrap();
+        assert!(first.ends_with("local a = 1"), "{first}");
+        assert_eq!(wrapped.lines().nth(1), Some("return a"));
+    }
+
+    #[test]
+    fn a_release_that_removed_someone_elses_lock_is_told_apart() {
+        let released = |before: &str, after: &str| Released {
+            reply: StepReply::GoOn,
+            before: before.into(),
+            after: after.into(),
+        };
+        assert_eq!(released("b", "").took_anothers("a"), Some("b"));
+        assert_eq!(released("a", "").took_anothers("a"), None);
+        assert_eq!(released("b", "b").took_anothers("a"), None);
+        assert_eq!(released("", "").took_anothers("a"), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! The lab over HTTP: `GET /lab` shows the room's own lock (its steps and the last error its
+//! scripts met), `PUT /admin/lab` submits one, `POST /admin/lab/grade` attacks it with the
+//! grader's suite and answers the report card. A room token does all three in its room.
+
+use axum::extract::State;
+use axum::Json;
+use loadtest::lab::{self as grader, ReportCard, Shape};
+use oversell_api::tier::Tier;
+use serde_json::{json, Value};
+
+use super::extract::{required_json, Body, Room, RoomAdmin};
+use super::scenario::FleetRunner;
+use crate::control::Control;
+use crate::error::AppError;
+use crate::keys::Keys;
+use crate::lab::{acl, LabLock, LabSource, LabUser, STEP_LIMIT};
+use crate::redis_pool::{RedisPool, StoreError};
+use crate::scenario_guard::ScenarioGuard;
+use crate::state::AppState;
+
+const EXAMPLE: &str = r#"{"acquire": ["return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])"], "release": ["if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"]}"#;
+
+/// `GET /lab`: the room's lock as submitted, and the last error its scripts met.
+pub async fn show(
+    Room(keys): Room,
+    State(state): State<AppState>,
+) -> Result<Json<Value>, AppError> {
+    let mut conn = state.redis.conn().await?;
+    let (source, last_error): (Option<String>, Option<String>) = redis::cmd("HMGET")
+        .arg(keys.lab())
+        .arg("lock")
+        .arg("last_error")
+        .query_async(&mut conn)
+        .await
+        .map_err(StoreError::from)?;
+    let lock: Option<LabSource> = source.and_then(|s| serde_json::from_str(&s).ok());
+    Ok(Json(json!({
+        "room": keys.room(),
+        "lock": lock,
+        "last_error": last_error,
+        "contract": "each step is one Lua script run as its own round trip: KEYS[1] the lock, \
+                     ARGV[1] the holder's unique value, ARGV[2] the lease in ms, ARGV[3] the \
+                     release channel; an acquire step answers 1 to go on, 0 or {0, lease_left_ms} \
+                     when busy; a release step 1 to go on, 0 to stop; renew 1 while still ours",
+    })))
+}
+
+/// `PUT /admin/lab {"acquire": [...], "release": [...], "renew"?}`: the room's own lock,
+/// compiled as the room's lock-store user before it is stored, then used by every instance.
+pub async fn submit(
+    RoomAdmin { keys, .. }: RoomAdmin,
+    State(state): State<AppState>,
+    Body(body): Body,
+) -> Result<Json<Value>, AppError> {
+    let source: LabSource = required_json(&body, EXAMPLE)?;
+    source.validate().map_err(AppError::BadRequest)?;
+    lab_fits(&state)?;
+    state.rooms.create(&keys).await?;
+    let password = password_of(&state.redis, &keys).await?;
+    let user = LabUser::of(&keys, &password);
+    acl::prepare(state.lock_store.pool(), &keys, &user).await?;
+    let lab = LabLock::new(source, user);
+    compile(&state, &lab).await?;
+    let stored =
+        serde_json::to_string(&lab.source).map_err(|e| AppError::Internal(e.to_string()))?;
+    let mut conn = state.redis.conn().await?;
+    redis::pipe()
+        .atomic()
+        .hset(keys.lab(), "lock", stored)
+        .hset(keys.lab(), "password", &password)
+        .hdel(keys.lab(), "last_error")
+        .query_async::<()>(&mut conn)
+        .await
+        .map_err(StoreError::from)?;
+    state.fleet.broadcast(&Control::reload(keys.room())).await?;
+    state.rooms.touch(&keys).await?;
+    tracing::info!(room = keys.room(), "lab lock submitted");
+    Ok(Json(json!({
+        "room": keys.room(),
+        "shape": shape(&lab),
+    })))
+}
+
+/// `POST /admin/lab/grade`: runs the grader's suite in the room against its own lock.
+pub async fn grade(
+    RoomAdmin { keys, .. }: RoomAdmin,
+    State(state): State<AppState>,
+) -> Result<Json<ReportCard>, AppError> {
+    lab_fits(&state)?;
+    let lab = LabLock::load(&state.redis, &keys).await?.ok_or_else(|| {
+        AppError::BadRequest(format!(
+            "room {} has no lock of its own to grade: submit one first (PUT /admin/lab)",
+            keys.room()
+        ))
+    })?;
+    let fleet = FleetRunner::new(&state, &keys).await?;
+    let runner = fleet.runner(&state);
+    let holder = format!("{}:{}", state.instance, state.next_owner());
+    let running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
+        .await?
+        .ok_or(AppError::Busy)?;
+    take_last_error(&state.redis, &keys).await?;
+    let redis = &state.redis;
+    let keys_ref = &keys;
+    let card = grader::grade(&runner, shape(&lab), Tier::Custom, || async move {
+        Ok(take_last_error(redis, keys_ref).await?)
+    })
+    .await;
+    running.release().await;
+    let card = card.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    tracing::info!(room = keys.room(), outcomes = ?card.outcomes(), "lab lock graded");
+    Ok(Json(card))
+}
+
+fn shape(lab: &LabLock) -> Shape {
+    Shape {
+        acquire_steps: lab.acquire.len(),
+        release_steps: lab.release.len(),
+        renew: lab.renew.is_some(),
+    }
+}
+
+/// A lab lock needs a lock store apart from the stock.
+fn lab_fits(state: &AppState) -> Result<(), AppError> {
+    let zookeeper = state.lock_store.zookeeper().is_some();
+    match Tier::Custom.misfit(state.lock_store.kind(), zookeeper) {
+        Some(why) => Err(AppError::BadRequest(why)),
+        None => Ok(()),
+    }
+}
+
+/// The room user's password: the one it has, or a new one.
+async fn password_of(truth: &RedisPool, keys: &Keys) -> Result<String, AppError> {
+    let mut conn = truth.conn().await?;
+    let known: Option<String> = redis::cmd("HGET")
+        .arg(keys.lab())
+        .arg("password")
+        .query_async(&mut conn)
+        .await
+        .map_err(StoreError::from)?;
+    Ok(known.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()))
+}
+
+/// Loads every step into the lock store as the room's user: a step that does not compile is
+/// refused with Redis's own message, which names the line.
+async fn compile(state: &AppState, lab: &LabLock) -> Result<(), AppError> {
+    let user = &lab.user;
+    let mut conn = state
+        .lock_store
+        .pool()
+        .dedicated_as(&user.name, &user.password, STEP_LIMIT)
+        .await?;
+    for step in lab.steps() {
+        let loaded: redis::RedisResult<String> = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(&step.code)
+            .query_async(&mut conn)
+            .await;
+        match loaded.map_err(StoreError::from) {
+            Ok(_) => {}
+            Err(StoreError::Failed(err)) => {
+                let said = crate::lab::as_said(&err);
+                return Err(AppError::BadRequest(format!("{}: {said}", step.name)));
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The error the room's scripts last met, taken (so the next attack sees only its own).
+async fn take_last_error(truth: &RedisPool, keys: &Keys) -> Result<Option<String>, StoreError> {
+    let mut conn = truth.conn().await?;
+    let (error, _): (Option<String>, i64) = redis::pipe()
+        .atomic()
+        .hget(keys.lab(), "last_error")
+        .hdel(keys.lab(), "last_error")
+        .query_async(&mut conn)
+        .await?;
+    Ok(error)
+}
