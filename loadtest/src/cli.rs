@@ -13,11 +13,14 @@ use http::Method;
 use oversell_api::{SettingsPatch, WaitStrategy};
 
 use crate::admin::{self, AdminClient};
+pub use crate::args::{parse_duration, Lang, TargetArgs};
 use crate::http::preflight;
+use crate::lab::command::LabArgs;
 use crate::matrix::{parse_tiers, run_matrix, MatrixOptions};
 use crate::progress::Bar;
 use crate::report;
 use crate::scenario;
+use crate::scenario::command::{CurriculumArgs, ScenarioArgs};
 use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec, Stop};
 
@@ -66,94 +69,9 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// Run the whole curriculum in the order of the ladder: PASS/FAIL and why, per scenario.
     Curriculum(CurriculumArgs),
-}
-
-/// What every scenario command needs.
-#[derive(Debug, Args)]
-pub struct ScenarioCommon {
-    #[command(flatten)]
-    pub target: TargetArgs,
-
-    /// Admin token of the service.
-    #[arg(long, env = "OVERSELL_ADMIN_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-
-    /// Instances behind the URL that must hear each settings change [default: those
-    /// `GET /instances` lists].
-    #[arg(long, value_name = "N")]
-    pub instances: Option<usize>,
-
-    /// Run each scenario this many times and report how often its expectation held.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
-
-    /// Language of the explanations.
-    #[arg(long, value_enum, default_value = "both")]
-    pub lang: Lang,
-
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lang {
-    En,
-    Zh,
-    Both,
-}
-
-#[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  loadtest scenario list
-  OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
-  loadtest scenario fenced-freeze --token secret --repeat 20 --lang zh")]
-pub struct ScenarioArgs {
-    /// Scenario id, or `list`.
-    pub id: String,
-
-    #[command(flatten)]
-    pub common: ScenarioCommon,
-}
-
-#[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  OVERSELL_ADMIN_TOKEN=secret loadtest curriculum
-  loadtest curriculum --token secret --timing-sensitive --repeat 20")]
-pub struct CurriculumArgs {
-    /// Only the scenarios whose outcome depends on timing.
-    #[arg(long)]
-    pub timing_sensitive: bool,
-
-    #[command(flatten)]
-    pub common: ScenarioCommon,
-}
-
-/// Where to send requests.
-#[derive(Debug, Args)]
-pub struct TargetArgs {
-    /// Base URL of the service; repeat for several instances (connections go round robin,
-    /// admin calls and state reads go to the first).
-    #[arg(
-        short = 'u',
-        long = "url",
-        value_name = "URL",
-        default_value = "http://127.0.0.1:8080"
-    )]
-    pub urls: Vec<String>,
-
-    /// Room to play in (a separate stock, ledger and settings).
-    #[arg(long)]
-    pub room: Option<String>,
-
-    /// Give up on a connect or a request after this long (e.g. 500ms, 30s).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
-
-    /// Never draw the progress bar (it is drawn only when stdout is a terminal anyway).
-    #[arg(long)]
-    pub quiet: bool,
+    /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
+    /// ladder's faults.
+    Lab(LabArgs),
 }
 
 #[derive(Debug, Args)]
@@ -349,29 +267,6 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     Ok(n as u64)
 }
 
-/// A duration: `30s`, `500ms`, `1.5s`, `2m`, `1h`, `100us`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration `{s}`: expected e.g. 500ms, 30s, 2m");
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let x: f64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit.trim() {
-        "" | "s" | "sec" | "secs" => x,
-        "ms" => x / 1e3,
-        "us" | "µs" => x / 1e6,
-        "m" | "min" | "mins" => x * 60.0,
-        "h" => x * 3600.0,
-        _ => return Err(bad()),
-    };
-    Duration::try_from_secs_f64(seconds)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(bad)
-}
-
 /// A rate in requests per second: `500`, `2k`, `2k/s`, `0.5`.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let bad = || format!("invalid rate `{s}`: expected requests per second, e.g. 500 or 2k");
@@ -411,6 +306,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Matrix(args) => matrix(args).await,
         Command::Scenario(args) => scenario::command::one(args).await,
         Command::Curriculum(args) => scenario::command::all(args).await,
+        Command::Lab(args) => crate::lab::command::run(args).await,
     }
 }
 

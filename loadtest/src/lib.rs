@@ -38,6 +38,8 @@
 
 pub mod admin;
 #[cfg(feature = "cli")]
+pub mod args;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod http;
 pub mod lab;

@@ -370,3 +370,53 @@ async fn a_lab_lock_is_its_rooms_alone_and_needs_a_lock_store_apart() {
         .contains("acquire must have"));
     fleet.stop().await;
 }
+
+/// The command line a student uses: a lock from a folder or from files, shown back, graded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let locks = concat!(env!("CARGO_MANIFEST_DIR"), "/static/locks");
+    let cli = |args: &[&str]| {
+        let mut all = vec!["loadtest", "lab"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--url", fleet.url(), "--room", "cli", "--token", TOKEN]);
+        let all: Vec<String> = all.into_iter().map(str::to_owned).collect();
+        async move { loadtest::run_cli(all).await }
+    };
+    let acquire = format!("{locks}/setnx-expire/acquire-1.lua");
+    let expire = format!("{locks}/setnx-expire/acquire-2.lua");
+    let release = format!("{locks}/setnx-expire/release-1.lua");
+    let said = cli(&[
+        "submit",
+        "--acquire",
+        &acquire,
+        "--acquire",
+        &expire,
+        "--release",
+        &release,
+    ])
+    .await
+    .unwrap();
+    assert!(said.contains("2 acquire, 1 release"), "{said}");
+    let shown = cli(&["show"]).await.unwrap();
+    assert!(shown.contains("PEXPIRE"), "{shown}");
+
+    let folder = format!("{locks}/setnx");
+    let said = cli(&["submit", "--from", &folder]).await.unwrap();
+    assert!(said.contains("1 acquire, 1 release"), "{said}");
+    let card = cli(&["grade", "--lang", "en"]).await.unwrap();
+    assert!(
+        card.contains("holder-dies                  DEADLOCK"),
+        "{card}"
+    );
+    assert!(card.contains("Matches the ladder's rung: setnx"), "{card}");
+    // A file that is not there: said, before anything is sent.
+    let err = cli(&["submit", "--acquire", "/nowhere.lua", "--release", &release])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("cannot read /nowhere.lua"),
+        "{err}"
+    );
+    fleet.stop().await;
+}

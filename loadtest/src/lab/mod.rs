@@ -12,6 +12,9 @@
 //! outcome is per attack, and a test runs the built-in tiers and the ladder's own scripts
 //! submitted as custom locks through the same suite and requires the three to agree.
 
+#[cfg(feature = "cli")]
+pub mod command;
+
 use serde::Serialize;
 
 use oversell_api::{Fault, FaultKind, LeaseMode, Tier, Via, WaitStrategy};

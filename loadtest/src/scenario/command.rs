@@ -4,14 +4,70 @@
 use std::fmt::Write;
 
 use anyhow::{anyhow, bail};
+use clap::Args;
 use http::Method;
 use serde_json::{json, Value};
 
 use super::{find, Runner, Scenario, ScenarioRun, CATALOG};
 use crate::admin::{AdminClient, TOKEN_HINT};
-use crate::cli::{CurriculumArgs, Lang, ScenarioArgs, ScenarioCommon};
+use crate::args::{Lang, TargetArgs};
 use crate::http::preflight;
 use crate::target::Targets;
+
+/// What every scenario command needs.
+#[derive(Debug, Args)]
+pub struct ScenarioCommon {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Admin token of the service.
+    #[arg(long, env = "OVERSELL_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Instances behind the URL that must hear each settings change [default: those
+    /// `GET /instances` lists].
+    #[arg(long, value_name = "N")]
+    pub instances: Option<usize>,
+
+    /// Run each scenario this many times and report how often its expectation held.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Language of the explanations.
+    #[arg(long, value_enum, default_value = "both")]
+    pub lang: Lang,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  loadtest scenario list
+  OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
+  loadtest scenario fenced-freeze --token secret --repeat 20 --lang zh")]
+pub struct ScenarioArgs {
+    /// Scenario id, or `list`.
+    pub id: String,
+
+    #[command(flatten)]
+    pub common: ScenarioCommon,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  OVERSELL_ADMIN_TOKEN=secret loadtest curriculum
+  loadtest curriculum --token secret --timing-sensitive --repeat 20")]
+pub struct CurriculumArgs {
+    /// Only the scenarios whose outcome depends on timing.
+    #[arg(long)]
+    pub timing_sensitive: bool,
+
+    #[command(flatten)]
+    pub common: ScenarioCommon,
+}
 
 pub async fn one(args: ScenarioArgs) -> anyhow::Result<String> {
     if args.id == "list" {
