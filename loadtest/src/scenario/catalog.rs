@@ -399,7 +399,9 @@ pub static CATALOG: &[Scenario] = &[
         via: Via::Fleet,
         store: StoreSetup::ANY,
         expect: Expect::StallThenResume,
-        timing_sensitive: false,
+        // The stall (about a lease) and the refusals (before the store is back) are timed:
+        // measured in the hold-rate run.
+        timing_sensitive: true,
         source: "001 lines 151–152: Redisson's watchdog guarantees no deadlock, because a machine \
                  that dies takes its watchdog with it and the key expires after the 30 s lease",
         en: "The holder dies inside the critical section, and its watchdog dies with it: nobody \
@@ -522,7 +524,9 @@ pub static CATALOG: &[Scenario] = &[
             // Told while the store is still down, not hung until it comes back.
             Check::lt("max_latency_ms", REDIS_DOWN_MS as f64),
         ]),
-        timing_sensitive: false,
+        // The stall (about a lease) and the refusals (before the store is back) are timed:
+        // measured in the hold-rate run.
+        timing_sensitive: true,
         source: "001 line 92 (one Redis is a single point: once it fails, nothing can be locked) \
                  and 002 lines 667 and 677 (the single point of failure)",
         en: "The lock store's one Redis is killed as the sale starts and stays down for 8 s. \
