@@ -41,6 +41,8 @@ const en = {
   'store.holds': 'held · {ms} ms',
   'ctl.fault.failover': 'Failover (Sentinel)',
   'ctl.fault.restart': 'Restart lock store',
+  // The label of a lock-store-down button (the controls in index.html do not have it yet).
+  'ctl.fault.storedown': 'Lock store down (ms)',
   'ctl.fault.nodedown': 'Masters down (ms)',
   'ctl.fault.noderestart': 'Restart a master',
   'ctl.fault.clockjump': 'Clock jump (ms)',
@@ -268,6 +270,7 @@ const zh = {
   'store.holds': '持有 · 剩 {ms} 毫秒',
   'ctl.fault.failover': '主从切换（哨兵）',
   'ctl.fault.restart': '重启锁存储',
+  'ctl.fault.storedown': '锁存储宕机（毫秒）',
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
   'ctl.fault.noderestart': '重启一个主节点',
   'ctl.fault.clockjump': '时钟跳变（毫秒）',
