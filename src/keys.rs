@@ -71,7 +71,7 @@ impl Keys {
         format!("{}{name}", self.prefix)
     }
 
-    /// The stock counter (the articles' `inventory001`).
+    /// The stock counter (002's `inventory001`).
     pub fn stock(&self) -> String {
         self.key("stock")
     }

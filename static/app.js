@@ -230,7 +230,7 @@ for (const button of document.querySelectorAll('button.fault')) {
   button.addEventListener('click', () => act(button, async () => {
     const kind = button.dataset.kind;
     const body = { kind };
-    if (['freeze', 'release-gap', 'node-down', 'clock-jump', 'zk-node-down'].includes(kind)) body.ms = Number($('#fault-ms').value);
+    if (['freeze', 'release-gap', 'lock-store-down', 'node-down', 'clock-jump', 'zk-node-down'].includes(kind)) body.ms = Number($('#fault-ms').value);
     const target = $('#fault-target').value;
     if (target) body.instance = target;
     await call('POST', '/admin/faults', body);
@@ -291,6 +291,14 @@ function showScenarioText() {
 }
 $('#scenario-select').addEventListener('change', showScenarioText);
 
+// A verdict line in the page's language: `figure op value` gets the figure's name, a sentence
+// check its `key`'s text (loadtest's SENTENCE_CHECKS); anything else stays as the server said.
+function verdictText(v) {
+  const figure = /^([a-z0-9_]+) (>|==|<) (\S+)$/.exec(v.check);
+  if (figure) return `${t(`check.${figure[1]}`)} ${figure[2]} ${figure[3]}`;
+  return v.key ? t(`verdict.${v.key}`) : v.check;
+}
+
 $('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => {
   const id = $('#scenario-select').value;
   const box = $('#scenario-result');
@@ -307,7 +315,7 @@ $('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => 
   for (const v of r.verdicts || []) {
     const li = document.createElement('li');
     li.className = v.held ? 'held' : 'broken';
-    li.textContent = `${v.check}: ${typeof v.seen === 'object' ? JSON.stringify(v.seen) : v.seen}`;
+    li.textContent = `${verdictText(v)}: ${typeof v.seen === 'object' ? JSON.stringify(v.seen) : v.seen}`;
     list.appendChild(li);
   }
   box.appendChild(list);

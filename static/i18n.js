@@ -41,6 +41,8 @@ const en = {
   'store.holds': 'held · {ms} ms',
   'ctl.fault.failover': 'Failover (Sentinel)',
   'ctl.fault.restart': 'Restart lock store',
+  // The label of a lock-store-down button (the controls in index.html do not have it yet).
+  'ctl.fault.storedown': 'Lock store down (ms)',
   'ctl.fault.nodedown': 'Masters down (ms)',
   'ctl.fault.noderestart': 'Restart a master',
   'ctl.fault.clockjump': 'Clock jump (ms)',
@@ -121,6 +123,28 @@ const en = {
   'ctl.go': 'Go',
   pass: 'PASS',
   fail: 'FAIL',
+  // A scenario's verdict lines: a figure against a bound, or a sentence check.
+  'check.oversold': 'oversold',
+  'check.lost_updates': 'lost updates',
+  'check.overlaps': 'overlaps',
+  'check.foreign_releases': 'foreign releases',
+  'check.stale_writes_rejected': 'stale writes refused',
+  'check.lost_releases': 'lost releases',
+  'check.orders': 'orders',
+  'check.sent_503': 'buyers answered 503',
+  'check.store_faults': 'lock-store faults struck',
+  'check.min_depth': 'lowest hold count',
+  'check.lock_timeouts': 'lock wait timeouts',
+  'check.throughput_vs_lua_release': 'throughput against lua-release',
+  'check.max_latency_ms': 'slowest answer (ms)',
+  'verdict.deadlock-503': 'buyers got 503 (lock wait deadline; burst and probe)',
+  'verdict.deadlock-no-ttl': 'lock held with no TTL (ttl_ms == -1)',
+  'verdict.deadlock-stalled': 'still stalled after 2 × TTL (sold of 5)',
+  'verdict.deadlock-reset': 'after reset, sales resume (sold of 5)',
+  'verdict.recovery-waited': 'a buyer waited about a lease (max latency ms)',
+  'verdict.recovery-resumed': 'sales resumed by themselves (orders)',
+  'verdict.recovery-no-503': 'no buyer hit the wait deadline (503s)',
+  'verdict.store-back': 'the lock store back, sales resume (sold of 5)',
   'burst.result': '{ok} sold · {sold_out} sold out · {unavailable} × 503 · {errors} errors · {ms} ms · {rps}/s',
   'done.tier': 'Tier set to {tier}.',
   'done.reset': 'Stock reset to {stock}.',
@@ -186,24 +210,31 @@ const en = {
 
 // Chinese. 中文术语表 — one term per concept, in the dashboard, the scenario catalog
 // (loadtest/src/scenario/catalog.rs) and the README; loadtest/tests/curriculum_text.rs
-// fails on the retired terms in brackets.
-//   lease                 租约（不用 租期 / 过期时间）；the lease runs out: 租约到期 / 锁到期
+// fails on the retired terms in brackets. Where the articles use another word, it appears
+// only in the gloss shown here, given once somewhere so a reader of the articles finds it.
+//   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss
+//                         租约（文章里叫“过期时间”））；the lease runs out: 租约到期 / 锁到期
 //   renewal               续期
 //   stale write           陈旧写入（不用 过期写入：过期 只指租约到期）
-//   fencing token         围栏令牌；each text gives the English once: 围栏令牌（fencing token）
+//   fencing token         围栏令牌（不用 栅栏令牌；防护令牌 only in the gloss
+//                         围栏令牌（fencing token，也译“防护令牌”））；each text gives the
+//                         English once: 围栏令牌（fencing token）
+//   failover              主从切换（不用 故障切换 / 故障转移）
+//   thundering herd       羊群效应（惊群 only in the gloss 羊群效应（惊群））
+//   a lock write          加锁 / 加锁写入（不用 写锁：that is a read-write lock's write half）
 //   hold count            重入次数（不用 持有计数）
 //   critical section      临界区；holder 持锁者；waiter 等待者
 //   foreign release       误删他人锁（table headings: 误删）
 //   overlap               临界区重叠（short: 重叠）
 //   oversold / lost update   超卖 / 丢失更新
-//   business work         业务处理；its duration 业务耗时
+//   business work         处理业务 / 业务处理（不用 干活）；its duration 业务耗时
 //   fault, armed          故障注入；one-shot, not yet hit: 待触发
 //   buyers fired at once  一轮抢购 / 并发下单
 //   tier                  锁方案; the ladder by 000's names: setnx 青铜 · setnx-expire 白银 ·
 //                         atomic-expiry 黄金 · uuid-owner 铂金 · lua-release 钻石
 //   behind nginx          经 nginx 分发到多个实例
 const zh = {
-  title: 'oversell —— 分布式锁，用数字说话',
+  title: 'oversell——分布式锁，用数字说话',
   room: '房间',
   tier: '锁方案',
   live: '实时',
@@ -232,13 +263,14 @@ const zh = {
   'store.clock': '时钟',
   'store.role': '角色',
   'store.persistence': '持久化',
-  'store.lock': '锁',
+  'store.lock': '持锁情况',
   'store.role.primary': '主节点',
   'store.role.replica': '从节点',
   'store.down': '宕机',
   'store.holds': '持有 · 剩 {ms} 毫秒',
   'ctl.fault.failover': '主从切换（哨兵）',
   'ctl.fault.restart': '重启锁存储',
+  'ctl.fault.storedown': '锁存储宕机（毫秒）',
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
   'ctl.fault.noderestart': '重启一个主节点',
   'ctl.fault.clockjump': '时钟跳变（毫秒）',
@@ -298,8 +330,8 @@ const zh = {
   'ctl.apply': '应用',
   'ctl.faults': '故障注入（一次性，由下一个持锁者触发）',
   'ctl.fault.ms': '毫秒',
-  'ctl.fault.target': '实例',
-  'ctl.fault.any': '任意实例',
+  'ctl.fault.target': '目标实例',
+  'ctl.fault.any': '不限（下一个持锁者）',
   'ctl.fault.crash': '持锁时崩溃',
   'ctl.fault.crashexpire': 'SETNX 后、EXPIRE 前崩溃',
   'ctl.fault.freeze': '冻结持锁进程',
@@ -319,6 +351,28 @@ const zh = {
   'ctl.go': '进入',
   pass: '通过',
   fail: '失败',
+  // 场景判定的每一行：某个数字与界限比较，或一句话的检查。
+  'check.oversold': '超卖',
+  'check.lost_updates': '丢失更新',
+  'check.overlaps': '临界区重叠',
+  'check.foreign_releases': '误删他人锁',
+  'check.stale_writes_rejected': '陈旧写入被拒',
+  'check.lost_releases': '释放时锁已丢失',
+  'check.orders': '订单',
+  'check.sent_503': '收到 503 的买家',
+  'check.store_faults': '锁存储故障次数',
+  'check.min_depth': '最低重入次数',
+  'check.lock_timeouts': '等锁超时次数',
+  'check.throughput_vs_lua_release': '吞吐量（相对 lua-release）',
+  'check.max_latency_ms': '最慢的应答（毫秒）',
+  'verdict.deadlock-503': '有买家收到 503（等锁超时；本轮抢购与探测）',
+  'verdict.deadlock-no-ttl': '锁被持有且没有 TTL（ttl_ms == -1）',
+  'verdict.deadlock-stalled': '过了 2 × TTL 仍然卖不出（5 单中卖出的件数）',
+  'verdict.deadlock-reset': '重置之后销售恢复（5 单中卖出的件数）',
+  'verdict.recovery-waited': '有买家等了大约一个租约（最慢应答，毫秒）',
+  'verdict.recovery-resumed': '销售自行恢复（订单数）',
+  'verdict.recovery-no-503': '没有买家等到等待期限（503 次数）',
+  'verdict.store-back': '锁存储回来后，销售随之恢复（5 单中卖出的件数）',
   'burst.result': '成交 {ok} · 售罄 {sold_out} · {unavailable} 个 503 · 错误 {errors} · 耗时 {ms} 毫秒 · {rps} 单/秒',
   'done.tier': '锁方案已切换为 {tier}。',
   'done.reset': '库存已重置为 {stock}。',
@@ -333,7 +387,7 @@ const zh = {
   'ctl.faults.room': '作用于整个实例或锁存储的故障会波及所有房间：只有老师能注入。',
   'ctl.scenario.adminonly': '仅限老师',
   // 课堂页面（/class）。
-  'class.title': 'oversell —— 课堂',
+  'class.title': 'oversell——课堂',
   'class.dashboard': '仪表盘',
   'class.locked': '输入管理令牌，才能创建和管理课堂。',
   'class.roomtoken': '这是房间 {room} 的令牌：课堂页面需要老师的管理令牌。',
@@ -387,33 +441,33 @@ export const TIER_TEXT = {
   en: {
     none: 'No lock at all. Every buyer reads the stock, works, and writes stock − 1. Two buyers that read the same number both sell: the counter loses updates and more items are sold than exist. This is the race every other tier tries to stop.',
     local: 'An in-process mutex per instance. Inside one process the sections take turns, so with a single instance nothing is oversold. Behind nginx with two or more instances each process has its own mutex: sections on different lanes overlap and the stock is oversold again.',
-    setnx: 'SETNX takes the lock, DEL releases it, waiters retry. Exclusion holds across the fleet while every holder lives. But the lock has no lease: a holder that crashes never releases it, and every buyer after it waits until its deadline and gets a 503 — a deadlock.',
-    'setnx-expire': 'SETNX, then EXPIRE as a second command, so a dead holder\'s lock times out. The two commands are not atomic: a holder that dies between them leaves a lock with no expiry, and the fleet deadlocks exactly as with plain SETNX.',
+    setnx: 'SETNX takes the lock, DEL releases it, waiters retry in a loop. Exclusion holds across the fleet while every holder lives. But the lock has no lease: a holder that crashes never releases it, and every buyer after it waits until its deadline and gets a 503 — a deadlock. (000 retries by recursion and sleeps so the stack does not overflow; the sleep only slows the recursion down, a lock never freed overflows it all the same. 002 switches to a while loop: one frame, however long the wait.)',
+    'setnx-expire': 'SETNX, then EXPIRE as a second command, so a dead holder\'s lock times out. The two commands are not atomic: a holder that dies between them leaves a lock with no expiry, and the fleet deadlocks exactly as with plain SETNX. (004 offers SETEX as the atomic answer: it is atomic, but it has no NX and overwrites a held lock, so it is no lock at all. The atomic pair is SET NX PX, the next tier.)',
     'atomic-expiry': 'SET key value NX PX ttl takes the lock and its lease in one command, and DEL releases it. No more deadlock. But when the work outlasts the lease, the lock expires, B takes it, and A\'s DEL then deletes B\'s lock — a foreign release that lets C in too.',
     'uuid-owner': 'Each holder writes a unique value and checks it before deleting: GET, compare, DEL as separate commands. It never deletes a lock it can see is foreign — yet the lease can expire between GET and DEL, and the DEL then removes the next holder\'s lock.',
     'lua-release': 'A unique value and a Lua script that compares and deletes atomically: only the owner can release. But the lease still runs out when the business work is longer than the TTL: a second holder gets in while the first is still working, and both sell.',
     'reentrant-watchdog': 'A Redis hash of owner → hold count (the same holder can re-enter), a watchdog that renews the lease every TTL/3 while the holder runs, and pub/sub to wake waiters. Long work is safe — but a whole-process pause (a GC-like stop) longer than the lease stops the watchdog too: a second holder gets in and the paused one writes stale data when it wakes.',
-    fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice.',
-    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data. Redis or ZooKeeper? Measured on one fleet (2 cores, 64 buyers): 663 sales/s against 1,850 for lua-release and 719 for redlock, but the lowest p99 (213 ms against 322 and 606 ms): a fair queue, no lost lock, a token for free — at a third of the speed.',
+    fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice. 002\'s other fixes for the pause fall short: checking its own id before writing is check-then-act again (the pause can come right after the check), a longer lease only narrows the window, a watchdog pauses with the process. Only a token the resource checks closes it. Redisson\'s counterpart is RFencedLock.',
+    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP, in the CAP theorem\'s words): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data. Redis or ZooKeeper? Measured on one fleet (2 cores, 64 buyers): 663 sales/s against 1,850 for lua-release and 719 for redlock, but the lowest p99 (213 ms against 322 and 606 ms): a fair queue, no lost lock, a token for free — at a third of the speed.',
     'zookeeper-fenced': 'The ZooKeeper lock plus a fencing token: the lock node\'s creation zxid, which only grows. The stock refuses a write with a lower token than it has seen, so the holder frozen past its session timeout wakes up and is refused — a token Redlock cannot give.',
-    redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it.',
+    redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it. 001 recommends Redisson\'s RedissonRedLock; Redisson deprecated it in 3.12.5 and points to RLock (its lock writes now wait for the replicas by default) and RFencedLock.',
     'atomic-deduct': 'No lock at all: one Lua script checks the stock, decrements it and records the order in a single atomic step. Nothing to expire, nothing to release, one round trip — the right tool when the whole state lives in Redis.',
     custom: 'The lab: this room\'s own lock, its acquire, release and renew steps written in Lua by the students, each step its own round trip. It guarantees what its scripts guarantee: the grader attacks it with the ladder\'s faults and says where it broke.',
   },
   zh: {
     none: '完全不加锁。每个买家先读库存、处理业务，再写回「库存 − 1」。两个买家读到同一个数，就都会卖出：后写的覆盖先写的（丢失更新），卖出的件数超过库存（超卖）。后面每个方案要防的都是这个竞态。',
     local: '每个实例一把进程内的锁（相当于 Java 的 synchronized / ReentrantLock）。同一进程里的临界区轮流执行，所以只有一个实例时不会超卖。可一旦 nginx 把请求分发到两个及以上实例，每个进程只锁得住自己：不同泳道上的临界区互相重叠，又开始超卖。',
-    setnx: '青铜方案：SETNX 加锁、DEL 解锁，抢不到就重试。只要持锁者都活着，整个集群都能互斥。但锁没有租约：持锁者一旦崩溃，这把锁就再也没人删，之后的买家都等到超时、拿到 503 —— 死锁。',
-    'setnx-expire': '白银方案：先 SETNX，再用另一条命令 EXPIRE 设置租约，这样持锁者死了锁也会到期。但两条命令不是原子的：持锁者恰好死在两者之间，锁就没有租约，集群和青铜方案一样死锁。',
+    setnx: '青铜方案：SETNX 加锁、DEL 解锁，抢不到就重试。只要持锁者都活着，整个集群都能互斥。但锁没有租约：持锁者一旦崩溃，这把锁就再也没人删，之后的买家都等到超时、拿到 503——死锁。（000 用递归重试，说先睡一会儿是为了不让栈溢出；其实睡眠只让递归变慢，锁永远不释放时照样栈溢出。002 改成了 while 循环：等多久都只占一层栈。）',
+    'setnx-expire': '白银方案：先 SETNX，再用另一条命令 EXPIRE 设置租约（文章里叫“过期时间”），这样持锁者死了锁也会到期。但两条命令不是原子的：持锁者恰好死在两者之间，锁就没有租约，集群和青铜方案一样死锁。（004 把 SETEX 当作原子的解决办法：它确实是原子的，但没有 NX，会覆盖别人持有的锁，根本不是锁。真正原子的组合是 SET NX PX，也就是下一级方案。）',
     'atomic-expiry': '黄金方案：SET key value NX PX ttl 一条命令同时加锁并设置租约，DEL 解锁，不会再死锁。但业务耗时超过租约时，锁到期，B 拿到锁，随后 A 的 DEL 把 B 的锁删了（误删他人锁），C 也跟着进来。',
-    'uuid-owner': '铂金方案：每个持锁者写入自己的唯一值，删除前先核对：GET、比较、DEL 是三条独立的命令。看得出是别人的锁就不删 —— 但租约可能恰好在 GET 和 DEL 之间到期，这时 DEL 删掉的是下一个持锁者的锁。',
+    'uuid-owner': '铂金方案：每个持锁者写入自己的唯一值，删除前先核对：GET、比较、DEL 是三条独立的命令。看得出是别人的锁就不删——但租约可能恰好在 GET 和 DEL 之间到期，这时 DEL 删掉的是下一个持锁者的锁。',
     'lua-release': '钻石方案：唯一值加一段 Lua 脚本，原子地比较并删除，只有持锁者自己能解锁。但业务耗时超过 TTL 时，租约照样到期：第一个持锁者还在处理，第二个已经进来，两个都卖出。',
-    'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全 —— 但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
-    fenced: '看门狗锁再加上围栏令牌（fencing token）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒 —— 计入「陈旧写入被拒」，绝不会多卖。',
-    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会惊群），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，写入陈旧数据。Redis 还是 ZooKeeper？同一套集群实测（2 核，64 个买家）：每秒 663 单，lua-release 是 1,850，redlock 是 719；但 p99 最低（213 毫秒，对比 322 和 606 毫秒）：公平排队、不丢锁、白送围栏令牌 —— 代价是只有三分之一的速度。',
-    'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存拒绝令牌小于已见最大值的写入，所以冻结超过会话超时的持锁者醒来后写入被拒 —— 这样的令牌 Redlock 给不了。',
-    redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入 —— Redlock 没有围栏令牌可以拦住它。',
-    'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成 —— 状态全在 Redis 里时，这才是该用的工具。',
+    'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全——但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
+    fenced: '看门狗锁再加上围栏令牌（fencing token，也译“防护令牌”）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒——计入「陈旧写入被拒」，绝不会多卖。002 列出的其他对策都不够：写之前核对自己的标识仍是“先检查、后执行”，停顿可以恰好发生在核对之后；延长租约只是缩小窗口；看门狗会随进程一起停下。只有由资源自己校验的令牌才能关上这个窗口。Redisson 里对应的是 RFencedLock。',
+    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会出现羊群效应），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（按 CAP 定理的说法是 CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，写入陈旧数据。Redis 还是 ZooKeeper？同一套集群实测（2 核，64 个买家）：每秒 663 单，lua-release 是 1,850，redlock 是 719；但 p99 最低（213 毫秒，对比 322 和 606 毫秒）：公平排队、不丢锁、白送围栏令牌——代价是只有三分之一的速度。',
+    'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存只接受令牌不小于它见过的最大令牌的写入，所以冻结超过会话超时的持锁者醒来后写入被拒——这样的令牌 Redlock 给不了。',
+    redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入——Redlock 没有围栏令牌可以拦住它。001 推荐 Redisson 的 RedissonRedLock，但 Redisson 在 3.12.5 版已将其废弃，改为推荐 RLock（如今默认会等从节点收到加锁写入）和 RFencedLock。',
+    'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成——状态全在 Redis 里时，这才是该用的工具。',
     custom: '实验课：这个房间自己的锁，加锁、释放、续租的每一步都是学生写的 Lua 脚本，每一步单独一次往返。它能保证什么，取决于脚本本身：评分器用阶梯上的各种故障攻击它，告诉你它在哪里失守。',
   },
 };

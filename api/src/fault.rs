@@ -28,6 +28,10 @@ pub enum FaultKind {
     /// Lock store `single` only: the store's Redis is killed right after the next acquire and
     /// restarted by its supervisor with its persistence setting.
     LockStoreRestart,
+    /// Lock store `single` only: the store's Redis is killed as the next buyer tries to lock,
+    /// and its supervisor brings it back only after `ms`, as a crashed server would be: the
+    /// single point of failure, with nothing left to lock on meanwhile.
+    LockStoreDown,
     /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
     /// down for `ms`.
     NodeDown,
@@ -56,13 +60,14 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 13] = [
+    pub const ALL: [FaultKind; 14] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
         FaultKind::Failover,
         FaultKind::LockStoreRestart,
+        FaultKind::LockStoreDown,
         FaultKind::NodeDown,
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
@@ -80,6 +85,7 @@ impl FaultKind {
             FaultKind::Freeze => "freeze",
             FaultKind::Failover => "failover",
             FaultKind::LockStoreRestart => "lock-store-restart",
+            FaultKind::LockStoreDown => "lock-store-down",
             FaultKind::NodeDown => "node-down",
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
@@ -94,7 +100,7 @@ impl FaultKind {
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
         match self {
             FaultKind::Failover => Some(LockStoreKind::Sentinel),
-            FaultKind::LockStoreRestart => Some(LockStoreKind::Single),
+            FaultKind::LockStoreRestart | FaultKind::LockStoreDown => Some(LockStoreKind::Single),
             FaultKind::NodeDown | FaultKind::NodeRestart | FaultKind::ClockJump => {
                 Some(LockStoreKind::Redlock)
             }
@@ -132,6 +138,7 @@ impl FaultKind {
             self,
             FaultKind::ReleaseGap
                 | FaultKind::Freeze
+                | FaultKind::LockStoreDown
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::ZkNodeDown
@@ -173,8 +180,8 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze` and `node-down`, the jump of `clock-jump`; 0
-    /// otherwise.
+    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down` and
+    /// `zk-node-down`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,

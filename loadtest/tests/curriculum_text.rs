@@ -4,16 +4,18 @@
 //!
 //! - the English and Chinese tables have the same keys, each once, with the same
 //!   `{placeholders}`; the tier paragraphs cover exactly the tier list, in both languages;
-//! - every scenario has an English and a Chinese explanation and a source;
+//! - every scenario has an English and a Chinese explanation and a source that names its
+//!   lines; every verdict line a scenario can show has its text in both tables;
 //! - the Chinese keeps the glossary at the top of the zh table: none of the retired terms,
-//!   and the fencing token named one way.
+//!   the fencing token named one way, the articles' own words only in their glosses (each
+//!   given somewhere), and long dashes as Chinese sets them.
 //!
 //! No JavaScript engine: `i18n.js` keeps one `key: 'value',` entry a line, and this test
 //! fails loudly on a line it cannot read rather than skip it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loadtest::scenario::CATALOG;
+use loadtest::scenario::{Expect, CATALOG, SENTENCE_CHECKS};
 
 const I18N: &str = include_str!("../../static/i18n.js");
 
@@ -33,6 +35,21 @@ const RETIRED: &[(&str, &str)] = &[
     ("释放间隙", "GET 与 DEL 之间停顿"),
     ("业务毫秒", "业务耗时（毫秒）"),
     ("在 nginx 后面", "经 nginx 分发到多个实例"),
+    // One word for a failover: the articles' 主从切换.
+    ("故障切换", "主从切换"),
+    ("故障转移", "主从切换"),
+    ("干活", "处理业务"),
+    // Reads as the write half of a read-write lock.
+    ("写锁", "加锁 / 加锁写入"),
+    ("惊群", "羊群效应（惊群）"),
+];
+
+/// The articles' words where the curriculum uses its own: each is glossed this way, and only
+/// this way, once somewhere, so a student who read the articles finds the term again.
+const GLOSSES: &[&str] = &[
+    "租约（文章里叫“过期时间”）",
+    "围栏令牌（fencing token，也译“防护令牌”）",
+    "羊群效应（惊群）",
 ];
 
 /// The lines between `open` (a line of the file, trimmed) and the next line that is `close`.
@@ -197,19 +214,88 @@ fn every_scenario_explains_itself_in_both_languages_and_names_its_source() {
 
 #[test]
 fn the_chinese_keeps_the_glossary() {
-    for (name, text) in chinese_texts() {
+    let texts = chinese_texts();
+    for (name, text) in &texts {
+        let unglossed = GLOSSES
+            .iter()
+            .fold(text.clone(), |rest, gloss| rest.replace(gloss, ""));
         for (retired, instead) in RETIRED {
             assert!(
-                !text.contains(retired),
+                !unglossed.contains(retired),
                 "{name} says `{retired}`; the glossary (top of the zh table in static/i18n.js) \
-                 uses `{instead}`: {text}"
+                 uses `{instead}`, the articles' word only in its gloss ({GLOSSES:?}): {text}"
             );
         }
-        let rest = text.replace("围栏令牌（fencing token）", "");
+        let rest = unglossed.replace("围栏令牌（fencing token）", "");
         assert!(
             !rest.to_lowercase().contains("token"),
             "{name}: the fencing token is 围栏令牌, with the English once as \
              围栏令牌（fencing token）: {text}"
+        );
+    }
+    for gloss in GLOSSES {
+        assert!(
+            texts.iter().any(|(_, text)| text.contains(gloss)),
+            "no Chinese text glosses the articles' word as `{gloss}`"
+        );
+    }
+}
+
+#[test]
+fn the_chinese_sets_long_dashes_as_chinese_does() {
+    for (name, text) in chinese_texts() {
+        assert!(
+            !text.contains(" ——") && !text.contains("—— "),
+            "{name}: a Chinese long dash takes no spaces (——): {text}"
+        );
+        assert!(
+            !text.replace("——", "").contains('—'),
+            "{name}: a Chinese long dash is two (——), not one: {text}"
+        );
+    }
+}
+
+#[test]
+fn every_verdict_line_has_its_text_in_both_languages() {
+    let en = table("const en = {", "};");
+    let zh = table("const zh = {", "};");
+    let mut keys: BTreeSet<String> = SENTENCE_CHECKS
+        .iter()
+        .map(|(key, _)| format!("verdict.{key}"))
+        .collect();
+    for s in CATALOG {
+        if let Expect::Figures(checks) | Expect::RefusedThenResume(checks) = s.expect {
+            keys.extend(checks.iter().map(|c| format!("check.{}", c.figure)));
+        }
+    }
+    for key in &keys {
+        assert!(
+            en.contains_key(key) && zh.contains_key(key),
+            "static/i18n.js has no `{key}` in both tables: the dashboard would show it raw"
+        );
+        assert!(has_han(&zh[key]), "zh `{key}` is not Chinese: {}", zh[key]);
+    }
+    for (key, english) in SENTENCE_CHECKS {
+        assert_eq!(
+            en[&format!("verdict.{key}")],
+            *english,
+            "the dashboard's English for `{key}` differs from the runner's"
+        );
+    }
+}
+
+#[test]
+fn every_scenario_names_the_lines_of_its_source() {
+    for s in CATALOG {
+        let names_lines = s.source.contains("line")
+            || s.source.starts_with("not in the articles")
+            || !["000", "001", "002", "003", "004"]
+                .iter()
+                .any(|a| s.source.contains(a));
+        assert!(
+            names_lines,
+            "`{}` cites an article without its lines: {}",
+            s.id, s.source
         );
     }
 }

@@ -11,7 +11,8 @@ use crate::lock_store::chaos as store;
 ///
 /// `failover`: hold the primary's replicas off, so the lock written by this attempt stays on
 /// the primary alone; they resume when the returned guard is dropped, after the attempt.
-/// `node-down` strikes here and is done; `node-restart` cuts the minority off (see
+/// `node-down` and `lock-store-down` strike here and are done (the attempt then finds the
+/// store gone); `node-restart` cuts the minority off (see
 /// `redlock.rs`).
 pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
     match fault.kind {
@@ -31,6 +32,15 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             match redlock::strike_before(cx, fault).await {
                 Some(what) => struck(cx, fault, &what).await,
                 None => tracing::error!("fault: node-down found no master to kill"),
+            }
+            None
+        }
+        FaultKind::LockStoreDown => {
+            cx.take_store_fault();
+            let down_for = std::time::Duration::from_millis(fault.ms);
+            match store::kill_store_for(cx.store.pool(), down_for).await {
+                Ok(what) => struck(cx, fault, &format!("down for {down_for:?}: {what}")).await,
+                Err(err) => tracing::error!(%err, "fault: lock-store-down could not strike"),
             }
             None
         }

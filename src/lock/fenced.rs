@@ -2,6 +2,10 @@
 //! inside the acquire script, that only ever grows. The stock accepts a read or write only
 //! with a token at least as high as any it has seen (see `sale/enter.lua`, `sale/commit.lua`).
 //!
+//! The articles never reach it: 002 (lines 630–648) tells the pause and lists fixes that only
+//! narrow the window. Fencing tokens come from Martin Kleppmann's "How to do distributed
+//! locking" (2016); Redisson's counterpart is `RFencedLock` (`lockAndGetToken`).
+//!
 //! # Guarantee
 //! Even when a paused holder outlives its lease and a second holder gets in, the stale holder's
 //! write is refused: no oversell, no lost update. The refusal is counted as a stale write.

@@ -25,6 +25,11 @@
 //!   gets in, and the first one's write lands anyway. Redlock hands out no fencing token the
 //!   resource could check, so nothing refuses it.
 //!
+//! # Redisson
+//! 001 (lines 239–250) recommends Redisson's `RedissonRedLock`. Redisson deprecated it in
+//! 3.12.5: its `RLock` now waits for the replicas after each lock write (the `sync_replicas`
+//! setting here), and its `RFencedLock` hands out a fencing token (the `fenced` tier here).
+//!
 //! # Why not the `rslock` crate
 //! rslock runs the same algorithm, but generates its own lock value (the ground truth needs
 //! the sale's owner id in the lock to tell holders apart), hides which masters granted (the

@@ -12,8 +12,9 @@
 //! One holder at a time while every holder's session is alive, first come first served. No
 //! lease to tune: a holder that dies loses its node when its session times out, and only then
 //! — slow work keeps the lock as long as the holder's process answers ZooKeeper's pings.
-//! ZooKeeper is consistent (CP): a write is acknowledged by a quorum, so losing one server of
-//! three loses no lock; without a quorum it refuses (a 503), rather than answer wrongly.
+//! ZooKeeper is consistent (CP, in the CAP theorem's words; 001 says strongly consistent): a
+//! write is acknowledged by a quorum, so losing one server of three loses no lock; without a
+//! quorum it refuses (a 503), rather than answer wrongly.
 //!
 //! # What breaks it
 //! A pause of the holder's whole process (GC, SIGSTOP) longer than the session timeout: the

@@ -14,6 +14,9 @@
 //! told `SHUTDOWN NOSAVE NOW`: it exits at once without saving a snapshot, though it still
 //! flushes an append-only file it has; its container's restart policy brings it back.
 //!
+//! A single store's Redis killed for a while (`lock-store-down`) is found the same way and
+//! kept down by the same hold-down file as a Redlock master.
+//!
 //! The Redlock masters are struck the same way, one [`QuorumNode`] at a time: killed (and,
 //! for `node-down`, kept down by a hold-down file its supervisor honours), or their wall clock
 //! moved forward through the clock-offset file their `LD_PRELOAD` shim reads (see
@@ -149,6 +152,49 @@ pub async fn kill_primary(pool: &RedisPool) -> Result<String, StoreError> {
     }
 }
 
+/// Kills the single store's Redis (SIGKILL) and keeps it down for `down_for`: its supervisor
+/// brings it back only then, as a crashed server would be, instead of within 100 ms. Only on
+/// this machine: the hold-down is a file in the node's data dir. Returns `host:port pid=N`.
+pub async fn kill_store_for(pool: &RedisPool, down_for: Duration) -> Result<String, StoreError> {
+    let client = pool.client().await?;
+    let addr = client.get_connection_info().addr().to_string();
+    if !is_loopback(&addr) {
+        return Err(StoreError::Unavailable(format!(
+            "{addr} is not on this machine: its process is out of reach (use `oversell up`)"
+        )));
+    }
+    let mut conn = pool.conn().await?;
+    let (info, dir): (String, Vec<String>) = redis::pipe()
+        .cmd("INFO")
+        .arg("server")
+        .cmd("CONFIG")
+        .arg("GET")
+        .arg("dir")
+        .query_async(&mut conn)
+        .await?;
+    let unavailable = |why: &str| StoreError::Unavailable(format!("{addr}: {why}"));
+    let pid = process_id(&info).ok_or_else(|| unavailable("no process_id"))?;
+    let dir = dir.get(1).ok_or_else(|| unavailable("no dir"))?;
+    hold_down(&PathBuf::from(dir), down_for)?;
+    // SAFETY: kill has no memory-safety preconditions.
+    if unsafe { libc::kill(pid, libc::SIGKILL) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(unavailable(&format!("kill {pid}: {err}")));
+    }
+    Ok(format!("{addr} pid={pid}"))
+}
+
+/// Writes the hold-down file its supervisor honours (see [`HOLD_DOWN_FILE`]) in `dir`.
+fn hold_down(dir: &std::path::Path, down_for: Duration) -> Result<(), StoreError> {
+    let until = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        + down_for;
+    let file = dir.join(HOLD_DOWN_FILE);
+    std::fs::write(&file, until.as_millis().to_string())
+        .map_err(|err| StoreError::Unavailable(format!("{}: {err}", file.display())))
+}
+
 /// A Redlock master's process, as the node itself reports it.
 struct NodeProcess {
     pid: i32,
@@ -202,13 +248,7 @@ pub async fn kill_node(
     on_this_machine(node)?;
     let process = process_of(node).await?;
     if let Some(down_for) = down_for {
-        let until = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            + down_for;
-        let file = process.dir.join(HOLD_DOWN_FILE);
-        std::fs::write(&file, until.as_millis().to_string())
-            .map_err(|err| StoreError::Unavailable(format!("{}: {err}", file.display())))?;
+        hold_down(&process.dir, down_for)?;
     }
     // SAFETY: kill has no memory-safety preconditions.
     if unsafe { libc::kill(process.pid, libc::SIGKILL) } != 0 {

@@ -6,7 +6,9 @@
 //! every acquire that timeout. Here a refused connect fails at once, a hung node fails after
 //! [`NODE_TIMEOUT`], and the algorithm counts both as "not granted" — which is what Redlock's
 //! per-node timeout is for. One multiplexed connection per node is what Redlock clients (rslock,
-//! Redisson's `RedissonRedLock`) keep too.
+//! Redisson's `RedissonRedLock`) keep too. Redisson deprecated `RedissonRedLock` in 3.12.5
+//! (001 still recommends it): its `RLock` now waits for the replicas after each lock write,
+//! and `RFencedLock` hands out a fencing token, which no Redlock can.
 
 use std::time::Duration;
 

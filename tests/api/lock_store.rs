@@ -252,6 +252,44 @@ async fn a_lock_store_with_aof_always_keeps_the_lock_through_a_restart() {
     assert!(failures.is_empty(), "{failures:?}");
 }
 
+/// One Redis is a single point of failure: while it is down nothing can be locked, every
+/// buyer is told `redis_unavailable` within its deadline, and sales come back with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_store_kept_down_refuses_every_buyer_until_it_is_back() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let failures = run_scenarios(&fleet, &["redis-down"]).await;
+    assert!(fleet.lock_store_processes().iter().all(|p| p.restarts >= 1));
+
+    // The same fault once more, to read the answer a buyer gets (the scenario counts 503s).
+    admin(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/faults",
+        json!({ "kind": "lock-store-down", "ms": 4000 }),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let refused = client
+        .post(format!("{}/sale", fleet.url()))
+        .send()
+        .await
+        .unwrap();
+    let status = refused.status();
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "redis_unavailable", "{body}");
+    eventually(Duration::from_secs(20), || async {
+        client
+            .post(format!("{}/sale", fleet.url()))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
 #[tokio::test]
 async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
     let redis = oversell::redis_server::RedisServer::start().unwrap();

@@ -5,10 +5,12 @@
 //! defect's window is forced wide open (see each scenario's `why`), not hoped for.
 //!
 //! `source` names the article (000–004, the five Chinese articles the project is built from)
-//! and where in it the story is told; what none of them says is credited to where it comes
-//! from, and where an article is wrong the explanation says so instead of repeating it.
+//! and the lines the story is told in (line numbers of the article's text as the project keeps
+//! it); what none of them says is credited to where it comes from, and where an article is
+//! wrong the explanation says so instead of repeating it.
 //! The Chinese keeps the terms of the glossary at the top of the zh table in
-//! `static/i18n.js` (租约, 陈旧写入, 围栏令牌, 重入次数, the ladder 青铜 … 钻石);
+//! `static/i18n.js` (租约, 陈旧写入, 围栏令牌, 重入次数, 主从切换, 处理业务, the ladder 青铜 …
+//! 钻石), with the articles' own words glossed once where they differ;
 //! `loadtest/tests/curriculum_text.rs` checks both.
 
 use oversell_api::{Fault, FaultKind, LeaseMode, Persistence, Tier, Via, WaitStrategy};
@@ -29,18 +31,26 @@ const STORE_FAULT_TTL: u64 = 20_000;
 const STORE_FAULT_BUSINESS: u64 = 9_000;
 const STORE_FAULT_DEADLINE: u64 = 15_000;
 
+/// `redis-down`: how long the lock store stays down, and the buyers' wait deadline, well
+/// inside it, so every buyer is told while the store is still gone.
+const REDIS_DOWN_MS: u64 = 8_000;
+const REDIS_DOWN_DEADLINE: u64 = 2_000;
+
 /// The ZooKeeper chapters' source.
-const ZOOKEEPER_SOURCE: &str = "001, the closing comparison: ephemeral sequential nodes, the \
-    lowest holds the lock, each waiter watches its predecessor, Curator's InterProcessMutex, \
-    ZooKeeper consistent (CP) where Redis is available (AP)";
+const ZOOKEEPER_SOURCE: &str = "001 lines 255–480 (ephemeral sequential nodes, the lowest \
+    holds the lock, each waiter watches its predecessor, Curator's InterProcessMutex) and \
+    481–504 (the comparison: ZooKeeper strongly consistent by design, Redis' data not; CP and AP \
+    are the CAP theorem's words for it, not 001's)";
 
 /// The ZooKeeper session timeout `oversell up` gives its instances (`ZOOKEEPER_SESSION_MS`):
 /// what stands in for a lease there.
 const ZOOKEEPER_SESSION_MS: u64 = 4_000;
 
 /// The Redlock chapters' sources: the articles, the published algorithm, and its critique.
-const REDLOCK_SOURCES: &str = "001 and 002 (Redlock: 5 masters, a majority, acquire time \
-    subtracted from the lease, release on every node); the algorithm as published by Redis' \
+const REDLOCK_SOURCES: &str = "001 lines 96–106 and 002 lines 586–628 (Redlock: 5 masters, a \
+    majority, acquire time subtracted from the lease, release on every node); 001 lines 239–250 \
+    recommend Redisson's RedissonRedLock, which Redisson deprecated in 3.12.5 for RLock (its lock \
+    writes now wait for the replicas) and RFencedLock; the algorithm as published by Redis' \
     author (\"Distributed Locks with Redis\", redis.io); the critique, Martin Kleppmann, \
     \"How to do distributed locking\" (2016), and the reply, \"Is Redlock safe?\" (2016)";
 
@@ -60,12 +70,13 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: false,
-        source: "001, the stock-of-1 race (two requests read 1, both sell); 004, a thousand \
-                 threads on one counter; the read-check-write is 002's sale()",
+        source: "001 lines 16–24, the stock-of-1 race (two requests read 1, both sell); 004 lines \
+                 60–112, a thousand threads on one counter; the read-check-write is 002's sale() \
+                 on its key inventory001, lines 55–94",
         en: "No lock: buyers read the same stock, all sell, all write n-1. More orders than \
              stock, and the counter loses updates.",
         zh: "不加锁：多个买家读到同一个库存值，都卖出、都写回 n-1。订单数超过库存（超卖），\
-             库存计数也丢了更新。",
+             后写的库存又覆盖了先写的（丢失更新）。",
     },
     Scenario {
         id: "local-one-instance",
@@ -86,8 +97,8 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("overlaps", 0.0),
         ]),
         timing_sensitive: false,
-        source: "001, the local lock (synchronized / ReentrantLock) on one server; 004 says the \
-                 same of one JVM",
+        source: "001 lines 26–30, the local lock (synchronized / ReentrantLock) on one server; \
+                 004 line 114 says the same of one JVM",
         en: "An in-process mutex is enough while one process serves every buyer.",
         zh: "只有一个进程处理全部请求时，进程内的本地锁就够了，不会超卖。",
     },
@@ -106,8 +117,8 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("overlaps", 0.0)]),
         timing_sensitive: false,
-        source: "001, a second server: each JVM's lock binds only its own threads; 000 tells the \
-                 same with a cache",
+        source: "001 lines 32–40, a second server: each JVM's lock binds only its own threads; \
+                 000 lines 43–52 tell the same with a cache",
         en: "Each instance has its own mutex: with nginx spreading buyers over the instances, \
              buyers on different instances sell at once.",
         zh: "每个实例各有一把本地锁；nginx 把买家分发到多个实例后，\
@@ -128,12 +139,20 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
-        source: "000, bronze tier (SETNX + DEL); the 20 ms retry is 002's sale() loop (000 and \
-                 004 sleep 100 ms)",
+        source: "000 lines 107–159, bronze tier (SETNX + DEL; the retry by recursion, lines \
+                 126–145); the 20 ms retry is 002's sale() loop, lines 96–112 (000 line 137 and \
+                 004 line 176 sleep 100 ms)",
         en: "The holder dies inside the critical section. SETNX set no lease, so nobody ever \
-             deletes the lock: every later buyer waits out its deadline. Only a reset ends it.",
+             deletes the lock: every later buyer waits out its deadline. Only a reset ends it. \
+             The retry here is a loop, as 002 ends up writing it. 000 retries by calling itself \
+             and sleeps 'so the stack does not overflow': the sleep only slows the recursion \
+             down, every retry still adds a frame, and a lock that is never freed overflows the \
+             stack all the same. A loop keeps one frame however long it waits.",
         zh: "青铜方案：持锁的实例在临界区里崩溃。SETNX 没有设置租约，这把锁再也没人删，\
-             之后的买家全部等到超时（死锁），只能手动重置。",
+             之后的买家全部等到超时（死锁），只能手动重置。这里的重试是一个循环，\
+             也就是 002 最后改成的 while 写法。000 用递归重试，说先睡一会儿是为了不让栈溢出：\
+             其实睡眠只是让递归慢下来，每次重试仍然多压一层栈，锁永远不释放时照样会栈溢出。\
+             循环则不管等多久都只占一层栈。",
     },
     Scenario {
         id: "setnx-expire-crash-between",
@@ -150,11 +169,19 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
         timing_sensitive: false,
-        source: "000, silver tier (SETNX, then EXPIRE); 002 and 003 take the same step",
+        source: "000 lines 161–209, silver tier (SETNX, then EXPIRE); 002 lines 139–157 and 003 \
+                 lines 20–29 take the same step; 004 lines 35–59 and 132–134 offer SETEX as the \
+                 atomic way to set a value and its expiry",
         en: "The holder dies after SETNX and before EXPIRE: the lease was never set. Same \
-             deadlock as SETNX alone, though the code 'has' a lease.",
-        zh: "白银方案：实例在 SETNX 之后、EXPIRE 之前崩溃，租约根本没设上。代码里看似“有”租约，\
-             结果和青铜方案一样死锁。",
+             deadlock as SETNX alone, though the code 'has' a lease. 004 presents SETEX as the \
+             atomic fix and a key to locking. It is atomic, but it is no lock: it has no NX, so \
+             it overwrites a lock someone holds and every caller 'gets' it. The atomic pair is \
+             SET key value NX PX, the next step.",
+        zh: "白银方案：实例在 SETNX 之后、EXPIRE 之前崩溃，租约（文章里叫“过期时间”）根本没设上。\
+             代码里看似“有”租约，结果和青铜方案一样死锁。004 把 SETEX 当作原子的解决办法，\
+             说它是实现分布式锁的关键。SETEX 确实是原子的，却根本不是锁：它没有 NX，\
+             会直接覆盖别人持有的锁，谁调用谁都“拿到”锁。真正原子的组合是 \
+             SET key value NX PX，也就是下一级方案。",
     },
     Scenario {
         id: "setnx-expire-crash-after",
@@ -171,10 +198,11 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::StallThenResume,
         timing_sensitive: false,
-        source: "000, silver tier: what the EXPIRE does buy",
+        source: "000 lines 161–209, silver tier: what the EXPIRE does buy; 003 line 21 says the \
+                 same",
         en: "The holder dies after EXPIRE: sales stall until the lease runs out, then resume on \
              their own.",
-        zh: "白银方案：实例在 EXPIRE 之后崩溃，销售停顿到租约到期，然后自动恢复。",
+        zh: "白银方案：实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。",
     },
     Scenario {
         id: "atomic-expiry-slow-business",
@@ -194,12 +222,12 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("overlaps", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, gold tier (SET NX PX, fixed value) and its users A, B and C; also 002 and \
-                 003",
+        source: "000 lines 210–295, gold tier (SET NX PX, fixed value) and its users A, B and C \
+                 (lines 262–295); also 002 lines 186–229 and 003 lines 30–38",
         en: "Work (150 ms) outlasts the lease (60 ms): the lock expires, B takes it, and A's DEL \
              then deletes B's lock, letting C in beside B.",
-        zh: "黄金方案：业务耗时（150 毫秒）超过租约（60 毫秒）：租约到期后 B 拿到锁，\
-             A 做完业务却用 DEL 删掉了 B 的锁，C 趁机进来，和 B 同时执行。",
+        zh: "黄金方案：业务耗时 150 毫秒，租约只有 60 毫秒。租约到期后 B 拿到了锁，\
+             A 处理完业务再执行 DEL，删掉的却是 B 的锁；C 趁机进来，和 B 同时执行。",
     },
     Scenario {
         id: "uuid-owner-release-gap",
@@ -216,8 +244,8 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("foreign_releases", 0.0)]),
         timing_sensitive: true,
-        source: "000, platinum tier (UUID value, GET-compare-DEL); the pause between GET and DEL \
-                 is 003's blocked client",
+        source: "000 lines 296–365, platinum tier (UUID value, GET-compare-DEL); the pause \
+                 between GET and DEL is 003's blocked client, lines 48–59",
         en: "The first holder's GET sees its own value at 400 ms, then pauses 450 ms before DEL. \
              The lease ends at 600 ms, the next buyer takes the lock, and the late DEL deletes it.",
         zh: "铂金方案：第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
@@ -241,8 +269,9 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("foreign_releases", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, diamond tier (Lua compare-and-delete); the lease problem as 001 states it \
-                 for PX 30000; 004's Jedis lock is this tier with PX 3",
+        source: "000 lines 366–410, diamond tier (Lua compare-and-delete); the lease problem as \
+                 001 lines 58–80 state it for PX 30000; 004's Jedis lock, lines 136–142, is this \
+                 tier with PX 3",
         en: "The Lua release never deletes another's lock, but a fixed lease shorter than the \
              work still lets a second holder in while the first is working. 004's example sets PX \
              3: a 3 ms lease, far too short for real work.",
@@ -270,7 +299,8 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000, diamond tier; all five articles give the same compare-and-delete script",
+        source: "000 lines 366–410, diamond tier; the same compare-and-delete script is in 001 \
+                 lines 62–70, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
         en: "With the work well inside the lease, the Lua-released lock is correct.",
         zh: "钻石方案：业务耗时远小于租约时，用 Lua 解锁的锁是正确的。",
     },
@@ -293,7 +323,8 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001 and 002, Redisson's watchdog: a 30 s lease renewed every 10 s (TTL/3)",
+        source: "001 lines 140–230 and 002 lines 514–575, Redisson's watchdog: a 30 s lease \
+                 renewed every 10 s (TTL/3)",
         en: "Slow work again (500 ms against a 200 ms lease), but the watchdog renews the lease \
              every TTL/3 while the holder runs (Redisson: 30 s, renewed every 10 s): no second \
              holder gets in.",
@@ -315,15 +346,18 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
-        source: "Redisson's lock(leaseTime, unit): an explicit lease turns the watchdog off (001 \
-                 shows lock() only)",
+        source: "001 lines 158–161 and 004 lines 393–400 print Redisson's tryAcquireAsync: with \
+                 leaseTime != -1 it locks for that lease and schedules no renewal, which is what \
+                 lock(leaseTime) and tryLock(waitTime, leaseTime) do",
         en: "The same lock and the same slow work, with a fixed lease, as Redisson's \
-             lock(leaseTime) gives: no watchdog renews it, the 200 ms lease ends during \
-             the 500 ms of work, and a second holder gets in. The watchdog, not the hash, is what \
-             kept the slow work exclusive.",
-        zh: "同一把锁、同样的慢业务，但租约固定，就像 Redisson 的 lock(leaseTime)：\
-             没有看门狗续期，200 毫秒的租约在 500 毫秒的业务中途到期，第二个持锁者进来了。\
-             让慢业务保持互斥的是看门狗，而不是哈希结构。",
+             lock(leaseTime) or tryLock(waitTime, leaseTime) gives: the leaseTime != -1 branch \
+             that 001 and 004 both print returns before the watchdog is started. No renewal, \
+             the 200 ms lease ends during the 500 ms of work, and a second holder gets in. The \
+             watchdog, not the hash, is what kept the slow work exclusive.",
+        zh: "同一把锁、同样的慢业务，但租约固定，就像 Redisson 的 lock(leaseTime) 或 \
+             tryLock(waitTime, leaseTime)：001 和 004 都贴出了 leaseTime != -1 这个分支，\
+             它在启动看门狗之前就返回了。没有续期，200 毫秒的租约在 500 毫秒的业务中途到期，\
+             第二个持锁者进来了。让慢业务保持互斥的是看门狗，而不是哈希结构。",
     },
     Scenario {
         id: "reentrant-nested",
@@ -344,10 +378,40 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("orders", 50.0),
         ]),
         timing_sensitive: false,
-        source: "002, the reentrant lock on a Redis hash (HINCRBY); 004 walks Redisson's",
+        source: "002 lines 346–513, the reentrant lock on a Redis hash (HINCRBY); 004 lines \
+                 430–560 walk Redisson's",
         en: "Each sale takes the lock again in a nested step (hold count 2, recorded in the \
              ledger) and does not deadlock on itself.",
-        zh: "每次销售在嵌套步骤里再次获取同一把锁（重入次数为 2，记入账本），不会自己把自己锁死。",
+        zh: "每次销售都在嵌套的步骤里再次获取同一把锁（重入次数为 2，记在订单流水里），\
+             不会被自己持有的锁挡住。",
+    },
+    Scenario {
+        id: "reentrant-watchdog-crash-holding",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: 1_000,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 8_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::new(FaultKind::CrashHolding, 0)),
+        stock: 100,
+        buyers: 30,
+        via: Via::Fleet,
+        store: StoreSetup::ANY,
+        expect: Expect::StallThenResume,
+        // The stall (about a lease) and the refusals (before the store is back) are timed:
+        // measured in the hold-rate run.
+        timing_sensitive: true,
+        source: "001 lines 151–152: Redisson's watchdog guarantees no deadlock, because a machine \
+                 that dies takes its watchdog with it and the key expires after the 30 s lease",
+        en: "The holder dies inside the critical section, and its watchdog dies with it: nobody \
+             renews the lease, and the lock frees itself when the lease (1 s here) runs out. \
+             Sales stall for one lease, then resume without a reset. That is how a watchdog \
+             avoids deadlock: it does not renew forever, it stops when its holder stops. \
+             Compare setnx-crash, which never recovers.",
+        zh: "持锁进程在临界区里崩溃，看门狗也随它一起消失：再没有人续期，租约（这里是 1 秒）\
+             到期后锁自动释放。销售停顿一个租约，之后无需重置就恢复了。看门狗就是这样避免死锁的：\
+             它不会无限续期，持锁者停了，它也就停了。对比 setnx-crash，那里永远恢复不了。",
     },
     Scenario {
         id: "reentrant-watchdog-freeze",
@@ -364,8 +428,8 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
-        source: "002, the GC-pause story (Client 1 paused past its lease, Client 2 writes); 002 \
-                 then lists a watchdog as a fix, which it is not",
+        source: "002 lines 630–639, the GC-pause story (Client 1 paused past its lease, Client 2 \
+                 writes); its list of fixes, lines 641–648, names a watchdog, which is not one",
         en: "The holder's whole process freezes for 1.2 s after reading the stock. Its watchdog \
              freezes too, the 300 ms lease expires, others sell; the holder wakes and writes its \
              stale stock value over theirs. A watchdog cannot prevent this, whatever 002 \
@@ -393,13 +457,23 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("lost_updates", 0.0),
         ]),
         timing_sensitive: true,
-        source: "002 tells the pause but not this fix: fencing tokens come from Martin Kleppmann, \
-                 \"How to do distributed locking\" (2016), the post 001 cites by name",
+        source: "002 lines 630–648 tell the pause and list fixes, none of them this one: fencing \
+                 tokens come from Martin Kleppmann, \"How to do distributed locking\" (2016), the \
+                 post 001 cites by name (line 491); Redisson's counterpart of this tier is \
+                 RFencedLock",
         en: "The same freeze, but each holder gets a fencing token that only grows, and the stock \
              refuses a write whose token is lower than the highest it has seen: the stale write \
-             is rejected.",
-        zh: "同样的冻结，但每个持锁者都拿到一个只增不减的围栏令牌（fencing token），\
-             库存拒绝令牌小于已见最大值的写入：这次陈旧写入被拒绝了。",
+             is rejected. 002's other fixes fall short. Checking its own id before writing is \
+             check-then-act again: the pause can come right after the check. A longer lease only \
+             narrows the window: a pause can always be longer. A watchdog pauses with the \
+             process. Only a token that the resource itself checks closes it. Redisson's \
+             RFencedLock hands out the same kind of token.",
+        zh: "同样的冻结，但每个持锁者都拿到一个只增不减的围栏令牌（fencing token，也译“防护令牌”），\
+             库存只接受令牌不小于它见过的最大令牌的写入：这次陈旧写入被拒绝了。\
+             002 列出的其他对策都不够：写之前先核对自己的标识，仍然是“先检查、后执行”，\
+             停顿完全可以发生在核对之后；延长租约只是把窗口缩小，停顿总可以更长；\
+             看门狗会随进程一起停下。只有由资源自己校验的令牌才能把窗口关上。\
+             Redisson 的 RFencedLock 发放的也是这种令牌。",
     },
     Scenario {
         id: "atomic-deduct",
@@ -420,14 +494,52 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("throughput_vs_lua_release", 1.0),
         ]),
         timing_sensitive: false,
-        source: "004's thousand threads on one counter pose it; the answer, a Lua \
-                 check-and-decrement (the common DECR pattern), is in none of the articles (002 \
-                 notes only that INCR is atomic)",
+        source: "004 lines 60–112 (a thousand threads on one counter) pose it; the answer, a Lua \
+                 check-and-decrement (the common DECR pattern), is in none of the articles",
         en: "No lock at all: one Lua script decrements if positive and records the order. Never \
              oversells, and sells faster than any lock (compared with lua-release on the same \
              load).",
-        zh: "完全不用锁：一段 Lua 脚本在库存为正时扣减并记录订单。永不超卖，\
-             而且比任何锁都快（与同样负载下的 lua-release 对比）。",
+        zh: "完全不用锁：一段 Lua 脚本在库存大于零时扣减库存并记录订单。不会超卖，\
+             而且比任何一种锁都快（与同样负载下的 lua-release 对比）。",
+    },
+    Scenario {
+        id: "redis-down",
+        tier: Tier::LuaRelease,
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: REDIS_DOWN_DEADLINE,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::new(FaultKind::LockStoreDown, REDIS_DOWN_MS)),
+        stock: 100,
+        buyers: 20,
+        via: Via::Fleet,
+        store: StoreSetup::single_any(),
+        expect: Expect::RefusedThenResume(&[
+            Check::eq("orders", 0.0),
+            Check::eq("sent_503", 20.0),
+            // The 503s are the store's absence (redis_unavailable), not a lock wait.
+            Check::eq("lock_timeouts", 0.0),
+            Check::eq("store_faults", 1.0),
+            // Told while the store is still down, not hung until it comes back.
+            Check::lt("max_latency_ms", REDIS_DOWN_MS as f64),
+        ]),
+        // The stall (about a lease) and the refusals (before the store is back) are timed:
+        // measured in the hold-rate run.
+        timing_sensitive: true,
+        source: "001 line 92 (one Redis is a single point: once it fails, nothing can be locked) \
+                 and 002 lines 667 and 677 (the single point of failure)",
+        en: "The lock store's one Redis is killed as the sale starts and stays down for 8 s. \
+             Nothing can be locked: every buyer keeps trying until its 2 s deadline, then gets a \
+             503 (redis_unavailable), and nothing is sold. When the Redis is back, sales resume \
+             by themselves. One Redis is a single point of failure, not an 'always available' \
+             store. Sentinel removes it and sells on after a failover, at the price the next \
+             chapter shows: the lock that was on the dead primary.",
+        zh: "锁存储只有一个 Redis，开卖时它被杀掉，并且 8 秒内起不来。什么锁都加不上：\
+             每个买家一直重试到 2 秒的等待期限，然后收到 503（redis_unavailable），一件也没卖出。\
+             Redis 回来之后，销售自行恢复。单个 Redis 就是单点故障，谈不上“总是可用”。\
+             哨兵能消除这个单点，主从切换之后照样能卖，代价见下一章：\
+             死去的主节点上的那把锁丢了。",
     },
     Scenario {
         id: "failover-loses-lock",
@@ -448,8 +560,9 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("lost_releases", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001, 002 and 003: master/replica failover loses a lock (asynchronous \
-                 replication); Redis' own Sentinel and replication documentation",
+        source: "001 line 94, 002 lines 602–604 and 681, 003 line 67: a master/replica failover \
+                 loses a lock (asynchronous replication); Redis' own Sentinel and replication \
+                 documentation",
         en: "The holder's lock is written on the primary, which dies before its replica got it \
              (replication is asynchronous). Sentinel promotes the replica: no lock there, so any \
              buyer who reaches the new primary while the first still works takes the 'same' \
@@ -457,7 +570,7 @@ pub static CATALOG: &[Scenario] = &[
              release finds the lock gone. A watchdog would not help: it would renew a lock that \
              no longer exists.",
         zh: "持锁者的锁写在主节点上，主节点在从节点收到这把锁之前就宕机了（主从复制是异步的）。\
-             哨兵把从节点提升为新主节点，新主节点上没有这把锁：第一个持锁者还在干活时，\
+             哨兵把从节点提升为新主节点，新主节点上没有这把锁。第一个持锁者还在处理业务时，\
              谁先连上新主节点，谁就能拿到“同一把”锁：两个持锁者，一件商品卖了两次。第一个持锁者\
              直到释放时发现锁已不在，才知道自己早已失去了它。看门狗也无能为力：\
              它续的是一把已不存在的锁。",
@@ -482,17 +595,19 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("store_faults", 1.0),
         ]),
         timing_sensitive: true,
-        source: "Redisson's checkLockSyncedSlaves (WAIT after each lock write); Redis' WAIT \
-                 documentation, which warns that even WAIT does not make a failover lossless",
+        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
+                 write (checkLockSyncedSlaves, on by default since RedissonRedLock was deprecated \
+                 in 3.12.5); Redis' WAIT documentation, which warns that even WAIT does not make \
+                 a failover lossless",
         en: "The same failover, but every lock write waits (WAIT 1) until the replica has it, \
              or the acquire fails. The lock is on the replica before the holder goes on, so the \
              promoted replica still holds it: one holder, no oversell. The price: a round trip \
              more per acquire, and 503s whenever no replica keeps up. It narrows the window, \
              it does not close it: Redis can still lose an acknowledged write in some failovers.",
-        zh: "同样的故障切换，但每次写锁后都等待（WAIT 1）从节点收到，否则加锁失败。\
-             持锁者继续干活之前，锁已经在从节点上了，被提升的从节点仍然持有它：只有一个持锁者，\
-             没有超卖。代价是每次加锁多一次往返，而且从节点跟不上时买家会收到 503。\
-             它缩小了窗口但没有消除它：某些故障切换下 Redis 仍可能丢失已确认的写入。",
+        zh: "同样的主从切换，但每次加锁写入后都等待（WAIT 1）从节点收到，否则加锁失败。\
+             持锁者继续处理业务之前，锁已经在从节点上了，被提升的从节点仍然持有它：\
+             只有一个持锁者，没有超卖。代价是每次加锁多一次往返，而且从节点跟不上时买家会收到 503。\
+             它缩小了窗口，但没有消除它：某些主从切换中 Redis 仍可能丢失已确认的写入。",
     },
     Scenario {
         id: "restart-loses-lock",
@@ -509,13 +624,14 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::single(Persistence::None),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
         timing_sensitive: true,
-        source: "002, Redis persistence (RDB/AOF); the restart-without-fsync case of the \
-                 Redlock debate",
+        source: "002 lines 688–716 list Redis' persistence (RDB, AOF); this chapter runs with \
+                 none, the restart-without-fsync case of the Redlock debate (Martin Kleppmann, \
+                 \"How to do distributed locking\", 2016); RDB and AOF are the next two",
         en: "The lock store's Redis dies right after the holder took the lock, and comes back \
              empty (no persistence). The lock is gone while its holder still works: the next \
              buyer takes it. The stock, in another Redis, shows the oversell.",
         zh: "持锁者刚拿到锁，锁所在的 Redis 就崩溃了，重启后数据全空（未开启持久化）。\
-             持锁者还在干活，锁却已不在，下一个买家随即拿到了锁。\
+             持锁者还在处理业务，锁却已不在，下一个买家随即拿到了锁。\
              库存放在另一个 Redis 里，如实记下了超卖。",
     },
     Scenario {
@@ -533,7 +649,7 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::single(Persistence::Rdb),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
         timing_sensitive: true,
-        source: "002, RDB persistence and its save rules (save 900 1, save 300 10, \
+        source: "002 lines 724–738, RDB persistence and its save rules (save 900 1, save 300 10, \
                  save 60 10000)",
         en: "The same crash, with RDB snapshots by the classic save rules: a snapshot after \
              900 s with one change, 300 s with 10, or 60 s with 10,000. The restarted Redis \
@@ -567,16 +683,17 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("store_faults", 1.0),
         ]),
         timing_sensitive: true,
-        source: "002, Redis persistence: AOF with appendfsync always",
+        source: "002 lines 767–782, Redis persistence: AOF with appendfsync always (line 773)",
         en: "The same crash, with an append-only file fsynced before every reply. The restarted \
-             Redis replays it: the lock is back, with the lease it had left (AOF stores the \
-             absolute expiry), and the next buyer waits. Note: a killed process loses nothing \
-             that was written to the file even with everysec; fsync matters when the machine \
-             itself goes down, which cannot be shown by killing a process.",
+             Redis replays it: the lock is back with the same expiry (AOF stores it as an \
+             absolute time, so the seconds the store was down count against the lease), and \
+             the next buyer waits. Note: a killed process loses nothing that was written to the \
+             file even with everysec; fsync matters when the machine itself goes down, which \
+             cannot be shown by killing a process.",
         zh: "同样的崩溃，但开启了 AOF 且每次应答前都 fsync。重启后的 Redis 重放 AOF：\
-             锁回来了，租约也还剩原来那么多（AOF 记录的是绝对到期时间），下一个买家只能等待。\
-             注意：只杀进程时，即使 everysec 也不会丢失已写入文件的数据；fsync 只在整台机器\
-             宕机时才起作用，而这无法靠杀进程演示。",
+             锁回来了，到期时刻也没变（AOF 记录的是绝对到期时间，Redis 宕机的那几秒同样算在租约里），\
+             下一个买家只能等待。注意：只杀进程时，即使 everysec 也不会丢失已写入文件的数据；\
+             fsync 只在整台机器宕机时才起作用，而这无法靠杀进程演示。",
     },
     Scenario {
         id: "redlock-minority-down",
@@ -605,11 +722,15 @@ pub static CATALOG: &[Scenario] = &[
              server, and no failover that can lose a lock. Note that the masters are \
              independent servers, not the masters of one Redis Cluster as 001 assumes, and the \
              lock is asked of all five at once (002 says one after another; the algorithm's own \
-             page recommends multiplexing).",
+             page recommends multiplexing). 001 recommends Redisson's RedissonRedLock for it; \
+             Redisson has deprecated it since 3.12.5, for RLock (its lock writes now wait for \
+             the replicas) and RFencedLock (a fencing token).",
         zh: "五个主节点中的两个在开卖时被杀掉，之后一直没起来。剩下三个仍是多数：\
              每件商品都只卖了一次。这正是 Redlock（红锁）的用处：没有单点，也没有会丢锁的主从切换。\
              注意这些主节点是相互独立的 Redis，而不是 001 所说的同一个 Redis Cluster 里的主节点；\
-             加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。",
+             加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。\
+             001 推荐用 Redisson 的 RedissonRedLock 来实现；Redisson 从 3.12.5 起已将其废弃，\
+             改为推荐 RLock（如今加锁写入会等从节点收到）和 RFencedLock（发放围栏令牌）。",
     },
     Scenario {
         id: "redlock-majority-down",
@@ -634,8 +755,8 @@ pub static CATALOG: &[Scenario] = &[
         en: "Three of the five masters are down: no buyer can win a majority. Every buyer gets a \
              503 (lock_no_quorum) once its wait deadline passes, and nothing is sold: Redlock \
              gives up availability rather than safety when most of its servers are gone.",
-        zh: "五个主节点中有三个宕机，谁也拿不到多数票。每个买家等到超时后都收到 503\
-             （lock_no_quorum），一件也没卖出：多数节点不在时，Redlock 宁可不可用，也不冒超卖的险。",
+        zh: "五个主节点中有三个宕机，谁也凑不齐多数。每个买家等到等待期限都收到 503\
+             （lock_no_quorum），一件也没卖出：多数节点不在时，Redlock 宁可停止服务，也不冒超卖的险。",
     },
     Scenario {
         id: "redlock-restart-no-fsync",
@@ -664,7 +785,7 @@ pub static CATALOG: &[Scenario] = &[
              the first still works. One item, sold twice.",
         zh: "批评文章里的第一个反例。持锁者加锁时有两个主节点短暂宕机，锁只落在三个节点上，\
              刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
-             三个没有这把锁的节点凑成了新的多数，第一个持锁者还在干活，第二个买家就拿到了“同一把”锁：\
+             三个没有这把锁的节点凑成了新的多数，第一个持锁者还在处理业务，第二个买家就拿到了“同一把”锁：\
              一件商品卖了两次。",
     },
     Scenario {
@@ -693,9 +814,9 @@ pub static CATALOG: &[Scenario] = &[
              others wait. The algorithm's own answer is the same, or restarting a crashed master \
              only after a lease has passed; both cost something (an fsync per lock write, or a \
              master missing for a lease).",
-        zh: "同样的崩溃，但每个主节点每次应答前都对 AOF 做 fsync。重启的节点重放出这把锁：\
+        zh: "同样的崩溃，但每个主节点每次应答前都把 AOF 刷到磁盘（fsync）。重启的节点重放出这把锁：\
              持锁者仍有三票，其他人只能等待。算法原文给出的也是这个办法，或者让崩溃的节点\
-             等过一个租约再重新加入；两者都有代价（每次写锁一次 fsync，或一个节点缺席一个租约）。",
+             等过一个租约再重新加入；两者都有代价（每次加锁都要 fsync 一次，或一个节点缺席一个租约）。",
     },
     Scenario {
         id: "redlock-clock-jump",
@@ -724,7 +845,7 @@ pub static CATALOG: &[Scenario] = &[
              cost; this is what it costs.",
         zh: "批评文章里的第二个反例。持锁者刚拿到锁，给它投票的三个主节点的系统时钟就向前跳了 30 秒\
              （NTP 校时或人为调整）。Redis 按系统时钟让键过期：20 秒租约的锁在这三个节点上瞬间没了，\
-             它们凑成多数投给了下一个买家，而第一个持锁者还在干活。002 把时钟同步列为缺点，代价就是这个。",
+             它们凑成多数投给了下一个买家，而第一个持锁者还在处理业务。002 把时钟同步列为缺点，代价就是这个。",
     },
     Scenario {
         id: "redlock-freeze",
@@ -741,8 +862,9 @@ pub static CATALOG: &[Scenario] = &[
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
-        source: "002, the GC-pause story, which it tells against Redlock; Martin Kleppmann, \
-                 \"How to do distributed locking\" (2016): Redlock has no fencing token to give",
+        source: "002 lines 630–639, the GC-pause story, which it tells against Redlock; Martin \
+                 Kleppmann, \"How to do distributed locking\" (2016): Redlock has no fencing \
+                 token to give",
         en: "The holder's process freezes for 1.2 s after reading the stock; its 300 ms lease \
              expires on all five masters, others sell, and the holder wakes and writes its stale \
              stock value. Five servers do not help against a pause of the client. Only a fencing \
@@ -779,7 +901,7 @@ pub static CATALOG: &[Scenario] = &[
              node just ahead of it, so a release wakes one waiter, not a herd. No lease to tune, \
              no retry loop: every item sold once, in arrival order.",
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
-             其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会惊群。\
+             其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
              没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。",
     },
     Scenario {
@@ -826,9 +948,9 @@ pub static CATALOG: &[Scenario] = &[
              4 s session timeout. Its heartbeats stop, ZooKeeper expires the session and deletes \
              the node, the next buyer takes the lock; the frozen holder wakes and writes its \
              stale stock value. ZooKeeper is consistent, but not immune to pauses either.",
-        zh: "持锁进程读完库存后整体冻结 6 秒，超过了 4 秒的会话超时。心跳停了，ZooKeeper 让会话过期、\
+        zh: "持锁进程读完库存后整体冻结 6 秒，超过了 4 秒的会话超时。心跳停了，ZooKeeper 判定会话过期、\
              删掉节点，下一个买家拿到锁；冻结的持锁者醒来后写入了陈旧的库存值（陈旧写入）。\
-             ZooKeeper 是强一致的，但同样挡不住停顿。",
+             ZooKeeper 是强一致的，可客户端的停顿它同样挡不住。",
     },
     Scenario {
         id: "zookeeper-fenced",
@@ -849,13 +971,15 @@ pub static CATALOG: &[Scenario] = &[
             Check::gt("stale_writes_rejected", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001's ZooKeeper, with Martin Kleppmann's fencing token (\"How to do distributed \
-                 locking\", 2016): the lock node's creation zxid",
+        source: "001's ZooKeeper lock, lines 255–480, with Martin Kleppmann's fencing token \
+                 (\"How to do distributed locking\", 2016, the post 001 cites on line 491): the \
+                 lock node's creation zxid",
         en: "The same freeze, but the holder's token is its node's creation zxid, which only \
              grows, and the stock refuses a write with a lower token than it has seen: the stale \
              write is rejected. ZooKeeper can hand out such a token for free; Redlock cannot.",
-        zh: "同样的冻结，但持锁者的令牌是它的节点创建时的 zxid，只增不减；库存拒绝令牌小于已见最大值的写入：\
-             这次陈旧写入被拒绝了。ZooKeeper 天生就能发放这样的围栏令牌（fencing token），Redlock 不能。",
+        zh: "同样的冻结，但持锁者的令牌是它的节点创建时的 zxid，只增不减；库存只接受令牌不小于它见过的\
+             最大令牌的写入：这次陈旧写入被拒绝了。ZooKeeper 天生就能发放这样的围栏令牌（fencing token），\
+             Redlock 不能。",
     },
     Scenario {
         id: "zookeeper-node-down",
@@ -880,10 +1004,11 @@ pub static CATALOG: &[Scenario] = &[
         source: ZOOKEEPER_SOURCE,
         en: "One of the three ZooKeeper servers is killed as the sale starts. Two still make a \
              quorum (if the leader died, they elect a new one in well under a second): every \
-             item is sold once. A lock write is acknowledged by a quorum, so no failover loses it \
-             — the difference from Sentinel.",
+             item is sold once. A lock write is acknowledged by a quorum, so a new leader has it: \
+             no lock is lost, the difference from Sentinel.",
         zh: "开卖时三台 ZooKeeper 服务器中的一台被杀掉。剩下两台仍构成多数（如果死的是 leader，\
-             不到一秒就选出新的）：每件商品只卖一次。锁的写入要由多数派确认，切换不会丢锁 —— 这正是与哨兵的区别。",
+             不到一秒就选出新的）：每件商品只卖一次。锁的写入要由多数派确认，新 leader 上一定有这把锁，\
+             不会丢锁——这正是它与哨兵的区别。",
     },
     Scenario {
         id: "zookeeper-quorum-lost",
@@ -907,9 +1032,13 @@ pub static CATALOG: &[Scenario] = &[
         source: ZOOKEEPER_SOURCE,
         en: "Two of the three servers are down: no quorum. ZooKeeper refuses rather than answer \
              wrongly, and every buyer gets a 503 (zookeeper_unavailable) at its deadline: \
-             consistent, not available (CP) — where a lone Redis would have sold on.",
-        zh: "三台服务器中两台宕机，凑不成多数。ZooKeeper 宁可拒绝也不给出错误的答案，每个买家在超时后\
-             收到 503（zookeeper_unavailable）：要一致，不要可用（CP）—— 单个 Redis 则会照卖不误。",
+             consistent rather than available (CP, in the CAP theorem's words). A lone Redis \
+             that is down refuses too (redis-down); Sentinel sells on after a failover, at the \
+             price of the lock the failover lost (failover-loses-lock).",
+        zh: "三台服务器中两台宕机，凑不成多数。ZooKeeper 宁可拒绝也不给出错误的答案，每个买家到了\
+             等待期限都收到 503（zookeeper_unavailable）：宁要一致，不要可用（按 CAP 定理的说法是 CP）。\
+             单个 Redis 宕机时同样只能拒绝（见 redis-down）；哨兵在主从切换之后能接着卖，\
+             代价是切换中丢掉的那把锁（见 failover-loses-lock）。",
     },
 ];
 

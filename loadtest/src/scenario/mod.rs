@@ -81,6 +81,17 @@ impl StoreSetup {
         }
     }
 
+    /// A Redis of its own, with any persistence: a chapter that kills it for a while and
+    /// needs nothing of what it keeps.
+    pub const fn single_any() -> StoreSetup {
+        StoreSetup {
+            lock_store: Some(LockStoreKind::Single),
+            persistence: None,
+            sync_replicas: 0,
+            zookeeper: 0,
+        }
+    }
+
     /// Redlock masters; `persistence` `None`: any.
     pub const fn redlock(persistence: Option<Persistence>) -> StoreSetup {
         StoreSetup {
@@ -147,6 +158,8 @@ pub enum Op {
     Gt,
     #[serde(rename = "==")]
     Eq,
+    #[serde(rename = "<")]
+    Lt,
 }
 
 impl Check {
@@ -166,10 +179,19 @@ impl Check {
         }
     }
 
+    pub const fn lt(figure: &'static str, value: f64) -> Check {
+        Check {
+            figure,
+            op: Op::Lt,
+            value,
+        }
+    }
+
     fn holds(&self, seen: f64) -> bool {
         match self.op {
             Op::Gt => seen > self.value,
             Op::Eq => seen == self.value,
+            Op::Lt => seen < self.value,
         }
     }
 
@@ -177,6 +199,7 @@ impl Check {
         let op = match self.op {
             Op::Gt => ">",
             Op::Eq => "==",
+            Op::Lt => "<",
         };
         format!("{} {op} {}", self.figure, self.value)
     }
@@ -193,6 +216,9 @@ pub enum Expect {
     StallUntilReset,
     /// Sales stall until the dead holder's lease runs out, then resume by themselves.
     StallThenResume,
+    /// Every check holds on the figures while the lock store is down; once it is back, sales
+    /// resume by themselves (no reset).
+    RefusedThenResume(&'static [Check]),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -244,6 +270,13 @@ impl Scenario {
                 .join(", "),
             Expect::StallUntilReset => "sales stall (503s, lock with no TTL) until reset".into(),
             Expect::StallThenResume => "sales stall until the lease expires, then resume".into(),
+            Expect::RefusedThenResume(checks) => {
+                let checks: Vec<String> = checks.iter().map(Check::describe).collect();
+                format!(
+                    "{}; sales resume once the lock store is back",
+                    checks.join(", ")
+                )
+            }
         }
     }
 }
@@ -251,10 +284,40 @@ impl Scenario {
 /// One judged check.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
+    /// `figure op value` (see [`Check::describe`]), or one of [`SENTENCE_CHECKS`] in English.
     pub check: String,
     pub seen: String,
     pub held: bool,
+    /// For a sentence check, its key in [`SENTENCE_CHECKS`]: the dashboard shows the check in
+    /// the page's language by it (`verdict.<key>` in `static/i18n.js`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<&'static str>,
 }
+
+/// The checks that are a sentence rather than a figure against a bound: the key the
+/// dashboard translates each by, and its English.
+pub const SENTENCE_CHECKS: &[(&str, &str)] = &[
+    (
+        "deadlock-503",
+        "buyers got 503 (lock wait deadline; burst and probe)",
+    ),
+    ("deadlock-no-ttl", "lock held with no TTL (ttl_ms == -1)"),
+    (
+        "deadlock-stalled",
+        "still stalled after 2 × TTL (sold of 5)",
+    ),
+    ("deadlock-reset", "after reset, sales resume (sold of 5)"),
+    (
+        "recovery-waited",
+        "a buyer waited about a lease (max latency ms)",
+    ),
+    ("recovery-resumed", "sales resumed by themselves (orders)"),
+    ("recovery-no-503", "no buyer hit the wait deadline (503s)"),
+    (
+        "store-back",
+        "the lock store back, sales resume (sold of 5)",
+    ),
+];
 
 /// The outcome of one run of a scenario.
 #[derive(Debug, Clone, Serialize)]
@@ -345,20 +408,15 @@ impl Runner<'_> {
                 if checks.iter().any(|c| c.figure == "min_depth") {
                     figures.insert("min_depth".into(), self.min_depth().await?);
                 }
-                checks
-                    .iter()
-                    .map(|check| {
-                        let seen = figures.get(check.figure).copied().unwrap_or(f64::NAN);
-                        Verdict {
-                            check: check.describe(),
-                            seen: format!("{}", (seen * 100.0).round() / 100.0),
-                            held: check.holds(seen),
-                        }
-                    })
-                    .collect()
+                judge_figures(checks, &figures)
             }
             Expect::StallUntilReset => self.judge_deadlock(scenario, &state, &fired).await?,
             Expect::StallThenResume => judge_recovery(scenario, &state, &fired),
+            Expect::RefusedThenResume(checks) => {
+                let mut verdicts = judge_figures(checks, &figures);
+                verdicts.push(self.judge_back().await?);
+                verdicts
+            }
         };
         // Leave nothing armed for whoever comes next.
         self.disarm().await?;
@@ -558,7 +616,7 @@ impl Runner<'_> {
     ) -> anyhow::Result<Vec<Verdict>> {
         let lock_ttl = state.truth.lock.ttl_ms;
         let mut verdicts = vec![verdict(
-            "lock held with no TTL (ttl_ms == -1)",
+            "deadlock-no-ttl",
             lock_ttl.unwrap_or(-2) as f64,
             lock_ttl == Some(-1),
         )];
@@ -566,31 +624,24 @@ impl Runner<'_> {
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
         let (sold, refused) = self.probe(5).await?;
-        verdicts.push(verdict(
-            "still stalled after 2 × TTL (sold of 5)",
-            sold,
-            sold == 0.0,
-        ));
+        verdicts.push(verdict("deadlock-stalled", sold, sold == 0.0));
         // The burst's own buyers may all have been sold or gone with the crashed instance
         // (whichever instance the fault strikes, its buyers die with it); the probe's buyers
         // wait on the dead holder's lock until their deadline either way.
         let waited_out = fired.unavailable + refused;
-        verdicts.insert(
-            0,
-            verdict(
-                "buyers got 503 (lock wait deadline; burst and probe)",
-                waited_out,
-                waited_out > 0.0,
-            ),
-        );
+        verdicts.insert(0, verdict("deadlock-503", waited_out, waited_out > 0.0));
         self.admin.reset(scenario.stock).await?;
         let (sold, _) = self.probe(5).await?;
-        verdicts.push(verdict(
-            "after reset, sales resume (sold of 5)",
-            sold,
-            sold == 5.0,
-        ));
+        verdicts.push(verdict("deadlock-reset", sold, sold == 5.0));
         Ok(verdicts)
+    }
+
+    /// Sales come back by themselves once the lock store is: waits until it is healthy again
+    /// (its supervisor restarts it), then a few buyers must all be sold.
+    async fn judge_back(&self) -> anyhow::Result<Verdict> {
+        self.wait_store_healthy().await?;
+        let (sold, _) = self.probe(5).await?;
+        Ok(verdict("store-back", sold, sold == 5.0))
     }
 
     /// Fires a few buyers through the fleet; how many were sold, and how many got a 503.
@@ -605,29 +656,47 @@ impl Runner<'_> {
     }
 }
 
+/// Each check against the figures after the load.
+fn judge_figures(checks: &[Check], figures: &BTreeMap<String, f64>) -> Vec<Verdict> {
+    checks
+        .iter()
+        .map(|check| {
+            let seen = figures.get(check.figure).copied().unwrap_or(f64::NAN);
+            Verdict {
+                check: check.describe(),
+                seen: format!("{}", (seen * 100.0).round() / 100.0),
+                held: check.holds(seen),
+                key: None,
+            }
+        })
+        .collect()
+}
+
 /// Recovery after a dead holder's lease: the burst stalled for about a lease, then sold.
 fn judge_recovery(scenario: &Scenario, state: &StateView, fired: &Fired) -> Vec<Verdict> {
     let stalled = fired.max_ms >= 0.8 * scenario.ttl_ms as f64;
     let sold = state.truth.orders as f64;
     vec![
+        verdict("recovery-waited", fired.max_ms, stalled),
+        verdict("recovery-resumed", sold, sold > 0.0),
         verdict(
-            "a buyer waited about a lease (max latency ms)",
-            fired.max_ms,
-            stalled,
-        ),
-        verdict("sales resumed by themselves (orders)", sold, sold > 0.0),
-        verdict(
-            "no buyer hit the wait deadline (503s)",
+            "recovery-no-503",
             fired.unavailable,
             fired.unavailable == 0.0,
         ),
     ]
 }
 
-fn verdict(check: &str, seen: f64, held: bool) -> Verdict {
+/// A sentence check's verdict, by its key in [`SENTENCE_CHECKS`].
+fn verdict(key: &'static str, seen: f64, held: bool) -> Verdict {
+    let check = SENTENCE_CHECKS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, english)| english);
     Verdict {
         check: check.to_owned(),
         seen: format!("{}", (seen * 100.0).round() / 100.0),
         held,
+        key: Some(key),
     }
 }
