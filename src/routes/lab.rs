@@ -6,9 +6,10 @@ use axum::extract::State;
 use axum::Json;
 use loadtest::lab::{self as grader, ReportCard, Shape};
 use oversell_api::tier::Tier;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{required_json, Body, Room, RoomAdmin};
+use super::extract::{json_body, required_json, Body, Room, RoomAdmin};
 use super::scenario::FleetRunner;
 use crate::control::Control;
 use crate::error::AppError;
@@ -81,11 +82,30 @@ pub async fn submit(
     })))
 }
 
-/// `POST /admin/lab/grade`: runs the grader's suite in the room against its own lock.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GradeBody {
+    /// One attack only, to watch it again.
+    only: Option<String>,
+}
+
+/// `POST /admin/lab/grade [{"only": "<attack>"}]`: runs the grader's suite (or one attack of
+/// it) in the room against its own lock.
 pub async fn grade(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
+    Body(body): Body,
 ) -> Result<Json<ReportCard>, AppError> {
+    let GradeBody { only } = json_body(&body)?.unwrap_or_default();
+    if let Some(id) = &only {
+        if grader::find(id).is_none() {
+            let ids: Vec<&str> = grader::ATTACKS.iter().map(|a| a.id()).collect();
+            return Err(AppError::BadRequest(format!(
+                "unknown attack `{id}`; valid: {}",
+                ids.join(", ")
+            )));
+        }
+    }
     lab_fits(&state)?;
     let lab = LabLock::load(&state.redis, &keys).await?.ok_or_else(|| {
         AppError::BadRequest(format!(
@@ -102,7 +122,8 @@ pub async fn grade(
     take_last_error(&state.redis, &keys).await?;
     let redis = &state.redis;
     let keys_ref = &keys;
-    let card = grader::grade(&runner, shape(&lab), Tier::Custom, || async move {
+    let only = only.as_deref();
+    let card = grader::grade(&runner, shape(&lab), Tier::Custom, only, || async move {
         Ok(take_last_error(redis, keys_ref).await?)
     })
     .await;

@@ -76,6 +76,12 @@ pub struct UpArgs {
     #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
+    /// The lab: students write their own locks (tier `custom`), which run only on a lock
+    /// store apart from the stock. With the default `--lock-store shared` this starts a
+    /// `single` one; a `sentinel` one also serves (Redlock masters do not).
+    #[arg(long)]
+    pub lab: bool,
+
     /// Start ZooKeeper too, for the `zookeeper` and `zookeeper-fenced` tiers (implied by
     /// `--tier zookeeper…`). Needs Debian's `zookeeper` package (a JVM server).
     #[arg(long)]
@@ -141,7 +147,14 @@ pub struct UpArgs {
 impl UpArgs {
     /// Flags that parse but do not fit together, as one line naming the flag.
     pub fn validate(&self) -> Result<(), String> {
-        if self.lock_persistence.is_some() && self.lock_store == LockStoreKind::Shared {
+        if self.lab && self.lock_store == LockStoreKind::Redlock {
+            return Err(
+                "error: --lab runs students' locks on one lock store apart from the \
+                        stock: give --lock-store single or sentinel, not redlock"
+                    .into(),
+            );
+        }
+        if self.lock_persistence.is_some() && self.lock_store() == LockStoreKind::Shared {
             return Err("error: --lock-persistence needs a lock store of its own \
                         (--lock-store single, sentinel or redlock); a shared lock store is \
                         the resource store's Redis"
@@ -174,7 +187,7 @@ impl UpArgs {
                 return Err(format!("error: --zookeeper: {err}"));
             }
         }
-        if let Some(why) = self.tier.misfit(self.lock_store, true) {
+        if let Some(why) = self.tier.misfit(self.lock_store(), true) {
             return Err(format!("error: --tier: {why}"));
         }
         if let Some(url) = &self.public_url {
@@ -195,6 +208,14 @@ impl UpArgs {
             ));
         }
         Ok(())
+    }
+
+    /// The lock store to start: `--lock-store`, or `single` for the lab on a shared one.
+    pub fn lock_store(&self) -> LockStoreKind {
+        match (self.lab || self.tier == Tier::Custom, self.lock_store) {
+            (true, LockStoreKind::Shared) => LockStoreKind::Single,
+            (_, kind) => kind,
+        }
     }
 
     /// How many ZooKeeper servers to run: asked for by `--zookeeper`, `--zookeeper-nodes` or a
@@ -221,7 +242,7 @@ impl UpArgs {
             redis_port: self.redis_port,
             redis_dir: self.redis_dir.clone(),
             tier: self.tier,
-            lock_store: self.lock_store,
+            lock_store: self.lock_store(),
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             zookeeper_nodes: self.zookeeper_nodes(),

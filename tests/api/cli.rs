@@ -17,7 +17,7 @@ fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
         (
             &["--lock-tier", "chubby"],
             &[],
-            "zookeeper-fenced, atomic-deduct]",
+            "zookeeper-fenced, atomic-deduct, custom]",
         ),
         // A real tier, without the lock store it needs.
         (&["--lock-tier", "redlock"], &[], "--lock-store redlock"),

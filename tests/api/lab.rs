@@ -133,7 +133,7 @@ async fn the_ladders_own_scripts_are_graded_as_their_built_in_tiers() {
 
         let room = format!("tier-{tier}");
         let client = RoomRunner::of(&fleet, &room);
-        let built_in = lab::grade(&client.runner(), shape, *tier, || async { Ok(None) })
+        let built_in = lab::grade(&client.runner(), shape, *tier, None, || async { Ok(None) })
             .await
             .unwrap();
         let built_in = ids(&built_in.outcomes());

@@ -51,7 +51,8 @@ function startFleet(port) {
     const env = { ...process.env, RUST_LOG: 'oversell=warn', BUSINESS_MS: '20', WAIT_DEADLINE_MS: '20000' };
     delete env.ADMIN_TOKEN;
     delete env.LOCK_TIER;
-    up = spawn(BIN, ['up', '--instances', '3', '--port', String(port)], {
+    // `--lab`: a lock store of its own, where students' locks may run.
+    up = spawn(BIN, ['up', '--instances', '3', '--port', String(port), '--lab'], {
       cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const timer = setTimeout(() => fail(new Error(`oversell up not ready in 60s:\n${upOutput}`)), 60_000);
@@ -338,6 +339,67 @@ async function putTier(room, bearer, tier) {
 function classCell(page, room, column) {
   return page.$eval(`#rooms tbody tr[data-room="${room}"]`, (tr, i) => tr.children[i].textContent, column);
 }
+
+/** Submits the lock in the editor, grades it, and waits for the report card. */
+async function submitAndGrade(page) {
+  await page.click('#lab-submit');
+  await page.waitForFunction(() => document.querySelector('#tier-name').textContent === 'custom', null, { timeout: 15_000 });
+  await page.evaluate(() => { document.querySelector('#lab-card').dataset.result = ''; });
+  await page.click('#lab-grade');
+  await page.waitForSelector('#lab-card[data-result="done"]', { timeout: 180_000 });
+  return page.$$eval('#lab-card li', (items) => Object.fromEntries(items.map((li) => [li.dataset.attack, li.dataset.outcome])));
+}
+
+async function loadRung(page, rung) {
+  await page.selectOption('#lab-start', rung);
+  await page.click('#lab-load');
+  await page.waitForFunction((want) => document.querySelector('#message').textContent.includes(want), rung);
+}
+
+test('the lab: a lock without a lease deadlocks when its holder dies; with one it holds', async (t) => {
+  const page = await newPage('en-US');
+  await page.goto(`${base}/?room=lab-browser`);
+  await page.fill('#token', token);
+  await page.click('#unlock');
+  await page.waitForSelector('#admin-status.unlocked');
+
+  await t.test('SETNX without an expiry: deadlock on a dead holder', async () => {
+    await loadRung(page, 'setnx');
+    assert.match(await page.inputValue('#lab-acquire-1'), /SETNX/);
+    assert.equal(await page.inputValue('#lab-acquire-2'), '');
+    const outcomes = await submitAndGrade(page);
+    assert.equal(outcomes['holder-dies'], 'deadlock', JSON.stringify(outcomes));
+    assert.equal(outcomes.contention, 'held', JSON.stringify(outcomes));
+    assert.match(await page.textContent('#lab-rung'), /rung: setnx$/);
+    assert.match(await page.textContent('#lab-card li[data-attack="holder-dies"]'), /000's bronze tier/);
+    await shot(page, '20-lab-deadlock');
+  });
+
+  await t.test('fixed with SET NX PX: the dead holder\'s lock expires, and the card says so', async () => {
+    await loadRung(page, 'atomic-expiry');
+    assert.match(await page.inputValue('#lab-acquire-1'), /'NX', 'PX'/);
+    const outcomes = await submitAndGrade(page);
+    assert.equal(outcomes['holder-dies'], 'held', JSON.stringify(outcomes));
+    assert.equal(outcomes['holder-dies-between-steps'], 'not-applicable', JSON.stringify(outcomes));
+    assert.match(await page.textContent('#lab-rung'), /rung: atomic-expiry$/);
+    await shot(page, '21-lab-holds');
+  });
+
+  await t.test('the card in Chinese', async () => {
+    await page.click('#lang-toggle');
+    assert.match(await page.textContent('#lab-card li[data-attack="holder-dies"]'), /守住了/);
+    assert.match(await page.textContent('#lab-rung'), /与阶梯上的这一级相同/);
+    await page.click('#lang-toggle');
+  });
+
+  await t.test('a script that does not compile is refused with Redis\'s message and line', async () => {
+    await page.fill('#lab-acquire-1', "return redis.call('SETNX', KEYS[1], ARGV[1]\n");
+    await page.click('#lab-submit');
+    await page.waitForSelector('#message.error');
+    assert.match(await page.textContent('#message'), /acquire step 1: ERR Error compiling script.*user_script:2/);
+  });
+  await page.context().close();
+});
 
 test('a class: made on /class, each join link drives its own room and no other', async (t) => {
   const page = await newPage('en-US');

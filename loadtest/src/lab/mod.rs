@@ -359,13 +359,14 @@ pub fn rung(outcomes: &[Outcome]) -> Option<Tier> {
         .map(|(tier, _)| *tier)
 }
 
-/// Runs the whole suite against the room's lock; `failed` says, after a run, whether the
-/// lock's own scripts failed during it (and what they said), which the fleet knows and the
-/// load does not.
+/// Runs the suite against the room's lock (or only the attack `only`, to watch it again on
+/// the dashboard's timeline); `failed` says, after a run, whether the lock's own scripts
+/// failed during it (and what they said), which the fleet knows and the load does not.
 pub async fn grade<F, Fut>(
     runner: &Runner<'_>,
     shape: Shape,
     tier: Tier,
+    only: Option<&str>,
     mut failed: F,
 ) -> anyhow::Result<ReportCard>
 where
@@ -373,7 +374,10 @@ where
     Fut: std::future::Future<Output = anyhow::Result<Option<String>>>,
 {
     let mut attacks = Vec::new();
-    for attack in ATTACKS {
+    for attack in ATTACKS
+        .iter()
+        .filter(|a| only.is_none_or(|id| id == a.id()))
+    {
         if let Err(why) = attack.applies(shape) {
             attacks.push(AttackResult {
                 attack: attack.id(),
@@ -402,13 +406,14 @@ where
         });
     }
     let outcomes: Vec<Outcome> = attacks.iter().map(|a| a.outcome).collect();
-    let as_good_as_a_lock_gets = attacks.iter().all(|a| match a.attack {
-        "holder-pause" => a.outcome != Outcome::Failed,
-        _ => matches!(a.outcome, Outcome::Held | Outcome::NotApplicable),
-    });
+    let as_good_as_a_lock_gets = only.is_none()
+        && attacks.iter().all(|a| match a.attack {
+            "holder-pause" => a.outcome != Outcome::Failed,
+            _ => matches!(a.outcome, Outcome::Held | Outcome::NotApplicable),
+        });
     Ok(ReportCard {
         shape,
-        matches: rung(&outcomes),
+        matches: only.is_none().then(|| rung(&outcomes)).flatten(),
         attacks,
         as_good_as_a_lock_gets,
     })
