@@ -372,10 +372,12 @@ async function loadLab() {
 }
 
 function labLock() {
-  const value = (step) => $(`#lab-${step}`).value.trim();
-  const kind = (what) => LAB_STEPS.filter((s) => s.startsWith(what)).map(value).filter(Boolean);
+  // Sent as typed: trimming the start would shift the line numbers Redis's errors give.
+  const value = (step) => $(`#lab-${step}`).value;
+  const given = (text) => text.trim() !== '';
+  const kind = (what) => LAB_STEPS.filter((s) => s.startsWith(what)).map(value).filter(given);
   const lock = { acquire: kind('acquire-'), release: kind('release-') };
-  if (value('renew')) lock.renew = value('renew');
+  if (given(value('renew'))) lock.renew = value('renew');
   return lock;
 }
 

@@ -393,7 +393,7 @@ test('the lab: a lock without a lease deadlocks when its holder dies; with one i
   });
 
   await t.test('a script that does not compile is refused with Redis\'s message and line', async () => {
-    await page.fill('#lab-acquire-1', "return redis.call('SETNX', KEYS[1], ARGV[1]\n");
+    await page.fill('#lab-acquire-1', "\nreturn redis.call('SETNX', KEYS[1], ARGV[1]");
     await page.click('#lab-submit');
     await page.waitForSelector('#message.error');
     assert.match(await page.textContent('#message'), /acquire step 1: ERR Error compiling script.*user_script:2/);
