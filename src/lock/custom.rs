@@ -16,16 +16,16 @@
 //! one round trip when the lock shares the stock's server (`riding.rs`); a student's never
 //! does, since it never shares that server.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use oversell_api::settings::LeaseMode;
 use redis::{Script, Value};
-use tokio::task::AbortHandle;
-use tokio::time::MissedTickBehavior;
 
-use super::{Attempt, Held, Keep, Lock, LockCx};
-use crate::faults::{self, FaultKind};
+use super::renewals::Renewals;
+use super::{between_acquire_steps, Attempt, Held, Keep, Lock, LockCx};
+use crate::faults::FaultKind;
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lab::conns::LabConns;
@@ -47,22 +47,8 @@ impl Lock for CustomLock {
         let on = StepEnv::of(cx);
         for (i, step) in lab.acquire.iter().enumerate() {
             if i == 1 {
-                // Between two acquire steps: where `setnx-expire` dies before its EXPIRE.
-                if cx
-                    .faults
-                    .claim(FaultKind::CrashBeforeExpire)
-                    .await
-                    .is_some()
-                {
-                    faults::crash("between a lab lock's acquire steps");
-                }
-                if cx
-                    .faults
-                    .claim(FaultKind::HolderDiesBetweenSteps)
-                    .await
-                    .is_some()
-                {
-                    return Ok(Attempt::HolderDied);
+                if let Some(died) = between_acquire_steps(cx).await {
+                    return Ok(died);
                 }
             }
             if let StepReply::Stop { lease_left_ms } =
@@ -81,7 +67,7 @@ impl Lock for CustomLock {
         }
         let keep = match (&lab.renew, cx.settings.lease) {
             (Some(renew), LeaseMode::Watchdog) => Keep::Renewing {
-                _renewals: Renewals::start(on, conn, renew),
+                _renewals: renewals(on, conn, renew),
             },
             _ => Keep::Nothing,
         };
@@ -200,45 +186,36 @@ impl StepEnv {
     }
 }
 
-/// The renew step on the watchdog's schedule (every lease/3) until the hold ends (drop) or
-/// the step says the lock is no longer ours.
-pub struct Renewals(AbortHandle);
-
-impl Renewals {
-    fn start(on: StepEnv, mut conn: Conn, renew: &Step) -> Renewals {
-        let step = Step {
-            name: renew.name.clone(),
-            code: renew.code.clone(),
-            script: renew.script.clone(),
-        };
-        let period = Duration::from_millis((on.ttl_ms / 3).max(1));
-        let task = tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(period);
-            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            ticks.tick().await; // the first tick fires at once; the lease is fresh
-            loop {
-                ticks.tick().await;
-                match on.run(&mut conn, &step).await.as_ref().map(StepReply::read) {
-                    Ok(StepReply::GoOn) => {
-                        let renewed =
-                            record::renewal(&on.truth, &on.keys, &on.instance, &on.owner).await;
-                        if let Err(err) = renewed {
-                            tracing::debug!(%err, "renewal not recorded on the timeline");
-                        }
+/// The renew step on the watchdog's schedule until the hold ends (drop) or the step says the
+/// lock is no longer ours.
+fn renewals(on: StepEnv, conn: Conn, renew: &Step) -> Renewals {
+    let on = Arc::new(on);
+    let step = Arc::new(Step {
+        name: renew.name.clone(),
+        code: renew.code.clone(),
+        script: renew.script.clone(),
+    });
+    let ttl_ms = on.ttl_ms;
+    Renewals::every_third_of(ttl_ms, move || {
+        let (on, step, mut conn) = (on.clone(), step.clone(), conn.clone());
+        async move {
+            match on.run(&mut conn, &step).await.as_ref().map(StepReply::read) {
+                Ok(StepReply::GoOn) => {
+                    let renewed =
+                        record::renewal(&on.truth, &on.keys, &on.instance, &on.owner).await;
+                    if let Err(err) = renewed {
+                        tracing::debug!(%err, "renewal not recorded on the timeline");
                     }
-                    Ok(StepReply::Stop { .. }) => break,
-                    // A failing store may come back while the lease lasts (see the tier
-                    // `reentrant-watchdog`); a student's error stops nothing either.
-                    Err(err) => tracing::warn!(%err, "lab renewal failed; retrying"),
+                    true
+                }
+                Ok(StepReply::Stop { .. }) => false,
+                // A failing store may come back while the lease lasts (see the tier
+                // `reentrant-watchdog`); a student's error stops nothing either.
+                Err(err) => {
+                    tracing::warn!(%err, "lab renewal failed; retrying");
+                    true
                 }
             }
-        });
-        Renewals(task.abort_handle())
-    }
-}
-
-impl Drop for Renewals {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+        }
+    })
 }

@@ -21,6 +21,7 @@ mod lua_release;
 mod none;
 mod redlock;
 mod reentrant_watchdog;
+mod renewals;
 pub(crate) mod riding;
 mod setnx;
 mod setnx_expire;
@@ -37,7 +38,7 @@ use oversell_api::settings::Settings;
 use oversell_api::tier::Tier;
 use redis::Script;
 
-use crate::faults::{Fault, FaultPoints};
+use crate::faults::{Fault, FaultKind, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lock_store::chaos::HeldReplicas;
@@ -165,13 +166,10 @@ enum Keep {
     Local {
         _guard: tokio::sync::OwnedMutexGuard<()>,
     },
-    /// The lease renewal task of the reentrant tiers; aborted on drop.
-    Watchdog {
-        _renewals: reentrant_watchdog::Watchdog,
-    },
-    /// The renew step of a lab lock, on the watchdog's schedule; aborted on drop.
+    /// The lease renewals of the reentrant tiers' watchdog or a lab lock's renew step;
+    /// aborted on drop.
     Renewing {
-        _renewals: custom::Renewals,
+        _renewals: renewals::Renewals,
     },
 }
 
@@ -179,7 +177,7 @@ impl Held {
     /// Stops renewing the lease, as a paused process does (the `holder-pause` fault). An
     /// in-process guard is kept: a paused process still holds its own mutex.
     pub fn stop_renewing(&mut self) {
-        if matches!(self._keep, Keep::Watchdog { .. } | Keep::Renewing { .. }) {
+        if matches!(self._keep, Keep::Renewing { .. }) {
             self._keep = Keep::Nothing;
         }
     }
@@ -305,6 +303,22 @@ impl Locks {
 }
 
 // ---- pieces shared by several tiers ----
+
+/// The point between a lock's first and second acquire step, where `setnx-expire` dies before
+/// its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone stops dead
+/// (`holder-dies-between-steps`, answered as [`Attempt::HolderDied`]).
+async fn between_acquire_steps(cx: &LockCx<'_>) -> Option<Attempt> {
+    if cx
+        .faults
+        .claim(FaultKind::CrashBeforeExpire)
+        .await
+        .is_some()
+    {
+        crate::faults::crash("between two acquire steps");
+    }
+    let died = cx.faults.claim(FaultKind::HolderDiesBetweenSteps).await;
+    died.map(|_| Attempt::HolderDied)
+}
 
 /// `SET lock owner NX PX ttl`: the atomic take-with-lease of the tiers from `atomic-expiry` up.
 /// The lease left is asked in the same round trip (a pipeline), so a pub/sub waiter sleeps at

@@ -18,14 +18,12 @@
 //! stale value.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use oversell_api::settings::LeaseMode;
 use redis::Script;
-use tokio::task::AbortHandle;
-use tokio::time::MissedTickBehavior;
 
+use super::renewals::Renewals;
 use super::{riding, riding_out, Attempt, Held, Keep, Lock, LockCx};
 use crate::ground_truth::record;
 use crate::keys::Keys;
@@ -84,8 +82,8 @@ impl Lock for ReentrantWatchdog {
         // Only the first hold starts a watchdog; a re-entry rides on the outer one. A fixed
         // lease (Redisson's `lock(leaseTime)`) starts none at all.
         let keep = if depth == 1 && cx.settings.lease == LeaseMode::Watchdog {
-            Keep::Watchdog {
-                _renewals: Watchdog::start(cx),
+            Keep::Renewing {
+                _renewals: watchdog(cx),
             }
         } else {
             Keep::Nothing
@@ -126,47 +124,37 @@ impl Lock for ReentrantWatchdog {
 }
 
 /// Renews the lease every TTL/3 until the hold ends (drop) or the lock is no longer ours.
-pub struct Watchdog(AbortHandle);
-
-impl Watchdog {
-    fn start(cx: &LockCx<'_>) -> Self {
-        let store: RedisPool = cx.store.pool().clone();
-        let truth: RedisPool = cx.truth.clone();
-        let keys = cx.keys.clone();
-        let owner = cx.owner.to_owned();
-        let instance = cx.instance.to_owned();
-        let ttl_ms = cx.settings.ttl_ms;
-        let period = Duration::from_millis((ttl_ms / 3).max(1));
-        let task = tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(period);
-            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            ticks.tick().await; // the first tick fires at once; the lease is fresh
-            loop {
-                ticks.tick().await;
-                match renew(&store, &keys, &owner, ttl_ms).await {
-                    Ok(true) => {
-                        if let Err(err) = record::renewal(&truth, &keys, &instance, &owner).await {
-                            tracing::debug!(%err, "renewal not recorded on the timeline");
-                        }
+fn watchdog(cx: &LockCx<'_>) -> Renewals {
+    let store: RedisPool = cx.store.pool().clone();
+    let truth: RedisPool = cx.truth.clone();
+    let keys = cx.keys.clone();
+    let owner = cx.owner.to_owned();
+    let instance = cx.instance.to_owned();
+    let ttl_ms = cx.settings.ttl_ms;
+    Renewals::every_third_of(ttl_ms, move || {
+        let (store, truth, keys) = (store.clone(), truth.clone(), keys.clone());
+        let (owner, instance) = (owner.clone(), instance.clone());
+        async move {
+            match renew(&store, &keys, &owner, ttl_ms).await {
+                Ok(true) => {
+                    if let Err(err) = record::renewal(&truth, &keys, &instance, &owner).await {
+                        tracing::debug!(%err, "renewal not recorded on the timeline");
                     }
-                    Ok(false) => break, // expired or released: nothing left to renew
-                    // Redisson logs a failed renewal and stops renewing. This one tries again at
-                    // the next tick: with a lock store that fails over (Sentinel) a renewal can
-                    // fail for a second or two while the lease still has seconds left, and
-                    // giving up then would drop a lock its holder still holds. A renewal that
-                    // finds the lock gone or someone else's (Ok(false) above) does stop.
-                    Err(err) => tracing::warn!(%err, "watchdog renewal failed; retrying"),
+                    true
+                }
+                Ok(false) => false, // expired or released: nothing left to renew
+                // Redisson logs a failed renewal and stops renewing. This one tries again at
+                // the next tick: with a lock store that fails over (Sentinel) a renewal can
+                // fail for a second or two while the lease still has seconds left, and giving
+                // up then would drop a lock its holder still holds. A renewal that finds the
+                // lock gone or someone else's (Ok(false) above) does stop.
+                Err(err) => {
+                    tracing::warn!(%err, "watchdog renewal failed; retrying");
+                    true
                 }
             }
-        });
-        Watchdog(task.abort_handle())
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+        }
+    })
 }
 
 async fn renew(

@@ -11,8 +11,7 @@
 use async_trait::async_trait;
 
 use super::setnx::setnx;
-use super::{del_and_observe, Attempt, Held, Lock, LockCx};
-use crate::faults::{self, FaultKind};
+use super::{between_acquire_steps, del_and_observe, Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 
 pub struct SetnxExpire;
@@ -25,23 +24,9 @@ impl Lock for SetnxExpire {
                 lease_left: Some(cx.settings.ttl()),
             });
         }
-        // The window: a crash here leaves the lock without a lease.
-        if cx
-            .faults
-            .claim(FaultKind::CrashBeforeExpire)
-            .await
-            .is_some()
-        {
-            faults::crash("between SETNX and EXPIRE");
-        }
-        // The same window, for its room alone: the holder stops dead, the instance serves on.
-        if cx
-            .faults
-            .claim(FaultKind::HolderDiesBetweenSteps)
-            .await
-            .is_some()
-        {
-            return Ok(Attempt::HolderDied);
+        // The window: a death here leaves the lock without a lease.
+        if let Some(died) = between_acquire_steps(cx).await {
+            return Ok(died);
         }
         let mut conn = cx.conn().await?;
         let _: bool = redis::cmd("PEXPIRE")

@@ -164,14 +164,7 @@ pub async fn kill_store_for(pool: &RedisPool, down_for: Duration) -> Result<Stri
         )));
     }
     let mut conn = pool.conn().await?;
-    let (info, dir): (String, Vec<String>) = redis::pipe()
-        .cmd("INFO")
-        .arg("server")
-        .cmd("CONFIG")
-        .arg("GET")
-        .arg("dir")
-        .query_async(&mut conn)
-        .await?;
+    let (info, dir): (String, Vec<String>) = process_and_dir().query_async(&mut conn).await?;
     let unavailable = |why: &str| StoreError::Unavailable(format!("{addr}: {why}"));
     let pid = process_id(&info).ok_or_else(|| unavailable("no process_id"))?;
     let dir = dir.get(1).ok_or_else(|| unavailable("no dir"))?;
@@ -195,6 +188,18 @@ fn hold_down(dir: &std::path::Path, down_for: Duration) -> Result<(), StoreError
         .map_err(|err| StoreError::Unavailable(format!("{}: {err}", file.display())))
 }
 
+/// `INFO server` and `CONFIG GET dir`: how a node names its own process and data dir.
+fn process_and_dir() -> redis::Pipeline {
+    let mut asked = redis::pipe();
+    asked
+        .cmd("INFO")
+        .arg("server")
+        .cmd("CONFIG")
+        .arg("GET")
+        .arg("dir");
+    asked
+}
+
 /// A Redlock master's process, as the node itself reports it.
 struct NodeProcess {
     pid: i32,
@@ -204,16 +209,7 @@ struct NodeProcess {
 
 async fn process_of(node: &QuorumNode) -> Result<NodeProcess, StoreError> {
     let (info, dir): (String, Vec<String>) = node
-        .run(|mut conn| async move {
-            redis::pipe()
-                .cmd("INFO")
-                .arg("server")
-                .cmd("CONFIG")
-                .arg("GET")
-                .arg("dir")
-                .query_async(&mut conn)
-                .await
-        })
+        .run(|mut conn| async move { process_and_dir().query_async(&mut conn).await })
         .await?;
     let pid = process_id(&info).ok_or_else(|| no_process(node, "no process_id"))?;
     let dir = dir.get(1).ok_or_else(|| no_process(node, "no dir"))?;
