@@ -325,145 +325,14 @@ $('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => 
 
 // ---------------------------------------------------------------- the lab
 
-// A room's own lock: its steps in the order the contract runs them (`GET /lab`), the ladder's
-// rungs as starting points (`static/locks/<tier>/<step>.lua`), and the grader's report card.
-const LAB_STEPS = ['acquire-1', 'acquire-2', 'acquire-3', 'release-1', 'release-2', 'renew'];
-const LAB_RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog'];
-let labCard = null; // the last report card, redrawn when the language changes
-
-function buildLab() {
-  const steps = $('#lab-steps');
-  for (const step of LAB_STEPS) {
-    const label = document.createElement('label');
-    const name = document.createElement('span');
-    name.dataset.i18n = `lab.step.${step}`;
-    name.textContent = t(`lab.step.${step}`);
-    const area = document.createElement('textarea');
-    area.id = `lab-${step}`;
-    area.spellcheck = false;
-    area.rows = 3;
-    label.append(name, area);
-    steps.appendChild(label);
-  }
-  for (const rung of LAB_RUNGS) {
-    const opt = document.createElement('option');
-    opt.value = rung;
-    opt.textContent = rung;
-    $('#lab-start').appendChild(opt);
-  }
-}
-
-function showLabError(error) {
-  $('#lab-error').textContent = error ? t('lab.lasterror', { error }) : '';
-}
-
-async function loadLab() {
-  try {
-    const lab = await call('GET', '/lab');
-    if (lab.lock) {
-      const steps = { ...Object.fromEntries(LAB_STEPS.map((s) => [s, ''])) };
-      lab.lock.acquire.forEach((src, i) => { steps[`acquire-${i + 1}`] = src; });
-      lab.lock.release.forEach((src, i) => { steps[`release-${i + 1}`] = src; });
-      steps.renew = lab.lock.renew || '';
-      for (const step of LAB_STEPS) $(`#lab-${step}`).value = steps[step];
-    }
-    showLabError(lab.last_error);
-  } catch { /* no lab on this fleet, or the room is gone: the panel stays empty */ }
-}
-
-function labLock() {
-  // Sent as typed: trimming the start would shift the line numbers Redis's errors give.
-  const value = (step) => $(`#lab-${step}`).value;
-  const given = (text) => text.trim() !== '';
-  const kind = (what) => LAB_STEPS.filter((s) => s.startsWith(what)).map(value).filter(given);
-  const lock = { acquire: kind('acquire-'), release: kind('release-') };
-  if (given(value('renew'))) lock.renew = value('renew');
-  return lock;
-}
-
-function drawCard(card) {
-  const box = $('#lab-card');
-  box.replaceChildren();
-  if (!card) return;
-  const list = document.createElement('ul');
-  for (const a of card.attacks) {
-    const li = document.createElement('li');
-    li.dataset.attack = a.attack;
-    li.dataset.outcome = a.outcome;
-    const broke = !['held', 'not-applicable', 'failed'].includes(a.outcome);
-    const badge = document.createElement('span');
-    badge.className = `outcome ${broke ? 'broke' : a.outcome}`;
-    badge.textContent = t(`lab.outcome.${a.outcome}`);
-    li.append(badge, t(`lab.attack.${a.attack}`));
-    if (broke) {
-      // Watch the attack again: its run is then what the timeline above draws.
-      const again = document.createElement('button');
-      again.type = 'button';
-      again.textContent = t('lab.replay');
-      again.addEventListener('click', (ev) => act(ev.target, () => grade(a.attack)));
-      li.appendChild(again);
-    }
-    const why = a.note || (language() === 'zh' ? a.hole_zh : a.hole_en);
-    if (why) {
-      const hole = document.createElement('span');
-      hole.className = 'hole';
-      hole.textContent = why;
-      li.appendChild(hole);
-    }
-    list.appendChild(li);
-  }
-  box.appendChild(list);
-  if (card.attacks.length > 1) {
-    const rung = document.createElement('div');
-    rung.className = 'rung';
-    rung.id = 'lab-rung';
-    rung.textContent = card.matches ? t('lab.matches', { tier: card.matches })
-      : card.as_good_as_a_lock_gets ? t('lab.best') : t('lab.nomatch');
-    box.appendChild(rung);
-  }
-}
-
-async function grade(only) {
-  const box = $('#lab-card');
-  box.dataset.result = 'running';
-  box.textContent = t('lab.grading');
-  try {
-    const card = await call('POST', '/admin/lab/grade', only ? { only } : undefined);
-    // A single attack watched again keeps the whole card, with that attack's new outcome.
-    if (only && labCard) {
-      labCard.attacks = labCard.attacks.map((a) => (a.attack === only ? card.attacks[0] : a));
-    } else {
-      labCard = card;
-    }
-  } finally {
-    drawCard(labCard);
-    box.dataset.result = labCard ? 'done' : '';
-  }
-  await loadLab();
-  return '';
-}
-
-$('#lab-load').addEventListener('click', (ev) => act(ev.target, async () => {
-  const rung = $('#lab-start').value;
-  if (!rung) return '';
-  for (const step of LAB_STEPS) {
-    const resp = await fetch(`locks/${rung}/${step}.lua`);
-    $(`#lab-${step}`).value = resp.ok ? await resp.text() : '';
-  }
-  return t('lab.loaded', { tier: rung });
-}));
-
-$('#lab-submit').addEventListener('click', (ev) => act(ev.target, async () => {
-  await call('PUT', '/admin/lab', labLock());
-  await call('PUT', '/admin/tier', { tier: 'custom' });
-  showLabError('');
-  return t('lab.submitted');
-}));
-
-$('#lab-grade').addEventListener('click', (ev) => act(ev.target, () => grade()));
-
-buildLab();
-loadLab();
+// The lab panel's code and strings load the first time the panel opens: most of a class only
+// watches, and a read-only page never needs them.
+let lab = null;
+$('#lab').addEventListener('toggle', () => {
+  if (!$('#lab').open || lab) return;
+  lab = import('./lab.js').then((m) => m.startLab({ $, call, act }));
+  lab.catch((err) => say(`${t('error')}: ${err.message}`, true));
+});
 
 // The badge names the room from the start: the first state event may come after the stream opens.
 $('#room-name').textContent = ROOM;
@@ -496,7 +365,7 @@ function translate() {
   showTierText($('#tier-select').value);
   showScenarioText();
   showBurst();
-  drawCard(labCard);
+  lab?.then((panel) => panel.translate());
   if (state) render(state);
   makeChart();
   drawTimeline();

@@ -17,7 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use loadtest::scenario::{Expect, CATALOG, SENTENCE_CHECKS};
 
-const I18N: &str = include_str!("../../static/i18n.js");
+const I18N: File = ("static/i18n.js", include_str!("../../static/i18n.js"));
+/// The lab panel's strings, which join i18n.js's when the panel opens.
+const LAB: File = ("static/lab.js", include_str!("../../static/lab.js"));
+
+/// A file's name and text.
+type File = (&'static str, &'static str);
 
 /// Terms the glossary retired, with the one to use instead.
 const RETIRED: &[(&str, &str)] = &[
@@ -52,18 +57,18 @@ const GLOSSES: &[&str] = &[
     "羊群效应（惊群）",
 ];
 
-/// The lines between `open` (a line of the file, trimmed) and the next line that is `close`.
-fn block<'a>(open: &str, close: &str) -> Vec<(usize, &'a str)> {
-    let mut lines = I18N.lines().enumerate();
+/// The lines of `file` between `open` (a line, trimmed) and the next line that is `close`.
+fn block((name, text): File, open: &str, close: &str) -> Vec<(usize, &'static str)> {
+    let mut lines = text.lines().enumerate();
     lines
         .by_ref()
         .find(|(_, l)| l.trim() == open)
-        .unwrap_or_else(|| panic!("static/i18n.js has no line `{open}`"));
+        .unwrap_or_else(|| panic!("{name} has no line `{open}`"));
     let body: Vec<(usize, &str)> = lines
         .take_while(|(_, l)| l.trim() != close)
         .map(|(i, l)| (i + 1, l))
         .collect();
-    assert!(!body.is_empty(), "`{open}` in static/i18n.js is empty");
+    assert!(!body.is_empty(), "`{open}` in {name} is empty");
     body
 }
 
@@ -96,20 +101,25 @@ fn entry(line: &str) -> Option<(String, String)> {
     (!key.is_empty() && rest.trim() == ",").then_some((key, value))
 }
 
+/// The entries of an object literal of i18n.js, one a line.
+fn table(open: &str, close: &str) -> BTreeMap<String, String> {
+    table_in(I18N, open, close)
+}
+
 /// The entries of an object literal, one a line; comments and blank lines skipped. A key
 /// seen twice is reported (JavaScript would silently keep the last).
-fn table(open: &str, close: &str) -> BTreeMap<String, String> {
+fn table_in(file: File, open: &str, close: &str) -> BTreeMap<String, String> {
+    let name = file.0;
     let mut out = BTreeMap::new();
-    for (line_no, line) in block(open, close) {
+    for (line_no, line) in block(file, open, close) {
         let line = line.trim();
         if line.is_empty() || line.starts_with("//") {
             continue;
         }
-        let (key, value) = entry(line).unwrap_or_else(|| {
-            panic!("static/i18n.js:{line_no}: not a `key: 'value',` line: {line}")
-        });
+        let (key, value) = entry(line)
+            .unwrap_or_else(|| panic!("{name}:{line_no}: not a `key: 'value',` line: {line}"));
         if out.insert(key.clone(), value).is_some() {
-            panic!("static/i18n.js:{line_no}: key `{key}` appears twice in `{open}`");
+            panic!("{name}:{line_no}: key `{key}` appears twice in `{open}`");
         }
     }
     out
@@ -147,18 +157,30 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table("zh: {", "},") {
         texts.push((format!("i18n.js TIER_TEXT.zh `{k}`"), v));
     }
+    for (k, v) in table_in(LAB, "const zh = {", "};") {
+        texts.push((format!("lab.js zh `{k}`"), v));
+    }
     for s in CATALOG {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
+    }
+    for a in loadtest::lab::ATTACKS {
+        texts.push((format!("grader `{}` zh", a.id()), a.hole_zh.to_owned()));
     }
     texts
 }
 
 #[test]
 fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
-    let en = table("const en = {", "};");
-    let zh = table("const zh = {", "};");
-    same_keys("the dashboard's strings", &en, &zh);
-    for (key, en_text) in &en {
+    for file in [I18N, LAB] {
+        let en = table_in(file, "const en = {", "};");
+        let zh = table_in(file, "const zh = {", "};");
+        same_keys(file.0, &en, &zh);
+        same_placeholders(&en, &zh);
+    }
+}
+
+fn same_placeholders(en: &BTreeMap<String, String>, zh: &BTreeMap<String, String>) {
+    for (key, en_text) in en {
         let zh_text = &zh[key];
         assert!(!zh_text.trim().is_empty(), "zh `{key}` is empty");
         assert_eq!(

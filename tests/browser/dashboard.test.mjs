@@ -362,6 +362,9 @@ test('the lab: a lock without a lease deadlocks when its holder dies; with one i
   await page.fill('#token', token);
   await page.click('#unlock');
   await page.waitForSelector('#admin-status.unlocked');
+  // The panel's code loads when it opens.
+  await page.click('#lab summary');
+  await page.waitForSelector('#lab-acquire-1');
 
   await t.test('SETNX without an expiry: deadlock on a dead holder', async () => {
     await loadRung(page, 'setnx');

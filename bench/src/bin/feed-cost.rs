@@ -144,7 +144,9 @@ async fn main() -> anyhow::Result<()> {
     }
 
     // 1. Opening the page on the busy room: the files, then the first state and window.
-    let (page_bytes, files) = page_bytes(&authority).await?;
+    let (page_bytes, files) =
+        page_bytes(&authority, vec!["/".to_owned()], &mut BTreeSet::new()).await?;
+    let on_demand = on_demand_bytes(&authority).await?;
     let busy = tokio::spawn({
         let targets = targets.clone();
         let load = load.clone();
@@ -157,6 +159,10 @@ async fn main() -> anyhow::Result<()> {
     println!();
     println!("opening the page: {:.1} KB of files ({} files, compressed) + {:.1} KB of first events (state and a {DRAW}-section window of a busy room) = {:.1} KB",
         page_bytes as f64 / 1024.0, files, first as f64 / 1024.0, (page_bytes + first) as f64 / 1024.0);
+    println!(
+        "loaded when a panel opens (import()), not to open the page: {:.1} KB",
+        on_demand as f64 / 1024.0
+    );
     println!(
         "per viewer: {:.2} KB/s idle; {:.2} KB/s (median, max {:.2}) while the room sold up to {:.0} sales/s",
         idle_rate / 1024.0,
@@ -216,45 +222,72 @@ fn total_bytes(open: &[Dashboard]) -> u64 {
     open.iter().map(Dashboard::bytes).sum()
 }
 
-/// The page and every file it loads (scripts, styles, the modules they import), as a browser
-/// asks for them: the bytes on the wire, headers included, and how many files.
-async fn page_bytes(authority: &str) -> anyhow::Result<(u64, usize)> {
-    let mut queue = vec!["/".to_owned()];
-    let mut seen = BTreeSet::new();
+/// The page and every file it loads (scripts, styles, the modules they import statically), as
+/// a browser asks for them: the bytes on the wire, headers included, and how many files.
+/// Files already in `seen` are not counted again.
+async fn page_bytes(
+    authority: &str,
+    mut queue: Vec<String>,
+    seen: &mut BTreeSet<String>,
+) -> anyhow::Result<(u64, usize)> {
     let mut total = 0;
+    let mut files = 0;
     while let Some(path) = queue.pop() {
         if !seen.insert(path.clone()) {
             continue;
         }
         total += get(authority, &path, true).await?.0;
+        files += 1;
         // The links are read from the plain text.
         let (_, body) = get(authority, &path, false).await?;
-        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        for link in links(&body) {
-            let link = link.trim_start_matches("./");
-            queue.push(if link.starts_with('/') {
-                link.to_owned()
-            } else {
-                format!("{dir}/{link}")
-            });
+        for link in links(&body, LOADED) {
+            queue.push(resolve(&path, &link));
         }
     }
-    Ok((total, seen.len()))
+    Ok((total, files))
 }
 
-/// `src="…"`, `href="…"` and `from './…'` / `import('./…')` targets of a page or module.
-fn links(body: &str) -> Vec<String> {
+/// What the page's modules load with `import()` when a panel opens (the lab), beyond the
+/// files the page opened with: a viewer who only watches never fetches it.
+async fn on_demand_bytes(authority: &str) -> anyhow::Result<u64> {
+    let mut seen = BTreeSet::new();
+    page_bytes(authority, vec!["/".to_owned()], &mut seen).await?;
+    let mut later = Vec::new();
+    for path in seen.clone() {
+        let (_, body) = get(authority, &path, false).await?;
+        later.extend(
+            links(&body, ON_DEMAND)
+                .into_iter()
+                .map(|l| resolve(&path, &l)),
+        );
+    }
+    Ok(page_bytes(authority, later, &mut seen).await?.0)
+}
+
+fn resolve(from: &str, link: &str) -> String {
+    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    let link = link.trim_start_matches("./");
+    if link.starts_with('/') {
+        link.to_owned()
+    } else {
+        format!("{dir}/{link}")
+    }
+}
+
+/// What a page or module loads as it opens: scripts, styles, static imports.
+const LOADED: &[(&str, char)] = &[("src=\"", '"'), ("href=\"", '"'), ("from '", '\'')];
+/// What it loads later, on demand.
+const ON_DEMAND: &[(&str, char)] = &[("import('", '\'')];
+
+/// The local targets of `kinds` (an opening text and the quote that closes it) in a page or
+/// module.
+fn links(body: &str, kinds: &[(&str, char)]) -> Vec<String> {
     let mut found = Vec::new();
-    for (open, close) in [
-        ("src=\"", '"'),
-        ("href=\"", '"'),
-        ("from '", '\''),
-        ("import('", '\''),
-    ] {
+    for (open, close) in kinds {
         let mut rest = body;
         while let Some(at) = rest.find(open) {
             rest = &rest[at + open.len()..];
-            let Some(end) = rest.find(close) else { break };
+            let Some(end) = rest.find(*close) else { break };
             let link = &rest[..end];
             let local = !link.contains(':') && !link.starts_with('#') && !link.is_empty();
             if local {
