@@ -4,6 +4,7 @@
 //!
 //! The crate is cut by pipeline stage, like hatoo/oha:
 //!
+//! - [`args`]: the flags several commands share (target, language) and their value parsers.
 //! - [`cli`]: flags (clap derive) and value parsers (`10k`, `30s`, `2k/s`), turned into a
 //!   [`Load`] or [`MatrixOptions`]; [`execute`] runs the `run` and `matrix` commands.
 //! - [`target`]: the base URLs, resolved once; connections are dealt round robin over them.
