@@ -37,6 +37,7 @@ const en = {
   'lab.attack.slow-work': 'work longer than the lease',
   'lab.attack.release-gap': 'a pause between release steps',
   'lab.attack.holder-pause': 'the holder pauses past its lease',
+  'lab.attack.failover': 'the lock store fails over',
 };
 
 const zh = {
@@ -71,6 +72,7 @@ const zh = {
   'lab.attack.slow-work': '业务时间超过租约',
   'lab.attack.release-gap': '两步释放之间停顿',
   'lab.attack.holder-pause': '持锁者停顿超过租约',
+  'lab.attack.failover': '锁服务器主从切换',
 };
 
 addStrings({ en, zh });

@@ -9,12 +9,13 @@ use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{json_body, required_json, Body, Room, RoomAdmin};
+use super::extract::{json_body, required_json, Body, Caller, Room, RoomAdmin};
 use super::scenario::FleetRunner;
 use crate::control::Control;
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::lab::{acl, LabLock, LabSource, LabUser, STEP_LIMIT};
+use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
@@ -92,7 +93,7 @@ struct GradeBody {
 /// `POST /admin/lab/grade [{"only": "<attack>"}]`: runs the grader's suite (or one attack of
 /// it) in the room against its own lock.
 pub async fn grade(
-    RoomAdmin { keys, .. }: RoomAdmin,
+    RoomAdmin { keys, caller }: RoomAdmin,
     State(state): State<AppState>,
     Body(body): Body,
 ) -> Result<Json<ReportCard>, AppError> {
@@ -123,7 +124,13 @@ pub async fn grade(
     let redis = &state.redis;
     let keys_ref = &keys;
     let only = only.as_deref();
-    let card = grader::grade(&runner, shape(&lab), Tier::Custom, only, || async move {
+    // A failover strikes every room's locks: the admin token's to order, on a fleet that has one.
+    let failover = state.lock_store.kind() == LockStoreKind::Sentinel && caller == Caller::Admin;
+    let shape = Shape {
+        failover,
+        ..shape(&lab)
+    };
+    let card = grader::grade(&runner, shape, Tier::Custom, only, || async move {
         Ok(take_last_error(redis, keys_ref).await?)
     })
     .await;
@@ -138,6 +145,7 @@ fn shape(lab: &LabLock) -> Shape {
         acquire_steps: lab.acquire.len(),
         release_steps: lab.release.len(),
         renew: lab.renew.is_some(),
+        failover: false,
     }
 }
 

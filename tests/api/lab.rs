@@ -34,6 +34,7 @@ fn ladder_lock(tier: Tier) -> (Value, Shape) {
         acquire_steps: acquire.len(),
         release_steps: release.len(),
         renew: renew.is_some(),
+        failover: false,
     };
     let mut lock = json!({ "acquire": acquire, "release": release });
     if let Some(renew) = renew {
@@ -141,10 +142,11 @@ async fn the_ladders_own_scripts_are_graded_as_their_built_in_tiers() {
             "{tier:<20} custom {custom:?}\n{:<20} tier   {built_in:?}",
             ""
         );
-        if custom != ids(expected) || built_in != ids(expected) {
+        let mut expected = ids(expected);
+        expected.push("not-applicable".into()); // the failover: a single lock store here
+        if custom != expected || built_in != expected {
             wrong.push(format!(
-                "{tier}: ladder {:?}, custom {custom:?}, built-in {built_in:?}",
-                ids(expected)
+                "{tier}: ladder {expected:?}, custom {custom:?}, built-in {built_in:?}"
             ));
         }
         if card["matches"] != json!(tier) {
@@ -418,5 +420,41 @@ async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
         err.to_string().contains("cannot read /nowhere.lua"),
         "{err}"
     );
+    fleet.stop().await;
+}
+
+/// A lab lock on a lock store behind Sentinel: the grader's failover attack (admin token only,
+/// it strikes every room's locks) finds what `failover-loses-lock` shows of the ladder: the
+/// lock lived on a primary that died before its replica had it, and a second buyer got in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_failover_attack_loses_a_lab_lock_and_only_the_admin_may_order_it() {
+    let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
+    let (status, class) = send(
+        &fleet,
+        reqwest::Method::POST,
+        "/admin/class",
+        TOKEN,
+        Some(json!({ "students": 1 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{class}");
+    let room = class["rooms"][0]["room"].as_str().unwrap().to_owned();
+    let student = class["rooms"][0]["token"].as_str().unwrap().to_owned();
+    let (lock, _) = ladder_lock(Tier::LuaRelease);
+    assert_eq!(submit(&fleet, &room, &lock).await.0, StatusCode::OK);
+    let path = format!("/admin/lab/grade?room={room}");
+    let only = Some(json!({ "only": "failover" }));
+
+    let (status, card) = send(&fleet, reqwest::Method::POST, &path, &student, only.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{card}");
+    assert_eq!(outcomes(&card), ["not-applicable"], "{card}");
+    assert!(card["attacks"][0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("admin token"));
+
+    let (status, card) = send(&fleet, reqwest::Method::POST, &path, TOKEN, only).await;
+    assert_eq!(status, StatusCode::OK, "{card}");
+    assert_eq!(outcomes(&card), ["overlap"], "{card}");
     fleet.stop().await;
 }

@@ -59,6 +59,10 @@ pub struct Shape {
     pub acquire_steps: usize,
     pub release_steps: usize,
     pub renew: bool,
+    /// Whether the lock store can be failed over (Sentinel) and the grader may do it: a
+    /// failover strikes every room's locks, so only the admin token grades it.
+    #[serde(default)]
+    pub failover: bool,
 }
 
 /// How an attack's run is read.
@@ -77,6 +81,7 @@ enum Needs {
     Nothing,
     TwoAcquireSteps,
     TwoReleaseSteps,
+    Failover,
 }
 
 /// One attack of the suite.
@@ -103,6 +108,10 @@ impl Attack {
             Needs::TwoReleaseSteps if shape.release_steps < 2 => {
                 Err("one release step: there is no gap between steps to pause in")
             }
+            Needs::Failover if !shape.failover => Err(
+                "needs a lock store that fails over (oversell up --lab --lock-store sentinel), \
+                 and the admin token: a failover strikes every room's locks",
+            ),
             _ => Ok(()),
         }
     }
@@ -270,6 +279,28 @@ pub static ATTACKS: &[Attack] = &[
         hole_zh: "持锁者停顿超过租约（GC 停顿）：续租也停了，第二个持锁者进来，第一个恢复后写入陈旧数据。\
                   任何锁本身都堵不上这个洞，要靠库存那一侧检查的围栏令牌（002；fenced 方案）。",
     },
+    Attack {
+        scenario: Scenario {
+            id: "failover",
+            ttl_ms: 20_000,
+            business_ms: 9_000,
+            wait_deadline_ms: 15_000,
+            fault: Some(Fault::new(FaultKind::Failover, 0)),
+            stock: 1,
+            buyers: 4,
+            store: StoreSetup::sentinel(0),
+            ..BASE
+        },
+        judge: Judge::Figures { foreign: false },
+        needs: Needs::Failover,
+        hole_en: "The lock was written on the primary, which died before its replica had it \
+                  (replication is asynchronous); Sentinel promoted the replica, where no lock \
+                  was, and a second buyer took it (001, 002, 003: a failover loses a lock; \
+                  WAIT for a replica, Redisson's RLock, narrows it).",
+        hole_zh: "锁写在主节点上，主节点在从节点收到之前就挂了（复制是异步的）；哨兵把从节点提升为主节点，\
+                  那里没有这把锁，第二个买家又拿到了锁（001、002、003：主从切换会丢锁；\
+                  等从节点确认的 WAIT，也就是 Redisson 的 RLock，能缩小这个窗口）。",
+    },
 ];
 
 pub fn find(id: &str) -> Option<&'static Attack> {
@@ -277,9 +308,12 @@ pub fn find(id: &str) -> Option<&'static Attack> {
 }
 
 /// The ladder's tiers as the grader sees them: each one's outcome per attack, in the order of
-/// [`ATTACKS`]. The calibration test holds the built-in tiers, and the ladder's scripts
-/// submitted as custom locks, to these.
-pub static LADDER: &[(Tier, [Outcome; 6])] = {
+/// [`ATTACKS`], the first [`RUNG_ATTACKS`] of them (the failover, which needs a fleet of its
+/// own, tells no rung from another). The calibration test holds the built-in tiers, and the
+/// ladder's scripts submitted as custom locks, to these.
+pub const RUNG_ATTACKS: usize = 6;
+
+pub static LADDER: &[(Tier, [Outcome; RUNG_ATTACKS])] = {
     use Outcome::*;
     &[
         (
@@ -351,11 +385,12 @@ impl ReportCard {
     }
 }
 
-/// The rung whose outcomes these are.
+/// The rung whose outcomes these are (of the whole suite, in its order).
 pub fn rung(outcomes: &[Outcome]) -> Option<Tier> {
+    let telling = outcomes.get(..RUNG_ATTACKS)?;
     LADDER
         .iter()
-        .find(|(_, ladder)| ladder.as_slice() == outcomes)
+        .find(|(_, ladder)| ladder.as_slice() == telling)
         .map(|(tier, _)| *tier)
 }
 
@@ -425,7 +460,7 @@ mod tests {
 
     #[test]
     fn the_ladder_has_an_outcome_for_every_attack_and_no_two_rungs_alike() {
-        assert_eq!(ATTACKS.len(), 6);
+        assert_eq!(ATTACKS.len(), RUNG_ATTACKS + 1);
         for (i, (a, first)) in LADDER.iter().enumerate() {
             for (b, second) in &LADDER[i + 1..] {
                 assert_ne!(first, second, "{a} and {b} cannot be told apart");
@@ -439,6 +474,7 @@ mod tests {
             acquire_steps: 1,
             release_steps: 1,
             renew: false,
+            failover: false,
         };
         let between = find("holder-dies-between-steps").unwrap();
         assert!(between.applies(one).is_err());
@@ -453,7 +489,9 @@ mod tests {
     #[test]
     fn a_rung_is_found_by_its_outcomes() {
         let (tier, outcomes) = &LADDER[1];
-        assert_eq!(rung(outcomes), Some(*tier));
-        assert_eq!(rung(&[Outcome::Overlap; 6]), None);
+        let mut whole = outcomes.to_vec();
+        whole.push(Outcome::NotApplicable);
+        assert_eq!(rung(&whole), Some(*tier));
+        assert_eq!(rung(&[Outcome::Overlap; RUNG_ATTACKS + 1]), None);
     }
 }

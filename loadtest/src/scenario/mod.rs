@@ -495,13 +495,13 @@ impl Runner<'_> {
     /// of it would not fire it.
     async fn arm(&self, fault: &Fault) -> anyhow::Result<()> {
         let mut fault = fault.clone();
-        // A fault that strikes its room alone cannot take the runner's instance down: it is
-        // left to the next holder anywhere, as the scenario means (pinned to one instance it
-        // may meet a holder nobody waits for).
-        let spare = self
-            .spare
-            .as_ref()
-            .filter(|_| !fault.kind.strikes_room_only());
+        // Only a fault that stops a process (a crash, a freeze) could take the runner's
+        // instance down. One that strikes its room alone or the lock store is left to the
+        // next holder anywhere, as the scenario means: pinned to one instance, it may meet a
+        // holder nobody waits for, and buyers on the other instances, who do not see it
+        // armed, do not wait for it to strike.
+        let stops_a_process = !fault.kind.strikes_room_only() && !fault.kind.strikes_lock_store();
+        let spare = self.spare.as_ref().filter(|_| stops_a_process);
         if let Some(spare) = spare {
             let listed = self.admin.request(Method::GET, "/instances", None).await?;
             let target = listed["instances"]
