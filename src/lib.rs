@@ -32,7 +32,8 @@
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
-//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers.
+//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the session
+//!   (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state` shows of it.
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
