@@ -15,7 +15,8 @@
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
 //! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/events`, `/health`,
 //!   `/metrics`, `/admin/*`, and the embedded dashboard.
-//! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts.
+//! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts;
+//!   `sale/mod.rs` reads it top to bottom, the read, the write and the cohort path beside it.
 //! - [`composed`]: the scripts a sale sends back to back, run as one script in one round trip.
 //! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
 //! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
