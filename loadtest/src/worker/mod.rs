@@ -20,7 +20,7 @@
 //! - `load`: the shapes as data ([`Load`], [`Model`], [`Stop`], [`RequestSpec`]).
 //! - `schedule`: how each shape hands out request slots (dealt in advance, or one shared
 //!   budget with the open loop's due times).
-//! - `burst`: [`burst`] and its [`BurstOptions`], the short form the server calls.
+//! - `burst`: [`burst()`] and its [`BurstOptions`], the short form the server calls.
 //! - `plan`: what the workers of one run share (the burst's release, the abort, the counters).
 //! - `pool`: [`fire`]: threads, runtimes, and the tallies collected at the end.
 
