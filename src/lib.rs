@@ -15,7 +15,8 @@
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
 //! - [`routes`]: the HTTP API: `/sale`, `/state`, `/ledger`, `/events`, `/health`,
 //!   `/metrics`, `/admin/*`, and the embedded dashboard.
-//! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts.
+//! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts;
+//!   `sale/mod.rs` reads it top to bottom, the read, the write and the cohort path beside it.
 //! - [`composed`]: the scripts a sale sends back to back, run as one script in one round trip.
 //! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
 //! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
@@ -32,7 +33,8 @@
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
-//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers.
+//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the session
+//!   (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state` shows of it.
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.

@@ -11,7 +11,10 @@
 //! - [`worker`]: the one generic worker and [`fire`], which runs a pool of them under a load
 //!   model (burst, closed loop, open loop) sharing an atomic request budget. [`burst`] is the
 //!   short form the server and scenarios call. A failure of the generator itself (a thread
-//!   that cannot start, a worker that panics) is an error, never a panic in the caller.
+//!   that cannot start, a worker that panics) is an error, never a panic in the caller. The
+//!   worker's loop is `worker/mod.rs`; beside it the shapes as data (`load`), how each shape
+//!   hands out request slots (`schedule`), `burst`, what a run's workers share (`plan`) and
+//!   the pool on its threads (`pool`).
 //! - [`http`]: a raw hyper HTTP/1.1 connection per worker, and a one-shot `fetch`.
 //! - [`stats`]: per-worker tallies merged into one [`RunStats`] (HDR histogram of latencies,
 //!   status counts, connection errors, timeouts).

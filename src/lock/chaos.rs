@@ -1,11 +1,14 @@
 //! The lock-store faults, at the two moments they strike a sale that claimed one:
 //! just before each acquire attempt, and right after the acquire succeeds. The Redlock
-//! masters' faults are in `redlock.rs`, beside the algorithm they strike.
+//! masters' faults are in `redlock.rs`, beside the algorithm they strike. The ZooKeeper
+//! servers' fault is here: it needs nothing of the ZooKeeper tiers but where the servers are,
+//! and `zookeeper.rs` calls this file before the claimant queues, so nothing here calls it back.
 
 use super::{redlock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
+use crate::redis_pool::StoreError;
 
 /// Before each attempt of the sale that claimed a lock-store fault.
 ///
@@ -46,7 +49,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
         }
         FaultKind::ZkNodeDown => {
             cx.take_store_fault();
-            match super::zookeeper::strike_before(cx, fault).await {
+            match zk_node_down(cx, fault).await {
                 Ok(what) => struck(cx, fault, &what).await,
                 Err(err) => tracing::error!(%err, "fault: zk-node-down could not strike"),
             }
@@ -103,7 +106,7 @@ async fn struck(cx: &LockCx<'_>, fault: &Fault, what: &str) {
     }
 }
 
-async fn clear_pending(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreError> {
+async fn clear_pending(cx: &LockCx<'_>) -> Result<(), StoreError> {
     let mut conn = cx.truth.conn().await?;
     let _: () = redis::pipe()
         .del(cx.keys.store_fault_pending())
@@ -116,4 +119,27 @@ async fn clear_pending(cx: &LockCx<'_>) -> Result<(), crate::redis_pool::StoreEr
         .query_async(&mut conn)
         .await?;
     Ok(())
+}
+
+/// `zk-node-down`: the last `nodes` servers of the connect string (default one) are killed
+/// and held down for `ms`. With one of three down the ensemble keeps its quorum; with two it
+/// has none, and buyers get a 503 at their deadline.
+async fn zk_node_down(cx: &LockCx<'_>, fault: &Fault) -> Result<String, StoreError> {
+    let zookeeper = cx.store.zookeeper().ok_or_else(|| {
+        StoreError::ZooKeeper("this instance was given no ZooKeeper (--zookeeper)".to_owned())
+    })?;
+    let servers: Vec<&str> = zookeeper.connect_string().split(',').collect();
+    let count = (fault.nodes.max(1) as usize).min(servers.len());
+    let down_for = std::time::Duration::from_millis(fault.ms);
+    // Every victim found first: once one is killed the others may stop serving (an election,
+    // or no quorum), and a server that does not serve does not say where it lives.
+    let mut victims = Vec::new();
+    for addr in &servers[servers.len() - count..] {
+        victims.push(store::find_zookeeper(addr).await?);
+    }
+    let struck: Vec<String> = victims
+        .iter()
+        .map(|server| store::kill_zookeeper(server, down_for))
+        .collect::<Result<_, _>>()?;
+    Ok(format!("down for {down_for:?}: {}", struck.join(", ")))
 }

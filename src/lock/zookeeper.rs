@@ -34,7 +34,6 @@ use tokio::time::Instant;
 
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 
-use crate::lock_store::chaos as store_chaos;
 use crate::redis_pool::StoreError;
 use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
 
@@ -170,29 +169,4 @@ fn store_error(err: ZkError) -> StoreError {
 
 fn unavailable(why: &str) -> StoreError {
     StoreError::ZooKeeper(why.to_owned())
-}
-
-// ---- where the ZooKeeper fault strikes (called before the claimant queues) ----
-
-/// `zk-node-down`: the last `nodes` servers of the connect string (default one) are killed
-/// and held down for `ms`. With one of three down the ensemble keeps its quorum; with two it
-/// has none, and buyers get a 503 at their deadline.
-pub(super) async fn strike_before(
-    cx: &LockCx<'_>,
-    fault: &crate::faults::Fault,
-) -> Result<String, StoreError> {
-    let servers: Vec<&str> = zookeeper(cx)?.connect_string().split(',').collect();
-    let count = (fault.nodes.max(1) as usize).min(servers.len());
-    let down_for = std::time::Duration::from_millis(fault.ms);
-    // Every victim found first: once one is killed the others may stop serving (an election,
-    // or no quorum), and a server that does not serve does not say where it lives.
-    let mut victims = Vec::new();
-    for addr in &servers[servers.len() - count..] {
-        victims.push(store_chaos::find_zookeeper(addr).await?);
-    }
-    let struck: Vec<String> = victims
-        .iter()
-        .map(|server| store_chaos::kill_zookeeper(server, down_for))
-        .collect::<Result<_, _>>()?;
-    Ok(format!("down for {down_for:?}: {}", struck.join(", ")))
 }

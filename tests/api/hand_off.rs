@@ -1,8 +1,8 @@
-//! The cost of a hand-off (issue 12) without giving anything up: the sale's steps riding
-//! together in pipelines lose no sale, even when the server loses its scripts mid-run; under
-//! `wait: cohort` (a holder hands the lock to the next buyer of its instance) the ground truth
-//! stays all zero for every distributed tier, a fault during a cohort still shows its defect,
-//! and no instance starves; once sold out, a buyer is told so at the door.
+//! A cheaper hand-off that gives nothing up: the sale's steps riding together in pipelines lose no
+//! sale, even when the server loses its scripts mid-run; under `wait: cohort` (a holder hands the
+//! lock to the next buyer of its instance) the ground truth stays all zero for every distributed
+//! tier, a fault during a cohort still shows its defect, and no instance starves; once sold out, a
+//! buyer is told so at the door.
 
 use std::collections::HashMap;
 

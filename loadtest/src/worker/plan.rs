@@ -1,0 +1,171 @@
+//! Everything the workers of one run share ([`Plan`]): the schedule, the targets with their
+//! request heads prepared once, the burst's release, the abort, the progress counters and the
+//! recorder.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{watch, Barrier};
+
+use super::load::{Load, Model, RequestSpec};
+use super::schedule::Schedule;
+use crate::http::RequestHead;
+use crate::stats::Recorder;
+use crate::target::{Target, Targets};
+
+/// Ends a run early once one of its threads failed: the loops take no next slot, and the
+/// buyers of a burst stop waiting at the release for buyers that will never come.
+pub(super) struct Abort {
+    /// Read before every slot: a plain load, not the channel's lock, on the hot path.
+    raised: AtomicBool,
+    /// Wakes whoever waits at the release.
+    wake: watch::Sender<bool>,
+}
+
+impl Abort {
+    fn new() -> Abort {
+        Abort {
+            raised: AtomicBool::new(false),
+            wake: watch::Sender::new(false),
+        }
+    }
+
+    pub(super) fn raise(&self) {
+        self.raised.store(true, Relaxed);
+        self.wake.send_replace(true);
+    }
+
+    pub(super) fn is_raised(&self) -> bool {
+        self.raised.load(Relaxed)
+    }
+
+    /// Returns once the abort is raised (at once if it already is).
+    pub(super) async fn raised(&self) {
+        let _ = self.wake.subscribe().wait_for(|raised| *raised).await;
+    }
+}
+
+/// A counter alone on its cache line.
+#[derive(Default)]
+#[repr(align(128))]
+pub(super) struct Counter(AtomicU64);
+
+/// A target with its request head prepared once.
+pub(super) struct Endpoint {
+    pub(super) target: Target,
+    head: RequestHead,
+}
+
+/// Everything the workers of one run share.
+pub(super) struct Plan {
+    pub(super) schedule: Schedule,
+    /// Size of the pool.
+    pub(super) workers: usize,
+    pub(super) endpoints: Vec<Endpoint>,
+    pub(super) request: RequestSpec,
+    /// Makes buyer ids unique across runs and processes: `<run_id>-<slot>`.
+    run_id: String,
+    pub(super) timeout: Duration,
+    /// Burst only: every worker and the coordinator meet here once connections are open.
+    pub(super) release: Option<Barrier>,
+    pub(super) abort: Abort,
+    /// Requests finished (answered or failed) per generator thread, for the progress bar
+    /// only. One padded counter per thread, so the threads never fight over a cache line.
+    pub(super) done: Vec<Counter>,
+    pub(super) recorder: Arc<Recorder>,
+    /// Tests only: this worker panics as it starts.
+    #[cfg(test)]
+    pub(super) panics: Option<usize>,
+}
+
+impl Plan {
+    pub(super) fn new(targets: &Targets, load: &Load, workers: usize, threads: usize) -> Plan {
+        let endpoints = targets
+            .iter()
+            .map(|target| Endpoint {
+                target: target.clone(),
+                head: RequestHead::new(
+                    &load.request.method,
+                    &targets.path_and_query(target, &load.request.path),
+                    target.authority(),
+                    load.request.buyer_qty.is_some(),
+                ),
+            })
+            .collect();
+        let release = match load.model {
+            Model::Burst { .. } => Some(Barrier::new(workers + 1)),
+            _ => None,
+        };
+        Plan {
+            schedule: Schedule::new(load.model),
+            workers,
+            endpoints,
+            request: load.request.clone(),
+            run_id: run_id(),
+            timeout: load.timeout,
+            release,
+            abort: Abort::new(),
+            done: (0..threads.max(1)).map(|_| Counter::default()).collect(),
+            recorder: Arc::new(Recorder::default()),
+            #[cfg(test)]
+            panics: None,
+        }
+    }
+
+    /// Worker `w` finished a request. Workers run on thread `w % threads` (see [`super::fire`]).
+    pub(super) fn finish_one(&self, w: usize) {
+        self.done[w % self.done.len()].0.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn finished(&self) -> u64 {
+        self.done.iter().map(|c| c.0.load(Relaxed)).sum()
+    }
+
+    /// Writes request number `index` for `endpoint` into `out`.
+    pub(super) fn request(&self, endpoint: &Endpoint, index: u64, out: &mut Vec<u8>) {
+        match self.request.buyer_qty {
+            Some(qty) => {
+                let body = format!(r#"{{"buyer":"{}-{index}","qty":{qty}}}"#, self.run_id);
+                endpoint.head.write(body.as_bytes(), out);
+            }
+            None => endpoint.head.write(b"", out),
+        }
+    }
+}
+
+/// A short id, different for every run in every process.
+fn run_id() -> String {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, Relaxed);
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    format!("lt{:x}{:x}-{run}", ms & 0xff_ffff_ffff, std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::load::tests::load;
+
+    #[test]
+    fn buyer_bodies_carry_unique_ids() {
+        let targets = Targets::parse(&["http://127.0.0.1:1"], Some("r")).unwrap();
+        let plan = Plan::new(&targets, &load(Model::Burst { buyers: 2 }, 2), 2, 1);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        plan.request(&plan.endpoints[0], 0, &mut a);
+        plan.request(&plan.endpoints[0], 1, &mut b);
+        let a = String::from_utf8(a).unwrap();
+        let buyer = format!(r#"{{"buyer":"{}-0","qty":1}}"#, plan.run_id);
+        assert_eq!(
+            a,
+            format!(
+                "POST /sale?room=r HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{buyer}",
+                buyer.len()
+            )
+        );
+        assert_ne!(a.as_bytes(), b);
+        assert_ne!(run_id(), run_id());
+    }
+}

@@ -1,0 +1,173 @@
+//! The way out of the critical section: the write (`commit.lua`), and the lock leaving with it
+//! ([`Leaving`]): handed to a local successor, released in the write's round trip, or still
+//! held, to be released after the sale on its own.
+
+use std::sync::LazyLock;
+
+use crate::composed::{self, Call, Lua};
+use crate::lock::cohort::{self, ReadReplies, Successor};
+use crate::lock::riding;
+use crate::lock::{Held, LockCx};
+use crate::redis_pool::StoreError;
+
+use super::SaleCx;
+
+// Kept with its source, so that it can be composed with the lock's steps (`composed.rs`).
+static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
+
+/// Chooses, at the write, the buyer to hand the lock to (a cohort's), if any.
+pub(super) type NextHolder<'a> = &'a (dyn Fn() -> Option<Successor> + Sync);
+
+/// The lock on its way out of a sale. It leaves at the write: handed to a local successor
+/// when a cohort has one waiting (the successor's read riding behind the write), else released
+/// in the write's round trip when the release can ride with it (`lock/riding.rs`), else
+/// released after the sale, on its own.
+pub(super) struct Leaving<'a> {
+    /// `None` once released.
+    pub(super) held: Option<Held>,
+    pub(super) fence: Option<u64>,
+    pub(super) depth: u32,
+    next: NextHolder<'a>,
+    /// Whether this is a cohort's lock, which forgets old release messages before releasing.
+    cohort: bool,
+    /// The successor chosen at the write, and the replies to its read.
+    passing: Option<(Successor, Option<ReadReplies>)>,
+}
+
+/// Where the lock is once the sale is over.
+pub(super) enum Left {
+    Released,
+    /// To be handed to a local successor, with the replies to the read sent for it.
+    Passing(Held, Successor, Option<ReadReplies>),
+    /// Still held: the sale ended before its write, or the release could not ride with it.
+    Holding(Held),
+}
+
+impl<'a> Leaving<'a> {
+    pub(super) fn new(held: Held, next: NextHolder<'a>, cohort: bool) -> Self {
+        Leaving {
+            fence: held.fence,
+            depth: held.depth,
+            held: Some(held),
+            next,
+            cohort,
+            passing: None,
+        }
+    }
+
+    /// The holder is dead: the lock stays where it is (no release, no pass), and renewals
+    /// stop; an in-process guard goes, as it would with its process.
+    pub(super) fn die(&mut self) {
+        drop(self.held.take());
+    }
+
+    /// The holder is paused: its lease is no longer renewed.
+    pub(super) fn stop_renewing(&mut self) {
+        if let Some(held) = self.held.as_mut() {
+            held.stop_renewing();
+        }
+    }
+
+    pub(super) fn left(self) -> Left {
+        match (self.held, self.passing) {
+            (None, _) => Left::Released,
+            (Some(held), Some((to, read))) => Left::Passing(held, to, read),
+            (Some(held), None) => Left::Holding(held),
+        }
+    }
+}
+
+/// The write a sale makes on its way out of the critical section.
+pub(super) struct Write<'a> {
+    pub(super) new_stock: i64,
+    pub(super) qty: u32,
+    pub(super) entry: &'a str,
+}
+
+/// Leaves the critical section, making the write when there is one, and lets the lock go as
+/// [`Leaving`] says. Returns `commit.lua`'s outcome.
+pub(super) async fn leave(
+    cx: &SaleCx<'_>,
+    lcx: &LockCx<'_>,
+    leaving: &mut Leaving<'_>,
+    exits_at_enter: i64,
+    write: Option<Write<'_>>,
+) -> Result<String, StoreError> {
+    let commit = commit(cx, exits_at_enter, write, leaving.fence);
+    let mut conn = cx.redis.conn().await?;
+    if let Some(mut to) = (leaving.next)() {
+        // A pass: the successor's read rides right behind this write.
+        let mut calls = vec![commit];
+        calls.extend(to.read(lcx.owner, leaving.fence));
+        let sent_ahead = calls.len() > 1;
+        let refs: Vec<&Call> = calls.iter().collect();
+        let replies = composed::run_in_order(&mut conn, &refs).await;
+        let (mine, theirs) = match replies {
+            Ok(mut replies) => {
+                let mine = replies.remove(0);
+                (Ok(mine), Ok(replies))
+            }
+            Err(err) => (Err(err.clone()), Err(err)),
+        };
+        leaving.passing = Some((to, sent_ahead.then_some(theirs)));
+        return outcome(mine?);
+    }
+    let release = match riding::rides_with_sale(lcx) {
+        true => riding::release(lcx),
+        false => None,
+    };
+    let Some(release) = release else {
+        return outcome(commit.invoke(&mut conn).await);
+    };
+    if leaving.cohort {
+        cohort::forget_old_release(lcx);
+    }
+    // Stop renewing before giving the lock back, as the tier's own release does.
+    drop(leaving.held.take());
+    let replies = composed::run_in_order(&mut conn, &[&commit, &release]).await?;
+    let [committed, released] = <[_; 2]>::try_from(replies)
+        .map_err(|_| StoreError::Unavailable("a composed script of 2 gave another count".into()))?;
+    if let Err(err) = riding::released(lcx, released).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
+    }
+    outcome(committed)
+}
+
+fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<String, StoreError> {
+    let (outcome, _overlaps): (String, i64) = composed::reply(reply)?;
+    Ok(outcome)
+}
+
+/// The write and the overlap count on the way out (`commit.lua`).
+fn commit(
+    cx: &SaleCx<'_>,
+    exits_at_enter: i64,
+    write: Option<Write<'_>>,
+    fence: Option<u64>,
+) -> Call {
+    COMMIT
+        .call()
+        .key(cx.keys.stock())
+        .key(cx.keys.ledger())
+        .key(cx.keys.items_sold())
+        .key(cx.keys.exits())
+        .key(cx.keys.overlaps())
+        .key(cx.keys.fence_seen())
+        .key(cx.keys.stale_writes_rejected())
+        .key(cx.keys.timeline())
+        .key(cx.keys.generation())
+        .arg(exits_at_enter)
+        .arg(
+            write
+                .as_ref()
+                .map(|w| w.new_stock.to_string())
+                .unwrap_or_default(),
+        )
+        .arg(write.as_ref().map_or(0, |w| w.qty))
+        .arg(write.as_ref().map_or("", |w| w.entry))
+        .arg(fence.map(|f| f.to_string()).unwrap_or_default())
+        .arg(cx.instance)
+        .arg(&cx.owner)
+        .arg(&cx.generation)
+}
