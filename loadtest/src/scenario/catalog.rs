@@ -36,6 +36,13 @@ const STORE_FAULT_DEADLINE: u64 = 15_000;
 const REDIS_DOWN_MS: u64 = 8_000;
 const REDIS_DOWN_DEADLINE: u64 = 2_000;
 
+/// `redlock-validity-runs-out`: a lease of "a few tens of ms" (001's figure for it), and one
+/// master stopped longer than that but shorter than the per-node timeout (100 ms), so its
+/// vote comes late rather than never; even if it times out, the wait was longer than the
+/// lease, so the majority comes in with no validity either way.
+const VALIDITY_LEASE_MS: u64 = 50;
+const VALIDITY_SLOW_MS: u64 = 80;
+
 /// The ZooKeeper chapters' source.
 const ZOOKEEPER_SOURCE: &str = "001 lines 255–480 (ephemeral sequential nodes, the lowest \
     holds the lock, each waiter watches its predecessor, Curator's InterProcessMutex) and \
@@ -874,6 +881,51 @@ pub static CATALOG: &[Scenario] = &[
              它醒来后写入了陈旧的库存值（陈旧写入）。客户端自己停顿，五台服务器也救不了。\
              只有由库存校验的围栏令牌（fencing token）才能挡住（见 fenced-freeze），\
              而 Redlock 没有能发放令牌的计数器。",
+    },
+    Scenario {
+        id: "redlock-validity-runs-out",
+        tier: Tier::Redlock,
+        ttl_ms: VALIDITY_LEASE_MS,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 10_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::on_nodes(FaultKind::NodeSlow, VALIDITY_SLOW_MS, 1)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[
+            Check::gt("validity_lapsed", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "001 lines 100–104 (note the time, lock the masters, the lock holds only if it \
+                 took less than its expiry, else delete it everywhere; line 101 calls the \
+                 expiry \"a few tens of ms\") and 002 lines 612–615 (t2 − t1 against the lease, \
+                 else release on every node); the published algorithm (\"Distributed Locks \
+                 with Redis\", redis.io): a per-node timeout of 5–50 ms for a 10 s lease",
+        en: "One of the five masters is stopped for 80 ms (SIGSTOP, resumed by a helper \
+             process) as the next buyer asks for a lock with a 50 ms lease. Every vote waits \
+             for the slowest master: four grant at once, the fifth late, and by then the lease \
+             is spent. A majority with no validity left is no lock: the buyer gives it back on \
+             all five masters (counted as validity_lapsed in the resource store, with how many \
+             still had it) and asks again; the masters answer at once now, and the item is sold \
+             once, by one holder. 001 (line 101) gives the lock's expiry as \"a few tens of \
+             ms\": that is the size of the per-node timeout (this fleet's is 100 ms), not of \
+             the lease, which must be seconds so that the time spent asking is a small part \
+             of it. This chapter gives the lock the lease 001 names, to show why.",
+        zh: "下一个买家加锁时，五个主节点中的一个被停住 80 毫秒（SIGSTOP，由一个辅助进程恢复），\
+             而这把锁的租约只有 50 毫秒。每一票都要等最慢的主节点：四个立刻同意，第五个迟迟才答，\
+             这时租约已经耗尽。凑齐了多数却没剩下有效时间，就不算拿到锁：买家在五个主节点上\
+             把它全部释放（资源存储里记为 validity_lapsed，并记下还有几个节点持有它），再重新申请；\
+             这次主节点都立刻应答，商品只卖出一次，始终只有一个持锁者。001（第 101 行）\
+             说锁的租约（文章里叫“过期时间”）“一般就几十毫秒”：那是单个节点请求超时的量级\
+             （本集群为 100 毫秒），不是租约的；租约应当以秒计，加锁花掉的时间才只占其中一小部分。\
+             本章故意用 001 说的租约，正是为了演示其后果。",
     },
     Scenario {
         id: "zookeeper-normal",
