@@ -8,7 +8,7 @@
 //! on the same dir and reads which locks came back. Lost = acknowledged but absent; the loss
 //! window = the kill's time − the earliest acknowledgement among the lost.
 //!
-//! With `--disk-pressure` a `dd` writes and syncs a file beside the store the whole time, as a
+//! With `--disk-pressure` two `dd` loops write and sync files beside the store the whole time, as a
 //! busy disk (another service's writes, a backup) would: an `everysec` Redis whose background
 //! fsync takes longer than a second postpones writing its AOF buffer (up to 2 s,
 //! `aof_delayed_fsync` in `INFO persistence`) while it already answers the clients, so a
@@ -21,6 +21,7 @@
 //! Prints one markdown row per persistence.
 
 use std::collections::HashSet;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +43,7 @@ struct Args {
     /// Load before the kill.
     #[arg(long, default_value_t = 3_000)]
     load_ms: u64,
-    /// A `dd` writes and syncs 256 MB chunks beside the store during the load.
+    /// Two `dd` loops write and sync 512 MB files beside the store during the load.
     #[arg(long)]
     disk_pressure: bool,
     /// `everysec`, `always`, `no` (appendfsync) or `rdb` (the classic save rules).
@@ -144,7 +145,8 @@ async fn connect(port: u16) -> anyhow::Result<redis::aio::MultiplexedConnection>
                 .arg("persistence")
                 .query_async(&mut conn)
                 .await;
-            if matches!(&info, Ok(info) if info.contains("loading:0")) {
+            // `loading:0` on a line of its own: `async_loading:0` is another field.
+            if matches!(&info, Ok(info) if info.lines().any(|l| l.trim() == "loading:0")) {
                 return Ok(conn);
             }
         }
@@ -170,10 +172,11 @@ async fn run(args: &Args, persistence: &str) -> anyhow::Result<Run> {
     let pressure = match args.disk_pressure {
         true => Some(
             Command::new("sh")
+                .process_group(0)
                 .arg("-c")
                 .arg(format!(
-                    "while :; do dd if=/dev/zero of={}/ballast bs=1M count=256 conv=fdatasync \
-                     status=none; done",
+                    "for i in 1 2; do (while :; do dd if=/dev/zero of={}/ballast$i bs=1M \
+                     count=512 conv=fsync status=none; done) & done; wait",
                     dir.display()
                 ))
                 .spawn()
@@ -224,9 +227,13 @@ async fn run(args: &Args, persistence: &str) -> anyhow::Result<Run> {
     for writer in writers {
         acked.extend(writer.await?);
     }
-    if let Some(mut dd) = pressure {
-        let _ = dd.kill();
-        let _ = dd.wait();
+    if let Some(dd) = pressure {
+        // The shell and its two loops are one process group of their own.
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-(dd.id() as i32), libc::SIGKILL);
+        }
+        let _ = dd.wait_with_output();
     }
 
     let mut server = start_redis(&dir, port, persistence)?;
