@@ -2,10 +2,11 @@
 //! measured from what the restarted store still has: 002 says AOF loses nothing (line 705)
 //! and `everysec` at most a second (line 774); this counts it.
 //!
-//! Each run starts a `redis-server` of its own (a fresh data dir, the persistence under test),
-//! lets `--writers` clients take locks back to back (`SET lock:<n> <owner> NX PX 600000`, each
-//! `n` once, the acknowledgement's time kept), SIGKILLs the server after `--load-ms`, restarts it
-//! on the same dir and reads which locks came back. Lost = acknowledged but absent; the loss
+//! Each run starts a `redis-server` of its own (a fresh data dir, the persistence under test,
+//! with the flags `oversell up --lock-persistence` gives a lock store: `src/up/redis_nodes.rs`)
+//! and lets `--writers` clients take locks back to back (`SET lock:<n> <owner> NX PX 600000`,
+//! each `n` once, the acknowledgement's time kept), SIGKILLs the server after `--load-ms`,
+//! restarts it on the same dir and reads which locks came back. Lost = acknowledged but absent; the loss
 //! window = the kill's time − the earliest acknowledgement among the lost.
 //!
 //! With `--disk-pressure` two `dd` loops write and sync files beside the store the whole time, as a
