@@ -6,8 +6,8 @@
 //! with the flags `oversell up --lock-persistence` gives a lock store: `src/up/redis_nodes.rs`)
 //! and lets `--writers` clients take locks back to back (`SET lock:<n> <owner> NX PX 600000`,
 //! each `n` once, the acknowledgement's time kept), SIGKILLs the server after `--load-ms`,
-//! restarts it on the same dir and reads which locks came back. Lost = acknowledged but absent; the loss
-//! window = the kill's time − the earliest acknowledgement among the lost.
+//! restarts it on the same dir and reads which locks came back. Lost = acknowledged but
+//! absent; the loss window = the kill's time − the earliest acknowledgement among the lost.
 //!
 //! With `--disk-pressure` two `dd` loops write and sync files beside the store the whole time, as a
 //! busy disk (another service's writes, a backup) would: an `everysec` Redis whose background
