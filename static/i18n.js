@@ -46,6 +46,8 @@ const en = {
   'ctl.fault.nodedown': 'Masters down (ms)',
   'ctl.fault.noderestart': 'Restart a master',
   'ctl.fault.clockjump': 'Clock jump (ms)',
+  // The label of a node-slow button (the controls in index.html do not have it yet).
+  'ctl.fault.nodeslow': 'Slow master (ms stopped)',
   'ctl.fault.zknodedown': 'ZooKeeper server down (ms)',
   'fig.throughput': 'orders/s',
   'fig.of': 'of',
@@ -307,6 +309,7 @@ const zh = {
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
   'ctl.fault.noderestart': '重启一个主节点',
   'ctl.fault.clockjump': '时钟跳变（毫秒）',
+  'ctl.fault.nodeslow': '主节点变慢（停住毫秒数）',
   'ctl.fault.zknodedown': 'ZooKeeper 服务器宕机（毫秒）',
   'fig.throughput': '订单/秒',
   'fig.of': '共',
