@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Redlock chapters' hold rates, each --repeat REPEAT on a fleet of its own (`oversell up
 # --lock-store redlock`: 3 instances, nginx, 5 independent masters, all local processes): the
-# defects (restart without fsync, clock jump, freeze) and the fixes (a minority down, a majority
-# down, fsync always; the last on a fleet whose masters fsync always). The price of the quorum
+# defects (restart without fsync, clock jump, freeze), the validity check (a slow master
+# spending a short lease) and the fixes (a minority down, a majority down, fsync always; the
+# last on a fleet whose masters fsync always). The price of the quorum
 # against one Redis is measured by bench/redis-or-zookeeper.sh, in the same run as ZooKeeper.
 #
 #   bench/redlock.sh [REPEAT=10]
@@ -26,6 +27,7 @@ done
 for id in redlock-restart-no-fsync redlock-clock-jump redlock-freeze; do
     echo "| $id | the defect | 5, persistence none | $(hold_rate "$id") |"
 done
+echo "| redlock-validity-runs-out | the check (a late majority given back) | 5, persistence none | $(hold_rate redlock-validity-runs-out) |"
 fleet_down
 fleet_up --lock-store redlock --lock-persistence always
 echo "| redlock-restart-fsync-always | the fix | 5, appendfsync always | $(hold_rate redlock-restart-fsync-always) |"

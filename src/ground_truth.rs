@@ -37,6 +37,7 @@ async fn read_figures(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, Sto
         Option<i64>,
         Option<i64>,
         Option<i64>,
+        Option<i64>,
     );
     let (counters, orders): (Counters, i64) = redis::pipe()
         .mget(&[
@@ -47,13 +48,15 @@ async fn read_figures(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, Sto
             keys.foreign_releases(),
             keys.lost_releases(),
             keys.store_faults(),
+            keys.validity_lapsed(),
             keys.stale_writes_rejected(),
             keys.lock_timeouts(),
         ])
         .llen(keys.ledger())
         .query_async(&mut conn)
         .await?;
-    let (stock, initial, items, overlaps, foreign, lost, store_faults, stale, timeouts) = counters;
+    let (stock, initial, items, overlaps, foreign, lost, store_faults, lapsed, stale, timeouts) =
+        counters;
     let stocked = stock.is_some();
     let (stock, initial_stock, items_sold) =
         (stock.unwrap_or(0), initial.unwrap_or(0), items.unwrap_or(0));
@@ -69,6 +72,7 @@ async fn read_figures(redis: &RedisPool, keys: &Keys) -> Result<GroundTruth, Sto
         foreign_releases: foreign.unwrap_or(0),
         lost_releases: lost.unwrap_or(0),
         store_faults: store_faults.unwrap_or(0),
+        validity_lapsed: lapsed.unwrap_or(0),
         stale_writes_rejected: stale.unwrap_or(0),
         lock_timeouts: timeouts.unwrap_or(0),
         lock: LockView {

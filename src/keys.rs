@@ -129,6 +129,10 @@ impl Keys {
     pub fn store_faults(&self) -> String {
         self.key("store_faults")
     }
+    /// Redlock acquires whose majority came in after the lease's validity was spent.
+    pub fn validity_lapsed(&self) -> String {
+        self.key("validity_lapsed")
+    }
     /// Set (with a short expiry) while a claimed lock-store fault has not struck yet: the
     /// other buyers wait for it, so the fault strikes the next holder (see `sale`).
     pub fn store_fault_pending(&self) -> String {
@@ -204,6 +208,7 @@ impl Keys {
             self.foreign_releases(),
             self.lost_releases(),
             self.store_faults(),
+            self.validity_lapsed(),
             self.store_fault_pending(),
             self.stale_writes_rejected(),
             self.lock_timeouts(),

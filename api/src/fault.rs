@@ -44,6 +44,11 @@ pub enum FaultKind {
     /// masters that granted it (default: a majority) jumps `ms` forward, so the lock expires
     /// there early.
     ClockJump,
+    /// Lock store `redlock` only: as the next buyer asks for the lock, `nodes` masters
+    /// (default 1) are stopped (SIGSTOP) for `ms` and resumed by a helper process, so their
+    /// votes come late: a slow master makes the whole acquire slow, and a lease shorter than
+    /// that leaves the lock no validity when the majority is in.
+    NodeSlow,
     /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
     /// killed and stay down for `ms`.
     ZkNodeDown,
@@ -60,7 +65,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 14] = [
+    pub const ALL: [FaultKind; 15] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -71,6 +76,7 @@ impl FaultKind {
         FaultKind::NodeDown,
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
+        FaultKind::NodeSlow,
         FaultKind::ZkNodeDown,
         FaultKind::HolderDies,
         FaultKind::HolderDiesBetweenSteps,
@@ -89,6 +95,7 @@ impl FaultKind {
             FaultKind::NodeDown => "node-down",
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
+            FaultKind::NodeSlow => "node-slow",
             FaultKind::ZkNodeDown => "zk-node-down",
             FaultKind::HolderDies => "holder-dies",
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
@@ -101,9 +108,10 @@ impl FaultKind {
         match self {
             FaultKind::Failover => Some(LockStoreKind::Sentinel),
             FaultKind::LockStoreRestart | FaultKind::LockStoreDown => Some(LockStoreKind::Single),
-            FaultKind::NodeDown | FaultKind::NodeRestart | FaultKind::ClockJump => {
-                Some(LockStoreKind::Redlock)
-            }
+            FaultKind::NodeDown
+            | FaultKind::NodeRestart
+            | FaultKind::ClockJump
+            | FaultKind::NodeSlow => Some(LockStoreKind::Redlock),
             _ => None,
         }
     }
@@ -141,6 +149,7 @@ impl FaultKind {
                 | FaultKind::LockStoreDown
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
+                | FaultKind::NodeSlow
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
         )
@@ -151,7 +160,10 @@ impl FaultKind {
     pub fn takes_nodes(self) -> bool {
         matches!(
             self,
-            FaultKind::NodeDown | FaultKind::ClockJump | FaultKind::ZkNodeDown
+            FaultKind::NodeDown
+                | FaultKind::ClockJump
+                | FaultKind::NodeSlow
+                | FaultKind::ZkNodeDown
         )
     }
 }
@@ -180,12 +192,13 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down` and
+    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down`, `node-slow` and
     /// `zk-node-down`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,
-    /// How many Redlock masters `node-down` and `clock-jump` strike; 0 = their default.
+    /// How many Redlock masters `node-down`, `clock-jump` and `node-slow` strike; 0 = their
+    /// default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub nodes: u32,
 }

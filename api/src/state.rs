@@ -63,6 +63,10 @@ pub struct GroundTruth {
     pub lost_releases: i64,
     /// Lock-store faults that struck (a primary killed).
     pub store_faults: i64,
+    /// Redlock acquires that won a majority too late: the time spent asking left the lease no
+    /// validity, so the lock was given back on every master and asked for again.
+    #[serde(default)]
+    pub validity_lapsed: i64,
     pub stale_writes_rejected: i64,
     pub lock_timeouts: i64,
     pub lock: LockView,
@@ -70,7 +74,7 @@ pub struct GroundTruth {
 
 impl GroundTruth {
     /// Every counter by its name in the document, for judges that name the figure they check.
-    pub fn figures(&self) -> [(&'static str, i64); 12] {
+    pub fn figures(&self) -> [(&'static str, i64); 13] {
         [
             ("stock", self.stock),
             ("initial_stock", self.initial_stock),
@@ -82,6 +86,7 @@ impl GroundTruth {
             ("foreign_releases", self.foreign_releases),
             ("lost_releases", self.lost_releases),
             ("store_faults", self.store_faults),
+            ("validity_lapsed", self.validity_lapsed),
             ("stale_writes_rejected", self.stale_writes_rejected),
             ("lock_timeouts", self.lock_timeouts),
         ]
@@ -186,6 +191,7 @@ mod tests {
             foreign_releases: 8,
             lost_releases: 9,
             store_faults: 10,
+            validity_lapsed: 13,
             stale_writes_rejected: 11,
             lock_timeouts: 12,
             lock: LockView {

@@ -192,6 +192,16 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "MS")]
     pub wait_deadline_ms: Option<u64>,
 
+    /// Run every tier with each of these ways of waiting, one row each (e.g. spin:20,pubsub).
+    #[arg(long, value_delimiter = ',', conflicts_with = "wait")]
+    pub waits: Vec<WaitStrategy>,
+
+    /// Also read the lock store's own counts per sale: `SET NX PX` tries (INFO commandstats)
+    /// and requests (Redis commands, or ZooKeeper packets from `mntr`). Needs a lock store of
+    /// its own (`oversell up --lock-store single`).
+    #[arg(long)]
+    pub store_counts: bool,
+
     /// Instances that must report each tier switch before firing [default: one per --url].
     /// Set it to the fleet size when --url is a load balancer.
     #[arg(long, value_name = "N")]
@@ -227,6 +237,8 @@ impl MatrixArgs {
             settings,
             instances: self.instances.unwrap_or(self.target.urls.len()),
             timeout: self.target.timeout,
+            waits: self.waits.clone(),
+            store_counts: self.store_counts,
             ..MatrixOptions::default()
         })
     }
@@ -335,7 +347,7 @@ async fn matrix(args: MatrixArgs) -> anyhow::Result<String> {
     // One read before anything changes: a wrong URL or a server that is not oversell stops
     // here with one line.
     admin.state().await?;
-    let total = (options.tiers.len() * options.buyers) as u64;
+    let total = (options.tiers.len() * options.waits.len().max(1) * options.buyers) as u64;
     let progress = Bar::new(Some(total), !args.target.quiet);
     let report = run_matrix(&targets, &admin, &options, &progress).await;
     progress.finish();

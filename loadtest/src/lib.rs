@@ -53,6 +53,7 @@ pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod stats;
+pub mod store_counts;
 pub mod target;
 pub mod worker;
 

@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier};
+use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
 use crate::admin::AdminClient;
 use crate::progress::Progress;
 use crate::stats::{round, RunStats};
+use crate::store_counts::{Counts, StoreProbe};
 use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec};
 
@@ -52,6 +53,10 @@ pub struct MatrixOptions {
     pub timeout: Duration,
     /// How long the fleet may take to report a switch.
     pub switch_limit: Duration,
+    /// Ways of waiting to run each tier with, one row each; empty: the settings' own.
+    pub waits: Vec<WaitStrategy>,
+    /// Read the lock store's own counts of each row (see `store_counts`).
+    pub store_counts: bool,
 }
 
 impl Default for MatrixOptions {
@@ -65,6 +70,8 @@ impl Default for MatrixOptions {
             instances: 1,
             timeout: Duration::from_secs(30),
             switch_limit: Duration::from_secs(10),
+            waits: Vec::new(),
+            store_counts: false,
         }
     }
 }
@@ -94,6 +101,17 @@ pub struct MatrixRow {
     pub throughput_rps: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    /// The way of waiting, when the matrix ran several (`--waits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitStrategy>,
+    /// `SET NX PX` the lock store ran per sale, for the tiers whose acquire attempt is one
+    /// (its own count; the tries of buyers who then found the stock gone included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquire_tries_per_sale: Option<f64>,
+    /// Requests the lock store served per sale: Redis commands, or ZooKeeper packets for the
+    /// ZooKeeper tiers (pings included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_requests_per_sale: Option<f64>,
 }
 
 impl MatrixRow {
@@ -116,7 +134,28 @@ impl MatrixRow {
             throughput_rps: round(stats.throughput(), 1),
             p50_ms: round(stats.latency_ms(0.5), 3),
             p99_ms: round(stats.latency_ms(0.99), 3),
+            wait: None,
+            acquire_tries_per_sale: None,
+            lock_requests_per_sale: None,
         }
+    }
+
+    /// The lock store's own counts of this row's run, per sale.
+    fn with_counts(mut self, counts: &Counts) -> MatrixRow {
+        let sales = self.ledger_orders.max(1) as f64;
+        let per_sale = |n: u64| round(n as f64 / sales, 2);
+        let zookeeper = matches!(self.tier, Tier::Zookeeper | Tier::ZookeeperFenced);
+        // Redlock asks every master, so the first one sees every attempt too.
+        let set_nx_px = matches!(
+            self.tier,
+            Tier::AtomicExpiry | Tier::UuidOwner | Tier::LuaRelease | Tier::Redlock
+        );
+        self.acquire_tries_per_sale = set_nx_px.then(|| per_sale(counts.set_calls));
+        self.lock_requests_per_sale = Some(per_sale(match zookeeper {
+            true => counts.zk_packets,
+            false => counts.redis_commands,
+        }));
+        self
     }
 
     pub fn is_unsafe_tier(&self) -> bool {
@@ -159,7 +198,19 @@ pub async fn run_matrix(
     let mut settings = None;
     let store = admin.state().await?.lock_store;
     let mut skipped = Vec::new();
-    for &tier in &options.tiers {
+    let probe = match options.store_counts {
+        true => Some(StoreProbe::of(admin).await?),
+        false => None,
+    };
+    let waits: Vec<Option<WaitStrategy>> = match options.waits.is_empty() {
+        true => vec![None],
+        false => options.waits.iter().copied().map(Some).collect(),
+    };
+    let runs = options
+        .tiers
+        .iter()
+        .flat_map(|tier| waits.iter().map(move |wait| (*tier, *wait)));
+    for (tier, wait) in runs {
         if tier.misfit(store.kind, store.zookeeper.is_some()).is_some() {
             let flags = tier.up_flags().unwrap_or_default();
             skipped.push(format!(
@@ -171,6 +222,7 @@ pub async fn run_matrix(
         admin.reset(options.stock).await?;
         let patch = SettingsPatch {
             tier: Some(tier),
+            wait: wait.or(options.settings.wait),
             ..options.settings.clone()
         };
         let applied = admin.set_config(&patch).await?;
@@ -179,10 +231,23 @@ pub async fn run_matrix(
             .await
             .with_context(|| format!("switching to {tier}"))?;
         settings = Some(applied);
+        let start = match &probe {
+            Some(probe) => Some(probe.start().await?),
+            None => None,
+        };
         let stats = fire(targets, &load, progress).await?;
         progress.end_run(stats.sent());
+        let counts = match (&probe, start) {
+            (Some(probe), Some(start)) => Some(probe.since(&start).await?),
+            _ => None,
+        };
         let state = admin.state().await?;
-        rows.push(MatrixRow::new(tier, &stats, &state.truth));
+        let mut row = MatrixRow::new(tier, &stats, &state.truth);
+        row.wait = wait;
+        if let Some(counts) = counts {
+            row = row.with_counts(&counts);
+        }
+        rows.push(row);
     }
     Ok(MatrixReport {
         targets: targets.iter().map(|t| t.url().to_owned()).collect(),
@@ -230,5 +295,29 @@ mod tests {
         let row = MatrixRow::new(Tier::None, &RunStats::default(), &truth);
         assert_eq!((row.ledger_orders, row.oversold, row.sent), (130, 30, 0));
         assert!(row.is_unsafe_tier());
+    }
+
+    #[test]
+    fn store_counts_become_per_sale_figures_where_they_mean_an_attempt() {
+        let truth: GroundTruth = serde_json::from_value(serde_json::json!({
+            "stock": 0, "initial_stock": 100, "orders": 100, "items_sold": 100,
+            "oversold": 0, "lost_updates": 0, "overlaps": 0, "foreign_releases": 0,
+            "lost_releases": 0, "store_faults": 0, "stale_writes_rejected": 0,
+            "lock_timeouts": 0, "lock": {"held": false, "ttl_ms": null}
+        }))
+        .unwrap();
+        let counts = Counts {
+            set_calls: 2_500,
+            redis_commands: 5_450,
+            zk_packets: 550,
+        };
+        let spin =
+            MatrixRow::new(Tier::LuaRelease, &RunStats::default(), &truth).with_counts(&counts);
+        assert_eq!(spin.acquire_tries_per_sale, Some(25.0));
+        assert_eq!(spin.lock_requests_per_sale, Some(54.5));
+        let watch =
+            MatrixRow::new(Tier::Zookeeper, &RunStats::default(), &truth).with_counts(&counts);
+        assert_eq!(watch.acquire_tries_per_sale, None);
+        assert_eq!(watch.lock_requests_per_sale, Some(5.5));
     }
 }

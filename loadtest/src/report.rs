@@ -111,7 +111,10 @@ const COLUMNS: [&str; 17] = [
 
 fn cells(row: &MatrixRow) -> [String; 17] {
     [
-        row.tier.to_string(),
+        match row.wait {
+            Some(wait) => format!("{} {wait}", row.tier),
+            None => row.tier.to_string(),
+        },
         row.sent.to_string(),
         row.ok.to_string(),
         row.sold_out.to_string(),
@@ -170,9 +173,57 @@ pub fn matrix_table(report: &MatrixReport) -> String {
     out.push_str(
         "\nsent..err, req/s, p50, p99: what the buyers saw. ledger..lock t/o: ground truth from Redis (GET /state).\n",
     );
+    out.push_str(&store_counts_table(report));
     for why in &report.skipped {
         out.push_str(&format!("skipped {why}\n"));
     }
+    out
+}
+
+/// The lock store's own counts per sale, when the matrix read them (`--store-counts`).
+fn store_counts_table(report: &MatrixReport) -> String {
+    let counted: Vec<&MatrixRow> = report
+        .rows
+        .iter()
+        .filter(|r| r.lock_requests_per_sale.is_some())
+        .collect();
+    if counted.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nthe lock store's own counts, per sale (INFO commandstats; ZooKeeper: mntr packets):\n",
+    );
+    let name = |r: &MatrixRow| match r.wait {
+        Some(wait) => format!("{} {wait}", r.tier),
+        None => r.tier.to_string(),
+    };
+    let width = counted
+        .iter()
+        .map(|r| name(r).len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>17}  {:>16}  {:>8}",
+        "tier", "SET NX PX tries", "store requests", "p99 ms"
+    );
+    for r in counted {
+        let tries = r
+            .acquire_tries_per_sale
+            .map_or("-".to_owned(), |t| format!("{t:.1}"));
+        let requests = r.lock_requests_per_sale.unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {tries:>17}  {requests:>16.1}  {:>8.1}",
+            name(r),
+            r.p99_ms
+        );
+    }
+    out.push_str(
+        "SET NX PX tries: each acquire attempt of the tiers that take the lock so (failed = tries - 1); \
+         the tries of buyers who then found the stock gone count too.\n",
+    );
     out
 }
 
@@ -423,6 +474,9 @@ mod tests {
             throughput_rps: rps,
             p50_ms: 1.25,
             p99_ms: 12.5,
+            wait: None,
+            acquire_tries_per_sale: None,
+            lock_requests_per_sale: None,
         }
     }
 
@@ -463,6 +517,21 @@ mod tests {
         let end = header.find("oversold").unwrap() + "oversold".len();
         assert_eq!(&none[end - 3..end], "250");
         assert!(table.contains("ground truth"));
+    }
+
+    #[test]
+    fn the_store_counts_show_per_way_of_waiting_only_when_read() {
+        assert!(!matrix_table(&report()).contains("SET NX PX tries"));
+        let mut counted = report();
+        for (r, wait) in counted.rows.iter_mut().zip(["spin:20", "pubsub"]) {
+            r.wait = Some(wait.parse().unwrap());
+            r.lock_requests_per_sale = Some(11.6);
+        }
+        counted.rows[0].acquire_tries_per_sale = Some(25.3);
+        let table = matrix_table(&counted);
+        let line = |start: &str| table.lines().rfind(|l| l.starts_with(start)).unwrap();
+        assert!(line("none spin:20").contains("25.3"), "{table}");
+        assert!(line("reentrant-watchdog pubsub").contains(" - "), "{table}");
     }
 
     #[test]

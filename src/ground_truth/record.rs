@@ -58,6 +58,36 @@ pub async fn lost_release(
     .await
 }
 
+/// A Redlock acquire that won its majority with no validity left (the votes took longer than
+/// the lease allows), given back on every master: `released` is how many still had it to
+/// give back, `elapsed_ms` how long the votes took. `since`: as for [`foreign_release`].
+pub async fn validity_lapsed(
+    truth: &RedisPool,
+    keys: &Keys,
+    since: &str,
+    instance: &str,
+    owner: &str,
+    elapsed_ms: u128,
+    released: usize,
+) -> Result<(), StoreError> {
+    let (elapsed_ms, released) = (elapsed_ms.to_string(), released.to_string());
+    let fields = [
+        ("instance", instance),
+        ("owner", owner),
+        ("elapsed_ms", elapsed_ms.as_str()),
+        ("released", released.as_str()),
+    ];
+    write(
+        truth,
+        keys,
+        Some(keys.validity_lapsed()),
+        since,
+        "validity_lapsed",
+        &fields,
+    )
+    .await
+}
+
 /// A watchdog renewal (timeline only).
 pub async fn renewal(
     truth: &RedisPool,

@@ -15,8 +15,8 @@ use crate::redis_pool::StoreError;
 /// `failover`: hold the primary's replicas off, so the lock written by this attempt stays on
 /// the primary alone; they resume when the returned guard is dropped, after the attempt.
 /// `node-down` and `lock-store-down` strike here and are done (the attempt then finds the
-/// store gone); `node-restart` cuts the minority off (see
-/// `redlock.rs`).
+/// store gone), as does `node-slow` (the attempt then waits for a stopped master's late
+/// vote); `node-restart` cuts the minority off (see `redlock.rs`).
 pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
     match fault.kind {
         FaultKind::Failover => match store::hold_replicas(cx.store.pool()).await {
@@ -35,6 +35,14 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             match redlock::strike_before(cx, fault).await {
                 Some(what) => struck(cx, fault, &what).await,
                 None => tracing::error!("fault: node-down found no master to kill"),
+            }
+            None
+        }
+        FaultKind::NodeSlow => {
+            cx.take_store_fault();
+            match redlock::strike_before(cx, fault).await {
+                Some(what) => struck(cx, fault, &what).await,
+                None => tracing::error!("fault: node-slow found no master to stop"),
             }
             None
         }

@@ -7,7 +7,12 @@
 //!    validity = ttl − elapsed − drift allowance (1% of the ttl + 2 ms).
 //! 4. Otherwise give it back on every master (compare-and-delete, also where the SET seemed to
 //!    fail: its answer may have been lost) and retry after a random delay, so contenders that
-//!    split the vote do not collide again.
+//!    split the vote do not collide again. A majority that came in with no validity left is
+//!    given back the same way, and counted (`validity_lapsed`): a master slow to answer
+//!    (`node-slow`) makes the whole acquire slow, and a lease of the order of the per-node
+//!    timeout is spent before the votes are in. That is why the lease is seconds and the
+//!    per-node timeout tens of ms; 001 (line 101) gives the lease "a few tens of ms", which
+//!    is the timeout's size.
 //! 5. Release: compare-and-delete on every master.
 //!
 //! # Guarantee
@@ -45,7 +50,7 @@ use redis::Script;
 
 use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
-
+use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
 use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
 use crate::redis_pool::StoreError;
@@ -93,7 +98,31 @@ impl Lock for Redlock {
         }
 
         // No majority, or no time left: give back whatever was taken, everywhere.
-        unlock_all(cx, masters).await;
+        let released = unlock_all(cx, masters).await;
+        if granted >= masters.quorum() {
+            // A majority, but the asking ate the lease: a holder now would hold a lock that
+            // may already be expiring on the masters that granted first. The resource store
+            // keeps the count, so a chapter can show it happened and that nobody held on.
+            tracing::debug!(
+                owner = cx.owner,
+                ?elapsed,
+                released,
+                "redlock validity lapsed"
+            );
+            let recorded = record::validity_lapsed(
+                cx.truth,
+                cx.keys,
+                cx.generation,
+                cx.instance,
+                cx.owner,
+                elapsed.as_millis(),
+                released,
+            )
+            .await;
+            if let Err(err) = recorded {
+                tracing::warn!(%err, "validity lapse not recorded");
+            }
+        }
         if answered < masters.quorum() {
             return Err(StoreError::NoQuorum {
                 answered,
@@ -233,6 +262,20 @@ pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<Stri
         }
         // The minority is cut off during the acquire: the lock then stands on a bare majority.
         FaultKind::NodeRestart => (quorum..n, CUT_OFF),
+        // The last `nodes` masters (default 1) answer late: every vote waits for the slowest.
+        FaultKind::NodeSlow => {
+            let count = (fault.nodes.max(1) as usize).min(n);
+            let stop_for = Duration::from_millis(fault.ms);
+            let mut slowed = Vec::new();
+            for node in &masters.nodes()[n - count..] {
+                match crate::lock_store::slow::stop_node_for(node, stop_for).await {
+                    Ok(what) => slowed.push(what),
+                    Err(err) => tracing::warn!(%err, "fault: master not slowed"),
+                }
+            }
+            return (!slowed.is_empty())
+                .then(|| format!("stopped for {stop_for:?}: {}", slowed.join(", ")));
+        }
         _ => return None,
     };
     let mut struck = Vec::new();

@@ -14,10 +14,12 @@
 //! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed,
 //!   masters killed, restarted or their clocks moved.
 //! - [`quorum`]: the Redlock masters, each with its own short timeout.
+//! - [`slow`]: a master stopped for a moment and resumed, so its votes come late.
 
 pub(crate) mod chaos;
 pub(crate) mod nodes;
 pub(crate) mod quorum;
+pub(crate) mod slow;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -118,7 +118,7 @@ struct FaultBody {
     kind: String,
     ms: Option<u64>,
     instance: Option<String>,
-    /// How many Redlock masters `node-down` / `clock-jump` strike.
+    /// How many Redlock masters `node-down` / `clock-jump` / `node-slow` strike.
     nodes: Option<u32>,
 }
 
@@ -174,7 +174,8 @@ pub async fn arm_fault(
         }
         (Some(_), false) => {
             return Err(AppError::BadRequest(format!(
-                "{kind} takes no \"nodes\"; only node-down, clock-jump and zk-node-down do"
+                "{kind} takes no \"nodes\"; only node-down, clock-jump, node-slow and \
+                 zk-node-down do"
             )))
         }
     };

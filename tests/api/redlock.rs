@@ -56,6 +56,46 @@ async fn a_redlock_fleet_shows_what_the_quorum_fixes_and_what_it_cannot() {
     assert_eq!(jumped, 3, "three masters' clocks run 30 s ahead: {nodes:?}");
 }
 
+/// 001's lease of "a few tens of ms" against one master stopped for longer: the majority comes
+/// in with no validity, the buyer gives the lock back and asks again, and one holder sells.
+/// The stopped master was a real process stop: it runs again afterwards (state not `T`), and
+/// the resource store counted the lapse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_master_spends_a_short_lease_and_the_lock_is_given_back_everywhere() {
+    let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::None).await;
+    let failures = run_scenarios(&fleet, &["redlock-validity-runs-out"]).await;
+    let stopped: Vec<u32> = fleet
+        .lock_store_processes()
+        .iter()
+        .filter_map(|p| p.pid)
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // The state is the field after the parenthesised command name.
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T'))
+        })
+        .collect();
+    let state: Value = reqwest::get(format!("{}/state", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let restarted = fleet
+        .lock_store_processes()
+        .iter()
+        .filter(|p| p.restarts > 0)
+        .count();
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(stopped.is_empty(), "masters left stopped: {stopped:?}");
+    assert_eq!(restarted, 0, "a slow master is stopped, never killed");
+    assert!(
+        state["validity_lapsed"].as_i64().unwrap_or(0) >= 1,
+        "{state}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
     let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::Always).await;

@@ -34,6 +34,12 @@ pub async fn start_zookeeper_fleet(instances: usize, zookeeper_nodes: usize) -> 
     .await
 }
 
+/// A fleet whose locks live in a Redis of their own, with one ZooKeeper server beside it: the
+/// lock store's counts are then the lock's traffic only.
+pub async fn start_fleet_full_for_counts() -> Fleet {
+    start_fleet_full(3, LockStoreKind::Single, Persistence::None, Some(1)).await
+}
+
 async fn start_fleet_full(
     instances: usize,
     lock_store: LockStoreKind,

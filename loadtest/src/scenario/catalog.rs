@@ -36,6 +36,13 @@ const STORE_FAULT_DEADLINE: u64 = 15_000;
 const REDIS_DOWN_MS: u64 = 8_000;
 const REDIS_DOWN_DEADLINE: u64 = 2_000;
 
+/// `redlock-validity-runs-out`: a lease of "a few tens of ms" (001's figure for it), and one
+/// master stopped longer than that but shorter than the per-node timeout (100 ms), so its
+/// vote comes late rather than never; even if it times out, the wait was longer than the
+/// lease, so the majority comes in with no validity either way.
+const VALIDITY_LEASE_MS: u64 = 50;
+const VALIDITY_SLOW_MS: u64 = 80;
+
 /// The ZooKeeper chapters' source.
 const ZOOKEEPER_SOURCE: &str = "001 lines 255–480 (ephemeral sequential nodes, the lowest \
     holds the lock, each waiter watches its predecessor, Curator's InterProcessMutex) and \
@@ -683,17 +690,31 @@ pub static CATALOG: &[Scenario] = &[
             Check::eq("store_faults", 1.0),
         ]),
         timing_sensitive: true,
-        source: "002 lines 767–782, Redis persistence: AOF with appendfsync always (line 773)",
+        source: "002 lines 767–782, Redis persistence: AOF with appendfsync always (line 773); \
+                 its claims that AOF loses nothing before the last write (line 705) and that \
+                 everysec loses at most a second (line 774), measured by bench/src/bin/\
+                 aof-loss.rs (BENCHMARKS.md section 5)",
         en: "The same crash, with an append-only file fsynced before every reply. The restarted \
              Redis replays it: the lock is back with the same expiry (AOF stores it as an \
              absolute time, so the seconds the store was down count against the lease), and \
-             the next buyer waits. Note: a killed process loses nothing that was written to the \
-             file even with everysec; fsync matters when the machine itself goes down, which \
-             cannot be shown by killing a process.",
+             the next buyer waits. 002 says AOF keeps everything up to the last write (line 705) \
+             and everysec loses at most a second (line 774). Measured (BENCHMARKS.md, section \
+             5): with everysec a killed process lost nothing on a quiet disk, since Redis hands \
+             each write to the kernel before it answers, and that second is lost only when the \
+             machine goes down. On a busy disk Redis postpones the write while the last fsync \
+             runs (up to 2 s) and answers anyway: a kill lost the last few hundred ms of \
+             acknowledged locks in 3 runs of 10. Only always, as here, answers after the fsync. \
+             That loss is too rare to make a chapter (one must hold 95% of the time); it stays \
+             a benchmark (aof-loss).",
         zh: "同样的崩溃，但开启了 AOF 且每次应答前都 fsync。重启后的 Redis 重放 AOF：\
              锁回来了，到期时刻也没变（AOF 记录的是绝对到期时间，Redis 宕机的那几秒同样算在租约里），\
-             下一个买家只能等待。注意：只杀进程时，即使 everysec 也不会丢失已写入文件的数据；\
-             fsync 只在整台机器宕机时才起作用，而这无法靠杀进程演示。",
+             下一个买家只能等待。002 说 AOF 能保证最后一次写操作之前的数据不丢（第 705 行），\
+             everysec 最多丢 1 秒（第 774 行）。实测（BENCHMARKS.md 第 5 节）：磁盘空闲时，\
+             开启 everysec 的进程被 kill -9 一条也没丢，因为 Redis 应答之前已把每次写入交给内核，\
+             那 1 秒只在整台机器宕机时才会丢；磁盘繁忙时，上一次 fsync 还没完成，Redis 会推迟写文件\
+             （最多 2 秒）却照样应答，10 次里有 3 次丢了最后几百毫秒内已确认的加锁写入。\
+             只有像本章这样用 always，才是 fsync 之后再应答。这种丢失太少见，做不成一章\
+             （一章要在 95% 的运行里成立），只作为基准测试（aof-loss）。",
     },
     Scenario {
         id: "redlock-minority-down",
@@ -874,6 +895,51 @@ pub static CATALOG: &[Scenario] = &[
              它醒来后写入了陈旧的库存值（陈旧写入）。客户端自己停顿，五台服务器也救不了。\
              只有由库存校验的围栏令牌（fencing token）才能挡住（见 fenced-freeze），\
              而 Redlock 没有能发放令牌的计数器。",
+    },
+    Scenario {
+        id: "redlock-validity-runs-out",
+        tier: Tier::Redlock,
+        ttl_ms: VALIDITY_LEASE_MS,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 10_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::on_nodes(FaultKind::NodeSlow, VALIDITY_SLOW_MS, 1)),
+        stock: 1,
+        buyers: 4,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[
+            Check::gt("validity_lapsed", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "001 lines 100–104 (note the time, lock the masters, the lock holds only if it \
+                 took less than its expiry, else delete it everywhere; line 101 calls the \
+                 expiry \"a few tens of ms\") and 002 lines 612–615 (t2 − t1 against the lease, \
+                 else release on every node); the published algorithm (\"Distributed Locks \
+                 with Redis\", redis.io): a per-node timeout of 5–50 ms for a 10 s lease",
+        en: "One of the five masters is stopped for 80 ms (SIGSTOP, resumed by a helper \
+             process) as the next buyer asks for a lock with a 50 ms lease. Every vote waits \
+             for the slowest master: four grant at once, the fifth late, and by then the lease \
+             is spent. A majority with no validity left is no lock: the buyer gives it back on \
+             all five masters (counted as validity_lapsed in the resource store, with how many \
+             still had it) and asks again; the masters answer at once now, and the item is sold \
+             once, by one holder. 001 (line 101) gives the lock's expiry as \"a few tens of \
+             ms\": that is the size of the per-node timeout (this fleet's is 100 ms), not of \
+             the lease, which must be seconds so that the time spent asking is a small part \
+             of it. This chapter gives the lock the lease 001 names, to show why.",
+        zh: "下一个买家加锁时，五个主节点中的一个被停住 80 毫秒（SIGSTOP，由一个辅助进程恢复），\
+             而这把锁的租约只有 50 毫秒。每一票都要等最慢的主节点：四个立刻同意，第五个迟迟才答，\
+             这时租约已经耗尽。凑齐了多数却没剩下有效时间，就不算拿到锁：买家在五个主节点上\
+             把它全部释放（存放库存的 Redis 里记为 validity_lapsed，并记下还有几个节点持有它），再重新申请；\
+             这次主节点都立刻应答，商品只卖出一次，始终只有一个持锁者。001（第 101 行）\
+             说锁的租约（文章里叫“过期时间”）“一般就几十毫秒”：那是单个节点请求超时的量级\
+             （本集群为 100 毫秒），不是租约的；租约应当以秒计，加锁花掉的时间才只占其中一小部分。\
+             本章故意用 001 说的租约，正是为了演示其后果。",
     },
     Scenario {
         id: "zookeeper-normal",
