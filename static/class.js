@@ -377,6 +377,8 @@ async function everyRoom(what, parallel, fn) {
         if (err.status === 401) { queue.length = 0; lock('admin.badtoken'); }
       }
       progress.done += 1;
+      // The room's row shows its outcome as the count of rooms done takes it in.
+      renderRooms();
       showProgress();
     }
   };
