@@ -366,6 +366,19 @@ where
     }
 }
 
+/// Waits until a sale at `url` is answered 200 (the store came back), for at most `limit`.
+pub async fn eventually_sells(url: &str, limit: Duration) {
+    let client = reqwest::Client::new();
+    eventually(limit, || async {
+        client
+            .post(format!("{url}/sale"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
+}
+
 /// Runs `oversell` with each `args` (none of the fleet's variables set) and checks it stops
 /// with exit 2 and one line naming `flag`.
 pub fn assert_refused_in_one_line(cases: &[(Vec<&str>, &str)]) {

@@ -13,7 +13,7 @@ use oversell::up::fleet::Fleet;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_sale_refused, eventually, serve_args, TestApp};
+use crate::helpers::{assert_sale_refused, eventually, eventually_sells, serve_args, TestApp};
 use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
@@ -212,14 +212,7 @@ async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it
     unsafe { libc::kill(pid, libc::SIGCONT) };
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "lock_not_replicated", "{body}");
-    eventually(Duration::from_secs(10), || async {
-        client
-            .post(format!("{}/sale", fleet.url()))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-    })
-    .await;
+    eventually_sells(fleet.url(), Duration::from_secs(10)).await;
     fleet.stop().await;
 }
 
@@ -268,24 +261,8 @@ async fn a_lock_store_kept_down_refuses_every_buyer_until_it_is_back() {
         json!({ "kind": "lock-store-down", "ms": 4000 }),
     )
     .await;
-    let client = reqwest::Client::new();
-    let refused = client
-        .post(format!("{}/sale", fleet.url()))
-        .send()
-        .await
-        .unwrap();
-    let status = refused.status();
-    let body: Value = refused.json().await.unwrap();
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    assert_eq!(body["error"], "redis_unavailable", "{body}");
-    eventually(Duration::from_secs(20), || async {
-        client
-            .post(format!("{}/sale", fleet.url()))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-    })
-    .await;
+    assert_sale_refused(fleet.url(), "redis_unavailable", Duration::from_secs(20)).await;
+    eventually_sells(fleet.url(), Duration::from_secs(20)).await;
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
 }
