@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::redis_server::RedisServer;
+use oversell::up::fleet::Fleet;
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -38,12 +39,7 @@ async fn a_redlock_fleet_shows_what_the_quorum_fixes_and_what_it_cannot() {
         .iter()
         .filter(|p| p.restarts >= 1)
         .count();
-    let state: Value = reqwest::get(format!("{}/state", fleet.url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state = state_of(&fleet).await;
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
     assert!(restarted >= 3, "only {restarted} masters were restarted");
@@ -75,12 +71,7 @@ async fn a_slow_master_spends_a_short_lease_and_the_lock_is_given_back_everywher
                 .is_some_and(|(_, rest)| rest.starts_with('T'))
         })
         .collect();
-    let state: Value = reqwest::get(format!("{}/state", fleet.url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state = state_of(&fleet).await;
     let restarted = fleet
         .lock_store_processes()
         .iter()
@@ -274,4 +265,14 @@ fn bad_redlock_flags_stop_with_one_line_naming_the_flag() {
             "--lock-redis-nodes",
         ),
     ]);
+}
+
+/// The fleet's `/state` as JSON.
+async fn state_of(fleet: &Fleet) -> Value {
+    reqwest::get(format!("{}/state", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
