@@ -213,7 +213,7 @@ const en = {
 };
 
 // Chinese. 中文术语表 — one term per concept, in the dashboard, the scenario catalog
-// (loadtest/src/scenario/catalog.rs) and the README; loadtest/tests/curriculum_text.rs
+// (loadtest/src/scenario/catalog/) and the README; loadtest/tests/curriculum_text.rs
 // fails on the retired terms in brackets. Where the articles use another word, it appears
 // only in the gloss shown here, given once somewhere so a reader of the articles finds it.
 //   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss

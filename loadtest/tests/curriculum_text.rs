@@ -160,7 +160,7 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table_in(LAB, "const zh = {", "};") {
         texts.push((format!("lab.js zh `{k}`"), v));
     }
-    for s in CATALOG {
+    for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
     for a in loadtest::lab::ATTACKS {
@@ -213,7 +213,7 @@ fn every_tier_has_a_paragraph_in_both_languages() {
 #[test]
 fn every_scenario_explains_itself_in_both_languages_and_names_its_source() {
     assert!(!CATALOG.is_empty());
-    for s in CATALOG {
+    for s in CATALOG.iter() {
         assert!(
             !s.en.trim().is_empty(),
             "`{}` has no English explanation",
@@ -285,7 +285,7 @@ fn every_verdict_line_has_its_text_in_both_languages() {
         .iter()
         .map(|(key, _)| format!("verdict.{key}"))
         .collect();
-    for s in CATALOG {
+    for s in CATALOG.iter() {
         if let Expect::Figures(checks) | Expect::RefusedThenResume(checks) = s.expect {
             keys.extend(checks.iter().map(|c| format!("check.{}", c.figure)));
         }
@@ -308,7 +308,7 @@ fn every_verdict_line_has_its_text_in_both_languages() {
 
 #[test]
 fn every_scenario_names_the_lines_of_its_source() {
-    for s in CATALOG {
+    for s in CATALOG.iter() {
         let names_lines = s.source.contains("line")
             || s.source.starts_with("not in the articles")
             || !["000", "001", "002", "003", "004"]

@@ -90,7 +90,7 @@ pub async fn all(args: CurriculumArgs) -> anyhow::Result<String> {
 
 fn list(lang: Lang) -> String {
     let mut out = String::new();
-    for s in CATALOG {
+    for s in CATALOG.iter() {
         let _ = writeln!(out, "{:<34} {:<20} {}", s.id, s.tier, s.expectation());
         explain(&mut out, s, lang);
     }
