@@ -30,6 +30,8 @@
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
 //!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
+//! - [`netns`]: the fleet's own network (`oversell up --network netns`): a namespace per
+//!   process, and the `partition` fault's packet drops between them.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
@@ -65,6 +67,7 @@ pub(crate) mod lab;
 pub(crate) mod lock;
 pub mod lock_store;
 pub(crate) mod metrics;
+pub mod netns;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
 pub mod redis_server;

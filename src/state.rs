@@ -56,6 +56,9 @@ pub struct Shared {
     pub burst_rooms: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// The fleet's own network, when `oversell up --network netns` made one (handed over in
+    /// `OVERSELL_NETNS`): what the `partition` fault cuts.
+    pub network: Option<crate::netns::Network>,
     sale_seq: AtomicU64,
 }
 
@@ -91,8 +94,21 @@ impl AppState {
             )),
             burst_rooms: std::sync::Mutex::default(),
             stopping: tokio::sync::watch::channel(false).0,
+            network: crate::netns::Network::from_env(),
             sale_seq: AtomicU64::new(0),
         }))
+    }
+
+    /// The partition in force on the fleet's own network; `None` without one (no round trip).
+    pub async fn partition(&self) -> Option<oversell_api::PartitionView> {
+        self.network.as_ref()?;
+        match crate::netns::cut::in_force(&self.redis).await {
+            Ok(view) => view,
+            Err(err) => {
+                tracing::debug!(%err, "cannot read the partition in force");
+                None
+            }
+        }
     }
 
     /// A lock owner id unique to this sale: `<run>:<seq>`.

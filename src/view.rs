@@ -18,6 +18,7 @@ pub fn state_view(
     truth: GroundTruth,
     status: RoomStatus,
     lock_store: LockStoreView,
+    partition: Option<oversell_api::PartitionView>,
 ) -> StateView {
     StateView {
         instance: instance.to_owned(),
@@ -28,5 +29,6 @@ pub fn state_view(
         faults: room.faults.to_vec(),
         truth,
         lock_store,
+        partition,
     }
 }

@@ -24,6 +24,9 @@ pub struct StateView {
     pub truth: GroundTruth,
     /// Where the lock lives: each node, its role, up or down, and which one holds the lock.
     pub lock_store: LockStoreView,
+    /// The network partition in force, on a fleet with `--network netns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<PartitionView>,
 }
 
 /// What a room is right now, as `/state` and the sale path see it.
@@ -208,4 +211,26 @@ mod tests {
         assert_eq!(truth.figures().len(), counters);
         assert_eq!(truth.figure("joy"), None);
     }
+}
+
+/// A network partition in force (`oversell up --network netns`): which members are cut off
+/// from which, and for how much longer. The resource store and nginx are never cut off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionView {
+    /// The isolated side, as asked.
+    pub isolate: Vec<String>,
+    /// Every other member of the network: the side the isolated one cannot reach.
+    pub rest: Vec<String>,
+    /// How long the cut was asked to last.
+    pub ms: u64,
+    /// How much of it is left.
+    pub left_ms: u64,
+}
+
+/// `POST /admin/partition`: cut `isolate` off from the rest of the fleet's network for `ms`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionRequest {
+    pub isolate: Vec<String>,
+    pub ms: u64,
 }

@@ -126,6 +126,16 @@ pub async fn store_fault(
     .await
 }
 
+/// A network partition made or healed (`kind` `partition` or `heal`): timeline only.
+pub async fn network(
+    truth: &RedisPool,
+    keys: &Keys,
+    kind: &str,
+    fields: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    write(truth, keys, None, "", kind, fields).await
+}
+
 /// `since`: the room's reset generation when the event's sale began; nothing is written when a
 /// reset came since. Empty: written in any case.
 async fn write(

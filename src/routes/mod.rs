@@ -8,6 +8,7 @@ mod events;
 mod extract;
 mod lab;
 mod observe;
+mod partition;
 mod sale;
 mod scenario;
 
@@ -50,6 +51,10 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/scenarios", get(scenario::list))
         .route("/admin/scenario", post(scenario::run))
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
+        .route(
+            "/admin/partition",
+            post(partition::cut).delete(partition::heal),
+        )
         .route("/admin/instances/{id}/crash", post(admin::crash))
         .route("/admin/instances/{id}/freeze", post(admin::freeze))
         .route("/admin/whoami", get(class::whoami))

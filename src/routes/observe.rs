@@ -43,9 +43,10 @@ pub async fn state(
     Room(keys): Room,
 ) -> Result<Json<StateView>, AppError> {
     let room = state.fleet.room(&keys).await?;
-    let (truth, lock_store) = tokio::join!(
+    let (truth, lock_store, partition) = tokio::join!(
         ground_truth::read(&state.redis, &state.lock_store, &keys),
-        state.lock_store.describe(&keys)
+        state.lock_store.describe(&keys),
+        state.partition()
     );
     let truth = truth?;
     let status = state.rooms.judge(&keys, truth.stocked).await?;
@@ -59,6 +60,7 @@ pub async fn state(
         truth,
         status,
         lock_store,
+        partition,
     )))
 }
 

@@ -16,7 +16,10 @@ use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::zookeeper::{self, ZooKeeperPlan};
+use super::NetworkKind;
 use crate::lock_store::{LockStoreKind, Persistence};
+use crate::netns::setup::FleetNetwork;
+use crate::netns::Place;
 use crate::redis_server;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
@@ -88,6 +91,8 @@ pub struct FleetConfig {
     pub static_dir: PathBuf,
     /// The `oversell` binary the instances run (`serve`): `up` passes its own executable.
     pub program: PathBuf,
+    /// Loopback, or a network namespace per process (`--network netns`).
+    pub network: NetworkKind,
 }
 
 pub struct Fleet {
@@ -101,7 +106,11 @@ pub struct Fleet {
     /// What nginx is restarted with when it dies.
     nginx_binary: std::path::PathBuf,
     client_limits: Option<ClientLimits>,
-    app_ports: Vec<u16>,
+    /// Where nginx proxies to: each instance's address.
+    upstreams: Vec<SocketAddr>,
+    /// The fleet network's bridge address, where nginx listens too (for the namespaced
+    /// instances' server-side bursts).
+    gateway: Option<IpAddr>,
     supervisors: Vec<Supervisor>,
     /// The lock store's Redis nodes and Sentinels, stopped after the instances.
     store_supervisors: Vec<Supervisor>,
@@ -115,6 +124,9 @@ pub struct Fleet {
     redis: Supervisor,
     redis_url: String,
     run_dir: tempfile::TempDir,
+    /// The namespaces, veth pairs and bridge of `--network netns`: removed last, once every
+    /// process in them has stopped.
+    network: Option<FleetNetwork>,
 }
 
 impl Fleet {
@@ -135,12 +147,44 @@ impl Fleet {
         if let Some(redis_port) = config.redis_port {
             ensure_free(LOOPBACK, redis_port, "--redis-port", "--redis-port")?;
         }
-        let app_listeners = free_listeners(config.instances)?;
-        let app_ports: Vec<u16> = app_listeners
-            .iter()
-            .map(|l| l.local_addr().map(|a| a.port()))
-            .collect::<Result<_, _>>()?;
+        // On loopback each instance is handed a socket bound now (see `InstanceSpec`); in a
+        // namespace of its own nothing else can take its port, and it binds it itself.
+        let app_listeners = match config.network {
+            NetworkKind::Loopback => free_listeners(config.instances)?,
+            NetworkKind::Netns => vec![],
+        };
+        let app_ports: Vec<u16> = match config.network {
+            NetworkKind::Loopback => app_listeners
+                .iter()
+                .map(|l| l.local_addr().map(|a| a.port()))
+                .collect::<Result<_, _>>()?,
+            NetworkKind::Netns => free_ports(config.instances)?,
+        };
         process::raise_open_files_limit();
+        let app_ids: Vec<String> = (1..=config.instances).map(instance_id).collect();
+        let network = match config.network {
+            NetworkKind::Loopback => None,
+            NetworkKind::Netns => {
+                let ids = [
+                    LockStorePlan::ids(config.lock_store, config.lock_nodes),
+                    config
+                        .zookeeper_nodes
+                        .map(ZooKeeperPlan::ids)
+                        .unwrap_or_default(),
+                    app_ids.clone(),
+                ]
+                .concat();
+                Some(FleetNetwork::create(&ids)?)
+            }
+        };
+        let place_of = |id: &str| {
+            network
+                .as_ref()
+                .and_then(|n| n.network().place(id))
+                .unwrap_or(Place::LOOPBACK)
+        };
+        let gateway = network.as_ref().map(|n| n.network().gateway);
+        let host_side = gateway.unwrap_or(std::net::Ipv4Addr::LOCALHOST);
 
         remove_stale_run_dirs();
         let run_dir = tempfile::Builder::new().prefix(RUN_DIR_PREFIX).tempdir()?;
@@ -167,11 +211,15 @@ impl Fleet {
                 persistence: Persistence::Everysec,
                 sentinel: None,
                 clock_shim: None,
+                place: Place::LOOPBACK,
+                also_bind: gateway,
             },
             store_stopping.clone(),
         );
-        wait_answering(&[("redis".into(), redis_port)]).await?;
+        wait_answering(&[("redis".into(), Place::LOOPBACK.addr(redis_port))]).await?;
         let redis_url = format!("redis://127.0.0.1:{redis_port}");
+        // Where the instances reach it: the bridge's address from inside a namespace.
+        let instance_redis_url = format!("redis://{host_side}:{redis_port}");
 
         let plan = LockStorePlan::new(
             config.lock_store,
@@ -183,6 +231,7 @@ impl Fleet {
                 config.lock_nodes,
             ))?
             .into_iter(),
+            &place_of,
         )?;
         let (lock_redis_url, lock_sentinels, lock_redis_nodes) = (
             plan.single_url().unwrap_or_default(),
@@ -190,13 +239,18 @@ impl Fleet {
             plan.redlock_urls().join(","),
         );
         let mut store_supervisors = Vec::new();
-        for sentinel in plan.sentinels.iter().map(|s| s.port) {
-            ensure_free(LOOPBACK, sentinel, "a Sentinel", "another run")?;
+        if network.is_none() {
+            for sentinel in plan.sentinels.iter().map(|s| s.port) {
+                ensure_free(LOOPBACK, sentinel, "a Sentinel", "another run")?;
+            }
         }
         let LockStorePlan { nodes, sentinels } = plan;
         let (node_ports, sentinel_ports): (Vec<_>, Vec<_>) = (
-            nodes.iter().map(|n| (n.id.clone(), n.port)).collect(),
-            sentinels.iter().map(|s| (s.id.clone(), s.port)).collect(),
+            nodes.iter().map(|n| (n.id.clone(), n.addr())).collect(),
+            sentinels
+                .iter()
+                .map(|s| (s.id.clone(), s.place.addr(s.port)))
+                .collect(),
         );
         for node in nodes {
             store_supervisors.push(Supervisor::start(node, store_stopping.clone()));
@@ -217,7 +271,8 @@ impl Fleet {
                     nodes,
                     run_dir.path(),
                     &mut free_ports(ZooKeeperPlan::ports_needed(nodes))?.into_iter(),
-                )?;
+                )?
+                .placed(place_of);
                 let endpoints = plan.endpoints();
                 for server in plan.servers.clone() {
                     zookeeper_supervisors.push(Supervisor::start(server, store_stopping.clone()));
@@ -230,16 +285,22 @@ impl Fleet {
 
         let url = format!("http://127.0.0.1:{port}");
         let (stop, stopping) = watch::channel(false);
-        let supervisors: Vec<Supervisor> = app_listeners
-            .into_iter()
+        let mut app_listeners = app_listeners.into_iter();
+        let upstreams: Vec<SocketAddr> = app_ids
+            .iter()
             .zip(&app_ports)
-            .enumerate()
-            .map(|(i, (listener, &app_port))| {
+            .map(|(id, &p)| place_of(id).addr(p))
+            .collect();
+        let supervisors: Vec<Supervisor> = app_ids
+            .iter()
+            .zip(&app_ports)
+            .map(|(id, &app_port)| {
+                let place = place_of(id);
                 let env = InstanceEnv {
-                    instance_id: instance_id(i + 1),
-                    host: "127.0.0.1".into(),
+                    instance_id: id.clone(),
+                    host: place.ip.to_string(),
                     port: app_port.to_string(),
-                    redis_url: redis_url.clone(),
+                    redis_url: instance_redis_url.clone(),
                     lock_store: config.lock_store.to_string(),
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
@@ -248,26 +309,35 @@ impl Fleet {
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
-                    fleet_url: url.clone(),
+                    fleet_url: format!("http://{host_side}:{port}"),
                     public_url: config.public_url.clone().unwrap_or_default(),
                 };
                 let spec = InstanceSpec {
                     program: config.program.clone(),
                     port: app_port,
+                    place,
                     env,
-                    listener: std::sync::Mutex::new(Some(listener)),
+                    listener: std::sync::Mutex::new(app_listeners.next()),
+                    network: network.as_ref().map(|n| n.network().encode()),
                 };
                 Supervisor::start(spec, stopping.clone())
             })
             .collect();
         wait_healthy(&supervisors).await?;
+        let gateway = gateway.map(IpAddr::V4);
+        let mut client_limits = config.client_limits;
+        if let (Some(limits), Some(network)) = (&mut client_limits, &network) {
+            // The namespaced instances' server-side bursts come through the bridge.
+            let [a, b, c, _] = network.network().gateway.octets();
+            limits.exempt.push(format!("{a}.{b}.{c}.0/24"));
+        }
         let nginx = Nginx::start(
             &nginx_binary,
             run_dir.path(),
-            config.host,
+            (config.host, gateway),
             port,
-            &app_ports,
-            config.client_limits.as_ref(),
+            &upstreams,
+            client_limits.as_ref(),
         )
         .await?;
         Ok(Fleet {
@@ -277,8 +347,9 @@ impl Fleet {
             admin_token: config.admin_token,
             nginx,
             nginx_binary,
-            client_limits: config.client_limits,
-            app_ports,
+            client_limits,
+            upstreams,
+            gateway,
             supervisors,
             store_supervisors,
             zookeeper_supervisors,
@@ -288,7 +359,13 @@ impl Fleet {
             redis,
             redis_url,
             run_dir,
+            network,
         })
+    }
+
+    /// The fleet's own network (`--network netns`), if it has one.
+    pub fn network(&self) -> Option<&crate::netns::Network> {
+        self.network.as_ref().map(FleetNetwork::network)
     }
 
     /// nginx's URL: the fleet as a whole.
@@ -367,9 +444,9 @@ impl Fleet {
         let nginx = Nginx::start(
             &self.nginx_binary,
             self.run_dir.path(),
-            self.host,
+            (self.host, self.gateway),
             port,
-            &self.app_ports,
+            &self.upstreams,
             self.client_limits.as_ref(),
         );
         self.nginx = nginx.await?;
@@ -392,16 +469,13 @@ impl Fleet {
     }
 }
 
-/// Waits until each `(id, port)` accepts connections.
-async fn wait_answering(children: &[(String, u16)]) -> anyhow::Result<()> {
+/// Waits until each `(id, address)` accepts connections.
+async fn wait_answering(children: &[(String, SocketAddr)]) -> anyhow::Result<()> {
     let deadline = Instant::now() + START_DEADLINE;
-    for (id, port) in children {
-        while tokio::net::TcpStream::connect(("127.0.0.1", *port))
-            .await
-            .is_err()
-        {
+    for (id, addr) in children {
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
             if Instant::now() > deadline {
-                bail!("{id} did not listen on port {port} within {START_DEADLINE:?}");
+                bail!("{id} did not listen on {addr} within {START_DEADLINE:?}");
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -414,7 +488,8 @@ async fn wait_answering(children: &[(String, u16)]) -> anyhow::Result<()> {
 async fn wait_healthy(supervisors: &[Supervisor]) -> anyhow::Result<()> {
     let deadline = Instant::now() + START_DEADLINE;
     for supervisor in supervisors {
-        let addr = SocketAddr::from(([127, 0, 0, 1], supervisor.instance().port));
+        let instance = supervisor.instance();
+        let addr = SocketAddr::from((instance.ip, instance.port));
         loop {
             let instance = supervisor.instance();
             if let Some(how) = instance.last_exit {

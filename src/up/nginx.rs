@@ -28,27 +28,24 @@ pub struct Nginx {
 }
 
 impl Nginx {
-    /// Renders the config for `upstream_ports` into `run_dir`, starts nginx on `host:port`
-    /// and waits until it proxies `GET /health` to an instance.
+    /// Renders the config for `upstreams` into `run_dir`, starts nginx on `host:port` (and
+    /// on `also:port`: the bridge of a fleet network) and waits until it proxies
+    /// `GET /health` to an instance.
     pub async fn start(
         binary: &Path,
         run_dir: &Path,
-        host: IpAddr,
+        (host, also): (IpAddr, Option<IpAddr>),
         port: u16,
-        upstream_ports: &[u16],
+        upstreams: &[SocketAddr],
         limits: Option<&ClientLimits>,
     ) -> anyhow::Result<Self> {
         let run = run_dir.to_string_lossy().into_owned();
-        let listen = match host {
-            IpAddr::V6(v6) => format!("[{v6}]:{port}"),
-            IpAddr::V4(v4) => format!("{v4}:{port}"),
-        };
         let values = NginxValues {
-            listen,
-            upstreams: upstream_ports
-                .iter()
-                .map(|p| format!("127.0.0.1:{p}"))
+            listen: std::iter::once(host)
+                .chain(also)
+                .map(|ip| SocketAddr::new(ip, port).to_string())
                 .collect(),
+            upstreams: upstreams.iter().map(SocketAddr::to_string).collect(),
             error_log: "stderr".into(),
             access_log: format!("{run}/access.log"),
             run_dir: run,

@@ -15,6 +15,7 @@
 //! [`PROMOTION_WAIT`]), as the replica of the new primary: restarted at once, it would be back
 //! before Sentinel noticed it had gone, and no failover would ever happen.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use tokio::process::Command;
 use super::supervisor::ChildSpec;
 use crate::clock_offset;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
+use crate::netns::Place;
 use crate::redis_pool::named_primary;
 use crate::redis_server;
 
@@ -51,12 +53,23 @@ pub struct RedisNodeSpec {
     /// The clock shim to run under (a Redlock master: the `clock-jump` fault moves its clock
     /// through the offset file in its data dir). `None`: the true clock, at vDSO speed.
     pub clock_shim: Option<PathBuf>,
+    /// Where it runs: loopback, or a namespace of the fleet's network.
+    pub place: Place,
+    /// An address to listen on besides the place's: the resource store's on the fleet
+    /// network's bridge, where the namespaced instances reach it.
+    pub also_bind: Option<Ipv4Addr>,
+}
+
+impl RedisNodeSpec {
+    pub fn addr(&self) -> SocketAddr {
+        self.place.addr(self.port)
+    }
 }
 
 pub struct FollowSentinel {
-    pub sentinel_ports: Vec<u16>,
+    pub sentinels: Vec<SocketAddr>,
     /// The primary at the very first start.
-    pub first_primary: u16,
+    pub first_primary: SocketAddr,
     started: AtomicBool,
 }
 
@@ -70,12 +83,23 @@ impl ChildSpec for RedisNodeSpec {
         self.port
     }
 
+    fn place(&self) -> Place {
+        self.place.clone()
+    }
+
     async fn command(&self) -> std::io::Result<Command> {
         std::fs::create_dir_all(&self.dir)?;
         super::supervisor::stay_down(&self.dir).await;
         let mut command = redis_command()?;
+        let mut bind = self.place.ip.to_string();
+        if let Some(also) = self.also_bind {
+            bind = format!("{bind} {also}");
+        }
         command
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--port", &self.port.to_string(), "--bind", &bind])
+            // Bound to named addresses only, and with no password: protected mode would
+            // refuse the fleet network's own members.
+            .args(["--protected-mode", "no"])
             .args(["--daemonize", "no", "--loglevel", "notice"])
             // A replica that lost its primary syncs again at once, not after Redis' default
             // 5 s wait for more replicas to share the snapshot.
@@ -92,8 +116,9 @@ impl ChildSpec for RedisNodeSpec {
             command.envs(clock_offset::preload_env(shim, &offset));
         }
         if let Some(follow) = &self.sentinel {
-            if let Some(primary) = follow.primary_for(self.port).await {
-                command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+            if let Some(primary) = follow.primary_for(self.addr()).await {
+                let (ip, port) = (primary.ip().to_string(), primary.port().to_string());
+                command.args(["--replicaof", &ip, &port]);
             }
         }
         Ok(command)
@@ -102,13 +127,13 @@ impl ChildSpec for RedisNodeSpec {
 
 impl FollowSentinel {
     /// The primary this node must replicate from at this start, or `None` to start as primary.
-    async fn primary_for(&self, me: u16) -> Option<u16> {
+    async fn primary_for(&self, me: SocketAddr) -> Option<SocketAddr> {
         if !self.started.swap(true, Ordering::Relaxed) {
             return (me != self.first_primary).then_some(self.first_primary);
         }
         let deadline = Instant::now() + PROMOTION_WAIT;
         loop {
-            let named = named_primaries(&self.sentinel_ports).await;
+            let named = named_primaries(&self.sentinels).await;
             // Any Sentinel naming another node means a failover happened: follow it. The
             // others may lag behind by a hello message or two.
             if let Some(primary) = named.iter().copied().find(|p| *p != me) {
@@ -125,16 +150,15 @@ impl FollowSentinel {
     }
 }
 
-/// The primary's port as each Sentinel that answers names it.
-async fn named_primaries(sentinel_ports: &[u16]) -> Vec<u16> {
+/// The primary's address as each Sentinel that answers names it.
+async fn named_primaries(sentinels: &[SocketAddr]) -> Vec<SocketAddr> {
     let mut named = Vec::new();
-    for port in sentinel_ports {
-        let sentinel = format!("127.0.0.1:{port}");
+    for sentinel in sentinels {
         let asked = async {
-            let addr = named_primary(&sentinel, DEFAULT_SENTINEL_MASTER)
+            let addr = named_primary(&sentinel.to_string(), DEFAULT_SENTINEL_MASTER)
                 .await
                 .ok()?;
-            addr.rsplit_once(':')?.1.parse::<u16>().ok()
+            addr.parse::<SocketAddr>().ok()
         };
         if let Ok(Some(primary)) = tokio::time::timeout(Duration::from_millis(500), asked).await {
             named.push(primary);
@@ -148,8 +172,9 @@ async fn named_primaries(sentinel_ports: &[u16]) -> Vec<u16> {
 pub struct SentinelSpec {
     pub id: String,
     pub port: u16,
+    pub place: Place,
     pub conf: PathBuf,
-    pub first_primary: u16,
+    pub first_primary: SocketAddr,
 }
 
 #[async_trait]
@@ -162,10 +187,14 @@ impl ChildSpec for SentinelSpec {
         self.port
     }
 
+    fn place(&self) -> Place {
+        self.place.clone()
+    }
+
     async fn command(&self) -> std::io::Result<Command> {
         if !self.conf.exists() {
             let log = self.conf.with_extension("log");
-            let conf = sentinel_conf(self.port, self.first_primary, &log);
+            let conf = sentinel_conf(self.place.addr(self.port), self.first_primary, &log);
             std::fs::write(&self.conf, conf)?;
         }
         let mut command = redis_command()?;
@@ -176,12 +205,15 @@ impl ChildSpec for SentinelSpec {
 
 /// Quorum 2 of 3; a primary silent for [`DOWN_AFTER_MS`] is down. `failover-timeout` is short
 /// so that repeated failovers (the benchmarks) are not refused for minutes.
-fn sentinel_conf(port: u16, primary: u16, log: &std::path::Path) -> String {
+fn sentinel_conf(me: SocketAddr, primary: SocketAddr, log: &std::path::Path) -> String {
     let m = DEFAULT_SENTINEL_MASTER;
     let log = log.display();
+    let (port, bind) = (me.port(), me.ip());
+    let (primary_ip, primary_port) = (primary.ip(), primary.port());
     format!(
-        "port {port}\nbind 127.0.0.1\ndaemonize no\nloglevel notice\nlogfile \"{log}\"\n\
-         sentinel monitor {m} 127.0.0.1 {primary} 2\n\
+        "port {port}\nbind {bind}\nprotected-mode no\ndaemonize no\nloglevel notice\n\
+         logfile \"{log}\"\n\
+         sentinel monitor {m} {primary_ip} {primary_port} 2\n\
          sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
          sentinel failover-timeout {m} 2000\n\
          sentinel parallel-syncs {m} 1\n"
@@ -205,13 +237,28 @@ pub struct LockStorePlan {
 }
 
 impl LockStorePlan {
-    /// Ports are taken from `ports` (free ones); data dirs go under `run_dir`.
+    /// The ids of the processes a `kind` store runs (`masters`: a Redlock store's), data
+    /// nodes first: what a fleet network gives a namespace each.
+    pub fn ids(kind: LockStoreKind, masters: usize) -> Vec<String> {
+        match kind {
+            LockStoreKind::Shared => vec![],
+            LockStoreKind::Single => vec!["lock".into()],
+            LockStoreKind::Sentinel => ["lock1", "lock2", "sentinel1", "sentinel2", "sentinel3"]
+                .map(String::from)
+                .to_vec(),
+            LockStoreKind::Redlock => (1..=masters).map(|n| format!("redlock{n}")).collect(),
+        }
+    }
+
+    /// Ports are taken from `ports` (free ones); data dirs go under `run_dir`; each process
+    /// runs where `place_of` says for its id.
     pub fn new(
         kind: LockStoreKind,
         persistence: Persistence,
         masters: usize,
         run_dir: &std::path::Path,
         ports: &mut impl Iterator<Item = u16>,
+        place_of: &dyn Fn(&str) -> Place,
     ) -> anyhow::Result<Self> {
         let mut port = || ports.next().context("not enough free ports");
         let node = |id: &str, port: u16, sentinel: Option<FollowSentinel>| RedisNodeSpec {
@@ -221,6 +268,8 @@ impl LockStorePlan {
             persistence,
             sentinel,
             clock_shim: None,
+            place: place_of(id),
+            also_bind: None,
         };
         Ok(match kind {
             LockStoreKind::Shared => LockStorePlan {
@@ -233,10 +282,17 @@ impl LockStorePlan {
             },
             LockStoreKind::Sentinel => {
                 let (primary, replica) = (port()?, port()?);
-                let sentinel_ports = vec![port()?, port()?, port()?];
+                let sentinel_ports = [port()?, port()?, port()?];
+                let sentinel_id = |i: usize| format!("sentinel{}", i + 1);
+                let sentinels: Vec<SocketAddr> = sentinel_ports
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &p)| place_of(&sentinel_id(i)).addr(p))
+                    .collect();
+                let first_primary = place_of("lock1").addr(primary);
                 let follow = || FollowSentinel {
-                    sentinel_ports: sentinel_ports.clone(),
-                    first_primary: primary,
+                    sentinels: sentinels.clone(),
+                    first_primary,
                     started: AtomicBool::new(false),
                 };
                 LockStorePlan {
@@ -248,10 +304,11 @@ impl LockStorePlan {
                         .iter()
                         .enumerate()
                         .map(|(i, &p)| SentinelSpec {
-                            id: format!("sentinel{}", i + 1),
+                            id: sentinel_id(i),
                             port: p,
-                            conf: run_dir.join(format!("sentinel{}.conf", i + 1)),
-                            first_primary: primary,
+                            place: place_of(&sentinel_id(i)),
+                            conf: run_dir.join(format!("{}.conf", sentinel_id(i))),
+                            first_primary,
                         })
                         .collect(),
                 }
@@ -290,7 +347,7 @@ impl LockStorePlan {
             true => self
                 .nodes
                 .iter()
-                .map(|n| format!("redis://127.0.0.1:{}", n.port))
+                .map(|n| format!("redis://{}", n.addr()))
                 .collect(),
             false => vec![],
         }
@@ -299,7 +356,7 @@ impl LockStorePlan {
     /// `LOCK_REDIS_URL` for a single store.
     pub fn single_url(&self) -> Option<String> {
         match (self.nodes.as_slice(), self.sentinels.is_empty()) {
-            ([node], true) => Some(format!("redis://127.0.0.1:{}", node.port)),
+            ([node], true) => Some(format!("redis://{}", node.addr())),
             _ => None,
         }
     }
@@ -308,16 +365,16 @@ impl LockStorePlan {
     pub fn sentinel_addrs(&self) -> Vec<String> {
         self.sentinels
             .iter()
-            .map(|s| format!("127.0.0.1:{}", s.port))
+            .map(|s| s.place.addr(s.port).to_string())
             .collect()
     }
 }
 
-/// Waits until every lock-store node (`id`, `port`) answers, and behind Sentinel until the
+/// Waits until every lock-store node (`id`, address) answers, and behind Sentinel until the
 /// replica is in sync and every Sentinel knows the replica and the two other Sentinels.
 pub async fn wait_ready(
-    nodes: &[(String, u16)],
-    sentinels: &[(String, u16)],
+    nodes: &[(String, SocketAddr)],
+    sentinels: &[(String, SocketAddr)],
 ) -> anyhow::Result<()> {
     let deadline = Instant::now() + READY_DEADLINE;
     let mut waiting_for = String::new();
@@ -332,9 +389,12 @@ pub async fn wait_ready(
 }
 
 /// What is not ready yet, in words.
-async fn not_ready(nodes: &[(String, u16)], sentinels: &[(String, u16)]) -> Option<String> {
-    for (id, port) in nodes {
-        let info: Option<String> = query(*port, redis::cmd("INFO").arg("replication")).await;
+async fn not_ready(
+    nodes: &[(String, SocketAddr)],
+    sentinels: &[(String, SocketAddr)],
+) -> Option<String> {
+    for (id, addr) in nodes {
+        let info: Option<String> = query(*addr, redis::cmd("INFO").arg("replication")).await;
         let Some(info) = info else {
             return Some(format!("{id} does not answer"));
         };
@@ -343,11 +403,11 @@ async fn not_ready(nodes: &[(String, u16)], sentinels: &[(String, u16)]) -> Opti
         }
     }
     let m = DEFAULT_SENTINEL_MASTER;
-    for (id, port) in sentinels {
+    for (id, addr) in sentinels {
         let others: Option<Vec<redis::Value>> =
-            query(*port, redis::cmd("SENTINEL").arg("sentinels").arg(m)).await;
+            query(*addr, redis::cmd("SENTINEL").arg("sentinels").arg(m)).await;
         let replicas: Option<Vec<redis::Value>> =
-            query(*port, redis::cmd("SENTINEL").arg("replicas").arg(m)).await;
+            query(*addr, redis::cmd("SENTINEL").arg("replicas").arg(m)).await;
         match (others, replicas) {
             (Some(o), Some(r)) if o.len() + 1 >= sentinels.len() && !r.is_empty() => {}
             _ => return Some(format!("{id} has not found its peers yet")),
@@ -356,9 +416,9 @@ async fn not_ready(nodes: &[(String, u16)], sentinels: &[(String, u16)]) -> Opti
     None
 }
 
-async fn query<T: redis::FromRedisValue>(port: u16, cmd: &mut redis::Cmd) -> Option<T> {
+async fn query<T: redis::FromRedisValue>(addr: SocketAddr, cmd: &mut redis::Cmd) -> Option<T> {
     let asked = async {
-        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
+        let client = redis::Client::open(format!("redis://{addr}")).ok()?;
         let mut conn = client.get_multiplexed_async_connection().await.ok()?;
         cmd.query_async(&mut conn).await.ok()
     };

@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use super::process;
 use super::topology::InstanceEnv;
 use crate::lock_store::chaos::HOLD_DOWN_FILE;
+use crate::netns::Place;
 
 /// How long an instance may take to drain on SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -36,6 +37,10 @@ pub trait ChildSpec: Send + Sync + 'static {
     /// The name in logs and restart lines (`app2`, `lock-store`, `sentinel1`).
     fn id(&self) -> &str;
     fn port(&self) -> u16;
+    /// Where it runs: loopback unless the fleet has a network of its own.
+    fn place(&self) -> Place {
+        Place::LOOPBACK
+    }
     /// The command for the next start; asked afresh for every start and restart.
     async fn command(&self) -> std::io::Result<Command>;
 }
@@ -45,11 +50,14 @@ pub trait ChildSpec: Send + Sync + 'static {
 pub struct InstanceSpec {
     pub program: PathBuf,
     pub port: u16,
+    pub place: Place,
     pub env: InstanceEnv,
     /// The socket `up` bound when it picked the port, handed to the first start: between
     /// picking a port and the instance binding it, another process (any outgoing connection
     /// takes a port of the same range) could take it. Restarts bind the port again by number.
     pub listener: Mutex<Option<std::net::TcpListener>>,
+    /// The fleet network (its `OVERSELL_NETNS` form), for the `partition` fault.
+    pub network: Option<String>,
 }
 
 /// The descriptor an instance finds its inherited socket at (`serve --listen-fd`).
@@ -65,12 +73,19 @@ impl ChildSpec for InstanceSpec {
         self.port
     }
 
+    fn place(&self) -> Place {
+        self.place.clone()
+    }
+
     async fn command(&self) -> std::io::Result<Command> {
         let mut command = Command::new(&self.program);
         // A variable left empty is one this topology does not use (`LOCK_REDIS_URL` with a
         // shared lock store): not set at all, rather than set to nothing.
         let vars = self.env.vars().into_iter().filter(|(_, v)| !v.is_empty());
         command.arg("serve").envs(vars);
+        if let Some(network) = &self.network {
+            command.env(crate::netns::ENV, network);
+        }
         let listener = self
             .listener
             .lock()
@@ -110,6 +125,8 @@ fn inherit(fd: i32) -> std::io::Result<()> {
 pub struct Instance {
     pub id: String,
     pub port: u16,
+    /// Its address: loopback, or its own in the fleet's network.
+    pub ip: std::net::Ipv4Addr,
     /// The running process; `None` between an exit and its restart.
     pub pid: Option<u32>,
     /// How many times it was restarted.
@@ -133,6 +150,7 @@ impl Supervisor {
         let status = Arc::new(Mutex::new(Instance {
             id: spec.id().to_owned(),
             port: spec.port(),
+            ip: spec.place().ip,
             pid: None,
             restarts: 0,
             last_exit: None,
@@ -202,10 +220,8 @@ async fn supervise(
         };
         if restarts > 0 {
             let pid = pid.unwrap_or(0);
-            let port = spec.port();
-            process::say(&format!(
-                "restart: {id} is back: http://127.0.0.1:{port} pid={pid}"
-            ));
+            let addr = spec.place().addr(spec.port());
+            process::say(&format!("restart: {id} is back: http://{addr} pid={pid}"));
         }
         tokio::select! {
             // Stopping wins a tie: an exit caused by our own SIGTERM is not a crash.
@@ -259,6 +275,7 @@ async fn stopping(stop: &mut watch::Receiver<bool>) {
 
 async fn spawn(spec: &impl ChildSpec) -> std::io::Result<Child> {
     let mut command = spec.command().await?;
+    spec.place().enter(&mut command)?;
     let mut child = process::supervised(&mut command).spawn()?;
     process::prefix_output(&mut child, spec.id());
     Ok(child)

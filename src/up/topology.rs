@@ -117,8 +117,9 @@ impl InstanceEnv {
 /// The values the nginx template's placeholders are filled with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NginxValues {
-    /// The `listen` argument: `8080`, or `127.0.0.1:8080`.
-    pub listen: String,
+    /// The `listen` arguments: `8080`, or `127.0.0.1:8080` (and the bridge's address of a
+    /// fleet network, where its namespaced instances reach nginx).
+    pub listen: Vec<String>,
     /// The instances, as `host:port`, in round-robin order.
     pub upstreams: Vec<String>,
     /// Where the pid file and temp paths go.
@@ -142,7 +143,7 @@ pub struct ClientLimits {
     /// Connections open at once per address (a dashboard's stream is one).
     pub conns: String,
     /// Addresses never limited (CIDR): the fleet's own callers, the instructor's machine.
-    pub exempt: String,
+    pub exempt: Vec<String>,
 }
 
 /// `--client-rate`'s default: a student clicking through the dashboard stays far below it,
@@ -160,8 +161,7 @@ impl ClientLimits {
     geo $oversell_limited {{
         default 1;
         ::1/128 0;
-        {exempt} 0;
-    }}
+{exempt_lines}    }}
     map $oversell_limited $oversell_client {{
         0 \"\";
         default $binary_remote_addr;
@@ -175,7 +175,12 @@ impl ClientLimits {
             rate = self.rate,
             burst = self.burst,
             conns = self.conns,
-            exempt = self.exempt,
+            exempt = self.exempt.join(", "),
+            exempt_lines = self
+                .exempt
+                .iter()
+                .map(|cidr| format!("        {cidr} 0;\n"))
+                .collect::<String>(),
         )
     }
 
@@ -195,7 +200,7 @@ impl NginxValues {
     /// logs on the container's stdout/stderr.
     pub fn compose() -> Self {
         NginxValues {
-            listen: COMPOSE_NGINX_PORT.to_string(),
+            listen: vec![COMPOSE_NGINX_PORT.to_string()],
             upstreams: (1..=COMPOSE_INSTANCES)
                 .map(|n| format!("{}:{COMPOSE_APP_PORT}", instance_id(n)))
                 .collect(),
@@ -208,7 +213,7 @@ impl NginxValues {
                 rate: "${CLIENT_RATE}".into(),
                 burst: "${CLIENT_BURST}".into(),
                 conns: "${CLIENT_CONNS}".into(),
-                exempt: "${CLIENT_EXEMPT}".into(),
+                exempt: vec!["${CLIENT_EXEMPT}".into()],
             }),
         }
     }
@@ -231,7 +236,7 @@ impl NginxValues {
             .replace("{{upstream_servers}}\n", &servers)
             .replace("{{client_limits_http}}\n", &http)
             .replace("{{client_limits_server}}\n", &server)
-            .replace("{{listen}}", &self.listen)
+            .replace("{{listen}}", &self.listen.join(";\n        listen "))
             .replace("{{run_dir}}", &self.run_dir)
             .replace("{{error_log}}", &self.error_log)
             .replace("{{access_log}}", &self.access_log)

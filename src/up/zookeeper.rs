@@ -15,6 +15,7 @@
 //! `zk-node-down` fault finds a server's dir (and in it, [`PID_FILE`]).
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,7 @@ use async_trait::async_trait;
 use tokio::process::Command;
 
 use super::supervisor::ChildSpec;
+use crate::netns::Place;
 use crate::redis_server;
 
 /// The server's heartbeat. Sessions may time out after 2 to 20 ticks (1 to 10 s), and a
@@ -82,6 +84,8 @@ pub fn installation() -> io::Result<Installation> {
 pub struct ZooKeeperPorts {
     /// 1-based, unique in the ensemble (ZooKeeper's `myid`).
     pub myid: u32,
+    /// The server's address: loopback, or its own in a fleet network.
+    pub ip: std::net::Ipv4Addr,
     pub client: u16,
     pub quorum: u16,
     pub election: u16,
@@ -98,11 +102,22 @@ pub struct ZooKeeperSpec {
     pub election_port: u16,
     /// Its `zoo.cfg`, `data/` and `zookeeper.log`.
     pub dir: PathBuf,
+    /// Where it runs: loopback, or a namespace of the fleet's network.
+    pub place: Place,
     /// Every server of the ensemble, this one included; one entry for a standalone server.
     pub ensemble: Vec<ZooKeeperPorts>,
 }
 
 impl ZooKeeperSpec {
+    fn ip(&self) -> std::net::Ipv4Addr {
+        self.place.ip
+    }
+
+    /// Where clients reach this server.
+    pub fn client_addr(&self) -> SocketAddr {
+        self.place.addr(self.client_port)
+    }
+
     pub fn config_path(&self) -> PathBuf {
         self.dir.join("zoo.cfg")
     }
@@ -127,9 +142,9 @@ impl ZooKeeperSpec {
              maxSessionTimeout={max}\n\
              dataDir={data}\n\
              clientPort={client}\n\
-             clientPortAddress=127.0.0.1\n\
-             # Every instance connects from 127.0.0.1: the default cap of 60 per address would\n\
-             # count them all together.\n\
+             clientPortAddress={ip}\n\
+             # Every instance may connect from one address: the default cap of 60 per address\n\
+             # would count them all together.\n\
              maxClientCnxns=0\n\
              # The transaction log is preallocated in 64 MB steps by default.\n\
              preAllocSize=4096\n\
@@ -140,12 +155,13 @@ impl ZooKeeperSpec {
             max = 20 * TICK_MS,
             data = data.display(),
             client = self.client_port,
+            ip = self.ip(),
         );
         if self.ensemble.len() > 1 {
             for peer in &self.ensemble {
                 cfg.push_str(&format!(
-                    "server.{}=127.0.0.1:{}:{}\n",
-                    peer.myid, peer.quorum, peer.election
+                    "server.{}={}:{}:{}\n",
+                    peer.myid, peer.ip, peer.quorum, peer.election
                 ));
             }
         }
@@ -161,6 +177,10 @@ impl ChildSpec for ZooKeeperSpec {
 
     fn port(&self) -> u16 {
         self.client_port
+    }
+
+    fn place(&self) -> Place {
+        self.place.clone()
     }
 
     /// Rewrites `zoo.cfg` (and `myid`) and keeps the data dir: a restarted server comes back
@@ -225,6 +245,7 @@ impl ZooKeeperPlan {
             };
             ensemble.push(ZooKeeperPorts {
                 myid,
+                ip: std::net::Ipv4Addr::LOCALHOST,
                 client,
                 quorum,
                 election,
@@ -239,6 +260,7 @@ impl ZooKeeperPlan {
                 };
                 ZooKeeperSpec {
                     dir: run_dir.join(&id),
+                    place: Place::LOOPBACK,
                     id,
                     myid: p.myid,
                     client_port: p.client,
@@ -251,6 +273,14 @@ impl ZooKeeperPlan {
         Ok(ZooKeeperPlan { servers })
     }
 
+    /// The servers' ids: what a fleet network gives a namespace each.
+    pub fn ids(nodes: usize) -> Vec<String> {
+        match nodes {
+            1 => vec!["zk".into()],
+            n => (1..=n).map(|i| format!("zk{i}")).collect(),
+        }
+    }
+
     /// How many free ports a plan of `nodes` servers takes.
     pub fn ports_needed(nodes: usize) -> usize {
         match nodes {
@@ -259,20 +289,32 @@ impl ZooKeeperPlan {
         }
     }
 
-    /// The client's connect string: `127.0.0.1:p1,127.0.0.1:p2,…`.
+    /// Puts each server where `place_of` says for its id (a fleet network's member).
+    pub fn placed(mut self, place_of: impl Fn(&str) -> Place) -> Self {
+        let places: Vec<Place> = self.servers.iter().map(|s| place_of(&s.id)).collect();
+        for (server, place) in self.servers.iter_mut().zip(&places) {
+            for (peer, place) in server.ensemble.iter_mut().zip(&places) {
+                peer.ip = place.ip;
+            }
+            server.place = place.clone();
+        }
+        self
+    }
+
+    /// The client's connect string: `host:p1,host:p2,…`.
     pub fn connect_string(&self) -> String {
         self.servers
             .iter()
-            .map(|s| format!("127.0.0.1:{}", s.client_port))
+            .map(|s| s.client_addr().to_string())
             .collect::<Vec<_>>()
             .join(",")
     }
 
-    /// (`id`, client port) of every server, for [`wait_ready`].
-    pub fn endpoints(&self) -> Vec<(String, u16)> {
+    /// (`id`, client address) of every server, for [`wait_ready`].
+    pub fn endpoints(&self) -> Vec<(String, SocketAddr)> {
         self.servers
             .iter()
-            .map(|s| (s.id.clone(), s.client_port))
+            .map(|s| (s.id.clone(), s.client_addr()))
             .collect()
     }
 }
@@ -301,27 +343,27 @@ impl ZooKeeperMode {
 
 /// Asks a four-letter word (`ruok`, `srvr`, `mntr`, `stat`, `conf`) on a client port; `None`
 /// if the server does not answer in time.
-pub async fn four_letter(port: u16, word: &str) -> Option<String> {
-    crate::zookeeper::four_letter(&format!("127.0.0.1:{port}"), word).await
+pub async fn four_letter(addr: SocketAddr, word: &str) -> Option<String> {
+    crate::zookeeper::four_letter(&addr.to_string(), word).await
 }
 
 /// The server's mode, or `None` while it does not serve clients (starting, electing, or a
 /// member cut off from its quorum: such a server answers `srvr` with "This ZooKeeper instance
 /// is not currently serving requests").
-pub async fn mode(port: u16) -> Option<ZooKeeperMode> {
-    ZooKeeperMode::parse(&four_letter(port, "srvr").await?)
+pub async fn mode(addr: SocketAddr) -> Option<ZooKeeperMode> {
+    ZooKeeperMode::parse(&four_letter(addr, "srvr").await?)
 }
 
 /// Waits until every server (`id`, client port) serves clients: standalone, or a leader and
 /// its followers. The error names the servers that were not ready by `within`.
-pub async fn wait_ready(servers: &[(String, u16)], within: Duration) -> anyhow::Result<()> {
+pub async fn wait_ready(servers: &[(String, SocketAddr)], within: Duration) -> anyhow::Result<()> {
     installation()?;
     let deadline = Instant::now() + within;
     loop {
         let mut waiting = Vec::new();
-        for (id, port) in servers {
-            if mode(*port).await.is_none() {
-                waiting.push(format!("{id} (127.0.0.1:{port})"));
+        for (id, addr) in servers {
+            if mode(*addr).await.is_none() {
+                waiting.push(format!("{id} ({addr})"));
             }
         }
         if waiting.is_empty() {

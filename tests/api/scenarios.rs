@@ -62,6 +62,7 @@ async fn start_fleet_full(
         client_limits: None,
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
+        network: oversell::up::NetworkKind::Loopback,
     })
     .await
     .expect("start the fleet")

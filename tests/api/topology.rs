@@ -365,7 +365,7 @@ impl NginxAlone {
         let port = free_port().unwrap();
         let nobody = free_port().unwrap();
         let values = NginxValues {
-            listen: format!("127.0.0.1:{port}"),
+            listen: vec![format!("127.0.0.1:{port}")],
             upstreams: vec![format!("127.0.0.1:{nobody}")],
             run_dir: run.clone(),
             error_log: format!("{run}/error.log"),
@@ -419,7 +419,7 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
         rate: "1".into(),
         burst: "5".into(),
         conns: "100".into(),
-        exempt: "127.0.0.1/32".into(),
+        exempt: vec!["127.0.0.1/32".into()],
     };
     let (_nginx, url) = NginxAlone::start(Some(limits)).await;
     let from = |ip: &str| {

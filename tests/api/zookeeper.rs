@@ -71,7 +71,7 @@ impl Servers {
     async fn kill_leader(&mut self) -> usize {
         for (i, spec) in self.plan.servers.iter().enumerate() {
             if self.children[i].is_some()
-                && servers::mode(spec.client_port).await == Some(ZooKeeperMode::Leader)
+                && servers::mode(spec.client_addr()).await == Some(ZooKeeperMode::Leader)
             {
                 let mut child = self.children[i].take().unwrap();
                 child.kill().await.expect("kill");
@@ -347,7 +347,7 @@ async fn zk_a_killed_server_comes_back_under_its_supervisor_with_the_lock_intact
 
     stop_tx.send(true).unwrap();
     supervisor.join().await;
-    assert!(servers::mode(spec.port()).await.is_none(), "stopped");
+    assert!(servers::mode(spec.client_addr()).await.is_none(), "stopped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,255 @@
+//! Making the fleet's network and taking it down.
+//!
+//! A bridge `<run>br` in the host's namespace with the gateway address; per member a
+//! namespace `<run>-<id>`, a veth pair (the host's end `<run>v<n>` on the bridge, `eth0`
+//! inside) and, inside, an empty `nft` table [`cut::TABLE`] whose drop set the `partition`
+//! fault fills. Deleting a namespace deletes its veth pair and its table, so taking the
+//! network down is deleting the namespaces and the bridge.
+//!
+//! Nothing may be left behind, however `up` ends: a clean stop takes it down itself; after a
+//! `kill -9` a watcher process (its own process group, no parent-death signal) sees `up`'s
+//! pid gone and does it; and a later `up` removes what a watcher could not (the machine
+//! rebooted into the same names is impossible: namespaces do not survive a reboot).
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+
+use super::{cut, Member, Network};
+
+/// The first two octets of every fleet network: a /16 of the private range, one /24 per run.
+const SUBNET: [u8; 2] = [10, 231];
+/// Prefix of every name a fleet network takes (`ovs<pid>`).
+const PREFIX: &str = "ovs";
+
+/// Where `ip netns` keeps a namespace's handle.
+pub fn netns_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new("/run/netns").join(name)
+}
+
+/// Why this process cannot make a fleet network, as one line: not root, or no `ip` / `nft`.
+pub fn unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some(
+            "--network netns needs root (it makes network namespaces, veth pairs and nft \
+             rules): run `sudo oversell up --network netns …`"
+                .into(),
+        );
+    }
+    for (tool, package) in [("ip", "iproute2"), ("nft", "nftables")] {
+        let found = Command::new(tool)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            return Some(format!(
+                "--network netns needs `{tool}`; install it with: sudo apt-get install -y \
+                 {package}"
+            ));
+        }
+    }
+    None
+}
+
+/// A fleet network, taken down when dropped.
+pub struct FleetNetwork {
+    network: Network,
+    /// Removes the network if `up` dies without dropping this (`kill -9`).
+    watcher: Option<std::process::Child>,
+}
+
+impl FleetNetwork {
+    /// Makes a network with one namespace per id, in order, for the process `owner` (`up`).
+    pub fn create(ids: &[String]) -> anyhow::Result<FleetNetwork> {
+        remove_stale();
+        let owner = std::process::id();
+        let run = format!("{PREFIX}{owner}");
+        let third = free_third_octet(owner)?;
+        let gateway = Ipv4Addr::new(SUBNET[0], SUBNET[1], third, 1);
+        let members: Vec<Member> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| Member {
+                id: id.clone(),
+                addr: Ipv4Addr::new(SUBNET[0], SUBNET[1], third, 2 + i as u8),
+            })
+            .collect();
+        if members.len() > 250 {
+            bail!("a fleet network holds at most 250 members");
+        }
+        let network = Network {
+            run,
+            gateway,
+            members,
+        };
+        let mut made = FleetNetwork {
+            watcher: watcher(owner, &network),
+            network,
+        };
+        made.build().context("cannot make the fleet's network")?;
+        Ok(made)
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    fn build(&mut self) -> anyhow::Result<()> {
+        let net = &self.network;
+        let bridge = bridge_name(&net.run);
+        let mut host = format!(
+            "link add {bridge} type bridge\naddr add {}/24 dev {bridge}\nlink set {bridge} up\n",
+            net.gateway
+        );
+        for (n, member) in net.members.iter().enumerate() {
+            let (ns, veth) = (net.namespace(&member.id), veth_name(&net.run, n));
+            host += &format!(
+                "netns add {ns}\nlink add {veth} type veth peer name eth0 netns {ns}\n\
+                 link set {veth} master {bridge} up\n"
+            );
+        }
+        run_with_input(Command::new("ip").args(["-batch", "-"]), &host)?;
+        for member in &net.members {
+            let ns = net.namespace(&member.id);
+            let inside = format!(
+                "addr add {}/24 dev eth0\nlink set eth0 up\nlink set lo up\n",
+                member.addr
+            );
+            run_with_input(Command::new("ip").args(["-n", &ns, "-batch", "-"]), &inside)?;
+            run_with_input(
+                Command::new("ip").args(["netns", "exec", &ns, "nft", "-f", "-"]),
+                &cut::table(),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FleetNetwork {
+    fn drop(&mut self) {
+        remove(&self.network.run);
+        if let Some(mut watcher) = self.watcher.take() {
+            let _ = watcher.kill();
+            let _ = watcher.wait();
+        }
+    }
+}
+
+fn bridge_name(run: &str) -> String {
+    format!("{run}br")
+}
+
+/// The host's end of member `n`'s veth pair (at most 15 characters: `ovs` + 7 pid digits +
+/// `v` + 3).
+fn veth_name(run: &str, n: usize) -> String {
+    format!("{run}v{n}")
+}
+
+/// The shell commands that remove a run's network: its namespaces (their veth pairs and
+/// tables go with them) and its bridge. Errors are ignored: whatever is already gone is gone.
+fn removal_script(run: &str) -> String {
+    format!(
+        "for ns in $(ip netns list | cut -d' ' -f1 | grep '^{run}-'); do ip netns del \"$ns\"; \
+         done; ip link del {bridge} 2>/dev/null; true",
+        bridge = bridge_name(run)
+    )
+}
+
+fn remove(run: &str) {
+    let _ = Command::new("sh")
+        .args(["-c", &removal_script(run)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// A `sh` that waits for `owner` to exit and then removes the network: after a clean stop it
+/// is killed first; after a `kill -9` of `up` it is what cleans up.
+fn watcher(owner: u32, network: &Network) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let script = format!(
+        "while kill -0 {owner} 2>/dev/null; do sleep 0.5; done; {}",
+        removal_script(&network.run)
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .inspect_err(|err| tracing::warn!(%err, "no watcher for the fleet network"))
+        .ok()
+}
+
+/// Removes the networks of earlier `up`s whose process is gone (their watcher was killed
+/// too, or the network outlived it).
+fn remove_stale() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let mut runs: Vec<String> = listing
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter_map(|ns| ns.split_once('-').map(|(run, _)| run.to_owned()))
+        .filter(|run| run_owner(run).is_some_and(|pid| !alive(pid)))
+        .collect();
+    runs.dedup();
+    for run in runs {
+        crate::up::process::say(&format!(
+            "removed the network {run}: left by an up that was killed before it could clean up"
+        ));
+        remove(&run);
+    }
+}
+
+/// The pid of the `up` a run name belongs to.
+fn run_owner(run: &str) -> Option<i32> {
+    run.strip_prefix(PREFIX)?.parse().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// A third octet no address on this machine uses yet, starting from one the pid picks.
+fn free_third_octet(owner: u32) -> anyhow::Result<u8> {
+    let out = Command::new("ip")
+        .args(["-4", "-o", "addr", "show"])
+        .output()
+        .context("cannot run `ip`")?;
+    let used = String::from_utf8_lossy(&out.stdout).into_owned();
+    let start = (owner % 250) as u8;
+    (0..250u8)
+        .map(|i| 1 + (start + i) % 250)
+        .find(|third| !used.contains(&format!("{}.{}.{third}.", SUBNET[0], SUBNET[1])))
+        .context("no free /24 left in 10.231.0.0/16 for a fleet network")
+}
+
+/// Runs `command` with `input` on its stdin; an error carries its stderr.
+pub(super) fn run_with_input(command: &mut Command, input: &str) -> anyhow::Result<()> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run {command:?}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "{command:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! `POST /admin/partition {"isolate": [...], "ms": N}` and `DELETE /admin/partition`: the
+//! network partition of a fleet started with `oversell up --network netns` (see
+//! `crate::netns::cut`). Admin only: a partition cuts every room's lock store.
+
+use axum::extract::State;
+use axum::Json;
+use oversell_api::PartitionRequest;
+use serde_json::{json, Value};
+
+use super::extract::{required_json, Body, RoomAdmin};
+use crate::error::AppError;
+use crate::ground_truth::record;
+use crate::netns::cut::{self, CutError};
+use crate::netns::Network;
+use crate::state::AppState;
+
+const EXAMPLE: &str = r#"{"isolate": ["lock1", "app1"], "ms": 8000}"#;
+
+/// Cuts the named members off from the rest of the network, both ways, for `ms`.
+pub async fn cut(
+    caller: RoomAdmin,
+    State(state): State<AppState>,
+    Body(body): Body,
+) -> Result<Json<Value>, AppError> {
+    caller.only_admin_may("a network partition")?;
+    let request: PartitionRequest = required_json(&body, EXAMPLE)?;
+    let network = network(&state)?;
+    let view = cut::partition(network, &state.redis, &request)
+        .await
+        .map_err(refused)?;
+    let (isolate, ms) = (view.isolate.join(","), view.ms.to_string());
+    let fields = [("isolate", isolate.as_str()), ("ms", ms.as_str())];
+    mark(&state, &caller, "partition", &fields).await;
+    tracing::info!(?view, "network partition");
+    Ok(Json(json!({ "partition": view })))
+}
+
+/// Heals the partition in force (a no-op without one).
+pub async fn heal(
+    caller: RoomAdmin,
+    State(state): State<AppState>,
+) -> Result<Json<Value>, AppError> {
+    caller.only_admin_may("healing a network partition")?;
+    let network = network(&state)?;
+    cut::heal(network, &state.redis).await.map_err(refused)?;
+    mark(&state, &caller, "heal", &[]).await;
+    Ok(Json(json!({ "healed": true })))
+}
+
+fn network(state: &AppState) -> Result<&Network, AppError> {
+    state
+        .network
+        .as_ref()
+        .ok_or_else(|| refused(CutError::NoNetwork))
+}
+
+fn refused(err: CutError) -> AppError {
+    match err {
+        CutError::NoNetwork | CutError::Invalid(_) => AppError::BadRequest(err.to_string()),
+        CutError::Nft(_) => AppError::Internal(err.to_string()),
+    }
+}
+
+/// Marks the cut or the heal on the room's timeline (the room the request named).
+async fn mark(state: &AppState, caller: &RoomAdmin, kind: &str, fields: &[(&str, &str)]) {
+    let mut all = vec![("instance", state.instance.as_str())];
+    all.extend_from_slice(fields);
+    if let Err(err) = record::network(&state.redis, &caller.keys, kind, &all).await {
+        tracing::warn!(%err, "{kind} not marked on the timeline");
+    }
+}
