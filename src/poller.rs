@@ -120,10 +120,10 @@ impl Poller {
     /// One read of the room: the ground truth, then what the ledger and timeline added.
     async fn read(&mut self) -> Result<Tick, StoreError> {
         let room = self.state.fleet.room(&self.keys).await?;
-        let (truth, lock_store, partition) = tokio::join!(
+        let (truth, lock_store, network) = tokio::join!(
             ground_truth::read(&self.state.redis, &self.state.lock_store, &self.keys),
             self.state.lock_store.describe(&self.keys),
-            self.state.partition()
+            self.state.network_view()
         );
         let truth = truth?;
         let status = self.state.rooms.judge(&self.keys, truth.stocked).await?;
@@ -199,7 +199,7 @@ impl Poller {
                 truth,
                 status,
                 lock_store,
-                partition,
+                network,
             ),
             throughput_rps: (throughput * 10.0).round() / 10.0,
             live_instances: live

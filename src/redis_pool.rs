@@ -55,6 +55,9 @@ impl From<RedisError> for StoreError {
             || err.is_unrecoverable_error()
             // A primary demoted by a failover refuses writes until clients follow it.
             || err.code() == Some("READONLY")
+            // A primary cut off from its replicas under `min-replicas-to-write` refuses
+            // writes until they are back (or until a failover and the heal demote it).
+            || err.code() == Some("NOREPLICAS")
             // A script running past `busy-reply-threshold` (a lab script that loops) holds the
             // server until it is killed: every other command is refused meanwhile.
             || err.code() == Some("BUSY")

@@ -99,16 +99,21 @@ impl AppState {
         }))
     }
 
-    /// The partition in force on the fleet's own network; `None` without one (no round trip).
-    pub async fn partition(&self) -> Option<oversell_api::PartitionView> {
-        self.network.as_ref()?;
-        match crate::netns::cut::in_force(&self.redis).await {
+    /// The fleet's own network and the partition in force; `None` without one (no round
+    /// trip).
+    pub async fn network_view(&self) -> Option<oversell_api::NetworkView> {
+        let network = self.network.as_ref()?;
+        let partition = match crate::netns::cut::in_force(&self.redis).await {
             Ok(view) => view,
             Err(err) => {
                 tracing::debug!(%err, "cannot read the partition in force");
                 None
             }
-        }
+        };
+        Some(oversell_api::NetworkView {
+            members: network.members.iter().map(|m| m.id.clone()).collect(),
+            partition,
+        })
     }
 
     /// A lock owner id unique to this sale: `<run>:<seq>`.

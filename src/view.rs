@@ -18,7 +18,7 @@ pub fn state_view(
     truth: GroundTruth,
     status: RoomStatus,
     lock_store: LockStoreView,
-    partition: Option<oversell_api::PartitionView>,
+    network: Option<oversell_api::NetworkView>,
 ) -> StateView {
     StateView {
         instance: instance.to_owned(),
@@ -29,6 +29,6 @@ pub fn state_view(
         faults: room.faults.to_vec(),
         truth,
         lock_store,
-        partition,
+        network,
     }
 }

@@ -1,6 +1,7 @@
 //! The faults an instructor can arm: what each strikes, and an armed fault as `/state` lists
 //! it and `POST /admin/faults` takes it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -62,10 +63,14 @@ pub enum FaultKind {
     /// The holder stops for `ms` after reading the stock, renewals included, then writes: to
     /// the lock store, a process paused (a GC stop); the instance serves on.
     HolderPause,
+    /// A fleet with `--network netns` only: right after the next holder's acquire, the
+    /// members named in `isolate` are cut off from the rest of the network, both ways, for
+    /// `ms` (real packet drops; the resource store and nginx are never cut off).
+    Partition,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 15] = [
+    pub const ALL: [FaultKind; 16] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -81,6 +86,7 @@ impl FaultKind {
         FaultKind::HolderDies,
         FaultKind::HolderDiesBetweenSteps,
         FaultKind::HolderPause,
+        FaultKind::Partition,
     ];
 
     pub fn id(self) -> &'static str {
@@ -100,6 +106,7 @@ impl FaultKind {
             FaultKind::HolderDies => "holder-dies",
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
             FaultKind::HolderPause => "holder-pause",
+            FaultKind::Partition => "partition",
         }
     }
 
@@ -124,7 +131,7 @@ impl FaultKind {
     /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
     /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
     pub fn strikes_lock_store(self) -> bool {
-        self.needs_lock_store().is_some() || self.needs_zookeeper()
+        self.needs_lock_store().is_some() || self.needs_zookeeper() || self == FaultKind::Partition
     }
 
     /// Whether the fault strikes only the sale of its own room (a pause inside that sale's
@@ -152,6 +159,7 @@ impl FaultKind {
                 | FaultKind::NodeSlow
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
+                | FaultKind::Partition
         )
     }
 
@@ -201,7 +209,20 @@ pub struct Fault {
     /// default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub nodes: u32,
+    /// The members `partition` cuts off (`app1`, `lock1`, `redlock2`, `zk1`, …), as one side;
+    /// [`HOLDER`] names the instance of the holder it strikes, [`LOCK_PRIMARY`] the lock
+    /// store's primary as the strike finds it. Empty for other faults.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub isolate: Isolate,
 }
+
+/// In `isolate`: the instance whose holder the partition strikes.
+pub const HOLDER: &str = "holder";
+/// In `isolate`: the lock store's primary (`sentinel`) or its Redis (`single`) at the strike.
+pub const LOCK_PRIMARY: &str = "lock-primary";
+
+/// The members a partition isolates: borrowed in the catalog's constants, owned when parsed.
+pub type Isolate = Cow<'static, [Cow<'static, str>]>;
 
 impl Fault {
     /// A fault for the next holder on any instance.
@@ -211,6 +232,7 @@ impl Fault {
             ms,
             instance: None,
             nodes: 0,
+            isolate: Cow::Borrowed(&[]),
         }
     }
 
@@ -221,6 +243,19 @@ impl Fault {
             ms,
             instance: None,
             nodes,
+            isolate: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// `partition`: right after the next holder's acquire, cut `isolate` off from the rest
+    /// of the network for `ms`.
+    pub const fn partition(isolate: &'static [Cow<'static, str>], ms: u64) -> Fault {
+        Fault {
+            kind: FaultKind::Partition,
+            ms,
+            instance: None,
+            nodes: 0,
+            isolate: Cow::Borrowed(isolate),
         }
     }
 
@@ -259,6 +294,7 @@ mod tests {
             ms: 100,
             instance: None,
             nodes: 0,
+            isolate: Default::default(),
         };
         assert!(anyone.matches(FaultKind::Freeze, "app7"));
         assert!(!anyone.matches(FaultKind::CrashHolding, "app7"));

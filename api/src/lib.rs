@@ -16,6 +16,8 @@ pub mod tier;
 pub use burst::{BurstReport, BurstRequest, Via};
 pub use fault::{Fault, FaultKind};
 pub use settings::{LeaseMode, Settings, SettingsPatch, WaitStrategy};
-pub use state::{GroundTruth, LockView, PartitionRequest, PartitionView, RoomStatus, StateView};
+pub use state::{
+    GroundTruth, LockView, NetworkView, PartitionRequest, PartitionView, RoomStatus, StateView,
+};
 pub use store::{LockStoreKind, Persistence};
 pub use tier::Tier;

@@ -24,9 +24,10 @@ pub struct StateView {
     pub truth: GroundTruth,
     /// Where the lock lives: each node, its role, up or down, and which one holds the lock.
     pub lock_store: LockStoreView,
-    /// The network partition in force, on a fleet with `--network netns`.
+    /// The fleet's own network (`oversell up --network netns`): its members and the
+    /// partition in force; `None` on loopback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<PartitionView>,
+    pub network: Option<NetworkView>,
 }
 
 /// What a room is right now, as `/state` and the sale path see it.
@@ -211,6 +212,15 @@ mod tests {
         assert_eq!(truth.figures().len(), counters);
         assert_eq!(truth.figure("joy"), None);
     }
+}
+
+/// The fleet's own network as `/state` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkView {
+    /// Every member with a namespace of its own (`lock1`, `sentinel2`, `app3`, …).
+    pub members: Vec<String>,
+    /// The partition in force, if any.
+    pub partition: Option<PartitionView>,
 }
 
 /// A network partition in force (`oversell up --network netns`): which members are cut off

@@ -17,10 +17,12 @@ use crate::redis_pool::{RedisPool, StoreError};
 
 pub use oversell_api::{Fault, FaultKind};
 
-/// The stored form: `<instance or *>|<ms>|<nodes>` in the room's fault hash, field = kind.
+/// The stored form: `<instance or *>|<ms>|<nodes>|<isolate, comma-separated>` in the room's
+/// fault hash, field = kind. Member ids hold no `|` or `,` (they are `app1`, `lock2`, …).
 fn encode(fault: &Fault) -> String {
     let instance = fault.instance.as_deref().unwrap_or("*");
-    format!("{instance}|{}|{}", fault.ms, fault.nodes)
+    let isolate = fault.isolate.join(",");
+    format!("{instance}|{}|{}|{isolate}", fault.ms, fault.nodes)
 }
 
 /// Reads the stored form; `<instance>|<ms>` (before `nodes` existed) still reads.
@@ -28,11 +30,19 @@ fn decode(kind: &str, value: &str) -> Option<Fault> {
     let mut parts = value.split('|');
     let (instance, ms) = (parts.next()?, parts.next()?);
     let nodes = parts.next().map_or(Some(0), |n| n.parse().ok())?;
+    let isolate: Vec<_> = parts
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .filter(|id| !id.is_empty())
+        .map(|id| id.to_owned().into())
+        .collect();
     Some(Fault {
         kind: kind.parse().ok()?,
         ms: ms.parse().ok()?,
         instance: (instance != "*").then(|| instance.to_owned()),
         nodes,
+        isolate: isolate.into(),
     })
 }
 
@@ -166,6 +176,7 @@ mod tests {
             ms: 1500,
             instance: Some("app2".into()),
             nodes: 0,
+            isolate: Default::default(),
         };
         assert_eq!(decode("freeze", &encode(&fault)), Some(fault.clone()));
         let anyone = Fault {
@@ -180,8 +191,14 @@ mod tests {
             ms: 30_000,
             instance: None,
             nodes: 3,
+            isolate: Default::default(),
         };
         assert_eq!(decode("clock-jump", &encode(&jump)), Some(jump));
+        let cut = Fault {
+            isolate: vec!["lock-primary".into(), "app1".into()].into(),
+            ..Fault::new(FaultKind::Partition, 9_000)
+        };
+        assert_eq!(decode("partition", &encode(&cut)), Some(cut.clone()));
         let older = decode("freeze", "app1|200").unwrap();
         assert_eq!((older.ms, older.nodes), (200, 0));
     }

@@ -103,8 +103,14 @@ impl Lock for ZooKeeperLock {
         if let Some(fault) = cx.striking_fault() {
             chaos::before_attempt(cx, &fault).await;
         }
-        self.take(cx, Instant::now() + cx.settings.wait_deadline())
-            .await
+        let held = self
+            .take(cx, Instant::now() + cx.settings.wait_deadline())
+            .await?;
+        // `partition` strikes once the claimant holds the lock.
+        if let Some(fault) = cx.take_store_fault() {
+            chaos::after_acquire(cx, &fault).await;
+        }
+        Ok(held)
     }
 
     async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {

@@ -22,7 +22,6 @@
 //! moved forward through the clock-offset file their `LD_PRELOAD` shim reads (see
 //! `crate::clock_offset`). Both need the node's data dir, so both work on this machine only.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -119,6 +118,16 @@ fn process_id(info: &str) -> Option<i32> {
     info.lines()
         .find_map(|line| line.strip_prefix("process_id:"))
         .and_then(|pid| pid.trim().parse().ok())
+}
+
+/// The address of the primary the pool talks to now, if it is an IPv4 one.
+pub async fn primary_ip(pool: &RedisPool) -> Option<std::net::Ipv4Addr> {
+    let client = pool.client().await.ok()?;
+    let addr = client.get_connection_info().addr().to_string();
+    let host = addr
+        .rsplit_once(':')
+        .map_or(addr.as_str(), |(host, _)| host);
+    host.parse().ok()
 }
 
 /// Kills the primary the pool talks to; returns `host:port pid=N`.
@@ -344,9 +353,7 @@ pub fn kill_zookeeper(server: &ZkProcess, down_for: Duration) -> Result<String, 
 }
 
 fn is_loopback(addr: &str) -> bool {
-    let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    crate::netns::on_this_machine(addr)
 }
 
 #[cfg(test)]

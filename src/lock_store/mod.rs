@@ -27,8 +27,12 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use crate::keys::{Keys, RELEASED_PATTERN};
-use crate::redis_pool::RedisPool;
+use crate::redis_pool::{RedisPool, StoreError};
 use crate::zookeeper::ZkStore;
+
+/// How many seconds a replica may go without acknowledging before it no longer counts for
+/// `min-replicas-to-write`: Redis' own granularity (replicas acknowledge every second).
+pub const MIN_REPLICAS_MAX_LAG_S: u32 = 1;
 
 /// The master name the Sentinels watch, unless `--lock-sentinel-master` says otherwise.
 pub const DEFAULT_SENTINEL_MASTER: &str = "oversell-lock";
@@ -160,6 +164,41 @@ impl LockStore {
     /// Every node of the store as it is now, and which one holds the room's lock.
     pub async fn describe(&self, keys: &Keys) -> nodes::LockStoreView {
         nodes::describe(self, keys).await
+    }
+
+    /// Sets `min-replicas-to-write` to `replicas` (with `min-replicas-max-lag` of
+    /// [`MIN_REPLICAS_MAX_LAG_S`]) on every data node of a Sentinel store, replicas too, so
+    /// that whichever is promoted keeps it. Returns the nodes set.
+    pub async fn set_min_replicas(&self, replicas: u32) -> Result<Vec<String>, StoreError> {
+        let view = self
+            .describe(&Keys::for_room(crate::keys::DEFAULT_ROOM))
+            .await;
+        let mut set = Vec::new();
+        for node in &view.nodes {
+            let asked = async {
+                let client = redis::Client::open(format!("redis://{}", node.addr))?;
+                let mut conn = client.get_multiplexed_async_connection().await?;
+                redis::cmd("CONFIG")
+                    .arg("SET")
+                    .arg("min-replicas-to-write")
+                    .arg(replicas)
+                    .arg("min-replicas-max-lag")
+                    .arg(MIN_REPLICAS_MAX_LAG_S)
+                    .query_async::<()>(&mut conn)
+                    .await
+            };
+            match tokio::time::timeout(Duration::from_secs(2), asked).await {
+                Ok(Ok(())) => set.push(node.addr.clone()),
+                Ok(Err(err)) => return Err(err.into()),
+                Err(_) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "{} did not answer CONFIG SET",
+                        node.addr
+                    )))
+                }
+            }
+        }
+        Ok(set)
     }
 }
 

@@ -8,7 +8,6 @@
 //!
 //! Only on this machine: the process is found by the `process_id` the node reports.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use super::quorum::QuorumNode;
@@ -59,7 +58,5 @@ pub async fn stop_node_for(node: &QuorumNode, stop_for: Duration) -> Result<Stri
 }
 
 fn is_loopback(addr: &str) -> bool {
-    let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    crate::netns::on_this_machine(addr)
 }

@@ -12,6 +12,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use oversell_api::fault::{HOLDER, LOCK_PRIMARY};
 use oversell_api::{PartitionRequest, PartitionView};
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +104,55 @@ pub fn sides(
     let mut isolate = request.isolate.clone();
     isolate.dedup();
     Ok((isolate, rest))
+}
+
+/// Checks a `partition` fault as it is armed, its aliases standing for any member they may
+/// name at the strike ([`oversell_api::fault::HOLDER`]: an instance, [`LOCK_PRIMARY`]: a lock
+/// store node).
+pub fn check_armed(network: &Network, isolate: &[String], ms: u64) -> Result<(), CutError> {
+    let first = |prefix: &str| {
+        network
+            .members
+            .iter()
+            .find(|m| m.id.starts_with(prefix))
+            .map(|m| m.id.clone())
+    };
+    let mut named = Vec::new();
+    for id in isolate {
+        let stand_in = match id.as_str() {
+            HOLDER => first("app"),
+            LOCK_PRIMARY => Some(first("lock").ok_or_else(|| {
+                CutError::Invalid(format!(
+                    "`{LOCK_PRIMARY}` names the lock store's primary, and this fleet's lock store \
+                     has no node of its own (start it with --lock-store sentinel or single)"
+                ))
+            })?),
+            _ => Some(id.clone()),
+        };
+        named.extend(stand_in);
+    }
+    sides(network, &PartitionRequest { isolate: named, ms }).map(|_| ())
+}
+
+/// Puts the members in place of the aliases: `holder` is `instance`, `lock-primary` the
+/// member at `primary` (the lock store's primary as the strike found it).
+pub fn resolve(
+    network: &Network,
+    isolate: &[impl AsRef<str>],
+    instance: &str,
+    primary: Option<std::net::Ipv4Addr>,
+) -> Result<Vec<String>, CutError> {
+    isolate
+        .iter()
+        .map(|id| match id.as_ref() {
+            HOLDER => Ok(instance.to_owned()),
+            LOCK_PRIMARY => primary
+                .and_then(|ip| network.members.iter().find(|m| m.addr == ip))
+                .map(|m| m.id.clone())
+                .ok_or_else(|| CutError::Invalid("the lock store's primary was not found".into())),
+            other => Ok(other.to_owned()),
+        })
+        .collect()
 }
 
 /// Cuts `isolate` off from `rest` for `ms`, both ways, and notes it for the dashboard.

@@ -102,6 +102,20 @@ impl Network {
     }
 }
 
+/// Whether a server at `addr` (`host:port`) runs on this machine: on loopback, or in a
+/// namespace of the fleet network this process was given. The faults that strike a process
+/// by pid (kill, stop, a moved clock) need that.
+pub fn on_this_machine(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) if ip.is_loopback() => true,
+        Ok(std::net::IpAddr::V4(ip)) => Network::from_env().is_some_and(|n| n.holds(ip)),
+        Ok(_) => false,
+        Err(_) => host == "localhost",
+    }
+}
+
 /// Where a child process runs: on the host's loopback, or in a namespace of the fleet's with
 /// an address of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]

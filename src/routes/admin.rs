@@ -120,6 +120,8 @@ struct FaultBody {
     instance: Option<String>,
     /// How many Redlock masters `node-down` / `clock-jump` / `node-slow` strike.
     nodes: Option<u32>,
+    /// The members `partition` cuts off.
+    isolate: Option<Vec<String>>,
 }
 
 pub const MAX_FAULT_MS: u64 = 120_000;
@@ -182,11 +184,35 @@ pub async fn arm_fault(
     if let Some(instance) = &body.instance {
         known_instance(&state, instance).await?;
     }
+    let isolate = match (body.isolate, kind) {
+        (Some(isolate), FaultKind::Partition) => isolate,
+        (None, FaultKind::Partition) => {
+            return Err(AppError::BadRequest(
+                "partition needs \"isolate\": the members to cut off, e.g. [\"lock-primary\", \
+                 \"app1\"] or [\"holder\"]"
+                    .into(),
+            ))
+        }
+        (Some(_), _) => {
+            return Err(AppError::BadRequest(format!(
+                "{kind} takes no \"isolate\"; only partition does"
+            )))
+        }
+        (None, _) => vec![],
+    };
+    if kind == FaultKind::Partition {
+        crate::routes::partition::check_armed(&state, &isolate, ms)?;
+    }
     let fault = Fault {
         kind,
         ms: if kind.takes_ms() { ms } else { 0 },
         instance: body.instance,
         nodes,
+        isolate: isolate
+            .into_iter()
+            .map(Into::into)
+            .collect::<Vec<_>>()
+            .into(),
     };
     state.rooms.create(keys).await?;
     faults::arm(&state.redis, keys, &fault).await?;

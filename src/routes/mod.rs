@@ -8,7 +8,7 @@ mod events;
 mod extract;
 mod lab;
 mod observe;
-mod partition;
+pub(crate) mod partition;
 mod sale;
 mod scenario;
 
@@ -51,6 +51,7 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/scenarios", get(scenario::list))
         .route("/admin/scenario", post(scenario::run))
         .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
+        .route("/admin/lock-store", put(partition::configure_store))
         .route(
             "/admin/partition",
             post(partition::cut).delete(partition::heal),

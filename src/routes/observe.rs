@@ -43,10 +43,10 @@ pub async fn state(
     Room(keys): Room,
 ) -> Result<Json<StateView>, AppError> {
     let room = state.fleet.room(&keys).await?;
-    let (truth, lock_store, partition) = tokio::join!(
+    let (truth, lock_store, network) = tokio::join!(
         ground_truth::read(&state.redis, &state.lock_store, &keys),
         state.lock_store.describe(&keys),
-        state.partition()
+        state.network_view()
     );
     let truth = truth?;
     let status = state.rooms.judge(&keys, truth.stocked).await?;
@@ -60,7 +60,7 @@ pub async fn state(
         truth,
         status,
         lock_store,
-        partition,
+        network,
     )))
 }
 

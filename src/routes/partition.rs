@@ -47,6 +47,50 @@ pub async fn heal(
     Ok(Json(json!({ "healed": true })))
 }
 
+/// Checks a `partition` fault as `POST /admin/faults` arms it.
+pub fn check_armed(state: &AppState, isolate: &[String], ms: u64) -> Result<(), AppError> {
+    cut::check_armed(network(state)?, isolate, ms).map_err(refused)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    min_replicas: u32,
+}
+
+/// `PUT /admin/lock-store {"min_replicas": N}`: Redis' answer to split brain on a Sentinel
+/// store: a primary that cannot reach `N` replicas refuses writes (`min-replicas-to-write`).
+pub async fn configure_store(
+    caller: RoomAdmin,
+    State(state): State<AppState>,
+    Body(body): Body,
+) -> Result<Json<Value>, AppError> {
+    caller.only_admin_may("configuring the lock store")?;
+    let config: StoreConfig = required_json(&body, r#"{"min_replicas": 1}"#)?;
+    let kind = state.lock_store.kind();
+    if kind != crate::lock_store::LockStoreKind::Sentinel {
+        return Err(AppError::BadRequest(format!(
+            "min_replicas is a setting of a primary with replicas: it needs `--lock-store \
+             sentinel` (this fleet's lock store is `{kind}`)"
+        )));
+    }
+    if config.min_replicas > 1 {
+        return Err(AppError::BadRequest(format!(
+            "min_replicas must be 0 or 1 (the Sentinel store has one replica); got {}",
+            config.min_replicas
+        )));
+    }
+    let nodes = state
+        .lock_store
+        .set_min_replicas(config.min_replicas)
+        .await?;
+    Ok(Json(json!({
+        "min_replicas": config.min_replicas,
+        "max_lag_s": crate::lock_store::MIN_REPLICAS_MAX_LAG_S,
+        "nodes": nodes,
+    })))
+}
+
 fn network(state: &AppState) -> Result<&Network, AppError> {
     state
         .network
