@@ -334,8 +334,24 @@ enum Source {
 /// redis-rs' own default: a Redis that has not answered in this long (of time this process
 /// ran) counts as unavailable.
 const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
-/// Above the longest `WAIT` a lock write may do (`sync_timeout_ms` ≤ 10 s).
-const LOCK_RESPONSE_TIMEOUT: Duration = Duration::from_millis(11_000);
+/// A lock store that has not answered a command in this long is unreachable (a partition drops
+/// packets without closing anything): the connection is dropped, and behind Sentinel the next
+/// one asks where the primary is now.
+const LOCK_RESPONSE_TIMEOUT: Duration = Duration::from_millis(2_000);
+/// `WAIT` alone may take longer: above the longest a lock write may wait for its replicas
+/// (`sync_timeout_ms` ≤ 10 s).
+const WAIT_RESPONSE_TIMEOUT: Duration = Duration::from_millis(11_000);
+
+/// How long `cmd` may go unanswered on a connection whose limit is `usual`.
+fn limit_for(cmd: &Cmd, usual: Duration) -> Duration {
+    let is_wait = cmd.args_iter().next().is_some_and(
+        |arg| matches!(arg, redis::Arg::Simple(name) if name.eq_ignore_ascii_case(b"WAIT")),
+    );
+    match is_wait {
+        true => usual.max(WAIT_RESPONSE_TIMEOUT),
+        false => usual,
+    }
+}
 
 /// Answers are timed by [`answered_within`] on each `Conn`, not by redis-rs: see there.
 fn connection_config() -> AsyncConnectionConfig {
@@ -447,7 +463,7 @@ impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
             let answer = self.inner.req_packed_command(cmd);
-            let result = answered_within(self.response_timeout, answer).await;
+            let result = answered_within(limit_for(cmd, self.response_timeout), answer).await;
             self.note(&result);
             result
         })

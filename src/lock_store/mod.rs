@@ -143,21 +143,28 @@ impl LockStore {
         released: impl Fn(&str) + Send + Sync + 'static,
         lost_messages: impl Fn() + Send + Sync + 'static,
     ) -> tokio::task::JoinHandle<()> {
-        let pool = self.pool.clone();
+        // Redlock's release is published by every master it reaches: listening to all of
+        // them, a waiter still hears it when some masters are down or cut off.
+        let pools: Vec<RedisPool> = match self.quorum.nodes() {
+            [] => vec![self.pool.clone()],
+            masters => masters
+                .iter()
+                .filter_map(|m| RedisPool::for_locks(&format!("redis://{}", m.addr())).ok())
+                .collect(),
+        };
+        let released = Arc::new(released);
+        let lost_messages = Arc::new(lost_messages);
+        let listeners: Vec<_> = pools
+            .into_iter()
+            .map(|pool| {
+                let (released, lost_messages) = (released.clone(), lost_messages.clone());
+                tokio::spawn(async move { listen(&pool, &*released, &*lost_messages).await })
+            })
+            .collect();
         tokio::spawn(async move {
-            // Short back-off: during a failover the next primary is usually there within 2 s.
-            let mut backoff = Duration::from_millis(50);
-            loop {
-                match listen_once(&pool, &released, &lost_messages).await {
-                    Ok(()) => {
-                        tracing::warn!("lock store: release channel closed; reconnecting");
-                        backoff = Duration::from_millis(50);
-                    }
-                    Err(err) => tracing::debug!(%err, "lock store: subscribe failed; retrying"),
-                }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_millis(500));
-            }
+            // Aborting this task drops the guard, which aborts the listeners.
+            let _guard = AbortOnDrop(listeners);
+            std::future::pending::<()>().await
         })
     }
 
@@ -202,20 +209,76 @@ impl LockStore {
     }
 }
 
+/// Listens to one server until aborted, reconnecting (to the new primary, after a failover)
+/// when the connection drops.
+async fn listen(
+    pool: &RedisPool,
+    released: &(impl Fn(&str) + Send + Sync),
+    lost_messages: &(impl Fn() + Send + Sync),
+) {
+    // Short back-off: during a failover the next primary is usually there within 2 s.
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        match listen_once(pool, released, lost_messages).await {
+            Ok(()) => {
+                tracing::warn!("lock store: release channel closed; reconnecting");
+                backoff = Duration::from_millis(50);
+            }
+            Err(err) => tracing::debug!(%err, "lock store: subscribe failed; retrying"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(500));
+    }
+}
+
+/// Tasks aborted when this is dropped.
+struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
 async fn listen_once(
     pool: &RedisPool,
     released: &(impl Fn(&str) + Send + Sync),
     lost_messages: &(impl Fn() + Send + Sync),
 ) -> Result<(), redis::RedisError> {
-    let mut pubsub = pool.pubsub().await?;
+    let client = pool.client().await?;
+    let listening_to = client.get_connection_info().addr().to_string();
+    let mut pubsub = client.get_async_pubsub().await?;
     pubsub.psubscribe(RELEASED_PATTERN).await?;
     tracing::debug!("lock store: listening for releases; waking every waiter");
     lost_messages();
     let mut messages = pubsub.into_on_message();
-    while let Some(msg) = messages.next().await {
-        if let Some(room) = Keys::room_of(msg.get_channel_name()) {
-            released(room);
+    let mut check = tokio::time::interval(PRIMARY_CHECK);
+    loop {
+        tokio::select! {
+            msg = messages.next() => match msg {
+                Some(msg) => {
+                    if let Some(room) = Keys::room_of(msg.get_channel_name()) {
+                        released(room);
+                    }
+                }
+                None => return Ok(()),
+            },
+            _ = check.tick() => {
+                // A partition closes nothing: a subscription to a primary that was cut off
+                // and replaced stays open, silent. Behind Sentinel, follow the primary they
+                // name; when they cannot be asked (this side is cut off from them), stay.
+                let now = tokio::time::timeout(PRIMARY_CHECK, pool.client()).await;
+                if let Ok(Ok(now)) = now {
+                    if now.get_connection_info().addr().to_string() != listening_to {
+                        return Ok(());
+                    }
+                }
+            }
         }
     }
-    Ok(())
 }
+
+/// How often the release listener behind Sentinel checks it still listens to the primary.
+const PRIMARY_CHECK: Duration = Duration::from_secs(1);

@@ -39,6 +39,10 @@ pub struct StoreSetup {
     pub sync_replicas: u32,
     /// ZooKeeper servers it needs beside the lock store (0: none).
     pub zookeeper: u32,
+    /// Whether it needs a fleet network whose links a partition can cut (`--network netns`).
+    pub netns: bool,
+    /// `min-replicas-to-write` on a Sentinel store while it runs (0: Redis' default, none).
+    pub min_replicas: u32,
 }
 
 impl StoreSetup {
@@ -47,6 +51,8 @@ impl StoreSetup {
         persistence: None,
         sync_replicas: 0,
         zookeeper: 0,
+        netns: false,
+        min_replicas: 0,
     };
 
     /// ZooKeeper with at least `servers` servers (1, or 3 for an ensemble).
@@ -57,10 +63,26 @@ impl StoreSetup {
         }
     }
 
-    /// Whether the fleet must have something beyond the default: a lock store of its own or
-    /// ZooKeeper.
+    /// Whether the fleet must have something beyond the default: a lock store of its own,
+    /// ZooKeeper, or a network of its own.
     pub fn is_special(&self) -> bool {
-        self.lock_store.is_some() || self.zookeeper > 0
+        self.lock_store.is_some() || self.zookeeper > 0 || self.netns
+    }
+
+    /// The same, on a fleet network a partition can cut (`--network netns`).
+    pub const fn partitioned(self) -> StoreSetup {
+        StoreSetup {
+            netns: true,
+            ..self
+        }
+    }
+
+    /// The same, with `min-replicas-to-write` set on the Sentinel store's nodes.
+    pub const fn min_replicas(self, replicas: u32) -> StoreSetup {
+        StoreSetup {
+            min_replicas: replicas,
+            ..self
+        }
     }
 
     pub const fn sentinel(sync_replicas: u32) -> StoreSetup {
@@ -69,6 +91,8 @@ impl StoreSetup {
             persistence: None,
             sync_replicas,
             zookeeper: 0,
+            netns: false,
+            min_replicas: 0,
         }
     }
 
@@ -78,6 +102,8 @@ impl StoreSetup {
             persistence: Some(persistence),
             sync_replicas: 0,
             zookeeper: 0,
+            netns: false,
+            min_replicas: 0,
         }
     }
 
@@ -89,6 +115,8 @@ impl StoreSetup {
             persistence: None,
             sync_replicas: 0,
             zookeeper: 0,
+            netns: false,
+            min_replicas: 0,
         }
     }
 
@@ -99,6 +127,8 @@ impl StoreSetup {
             persistence,
             sync_replicas: 0,
             zookeeper: 0,
+            netns: false,
+            min_replicas: 0,
         }
     }
 
@@ -116,6 +146,9 @@ impl StoreSetup {
             1 => flags += " --zookeeper",
             n => flags += &format!(" --zookeeper-nodes {n}"),
         }
+        if self.netns {
+            flags += " --network netns";
+        }
         flags.trim().to_owned()
     }
 
@@ -130,13 +163,19 @@ impl StoreSetup {
             .map_or(0, |z| z.servers.len() as u32);
         let fits = self.lock_store.is_none_or(|k| k == kind)
             && self.persistence.is_none_or(|p| Some(p.id()) == persistence)
-            && servers >= self.zookeeper;
+            && servers >= self.zookeeper
+            && (!self.netns || state.network.is_some());
         let persistence = persistence.unwrap_or("?");
         (!fits).then(|| {
             format!(
-                "needs a fleet started with `oversell up {}`; this one's lock store is \
-                 `{kind}` (persistence {persistence}) with {servers} ZooKeeper servers",
-                self.up_flags()
+                "needs a fleet started with `{}oversell up {}`; this one's lock store is \
+                 `{kind}` (persistence {persistence}) with {servers} ZooKeeper servers{}",
+                if self.netns { "sudo " } else { "" },
+                self.up_flags(),
+                match state.network {
+                    Some(_) => ", on a network of its own",
+                    None => ", on loopback",
+                }
             )
         })
     }
@@ -382,11 +421,23 @@ impl Runner<'_> {
             false => None,
         };
         self.prepare(scenario, scenario.settings()).await?;
+        if scenario.store.lock_store == Some(LockStoreKind::Sentinel) {
+            // Set by every Sentinel chapter, so none inherits it from the one before.
+            let config = serde_json::json!({ "min_replicas": scenario.store.min_replicas });
+            self.admin
+                .request(Method::PUT, "/admin/lock-store", Some(config))
+                .await?;
+        }
         if let Some(fault) = &scenario.fault {
             self.arm(fault).await?;
         }
         let fired = self.fire(scenario).await?;
+        // The ground truth is read before the heal: what the split did, not what the heal
+        // undid (the resource store was never cut off, so the figures are the same either way).
         let state = self.admin.state().await?;
+        if scenario.store.netns {
+            self.heal().await?;
+        }
         for (name, value) in state.truth.figures() {
             figures.insert(name.to_owned(), value as f64);
         }
@@ -433,6 +484,9 @@ impl Runner<'_> {
 
     async fn prepare(&self, scenario: &Scenario, settings: SettingsPatch) -> anyhow::Result<()> {
         self.disarm().await?;
+        if scenario.store.netns {
+            self.heal().await?;
+        }
         if scenario.store.is_special() {
             self.wait_store_healthy().await?;
         }
@@ -441,6 +495,14 @@ impl Runner<'_> {
         self.admin
             .wait_for_settings(&applied, self.instances, Duration::from_secs(10))
             .await
+    }
+
+    /// Ends the partition in force, if any: the next run starts on a whole network.
+    async fn heal(&self) -> anyhow::Result<()> {
+        self.admin
+            .request(Method::DELETE, "/admin/partition", None)
+            .await
+            .map(drop)
     }
 
     async fn disarm(&self) -> anyhow::Result<()> {

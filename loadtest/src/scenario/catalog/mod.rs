@@ -15,7 +15,8 @@
 //!
 //! One file per chapter group, the way the ladder is taught: [`ladder`] (one Redis, `none` …
 //! `atomic-deduct` and `redis-down`), [`beyond`] (beyond one Redis: Sentinel failover, restarts
-//! and persistence, Redlock) and [`zookeeper`]. Replication and Redlock share one file because
+//! and persistence, Redlock), [`zookeeper`] and [`partitions`] (links cut between network
+//! namespaces: split brain, a cut-off holder). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
 //! (and its `mod`).
@@ -26,10 +27,16 @@ use super::Scenario;
 
 mod beyond;
 mod ladder;
+mod partitions;
 mod zookeeper;
 
 /// The chapter groups, in the order they are taught.
-const GROUPS: &[&[Scenario]] = &[ladder::SCENARIOS, beyond::SCENARIOS, zookeeper::SCENARIOS];
+const GROUPS: &[&[Scenario]] = &[
+    ladder::SCENARIOS,
+    beyond::SCENARIOS,
+    zookeeper::SCENARIOS,
+    partitions::SCENARIOS,
+];
 
 /// The whole curriculum in teaching order: the groups one after another, built once.
 pub static CATALOG: LazyLock<Vec<Scenario>> = LazyLock::new(|| {

@@ -1,0 +1,227 @@
+//! Partitions: the failures that are not crashes. Every process keeps running; packets between
+//! two sides of the fleet's network are dropped, both ways, by `nft` rules in their network
+//! namespaces (`oversell up --network netns`, which needs root), as Jepsen cuts real nodes.
+//! The resource store is never cut off, so the ground truth sees both sides.
+//!
+//! Sources: 002 lines 584 and 669–679 (the network partition among the problems a lease does
+//! not solve, and the reason given for Redlock); Redis' replication documentation on
+//! `min-replicas-to-write` (the answer to a primary that keeps accepting writes while cut off);
+//! Jepsen's partition tests; Martin Kleppmann's "How to do distributed locking" (2016) for
+//! the cut-off holder and the fencing token.
+
+use std::borrow::Cow;
+
+use oversell_api::{Fault, LeaseMode, Tier, Via, WaitStrategy};
+
+use super::NORMAL_TTL;
+use crate::scenario::{Check, Expect, Scenario, StoreSetup};
+
+/// The Sentinel chapters' cut: the primary and `app1` on one side; the replica, the three
+/// Sentinels and the two other instances on the other.
+const PRIMARY_AND_APP1: &[Cow<'static, str>] =
+    &[Cow::Borrowed("lock-primary"), Cow::Borrowed("app1")];
+/// Two of the five Redlock masters, then three.
+const TWO_MASTERS: &[Cow<'static, str>] = &[Cow::Borrowed("redlock1"), Cow::Borrowed("redlock2")];
+const THREE_MASTERS: &[Cow<'static, str>] = &[
+    Cow::Borrowed("redlock1"),
+    Cow::Borrowed("redlock2"),
+    Cow::Borrowed("redlock3"),
+];
+/// The instance of the holder the fault strikes.
+const HOLDER: &[Cow<'static, str>] = &[Cow::Borrowed("holder")];
+
+/// The Sentinel chapters: a lease the watchdog keeps alive on whichever primary its holder
+/// reaches, short work so each side sells many times, and a cut long enough for Sentinel to
+/// promote the replica (a primary silent for 1 s is down; the promotion follows within a
+/// second or two) and for both sides to sell for seconds after.
+const SPLIT_TTL: u64 = 2_000;
+const SPLIT_BUSINESS: u64 = 150;
+const SPLIT_MS: u64 = 15_000;
+
+/// The ZooKeeper session timeout of `oversell up`'s instances, and the holder's work: longer,
+/// so the session expires under a holder that is still working.
+const ZOOKEEPER_SESSION_MS: u64 = 4_000;
+const CUT_OFF_BUSINESS: u64 = 6_000;
+
+const SENTINEL_SOURCE: &str = "002 lines 584 and 669–679 (the network partition among the \
+    problems a lock on one Redis leaves open); Redis' replication documentation \
+    (min-replicas-to-write, min-replicas-max-lag) and Sentinel documentation (a primary cut \
+    off keeps accepting writes until it can see its replicas or is demoted)";
+
+pub(super) static SCENARIOS: &[Scenario] = &[
+    Scenario {
+        id: "sentinel-split-brain",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: SPLIT_TTL,
+        business_ms: SPLIT_BUSINESS,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 25_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(PRIMARY_AND_APP1, SPLIT_MS)),
+        stock: 40,
+        buyers: 120,
+        via: Via::Fleet,
+        store: StoreSetup::sentinel(0).partitioned(),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: SENTINEL_SOURCE,
+        en: "Right after a holder takes the lock, the primary is cut off from the Sentinels, the \
+             replica and two of the three instances, but not from app1. The Sentinels no longer \
+             see it and promote the replica. Now there are two primaries: app1 keeps taking the \
+             lock on the old one, the others take it on the new one, each side in turn, and \
+             their critical sections overlap: two holders at once, lost updates, oversell. Every \
+             process is healthy; only packets were lost. When the cut heals, Sentinel demotes the \
+             old primary and its lock writes vanish, but the sales made meanwhile stay.",
+        zh: "一个买家刚拿到锁，主节点就被网络隔开：哨兵、从节点和三个实例中的两个都连不上它，只有 app1 \
+             还能连上。哨兵看不到主节点，于是把从节点提升为新主节点。此时有了两个主节点：app1 继续在旧主节点\
+             上加锁，其他实例在新主节点上加锁，两边各自轮流持锁，临界区却彼此重叠：同时有两个持锁者，更新丢失，\
+             超卖。所有进程都好好的，丢的只是网络包。这就是脑裂。网络恢复后，哨兵把旧主节点降为从节点，\
+             它上面写过的锁随之消失，可这期间卖出的订单都留下了。",
+    },
+    Scenario {
+        id: "sentinel-min-replicas",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: SPLIT_TTL,
+        business_ms: SPLIT_BUSINESS,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 6_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(PRIMARY_AND_APP1, SPLIT_MS)),
+        stock: 40,
+        buyers: 120,
+        via: Via::Fleet,
+        store: StoreSetup::sentinel(0).partitioned().min_replicas(1),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::gt("sent_503", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: SENTINEL_SOURCE,
+        en: "The same cut, with min-replicas-to-write 1 (and min-replicas-max-lag 1 s) on the \
+             lock store: a primary that has not heard from a replica for a second refuses \
+             writes (NOREPLICAS). The old primary stops granting the lock about a second into \
+             the cut, before the replica is promoted, so there is never a second lock service: \
+             app1's buyers get a 503 instead of a lock, and nothing overlaps. Redis trades \
+             availability on the cut-off side for safety, as Redlock and ZooKeeper do.",
+        zh: "同样的网络隔离，但锁存储配置了 min-replicas-to-write 1（min-replicas-max-lag 1 秒）：\
+             主节点一秒没有收到从节点的确认，就拒绝写入（NOREPLICAS）。隔离开始约一秒后，旧主节点就不再\
+             发放锁，这时从节点还没被提升，所以始终不会出现第二个锁服务：app1 的买家收到 503，而不是一把锁，\
+             临界区没有重叠。Redis 用被隔开一侧的可用性换来了安全，Redlock 和 ZooKeeper 也是这样取舍的。",
+    },
+    Scenario {
+        id: "redlock-minority-partition",
+        tier: Tier::Redlock,
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 10_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(TWO_MASTERS, 10_000)),
+        stock: 100,
+        buyers: 20,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None).partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("orders", 20.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("overlaps", 0.0),
+        ]),
+        timing_sensitive: false,
+        source: "002 lines 584 and 669–679 (the network partition, and Redlock as its answer), \
+                 lines 586–628 (the algorithm: a majority of independent masters); the \
+                 algorithm as Redis' author published it",
+        en: "Right after the first acquire, two of the five masters are cut off from everyone. \
+             Their votes never come (each waits out the per-node timeout), but three masters \
+             are still a majority: every buyer gets the lock, nothing overlaps, nothing is \
+             oversold. This is what Redlock is for.",
+        zh: "第一次加锁之后，五个主节点中有两个被网络隔开，谁也连不上它们。它们的票永远等不到（每次都要\
+             等到单节点超时），但剩下的三个仍是多数：每个买家都拿到了锁，临界区没有重叠，也没有超卖。\
+             Redlock 正是为此而设计的。",
+    },
+    Scenario {
+        id: "redlock-majority-partition",
+        tier: Tier::Redlock,
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 1_500,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(THREE_MASTERS, 10_000)),
+        stock: 100,
+        buyers: 20,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None).partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("orders", 1.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("sent_503", 19.0),
+        ]),
+        timing_sensitive: false,
+        source: "002 lines 586–628 (Redlock: the lock only with a majority of the masters); the \
+                 algorithm as Redis' author published it",
+        en: "Right after the first acquire, three of the five masters are cut off: no buyer can \
+             win a majority any more. The first buyer's sale completes; every other buyer gets a \
+             503 (lock_no_quorum) at its wait deadline. A partition that leaves no majority \
+             stops Redlock rather than letting two holders in.",
+        zh: "第一次加锁之后，五个主节点中有三个被网络隔开，再也没有买家凑得齐多数。第一个买家的订单完成了，\
+             其余买家都在等待期限到时收到 503（lock_no_quorum）。网络分区后凑不齐多数时，Redlock 宁可停止\
+             服务，也不让两个持锁者同时进入。",
+    },
+    Scenario {
+        id: "zookeeper-client-partitioned",
+        tier: Tier::Zookeeper,
+        ttl_ms: ZOOKEEPER_SESSION_MS,
+        business_ms: CUT_OFF_BUSINESS,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 25_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(HOLDER, 9_000)),
+        stock: 1,
+        buyers: 3,
+        via: Via::Fleet,
+        store: StoreSetup::zookeeper(1).partitioned(),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: "001 lines 255–480 (the ZooKeeper lock: an ephemeral node lives as long as its \
+                 session); Martin Kleppmann, \"How to do distributed locking\" (2016): a client \
+                 cut off from the lock service keeps working on a lock it has lost",
+        en: "Right after the holder takes the lock, its instance is cut off from ZooKeeper, and \
+             stays cut off longer than the 4 s session timeout while the holder works (6 s). \
+             Its heartbeats never arrive: ZooKeeper expires the session, deletes the node, and \
+             the next buyer takes the lock. The holder was never paused and never told; it \
+             finishes and writes: the one item is sold twice.",
+        zh: "持锁者刚拿到锁，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
+             而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
+             持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
+    },
+    Scenario {
+        id: "zookeeper-fenced-partitioned",
+        tier: Tier::ZookeeperFenced,
+        ttl_ms: ZOOKEEPER_SESSION_MS,
+        business_ms: CUT_OFF_BUSINESS,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 25_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(HOLDER, 9_000)),
+        stock: 1,
+        buyers: 3,
+        via: Via::Fleet,
+        store: StoreSetup::zookeeper(1).partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::gt("stale_writes_rejected", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "001 lines 255–480 (the ZooKeeper lock), with Martin Kleppmann's fencing token \
+                 (\"How to do distributed locking\", 2016, which 001 cites on line 491): the lock \
+                 node's creation zxid",
+        en: "The same cut, but the stock takes only writes whose token (the lock node's creation \
+             zxid) is at least the highest it has seen. The next holder's token is higher; when \
+             the cut-off holder finally writes, its write is refused. The partition still costs \
+             the lock; the token keeps it from costing the stock.",
+        zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
+             持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
+             围栏令牌让这次失去不至于让库存出错。",
+    },
+];
