@@ -63,9 +63,9 @@ pub enum FaultKind {
     /// The holder stops for `ms` after reading the stock, renewals included, then writes: to
     /// the lock store, a process paused (a GC stop); the instance serves on.
     HolderPause,
-    /// A fleet with `--network netns` only: right after the next holder's acquire, the
-    /// members named in `isolate` are cut off from the rest of the network, both ways, for
-    /// `ms` (real packet drops; the resource store and nginx are never cut off).
+    /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
+    /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
+    /// (real packet drops; the resource store and nginx are never cut off).
     Partition,
 }
 
@@ -131,7 +131,7 @@ impl FaultKind {
     /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
     /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
     pub fn strikes_lock_store(self) -> bool {
-        self.needs_lock_store().is_some() || self.needs_zookeeper() || self == FaultKind::Partition
+        self.needs_lock_store().is_some() || self.needs_zookeeper()
     }
 
     /// Whether the fault strikes only the sale of its own room (a pause inside that sale's
@@ -247,8 +247,8 @@ impl Fault {
         }
     }
 
-    /// `partition`: right after the next holder's acquire, cut `isolate` off from the rest
-    /// of the network for `ms`.
+    /// `partition`: as the next holder works (after its read), cut `isolate` off from the
+    /// rest of the network for `ms`.
     pub const fn partition(isolate: &'static [Cow<'static, str>], ms: u64) -> Fault {
         Fault {
             kind: FaultKind::Partition,

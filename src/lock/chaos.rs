@@ -9,7 +9,6 @@ use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
 use crate::redis_pool::StoreError;
-use oversell_api::fault::LOCK_PRIMARY;
 
 /// Before each attempt of the sale that claimed a lock-store fault.
 ///
@@ -86,7 +85,6 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
             store::kill_primary(cx.store.pool()).await
         }
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
-        FaultKind::Partition => partition(cx, fault).await,
         _ => return,
     };
     match done {
@@ -129,33 +127,6 @@ async fn clear_pending(cx: &LockCx<'_>) -> Result<(), StoreError> {
         .query_async(&mut conn)
         .await?;
     Ok(())
-}
-
-/// `partition`: the members the fault names (the holder's own instance, the lock store's
-/// primary as it is now) cut off from the rest of the fleet's network, both ways.
-async fn partition(cx: &LockCx<'_>, fault: &Fault) -> Result<String, StoreError> {
-    let failed = |err: crate::netns::cut::CutError| StoreError::Unavailable(err.to_string());
-    let network = crate::netns::Network::from_env()
-        .ok_or_else(|| failed(crate::netns::cut::CutError::NoNetwork))?;
-    let primary = match fault.isolate.iter().any(|id| id == LOCK_PRIMARY) {
-        true => store::primary_ip(cx.store.pool()).await,
-        false => None,
-    };
-    let isolate = crate::netns::cut::resolve(&network, &fault.isolate, cx.instance, primary)
-        .map_err(failed)?;
-    let request = oversell_api::PartitionRequest {
-        isolate,
-        ms: fault.ms,
-    };
-    let cut = crate::netns::cut::partition(&network, cx.truth, &request)
-        .await
-        .map_err(failed)?;
-    Ok(format!(
-        "{} cut off from {} for {} ms",
-        cut.isolate.join(", "),
-        cut.rest.join(", "),
-        cut.ms
-    ))
 }
 
 /// `zk-node-down`: the last `nodes` servers of the connect string (default one) are killed

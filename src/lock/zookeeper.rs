@@ -103,14 +103,8 @@ impl Lock for ZooKeeperLock {
         if let Some(fault) = cx.striking_fault() {
             chaos::before_attempt(cx, &fault).await;
         }
-        let held = self
-            .take(cx, Instant::now() + cx.settings.wait_deadline())
-            .await?;
-        // `partition` strikes once the claimant holds the lock.
-        if let Some(fault) = cx.take_store_fault() {
-            chaos::after_acquire(cx, &fault).await;
-        }
-        Ok(held)
+        self.take(cx, Instant::now() + cx.settings.wait_deadline())
+            .await
     }
 
     async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {

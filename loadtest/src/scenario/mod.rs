@@ -562,7 +562,9 @@ impl Runner<'_> {
         // next holder anywhere, as the scenario means: pinned to one instance, it may meet a
         // holder nobody waits for, and buyers on the other instances, who do not see it
         // armed, do not wait for it to strike.
-        let stops_a_process = !fault.kind.strikes_room_only() && !fault.kind.strikes_lock_store();
+        let stops_a_process = !fault.kind.strikes_room_only()
+            && !fault.kind.strikes_lock_store()
+            && fault.kind != FaultKind::Partition;
         let spare = self.spare.as_ref().filter(|_| stops_a_process);
         if let Some(spare) = spare {
             let listed = self.admin.request(Method::GET, "/instances", None).await?;

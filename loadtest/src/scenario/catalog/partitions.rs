@@ -30,6 +30,11 @@ const THREE_MASTERS: &[Cow<'static, str>] = &[
 /// The instance of the holder the fault strikes.
 const HOLDER: &[Cow<'static, str>] = &[Cow::Borrowed("holder")];
 
+/// The cut-off holder chapters: a lease the watchdog renews every third of it, work three
+/// leases long, and a cut longer than the work.
+const CUT_OFF_TTL: u64 = 1_000;
+const CUT_OFF_WORK: u64 = 3_000;
+
 /// The Sentinel chapters: a lease the watchdog keeps alive on whichever primary its holder
 /// reaches, short work so each side sells many times, and a cut long enough for Sentinel to
 /// promote the replica (a primary silent for 1 s is down; the promotion follows within a
@@ -65,14 +70,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
         timing_sensitive: true,
         source: SENTINEL_SOURCE,
-        en: "Right after a holder takes the lock, the primary is cut off from the Sentinels, the \
+        en: "As a holder starts its work (the lock taken, the stock read), the primary is cut off from the Sentinels, the \
              replica and two of the three instances, but not from app1. The Sentinels no longer \
              see it and promote the replica. Now there are two primaries: app1 keeps taking the \
              lock on the old one, the others take it on the new one, each side in turn, and \
              their critical sections overlap: two holders at once, lost updates, oversell. Every \
              process is healthy; only packets were lost. When the cut heals, Sentinel demotes the \
              old primary and its lock writes vanish, but the sales made meanwhile stay.",
-        zh: "一个买家刚拿到锁，主节点就被网络隔开：哨兵、从节点和三个实例中的两个都连不上它，只有 app1 \
+        zh: "一个持锁者读完库存、刚开始处理业务，主节点就被网络隔开：哨兵、从节点和三个实例中的两个都连不上它，只有 app1 \
              还能连上。哨兵看不到主节点，于是把从节点提升为新主节点。此时有了两个主节点：app1 继续在旧主节点\
              上加锁，其他实例在新主节点上加锁，两边各自轮流持锁，临界区却彼此重叠：同时有两个持锁者，更新丢失，\
              超卖。所有进程都好好的，丢的只是网络包。这就是脑裂。网络恢复后，哨兵把旧主节点降为从节点，\
@@ -101,13 +106,17 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         en: "The same cut, with min-replicas-to-write 1 (and min-replicas-max-lag 1 s) on the \
              lock store: a primary that has not heard from a replica for a second refuses \
              writes (NOREPLICAS). The old primary stops granting the lock about a second into \
-             the cut, before the replica is promoted, so there is never a second lock service: \
-             app1's buyers get a 503 instead of a lock, and nothing overlaps. Redis trades \
-             availability on the cut-off side for safety, as Redlock and ZooKeeper do.",
+             the cut, so there is never a second lock service: nothing overlaps, nothing is \
+             oversold. With one replica the price is the whole store: the promoted replica has \
+             no replica of its own while the cut lasts, so it refuses too, and every buyer gets \
+             a 503 until the heal. Two replicas would keep the majority side writable. Redis \
+             trades availability for safety here, as Redlock and ZooKeeper do.",
         zh: "同样的网络隔离，但锁存储配置了 min-replicas-to-write 1（min-replicas-max-lag 1 秒）：\
              主节点一秒没有收到从节点的确认，就拒绝写入（NOREPLICAS）。隔离开始约一秒后，旧主节点就不再\
-             发放锁，这时从节点还没被提升，所以始终不会出现第二个锁服务：app1 的买家收到 503，而不是一把锁，\
-             临界区没有重叠。Redis 用被隔开一侧的可用性换来了安全，Redlock 和 ZooKeeper 也是这样取舍的。",
+             发放锁，所以始终不会出现第二个锁服务：临界区没有重叠，也没有超卖。只有一个从节点时，代价是整个\
+             锁存储：被提升的新主节点在隔离期间自己也没有从节点，同样拒绝写入，所有买家都收到 503，直到网络\
+             恢复。有两个从节点，多数一侧就还能写入。Redis 在这里用可用性换来了安全，Redlock 和 ZooKeeper \
+             也是这样取舍的。",
     },
     Scenario {
         id: "redlock-minority-partition",
@@ -131,11 +140,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "002 lines 584 and 669–679 (the network partition, and Redlock as its answer), \
                  lines 586–628 (the algorithm: a majority of independent masters); the \
                  algorithm as Redis' author published it",
-        en: "Right after the first acquire, two of the five masters are cut off from everyone. \
+        en: "As the first holder starts its work, two of the five masters are cut off from everyone. \
              Their votes never come (each waits out the per-node timeout), but three masters \
              are still a majority: every buyer gets the lock, nothing overlaps, nothing is \
              oversold. This is what Redlock is for.",
-        zh: "第一次加锁之后，五个主节点中有两个被网络隔开，谁也连不上它们。它们的票永远等不到（每次都要\
+        zh: "第一个持锁者开始处理业务时，五个主节点中有两个被网络隔开，谁也连不上它们。它们的票永远等不到（每次都要\
              等到单节点超时），但剩下的三个仍是多数：每个买家都拿到了锁，临界区没有重叠，也没有超卖。\
              Redlock 正是为此而设计的。",
     },
@@ -160,11 +169,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         timing_sensitive: false,
         source: "002 lines 586–628 (Redlock: the lock only with a majority of the masters); the \
                  algorithm as Redis' author published it",
-        en: "Right after the first acquire, three of the five masters are cut off: no buyer can \
+        en: "As the first holder starts its work, three of the five masters are cut off: no buyer can \
              win a majority any more. The first buyer's sale completes; every other buyer gets a \
              503 (lock_no_quorum) at its wait deadline. A partition that leaves no majority \
              stops Redlock rather than letting two holders in.",
-        zh: "第一次加锁之后，五个主节点中有三个被网络隔开，再也没有买家凑得齐多数。第一个买家的订单完成了，\
+        zh: "第一个持锁者开始处理业务时，五个主节点中有三个被网络隔开，再也没有买家凑得齐多数。第一个买家的订单完成了，\
              其余买家都在等待期限到时收到 503（lock_no_quorum）。网络分区后凑不齐多数时，Redlock 宁可停止\
              服务，也不让两个持锁者同时进入。",
     },
@@ -186,12 +195,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "001 lines 255–480 (the ZooKeeper lock: an ephemeral node lives as long as its \
                  session); Martin Kleppmann, \"How to do distributed locking\" (2016): a client \
                  cut off from the lock service keeps working on a lock it has lost",
-        en: "Right after the holder takes the lock, its instance is cut off from ZooKeeper, and \
+        en: "As the holder starts its work, its instance is cut off from ZooKeeper, and \
              stays cut off longer than the 4 s session timeout while the holder works (6 s). \
              Its heartbeats never arrive: ZooKeeper expires the session, deletes the node, and \
              the next buyer takes the lock. The holder was never paused and never told; it \
              finishes and writes: the one item is sold twice.",
-        zh: "持锁者刚拿到锁，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
+        zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
              而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
              持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
     },
@@ -223,5 +232,59 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
              持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
              围栏令牌让这次失去不至于让库存出错。",
+    },
+    Scenario {
+        id: "watchdog-holder-cut-off",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: CUT_OFF_TTL,
+        business_ms: CUT_OFF_WORK,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 20_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(HOLDER, 6_000)),
+        stock: 1,
+        buyers: 3,
+        via: Via::Fleet,
+        store: StoreSetup::single_any().partitioned(),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: "002 lines 669–679 (the network partition: a client cut off from Redis); \
+                 Martin Kleppmann, \"How to do distributed locking\" (2016): a lease protects \
+                 nothing once its holder can no longer reach the lock service",
+        en: "As the holder starts its work, its instance is cut off from the lock store. \
+             The holder is not paused: it works on, and its watchdog keeps sending renewals, \
+             which are dropped on the way. The lease runs out, the next buyer takes the lock, \
+             and the cut-off holder, which never heard a thing, writes its stale stock: the one \
+             item is sold twice. The watchdog keeps a lock alive only while it can reach it.",
+        zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
+             续约，可续约的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
+             写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。",
+    },
+    Scenario {
+        id: "fenced-holder-cut-off",
+        tier: Tier::Fenced,
+        ttl_ms: CUT_OFF_TTL,
+        business_ms: CUT_OFF_WORK,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 20_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(HOLDER, 6_000)),
+        stock: 1,
+        buyers: 3,
+        via: Via::Fleet,
+        store: StoreSetup::single_any().partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::gt("stale_writes_rejected", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "Martin Kleppmann, \"How to do distributed locking\" (2016): the fencing token; \
+                 Redisson's RFencedLock; not in the articles (002 lines 630–648 tell the pause \
+                 and stop short of a token)",
+        en: "The same cut, with a fencing token: the next holder's token is higher, and the \
+             stock refuses the cut-off holder's write when it finally comes. A partition cannot \
+             be prevented; its stale write can, by the resource itself.",
+        zh: "同样的网络隔离，但有围栏令牌：下一个持锁者的令牌更大，被隔开的持锁者最后写入时，库存拒绝了它。\
+             网络分区无法避免，它带来的陈旧写入却可以由资源自己挡住。",
     },
 ];
