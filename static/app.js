@@ -452,6 +452,18 @@ function renderLockStore(store) {
   }
 }
 
+// The fleet's own network (`--network netns`): its members, and the partition in force.
+function renderNetwork(network) {
+  const line = $('#network');
+  line.hidden = !network;
+  if (!network) return;
+  const cut = network.partition;
+  line.classList.toggle('cut', !!cut);
+  line.textContent = cut
+    ? t('store.cut', { isolate: cut.isolate.join(', '), rest: cut.rest.join(', '), left: (cut.left_ms / 1000).toFixed(1) })
+    : t('store.network', { members: network.members.join(', ') });
+}
+
 function render(s) {
   document.body.dataset.tier = s.tier;
   $('#tier-name').textContent = s.tier;
@@ -488,6 +500,7 @@ function render(s) {
     target.value = live.includes(keep) ? keep : '';
   }
   renderLockStore(s.lock_store);
+  renderNetwork(s.network);
   const per = s.per_instance || {};
   const names = [...new Set([...live, ...Object.keys(per)])].filter((n) => n).sort();
   const body = $('#per-instance tbody');

@@ -39,6 +39,8 @@ const en = {
   'store.role.replica': 'replica',
   'store.down': 'down',
   'store.holds': 'held · {ms} ms',
+  'store.network': 'network: a namespace each for {members}',
+  'store.cut': '✂ cut off: {isolate} | from: {rest} · {left} s left',
   'ctl.fault.failover': 'Failover (Sentinel)',
   'ctl.fault.restart': 'Restart lock store',
   // The label of a lock-store-down button (the controls in index.html do not have it yet).
@@ -272,6 +274,8 @@ const zh = {
   'store.role.replica': '从节点',
   'store.down': '宕机',
   'store.holds': '持有 · 剩 {ms} 毫秒',
+  'store.network': '网络：{members} 各有一个网络命名空间',
+  'store.cut': '✂ 网络隔离：{isolate} | 与 {rest} 断开 · 还剩 {left} 秒',
   'ctl.fault.failover': '主从切换（哨兵）',
   'ctl.fault.restart': '重启锁存储',
   'ctl.fault.storedown': '锁存储宕机（毫秒）',

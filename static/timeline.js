@@ -79,6 +79,7 @@ export class Timeline {
       const p = { kind: kinds[kind] || kind, instance: names[i], at: at(dt), owner: owner || '' };
       if (p.kind === 'foreign') p.victim = detail;
       if (p.kind === 'stale') p.fence = detail;
+      if (p.kind === 'store_fault' || p.kind === 'partition') p.detail = detail;
       if (p.kind === 'deduct') p.stock = detail;
       newest = Math.max(newest, p.at);
       return p;
@@ -282,7 +283,15 @@ export class Timeline {
       const lane = lanes.indexOf(p.instance);
       const cy = top + lane * laneH + laneH / 2;
       const px = x(p.at);
-      if (p.kind === 'deduct') {
+      if (p.kind === 'store_fault' || p.kind === 'partition' || p.kind === 'heal') {
+        // A lock-store fault or a network cut strikes the whole fleet: a line across every lane.
+        const g = el('g', { class: 'cut' }, svg);
+        const dash = p.kind === 'heal' ? '2 4' : '6 3';
+        el('line', { x1: px, x2: px, y1: top, y2: top + lanes.length * laneH, stroke: '#d55e00', 'stroke-width': 2, 'stroke-dasharray': dash }, g);
+        const mark = el('text', { x: px + 3, y: top + 12, 'font-size': 13, fill: '#d55e00' }, g);
+        mark.textContent = p.kind === 'heal' ? '⟷' : '✂';
+        el('title', {}, g).textContent = `${p.kind}: ${p.detail || ''}`;
+      } else if (p.kind === 'deduct') {
         el('line', { x1: px, x2: px, y1: cy - 9, y2: cy + 9, stroke: '#009e73', 'stroke-width': 2 }, svg);
       } else if (p.kind === 'stale') {
         el('path', { d: `M${px},${cy - 9} L${px + 8},${cy} L${px},${cy + 9} L${px - 8},${cy} Z`, fill: '#cc79a7', stroke: '#111418' }, svg);

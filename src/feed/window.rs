@@ -110,11 +110,15 @@ impl Window {
                         section.overlaps = field("overlaps").parse().unwrap_or(0);
                     }
                 }
-                kind @ ("foreign_release" | "lost_release" | "stale" | "deduct") => {
+                kind @ ("foreign_release" | "lost_release" | "stale" | "deduct" | "store_fault"
+                | "partition" | "heal") => {
                     let detail = match kind {
                         "foreign_release" => short_owner(field("victim")),
                         "stale" => field("fence").to_owned(),
                         "deduct" => field("stock").to_owned(),
+                        // A lock-store fault or a network cut: what it struck, for the tooltip.
+                        "store_fault" => format!("{}: {}", field("fault"), field("node")),
+                        "partition" => format!("{} ({} ms)", field("isolate"), field("ms")),
                         _ => String::new(),
                     };
                     self.points.push_back(Point {

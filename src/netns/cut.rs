@@ -296,7 +296,7 @@ mod tests {
             addr: Ipv4Addr::new(10, 231, 1, last),
         };
         Network {
-            run: "ovs1".into(),
+            run: "o1x0".into(),
             gateway: Ipv4Addr::new(10, 231, 1, 1),
             members: vec![member("lock1", 2), member("lock2", 3), member("app1", 4)],
         }

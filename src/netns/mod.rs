@@ -31,7 +31,7 @@ pub struct Member {
 /// nginx) and the members' namespaces, named `<run>-<id>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Network {
-    /// `ovs<pid of up>`: the prefix of every name the fleet creates (namespaces, links).
+    /// `o<pid of up>x<n>`: the prefix of every name the fleet creates (namespaces, links).
     pub run: String,
     /// The bridge's address, in the host's namespace.
     pub gateway: Ipv4Addr,
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn a_network_round_trips_through_its_environment_form() {
         let network = Network {
-            run: "ovs123".into(),
+            run: "o123x0".into(),
             gateway: Ipv4Addr::new(10, 231, 7, 1),
             members: vec![
                 Member {
@@ -179,7 +179,7 @@ mod tests {
             ],
         };
         assert_eq!(Network::decode(&network.encode()), Some(network.clone()));
-        assert_eq!(network.namespace("app1"), "ovs123-app1");
+        assert_eq!(network.namespace("app1"), "o123x0-app1");
         assert!(network.holds(Ipv4Addr::new(10, 231, 7, 1)));
         assert!(!network.holds(Ipv4Addr::new(10, 231, 7, 9)));
         assert_eq!(Network::decode("garbage"), None);

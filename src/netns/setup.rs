@@ -21,8 +21,12 @@ use super::{cut, Member, Network};
 
 /// The first two octets of every fleet network: a /16 of the private range, one /24 per run.
 const SUBNET: [u8; 2] = [10, 231];
-/// Prefix of every name a fleet network takes (`ovs<pid>`).
-const PREFIX: &str = "ovs";
+/// Prefix of every name a fleet network takes: `o<pid>x<n>`, the `n`th network of process
+/// `pid` (tests start several fleets in one process). Short: a link name has 15 bytes.
+const PREFIX: &str = "o";
+
+/// Networks this process made so far, for the next name.
+static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// Where `ip netns` keeps a namespace's handle.
 pub fn netns_path(name: &str) -> std::path::PathBuf {
@@ -68,7 +72,8 @@ impl FleetNetwork {
     pub fn create(ids: &[String]) -> anyhow::Result<FleetNetwork> {
         remove_stale();
         let owner = std::process::id();
-        let run = format!("{PREFIX}{owner}");
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 100;
+        let run = format!("{PREFIX}{owner}x{n}");
         let third = free_third_octet(owner)?;
         let gateway = Ipv4Addr::new(SUBNET[0], SUBNET[1], third, 1);
         let members: Vec<Member> = ids
@@ -144,8 +149,8 @@ fn bridge_name(run: &str) -> String {
     format!("{run}br")
 }
 
-/// The host's end of member `n`'s veth pair (at most 15 characters: `ovs` + 7 pid digits +
-/// `v` + 3).
+/// The host's end of member `n`'s veth pair (at most 15 bytes: `o` + 7 pid digits + `x` + 2
+/// + `v` + 3).
 fn veth_name(run: &str, n: usize) -> String {
     format!("{run}v{n}")
 }
@@ -211,7 +216,7 @@ fn remove_stale() {
 
 /// The pid of the `up` a run name belongs to.
 fn run_owner(run: &str) -> Option<i32> {
-    run.strip_prefix(PREFIX)?.parse().ok()
+    run.strip_prefix(PREFIX)?.split_once('x')?.0.parse().ok()
 }
 
 fn alive(pid: i32) -> bool {

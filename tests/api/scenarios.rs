@@ -6,6 +6,7 @@ use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{AdminClient, Targets};
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell::up::fleet::{Fleet, FleetConfig};
+use oversell::up::NetworkKind;
 use oversell_api::tier::Tier;
 
 pub const TOKEN: &str = "curriculum-token";
@@ -46,6 +47,24 @@ async fn start_fleet_full(
     lock_persistence: Persistence,
     zookeeper_nodes: Option<usize>,
 ) -> Fleet {
+    start_fleet_on(
+        NetworkKind::Loopback,
+        instances,
+        lock_store,
+        lock_persistence,
+        zookeeper_nodes,
+    )
+    .await
+}
+
+/// A fleet on loopback, or with a network namespace per process (`--network netns`: root).
+pub async fn start_fleet_on(
+    network: NetworkKind,
+    instances: usize,
+    lock_store: LockStoreKind,
+    lock_persistence: Persistence,
+    zookeeper_nodes: Option<usize>,
+) -> Fleet {
     Fleet::start(FleetConfig {
         instances,
         port: 0,
@@ -62,7 +81,7 @@ async fn start_fleet_full(
         client_limits: None,
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
-        network: oversell::up::NetworkKind::Loopback,
+        network,
     })
     .await
     .expect("start the fleet")
@@ -72,7 +91,7 @@ async fn start_fleet_full(
 /// through nginx and the admin token.
 pub struct ScenarioClient {
     targets: Targets,
-    admin: AdminClient,
+    pub admin: AdminClient,
     instances: usize,
 }
 

@@ -54,7 +54,13 @@ impl Up {
         Up { child, lines }
     }
 
-    fn pid(&self) -> u32 {
+    /// Waits for the process to end, and reaps it: until then a killed `up` is a zombie,
+    /// which `kill -0` (how its watchers tell it is gone) still finds.
+    pub(crate) fn reap(&mut self) {
+        let _ = self.child.wait();
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
@@ -117,7 +123,7 @@ fn drain(from: impl Read + Send + 'static, into: Arc<Mutex<Vec<String>>>) {
     });
 }
 
-fn signal(pid: u32, signal: libc::c_int) {
+pub(crate) fn signal(pid: u32, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.
     let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
     assert_eq!(rc, 0, "kill({pid}, {signal})");

@@ -438,6 +438,13 @@ impl Runner<'_> {
         if scenario.store.netns {
             self.heal().await?;
         }
+        if scenario.store.min_replicas > 0 {
+            // Redis' default again: the next user of the fleet expects a store that writes.
+            let config = serde_json::json!({ "min_replicas": 0 });
+            self.admin
+                .request(Method::PUT, "/admin/lock-store", Some(config))
+                .await?;
+        }
         for (name, value) in state.truth.figures() {
             figures.insert(name.to_owned(), value as f64);
         }
