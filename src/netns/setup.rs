@@ -63,6 +63,8 @@ pub fn unavailable() -> Option<String> {
 /// A fleet network, taken down when dropped.
 pub struct FleetNetwork {
     network: Network,
+    /// The networks of earlier `up`s, killed before they could clean up, removed now.
+    removed_stale: Vec<String>,
     /// Removes the network if `up` dies without dropping this (`kill -9`).
     watcher: Option<std::process::Child>,
 }
@@ -70,7 +72,7 @@ pub struct FleetNetwork {
 impl FleetNetwork {
     /// Makes a network with one namespace per id, in order, for the process `owner` (`up`).
     pub fn create(ids: &[String]) -> anyhow::Result<FleetNetwork> {
-        remove_stale();
+        let removed_stale = remove_stale();
         let owner = std::process::id();
         let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 100;
         let run = format!("{PREFIX}{owner}x{n}");
@@ -95,6 +97,7 @@ impl FleetNetwork {
         let mut made = FleetNetwork {
             watcher: watcher(owner, &network),
             network,
+            removed_stale,
         };
         made.build().context("cannot make the fleet's network")?;
         Ok(made)
@@ -102,6 +105,11 @@ impl FleetNetwork {
 
     pub fn network(&self) -> &Network {
         &self.network
+    }
+
+    /// The run names of stale networks this one's making removed.
+    pub fn removed_stale(&self) -> &[String] {
+        &self.removed_stale
     }
 
     fn build(&mut self) -> anyhow::Result<()> {
@@ -193,10 +201,10 @@ fn watcher(owner: u32, network: &Network) -> Option<std::process::Child> {
 }
 
 /// Removes the networks of earlier `up`s whose process is gone (their watcher was killed
-/// too, or the network outlived it).
-fn remove_stale() {
+/// too, or the network outlived it); returns their run names.
+fn remove_stale() -> Vec<String> {
     let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return;
+        return vec![];
     };
     let listing = String::from_utf8_lossy(&out.stdout);
     let mut runs: Vec<String> = listing
@@ -205,13 +213,12 @@ fn remove_stale() {
         .filter_map(|ns| ns.split_once('-').map(|(run, _)| run.to_owned()))
         .filter(|run| run_owner(run).is_some_and(|pid| !alive(pid)))
         .collect();
+    runs.sort();
     runs.dedup();
-    for run in runs {
-        crate::up::process::say(&format!(
-            "removed the network {run}: left by an up that was killed before it could clean up"
-        ));
-        remove(&run);
+    for run in &runs {
+        remove(run);
     }
+    runs
 }
 
 /// The pid of the `up` a run name belongs to.

@@ -174,7 +174,13 @@ impl Fleet {
                     app_ids.clone(),
                 ]
                 .concat();
-                Some(FleetNetwork::create(&ids)?)
+                let network = FleetNetwork::create(&ids)?;
+                for run in network.removed_stale() {
+                    process::say(&format!(
+                        "removed the network {run}: left by an up killed before it could clean up"
+                    ));
+                }
+                Some(network)
             }
         };
         let place_of = |id: &str| {
