@@ -237,6 +237,15 @@ for (const button of document.querySelectorAll('button.fault')) {
     return t('done.fault', { kind });
   }));
 }
+$('#cut').addEventListener('click', (ev) => act(ev.target, async () => {
+  const isolate = $('#cut-members').value.split(',').map((m) => m.trim()).filter(Boolean);
+  const out = await call('POST', '/admin/partition', { isolate, ms: Number($('#fault-ms').value) });
+  return t('done.cut', { isolate: out.partition.isolate.join(', ') });
+}));
+$('#heal').addEventListener('click', (ev) => act(ev.target, async () => {
+  await call('DELETE', '/admin/partition');
+  return t('done.heal');
+}));
 $('#clear-faults').addEventListener('click', (ev) => act(ev.target, async () => {
   await call('DELETE', '/admin/faults');
   return t('done.clear');
@@ -456,6 +465,7 @@ function renderLockStore(store) {
 function renderNetwork(network) {
   const line = $('#network');
   line.hidden = !network;
+  $('#cut-form').hidden = !network;
   if (!network) return;
   const cut = network.partition;
   line.classList.toggle('cut', !!cut);

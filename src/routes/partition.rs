@@ -4,12 +4,14 @@
 
 use axum::extract::State;
 use axum::Json;
+use oversell_api::fault::{HOLDER, LOCK_PRIMARY};
 use oversell_api::PartitionRequest;
 use serde_json::{json, Value};
 
 use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
 use crate::ground_truth::record;
+use crate::lock_store::chaos::primary_ip;
 use crate::netns::cut::{self, CutError};
 use crate::netns::Network;
 use crate::state::AppState;
@@ -23,8 +25,22 @@ pub async fn cut(
     Body(body): Body,
 ) -> Result<Json<Value>, AppError> {
     caller.only_admin_may("a network partition")?;
-    let request: PartitionRequest = required_json(&body, EXAMPLE)?;
+    let mut request: PartitionRequest = required_json(&body, EXAMPLE)?;
     let network = network(&state)?;
+    if request.isolate.iter().any(|id| id == HOLDER) {
+        return Err(AppError::BadRequest(format!(
+            "`{HOLDER}` names the instance of the holder a partition fault strikes: arm it with \
+             POST /admin/faults {{\"kind\": \"partition\", \"isolate\": [\"{HOLDER}\"], \
+             \"ms\": 5000}}"
+        )));
+    }
+    // `lock-primary`: the lock store's primary as this instance reaches it now.
+    let primary = match request.isolate.iter().any(|id| id == LOCK_PRIMARY) {
+        true => primary_ip(state.lock_store.pool()).await,
+        false => None,
+    };
+    request.isolate =
+        cut::resolve(network, &request.isolate, &state.instance, primary).map_err(refused)?;
     let view = cut::partition(network, &state.redis, &request)
         .await
         .map_err(refused)?;
