@@ -33,6 +33,7 @@ chapters "--lock-store sentinel" sentinel-split-brain sentinel-min-replicas
 chapters "--lock-store redlock" redlock-minority-partition redlock-majority-partition
 chapters "--lock-store single" watchdog-holder-cut-off fenced-holder-cut-off
 chapters "--zookeeper" zookeeper-client-partitioned zookeeper-fenced-partitioned
+chapters "--zookeeper-nodes 3" zookeeper-server-cut-off
 
 echo
 echo "### What the namespaces cost"

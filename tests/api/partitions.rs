@@ -140,6 +140,12 @@ async fn zookeeper_partition_chapters_pass() {
     chapters_on(LockStoreKind::Shared, Some(1)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_ensemble_partition_chapter_passes() {
+    needs_root!();
+    chapters_on(LockStoreKind::Shared, Some(3)).await;
+}
+
 async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {
     let mut request = reqwest::Client::new()
         .request(method, url)

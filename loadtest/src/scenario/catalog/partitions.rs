@@ -29,6 +29,8 @@ const THREE_MASTERS: &[Cow<'static, str>] = &[
 ];
 /// The instance of the holder the fault strikes.
 const HOLDER: &[Cow<'static, str>] = &[Cow::Borrowed("holder")];
+/// One ZooKeeper server of three.
+const ONE_ZOOKEEPER: &[Cow<'static, str>] = &[Cow::Borrowed("zk3")];
 
 /// The cut-off holder chapters: a lease the watchdog renews every third of it, work three
 /// leases long, and a cut longer than the work.
@@ -286,5 +288,37 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              be prevented; its stale write can, by the resource itself.",
         zh: "同样的网络隔离，但有围栏令牌：下一个持锁者的令牌更大，被隔开的持锁者最后写入时，库存拒绝了它。\
              网络分区无法避免，它带来的陈旧写入却可以由资源自己挡住。",
+    },
+    Scenario {
+        id: "zookeeper-server-cut-off",
+        tier: Tier::Zookeeper,
+        ttl_ms: NORMAL_TTL,
+        business_ms: 5,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 20_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(ONE_ZOOKEEPER, 10_000)),
+        stock: 100,
+        buyers: 300,
+        via: Via::Fleet,
+        store: StoreSetup::zookeeper(3).partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("orders", 100.0),
+        ]),
+        timing_sensitive: true,
+        source: "001 lines 481–504 (ZooKeeper consistent by design: a write is a quorum's); \
+                 ZooKeeper's own documentation on quorums and sessions",
+        en: "As the first holder starts its work, one of the three ZooKeeper servers is cut off \
+             from the other two and from every instance. Alone it is no quorum: it stops serving \
+             rather than answer on its own, and the clients it served move their sessions to \
+             the two others (if it led, they elect a new leader). A lock node is written by a \
+             quorum, so the majority side has every one: every item is sold once. Unlike a \
+             cut-off Sentinel primary, a cut-off ZooKeeper server keeps nothing from the rest.",
+        zh: "第一个持锁者开始处理业务时，三台 ZooKeeper 服务器中的一台与另外两台和所有实例断开了网络。\
+             它自己构不成多数：宁可停止服务，也不独自应答；原先连着它的客户端把会话转到另外两台上（如果它是\
+             leader，另外两台会选出新的）。锁节点由多数派写入，多数一侧一个都不缺：每件商品只卖一次。\
+             被隔开的哨兵主节点会独自发放锁，被隔开的 ZooKeeper 服务器不会。",
     },
 ];
