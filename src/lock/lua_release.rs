@@ -22,8 +22,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{On, Reply, Step, Technique};
-use crate::composed::Lua;
+use super::steps::{Lua, On, Reply, Step, Technique};
 
 static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("set_nx_px.lua")));
 static COMPARE_AND_DELETE: LazyLock<Lua> =

@@ -1,14 +1,20 @@
-//! The lock tiers behind one small interface.
+//! The lock tiers behind one small interface ([`Lock`]: one attempt, `try_acquire`, and
+//! `release`), each in its own file opening with what it guarantees and what breaks it.
 //!
-//! Each tier lives in its own file and opens with what it guarantees and what breaks it.
-//! A tier implements one attempt (`try_acquire`) and `release`; the waiting loop around the
-//! attempt (spin or pub/sub, always bounded by a deadline) is shared and lives in `wait.rs`.
+//! The Redis tiers (`setnx` … `fenced`) and the lab's locks (`custom`) are step lists
+//! (`steps.rs`): the commands or scripts of each step, in order, and how each reply reads. One
+//! engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
+//! scripts when they share a server (`riding.rs`), waits for replicas, renews a lease with a
+//! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
+//! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`)
+//! implement [`Lock`] themselves and say why. Around every tier, the bounded wait for a busy
+//! lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort` `cohort.rs`.
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
-//! (`cx.truth`): a lock script only reports what it saw (whose lock a `DEL` removed, whether a
-//! release still found its own lock), and the tier records that in the resource store, so a
+//! (`cx.truth`): a lock's step only reports what it saw (whose lock a `DEL` removed, whether a
+//! release still found its own lock), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
 mod atomic_expiry;

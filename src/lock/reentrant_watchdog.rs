@@ -27,8 +27,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{On, Reply, Step, Technique};
-use crate::composed::Lua;
+use super::steps::{Lua, On, Reply, Step, Technique};
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_acquire.lua")));
 static RELEASE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));

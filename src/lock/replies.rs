@@ -115,3 +115,78 @@ fn misread(reply: Reply, step: &str) -> StoreError {
         format!("{reply:?} is not how {step} step's reply reads"),
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(n: i64) -> Value {
+        Value::Int(n)
+    }
+
+    fn pair(a: Value, b: Value) -> Value {
+        Value::Array(vec![a, b])
+    }
+
+    fn busy_for(took: Took) -> Option<Option<Duration>> {
+        match took {
+            Took::Busy(lease) => Some(lease),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn set_nx_px_reads_the_same_from_a_pipeline_and_a_script() {
+        let reply = Reply::TakenOrLeaseLeft;
+        let taken = [pair(Value::Okay, int(-1)), pair(int(1), int(0))];
+        for answer in taken {
+            assert!(matches!(took(reply, answer).unwrap(), Took::GoOn));
+        }
+        let ms = |n| Some(Some(Duration::from_millis(n)));
+        let busy = took(reply, pair(Value::Nil, int(150))).unwrap();
+        assert_eq!(busy_for(busy), ms(150));
+        let busy = took(reply, pair(int(0), int(150))).unwrap();
+        assert_eq!(busy_for(busy), ms(150));
+        // Just released (-2): nothing bounds the wait.
+        let gone = took(reply, pair(int(0), int(-2))).unwrap();
+        assert_eq!(busy_for(gone), Some(None));
+    }
+
+    #[test]
+    fn a_hold_gives_its_depth_and_only_a_fenced_one_its_token() {
+        let fenced = took(Reply::Hold { fenced: true }, pair(int(2), int(7))).unwrap();
+        assert!(matches!(
+            fenced,
+            Took::Held {
+                depth: 2,
+                fence: Some(7)
+            }
+        ));
+        let plain = took(Reply::Hold { fenced: false }, pair(int(1), int(0))).unwrap();
+        assert!(matches!(
+            plain,
+            Took::Held {
+                depth: 1,
+                fence: None
+            }
+        ));
+        let busy = took(Reply::Hold { fenced: false }, pair(int(0), int(300))).unwrap();
+        assert!(matches!(busy, Took::Busy(Some(_))));
+    }
+
+    #[test]
+    fn a_release_sees_a_foreign_release_a_lost_one_and_whether_to_go_on() {
+        let other = Value::BulkString(b"b".to_vec());
+        let removed = seen(Reply::Removed, other.clone(), "a").unwrap();
+        assert_eq!(removed.foreign.as_deref(), Some("b"));
+        assert!(seen(Reply::Removed, Value::Nil, "a")
+            .unwrap()
+            .foreign
+            .is_none());
+        assert!(!seen(Reply::OwnedByUs, other, "a").unwrap().go_on);
+        let ours = Value::BulkString(b"a".to_vec());
+        assert!(seen(Reply::OwnedByUs, ours, "a").unwrap().go_on);
+        assert!(seen(Reply::LostIf(-1), int(-1), "a").unwrap().lost);
+        assert!(!seen(Reply::LostIf(0), int(1), "a").unwrap().lost);
+    }
+}

@@ -9,6 +9,9 @@ use std::time::Duration;
 use crate::composed::Call;
 use crate::keys::Keys;
 
+/// A tier's Lua script, kept with its source.
+pub use crate::composed::Lua;
+
 /// A lock as steps: Redisson's three methods (`tryLockInnerAsync`, `unlockInnerAsync`,
 /// `renewExpiration`), as data.
 pub trait Technique: Send + Sync {
