@@ -16,13 +16,15 @@
 //! ladder's faults and says where it broke. Like every lock here without a fencing token,
 //! none survives a holder paused past its lease.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use super::engine::{self, Via};
 use super::steps::{On, Reply, Request, Step, Technique};
 use super::{Attempt, Held, Lock, LockCx};
 use crate::lab::conns::LabConns;
-use crate::lab::LabLock;
+use crate::lab::{self, LabLock};
 use crate::redis_pool::StoreError;
 
 #[derive(Default)]
@@ -56,8 +58,9 @@ fn submitted<'a>(cx: &LockCx<'a>) -> Result<&'a LabLock, StoreError> {
 /// The room's lock as steps, each read by the lab's contract.
 struct LabSteps<'a>(&'a LabLock);
 
-fn steps(steps: &[std::sync::Arc<crate::lab::Step>], reply: Reply) -> Vec<Step> {
-    let step = |lab: &std::sync::Arc<crate::lab::Step>| Step {
+/// The room's steps, each read as `reply` says.
+fn steps(steps: &[Arc<lab::Step>], reply: Reply) -> Vec<Step> {
+    let step = |lab: &Arc<lab::Step>| Step {
         request: Request::Lab(lab.clone()),
         reply,
     };

@@ -24,7 +24,7 @@ use redis::{RedisResult, Value};
 use super::renewals::{RenewConn, Watchdog};
 use super::replies::{self, Took};
 use super::send::{send, Env};
-use super::steps::{Reply, Technique};
+use super::steps::{Reply, Step, Technique};
 use super::{riding, Attempt, Held, Keep, Lock, LockCx};
 use crate::faults::FaultKind;
 use crate::ground_truth::record;
@@ -82,27 +82,24 @@ pub async fn attempt(
     let steps = lock.acquire(&on);
     let mut held = Held::plain();
     let mut conn = via.conn(cx).await?;
+    // The first step's reply, when the sale's read rode with it.
     let rode = riding::acquire_with_read(cx, &steps, &mut conn).await?;
-    let answers: Vec<Value> = match rode {
-        Some((answer, read)) => {
-            held.read = Some(read);
-            vec![answer]
-        }
-        None => Vec::new(),
-    };
+    let mut rode = rode.map(|(answer, read)| {
+        held.read = Some(read);
+        answer
+    });
     let env = Env {
         store: cx.store,
         truth: cx.truth,
         on,
     };
-    let mut answers = answers.into_iter();
     for (i, step) in steps.iter().enumerate() {
         if i == 1 {
             if let Some(died) = between_acquire_steps(cx).await {
                 return Ok(died);
             }
         }
-        let answer = match answers.next() {
+        let answer = match rode.take() {
             Some(answer) => answer,
             None => send(&mut conn, &step.request, &env).await?,
         };
@@ -123,26 +120,31 @@ pub async fn attempt(
     }
     if cx.settings.lease == LeaseMode::Watchdog {
         if let Some(step) = lock.renew(&env.on) {
-            let conn = match via {
-                Via::Store => RenewConn::Pool(cx.store.pool().clone()),
-                Via::Lab(..) => RenewConn::Kept(conn),
-            };
-            let watchdog = Watchdog {
-                step,
-                conn,
-                store: cx.store.clone(),
-                truth: cx.truth.clone(),
-                keys: cx.keys.clone(),
-                owner: cx.owner.to_owned(),
-                instance: cx.instance.to_owned(),
-                ttl_ms: cx.settings.ttl_ms,
-            };
-            held._keep = Keep::Renewing {
-                _renewals: watchdog.start(),
-            };
+            held._keep = watchdog(cx, step, via, conn);
         }
     }
     Ok(Attempt::Acquired(held))
+}
+
+/// Renews the lease with `step` on the watchdog's schedule while the hold lasts.
+fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
+    let conn = match via {
+        Via::Store => RenewConn::Pool(cx.store.pool().clone()),
+        Via::Lab(..) => RenewConn::Kept(conn),
+    };
+    let watchdog = Watchdog {
+        step,
+        conn,
+        store: cx.store.clone(),
+        truth: cx.truth.clone(),
+        keys: cx.keys.clone(),
+        owner: cx.owner.to_owned(),
+        instance: cx.instance.to_owned(),
+        ttl_ms: cx.settings.ttl_ms,
+    };
+    Keep::Renewing {
+        _renewals: watchdog.start(),
+    }
 }
 
 /// Gives the lock back: its release steps in order, until one says there is nothing more to

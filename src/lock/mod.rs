@@ -185,8 +185,7 @@ enum Keep {
     Local {
         _guard: tokio::sync::OwnedMutexGuard<()>,
     },
-    /// The lease renewals of the reentrant tiers' watchdog or a lab lock's renew step;
-    /// aborted on drop.
+    /// The watchdog's renewals of a lock with a renew step (`renewals.rs`); aborted on drop.
     Renewing {
         _renewals: renewals::Renewals,
     },
