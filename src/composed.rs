@@ -55,6 +55,7 @@ impl Lua {
 }
 
 /// One call of a script: its keys and arguments.
+#[derive(Clone)]
 pub struct Call {
     lua: &'static Lua,
     keys: Vec<Vec<u8>>,

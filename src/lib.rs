@@ -18,7 +18,8 @@
 //! - [`sale`]: the deduct step, the articles' read-check-write, with its ground-truth scripts;
 //!   `sale/mod.rs` reads it top to bottom, the read, the write and the cohort path beside it.
 //! - [`composed`]: the scripts a sale sends back to back, run as one script in one round trip.
-//! - [`lock`]: one file per tier behind the `Lock` trait; the shared wait loop.
+//! - [`lock`]: one file per tier behind the `Lock` trait; the Redis tiers and the lab's locks
+//!   as step lists, run by one engine; the shared wait loop.
 //! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
 //! - [`feed`]: the dashboard's live feed: one poller per watched room, reading only what is
 //!   new (running totals in [`feed::tally`]), fanned out to every `/events` stream.

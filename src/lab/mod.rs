@@ -33,6 +33,7 @@ pub mod acl;
 pub mod conns;
 pub mod runaway;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::{Script, Value};
@@ -104,9 +105,9 @@ impl LabSource {
 /// The room's lock, ready to run: its steps as scripts, and the user they run as.
 #[derive(Debug)]
 pub struct LabLock {
-    pub acquire: Vec<Step>,
-    pub release: Vec<Step>,
-    pub renew: Option<Step>,
+    pub acquire: Vec<Arc<Step>>,
+    pub release: Vec<Arc<Step>>,
+    pub renew: Option<Arc<Step>>,
     pub user: LabUser,
     pub source: LabSource,
 }
@@ -152,11 +153,11 @@ impl LabLock {
                 true => wrap_release(lua),
                 false => lua.to_owned(),
             };
-            let step = Step {
+            let step = Arc::new(Step {
                 script: Script::new(&lua),
                 code: lua,
                 name,
-            };
+            });
             match step.name.split(' ').next() {
                 Some("acquire") => acquire.push(step),
                 Some("release") => release.push(step),
@@ -178,6 +179,7 @@ impl LabLock {
             .iter()
             .chain(&self.release)
             .chain(self.renew.as_ref())
+            .map(|step| &**step)
     }
 
     /// Reads the room's lock from the resource store, if it has one.
@@ -210,6 +212,42 @@ pub fn as_said(err: &redis::RedisError) -> String {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
         _ => err.to_string(),
     }
+}
+
+/// A step that failed: one Redis refused or that raised an error is the student's to read;
+/// one that ran past [`STEP_LIMIT`] is stopped. Both are noted for `GET /lab`. Anything else
+/// (down, failing over, busy with another room's runaway) is not the step's, and is returned
+/// as it is.
+pub async fn failed(
+    store: &RedisPool,
+    truth: &RedisPool,
+    keys: &Keys,
+    step: &Step,
+    err: redis::RedisError,
+) -> StoreError {
+    let why = if err.is_timeout() {
+        match runaway::stop(store).await {
+            Ok(runaway::Stopped::Killed) => format!(
+                "ran longer than {} ms and was stopped (SCRIPT KILL)",
+                STEP_LIMIT.as_millis()
+            ),
+            Ok(runaway::Stopped::StoreRestarted) => format!(
+                "ran longer than {} ms after writing, which SCRIPT KILL cannot stop: the lock \
+                 store was shut down without saving and restarted, every lock in it lost",
+                STEP_LIMIT.as_millis()
+            ),
+            // Not a script of ours: the store is slow or down.
+            Ok(runaway::Stopped::NotRunning) | Err(_) => return err.into(),
+        }
+    } else {
+        match StoreError::from(err) {
+            StoreError::Failed(err) => as_said(&err),
+            other => return other,
+        }
+    };
+    let message = format!("{}: {why}", step.name);
+    note_error(truth, keys, &message).await;
+    StoreError::Lab(message)
 }
 
 /// Notes a step's failure where the room's students read it (`GET /lab`); best effort.

@@ -2,6 +2,11 @@
 //! inside the acquire script, that only ever grows. The stock accepts a read or write only
 //! with a token at least as high as any it has seen (see `sale/enter.lua`, `sale/commit.lua`).
 //!
+//! | step | sends | reply |
+//! |---|---|---|
+//! | acquire | `reentrant_acquire.lua` with a token: a fresh hold `INCR`s the counter, keeps the value in the hash | `{depth, token}` held; `{0, lease left}` busy |
+//! | release, renew | as `reentrant-watchdog` | |
+//!
 //! The articles never reach it: 002 (lines 630–648) tells the pause and lists fixes that only
 //! narrow the window. Fencing tokens come from Martin Kleppmann's "How to do distributed
 //! locking" (2016); Redisson's counterpart is `RFencedLock` (`lockAndGetToken`).
@@ -14,28 +19,22 @@
 //! None of the lock's: the price is that the protected resource must check the token. A store
 //! that cannot (a plain API, a file) gets no protection from it.
 
-use async_trait::async_trait;
+use super::reentrant_watchdog::{self, ReentrantWatchdog};
+use super::steps::{On, Step, Technique};
 
-use super::reentrant_watchdog::ReentrantWatchdog;
-use super::{Attempt, Held, Lock, LockCx};
-use crate::redis_pool::StoreError;
+pub struct Fenced;
 
-pub struct Fenced(ReentrantWatchdog);
-
-impl Default for Fenced {
-    fn default() -> Self {
-        Fenced(ReentrantWatchdog::fencing())
-    }
-}
-
-#[async_trait]
-impl Lock for Fenced {
-    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        self.0.try_acquire(cx).await
+impl Technique for Fenced {
+    fn acquire(&self, on: &On<'_>) -> Vec<Step> {
+        vec![reentrant_watchdog::acquire(on, true)]
     }
 
-    async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
-        self.0.release(cx, held).await
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        ReentrantWatchdog.release(on)
+    }
+
+    fn renew(&self, on: &On<'_>) -> Option<Step> {
+        ReentrantWatchdog.renew(on)
     }
 
     fn reentrant(&self) -> bool {

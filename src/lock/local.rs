@@ -7,6 +7,8 @@
 //! # Known defect
 //! Other instances have mutexes of their own: behind a load balancer with two or more
 //! instances, buyers on different instances run the critical section together and oversell.
+//!
+//! Not a step list: the lock is a mutex inside the process, and no Redis sees it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,15 @@
 //! `lua-release` — a unique value per holder; release is one Lua compare-and-delete.
 //!
+//! | step | sends | reply |
+//! |---|---|---|
+//! | acquire | `SET lock owner NX PX ttl` (`set_nx_px.lua`) | `{1, 0}` taken; `{0, lease left}` busy |
+//! | release | compare-and-delete (`lua_release.lua`) | 1 deleted; 0 gone or someone else's: lost |
+//!
+//! Two round trips for the lock.
+//!
+//! The compare and the delete run as one script, which Redis runs atomically: nothing can take
+//! the lock between the `GET` that sees our value and the `DEL`, `uuid-owner`'s gap.
+//!
 //! # Guarantee
 //! A holder only ever deletes its own lock: zero foreign releases, and no deadlock (the lease
 //! expires). The articles' "diamond" tier.
@@ -10,28 +20,32 @@
 //! holder finds out only at its release, which finds the lock gone or someone else's: counted
 //! as a lost release.
 
-use async_trait::async_trait;
+use std::sync::LazyLock;
 
-use super::{release_if_owner, riding, set_nx_px, Attempt, Held, Lock, LockCx};
-use crate::redis_pool::StoreError;
+use super::steps::{Lua, On, Reply, Step, Technique};
+
+static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("set_nx_px.lua")));
+static COMPARE_AND_DELETE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("lua_release.lua")));
 
 pub struct LuaRelease;
 
-#[async_trait]
-impl Lock for LuaRelease {
-    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        // With the lock in the resource store, the sale's read rides behind the `SET NX PX`.
-        Ok(match riding::acquire_with_read(cx).await? {
-            None => return set_nx_px(cx).await,
-            Some(((0, lease_left), _)) => Attempt::busy(lease_left),
-            Some((_, read)) => Attempt::Acquired(Held {
-                read,
-                ..Held::plain()
-            }),
-        })
+impl Technique for LuaRelease {
+    fn acquire(&self, on: &On<'_>) -> Vec<Step> {
+        let set = SET_NX_PX
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        vec![Step::script(set, Reply::TakenOrLeaseLeft)]
     }
 
-    async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {
-        release_if_owner(cx).await
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        let delete = COMPARE_AND_DELETE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.keys.released_channel());
+        vec![Step::script(delete, Reply::LostIf(0))]
     }
 }

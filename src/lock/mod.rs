@@ -1,20 +1,27 @@
-//! The lock tiers behind one small interface.
+//! The lock tiers behind one small interface ([`Lock`]: one attempt, `try_acquire`, and
+//! `release`), each in its own file opening with what it guarantees and what breaks it.
 //!
-//! Each tier lives in its own file and opens with what it guarantees and what breaks it.
-//! A tier implements one attempt (`try_acquire`) and `release`; the waiting loop around the
-//! attempt (spin or pub/sub, always bounded by a deadline) is shared and lives in `wait.rs`.
+//! The Redis tiers (`setnx` … `fenced`) and the lab's locks (`custom`) are step lists
+//! (`steps.rs`): the commands or scripts of each step, in order, and how each reply reads. One
+//! engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
+//! scripts when they share a server (`riding.rs`), waits for replicas, renews a lease with a
+//! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
+//! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`)
+//! implement [`Lock`] themselves and say why. Around every tier, the bounded wait for a busy
+//! lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort` `cohort.rs`.
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
-//! (`cx.truth`): a lock script only reports what it saw (whose lock a `DEL` removed, whether a
-//! release still found its own lock), and the tier records that in the resource store, so a
+//! (`cx.truth`): a lock's step only reports what it saw (whose lock a `DEL` removed, whether a
+//! release still found its own lock), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
 mod atomic_expiry;
 mod chaos;
 pub(crate) mod cohort;
 mod custom;
+pub(crate) mod engine;
 mod fenced;
 mod local;
 mod lua_release;
@@ -22,23 +29,24 @@ mod none;
 mod redlock;
 mod reentrant_watchdog;
 mod renewals;
+mod replies;
 pub(crate) mod riding;
+mod send;
 mod setnx;
 mod setnx_expire;
 mod sold_out;
+pub(crate) mod steps;
 mod uuid_owner;
 mod wait;
 mod zookeeper;
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use oversell_api::settings::Settings;
 use oversell_api::tier::Tier;
-use redis::Script;
 
-use crate::faults::{Fault, FaultKind, FaultPoints};
+use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lock_store::chaos::HeldReplicas;
@@ -46,6 +54,8 @@ use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
+use engine::Stepped;
+use steps::{On, Technique};
 pub use wait::ReleaseSignals;
 
 /// Everything one acquire or release needs to know.
@@ -80,6 +90,15 @@ pub struct LockCx<'a> {
 }
 
 impl LockCx<'_> {
+    /// What a lock's steps are about: the room's keys, this holder, the lease.
+    pub fn on(&self) -> On<'_> {
+        On {
+            keys: self.keys,
+            owner: self.owner,
+            ttl_ms: self.settings.ttl_ms,
+        }
+    }
+
     /// A release that found the lock already gone or someone else's: the holder had lost it
     /// without knowing. Counted in the resource store (and marked on the timeline) and in this
     /// instance's metrics: the only signal a paused holder ever gets.
@@ -166,8 +185,7 @@ enum Keep {
     Local {
         _guard: tokio::sync::OwnedMutexGuard<()>,
     },
-    /// The lease renewals of the reentrant tiers' watchdog or a lab lock's renew step;
-    /// aborted on drop.
+    /// The watchdog's renewals of a lock with a renew step (`renewals.rs`); aborted on drop.
     Renewing {
         _renewals: renewals::Renewals,
     },
@@ -204,16 +222,6 @@ pub enum Attempt {
     HolderDied,
 }
 
-impl Attempt {
-    /// Busy, with the lock's `PTTL` as Redis gave it: no key (-2, just released) or no lease
-    /// (-1) bounds nothing, and the waiter looks again soon.
-    fn busy(pttl: i64) -> Attempt {
-        Attempt::Busy {
-            lease_left: u64::try_from(pttl).ok().map(Duration::from_millis),
-        }
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("lock wait deadline passed")]
@@ -241,19 +249,24 @@ pub trait Lock: Send + Sync {
     fn reentrant(&self) -> bool {
         false
     }
+
+    /// The lock as Redis steps, when it is a built-in step list (`steps.rs`).
+    fn steps(&self) -> Option<&'static dyn Technique> {
+        None
+    }
 }
 
 /// One lock object per tier for this instance (the `local` tier keeps its mutexes here).
 pub struct Locks {
     none: none::NoLock,
     local: local::LocalLock,
-    setnx: setnx::Setnx,
-    setnx_expire: setnx_expire::SetnxExpire,
-    atomic_expiry: atomic_expiry::AtomicExpiry,
-    uuid_owner: uuid_owner::UuidOwner,
-    lua_release: lua_release::LuaRelease,
-    reentrant: reentrant_watchdog::ReentrantWatchdog,
-    fenced: fenced::Fenced,
+    setnx: Stepped,
+    setnx_expire: Stepped,
+    atomic_expiry: Stepped,
+    uuid_owner: Stepped,
+    lua_release: Stepped,
+    reentrant: Stepped,
+    fenced: Stepped,
     redlock: redlock::Redlock,
     zookeeper: zookeeper::ZooKeeperLock,
     zookeeper_fenced: zookeeper::ZooKeeperLock,
@@ -265,13 +278,13 @@ impl Default for Locks {
         Locks {
             none: none::NoLock,
             local: local::LocalLock::default(),
-            setnx: setnx::Setnx,
-            setnx_expire: setnx_expire::SetnxExpire,
-            atomic_expiry: atomic_expiry::AtomicExpiry,
-            uuid_owner: uuid_owner::UuidOwner,
-            lua_release: lua_release::LuaRelease,
-            reentrant: reentrant_watchdog::ReentrantWatchdog::plain(),
-            fenced: fenced::Fenced::default(),
+            setnx: Stepped(&setnx::Setnx),
+            setnx_expire: Stepped(&setnx_expire::SetnxExpire),
+            atomic_expiry: Stepped(&atomic_expiry::AtomicExpiry),
+            uuid_owner: Stepped(&uuid_owner::UuidOwner),
+            lua_release: Stepped(&lua_release::LuaRelease),
+            reentrant: Stepped(&reentrant_watchdog::ReentrantWatchdog),
+            fenced: Stepped(&fenced::Fenced),
             redlock: redlock::Redlock,
             zookeeper: zookeeper::ZooKeeperLock::plain(),
             zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
@@ -299,117 +312,5 @@ impl Locks {
             Tier::Custom => &self.custom,
             Tier::AtomicDeduct => return None,
         })
-    }
-}
-
-// ---- pieces shared by several tiers ----
-
-/// The point between a lock's first and second acquire step, where `setnx-expire` dies before
-/// its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone stops dead
-/// (`holder-dies-between-steps`, answered as [`Attempt::HolderDied`]).
-async fn between_acquire_steps(cx: &LockCx<'_>) -> Option<Attempt> {
-    if cx
-        .faults
-        .claim(FaultKind::CrashBeforeExpire)
-        .await
-        .is_some()
-    {
-        crate::faults::crash("between two acquire steps");
-    }
-    let died = cx.faults.claim(FaultKind::HolderDiesBetweenSteps).await;
-    died.map(|_| Attempt::HolderDied)
-}
-
-/// `SET lock owner NX PX ttl`: the atomic take-with-lease of the tiers from `atomic-expiry` up.
-/// The lease left is asked in the same round trip (a pipeline), so a pub/sub waiter sleeps at
-/// most until the holder's lease really ends, not a whole TTL.
-async fn set_nx_px(cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-    let mut conn = cx.conn().await?;
-    let (taken, lease_left): (Option<String>, i64) = redis::pipe()
-        .cmd("SET")
-        .arg(cx.keys.lock())
-        .arg(cx.owner)
-        .arg("NX")
-        .arg("PX")
-        .arg(cx.settings.ttl_ms)
-        .pttl(cx.keys.lock())
-        .query_async(&mut conn)
-        .await?;
-    if taken.is_none() {
-        return Ok(Attempt::busy(lease_left));
-    }
-    if let Err(err) = cx.replicated(&mut conn).await {
-        // Not on enough replicas: give back what was taken, and fail this acquire.
-        let _ = release_if_owner(cx).await;
-        return Err(err);
-    }
-    Ok(Attempt::Acquired(Held::plain()))
-}
-
-static RELEASE_IF_OWNER: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
-
-/// Compare-and-delete (the `lua-release` tier's release): deletes the lock only while it still
-/// holds this owner's value. A release that finds the lock gone or someone else's is recorded
-/// as a lost release: the holder learns only now that it lost the lock.
-async fn release_if_owner(cx: &LockCx<'_>) -> Result<(), StoreError> {
-    let deleted: i64 = riding_out(cx, || async {
-        let mut conn = cx.conn().await?;
-        Ok(RELEASE_IF_OWNER
-            .key(cx.keys.lock())
-            .arg(cx.owner)
-            .arg(cx.keys.released_channel())
-            .invoke_async(&mut conn)
-            .await?)
-    })
-    .await?;
-    if deleted == 0 {
-        cx.lost_release().await?;
-    }
-    Ok(())
-}
-
-/// Runs a release against a lock store of its own until it answers (at most
-/// [`RELEASE_RIDE_OUT`]): after a failover the first try meets a connection to the dead
-/// primary, and only a release that reaches the new one can tell the holder its lock is gone.
-async fn riding_out<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, StoreError>>,
-{
-    let until = tokio::time::Instant::now() + RELEASE_RIDE_OUT;
-    loop {
-        match op().await {
-            Err(StoreError::Unavailable(_))
-                if cx.store.rides_out_outages() && tokio::time::Instant::now() < until =>
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await
-            }
-            done => return done,
-        }
-    }
-}
-
-/// How long a release keeps trying a lock store of its own that does not answer.
-const RELEASE_RIDE_OUT: Duration = Duration::from_secs(5);
-
-static DEL_AND_OBSERVE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("del_and_observe.lua")));
-
-/// The naive tiers' unconditional `DEL`, done as `GETDEL` so the ground truth can see whose
-/// lock it removed. Deletes exactly what `DEL` would; also publishes the release.
-async fn del_and_observe(cx: &LockCx<'_>) -> Result<(), StoreError> {
-    let mut conn = cx.conn().await?;
-    let deleted: Option<String> = DEL_AND_OBSERVE
-        .key(cx.keys.lock())
-        .arg(cx.keys.released_channel())
-        .invoke_async(&mut conn)
-        .await?;
-    match deleted {
-        Some(victim) if victim != cx.owner => {
-            let since = cx.generation;
-            record::foreign_release(cx.truth, cx.keys, since, cx.instance, cx.owner, &victim).await
-        }
-        _ => Ok(()),
     }
 }

@@ -7,6 +7,8 @@
 //! Races: two buyers read the same stock `n`, both sell, both write `n - 1`. The ledger shows
 //! more orders than items left the stock (lost updates) and, once the stock runs out, more
 //! orders than there was stock (oversold).
+//!
+//! Not a step list: there is no step to send.
 
 use async_trait::async_trait;
 

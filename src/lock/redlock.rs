@@ -41,6 +41,9 @@
 //! `node-restart` and `clock-jump` faults strike exactly those, and the dashboard shows them),
 //! reports nothing from `unlock` (a release that finds the lock gone is the lesson of
 //! `lost_releases`), and has no per-node timeout (a hung master would hang the acquire).
+//!
+//! Not a step list: each step goes to N masters at once and is read as a vote, counted
+//! against a majority and the time left, not one reply of one server.
 
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};

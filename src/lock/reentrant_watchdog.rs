@@ -1,6 +1,14 @@
 //! `reentrant-watchdog` — Redisson's design: a hash owner → hold count, a lease renewed by a
 //! watchdog every TTL/3 while held, and waiters woken by a published release message.
 //!
+//! | step | sends | reply |
+//! |---|---|---|
+//! | acquire | `reentrant_acquire.lua`: a free lock's hash gets `owner → 1`; our own, count + 1; lease reset | `{depth, 0}` held; `{0, lease left}` busy |
+//! | release | `reentrant_release.lua`: count − 1; at 0 delete and publish | holds left; −1 not ours any more: lost |
+//! | renew, every TTL/3 | `reentrant_renew.lua`: lease reset while the hash has our field | 1 renewed; 0 gone: stop |
+//!
+//! Two round trips for the lock.
+//!
 //! # Guarantee
 //! Mutual exclusion across instances however long the business work takes (the watchdog keeps
 //! the lease alive while the holder is alive), re-entry by the same owner without deadlock,
@@ -19,156 +27,52 @@
 
 use std::sync::LazyLock;
 
-use async_trait::async_trait;
-use oversell_api::settings::LeaseMode;
-use redis::Script;
+use super::steps::{Lua, On, Reply, Step, Technique};
 
-use super::renewals::Renewals;
-use super::{riding, riding_out, Attempt, Held, Keep, Lock, LockCx};
-use crate::ground_truth::record;
-use crate::keys::Keys;
-use crate::redis_pool::{RedisPool, StoreError};
+static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_acquire.lua")));
+static RELEASE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));
+static RENEW: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_renew.lua")));
 
-static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("reentrant_acquire.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("reentrant_release.lua")));
-static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("reentrant_renew.lua")));
+pub struct ReentrantWatchdog;
 
-pub struct ReentrantWatchdog {
-    /// Whether each fresh acquire also takes a fencing token (the `fenced` tier).
-    fencing: bool,
+/// The acquire; `fenced`: a fresh hold also takes a token from the counter (`fenced`).
+pub(super) fn acquire(on: &On<'_>, fenced: bool) -> Step {
+    let call = ACQUIRE
+        .call()
+        .key(on.keys.reentrant_lock())
+        .key(on.keys.fence_counter())
+        .arg(on.ttl_ms)
+        .arg(on.owner)
+        .arg(if fenced { "1" } else { "0" });
+    Step::script(call, Reply::Hold { fenced })
 }
 
-impl ReentrantWatchdog {
-    pub fn plain() -> Self {
-        ReentrantWatchdog { fencing: false }
+impl Technique for ReentrantWatchdog {
+    fn acquire(&self, on: &On<'_>) -> Vec<Step> {
+        vec![acquire(on, false)]
     }
 
-    pub fn fencing() -> Self {
-        ReentrantWatchdog { fencing: true }
-    }
-}
-
-#[async_trait]
-impl Lock for ReentrantWatchdog {
-    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        // With the lock in the resource store, the sale's read rides behind the acquire.
-        let (depth, extra, read) = match riding::acquire_with_read(cx).await? {
-            Some(((depth, extra), read)) => (depth, extra, read),
-            None => {
-                let mut conn = cx.conn().await?;
-                let (depth, extra): (i64, i64) = ACQUIRE
-                    .key(cx.keys.reentrant_lock())
-                    .key(cx.keys.fence_counter())
-                    .arg(cx.settings.ttl_ms)
-                    .arg(cx.owner)
-                    .arg(if self.fencing { "1" } else { "0" })
-                    .invoke_async(&mut conn)
-                    .await?;
-                if depth == 1 {
-                    if let Err(err) = cx.replicated(&mut conn).await {
-                        // Not on enough replicas: give the fresh hold back, and fail.
-                        let _ = self.release(cx, Held::plain()).await;
-                        return Err(err);
-                    }
-                }
-                (depth, extra, None)
-            }
-        };
-        let Ok(depth @ 1..) = u32::try_from(depth) else {
-            return Ok(Attempt::busy(extra));
-        };
-        // Only the first hold starts a watchdog; a re-entry rides on the outer one. A fixed
-        // lease (Redisson's `lock(leaseTime)`) starts none at all.
-        let keep = if depth == 1 && cx.settings.lease == LeaseMode::Watchdog {
-            Keep::Renewing {
-                _renewals: watchdog(cx),
-            }
-        } else {
-            Keep::Nothing
-        };
-        Ok(Attempt::Acquired(Held {
-            fence: self.fencing.then_some(extra as u64),
-            depth,
-            read,
-            _keep: keep,
-        }))
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        let call = RELEASE
+            .call()
+            .key(on.keys.reentrant_lock())
+            .arg(on.ttl_ms)
+            .arg(on.owner)
+            .arg(on.keys.released_channel());
+        // Redisson throws IllegalMonitorStateException on a −1.
+        vec![Step::script(call, Reply::LostIf(-1))]
     }
 
-    async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
-        // Stop renewing before giving the lock back.
-        drop(held);
-        let left: i64 = riding_out(cx, || async {
-            let mut conn = cx.conn().await?;
-            Ok(RELEASE
-                .key(cx.keys.reentrant_lock())
-                .arg(cx.settings.ttl_ms)
-                .arg(cx.owner)
-                .arg(cx.keys.released_channel())
-                .invoke_async(&mut conn)
-                .await?)
-        })
-        .await?;
-        if left == -1 {
-            // Redisson throws IllegalMonitorStateException here: the only moment a holder
-            // whose lease ran out learns it.
-            cx.lost_release().await?;
-        }
-        Ok(())
+    fn renew(&self, on: &On<'_>) -> Option<Step> {
+        let call = RENEW
+            .call()
+            .key(on.keys.reentrant_lock())
+            .arg(on.ttl_ms)
+            .arg(on.owner);
+        Some(Step::script(call, Reply::Renewed))
     }
 
     fn reentrant(&self) -> bool {
         true
     }
-}
-
-/// Renews the lease every TTL/3 until the hold ends (drop) or the lock is no longer ours.
-fn watchdog(cx: &LockCx<'_>) -> Renewals {
-    let store: RedisPool = cx.store.pool().clone();
-    let truth: RedisPool = cx.truth.clone();
-    let keys = cx.keys.clone();
-    let owner = cx.owner.to_owned();
-    let instance = cx.instance.to_owned();
-    let ttl_ms = cx.settings.ttl_ms;
-    Renewals::every_third_of(ttl_ms, move || {
-        let (store, truth, keys) = (store.clone(), truth.clone(), keys.clone());
-        let (owner, instance) = (owner.clone(), instance.clone());
-        async move {
-            match renew(&store, &keys, &owner, ttl_ms).await {
-                Ok(true) => {
-                    if let Err(err) = record::renewal(&truth, &keys, &instance, &owner).await {
-                        tracing::debug!(%err, "renewal not recorded on the timeline");
-                    }
-                    true
-                }
-                Ok(false) => false, // expired or released: nothing left to renew
-                // Redisson logs a failed renewal and stops renewing. This one tries again at
-                // the next tick: with a lock store that fails over (Sentinel) a renewal can
-                // fail for a second or two while the lease still has seconds left, and giving
-                // up then would drop a lock its holder still holds. A renewal that finds the
-                // lock gone or someone else's (Ok(false) above) does stop.
-                Err(err) => {
-                    tracing::warn!(%err, "watchdog renewal failed; retrying");
-                    true
-                }
-            }
-        }
-    })
-}
-
-async fn renew(
-    store: &RedisPool,
-    keys: &Keys,
-    owner: &str,
-    ttl_ms: u64,
-) -> Result<bool, StoreError> {
-    let mut conn = store.conn().await?;
-    let renewed: i64 = RENEW
-        .key(keys.reentrant_lock())
-        .arg(ttl_ms)
-        .arg(owner)
-        .invoke_async(&mut conn)
-        .await?;
-    Ok(renewed == 1)
 }

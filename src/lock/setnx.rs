@@ -1,5 +1,12 @@
 //! `setnx` — `SETNX lock v`, work, `DEL lock`; retry while it is taken.
 //!
+//! | step | sends | reply |
+//! |---|---|---|
+//! | acquire | `SETNX lock owner` | 1 taken, 0 busy (for how long, unknown: there is no lease) |
+//! | release | `DEL lock` | — |
+//!
+//! Two round trips for the lock.
+//!
 //! # Guarantee
 //! Mutual exclusion across every instance, as long as every holder lives to release.
 //!
@@ -11,35 +18,25 @@
 //! The value is the holder's id; this tier never reads it, it is there so the ground truth can
 //! see whose lock a `DEL` removed.
 
-use async_trait::async_trait;
-
-use super::{del_and_observe, Attempt, Held, Lock, LockCx};
-use crate::redis_pool::StoreError;
+use super::steps::{On, Reply, Step, Technique};
 
 pub struct Setnx;
 
 /// `SETNX lock owner`; shared with `setnx-expire`, which adds its `EXPIRE` afterwards.
-pub(super) async fn setnx(cx: &LockCx<'_>) -> Result<bool, StoreError> {
-    let mut conn = cx.conn().await?;
-    let taken: bool = redis::cmd("SETNX")
-        .arg(cx.keys.lock())
-        .arg(cx.owner)
-        .query_async(&mut conn)
-        .await?;
-    Ok(taken)
+pub(super) fn setnx(on: &On<'_>, busy_for: Reply) -> Step {
+    let cmd = redis::cmd("SETNX")
+        .arg(on.keys.lock())
+        .arg(on.owner)
+        .clone();
+    Step::command(cmd, busy_for)
 }
 
-#[async_trait]
-impl Lock for Setnx {
-    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        Ok(if setnx(cx).await? {
-            Attempt::Acquired(Held::plain())
-        } else {
-            Attempt::Busy { lease_left: None }
-        })
+impl Technique for Setnx {
+    fn acquire(&self, on: &On<'_>) -> Vec<Step> {
+        vec![setnx(on, Reply::Taken { busy_for: None })]
     }
 
-    async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {
-        del_and_observe(cx).await
+    fn release(&self, _on: &On<'_>) -> Vec<Step> {
+        vec![Step::del()]
     }
 }

@@ -25,6 +25,9 @@
 //! `zookeeper-fenced` closes that gap as `fenced` does: the node's creation zxid, which only
 //! grows, is the fencing token, and the stock refuses a write with a lower token than it has
 //! seen. ZooKeeper can issue such a token; Redlock cannot.
+//!
+//! Not a step list: the lock is a queue of nodes in ZooKeeper, each waiter watching the one
+//! ahead of it, not a Redis key tried again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 
 use crate::composed::{self, Call, Lua};
 use crate::lock::cohort::{self, ReadReplies, Successor};
-use crate::lock::riding;
-use crate::lock::{Held, LockCx};
+use crate::lock::{engine, riding};
+use crate::lock::{Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 
 use super::SaleCx;
@@ -89,6 +89,7 @@ pub(super) struct Write<'a> {
 pub(super) async fn leave(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
+    lock: &dyn Lock,
     leaving: &mut Leaving<'_>,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
@@ -112,11 +113,7 @@ pub(super) async fn leave(
         leaving.passing = Some((to, sent_ahead.then_some(theirs)));
         return outcome(mine?);
     }
-    let release = match riding::rides_with_sale(lcx) {
-        true => riding::release(lcx),
-        false => None,
-    };
-    let Some(release) = release else {
+    let Some((release, reply)) = riding::release_behind_write(lcx, lock) else {
         return outcome(commit.invoke(&mut conn).await);
     };
     if leaving.cohort {
@@ -127,7 +124,7 @@ pub(super) async fn leave(
     let replies = composed::run_in_order(&mut conn, &[&commit, &release]).await?;
     let [committed, released] = <[_; 2]>::try_from(replies)
         .map_err(|_| StoreError::Unavailable("a composed script of 2 gave another count".into()))?;
-    if let Err(err) = riding::released(lcx, released).await {
+    if let Err(err) = engine::released_in_trip(lcx, reply, released).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }

@@ -144,7 +144,7 @@ async fn critical_section(
         if stock <= 0 {
             cx.signals.sold_out.saw(cx.keys.room());
         }
-        if leave(cx, lcx, leaving, exits, None).await? == "reset" {
+        if leave(cx, lcx, lock, leaving, exits, None).await? == "reset" {
             return Err(AppError::RoomReset { read: true });
         }
         return Err(AppError::SoldOut {
@@ -176,7 +176,7 @@ async fn critical_section(
         qty: order.qty,
         entry: &entry,
     };
-    let outcome = leave(cx, lcx, leaving, exits, Some(write)).await?;
+    let outcome = leave(cx, lcx, lock, leaving, exits, Some(write)).await?;
     match outcome.as_str() {
         "sold" => Ok(Sold {
             order_id,

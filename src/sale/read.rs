@@ -1,6 +1,6 @@
 //! The read: `enter.lua` reads the stock and notes the overlap clock. Its plan, in owned form,
 //! rides behind the acquire that takes the lock (`lock/riding.rs`) or is sent by the holder
-//! before this sale (a cohort's pass); the reentrant tiers' nested step goes around it.
+//! before this sale (a cohort's pass); a reentrant lock's nested hold goes around it.
 
 use std::sync::LazyLock;
 
@@ -10,7 +10,8 @@ use crate::composed::{self, Call, Lua};
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::lock::cohort::ReadReplies;
-use crate::lock::riding;
+use crate::lock::steps::{On, Technique};
+use crate::lock::{engine, riding};
 use crate::lock::{Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
@@ -37,7 +38,8 @@ pub(super) struct ReadPlan {
     owner: String,
     tier: Tier,
     ttl_ms: u64,
-    reentrant: bool,
+    /// A reentrant lock's steps, for its nested hold around the read.
+    nested: Option<&'static dyn Technique>,
     /// The room's reset generation when the sale began.
     generation: String,
 }
@@ -50,13 +52,13 @@ impl ReadPlan {
             owner: cx.owner.clone(),
             tier: cx.settings.tier,
             ttl_ms: cx.settings.ttl_ms,
-            reentrant: lock.reentrant(),
+            nested: lock.steps().filter(|_| lock.reentrant()),
             generation: cx.generation.clone(),
         }
     }
 
-    /// The read's calls, for one round trip: `enter.lua`, and for the reentrant tiers the
-    /// nested re-entry before it and the nested release after it, under the lock's owner.
+    /// The read's calls, for one round trip: `enter.lua`, and for a reentrant lock the nested
+    /// re-entry before it and the nested release after it, under the lock's owner.
     pub(super) fn calls(&self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
         self.calls_with_token(lock_owner, token_arg(fence))
     }
@@ -79,15 +81,19 @@ impl ReadPlan {
             token,
             &self.generation,
         );
-        if !self.reentrant {
-            return vec![read];
+        let on = On {
+            keys: &self.keys,
+            owner: lock_owner,
+            ttl_ms: self.ttl_ms,
+        };
+        match self.nested.and_then(|lock| riding::nested(lock, &on)) {
+            Some(nested) => vec![nested.again.0, read, nested.back.0],
+            None => vec![read],
         }
-        let (again, back) = riding::reentry(&self.keys, self.tier, self.ttl_ms, lock_owner);
-        vec![again, read, back]
     }
 }
 
-/// The read, with the reentrant tiers' nested step around it: the lock is taken again by the
+/// The read, with a reentrant lock's nested hold around it: the lock is taken again by the
 /// same owner, as a sale calling a helper that locks too would (with a non-reentrant lock this
 /// would wait for itself), and the nested hold is given back after the read. One round trip
 /// when the steps can ride together; none when the previous holder sent it (`ahead`). Returns
@@ -100,9 +106,14 @@ pub(super) async fn read(
     fence: Option<u64>,
     ahead: Option<ReadReplies>,
 ) -> Result<(Entered, u32), AppError> {
+    // The nested hold's steps, when they ride with the read.
+    let nested = match (lock.steps(), lock.reentrant() && riding::shares_server(lcx)) {
+        (Some(steps), true) => riding::nested(steps, &lcx.on()),
+        _ => None,
+    };
     let replies = match ahead {
         Some(replies) => replies,
-        None if !lock.reentrant() || riding::rides_with_sale(lcx) => {
+        None if !lock.reentrant() || nested.is_some() => {
             let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
             let calls: Vec<&Call> = calls.iter().collect();
             let mut conn = cx.redis.conn().await?;
@@ -120,17 +131,19 @@ pub(super) async fn read(
         return Ok((entered(next()?, fence)?, depth));
     }
     let (again, read, back) = (next()?, next()?, next()?);
-    let Some(depth) = riding::reentered(again).map_err(StoreError::from)? else {
+    let nested =
+        nested.ok_or_else(|| AppError::Internal("a nested hold that cannot ride".into()))?;
+    let Some(depth) = riding::reentered(nested.again.1, again)? else {
         // Someone else holds the lock: this owner lost it before its read. Its release will
         // find that out and record it.
         return Err(AppError::LockLost);
     };
-    riding::released(lcx, back).await?;
+    engine::released_in_trip(lcx, nested.back.1, back).await?;
     Ok((entered(read, fence)?, depth))
 }
 
-/// The reentrant read when the lock lives on another server than the stock: re-entry, read
-/// and nested release one after the other.
+/// The reentrant read when the nested hold cannot ride with it (the lock lives on another
+/// server than the stock): re-entry, read and nested release one after the other.
 async fn read_one_by_one(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,

@@ -1,0 +1,252 @@
+//! The engine: runs a lock described as steps (`steps.rs`), the built-in Redis tiers and the
+//! lab's locks alike. The tier says what each step sends and how its reply reads; the engine
+//! does everything around the steps, so a tier file shows none of it:
+//!
+//! - sends each step as one round trip, in order, on one connection, or, when the lock lives
+//!   in the stock's Redis and the acquire is one script, with the sale's read riding behind it
+//!   (`riding.rs`);
+//! - after a fresh hold, waits for replicas (`WAIT`, [`LockCx::replicated`]), and gives the
+//!   lock back when too few have it;
+//! - starts the watchdog of a renew step (`renewals.rs`);
+//! - strikes the fault points between steps: a crash or a dying holder between the first and
+//!   second acquire step, a pause between the first and second release step;
+//! - tries a release again while a lock store of its own fails over ([`riding_out`]);
+//! - records in the ground truth what a release saw: a lost release, a foreign release.
+//!
+//! Waiting for a busy lock is the wait loop's (`wait.rs`, `cohort.rs`), around every tier.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use oversell_api::settings::LeaseMode;
+use redis::{RedisResult, Value};
+
+use super::renewals::{RenewConn, Watchdog};
+use super::replies::{self, Took};
+use super::send::{send, Env};
+use super::steps::{Reply, Step, Technique};
+use super::{riding, Attempt, Held, Keep, Lock, LockCx};
+use crate::faults::FaultKind;
+use crate::ground_truth::record;
+use crate::lab::conns::LabConns;
+use crate::lab::LabLock;
+use crate::redis_pool::{Conn, StoreError};
+
+/// A built-in tier's steps behind the [`Lock`] interface.
+pub struct Stepped(pub &'static dyn Technique);
+
+#[async_trait]
+impl Lock for Stepped {
+    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
+        attempt(cx, self.0, Via::Store).await
+    }
+
+    async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
+        release(cx, self.0, Via::Store, held).await
+    }
+
+    fn reentrant(&self) -> bool {
+        self.0.reentrant()
+    }
+
+    fn steps(&self) -> Option<&'static dyn Technique> {
+        Some(self.0)
+    }
+}
+
+/// Where a lock's steps are sent.
+#[derive(Clone, Copy)]
+pub enum Via<'a> {
+    /// The lock store, from its pool.
+    Store,
+    /// A lab room's own connection to the lock store, logged in as the room's user.
+    Lab(&'a LabConns, &'a LabLock),
+}
+
+impl Via<'_> {
+    async fn conn(&self, cx: &LockCx<'_>) -> Result<Conn, StoreError> {
+        match self {
+            Via::Store => cx.conn().await,
+            Via::Lab(conns, lab) => conns.conn(cx.store, cx.keys, lab).await,
+        }
+    }
+}
+
+/// One attempt at the lock: its acquire steps in order, until one finds it busy.
+pub async fn attempt(
+    cx: &LockCx<'_>,
+    lock: &dyn Technique,
+    via: Via<'_>,
+) -> Result<Attempt, StoreError> {
+    let on = cx.on();
+    let steps = lock.acquire(&on);
+    let mut held = Held::plain();
+    let mut conn = via.conn(cx).await?;
+    // The first step's reply, when the sale's read rode with it.
+    let rode = riding::acquire_with_read(cx, &steps, &mut conn).await?;
+    let mut rode = rode.map(|(answer, read)| {
+        held.read = Some(read);
+        answer
+    });
+    let env = Env {
+        store: cx.store,
+        truth: cx.truth,
+        on,
+    };
+    for (i, step) in steps.iter().enumerate() {
+        if i == 1 {
+            if let Some(died) = between_acquire_steps(cx).await {
+                return Ok(died);
+            }
+        }
+        let answer = match rode.take() {
+            Some(answer) => answer,
+            None => send(&mut conn, &step.request, &env).await?,
+        };
+        match replies::took(step.reply, answer)? {
+            Took::GoOn => {}
+            Took::Held { depth, fence } => (held.depth, held.fence) = (depth, fence),
+            Took::Busy(lease_left) => return Ok(Attempt::Busy { lease_left }),
+        }
+    }
+    // A re-entry writes nothing new: only a fresh hold waits for replicas and renews.
+    if held.depth > 1 {
+        return Ok(Attempt::Acquired(held));
+    }
+    if let Err(err) = cx.replicated(&mut conn).await {
+        // Not on enough replicas: give back what was taken, and fail this acquire.
+        let _ = release(cx, lock, via, Held::plain()).await;
+        return Err(err);
+    }
+    if cx.settings.lease == LeaseMode::Watchdog {
+        if let Some(step) = lock.renew(&env.on) {
+            held._keep = watchdog(cx, step, via, conn);
+        }
+    }
+    Ok(Attempt::Acquired(held))
+}
+
+/// Renews the lease with `step` on the watchdog's schedule while the hold lasts.
+fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
+    let conn = match via {
+        Via::Store => RenewConn::Pool(cx.store.pool().clone()),
+        Via::Lab(..) => RenewConn::Kept(conn),
+    };
+    let watchdog = Watchdog {
+        step,
+        conn,
+        store: cx.store.clone(),
+        truth: cx.truth.clone(),
+        keys: cx.keys.clone(),
+        owner: cx.owner.to_owned(),
+        instance: cx.instance.to_owned(),
+        ttl_ms: cx.settings.ttl_ms,
+    };
+    Keep::Renewing {
+        _renewals: watchdog.start(),
+    }
+}
+
+/// Gives the lock back: its release steps in order, until one says there is nothing more to
+/// do. Renewals stop first.
+pub async fn release(
+    cx: &LockCx<'_>,
+    lock: &dyn Technique,
+    via: Via<'_>,
+    held: Held,
+) -> Result<(), StoreError> {
+    drop(held);
+    let env = Env {
+        store: cx.store,
+        truth: cx.truth,
+        on: cx.on(),
+    };
+    for (i, step) in lock.release(&env.on).iter().enumerate() {
+        if i == 1 {
+            // Between two release steps: where `uuid-owner`'s lease runs out.
+            if let Some(fault) = cx.faults.claim(FaultKind::ReleaseGap).await {
+                tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+            }
+        }
+        let answer = riding_out(cx, || async {
+            let mut conn = via.conn(cx).await?;
+            send(&mut conn, &step.request, &env).await
+        })
+        .await;
+        if !released(cx, step.reply, answer, i == 0).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a release step's reply and records what it saw in the resource store; whether the
+/// release goes on. Only the first step sees the lock as its holder left it, so only its
+/// finding the lock gone or someone else's is a lost release.
+pub async fn released(
+    cx: &LockCx<'_>,
+    reply: Reply,
+    answer: Result<Value, StoreError>,
+    first: bool,
+) -> Result<bool, StoreError> {
+    let seen = replies::seen(reply, answer?, cx.owner)?;
+    if seen.lost && first {
+        // Redisson throws IllegalMonitorStateException here: the only moment a holder whose
+        // lease ran out learns it.
+        cx.lost_release().await?;
+    }
+    if let Some(victim) = &seen.foreign {
+        let since = cx.generation;
+        record::foreign_release(cx.truth, cx.keys, since, cx.instance, cx.owner, victim).await?;
+    }
+    Ok(seen.go_on)
+}
+
+/// [`released`] for a reply that came back in a composed script's round trip.
+pub async fn released_in_trip(
+    cx: &LockCx<'_>,
+    reply: Reply,
+    answer: RedisResult<Value>,
+) -> Result<bool, StoreError> {
+    released(cx, reply, answer.map_err(StoreError::from), true).await
+}
+
+/// The point between a lock's first and second acquire step, where `setnx-expire` dies before
+/// its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone stops dead
+/// (`holder-dies-between-steps`, answered as [`Attempt::HolderDied`]).
+async fn between_acquire_steps(cx: &LockCx<'_>) -> Option<Attempt> {
+    if cx
+        .faults
+        .claim(FaultKind::CrashBeforeExpire)
+        .await
+        .is_some()
+    {
+        crate::faults::crash("between two acquire steps");
+    }
+    let died = cx.faults.claim(FaultKind::HolderDiesBetweenSteps).await;
+    died.map(|_| Attempt::HolderDied)
+}
+
+/// Runs a release against a lock store of its own until it answers (at most
+/// [`RELEASE_RIDE_OUT`]): after a failover the first try meets a connection to the dead
+/// primary, and only a release that reaches the new one can tell the holder its lock is gone.
+async fn riding_out<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let until = tokio::time::Instant::now() + RELEASE_RIDE_OUT;
+    loop {
+        match op().await {
+            Err(StoreError::Unavailable(_))
+                if cx.store.rides_out_outages() && tokio::time::Instant::now() < until =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            done => return done,
+        }
+    }
+}
+
+/// How long a release keeps trying a lock store of its own that does not answer.
+const RELEASE_RIDE_OUT: Duration = Duration::from_secs(5);
