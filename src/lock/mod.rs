@@ -208,6 +208,16 @@ impl Held {
             _keep: Keep::Nothing,
         }
     }
+
+    /// A plain hold whose lease `renewals` keep alive (Redlock's extension).
+    fn renewed_by(renewals: renewals::Renewals) -> Self {
+        Held {
+            _keep: Keep::Renewing {
+                _renewals: renewals,
+            },
+            ..Held::plain()
+        }
+    }
 }
 
 /// The outcome of one attempt.

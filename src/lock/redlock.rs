@@ -14,6 +14,9 @@
 //!    per-node timeout tens of ms; 001 (line 101) gives the lease "a few tens of ms", which
 //!    is the timeout's size.
 //! 5. Release: compare-and-delete on every master.
+//! 6. While the holder works, extend: every lease/3 a compare-and-`PEXPIRE` on every master
+//!    (the published algorithm's extension, Redisson's `RedissonRedLock` watchdog), which
+//!    stops once fewer than a majority still hold the value. `lease: fixed` extends nothing.
 //!
 //! # Guarantee
 //! One master failing — killed, restarted, failed over — no longer loses the lock: the others
@@ -29,6 +32,8 @@
 //! - A holder pauses longer than the validity (`freeze`): the quorum expires, a second holder
 //!   gets in, and the first one's write lands anyway. Redlock hands out no fencing token the
 //!   resource could check, so nothing refuses it.
+//! - A holder cut off from the masters (`partition`) extends nothing: its lease runs out there
+//!   while it works, a second holder wins a majority, and the first one's write lands anyway.
 //!
 //! # Redisson
 //! 001 (lines 239–250) recommends Redisson's `RedissonRedLock`. Redisson deprecated it in
@@ -51,12 +56,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use redis::Script;
 
+use super::renewals::Renewals;
 use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::chaos as store;
 use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
 use crate::redis_pool::StoreError;
+use oversell_api::settings::LeaseMode;
 
 /// Clock drift allowance, as a share of the ttl (the published 1%), plus 2 ms.
 const DRIFT_FACTOR: f64 = 0.01;
@@ -67,6 +74,7 @@ const CUT_OFF: Duration = Duration::from_millis(1_000);
 
 static RELEASE_IF_OWNER: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
+static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
 
 pub struct Redlock;
 
@@ -97,7 +105,10 @@ impl Lock for Redlock {
         let validity = ttl.saturating_sub(elapsed + drift);
         if granted >= masters.quorum() && !validity.is_zero() {
             tracing::debug!(owner = cx.owner, granted, ?validity, "redlock acquired");
-            return Ok(Attempt::Acquired(Held::plain()));
+            return Ok(Attempt::Acquired(match cx.settings.lease {
+                LeaseMode::Watchdog => Held::renewed_by(extensions(cx)),
+                LeaseMode::Fixed => Held::plain(),
+            }));
         }
 
         // No majority, or no time left: give back whatever was taken, everywhere.
@@ -192,6 +203,38 @@ async fn vote(cx: &LockCx<'_>, masters: &QuorumNodes) -> Vec<Vote> {
             Err(_) => Vote::Silent,
         })
         .collect()
+}
+
+/// The published algorithm's extension, on the watchdog's schedule (every lease/3, as
+/// Redisson's `RedissonRedLock` renews): a new lease on every master that still holds our
+/// value, and the renewals stop once fewer than a majority did. A holder cut off from the
+/// masters extends nothing, and its lease runs out there while it works.
+fn extensions(cx: &LockCx<'_>) -> Renewals {
+    let store = cx.store.clone();
+    let (key, owner, ttl) = (cx.keys.lock(), cx.owner.to_owned(), cx.settings.ttl_ms);
+    Renewals::every_third_of(ttl, move || {
+        let (store, key, owner) = (store.clone(), key.clone(), owner.clone());
+        async move {
+            let masters = store.quorum();
+            let extended = masters
+                .each(|mut conn| {
+                    let (key, owner) = (key.clone(), owner.clone());
+                    async move {
+                        EXTEND
+                            .key(&key)
+                            .arg(&owner)
+                            .arg(ttl)
+                            .invoke_async::<i64>(&mut conn)
+                            .await
+                    }
+                })
+                .await
+                .into_iter()
+                .filter(|extended| matches!(extended, Ok(1)))
+                .count();
+            extended >= masters.quorum()
+        }
+    })
 }
 
 /// Steps 4 and 5: compare-and-delete on every master; how many still held our value.

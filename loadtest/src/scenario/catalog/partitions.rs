@@ -180,6 +180,38 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              服务，也不让两个持锁者同时进入。",
     },
     Scenario {
+        id: "redlock-holder-cut-off",
+        tier: Tier::Redlock,
+        ttl_ms: CUT_OFF_TTL,
+        business_ms: CUT_OFF_WORK,
+        wait: WaitStrategy::PubSub,
+        wait_deadline_ms: 20_000,
+        lease: LeaseMode::Watchdog,
+        fault: Some(Fault::partition(HOLDER, 6_000)),
+        stock: 1,
+        buyers: 3,
+        via: Via::Fleet,
+        store: StoreSetup::redlock(None).partitioned(),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        timing_sensitive: true,
+        source: "002 lines 586–628 (Redlock) and 669–679 (the network partition); the \
+                 algorithm as Redis' author published it, with its extension; Martin \
+                 Kleppmann, \"How to do distributed locking\" (2016), on delayed and lost \
+                 messages",
+        en: "The holder wins a majority of the five masters and, as it starts its work, its \
+             instance is cut off from all of them. Its extensions (every third of the lease) \
+             never arrive; the lease runs out on every master while it works, a second buyer \
+             wins a majority, and the first one's write goes through the resource store anyway: \
+             two holders, the one item sold twice. Five independent masters do not help a \
+             holder that cannot reach any of them, and Redlock gives it no token a resource \
+             could check.",
+        zh: "持锁者在五个主节点中拿到多数票，刚开始处理业务，它所在的实例就与所有主节点断开了网络。\
+             它的续约（每隔租约的三分之一一次）一次也到不了；租约在所有主节点上都到期了，它还在处理业务，\
+             第二个买家拿到了多数票，而第一个持锁者的写入照样写进了库存：两个持锁者，唯一的一件商品卖了\
+             两次。五个相互独立的主节点帮不了一个谁也连不上的持锁者，而 Redlock 也不发放资源可以检查的\
+             令牌。",
+    },
+    Scenario {
         id: "zookeeper-client-partitioned",
         tier: Tier::Zookeeper,
         ttl_ms: ZOOKEEPER_SESSION_MS,
