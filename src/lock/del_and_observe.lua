@@ -6,5 +6,6 @@ local deleted = redis.call('GETDEL', KEYS[1])
 if not deleted then
   return nil
 end
-redis.call('PUBLISH', ARGV[1], 'released')
+-- The message names whose lock went (see lua_release.lua).
+redis.call('PUBLISH', ARGV[1], deleted)
 return deleted

@@ -10,5 +10,6 @@ if depth > 0 then
   return depth
 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[3], 'released')
+-- The message names whose lock went (see lua_release.lua).
+redis.call('PUBLISH', ARGV[3], ARGV[2])
 return 0

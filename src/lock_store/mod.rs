@@ -152,7 +152,16 @@ impl LockStore {
                 .filter_map(|m| RedisPool::for_locks(&format!("redis://{}", m.addr())).ok())
                 .collect(),
         };
-        let released = Arc::new(released);
+        // The same release heard from several masters is one release: Redlock's messages are
+        // unique per release (see `redlock::unlock_all`), and a repeat of the last one heard
+        // for the room is dropped.
+        let heard = Arc::new(HeardReleases::default());
+        let several = pools.len() > 1;
+        let released = Arc::new(move |room: &str, whose: &str| {
+            if !several || heard.first_time(room, whose) {
+                released(room);
+            }
+        });
         let lost_messages = Arc::new(lost_messages);
         let listeners: Vec<_> = pools
             .into_iter()
@@ -209,11 +218,32 @@ impl LockStore {
     }
 }
 
+/// The last release message heard per room, so a release published by every Redlock master
+/// wakes one waiter. Bounded: forgotten wholesale past [`HeardReleases::MAX_ROOMS`].
+#[derive(Default)]
+struct HeardReleases(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl HeardReleases {
+    const MAX_ROOMS: usize = 10_000;
+
+    fn first_time(&self, room: &str, whose: &str) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if last.get(room).is_some_and(|seen| seen == whose) {
+            return false;
+        }
+        if last.len() >= Self::MAX_ROOMS {
+            last.clear();
+        }
+        last.insert(room.to_owned(), whose.to_owned());
+        true
+    }
+}
+
 /// Listens to one server until aborted, reconnecting (to the new primary, after a failover)
 /// when the connection drops.
 async fn listen(
     pool: &RedisPool,
-    released: &(impl Fn(&str) + Send + Sync),
+    released: &(impl Fn(&str, &str) + Send + Sync),
     lost_messages: &(impl Fn() + Send + Sync),
 ) {
     // Short back-off: during a failover the next primary is usually there within 2 s.
@@ -244,7 +274,7 @@ impl Drop for AbortOnDrop {
 
 async fn listen_once(
     pool: &RedisPool,
-    released: &(impl Fn(&str) + Send + Sync),
+    released: &(impl Fn(&str, &str) + Send + Sync),
     lost_messages: &(impl Fn() + Send + Sync),
 ) -> Result<(), redis::RedisError> {
     let client = pool.client().await?;
@@ -260,7 +290,8 @@ async fn listen_once(
             msg = messages.next() => match msg {
                 Some(msg) => {
                     if let Some(room) = Keys::room_of(msg.get_channel_name()) {
-                        released(room);
+                        let whose: String = msg.get_payload().unwrap_or_default();
+                        released(room, &whose);
                     }
                 }
                 None => return Ok(()),
