@@ -7,6 +7,7 @@
 #      times each, alternating, in one run; items from the ledger.
 #
 #   sudo bench/partitions.sh [REPEAT=20] [SECONDS=5] [ROUNDS=3]
+#   sudo ONLY="redlock-holder-cut-off zookeeper-server-cut-off" bench/partitions.sh 20   # some
 # Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +22,15 @@ echo "Each chapter $REPEAT times on a netns fleet (3 instances), \`loadtest scen
 echo
 echo "| chapter | fleet | held |"
 echo "|---|---|---|"
+# ONLY="id …": just those chapters (and no cost table).
 chapters() {
     local flags=$1; shift
+    if [ -n "${ONLY:-}" ]; then
+        local wanted=() id
+        for id in "$@"; do [[ " $ONLY " == *" $id "* ]] && wanted+=("$id"); done
+        [ ${#wanted[@]} -gt 0 ] || return 0
+        set -- "${wanted[@]}"
+    fi
     fleet_up --network netns $flags
     for id in "$@"; do
         echo "| \`$id\` | \`--network netns $flags\` | $(hold_rate "$id") |"
@@ -30,11 +38,12 @@ chapters() {
     fleet_down
 }
 chapters "--lock-store sentinel" sentinel-split-brain sentinel-min-replicas
-chapters "--lock-store redlock" redlock-minority-partition redlock-majority-partition
+chapters "--lock-store redlock" redlock-minority-partition redlock-majority-partition redlock-holder-cut-off
 chapters "--lock-store single" watchdog-holder-cut-off fenced-holder-cut-off
 chapters "--zookeeper" zookeeper-client-partitioned zookeeper-fenced-partitioned
 chapters "--zookeeper-nodes 3" zookeeper-server-cut-off
 
+[ -z "${ONLY:-}" ] || exit 0
 echo
 echo "### What the namespaces cost"
 echo
