@@ -50,7 +50,6 @@
 //! Not a step list: each step goes to N masters at once and is read as a vote, counted
 //! against a majority and the time left, not one reply of one server.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -75,8 +74,6 @@ const CUT_OFF: Duration = Duration::from_millis(1_000);
 
 static RELEASE_IF_OWNER: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
-/// Unlocks sent by this process, numbering their release messages.
-static UNLOCKS: AtomicU64 = AtomicU64::new(0);
 static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
 
 pub struct Redlock;
@@ -241,14 +238,8 @@ fn extensions(cx: &LockCx<'_>) -> Renewals {
 }
 
 /// Steps 4 and 5: compare-and-delete on every master; how many still held our value.
-///
-/// Each master that deletes publishes the same message, unique to this call (the holder and
-/// a sequence number): an instance hearing it from several masters wakes one waiter, and a
-/// holder that gives back a split vote and later releases for real is heard both times.
 async fn unlock_all(cx: &LockCx<'_>, masters: &QuorumNodes) -> usize {
     let (key, owner, channel) = (cx.keys.lock(), cx.owner, cx.keys.released_channel());
-    let message = format!("{owner}#{}", UNLOCKS.fetch_add(1, Ordering::Relaxed));
-    let message = message.as_str();
     masters
         .each(|mut conn| {
             let (key, channel) = (key.clone(), channel.clone());
@@ -257,7 +248,6 @@ async fn unlock_all(cx: &LockCx<'_>, masters: &QuorumNodes) -> usize {
                     .key(&key)
                     .arg(owner)
                     .arg(&channel)
-                    .arg(message)
                     .invoke_async::<i64>(&mut conn)
                     .await
             }

@@ -143,37 +143,21 @@ impl LockStore {
         released: impl Fn(&str) + Send + Sync + 'static,
         lost_messages: impl Fn() + Send + Sync + 'static,
     ) -> tokio::task::JoinHandle<()> {
-        // Redlock's release is published by every master it reaches: listening to all of
-        // them, a waiter still hears it when some masters are down or cut off.
-        let pools: Vec<RedisPool> = match self.quorum.nodes() {
-            [] => vec![self.pool.clone()],
-            masters => masters
-                .iter()
-                .filter_map(|m| RedisPool::for_locks(&format!("redis://{}", m.addr())).ok())
-                .collect(),
-        };
-        // The same release heard from several masters is one release: Redlock's messages are
-        // unique per release (see `redlock::unlock_all`), and a repeat of the last one heard
-        // for the room is dropped.
-        let heard = Arc::new(HeardReleases::default());
-        let several = pools.len() > 1;
-        let released = Arc::new(move |room: &str, whose: &str| {
-            if !several || heard.first_time(room, whose) {
-                released(room);
-            }
-        });
-        let lost_messages = Arc::new(lost_messages);
-        let listeners: Vec<_> = pools
-            .into_iter()
-            .map(|pool| {
-                let (released, lost_messages) = (released.clone(), lost_messages.clone());
-                tokio::spawn(async move { listen(&pool, &*released, &*lost_messages).await })
-            })
-            .collect();
+        let pool = self.pool.clone();
         tokio::spawn(async move {
-            // Aborting this task drops the guard, which aborts the listeners.
-            let _guard = AbortOnDrop(listeners);
-            std::future::pending::<()>().await
+            // Short back-off: during a failover the next primary is usually there within 2 s.
+            let mut backoff = Duration::from_millis(50);
+            loop {
+                match listen_once(&pool, &released, &lost_messages).await {
+                    Ok(()) => {
+                        tracing::warn!("lock store: release channel closed; reconnecting");
+                        backoff = Duration::from_millis(50);
+                    }
+                    Err(err) => tracing::debug!(%err, "lock store: subscribe failed; retrying"),
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
+            }
         })
     }
 
@@ -218,63 +202,9 @@ impl LockStore {
     }
 }
 
-/// The last release message heard per room, so a release published by every Redlock master
-/// wakes one waiter. Bounded: forgotten wholesale past [`HeardReleases::MAX_ROOMS`].
-#[derive(Default)]
-struct HeardReleases(std::sync::Mutex<std::collections::HashMap<String, String>>);
-
-impl HeardReleases {
-    const MAX_ROOMS: usize = 10_000;
-
-    fn first_time(&self, room: &str, whose: &str) -> bool {
-        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if last.get(room).is_some_and(|seen| seen == whose) {
-            return false;
-        }
-        if last.len() >= Self::MAX_ROOMS {
-            last.clear();
-        }
-        last.insert(room.to_owned(), whose.to_owned());
-        true
-    }
-}
-
-/// Listens to one server until aborted, reconnecting (to the new primary, after a failover)
-/// when the connection drops.
-async fn listen(
-    pool: &RedisPool,
-    released: &(impl Fn(&str, &str) + Send + Sync),
-    lost_messages: &(impl Fn() + Send + Sync),
-) {
-    // Short back-off: during a failover the next primary is usually there within 2 s.
-    let mut backoff = Duration::from_millis(50);
-    loop {
-        match listen_once(pool, released, lost_messages).await {
-            Ok(()) => {
-                tracing::warn!("lock store: release channel closed; reconnecting");
-                backoff = Duration::from_millis(50);
-            }
-            Err(err) => tracing::debug!(%err, "lock store: subscribe failed; retrying"),
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_millis(500));
-    }
-}
-
-/// Tasks aborted when this is dropped.
-struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
-
 async fn listen_once(
     pool: &RedisPool,
-    released: &(impl Fn(&str, &str) + Send + Sync),
+    released: &(impl Fn(&str) + Send + Sync),
     lost_messages: &(impl Fn() + Send + Sync),
 ) -> Result<(), redis::RedisError> {
     let client = pool.client().await?;
@@ -290,8 +220,7 @@ async fn listen_once(
             msg = messages.next() => match msg {
                 Some(msg) => {
                     if let Some(room) = Keys::room_of(msg.get_channel_name()) {
-                        let whose: String = msg.get_payload().unwrap_or_default();
-                        released(room, &whose);
+                        released(room);
                     }
                 }
                 None => return Ok(()),

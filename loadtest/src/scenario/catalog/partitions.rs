@@ -20,12 +20,13 @@ use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 /// Sentinels and the two other instances on the other.
 const PRIMARY_AND_APP1: &[Cow<'static, str>] =
     &[Cow::Borrowed("lock-primary"), Cow::Borrowed("app1")];
-/// Two of the five Redlock masters, then three.
-const TWO_MASTERS: &[Cow<'static, str>] = &[Cow::Borrowed("redlock1"), Cow::Borrowed("redlock2")];
+/// Two of the five Redlock masters, then three: the last ones (the instances hear release
+/// messages from the first master, so waiters keep being woken rather than polling).
+const TWO_MASTERS: &[Cow<'static, str>] = &[Cow::Borrowed("redlock4"), Cow::Borrowed("redlock5")];
 const THREE_MASTERS: &[Cow<'static, str>] = &[
-    Cow::Borrowed("redlock1"),
-    Cow::Borrowed("redlock2"),
     Cow::Borrowed("redlock3"),
+    Cow::Borrowed("redlock4"),
+    Cow::Borrowed("redlock5"),
 ];
 /// The instance of the holder the fault strikes.
 const HOLDER: &[Cow<'static, str>] = &[Cow::Borrowed("holder")];
