@@ -5,7 +5,7 @@
 //! partition adds the other side's addresses to each side's set, each element with the
 //! partition's timeout. The kernel forgets an element when its timeout ends, so the heal
 //! happens on time even if the instance that made the cut freezes, crashes or is itself cut
-//! off. The bridge's own address (the resource store, nginx) is never put in a set.
+//! off. The gateway address (the resource store, nginx) is never put in a set.
 //!
 //! What the dashboard shows of it is kept in the resource store, under a key that expires
 //! with the cut.

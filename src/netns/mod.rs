@@ -1,8 +1,9 @@
 //! The fleet's own network, for `oversell up --network netns`: every Redis node, Sentinel,
 //! ZooKeeper server and instance in a Linux network namespace of its own, each with one
-//! address on a bridge the fleet creates, so that the links between them can be cut for real
-//! (the `partition` fault) while the resource store and nginx, on the bridge's own address in
-//! the host's namespace, are never cut off from anything.
+//! address on a bridge the fleet creates (in a namespace of its own, joined to the host), so
+//! that the links between them can be cut for real (the `partition` fault) while the resource
+//! store and nginx, on the gateway address in the host's namespace, are never cut off from
+//! anything.
 //!
 //! - this file: the network as a value ([`Network`]), handed to every instance in its
 //!   environment (`OVERSELL_NETNS`), and where a child runs ([`Place`]).
@@ -27,13 +28,13 @@ pub struct Member {
     pub addr: Ipv4Addr,
 }
 
-/// The fleet's network: a bridge (its address is the host's side: the resource store and
-/// nginx) and the members' namespaces, named `<run>-<id>`.
+/// The fleet's network: a gateway address (the host's side: the resource store and nginx)
+/// and the members' namespaces, named `<run>-<id>`, on one bridge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Network {
     /// `o<pid of up>x<n>`: the prefix of every name the fleet creates (namespaces, links).
     pub run: String,
-    /// The bridge's address, in the host's namespace.
+    /// The host's address on the fleet's bridge.
     pub gateway: Ipv4Addr,
     pub members: Vec<Member>,
 }

@@ -1,10 +1,16 @@
 //! Making the fleet's network and taking it down.
 //!
-//! A bridge `<run>br` in the host's namespace with the gateway address; per member a
-//! namespace `<run>-<id>`, a veth pair (the host's end `<run>v<n>` on the bridge, `eth0`
-//! inside) and, inside, an empty `nft` table [`cut::TABLE`] whose drop set the `partition`
-//! fault fills. Deleting a namespace deletes its veth pair and its table, so taking the
-//! network down is deleting the namespaces and the bridge.
+//! A switch: a namespace `<run>-switch` holding a bridge, joined to the host by a veth pair
+//! (the host's end `<run>h` has the gateway address). Per member a namespace `<run>-<id>`, a
+//! veth pair (one end on the switch's bridge, `eth0` inside) and, inside, an empty `nft`
+//! table [`cut::TABLE`] whose drop set the `partition` fault fills. Deleting a namespace
+//! deletes its veth pairs and its table, so taking the network down is deleting the
+//! namespaces (and, not to wait for the kernel to do it, the host's end).
+//!
+//! Why the bridge is not in the host's namespace: there, frames between two members go
+//! through the host's firewall (`br_netfilter`), and a host running Docker sets its FORWARD
+//! policy to DROP — members would reach the host but not each other. In a namespace of its
+//! own the bridge meets an empty firewall, whatever the host runs.
 //!
 //! Nothing may be left behind, however `up` ends: a clean stop takes it down itself; after a
 //! `kill -9` a watcher process (its own process group, no parent-death signal) sees `up`'s
@@ -114,19 +120,27 @@ impl FleetNetwork {
 
     fn build(&mut self) -> anyhow::Result<()> {
         let net = &self.network;
-        let bridge = bridge_name(&net.run);
+        let (switch, uplink) = (switch_namespace(&net.run), uplink_name(&net.run));
         let mut host = format!(
-            "link add {bridge} type bridge\naddr add {}/24 dev {bridge}\nlink set {bridge} up\n",
+            "netns add {switch}\nlink add {uplink} type veth peer name uplink netns {switch}\n\
+             addr add {}/24 dev {uplink}\nlink set {uplink} up\n",
             net.gateway
         );
+        let mut on_switch =
+            "link set lo up\nlink add name fleet type bridge\nlink set fleet up\nlink set uplink master fleet up\n"
+                .to_owned();
         for (n, member) in net.members.iter().enumerate() {
-            let (ns, veth) = (net.namespace(&member.id), veth_name(&net.run, n));
-            host += &format!(
-                "netns add {ns}\nlink add {veth} type veth peer name eth0 netns {ns}\n\
-                 link set {veth} master {bridge} up\n"
+            let ns = net.namespace(&member.id);
+            host += &format!("netns add {ns}\n");
+            on_switch += &format!(
+                "link add name v{n} type veth peer name eth0 netns {ns}\nlink set v{n} master fleet up\n"
             );
         }
         run_with_input(Command::new("ip").args(["-batch", "-"]), &host)?;
+        run_with_input(
+            Command::new("ip").args(["-n", &switch, "-batch", "-"]),
+            &on_switch,
+        )?;
         for member in &net.members {
             let ns = net.namespace(&member.id);
             let inside = format!(
@@ -153,23 +167,26 @@ impl Drop for FleetNetwork {
     }
 }
 
-fn bridge_name(run: &str) -> String {
-    format!("{run}br")
+/// The namespace holding the fleet's bridge.
+fn switch_namespace(run: &str) -> String {
+    format!("{run}-switch")
 }
 
-/// The host's end of member `n`'s veth pair (at most 15 bytes: `o` + 7 pid digits + `x` + 2
-/// + `v` + 3).
-fn veth_name(run: &str, n: usize) -> String {
-    format!("{run}v{n}")
+/// The host's end of the veth pair to the switch, with the gateway address (at most 15
+/// bytes: `o` + 7 pid digits + `x` + 2 + `h`).
+pub fn uplink_name(run: &str) -> String {
+    format!("{run}h")
 }
 
-/// The shell commands that remove a run's network: its namespaces (their veth pairs and
-/// tables go with them) and its bridge. Errors are ignored: whatever is already gone is gone.
+/// The shell commands that remove a run's network: its namespaces (their veth pairs, tables
+/// and the bridge go with them) and the host's end of the uplink, deleted at once rather than
+/// when the kernel gets round to the switch's. Errors are ignored: whatever is already gone
+/// is gone.
 fn removal_script(run: &str) -> String {
     format!(
         "for ns in $(ip netns list | cut -d' ' -f1 | grep '^{run}-'); do ip netns del \"$ns\"; \
-         done; ip link del {bridge} 2>/dev/null; true",
-        bridge = bridge_name(run)
+         done; ip link del {uplink} 2>/dev/null; true",
+        uplink = uplink_name(run)
     )
 }
 

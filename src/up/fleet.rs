@@ -108,7 +108,7 @@ pub struct Fleet {
     client_limits: Option<ClientLimits>,
     /// Where nginx proxies to: each instance's address.
     upstreams: Vec<SocketAddr>,
-    /// The fleet network's bridge address, where nginx listens too (for the namespaced
+    /// The fleet network's gateway address, where nginx listens too (for the namespaced
     /// instances' server-side bursts).
     gateway: Option<IpAddr>,
     supervisors: Vec<Supervisor>,
@@ -224,7 +224,7 @@ impl Fleet {
         );
         wait_answering(&[("redis".into(), Place::LOOPBACK.addr(redis_port))]).await?;
         let redis_url = format!("redis://127.0.0.1:{redis_port}");
-        // Where the instances reach it: the bridge's address from inside a namespace.
+        // Where the instances reach it: the gateway address from inside a namespace.
         let instance_redis_url = format!("redis://{host_side}:{redis_port}");
 
         let plan = LockStorePlan::new(

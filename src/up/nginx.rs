@@ -29,7 +29,7 @@ pub struct Nginx {
 
 impl Nginx {
     /// Renders the config for `upstreams` into `run_dir`, starts nginx on `host:port` (and
-    /// on `also:port`: the bridge of a fleet network) and waits until it proxies
+    /// on `also:port`: the gateway of a fleet network) and waits until it proxies
     /// `GET /health` to an instance.
     pub async fn start(
         binary: &Path,
