@@ -1,22 +1,43 @@
-# syntax=docker/dockerfile:1
-# The oversell image: `oversell serve` by default; `loadtest` is in it too.
+# The oversell image: every member of the compose fleet runs it. `oversell serve` by default;
+# `loadtest` is in it, and so are Debian's redis-server, redis-sentinel, ZooKeeper and nginx,
+# the same packages `oversell up` runs on a Debian host: one behaviour on both paths.
 #   docker build -t oversell:local .     (docker compose up --build does this for you)
+#
+# Both stages start from images a registry has (Docker Desktop pulls them). A machine with no
+# registry makes them first, from Debian's packages and its own Rust toolchain:
+#   bash deploy/base-images.sh
+# No BuildKit-only syntax (cache mounts, `# syntax=`): the legacy builder builds this too.
 
-# --- build: the two binaries, release mode; crates and target dir cached between builds ---
+# --- build: the two binaries, release mode ---
 FROM rust:1-bookworm AS build
 WORKDIR /src
-COPY . .
-RUN --mount=type=cache,target=/usr/local/cargo/registry \
-    --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p oversell -p loadtest \
+# Only what cargo reads, so that editing the compose file, the docs or the tests does not
+# rebuild the binaries (the legacy builder has no cache mounts: a rebuild is a whole one).
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY src src
+COPY api api
+COPY loadtest loadtest
+COPY bench bench
+COPY static static
+COPY deploy/nginx.conf.template deploy/
+RUN cargo build --release --locked -p oversell -p loadtest \
  && mkdir -p /out \
  && cp target/release/oversell target/release/loadtest /out/
 
-# --- runtime: Debian slim, not distroless: a freezing instance asks `sh -c "sleep …; kill -CONT …"`
-# to resume it, and the healthcheck uses bash. No compiler, no sources, not root. ---
+# --- runtime: Debian, not distroless: a freezing instance asks `sh -c "sleep …; kill -CONT …"`
+# to resume it, the healthcheck uses bash, and the stores are Debian's packages. ---
 FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
+# envsubst (gettext-base) fills nginx's per-client limits in at start; procps for `ps` when
+# looking into a member. ZooKeeper brings Debian's headless JRE.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      redis-server redis-sentinel redis-tools zookeeper nginx gettext-base procps \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/
+# How compose starts ZooKeeper and nginx (as `oversell up` configures them).
+COPY deploy/zookeeper.sh /usr/local/bin/oversell-zookeeper
+COPY deploy/nginx.sh /usr/local/bin/oversell-nginx
 # The dashboard is built into the oversell binary: nothing else to copy.
 ENV HOST=0.0.0.0 \
     PORT=3000
