@@ -45,6 +45,7 @@
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
+//! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
 //! - [`up`]: `oversell up`, the whole topology (Redis, N supervised instances, nginx) locally.
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`error`]: the one error type and its HTTP mapping.
@@ -54,6 +55,7 @@
 // The tour above links crate-private modules: `cargo doc --document-private-items` shows them.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod class_setup;
 pub(crate) mod clock_offset;
 pub mod composed;
 pub mod config;

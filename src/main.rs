@@ -18,6 +18,9 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Run the whole topology locally: redis-server, N instances, nginx in front.
     Up(oversell::up::UpArgs),
+    /// Make a class on a running fleet (compose's `class` service): rooms student-01…N, each
+    /// with a token of its own; prints room, token and join link.
+    Class(oversell::class_setup::ClassArgs),
 }
 
 fn main() {
@@ -44,6 +47,7 @@ fn main() {
     let checked = match &cli.command {
         Command::Up(args) => args.validate(),
         Command::Serve(args) => args.validate(),
+        Command::Class(_) => Ok(()),
     };
     if let Err(line) = checked {
         eprintln!("{line}");
@@ -55,6 +59,7 @@ fn main() {
         match cli.command {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
             Command::Up(args) => oversell::up::run(args).await,
+            Command::Class(args) => oversell::class_setup::run(args).await,
         }
     });
     if let Err(err) = result {

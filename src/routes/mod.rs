@@ -3,7 +3,7 @@
 mod admin;
 mod assets;
 mod burst;
-mod class;
+pub(crate) mod class;
 mod events;
 mod extract;
 mod lab;

@@ -303,13 +303,17 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         tracing::debug!(dir = %static_dir.display(), "no dashboard directory; serving the built-in one");
     }
     let class = match args.class {
-        Some(students) => match make_class(&fleet, students).await {
-            Ok(table) => Some(table),
-            Err(err) => {
-                fleet.stop().await;
-                return Err(err.context("the class could not be made; the fleet is stopped"));
+        Some(students) => {
+            match crate::class_setup::make_class(fleet.url(), fleet.admin_token(), students, None)
+                .await
+            {
+                Ok(table) => Some(table),
+                Err(err) => {
+                    fleet.stop().await;
+                    return Err(err.context("the class could not be made; the fleet is stopped"));
+                }
             }
-        },
+        }
         None => None,
     };
     print_banner(&fleet, tier, args.redis_dir.as_deref(), class.as_deref());
@@ -355,36 +359,6 @@ async fn restart_nginx(fleet: &mut Fleet) -> anyhow::Result<()> {
         tries += 1;
         delay *= 2;
     }
-}
-
-/// `POST /admin/class` through nginx, as the class page does; the table to print.
-async fn make_class(fleet: &Fleet, students: u16) -> anyhow::Result<String> {
-    let targets = loadtest::Targets::parse(&[fleet.url()], None)?;
-    let admin = loadtest::AdminClient::new(&targets, Some(fleet.admin_token().to_owned()));
-    let made = admin
-        .request(
-            axum::http::Method::POST,
-            "/admin/class",
-            Some(serde_json::json!({ "students": students })),
-        )
-        .await?;
-    let rooms = made["rooms"].as_array().cloned().unwrap_or_default();
-    let mut table = format!(
-        "class: {} rooms, each with its own token (shown only now; the class page /class \
-         shows the rooms and issues new tokens)\n",
-        rooms.len()
-    );
-    table += &format!("{:<12} {:<38} {}\n", "room", "token", "join link");
-    for room in &rooms {
-        let field = |name: &str| room[name].as_str().unwrap_or("-").to_owned();
-        table += &format!(
-            "{:<12} {:<38} {}\n",
-            field("room"),
-            field("token"),
-            field("join_url")
-        );
-    }
-    Ok(table)
 }
 
 fn print_banner(

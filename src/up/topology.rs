@@ -66,7 +66,7 @@ pub struct InstanceEnv {
 impl InstanceEnv {
     /// The variables, in the order `docker-compose.yml` lists them.
     pub fn vars(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut vars = vec![
             ("INSTANCE_ID", self.instance_id.clone()),
             ("HOST", self.host.clone()),
             ("PORT", self.port.clone()),
@@ -81,7 +81,11 @@ impl InstanceEnv {
             ("STATIC_DIR", self.static_dir.clone()),
             ("FLEET_URL", self.fleet_url.clone()),
             ("PUBLIC_URL", self.public_url.clone()),
-        ]
+        ];
+        // No STATIC_DIR at all for the built-in dashboard: an empty one is a flag given no
+        // value, which `oversell serve` refuses.
+        vars.retain(|(name, value)| *name != "STATIC_DIR" || !value.is_empty());
+        vars
     }
 
     /// The environment of compose service `app{n}`. Token and tier are compose
@@ -100,11 +104,14 @@ impl InstanceEnv {
             lock_redis_url: "redis://redis-lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
             lock_redis_nodes: COMPOSE_REDLOCK_NODES.join(","),
-            // Reached only by the ZooKeeper tiers, which need `--profile zookeeper`.
-            zookeeper: COMPOSE_ZOOKEEPER.into(),
+            // Empty unless a ZooKeeper profile runs (deploy/compose.sh sets it: the one server
+            // of `zookeeper`, COMPOSE_ZOOKEEPER, or zk1..3 of `zookeeper3`): an instance given
+            // a ZooKeeper waits for it to be up before a scenario starts.
+            zookeeper: "${ZOOKEEPER:-}".into(),
             admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
-            // Empty: the dashboard built into the binary; the image has no copy of static/.
+            // Empty (left out): the dashboard built into the binary; the image has no copy of
+            // static/.
             static_dir: String::new(),
             fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),
             // `PUBLIC_URL=http://<this machine>:8080 docker compose up` for a class's join

@@ -20,7 +20,10 @@ fn read(path: &str) -> String {
 /// `docker-compose.yml` with its `<<: *anchor` merges applied, as compose applies them.
 fn compose() -> Value {
     let mut value: Value = serde_yaml::from_str(&read("docker-compose.yml")).expect("valid YAML");
-    value.apply_merge().expect("merge keys");
+    // An anchor that merges another (x-redis merges x-member) needs a second pass.
+    while serde_yaml::to_string(&value).unwrap().contains("<<:") {
+        value.apply_merge().expect("merge keys");
+    }
     value
 }
 
@@ -178,22 +181,25 @@ fn compose_nginx_publishes_the_fleet_port_and_mounts_the_rendered_config() {
     // by accident.
     assert_eq!(
         strings(&nginx["ports"]),
-        [format!("${{OVERSELL_BIND:-127.0.0.1}}:{port}:{port}")]
+        [format!(
+            "${{OVERSELL_BIND:-127.0.0.1}}:${{OVERSELL_PORT:-{port}}}:{port}"
+        )]
     );
     assert!(
-        strings(&nginx["volumes"]).contains(
-            &"./deploy/nginx.conf:/etc/nginx/templates/nginx.conf.template:ro".to_owned()
-        ),
-        "nginx must mount deploy/nginx.conf as the image's template"
+        strings(&nginx["volumes"])
+            .contains(&"./deploy/nginx.conf:/etc/oversell/nginx.conf:ro".to_owned()),
+        "nginx must mount deploy/nginx.conf where deploy/nginx.sh reads it"
     );
-    // The image renders the template into /etc/nginx/nginx.conf with the limits filled in:
-    // every placeholder the rendering leaves has its variable here.
-    let env = &nginx["environment"];
     assert_eq!(
-        env["NGINX_ENVSUBST_OUTPUT_DIR"].as_str(),
-        Some("/etc/nginx")
+        strings(&nginx["entrypoint"]),
+        ["/usr/local/bin/oversell-nginx"]
     );
+    // deploy/nginx.sh fills in the limits, and only them (nginx's own $variables stay): every
+    // placeholder the rendering leaves has its variable in the environment and in the list
+    // the script hands envsubst.
+    let env = &nginx["environment"];
     let conf = read("deploy/nginx.conf");
+    let script = read("deploy/nginx.sh");
     for var in [
         "CLIENT_RATE",
         "CLIENT_BURST",
@@ -207,6 +213,10 @@ fn compose_nginx_publishes_the_fleet_port_and_mounts_the_rendered_config() {
         assert!(
             env[var].as_str().is_some(),
             "{var} in the nginx service's environment"
+        );
+        assert!(
+            script.contains(&format!("${{{var}}}")),
+            "{var} in deploy/nginx.sh's envsubst list"
         );
     }
     for id in app_ids() {
@@ -250,9 +260,42 @@ fn the_image_runs_as_non_root_with_the_dashboard_built_in() {
         .expect("the runtime stage sets USER");
     assert!(!matches!(user.trim(), "root" | "0" | "0:0"), "USER {user}");
     // The dashboard is embedded in the binary: no copy of static/, no STATIC_DIR.
-    assert!(!dockerfile.contains("static"), "the image copies static/");
+    assert!(!runtime.contains("static"), "the image copies static/");
     assert_eq!(InstanceEnv::compose(1).static_dir, "");
     assert!(runtime.contains(&format!("EXPOSE {COMPOSE_APP_PORT}")));
+}
+
+/// Every member runs the image the Dockerfile makes from Debian's packages: nothing is
+/// pulled from a registry but the Dockerfile's two base images, which
+/// deploy/base-images.sh makes where none can be pulled. And no member is handed the
+/// Docker socket: whoever holds the admin token must not become root on the host.
+#[test]
+fn every_compose_member_runs_the_one_image_and_none_gets_the_docker_socket() {
+    let compose = compose();
+    let services = compose["services"].as_mapping().expect("services");
+    for (name, svc) in services {
+        let name = name.as_str().unwrap();
+        assert_eq!(svc["image"].as_str(), Some("oversell:local"), "{name}");
+        assert_eq!(svc["build"].as_str(), Some("."), "{name}");
+        for volume in strings(&svc["volumes"]) {
+            assert!(!volume.contains("docker.sock"), "{name} mounts {volume}");
+        }
+        assert!(svc["privileged"].as_bool() != Some(true), "{name}");
+    }
+    let dockerfile = read("Dockerfile");
+    let bases: Vec<&str> = dockerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("FROM "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(bases, ["rust:1-bookworm", "debian:bookworm-slim"]);
+    let script = read("deploy/base-images.sh");
+    for base in bases {
+        assert!(
+            script.contains(&format!("={base}")),
+            "base-images.sh makes {base}"
+        );
+    }
 }
 
 #[test]
@@ -287,9 +330,9 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
         .unwrap();
     let svc = service(&compose, zookeeper);
     assert_eq!(strings(&svc["profiles"]), ["zookeeper"]);
-    assert!(
-        svc["image"].as_str().unwrap().starts_with("zookeeper:"),
-        "{svc:?}"
+    assert_eq!(
+        strings(&svc["entrypoint"]),
+        ["/usr/local/bin/oversell-zookeeper"]
     );
     for url in oversell::up::topology::COMPOSE_REDLOCK_NODES {
         let name = url
@@ -299,10 +342,7 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
             .unwrap();
         let svc = service(&compose, name);
         assert_eq!(strings(&svc["profiles"]), ["redlock"], "{name}");
-        assert!(
-            strings(&svc["command"]).contains(&"redis-server".to_owned()),
-            "{name}"
-        );
+        assert_eq!(strings(&svc["entrypoint"]), ["redis-server"], "{name}");
     }
 }
 

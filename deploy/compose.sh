@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The compose fleet, started whole or not at all:
+#   deploy/compose.sh up [PROFILE…]     checks first (ADMIN_TOKEN, the port, the images), then
+#                                       `up --build`, waiting until every member is healthy
+#   deploy/compose.sh down              stops and removes every container, network and volume
+#                                       of the project, whatever profiles it ran
+#   deploy/compose.sh ps | logs …       anything else goes to compose as it is
+# A check that fails prints one line and starts nothing; a start that fails (a member never
+# healthy) takes down what it had started and says which member failed.
+#
+# The same as `docker compose --profile P up --build --wait`, plus the checks, and it also
+# runs on Compose v1.29 (`docker-compose`, which has no --wait). Environment as for compose:
+# ADMIN_TOKEN (required), OVERSELL_BIND, OVERSELL_PORT (default 8080), LOCK_TIER, CLASS,
+# PUBLIC_URL, and LOCK_STORE and ZOOKEEPER (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
+# UP_DEADLINE: seconds to wait for health (default 300: the first build compiles oversell).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here/.."
+
+fail() { echo "compose: error: $*" >&2; exit 1; }
+
+if docker compose version >/dev/null 2>&1; then
+  compose=(docker compose)
+elif command -v docker-compose >/dev/null; then
+  compose=(docker-compose)
+else
+  fail "neither 'docker compose' nor 'docker-compose' is installed"
+fi
+
+verb="${1:-}"
+[ -n "$verb" ] || fail "usage: deploy/compose.sh up [PROFILE…] | down | <any compose command>"
+shift
+
+# Every profile, so that `down` finds the members of whichever ones ran.
+all_profiles=(lock-single sentinel redlock zookeeper zookeeper3 class loadtest)
+
+port_taken() {
+  # A listener on the port, on any address: docker would fail to publish it halfway.
+  if command -v ss >/dev/null; then
+    ss -Hltn "sport = :$1" | grep -q .
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  fi
+}
+
+# `docker compose up --wait` for both versions: every container of the project healthy, or
+# running where it has no healthcheck, or exited 0 where it is a one-shot (class).
+wait_healthy() {
+  local deadline=$((SECONDS + ${UP_DEADLINE:-300})) ids line bad
+  while :; do
+    ids="$("${compose[@]}" "${profile_args[@]}" ps -q)"
+    bad=""
+    for id in $ids; do
+      line="$(docker inspect -f '{{.Name}} {{.State.Status}} {{.State.ExitCode}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}} {{index .Config.Labels "com.docker.compose.service"}}' "$id")"
+      set -- $line
+      case "$2/$4" in
+        running/healthy | running/none) ;;
+        exited/none) [ "$3" = 0 ] || { echo "${5} exited with $3" ; return 1; } ;;
+        */unhealthy) echo "${5} is unhealthy"; return 1 ;;
+        *) bad="$bad ${5}($2/$4)" ;;
+      esac
+    done
+    [ -n "$ids" ] && [ -z "$bad" ] && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "not healthy after ${UP_DEADLINE:-300}s:${bad:- no container}"
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+case "$verb" in
+  up)
+    profile_args=()
+    for p in "$@"; do
+      case " ${all_profiles[*]} " in
+        *" $p "*) profile_args+=(--profile "$p") ;;
+        *) fail "no profile '$p' (profiles: ${all_profiles[*]})" ;;
+      esac
+    done
+    # What the profiles imply, unless said otherwise: where the instances keep their locks,
+    # and where their ZooKeeper is.
+    for p in "$@"; do
+      case "$p" in
+        lock-single) export LOCK_STORE="${LOCK_STORE:-single}" ;;
+        sentinel) export LOCK_STORE="${LOCK_STORE:-sentinel}" ;;
+        redlock) export LOCK_STORE="${LOCK_STORE:-redlock}" ;;
+        zookeeper) export ZOOKEEPER="${ZOOKEEPER:-zookeeper:2181}" ;;
+        zookeeper3) export ZOOKEEPER="${ZOOKEEPER:-zk1:2181,zk2:2181,zk3:2181}" ;;
+      esac
+    done
+    [ -n "${ADMIN_TOKEN:-}" ] || fail "ADMIN_TOKEN is not set: ADMIN_TOKEN=my-secret deploy/compose.sh up"
+    port="${OVERSELL_PORT:-8080}"
+    docker info >/dev/null 2>&1 || fail "cannot reach the Docker engine (is it running, and may $(id -un) use it?)"
+    # A fleet of this project already up is replaced whole (members of other profiles too),
+    # so its own nginx is no conflict for the port.
+    if [ -n "$("${compose[@]}" "${all_profiles[@]/#/--profile=}" ps -q 2>/dev/null)" ]; then
+      "${compose[@]}" "${all_profiles[@]/#/--profile=}" down -v --remove-orphans >/dev/null 2>&1
+    fi
+    port_taken "$port" && fail "port $port is already taken: stop what listens there, or choose another with OVERSELL_PORT=8081"
+    for image in debian:bookworm-slim rust:1-bookworm; do
+      docker image inspect "$image" >/dev/null 2>&1 || timeout 60 docker pull -q "$image" >/dev/null 2>&1 \
+        || fail "image $image is missing and cannot be pulled: make it from Debian's packages with bash deploy/base-images.sh"
+    done
+    "${compose[@]}" "${profile_args[@]}" build -q >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-build.log" \
+      || { tail -n 20 "${TMPDIR:-/tmp}/oversell-compose-build.log" >&2; fail "the image did not build (log above)"; }
+    if ! "${compose[@]}" "${profile_args[@]}" up -d --no-build --remove-orphans >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-up.log" \
+      || ! why="$(wait_healthy)"; then
+      [ -n "${why:-}" ] || why="$(grep -iE 'error|cannot|failed' "${TMPDIR:-/tmp}/oversell-compose-up.log" | tail -n 1)"
+      "${compose[@]}" "${all_profiles[@]/#/--profile=}" down -v --remove-orphans >/dev/null 2>&1 || true
+      fail "the fleet did not come up (${why:-see docker compose logs}); everything it started is removed"
+    fi
+    echo "compose: ready: http://${OVERSELL_BIND:-127.0.0.1}:$port/ (profiles: ${*:-none})"
+    ;;
+  down)
+    # Compose reads the whole file first, ADMIN_TOKEN's `:?` included, even to stop.
+    ADMIN_TOKEN="${ADMIN_TOKEN:-not-needed-to-stop}" \
+      "${compose[@]}" "${all_profiles[@]/#/--profile=}" down -v --remove-orphans "$@"
+    ;;
+  *)
+    "${compose[@]}" "$verb" "$@"
+    ;;
+esac

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The fleet on Docker Compose, for real: images made from Debian's packages (offline where no
+# registry answers), every profile brought up healthy, sales through nginx read back from the
+# resource store, one catalog chapter per kind of fault that runs on compose, the bad inputs
+# of deploy/compose.sh, and nothing left behind.
+#
+#   bash tests/compose/run.sh            (CI runs it after the Rust and browser tests)
+#
+# Runs as its own compose project on a free port, so a fleet the user has up is untouched.
+# Needs Docker with Compose (v2 or v1.29), and root or sudo for debootstrap where the base
+# images must be made. Prints one line per check and `compose: N passed, M failed` at the end.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+export COMPOSE_PROJECT_NAME="oversell-test-$$"
+export ADMIN_TOKEN="compose-test-$RANDOM$RANDOM"
+export OVERSELL_PORT
+OVERSELL_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+url="http://127.0.0.1:$OVERSELL_PORT"
+passed=0
+failed=0
+started=$SECONDS
+
+pass() { passed=$((passed + 1)); echo "compose: PASS $* ($((SECONDS - started))s)"; }
+flunk() { failed=$((failed + 1)); echo "compose: FAIL $*" >&2; }
+project_containers() { docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME"; }
+project_leftovers() {
+  {
+    project_containers
+    docker network ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME"
+    docker volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME"
+  } | grep -c . || true
+}
+cleanup() { bash deploy/compose.sh down >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+echo "compose: base images"
+bash deploy/base-images.sh
+cargo build --quiet -p loadtest --bin loadtest
+loadtest="$root/target/debug/loadtest"
+
+# --- bad input: one line each, nothing started ---
+expect_refusal() { # name, expected text, command…
+  local name="$1" want="$2" out lines
+  shift 2
+  if out="$("$@" 2>&1)"; then
+    flunk "$name: started where it must refuse"
+    cleanup
+    return
+  fi
+  lines="$(printf '%s\n' "$out" | grep -c .)"
+  if [ "$lines" = 1 ] && printf '%s' "$out" | grep -q "$want" && [ "$(project_leftovers)" = 0 ]; then
+    pass "$name: $out"
+  else
+    flunk "$name: want one line with '$want' and nothing started, got ($lines lines, $(project_leftovers) objects left): $out"
+    cleanup
+  fi
+}
+expect_refusal "ADMIN_TOKEN unset" "ADMIN_TOKEN is not set" env -u ADMIN_TOKEN bash deploy/compose.sh up
+python3 -c 'import socket,sys,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(60)' "$OVERSELL_PORT" &
+holder=$!
+for _ in $(seq 100); do ss -Hltn "sport = :$OVERSELL_PORT" | grep -q . && break; sleep 0.1; done
+expect_refusal "port taken" "port $OVERSELL_PORT is already taken" bash deploy/compose.sh up
+kill "$holder"; wait "$holder" 2>/dev/null || true
+docker tag rust:1-bookworm oversell-test-keep/rust:1-bookworm
+docker rmi -f rust:1-bookworm >/dev/null
+expect_refusal "image missing" "image rust:1-bookworm is missing" bash deploy/compose.sh up
+docker tag oversell-test-keep/rust:1-bookworm rust:1-bookworm
+docker rmi oversell-test-keep/rust:1-bookworm >/dev/null
+expect_refusal "unknown profile" "no profile 'sentinels'" bash deploy/compose.sh up sentinels
+
+# --- up, sell, read back ---
+up() { # profiles…
+  local t0=$SECONDS
+  if bash deploy/compose.sh up "$@"; then
+    pass "up ${*:-shared}: healthy in $((SECONDS - t0))s"
+  else
+    flunk "up ${*:-shared}"
+    return 1
+  fi
+}
+
+members() { docker ps --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" --format '{{.Label "com.docker.compose.service"}}' | sort | tr '\n' ' '; }
+
+chapter() { # scenario…
+  local id
+  for id in "$@"; do
+    if out="$("$loadtest" scenario "$id" --url "$url" --token "$ADMIN_TOKEN" --quiet 2>&1)"; then
+      pass "chapter $id on compose"
+    else
+      flunk "chapter $id on compose: $(printf '%s' "$out" | tail -n 5)"
+    fi
+  done
+}
+
+if up; then
+  # Ground truth through compose: `none` oversells, every safe tier sells exactly the stock.
+  matrix="$("$loadtest" matrix --url "$url" --token "$ADMIN_TOKEN" --tiers none,setnx,setnx-expire,atomic-expiry,uuid-owner,lua-release,reentrant-watchdog,fenced,atomic-deduct --stock 100 --buyers 1000 --business-ms 5 --json)"
+  if verdict="$(printf '%s' "$matrix" | python3 "$here/ground_truth.py")"; then
+    pass "ground truth through nginx: $verdict"
+  else
+    flunk "ground truth through nginx: $verdict"
+  fi
+  chapter none-race setnx-crash uuid-owner-release-gap reentrant-watchdog-freeze fenced-freeze
+fi
+
+up lock-single && chapter restart-loses-lock
+up sentinel && chapter failover-loses-lock
+up redlock && chapter redlock-freeze
+up zookeeper && chapter zookeeper-normal zookeeper-crash-holding
+up zookeeper3 && chapter zookeeper-fenced
+export CLASS=3
+if up lock-single class; then
+  table="$(bash deploy/compose.sh logs --no-color class 2>&1)"
+  rooms="$(printf '%s\n' "$table" | grep -cE 'student-0[1-3] ')"
+  if [ "$rooms" = 3 ]; then pass "class of 3: $rooms rooms with tokens in the class service's log"; else flunk "class of 3: $rooms rooms in the log: $table"; fi
+fi
+echo "compose: members seen last: $(members)"
+
+bash deploy/compose.sh down >/dev/null 2>&1
+left="$(project_leftovers)"
+if [ "$left" = 0 ]; then pass "down: no container, network or volume left"; else flunk "down: $left objects left"; fi
+trap - EXIT
+
+echo "compose: $passed passed, $failed failed ($((SECONDS - started))s)"
+[ "$failed" = 0 ]
