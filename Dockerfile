@@ -28,10 +28,11 @@ RUN cargo build --release --locked -p oversell -p loadtest \
 # to resume it, the healthcheck uses bash, and the stores are Debian's packages. ---
 FROM debian:bookworm-slim
 # envsubst (gettext-base) fills nginx's per-client limits in at start; procps for `ps` when
-# looking into a member. ZooKeeper brings Debian's headless JRE.
+# looking into a member; nftables for the stores' supervisors (`oversell member`), which cut a
+# member's links inside its own network namespace. ZooKeeper brings Debian's headless JRE.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      redis-server redis-sentinel redis-tools zookeeper nginx gettext-base procps \
+      redis-server redis-sentinel redis-tools zookeeper nginx nftables gettext-base procps \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/

@@ -85,7 +85,7 @@ case "$verb" in
         lock-single) export LOCK_STORE="${LOCK_STORE:-single}" ;;
         sentinel) export LOCK_STORE="${LOCK_STORE:-sentinel}" ;;
         redlock) export LOCK_STORE="${LOCK_STORE:-redlock}" ;;
-        zookeeper) export ZOOKEEPER="${ZOOKEEPER:-zookeeper:2181}" ;;
+        zookeeper) export ZOOKEEPER="${ZOOKEEPER:-zk:2181}" ;;
         zookeeper3) export ZOOKEEPER="${ZOOKEEPER:-zk1:2181,zk2:2181,zk3:2181}" ;;
       esac
     done

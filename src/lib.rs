@@ -69,6 +69,7 @@ pub(crate) mod keys;
 pub(crate) mod lab;
 pub(crate) mod lock;
 pub mod lock_store;
+pub mod member;
 pub(crate) mod metrics;
 pub mod netns;
 pub(crate) mod poller;

@@ -21,6 +21,9 @@ enum Command {
     /// Make a class on a running fleet (compose's `class` service): rooms student-01…N, each
     /// with a token of its own; prints room, token and join link.
     Class(oversell::class_setup::ClassArgs),
+    /// Run a store of the compose fleet (Redis, Sentinel, ZooKeeper) and restart it when it
+    /// exits; serve the faults' acts on it (kill, pause, clock, cut) to the admin token.
+    Member(oversell::member::supervise::MemberArgs),
 }
 
 fn main() {
@@ -47,7 +50,7 @@ fn main() {
     let checked = match &cli.command {
         Command::Up(args) => args.validate(),
         Command::Serve(args) => args.validate(),
-        Command::Class(_) => Ok(()),
+        Command::Class(_) | Command::Member(_) => Ok(()),
     };
     if let Err(line) = checked {
         eprintln!("{line}");
@@ -60,6 +63,7 @@ fn main() {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
             Command::Up(args) => oversell::up::run(args).await,
             Command::Class(args) => oversell::class_setup::run(args).await,
+            Command::Member(args) => oversell::member::supervise::run(args).await,
         }
     });
     if let Err(err) = result {

@@ -75,6 +75,8 @@ impl Application {
                 token
             }
         };
+        // The compose fleet's store supervisors take the same token.
+        crate::member::remote::set_token(&admin_token);
         let fleet = Arc::new(FleetSync::new(
             redis.clone(),
             &instance,

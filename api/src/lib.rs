@@ -8,6 +8,7 @@
 
 pub mod burst;
 pub mod fault;
+pub mod member;
 pub mod settings;
 pub mod state;
 pub mod store;

@@ -145,9 +145,9 @@ async fn zk_node_down(cx: &LockCx<'_>, fault: &Fault) -> Result<String, StoreErr
     for addr in &servers[servers.len() - count..] {
         victims.push(store::find_zookeeper(addr).await?);
     }
-    let struck: Vec<String> = victims
-        .iter()
-        .map(|server| store::kill_zookeeper(server, down_for))
-        .collect::<Result<_, _>>()?;
+    let mut struck = Vec::new();
+    for server in &victims {
+        struck.push(store::kill_zookeeper(server, down_for).await?);
+    }
     Ok(format!("down for {down_for:?}: {}", struck.join(", ")))
 }

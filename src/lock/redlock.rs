@@ -314,7 +314,7 @@ pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<Stri
             let stop_for = Duration::from_millis(fault.ms);
             let mut slowed = Vec::new();
             for node in &masters.nodes()[n - count..] {
-                match crate::lock_store::slow::stop_node_for(node, stop_for).await {
+                match store::stop_node_for(node, stop_for).await {
                     Ok(what) => slowed.push(what),
                     Err(err) => tracing::warn!(%err, "fault: master not slowed"),
                 }

@@ -9,68 +9,86 @@
 //! hoped for. The replicas are resumed (SIGCONT) right after, long before Sentinel could
 //! notice (`down-after-milliseconds`).
 //!
-//! A primary on this machine (loopback: `oversell up`, the tests) is killed with SIGKILL,
-//! found by the `process_id` it reports: exactly a crash. One elsewhere (docker-compose) is
-//! told `SHUTDOWN NOSAVE NOW`: it exits at once without saving a snapshot, though it still
-//! flushes an append-only file it has; its container's restart policy brings it back.
+//! A single store's Redis killed for a while (`lock-store-down`) is kept down by the same
+//! hold-down as a Redlock master. The Redlock masters are struck the same way, one
+//! [`QuorumNode`] at a time: killed (and, for `node-down`, kept down), or their wall clock
+//! moved forward through the clock shim they run under (see `crate::clock_offset`).
 //!
-//! A single store's Redis killed for a while (`lock-store-down`) is found the same way and
-//! kept down by the same hold-down file as a Redlock master.
-//!
-//! The Redlock masters are struck the same way, one [`QuorumNode`] at a time: killed (and,
-//! for `node-down`, kept down by a hold-down file its supervisor honours), or their wall clock
-//! moved forward through the clock-offset file their `LD_PRELOAD` shim reads (see
-//! `crate::clock_offset`). Both need the node's data dir, so both work on this machine only.
+//! Every act goes through [`crate::member::Reach`]: a process on this machine (`oversell up`)
+//! is found by the `process_id` and `dir` the node reports; one in a container (docker
+//! compose) is acted on by its supervisor, asked over the fleet's network.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::quorum::QuorumNode;
+use crate::member::{Process, Reach, Remote};
 use crate::redis_pool::{RedisPool, StoreError};
 
-/// The file in a Redis node's data dir that keeps it down after `node-down`: a unix time in
-/// ms before which `oversell up` does not restart it.
-pub const HOLD_DOWN_FILE: &str = "down-until";
+/// The longest replicas are held: their helpers resume them by then even if nobody drops
+/// the [`HeldReplicas`] (the instance holding them crashed or froze).
+const HOLD_AT_MOST: Duration = Duration::from_secs(5);
 
 /// Replicas stopped by [`hold_replicas`]; resumed when this is dropped, whatever happens.
 #[must_use = "dropping it resumes the replicas at once"]
 pub struct HeldReplicas {
-    pids: Vec<i32>,
+    held: Vec<Reach>,
 }
 
 impl HeldReplicas {
     /// How many replica processes are stopped.
     pub fn count(&self) -> usize {
-        self.pids.len()
+        self.held.len()
     }
 }
 
 impl Drop for HeldReplicas {
     fn drop(&mut self) {
-        for pid in &self.pids {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe {
-                libc::kill(*pid, libc::SIGCONT);
+        for reach in self.held.drain(..) {
+            match reach {
+                Reach::Here(process) => {
+                    let _ = process.resume();
+                }
+                // Asked from a task of its own: a drop cannot wait for an answer. Should it
+                // be lost, the supervisor's own helper resumes the replica at HOLD_AT_MOST.
+                Reach::Supervised(remote) => {
+                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                        runtime.spawn(async move {
+                            if let Err(why) = remote.resume().await {
+                                tracing::warn!(%why, "replica not resumed at once");
+                            }
+                        });
+                    }
+                }
             }
         }
     }
 }
 
-/// Stops the primary's replicas on this machine (SIGSTOP) and drops every replica's link
-/// (`CLIENT KILL TYPE replica`), so the next write stays on the primary alone.
+/// Stops the primary's replicas (SIGSTOP, resumed at the latest after [`HOLD_AT_MOST`]) and
+/// drops every replica's link (`CLIENT KILL TYPE replica`), so the next write stays on the
+/// primary alone.
 pub async fn hold_replicas(pool: &RedisPool) -> Result<HeldReplicas, StoreError> {
     let mut conn = pool.conn().await?;
     let info: String = redis::cmd("INFO")
         .arg("replication")
         .query_async(&mut conn)
         .await?;
-    let mut held = HeldReplicas { pids: Vec::new() };
-    for addr in replica_addrs(&info).filter(|a| is_loopback(a)) {
-        if let Some(pid) = pid_of(&addr).await {
-            // SAFETY: kill has no memory-safety preconditions.
-            if unsafe { libc::kill(pid, libc::SIGSTOP) } == 0 {
-                held.pids.push(pid);
-            }
+    let mut held = HeldReplicas { held: Vec::new() };
+    for addr in replica_addrs(&info) {
+        let reach = match Reach::is_remote(&addr) {
+            true => Reach::Supervised(Remote::beside(&addr)),
+            false => match pid_of(&addr).await {
+                Some(pid) => Reach::Here(Process {
+                    pid,
+                    dir: PathBuf::new(),
+                }),
+                None => continue,
+            },
+        };
+        match reach.pause(HOLD_AT_MOST).await {
+            Ok(_) => held.held.push(reach),
+            Err(why) => tracing::warn!(%addr, %why, "replica not held"),
         }
     }
     let _: i64 = redis::cmd("CLIENT")
@@ -132,69 +150,34 @@ pub async fn primary_ip(pool: &RedisPool) -> Option<std::net::Ipv4Addr> {
 
 /// Kills the primary the pool talks to; returns `host:port pid=N`.
 pub async fn kill_primary(pool: &RedisPool) -> Result<String, StoreError> {
-    let client = pool.client().await?;
-    let addr = client.get_connection_info().addr().to_string();
-    let mut conn = pool.conn().await?;
-    let info: String = redis::cmd("INFO")
-        .arg("server")
-        .query_async(&mut conn)
-        .await?;
-    match process_id(&info) {
-        Some(pid) if is_loopback(&addr) => {
-            // SAFETY: kill has no memory-safety preconditions.
-            let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
-            if rc != 0 {
-                let err = std::io::Error::last_os_error();
-                return Err(StoreError::Unavailable(format!("kill {pid}: {err}")));
-            }
-            Ok(format!("{addr} pid={pid}"))
-        }
-        _ => {
-            // The connection drops as the server exits: that error is the expected answer.
-            let _ = redis::cmd("SHUTDOWN")
-                .arg("NOSAVE")
-                .arg("NOW")
-                .query_async::<()>(&mut conn)
-                .await;
-            Ok(format!("{addr} (shut down)"))
-        }
-    }
+    let (addr, reach) = store_reach(pool).await?;
+    let did = reach.kill(None).await.map_err(StoreError::Unavailable)?;
+    Ok(format!("{addr} {did}"))
 }
 
 /// Kills the single store's Redis (SIGKILL) and keeps it down for `down_for`: its supervisor
-/// brings it back only then, as a crashed server would be, instead of within 100 ms. Only on
-/// this machine: the hold-down is a file in the node's data dir. Returns `host:port pid=N`.
+/// brings it back only then, as a crashed server would be, instead of within 100 ms. Returns
+/// `host:port pid=N`.
 pub async fn kill_store_for(pool: &RedisPool, down_for: Duration) -> Result<String, StoreError> {
+    let (addr, reach) = store_reach(pool).await?;
+    let did = reach
+        .kill(Some(down_for))
+        .await
+        .map_err(|why| StoreError::Unavailable(format!("{addr}: {why}")))?;
+    Ok(format!("{addr} {did}"))
+}
+
+/// The server the pool talks to now, and how to reach its process.
+async fn store_reach(pool: &RedisPool) -> Result<(String, Reach), StoreError> {
     let client = pool.client().await?;
     let addr = client.get_connection_info().addr().to_string();
-    if !is_loopback(&addr) {
-        return Err(StoreError::Unavailable(format!(
-            "{addr} is not on this machine: its process is out of reach (use `oversell up`)"
-        )));
+    if Reach::is_remote(&addr) {
+        return Ok((addr.clone(), Reach::Supervised(Remote::beside(&addr))));
     }
     let mut conn = pool.conn().await?;
     let (info, dir): (String, Vec<String>) = process_and_dir().query_async(&mut conn).await?;
-    let unavailable = |why: &str| StoreError::Unavailable(format!("{addr}: {why}"));
-    let pid = process_id(&info).ok_or_else(|| unavailable("no process_id"))?;
-    let dir = dir.get(1).ok_or_else(|| unavailable("no dir"))?;
-    hold_down(&PathBuf::from(dir), down_for)?;
-    // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(pid, libc::SIGKILL) } != 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(unavailable(&format!("kill {pid}: {err}")));
-    }
-    Ok(format!("{addr} pid={pid}"))
-}
-
-/// Writes the hold-down file its supervisor honours (see [`HOLD_DOWN_FILE`]) in `dir`.
-fn hold_down(dir: &std::path::Path, down_for: Duration) -> Result<(), StoreError> {
-    let until = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        + down_for;
-    let file = dir.join(HOLD_DOWN_FILE);
-    std::fs::write(&file, until.as_millis().to_string())
-        .map_err(|err| StoreError::Unavailable(format!("{}: {err}", file.display())))
+    let process = process_from(&addr, &info, &dir)?;
+    Ok((addr, Reach::Here(process)))
 }
 
 /// `INFO server` and `CONFIG GET dir`: how a node names its own process and data dir.
@@ -209,38 +192,25 @@ fn process_and_dir() -> redis::Pipeline {
     asked
 }
 
-/// A Redlock master's process, as the node itself reports it.
-struct NodeProcess {
-    pid: i32,
-    /// Its data dir (`CONFIG GET dir`).
-    dir: PathBuf,
-}
-
-async fn process_of(node: &QuorumNode) -> Result<NodeProcess, StoreError> {
-    let (info, dir): (String, Vec<String>) = node
-        .run(|mut conn| async move { process_and_dir().query_async(&mut conn).await })
-        .await?;
-    let pid = process_id(&info).ok_or_else(|| no_process(node, "no process_id"))?;
-    let dir = dir.get(1).ok_or_else(|| no_process(node, "no dir"))?;
-    Ok(NodeProcess {
+fn process_from(addr: &str, info: &str, dir: &[String]) -> Result<Process, StoreError> {
+    let unavailable = |why: &str| StoreError::Unavailable(format!("{addr}: {why}"));
+    let pid = process_id(info).ok_or_else(|| unavailable("no process_id"))?;
+    let dir = dir.get(1).ok_or_else(|| unavailable("no dir"))?;
+    Ok(Process {
         pid,
         dir: PathBuf::from(dir),
     })
 }
 
-fn no_process(node: &QuorumNode, why: &str) -> StoreError {
-    StoreError::Unavailable(format!("{}: {why}", node.addr()))
-}
-
-fn on_this_machine(node: &QuorumNode) -> Result<(), StoreError> {
-    match is_loopback(node.addr()) {
-        true => Ok(()),
-        false => Err(StoreError::Unavailable(format!(
-            "{} is not on this machine: its process and clock are out of reach (use `oversell \
-             up`)",
-            node.addr()
-        ))),
+/// How to reach a Redlock master's process.
+async fn reach_node(node: &QuorumNode) -> Result<Reach, StoreError> {
+    if Reach::is_remote(node.addr()) {
+        return Ok(Reach::Supervised(Remote::beside(node.addr())));
     }
+    let (info, dir): (String, Vec<String>) = node
+        .run(|mut conn| async move { process_and_dir().query_async(&mut conn).await })
+        .await?;
+    Ok(Reach::Here(process_from(node.addr(), &info, &dir)?))
 }
 
 /// Kills a Redlock master (SIGKILL). With `down_for`, its supervisor brings it back only after
@@ -250,61 +220,63 @@ pub async fn kill_node(
     node: &QuorumNode,
     down_for: Option<Duration>,
 ) -> Result<String, StoreError> {
-    on_this_machine(node)?;
-    let process = process_of(node).await?;
-    if let Some(down_for) = down_for {
-        hold_down(&process.dir, down_for)?;
-    }
-    // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(process.pid, libc::SIGKILL) } != 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(StoreError::Unavailable(format!(
-            "kill {}: {err}",
-            process.pid
-        )));
-    }
-    Ok(format!("{} pid={}", node.addr(), process.pid))
+    let reach = reach_node(node).await?;
+    let did = reach
+        .kill(down_for)
+        .await
+        .map_err(|why| StoreError::Unavailable(format!("{}: {why}", node.addr())))?;
+    Ok(format!("{} {did}", node.addr()))
+}
+
+/// Stops a Redlock master (SIGSTOP) for `stop_for`, resumed by a helper; returns
+/// `host:port pid=N` once it is stopped.
+pub async fn stop_node_for(node: &QuorumNode, stop_for: Duration) -> Result<String, StoreError> {
+    let reach = reach_node(node).await?;
+    let did = reach
+        .pause(stop_for)
+        .await
+        .map_err(|why| StoreError::Unavailable(format!("{}: {why}", node.addr())))?;
+    Ok(format!("{} {did}", node.addr()))
 }
 
 /// Moves a Redlock master's wall clock `ms` forward: every key's expiry there comes `ms`
-/// sooner. The node must run under the clock shim (`oversell up` starts them so).
+/// sooner. The node must run under the clock shim (`oversell up` and the compose file start
+/// the masters so).
 pub async fn jump_clock(node: &QuorumNode, ms: i64) -> Result<String, StoreError> {
-    on_this_machine(node)?;
-    let process = process_of(node).await?;
-    let file = crate::clock_offset::offset_file(&process.dir);
-    let moved = crate::clock_offset::read_offset(&file)
-        .and_then(|before| crate::clock_offset::set_offset(&file, before + ms).map(|()| before));
-    match moved {
-        Ok(before) => Ok(format!(
+    let reach = reach_node(node).await?;
+    match reach.shift_clock(ms).await {
+        Ok(now) => Ok(format!(
             "{} clock {:+} ms (now {:+} ms)",
             node.addr(),
             ms,
-            before + ms
+            now
         )),
-        Err(err) => Err(StoreError::Unavailable(format!(
-            "{}: no clock to move ({}: {err}); start it under the clock shim (oversell up)",
-            node.addr(),
-            file.display()
-        ))),
+        Err(why) => Err(StoreError::Unavailable(format!("{}: {why}", node.addr()))),
     }
 }
 
-/// A ZooKeeper server's process, found through its own `conf` answer.
+/// A ZooKeeper server, found and ready to be struck.
 pub struct ZkProcess {
     addr: String,
-    dir: std::path::PathBuf,
-    pid: i32,
+    reach: Reach,
 }
 
-/// Finds the ZooKeeper server at `addr`: its dir from its `conf` answer (its `dataDir`), its
-/// pid from the file `oversell up` keeps there. Only a server that serves answers `conf`, so
-/// a fault striking several finds them all before it kills any.
+/// Finds the ZooKeeper server at `addr`. On this machine: its dir from its `conf` answer (its
+/// `dataDir`), its pid from the file `oversell up` keeps there; in a container: its
+/// supervisor, which must say its server runs. Only a server that serves is found, so a fault
+/// striking several finds them all before it kills any.
 pub async fn find_zookeeper(addr: &str) -> Result<ZkProcess, StoreError> {
     let unavailable = |why: String| StoreError::ZooKeeper(format!("{addr}: {why}"));
-    if !is_loopback(addr) {
-        return Err(unavailable(
-            "not on this machine: its process is out of reach".into(),
-        ));
+    if Reach::is_remote(addr) {
+        let remote = Remote::beside(addr);
+        let view = remote.view().await.map_err(unavailable)?;
+        if view.pid.is_none() {
+            return Err(unavailable("down already".into()));
+        }
+        return Ok(ZkProcess {
+            addr: addr.to_owned(),
+            reach: Reach::Supervised(remote),
+        });
     }
     let conf = crate::zookeeper::four_letter(addr, "conf")
         .await
@@ -327,33 +299,19 @@ pub async fn find_zookeeper(addr: &str) -> Result<ZkProcess, StoreError> {
         .ok_or_else(|| unavailable(format!("no pid in {}", pid_file.display())))?;
     Ok(ZkProcess {
         addr: addr.to_owned(),
-        dir,
-        pid,
+        reach: Reach::Here(Process { pid, dir }),
     })
 }
 
-/// Kills a ZooKeeper server (SIGKILL), kept down for `down_for` by a hold-down file its
-/// supervisor honours. Returns `host:port pid=N`.
-pub fn kill_zookeeper(server: &ZkProcess, down_for: Duration) -> Result<String, StoreError> {
-    let ZkProcess { addr, dir, pid } = server;
-    let unavailable = |why: String| StoreError::ZooKeeper(format!("{addr}: {why}"));
-    let until = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        + down_for;
-    let hold = dir.join(HOLD_DOWN_FILE);
-    std::fs::write(&hold, until.as_millis().to_string())
-        .map_err(|err| unavailable(format!("{}: {err}", hold.display())))?;
-    // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(*pid, libc::SIGKILL) } != 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(unavailable(format!("kill {pid}: {err}")));
-    }
-    Ok(format!("{addr} pid={pid}"))
-}
-
-fn is_loopback(addr: &str) -> bool {
-    crate::netns::on_this_machine(addr)
+/// Kills a ZooKeeper server (SIGKILL), kept down for `down_for` by its supervisor. Returns
+/// `host:port pid=N`.
+pub async fn kill_zookeeper(server: &ZkProcess, down_for: Duration) -> Result<String, StoreError> {
+    let did = server
+        .reach
+        .kill(Some(down_for))
+        .await
+        .map_err(|why| StoreError::ZooKeeper(format!("{}: {why}", server.addr)))?;
+    Ok(format!("{} {did}", server.addr))
 }
 
 #[cfg(test)]
@@ -367,6 +325,6 @@ mod tests {
                     master_replid:abc\r\n";
         let addrs: Vec<String> = replica_addrs(info).collect();
         assert_eq!(addrs, ["127.0.0.1:6381"]);
-        assert!(is_loopback("127.0.0.1:6381") && !is_loopback("redis-lock1:6379"));
+        assert!(!Reach::is_remote("127.0.0.1:6381") && Reach::is_remote("lock1:6379"));
     }
 }

@@ -12,14 +12,12 @@
 //! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
 //!   which node holds the room's lock right now.
 //! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed,
-//!   masters killed, restarted or their clocks moved.
+//!   masters killed, restarted, slowed or their clocks moved (through [`crate::member`]).
 //! - [`quorum`]: the Redlock masters, each with its own short timeout.
-//! - [`slow`]: a master stopped for a moment and resumed, so its votes come late.
 
 pub(crate) mod chaos;
 pub(crate) mod nodes;
 pub(crate) mod quorum;
-pub(crate) mod slow;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -41,6 +41,24 @@ pub fn table() -> String {
     )
 }
 
+/// Empties the drop set: every link of the namespace open again.
+pub fn flush() -> String {
+    format!("flush set inet {TABLE} {SET}\n")
+}
+
+/// Drops packets to and from `addrs` for `ms`, then lets them through again (the kernel
+/// forgets each element when its timeout ends).
+pub fn add(addrs: &[std::net::Ipv4Addr], ms: u64) -> String {
+    let elements: Vec<String> = addrs
+        .iter()
+        .map(|a| format!("{a} timeout {ms}ms"))
+        .collect();
+    format!(
+        "add element inet {TABLE} {SET} {{ {} }}\n",
+        elements.join(", ")
+    )
+}
+
 /// Why a partition request cannot be done, in words for a 4xx.
 #[derive(Debug, thiserror::Error)]
 pub enum CutError {
@@ -166,15 +184,12 @@ pub async fn partition(
     // Heal first: a new cut replaces the one in force, it does not add to it.
     heal_sets(network).await?;
     for (side, other) in [(&isolate, &rest), (&rest, &isolate)] {
-        let addrs: Vec<String> = other
+        let addrs: Vec<std::net::Ipv4Addr> = other
             .iter()
             .filter_map(|id| network.member(id))
-            .map(|m| format!("{} timeout {ms}ms", m.addr))
+            .map(|m| m.addr)
             .collect();
-        let element = format!(
-            "add element inet {TABLE} {SET} {{ {} }}\n",
-            addrs.join(", ")
-        );
+        let element = add(&addrs, ms);
         for id in side {
             nft(network, id, &element).await?;
         }
@@ -222,7 +237,7 @@ pub async fn in_force(redis: &RedisPool) -> Result<Option<PartitionView>, StoreE
 }
 
 async fn heal_sets(network: &Network) -> Result<(), CutError> {
-    let flush = format!("flush set inet {TABLE} {SET}\n");
+    let flush = flush();
     for member in &network.members {
         nft(network, &member.id, &flush).await?;
     }

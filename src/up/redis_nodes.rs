@@ -7,7 +7,7 @@
 //!   `redlock`, N independent masters.
 //!
 //! A node killed by the `node-down` or `lock-store-down` fault leaves a hold-down file in its
-//! data dir (`lock_store::chaos::HOLD_DOWN_FILE`): it stays down until the time written there,
+//! data dir (`member::HOLD_DOWN_FILE`): it stays down until the time written there,
 //! as a crashed machine would, instead of being back within 100 ms.
 //!
 //! A data node behind Sentinel asks the Sentinels whom to follow each time it starts. A killed

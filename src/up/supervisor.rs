@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::process;
 use super::topology::InstanceEnv;
-use crate::lock_store::chaos::HOLD_DOWN_FILE;
+use crate::member::HOLD_DOWN_FILE;
 use crate::netns::Place;
 
 /// How long an instance may take to drain on SIGTERM before it is killed.

@@ -29,7 +29,7 @@ pub const COMPOSE_REDLOCK_NODES: [&str; 5] = [
     "redis://redlock5:6379",
 ];
 /// The ZooKeeper server of the compose `zookeeper` profile.
-pub const COMPOSE_ZOOKEEPER: &str = "zookeeper:2181";
+pub const COMPOSE_ZOOKEEPER: &str = "zk:2181";
 /// The dashboard's directory in the image.
 pub const COMPOSE_STATIC_DIR: &str = "/app/static";
 
@@ -101,7 +101,7 @@ impl InstanceEnv {
             // `LOCK_STORE=sentinel docker compose --profile sentinel up` moves the locks (and
             // `LOCK_STORE=redlock … --profile redlock` spreads them over five masters).
             lock_store: "${LOCK_STORE:-shared}".into(),
-            lock_redis_url: "redis://redis-lock:6379".into(),
+            lock_redis_url: "redis://lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
             lock_redis_nodes: COMPOSE_REDLOCK_NODES.join(","),
             // Empty unless a ZooKeeper profile runs (deploy/compose.sh sets it: the one server
