@@ -15,7 +15,8 @@
 # lua-release@spin:20). `none` runs first and again last: the machine drifts during a run, and
 # the ratios are taken to the mean of the two. Environment: ROWS (the rows), TOOLS ("loadtest wrk"), LOADTEST,
 # SERIAL_FLOOR (the binaries), REDIS_URL (the resource store; read from GET /state when the
-# lock store is shared), FLOOR_SECONDS (2), WARMUP (2 s of unmeasured load first).
+# lock store is shared and REDIS_URL is unset; empty: out of reach, as on compose, so no
+# fairness and no floor), FLOOR_SECONDS (2), WARMUP (2 s of unmeasured load first).
 # Bounded: WARMUP, plus rows × tools × SECONDS, plus 8 s of floor.
 #
 # Prints TSV, one line per measurement (report.py turns it into BENCHMARKS.md section 3):
@@ -37,7 +38,7 @@ state() { curl -sf "$URL/state"; }
 field() { state | python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 
 STORE=$(field "['lock_store']['kind']")
-if [ -z "${REDIS_URL:-}" ] && [ "$STORE" = shared ]; then
+if [ -z "${REDIS_URL+set}" ] && [ "$STORE" = shared ]; then
     REDIS_URL=redis://$(field "['lock_store']['nodes'][0]['addr']")
 fi
 ROOM=$(field "['room']")

@@ -200,6 +200,7 @@ impl Poller {
                 status,
                 lock_store,
                 network,
+                self.state.containers.as_ref().map(|c| c.view()),
             ),
             throughput_rps: (throughput * 10.0).round() / 10.0,
             live_instances: live

@@ -59,6 +59,9 @@ pub struct Shared {
     /// The fleet's own network, when `oversell up --network netns` made one (handed over in
     /// `OVERSELL_NETNS`): what the `partition` fault cuts.
     pub network: Option<crate::netns::Network>,
+    /// The compose fleet's members and addresses, looked up in the background; `None` on
+    /// `oversell up`.
+    pub containers: Option<std::sync::Arc<crate::member::containers::Containers>>,
     sale_seq: AtomicU64,
 }
 
@@ -95,6 +98,7 @@ impl AppState {
             burst_rooms: std::sync::Mutex::default(),
             stopping: tokio::sync::watch::channel(false).0,
             network: crate::netns::Network::from_env(),
+            containers: crate::member::containers::Containers::watch(),
             sale_seq: AtomicU64::new(0),
         }))
     }

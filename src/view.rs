@@ -19,6 +19,7 @@ pub fn state_view(
     status: RoomStatus,
     lock_store: LockStoreView,
     network: Option<oversell_api::NetworkView>,
+    containers: Option<oversell_api::state::ContainersView>,
 ) -> StateView {
     StateView {
         instance: instance.to_owned(),
@@ -30,5 +31,6 @@ pub fn state_view(
         truth,
         lock_store,
         network,
+        containers,
     }
 }

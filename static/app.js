@@ -474,6 +474,16 @@ function renderNetwork(network) {
     : t('store.network', { members: network.members.join(', ') });
 }
 
+// A fleet on docker compose: each member and its address; ⚙ marks a store whose supervisor
+// does what the faults ask of it.
+function renderContainers(containers) {
+  const line = $('#containers');
+  line.hidden = !containers;
+  if (!containers) return;
+  const members = containers.members.map((m) => `${m.id}${m.supervised ? ' ⚙' : ''} ${m.addr}`);
+  line.textContent = t('store.containers', { members: members.join(', ') });
+}
+
 function render(s) {
   document.body.dataset.tier = s.tier;
   $('#tier-name').textContent = s.tier;
@@ -511,6 +521,7 @@ function render(s) {
   }
   renderLockStore(s.lock_store);
   renderNetwork(s.network);
+  renderContainers(s.containers);
   const per = s.per_instance || {};
   const names = [...new Set([...live, ...Object.keys(per)])].filter((n) => n).sort();
   const body = $('#per-instance tbody');

@@ -28,6 +28,26 @@ pub struct StateView {
     /// partition in force; `None` on loopback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkView>,
+    /// The fleet's containers when it runs on docker compose: every member up and its
+    /// address; `None` on `oversell up`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containers: Option<ContainersView>,
+}
+
+/// A compose fleet's members, as compose's DNS names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainersView {
+    pub members: Vec<ContainerView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerView {
+    /// The service's name, which is the member's id (`app1`, `lock1`, `redlock3`, `zk2`).
+    pub id: String,
+    /// Its address on the compose network.
+    pub addr: String,
+    /// Whether a supervisor of its own (`oversell member`) does what the faults ask of it.
+    pub supervised: bool,
 }
 
 /// What a room is right now, as `/state` and the sale path see it.

@@ -11,6 +11,7 @@
 //!
 //! [`Reach`] picks the way from the member's address, so a fault reads the same on both paths.
 
+pub mod containers;
 pub mod process;
 pub mod remote;
 pub mod supervise;

@@ -61,6 +61,7 @@ pub async fn state(
         status,
         lock_store,
         network,
+        state.containers.as_ref().map(|c| c.view()),
     )))
 }
 

@@ -317,6 +317,7 @@ impl Fleet {
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
                     fleet_url: format!("http://{host_side}:{port}"),
                     public_url: config.public_url.clone().unwrap_or_default(),
+                    fleet: String::new(),
                 };
                 let spec = InstanceSpec {
                     program: config.program.clone(),

@@ -61,6 +61,8 @@ pub struct InstanceEnv {
     pub fleet_url: String,
     /// Where students reach the fleet, for join links (empty: each request's own address).
     pub public_url: String,
+    /// `compose` on the compose fleet, so the dashboard shows its members (empty: `up`).
+    pub fleet: String,
 }
 
 impl InstanceEnv {
@@ -81,6 +83,7 @@ impl InstanceEnv {
             ("STATIC_DIR", self.static_dir.clone()),
             ("FLEET_URL", self.fleet_url.clone()),
             ("PUBLIC_URL", self.public_url.clone()),
+            ("OVERSELL_FLEET", self.fleet.clone()),
         ];
         // No STATIC_DIR at all for the built-in dashboard: an empty one is a flag given no
         // value, which `oversell serve` refuses.
@@ -117,6 +120,7 @@ impl InstanceEnv {
             // `PUBLIC_URL=http://<this machine>:8080 docker compose up` for a class's join
             // links; empty: the address each request came to.
             public_url: "${PUBLIC_URL:-}".into(),
+            fleet: "compose".into(),
         }
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fleet on Docker Compose, for real: images made from Debian's packages (offline where no
 # registry answers), every profile brought up healthy, sales through nginx read back from the
-# resource store, one catalog chapter per kind of fault that runs on compose, the bad inputs
+# resource store, a catalog chapter or more per kind of fault (the stores' faults done by their
+# supervisors, `oversell member`), the bad inputs
 # of deploy/compose.sh, and nothing left behind.
 #
 #   bash tests/compose/run.sh            (CI runs it after the Rust and browser tests)
@@ -103,14 +104,20 @@ if up; then
   else
     flunk "ground truth through nginx: $verdict"
   fi
+  # The dashboard's fleet panel: every member of the profile with its compose address.
+  seen="$(curl -sf "$url/state" | python3 -c 'import json,sys; print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["containers"]["members"])))' 2>&1 || true)"
+  if [ "$seen" = "app1 app2 app3 nginx redis" ]; then pass "/state shows the compose members: $seen"; else flunk "/state's containers: '$seen'"; fi
   chapter none-race setnx-crash uuid-owner-release-gap reentrant-watchdog-freeze fenced-freeze
 fi
 
-up lock-single && chapter restart-loses-lock
+# One chapter or more per kind of fault that acts on a store (its process, its clock), each
+# done by the member's supervisor on the compose network.
+up lock-single && chapter restart-loses-lock redis-down
+LOCK_PERSISTENCE=always up lock-single && chapter restart-aof-keeps-lock
 up sentinel && chapter failover-loses-lock
-up redlock && chapter redlock-freeze
+up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out
 up zookeeper && chapter zookeeper-normal zookeeper-crash-holding
-up zookeeper3 && chapter zookeeper-fenced
+up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down
 export CLASS=3
 if up lock-single class; then
   table="$(bash deploy/compose.sh logs --no-color class 2>&1)"
