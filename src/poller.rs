@@ -198,9 +198,11 @@ impl Poller {
                 &room,
                 truth,
                 status,
-                lock_store,
-                network,
-                self.state.containers.as_ref().map(|c| c.view()),
+                crate::view::Where {
+                    lock_store,
+                    network,
+                    containers: self.state.containers.as_ref().map(|c| c.view()),
+                },
             ),
             throughput_rps: (throughput * 10.0).round() / 10.0,
             live_instances: live

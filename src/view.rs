@@ -10,6 +10,14 @@ use crate::keys::Keys;
 use crate::lock_store::nodes::LockStoreView;
 use crate::rooms::RoomStatus;
 
+/// Where the room runs, beside its figures: the lock store, the fleet's own network (netns)
+/// and the fleet's containers (compose).
+pub struct Where {
+    pub lock_store: LockStoreView,
+    pub network: Option<oversell_api::NetworkView>,
+    pub containers: Option<oversell_api::state::ContainersView>,
+}
+
 /// The view of a room from what this instance read of it.
 pub fn state_view(
     instance: &str,
@@ -17,9 +25,7 @@ pub fn state_view(
     room: &RoomConfig,
     truth: GroundTruth,
     status: RoomStatus,
-    lock_store: LockStoreView,
-    network: Option<oversell_api::NetworkView>,
-    containers: Option<oversell_api::state::ContainersView>,
+    place: Where,
 ) -> StateView {
     StateView {
         instance: instance.to_owned(),
@@ -29,8 +35,8 @@ pub fn state_view(
         settings: room.settings,
         faults: room.faults.to_vec(),
         truth,
-        lock_store,
-        network,
-        containers,
+        lock_store: place.lock_store,
+        network: place.network,
+        containers: place.containers,
     }
 }

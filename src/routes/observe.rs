@@ -59,9 +59,11 @@ pub async fn state(
         &room,
         truth,
         status,
-        lock_store,
-        network,
-        state.containers.as_ref().map(|c| c.view()),
+        crate::view::Where {
+            lock_store,
+            network,
+            containers: state.containers.as_ref().map(|c| c.view()),
+        },
     )))
 }
 
