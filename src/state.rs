@@ -56,9 +56,6 @@ pub struct Shared {
     pub burst_rooms: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
     pub stopping: tokio::sync::watch::Sender<bool>,
-    /// The fleet's own network, when `oversell up --network netns` made one (handed over in
-    /// `OVERSELL_NETNS`): what the `partition` fault cuts.
-    pub network: Option<crate::netns::Network>,
     /// The compose fleet's members and addresses, looked up in the background; `None` on
     /// `oversell up`.
     pub containers: Option<std::sync::Arc<crate::member::containers::Containers>>,
@@ -97,16 +94,15 @@ impl AppState {
             )),
             burst_rooms: std::sync::Mutex::default(),
             stopping: tokio::sync::watch::channel(false).0,
-            network: crate::netns::Network::from_env(),
             containers: crate::member::containers::Containers::watch(),
             sale_seq: AtomicU64::new(0),
         }))
     }
 
-    /// The fleet's own network and the partition in force; `None` without one (no round
-    /// trip).
+    /// The fleet's own network (namespaces, or compose's containers) and the partition in
+    /// force; `None` without one (no round trip).
     pub async fn network_view(&self) -> Option<oversell_api::NetworkView> {
-        let network = self.network.as_ref()?;
+        let (network, _) = crate::member::fleet_network()?;
         let partition = match crate::netns::cut::in_force(&self.redis).await {
             Ok(view) => view,
             Err(err) => {

@@ -461,10 +461,11 @@ function renderLockStore(store) {
   }
 }
 
-// The fleet's own network (`--network netns`): its members, and the partition in force.
-function renderNetwork(network) {
+// The fleet's own network (`--network netns`, or compose's): its members, and the partition
+// in force. On compose the containers' line names the members already.
+function renderNetwork(network, compose) {
   const line = $('#network');
-  line.hidden = !network;
+  line.hidden = !network || (compose && !network.partition);
   $('#cut-form').hidden = !network;
   if (!network) return;
   const cut = network.partition;
@@ -520,7 +521,7 @@ function render(s) {
     target.value = live.includes(keep) ? keep : '';
   }
   renderLockStore(s.lock_store);
-  renderNetwork(s.network);
+  renderNetwork(s.network, !!s.containers);
   renderContainers(s.containers);
   const per = s.per_instance || {};
   const names = [...new Set([...live, ...Object.keys(per)])].filter((n) => n).sort();

@@ -138,14 +138,21 @@ fn process_id(info: &str) -> Option<i32> {
         .and_then(|pid| pid.trim().parse().ok())
 }
 
-/// The address of the primary the pool talks to now, if it is an IPv4 one.
+/// The IPv4 address of the primary the pool talks to now (a name, as compose's `lock`, is
+/// looked up).
 pub async fn primary_ip(pool: &RedisPool) -> Option<std::net::Ipv4Addr> {
     let client = pool.client().await.ok()?;
     let addr = client.get_connection_info().addr().to_string();
-    let host = addr
-        .rsplit_once(':')
-        .map_or(addr.as_str(), |(host, _)| host);
-    host.parse().ok()
+    let (host, port) = addr.rsplit_once(':')?;
+    if let Ok(ip) = host.parse() {
+        return Some(ip);
+    }
+    let port: u16 = port.parse().ok()?;
+    let mut found = tokio::net::lookup_host((host, port)).await.ok()?;
+    found.find_map(|a| match a.ip() {
+        std::net::IpAddr::V4(ip) => Some(ip),
+        std::net::IpAddr::V6(_) => None,
+    })
 }
 
 /// Kills the primary the pool talks to; returns `host:port pid=N`.

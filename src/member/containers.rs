@@ -1,12 +1,27 @@
-//! The compose fleet as the dashboard shows it: which members run (the services of the
-//! profiles that are up) and their addresses on the compose network. Compose's own DNS is the
-//! source: a member whose name resolves runs. Asked again every few seconds in the background,
-//! so `/state` reads a copy and never waits for a look-up.
+//! The compose fleet: which members run (the services of the profiles that are up) and their
+//! addresses on the compose network, for the dashboard and for the `partition` fault. Compose's
+//! own DNS is the source: a member whose name resolves runs. Asked again every few seconds in
+//! the background, so `/state` and a partition read a copy and never wait for a look-up.
+//!
+//! A partition on compose: each side's stores are asked, through their supervisors, to drop
+//! packets from and to the other side's addresses inside their own network namespace. The
+//! instances have no supervisor and no `NET_ADMIN`, and need none: an instance talks only to
+//! stores (cut at the store's end), the resource store and nginx (never cut).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+use oversell_api::member::Cut;
 use oversell_api::state::{ContainerView, ContainersView};
+
+use super::remote::Remote;
+use crate::netns::cut::{CutError, Links};
+use crate::netns::{Member, Network};
+
+/// The members this process saw last, once [`Containers::watch`] runs: the one list of this
+/// process' fleet, reached from deep inside a sale (a partition strikes there).
+static SEEN: OnceLock<Arc<Containers>> = OnceLock::new();
 
 /// The environment variable compose sets on the instances: `compose`.
 pub const ENV: &str = "OVERSELL_FLEET";
@@ -54,7 +69,7 @@ impl Containers {
         if std::env::var(ENV).ok()? != "compose" {
             return None;
         }
-        let seen = Arc::new(Containers::default());
+        let seen = SEEN.get_or_init(|| Arc::new(Containers::default())).clone();
         let weak = Arc::downgrade(&seen);
         tokio::spawn(async move {
             // Ends when the state holding the list is gone.
@@ -66,6 +81,13 @@ impl Containers {
             }
         });
         Some(seen)
+    }
+
+    fn members(&self) -> Vec<ContainerView> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn view(&self) -> ContainersView {
@@ -97,4 +119,70 @@ async fn look_up() -> Vec<ContainerView> {
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// The compose fleet as a network a partition can cut: the instances and the stores (never
+/// the resource store or nginx), with the drops asked of the stores' supervisors. `None` off
+/// compose, or before the first look-up.
+pub fn network() -> Option<(Network, Supervisors)> {
+    let seen = SEEN.get()?.members();
+    let members: Vec<Member> = seen
+        .iter()
+        .filter(|m| m.supervised || m.id.starts_with("app"))
+        .filter_map(|m| {
+            Some(Member {
+                id: m.id.clone(),
+                addr: m.addr.parse().ok()?,
+            })
+        })
+        .collect();
+    if members.is_empty() {
+        return None;
+    }
+    let supervised = seen
+        .into_iter()
+        .filter(|m| m.supervised)
+        .map(|m| m.id)
+        .collect();
+    let network = Network {
+        run: "compose".into(),
+        gateway: Ipv4Addr::UNSPECIFIED,
+        members,
+    };
+    Some((network, Supervisors { supervised }))
+}
+
+/// The drops of a compose partition, asked of each store's supervisor; an instance's end is
+/// left open (its store's end drops the packets).
+pub struct Supervisors {
+    supervised: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl Links for Supervisors {
+    async fn drop_between(&self, id: &str, addrs: &[Ipv4Addr], ms: u64) -> Result<(), CutError> {
+        if !self.supervised.iter().any(|s| s == id) || addrs.is_empty() {
+            return Ok(());
+        }
+        let cut = Cut {
+            drop: addrs.iter().map(Ipv4Addr::to_string).collect(),
+            ms,
+        };
+        Remote::beside(id)
+            .cut(&cut)
+            .await
+            .map(drop)
+            .map_err(CutError::Nft)
+    }
+
+    async fn open(&self, id: &str) -> Result<(), CutError> {
+        if !self.supervised.iter().any(|s| s == id) {
+            return Ok(());
+        }
+        Remote::beside(id)
+            .heal()
+            .await
+            .map(drop)
+            .map_err(CutError::Nft)
+    }
 }

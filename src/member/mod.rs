@@ -19,6 +19,9 @@ pub mod supervise;
 use std::time::Duration;
 
 pub use process::{Process, HOLD_DOWN_FILE};
+
+use crate::netns::cut::{Links, Namespaces};
+use crate::netns::Network;
 pub use remote::Remote;
 
 /// How a member is reached.
@@ -60,4 +63,13 @@ impl Reach {
             Reach::Supervised(r) => r.shift_clock(ms).await.map(|v| v.clock_offset_ms),
         }
     }
+}
+
+/// The fleet's own network and where its drops are made, if it has one: the namespaces of
+/// `oversell up --network netns`, or the containers of a compose fleet.
+pub fn fleet_network() -> Option<(Network, Box<dyn Links>)> {
+    if let Some(network) = Network::from_env() {
+        return Some((network.clone(), Box::new(Namespaces(network))));
+    }
+    containers::network().map(|(network, stores)| (network, Box::new(stores) as Box<dyn Links>))
 }

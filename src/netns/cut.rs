@@ -59,12 +59,47 @@ pub fn add(addrs: &[std::net::Ipv4Addr], ms: u64) -> String {
     )
 }
 
+/// Where the drops are made: what a partition asks of each member's end of its links.
+/// `oversell up --network netns` makes them in each member's namespace ([`Namespaces`]); a
+/// compose fleet asks each store's supervisor (`crate::member::containers`).
+#[async_trait::async_trait]
+pub trait Links: Send + Sync {
+    /// Drops packets between member `id` and `addrs`, both ways, for `ms`.
+    async fn drop_between(
+        &self,
+        id: &str,
+        addrs: &[std::net::Ipv4Addr],
+        ms: u64,
+    ) -> Result<(), CutError>;
+    /// Lets every packet of member `id` through again.
+    async fn open(&self, id: &str) -> Result<(), CutError>;
+}
+
+/// The drops made in each member's own namespace, on this machine.
+pub struct Namespaces(pub Network);
+
+#[async_trait::async_trait]
+impl Links for Namespaces {
+    async fn drop_between(
+        &self,
+        id: &str,
+        addrs: &[std::net::Ipv4Addr],
+        ms: u64,
+    ) -> Result<(), CutError> {
+        nft(&self.0, id, &add(addrs, ms)).await
+    }
+
+    async fn open(&self, id: &str) -> Result<(), CutError> {
+        nft(&self.0, id, &flush()).await
+    }
+}
+
 /// Why a partition request cannot be done, in words for a 4xx.
 #[derive(Debug, thiserror::Error)]
 pub enum CutError {
     #[error(
-        "a partition needs a fleet whose members each have a network namespace: start it \
-         with `sudo oversell up --network netns`"
+        "a partition needs a fleet whose members each have a network of their own: start it \
+         with `sudo oversell up --network netns`, or on docker compose (deploy/compose.sh)"
     )]
     NoNetwork,
     #[error("{0}")]
@@ -176,22 +211,22 @@ pub fn resolve(
 /// Cuts `isolate` off from `rest` for `ms`, both ways, and notes it for the dashboard.
 pub async fn partition(
     network: &Network,
+    links: &dyn Links,
     redis: &RedisPool,
     request: &PartitionRequest,
 ) -> Result<PartitionView, CutError> {
     let (isolate, rest) = sides(network, request)?;
     let ms = request.ms;
     // Heal first: a new cut replaces the one in force, it does not add to it.
-    heal_sets(network).await?;
+    heal_sets(network, links).await?;
     for (side, other) in [(&isolate, &rest), (&rest, &isolate)] {
         let addrs: Vec<std::net::Ipv4Addr> = other
             .iter()
             .filter_map(|id| network.member(id))
             .map(|m| m.addr)
             .collect();
-        let element = add(&addrs, ms);
         for id in side {
-            nft(network, id, &element).await?;
+            links.drop_between(id, &addrs, ms).await?;
         }
     }
     let stored = Stored {
@@ -212,8 +247,8 @@ pub async fn partition(
 }
 
 /// Ends the partition in force, if any.
-pub async fn heal(network: &Network, redis: &RedisPool) -> Result<(), CutError> {
-    heal_sets(network).await?;
+pub async fn heal(network: &Network, links: &dyn Links, redis: &RedisPool) -> Result<(), CutError> {
+    heal_sets(network, links).await?;
     if let Err(err) = store(redis, None).await {
         tracing::warn!(%err, "partition healed, but the dashboard's note of it stays until it expires");
     }
@@ -236,10 +271,9 @@ pub async fn in_force(redis: &RedisPool) -> Result<Option<PartitionView>, StoreE
     }))
 }
 
-async fn heal_sets(network: &Network) -> Result<(), CutError> {
-    let flush = flush();
+async fn heal_sets(network: &Network, links: &dyn Links) -> Result<(), CutError> {
     for member in &network.members {
-        nft(network, &member.id, &flush).await?;
+        links.open(&member.id).await?;
     }
     Ok(())
 }

@@ -201,7 +201,7 @@ pub async fn arm_fault(
         (None, _) => vec![],
     };
     if kind == FaultKind::Partition {
-        crate::routes::partition::check_armed(&state, &isolate, ms)?;
+        crate::routes::partition::check_armed(&isolate, ms)?;
     }
     let fault = Fault {
         kind,

@@ -26,7 +26,7 @@ pub async fn cut(
 ) -> Result<Json<Value>, AppError> {
     caller.only_admin_may("a network partition")?;
     let mut request: PartitionRequest = required_json(&body, EXAMPLE)?;
-    let network = network(&state)?;
+    let (network, links) = network()?;
     if request.isolate.iter().any(|id| id == HOLDER) {
         return Err(AppError::BadRequest(format!(
             "`{HOLDER}` names the instance of the holder a partition fault strikes: arm it with \
@@ -40,8 +40,8 @@ pub async fn cut(
         false => None,
     };
     request.isolate =
-        cut::resolve(network, &request.isolate, &state.instance, primary).map_err(refused)?;
-    let view = cut::partition(network, &state.redis, &request)
+        cut::resolve(&network, &request.isolate, &state.instance, primary).map_err(refused)?;
+    let view = cut::partition(&network, links.as_ref(), &state.redis, &request)
         .await
         .map_err(refused)?;
     let (isolate, ms) = (view.isolate.join(","), view.ms.to_string());
@@ -57,15 +57,17 @@ pub async fn heal(
     State(state): State<AppState>,
 ) -> Result<Json<Value>, AppError> {
     caller.only_admin_may("healing a network partition")?;
-    let network = network(&state)?;
-    cut::heal(network, &state.redis).await.map_err(refused)?;
+    let (network, links) = network()?;
+    cut::heal(&network, links.as_ref(), &state.redis)
+        .await
+        .map_err(refused)?;
     mark(&state, &caller, "heal", &[]).await;
     Ok(Json(json!({ "healed": true })))
 }
 
 /// Checks a `partition` fault as `POST /admin/faults` arms it.
-pub fn check_armed(state: &AppState, isolate: &[String], ms: u64) -> Result<(), AppError> {
-    cut::check_armed(network(state)?, isolate, ms).map_err(refused)
+pub fn check_armed(isolate: &[String], ms: u64) -> Result<(), AppError> {
+    cut::check_armed(&network()?.0, isolate, ms).map_err(refused)
 }
 
 #[derive(serde::Deserialize)]
@@ -107,11 +109,9 @@ pub async fn configure_store(
     })))
 }
 
-fn network(state: &AppState) -> Result<&Network, AppError> {
-    state
-        .network
-        .as_ref()
-        .ok_or_else(|| refused(CutError::NoNetwork))
+/// The fleet's own network (namespaces, or compose's containers) and where its drops go.
+fn network() -> Result<(Network, Box<dyn cut::Links>), AppError> {
+    crate::member::fleet_network().ok_or_else(|| refused(CutError::NoNetwork))
 }
 
 fn refused(err: CutError) -> AppError {

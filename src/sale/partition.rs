@@ -11,7 +11,6 @@ use crate::ground_truth::record;
 use crate::lock::LockCx;
 use crate::lock_store::chaos::primary_ip;
 use crate::netns::cut::{self, CutError};
-use crate::netns::Network;
 
 /// Cuts the network as the fault says (`holder`: this instance; `lock-primary`: the lock
 /// store's primary as it is now) and marks it on the timeline.
@@ -36,7 +35,7 @@ pub(super) async fn strike(lcx: &LockCx<'_>, fault: &Fault) {
 }
 
 async fn cut_off(lcx: &LockCx<'_>, fault: &Fault) -> Result<String, CutError> {
-    let network = Network::from_env().ok_or(CutError::NoNetwork)?;
+    let (network, links) = crate::member::fleet_network().ok_or(CutError::NoNetwork)?;
     let primary = match fault.isolate.iter().any(|id| id == LOCK_PRIMARY) {
         true => primary_ip(lcx.store.pool()).await,
         false => None,
@@ -46,7 +45,7 @@ async fn cut_off(lcx: &LockCx<'_>, fault: &Fault) -> Result<String, CutError> {
         isolate,
         ms: fault.ms,
     };
-    let done = cut::partition(&network, lcx.truth, &request).await?;
+    let done = cut::partition(&network, links.as_ref(), lcx.truth, &request).await?;
     Ok(format!(
         "{} cut off from {} for {} ms",
         done.isolate.join(", "),
