@@ -112,12 +112,13 @@ fi
 
 # One chapter or more per kind of fault that acts on a store (its process, its clock), each
 # done by the member's supervisor on the compose network.
-up lock-single && chapter restart-loses-lock redis-down
+# Partitions are nft drops each store's supervisor makes inside its own network namespace.
+up lock-single && chapter restart-loses-lock redis-down watchdog-holder-cut-off fenced-holder-cut-off
 LOCK_PERSISTENCE=always up lock-single && chapter restart-aof-keeps-lock
-up sentinel && chapter failover-loses-lock
-up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out
-up zookeeper && chapter zookeeper-normal zookeeper-crash-holding
-up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down
+up sentinel && chapter failover-loses-lock sentinel-split-brain
+up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out redlock-minority-partition
+up zookeeper && chapter zookeeper-normal zookeeper-crash-holding zookeeper-client-partitioned
+up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down zookeeper-server-cut-off
 export CLASS=3
 if up lock-single class; then
   table="$(bash deploy/compose.sh logs --no-color class 2>&1)"
