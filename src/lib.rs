@@ -33,6 +33,9 @@
 //!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
 //! - [`netns`]: the fleet's own network (`oversell up --network netns`): a namespace per
 //!   process, and the `partition` fault's packet drops between them.
+//! - [`member`]: the acts a store fault does on a member's process (kill, keep down, pause,
+//!   move its clock, cut its links): on this machine by pid, or on compose through the
+//!   member's supervisor (`oversell member`), which the store's container runs.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
