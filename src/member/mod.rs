@@ -5,16 +5,15 @@
 //! - on this machine (`oversell up`, on loopback or in the fleet's namespaces): the process is
 //!   found by what the store reports of itself (its pid, its data dir) and acted on directly
 //!   ([`process`]);
-//! - in a container (docker compose): its supervisor, `oversell member` ([`supervise`]), runs
-//!   the same acts on its one child when asked over the fleet's network with the admin token
-//!   ([`remote`]).
+//! - in a container (docker compose): its supervisor, `oversell member` (`up::member`,
+//!   beside `oversell up`'s own supervision), runs the same acts on its one child when asked
+//!   over the fleet's network with the admin token ([`remote`]).
 //!
 //! [`Reach`] picks the way from the member's address, so a fault reads the same on both paths.
 
 pub mod containers;
 pub mod process;
 pub mod remote;
-pub mod supervise;
 
 use std::time::Duration;
 

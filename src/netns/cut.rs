@@ -61,7 +61,7 @@ pub fn add(addrs: &[std::net::Ipv4Addr], ms: u64) -> String {
 
 /// Where the drops are made: what a partition asks of each member's end of its links.
 /// `oversell up --network netns` makes them in each member's namespace ([`Namespaces`]); a
-/// compose fleet asks each store's supervisor (`crate::member::containers`).
+/// compose fleet asks each store's supervisor (`member::containers`).
 #[async_trait::async_trait]
 pub trait Links: Send + Sync {
     /// Drops packets between member `id` and `addrs`, both ways, for `ms`.

@@ -20,6 +20,7 @@
 //! - [`process`]: process groups, signals, prefixed output, HTTP probes.
 
 pub mod fleet;
+pub mod member;
 pub(crate) mod nginx;
 pub mod process;
 pub(crate) mod redis_nodes;

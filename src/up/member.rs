@@ -32,9 +32,9 @@ use subtle::ConstantTimeEq;
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use super::process::{down_until, Process};
-use super::remote;
-use crate::up::supervisor::{stay_down, ChildSpec, Supervisor};
+use super::supervisor::{stay_down, ChildSpec, Supervisor};
+use crate::member::process::{down_until, Process};
+use crate::member::remote;
 
 /// `oversell member --id lock1 -- redis-server --port 6379 …`
 #[derive(Debug, clap::Args)]
