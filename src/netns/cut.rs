@@ -32,11 +32,26 @@ const KEY: &str = "oversell:partition";
 
 /// The table a namespace starts with: an empty drop set, checked on the way in and out.
 pub fn table() -> String {
+    table_sparing(None)
+}
+
+/// The same, letting TCP to and from `port` through whatever the set holds: a compose
+/// store's supervisor is asked for the cut and the heal over the fleet's network, and must
+/// still hear and answer. That port is the fleet's management plane, not the store's
+/// traffic: the store itself stays cut off.
+pub fn table_sparing(port: Option<u16>) -> String {
+    let (spare_in, spare_out) = match port {
+        Some(port) => (
+            format!("tcp dport {port} accept; "),
+            format!("tcp sport {port} accept; "),
+        ),
+        None => (String::new(), String::new()),
+    };
     format!(
         "table inet {TABLE} {{\n\
            set {SET} {{ type ipv4_addr; flags timeout; }}\n\
-           chain input {{ type filter hook input priority 0; ip saddr @{SET} drop; }}\n\
-           chain output {{ type filter hook output priority 0; ip daddr @{SET} drop; }}\n\
+           chain input {{ type filter hook input priority 0; {spare_in}ip saddr @{SET} drop; }}\n\
+           chain output {{ type filter hook output priority 0; {spare_out}ip daddr @{SET} drop; }}\n\
          }}\n"
     )
 }
@@ -356,6 +371,18 @@ mod tests {
             isolate: isolate.iter().map(|s| s.to_string()).collect(),
             ms,
         }
+    }
+
+    #[test]
+    fn a_supervisors_port_is_let_through_before_the_drop_and_only_when_asked() {
+        let spared = table_sparing(Some(7070));
+        let accept = spared.find("tcp dport 7070 accept").unwrap();
+        assert!(
+            accept < spared.find("ip saddr @cut drop").unwrap(),
+            "{spared}"
+        );
+        assert!(spared.contains("tcp sport 7070 accept; ip daddr @cut drop"));
+        assert!(!table().contains("accept"), "{}", table());
     }
 
     #[test]

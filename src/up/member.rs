@@ -114,7 +114,7 @@ pub async fn run(args: MemberArgs) -> anyhow::Result<()> {
         true => Some(crate::clock_offset::install_preload(&args.dir)?),
         false => None,
     };
-    let cuttable = nft(&crate::netns::cut::table()).await;
+    let cuttable = nft(&crate::netns::cut::table_sparing(Some(args.control_port))).await;
     if let Err(why) = &cuttable {
         tracing::warn!(%why, "this member cannot be cut off: partitions will not reach it");
     }
