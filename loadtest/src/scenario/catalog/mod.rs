@@ -59,6 +59,10 @@ const NORMAL_TTL: u64 = 3_000;
 ///
 /// The id, tier, expectation, source and texts are blanks that every chapter fills in:
 /// `every_chapter_fills_in_the_blanks_of_the_base` below checks none is left.
+///
+/// No base holds a fault, even one its chapters share: a `Fault` may own its strings, and
+/// a chapter built from a base with one would leave the rest of that base to be dropped
+/// while the static is evaluated, which Rust refuses (E0493). Each chapter states its fault.
 const BASE: Scenario = Scenario {
     id: "",
     tier: Tier::None,
