@@ -19,7 +19,8 @@
 //! namespaces: split brain, a cut-off holder). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
-//! (and its `mod`).
+//! (and its `mod`). Each chapter states only what differs from [`BASE`], or from a base its
+//! group makes from it for the settings several of its chapters share.
 
 use std::sync::LazyLock;
 
@@ -48,10 +49,7 @@ pub static CATALOG: LazyLock<Vec<Scenario>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The lease of the chapters whose lease is not the lesson.
-const NORMAL_TTL: u64 = 3_000;
-
-/// A chapter whose settings are not the lesson: the normal lease, 5 ms of work, buyers who
+/// A chapter whose settings are not the lesson: a 3 s lease, 5 ms of work, buyers who
 /// wait on pub/sub for up to 10 s, a watchdog, 300 buyers through nginx for 100 items, any
 /// lock store, no fault, and an outcome that does not depend on timing. Each chapter starts
 /// from it (or from its group's base, made from it) and states only what differs, so what a
@@ -66,7 +64,7 @@ const NORMAL_TTL: u64 = 3_000;
 const BASE: Scenario = Scenario {
     id: "",
     tier: Tier::None,
-    ttl_ms: NORMAL_TTL,
+    ttl_ms: 3_000,
     business_ms: 5,
     wait: WaitStrategy::PubSub,
     wait_deadline_ms: 10_000,
