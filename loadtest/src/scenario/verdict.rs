@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use oversell_api::{StateView, Tier};
 use serde::Serialize;
 
-use super::{Check, Fired, Scenario};
+use super::runner::Fired;
+use super::{Check, Scenario};
 
 /// One judged check.
 #[derive(Debug, Clone, Serialize)]
