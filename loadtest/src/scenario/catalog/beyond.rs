@@ -6,16 +6,24 @@
 //! Sources: 001 and 002 (Sentinel, persistence, Redlock), the algorithm as published on
 //! redis.io, Redisson's deprecation of `RedissonRedLock`, and the Kleppmann / antirez debate.
 
-use oversell_api::{Fault, FaultKind, LeaseMode, Persistence, Tier, Via, WaitStrategy};
+use oversell_api::{Fault, FaultKind, Persistence, Tier, WaitStrategy};
 
-use super::NORMAL_TTL;
+use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The failure chapters: a lease long enough to outlive the store's failure, and work long
-/// enough that a second holder gets in while the first still works (a failover takes ~2 s).
-const STORE_FAULT_TTL: u64 = 20_000;
-const STORE_FAULT_BUSINESS: u64 = 9_000;
-const STORE_FAULT_DEADLINE: u64 = 15_000;
+/// enough that a second holder gets in while the first still works (a failover takes ~2 s);
+/// one item for a few buyers, so a second holder shows as the item sold twice; an outcome
+/// that depends on timing.
+const STORE_FAULT: Scenario = Scenario {
+    ttl_ms: 20_000,
+    business_ms: 9_000,
+    wait_deadline_ms: 15_000,
+    stock: 1,
+    buyers: 4,
+    timing_sensitive: true,
+    ..BASE
+};
 
 /// `redlock-validity-runs-out`: a lease of "a few tens of ms" (001's figure for it), and one
 /// master stopped longer than that but shorter than the per-node timeout (100 ms), so its
@@ -36,22 +44,13 @@ pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
         id: "failover-loses-lock",
         tier: Tier::LuaRelease,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Failover, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::sentinel(0),
         expect: Expect::Figures(&[
             Check::gt("overlaps", 0.0),
             Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
         ]),
-        timing_sensitive: true,
         source: "001 line 94, 002 lines 602–604 and 681, 003 line 67: a master/replica failover \
                  loses a lock (asynchronous replication); Redis' own Sentinel and replication \
                  documentation",
@@ -66,19 +65,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              谁先连上新主节点，谁就能拿到“同一把”锁：两个持锁者，一件商品卖了两次。第一个持锁者\
              直到释放时发现锁已不在，才知道自己早已失去了它。看门狗也无能为力：\
              它续的是一把已不存在的锁。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "failover-sync-replicas",
         tier: Tier::LuaRelease,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Failover, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::sentinel(1),
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
@@ -86,7 +78,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        timing_sensitive: true,
         source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
                  write (checkLockSyncedSlaves, on by default since RedissonRedLock was deprecated \
                  in 3.12.5); Redis' WAIT documentation, which warns that even WAIT does not make \
@@ -100,22 +91,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              持锁者继续处理业务之前，锁已经在从节点上了，被提升的从节点仍然持有它：\
              只有一个持锁者，没有超卖。代价是每次加锁多一次往返，而且从节点跟不上时买家会收到 503。\
              它缩小了窗口，但没有消除它：某些主从切换中 Redis 仍可能丢失已确认的写入。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "restart-loses-lock",
         tier: Tier::LuaRelease,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::LockStoreRestart, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::single(Persistence::None),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: "002 lines 688–716 list Redis' persistence (RDB, AOF); this chapter runs with \
                  none, the restart-without-fsync case of the Redlock debate (Martin Kleppmann, \
                  \"How to do distributed locking\", 2016); RDB and AOF are the next two",
@@ -125,22 +108,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁者刚拿到锁，锁所在的 Redis 就崩溃了，重启后数据全空（未开启持久化）。\
              持锁者还在处理业务，锁却已不在，下一个买家随即拿到了锁。\
              库存放在另一个 Redis 里，如实记下了超卖。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "restart-rdb-loses-recent-lock",
         tier: Tier::LuaRelease,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::LockStoreRestart, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::single(Persistence::Rdb),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: "002 lines 724–738, RDB persistence and its save rules (save 900 1, save 300 10, \
                  save 60 10000)",
         en: "The same crash, with RDB snapshots by the classic save rules: a snapshot after \
@@ -154,19 +129,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              载入最近一次快照，而刚刚加上的锁不在任何快照里：上次快照之后加的锁全部丢失，\
              下一个买家随即拿到了锁，库存如实记下了超卖。快照适合变化缓慢的数据，\
              护不住只活几秒的锁。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "restart-aof-keeps-lock",
         tier: Tier::LuaRelease,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::LockStoreRestart, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::single(Persistence::Always),
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
@@ -174,7 +142,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        timing_sensitive: true,
         source: "002 lines 767–782, Redis persistence: AOF with appendfsync always (line 773); \
                  its claims that AOF loses nothing before the last write (line 705) and that \
                  everysec loses at most a second (line 774), measured by bench/src/bin/\
@@ -200,19 +167,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              （最多 2 秒）却照样应答，10 次里有 3 次丢了最后几百毫秒内已确认的加锁写入。\
              只有像本章这样用 always，才是 fsync 之后再应答。这种丢失太少见，做不成一章\
              （一章要在 95% 的运行里成立），只作为基准测试（aof-loss）。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "redlock-minority-down",
         tier: Tier::Redlock,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::NodeDown, 8_000, 2)),
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
@@ -237,52 +197,39 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。\
              001 推荐用 Redisson 的 RedissonRedLock 来实现；Redisson 从 3.12.5 起已将其废弃，\
              改为推荐 RLock（如今加锁写入会等从节点收到）和 RFencedLock（发放围栏令牌）。",
+        ..BASE
     },
     Scenario {
         id: "redlock-majority-down",
         tier: Tier::Redlock,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 1_500,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::NodeDown, 8_000, 3)),
-        stock: 100,
         buyers: 20,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[
             Check::eq("orders", 0.0),
             Check::eq("oversold", 0.0),
             Check::eq("sent_503", 20.0),
         ]),
-        timing_sensitive: false,
         source: REDLOCK_SOURCES,
         en: "Three of the five masters are down: no buyer can win a majority. Every buyer gets a \
              503 (lock_no_quorum) once its wait deadline passes, and nothing is sold: Redlock \
              gives up availability rather than safety when most of its servers are gone.",
         zh: "五个主节点中有三个宕机，谁也凑不齐多数。每个买家等到等待期限都收到 503\
              （lock_no_quorum），一件也没卖出：多数节点不在时，Redlock 宁可停止服务，也不冒超卖的险。",
+        ..BASE
     },
     Scenario {
         id: "redlock-restart-no-fsync",
         tier: Tier::Redlock,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
         wait: WaitStrategy::Spin { sleep_ms: 50 },
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::NodeRestart, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::redlock(Some(Persistence::None)),
         expect: Expect::Figures(&[
             Check::gt("overlaps", 0.0),
             Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
         ]),
-        timing_sensitive: true,
         source: REDLOCK_SOURCES,
         en: "The critique's first case. While the holder acquires, two masters are briefly down, \
              so its lock stands on exactly three. Right after, one of those three crashes and \
@@ -293,19 +240,13 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
              三个没有这把锁的节点凑成了新的多数，第一个持锁者还在处理业务，第二个买家就拿到了“同一把”锁：\
              一件商品卖了两次。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "redlock-restart-fsync-always",
         tier: Tier::Redlock,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
         wait: WaitStrategy::Spin { sleep_ms: 50 },
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::NodeRestart, 0)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::redlock(Some(Persistence::Always)),
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
@@ -313,7 +254,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        timing_sensitive: true,
         source: REDLOCK_SOURCES,
         en: "The same crash, with every master fsyncing its append-only file before each reply. \
              The restarted master replays the lock: the holder keeps its three votes, and the \
@@ -323,26 +263,19 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的崩溃，但每个主节点每次应答前都把 AOF 刷到磁盘（fsync）。重启的节点重放出这把锁：\
              持锁者仍有三票，其他人只能等待。算法原文给出的也是这个办法，或者让崩溃的节点\
              等过一个租约再重新加入；两者都有代价（每次加锁都要 fsync 一次，或一个节点缺席一个租约）。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "redlock-clock-jump",
         tier: Tier::Redlock,
-        ttl_ms: STORE_FAULT_TTL,
-        business_ms: STORE_FAULT_BUSINESS,
         wait: WaitStrategy::Spin { sleep_ms: 50 },
-        wait_deadline_ms: STORE_FAULT_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::ClockJump, 30_000, 3)),
-        stock: 1,
-        buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[
             Check::gt("overlaps", 0.0),
             Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
         ]),
-        timing_sensitive: true,
         source: REDLOCK_SOURCES,
         en: "The critique's second case. Right after the holder takes its lock, the wall clocks \
              of three masters that granted it jump 30 s forward (an NTP step, an operator). Redis \
@@ -352,19 +285,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "批评文章里的第二个反例。持锁者刚拿到锁，给它投票的三个主节点的系统时钟就向前跳了 30 秒\
              （NTP 校时或人为调整）。Redis 按系统时钟让键过期：20 秒租约的锁在这三个节点上瞬间没了，\
              它们凑成多数投给了下一个买家，而第一个持锁者还在处理业务。002 把时钟同步列为缺点，代价就是这个。",
+        ..STORE_FAULT
     },
     Scenario {
         id: "redlock-freeze",
         tier: Tier::Redlock,
         ttl_ms: 300,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 10 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Freeze, 1_200)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
@@ -380,19 +309,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              它醒来后写入了陈旧的库存值（陈旧写入）。客户端自己停顿，五台服务器也救不了。\
              只有由库存校验的围栏令牌（fencing token）才能挡住（见 fenced-freeze），\
              而 Redlock 没有能发放令牌的计数器。",
+        ..BASE
     },
     Scenario {
         id: "redlock-validity-runs-out",
         tier: Tier::Redlock,
         ttl_ms: VALIDITY_LEASE_MS,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::NodeSlow, VALIDITY_SLOW_MS, 1)),
         stock: 1,
         buyers: 4,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None),
         expect: Expect::Figures(&[
             Check::gt("validity_lapsed", 0.0),
@@ -425,5 +350,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              说锁的租约（文章里叫“过期时间”）“一般就几十毫秒”：那是单个节点请求超时的量级\
              （本集群为 100 毫秒），不是租约的；租约应当以秒计，加锁花掉的时间才只占其中一小部分。\
              本章故意用 001 说的租约，正是为了演示其后果。",
+        ..BASE
     },
 ];

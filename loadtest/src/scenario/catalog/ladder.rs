@@ -8,7 +8,7 @@
 
 use oversell_api::{Fault, FaultKind, LeaseMode, Tier, Via, WaitStrategy};
 
-use super::NORMAL_TTL;
+use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The watchdog chapters: work well past the lease, and a renewal every ~67 ms that may come
@@ -26,18 +26,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
         id: "none-race",
         tier: Tier::None,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 5_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("lost_updates", 0.0)]),
-        timing_sensitive: false,
         source: "001 lines 16–24, the stock-of-1 race (two requests read 1, both sell); 004 lines \
                  60–112, a thousand threads on one counter; the read-check-write is 002's sale() \
                  on its key inventory001, lines 55–94",
@@ -45,68 +35,43 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              stock, and the counter loses updates.",
         zh: "不加锁：多个买家读到同一个库存值，都卖出、都写回 n-1。订单数超过库存（超卖），\
              后写的库存又覆盖了先写的（丢失更新）。",
+        ..BASE
     },
     Scenario {
         id: "local-one-instance",
         tier: Tier::Local,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
         via: Via::Instance,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("lost_updates", 0.0),
             Check::eq("overlaps", 0.0),
         ]),
-        timing_sensitive: false,
         source: "001 lines 26–30, the local lock (synchronized / ReentrantLock) on one server; \
                  004 line 114 says the same of one JVM",
         en: "An in-process mutex is enough while one process serves every buyer.",
         zh: "只有一个进程处理全部请求时，进程内的本地锁就够了，不会超卖。",
+        ..BASE
     },
     Scenario {
         id: "local-three-instances",
         tier: Tier::Local,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("oversold", 0.0), Check::gt("overlaps", 0.0)]),
-        timing_sensitive: false,
         source: "001 lines 32–40, a second server: each JVM's lock binds only its own threads; \
                  000 lines 43–52 tell the same with a cache",
         en: "Each instance has its own mutex: with nginx spreading buyers over the instances, \
              buyers on different instances sell at once.",
         zh: "每个实例各有一把本地锁；nginx 把买家分发到多个实例后，\
              不同实例上的买家同时进入临界区，照样超卖。",
+        ..BASE
     },
     Scenario {
         id: "setnx-crash",
         tier: Tier::Setnx,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 20 },
         wait_deadline_ms: 1_500,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::CrashHolding, 0)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
-        timing_sensitive: false,
         source: "000 lines 107–159, bronze tier (SETNX + DEL; the retry by recursion, lines \
                  126–145); the 20 ms retry is 002's sale() loop, lines 96–112 (000 line 137 and \
                  004 line 176 sleep 100 ms)",
@@ -121,22 +86,17 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              也就是 002 最后改成的 while 写法。000 用递归重试，说先睡一会儿是为了不让栈溢出：\
              其实睡眠只是让递归慢下来，每次重试仍然多压一层栈，锁永远不释放时照样会栈溢出。\
              循环则不管等多久都只占一层栈。",
+        ..BASE
     },
     Scenario {
         id: "setnx-expire-crash-between",
         tier: Tier::SetnxExpire,
         ttl_ms: 1_000,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 20 },
         wait_deadline_ms: 1_500,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::CrashBeforeExpire, 0)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::StallUntilReset,
-        timing_sensitive: false,
         source: "000 lines 161–209, silver tier (SETNX, then EXPIRE); 002 lines 139–157 and 003 \
                  lines 20–29 take the same step; 004 lines 35–59 and 132–134 offer SETEX as the \
                  atomic way to set a value and its expiry",
@@ -150,27 +110,23 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              说它是实现分布式锁的关键。SETEX 确实是原子的，却根本不是锁：它没有 NX，\
              会直接覆盖别人持有的锁，谁调用谁都“拿到”锁。真正原子的组合是 \
              SET key value NX PX，也就是下一级方案。",
+        ..BASE
     },
     Scenario {
         id: "setnx-expire-crash-after",
         tier: Tier::SetnxExpire,
         ttl_ms: 1_000,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 20 },
         wait_deadline_ms: 8_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::CrashHolding, 0)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::StallThenResume,
-        timing_sensitive: false,
         source: "000 lines 161–209, silver tier: what the EXPIRE does buy; 003 line 21 says the \
                  same",
         en: "The holder dies after EXPIRE: sales stall until the lease runs out, then resume on \
              their own.",
         zh: "白银方案：实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。",
+        ..BASE
     },
     Scenario {
         id: "atomic-expiry-slow-business",
@@ -178,13 +134,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ttl_ms: 60,
         business_ms: 150,
         wait: WaitStrategy::Spin { sleep_ms: 5 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
         buyers: 12,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("foreign_releases", 0.0),
             Check::gt("overlaps", 0.0),
@@ -196,6 +146,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              then deletes B's lock, letting C in beside B.",
         zh: "黄金方案：业务耗时 150 毫秒，租约只有 60 毫秒。租约到期后 B 拿到了锁，\
              A 处理完业务再执行 DEL，删掉的却是 B 的锁；C 趁机进来，和 B 同时执行。",
+        ..BASE
     },
     Scenario {
         id: "uuid-owner-release-gap",
@@ -203,13 +154,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ttl_ms: 600,
         business_ms: 400,
         wait: WaitStrategy::Spin { sleep_ms: 5 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::ReleaseGap, 450)),
-        stock: 100,
         buyers: 4,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("foreign_releases", 0.0)]),
         timing_sensitive: true,
         source: "000 lines 296–365, platinum tier (UUID value, GET-compare-DEL); the pause \
@@ -218,6 +164,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              The lease ends at 600 ms, the next buyer takes the lock, and the late DEL deletes it.",
         zh: "铂金方案：第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
              租约在 600 毫秒到期，下一个买家拿到锁，迟到的 DEL 删掉的是别人的锁。",
+        ..BASE
     },
     Scenario {
         id: "lua-release-slow-business",
@@ -225,13 +172,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ttl_ms: 60,
         business_ms: 150,
         wait: WaitStrategy::Spin { sleep_ms: 5 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
         buyers: 12,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("overlaps", 0.0),
             Check::eq("foreign_releases", 0.0),
@@ -246,20 +187,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "钻石方案：Lua 脚本解锁不会误删别人的锁，但固定租约短于业务耗时，\
              第一个持锁者还在处理时第二个已经进来了。004 的示例写的是 PX 3，租约只有 3 毫秒，\
              对真实业务远远不够。",
+        ..BASE
     },
     Scenario {
         id: "lua-release-normal",
         tier: Tier::LuaRelease,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("foreign_releases", 0.0),
@@ -271,20 +203,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  lines 62–70, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
         en: "With the work well inside the lease, the Lua-released lock is correct.",
         zh: "钻石方案：业务耗时远小于租约时，用 Lua 解锁的锁是正确的。",
+        ..BASE
     },
     Scenario {
         id: "reentrant-watchdog-slow-business",
         tier: Tier::ReentrantWatchdog,
         ttl_ms: SLOW_WORK_LEASE_MS,
         business_ms: SLOW_WORK_MS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
         buyers: 12,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("oversold", 0.0),
@@ -298,20 +224,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              holder gets in.",
         zh: "同样是慢业务（500 毫秒的业务、200 毫秒的租约），但持锁期间看门狗每隔 TTL/3 \
              续期一次（Redisson 默认租约 30 秒、每 10 秒续期），别人进不来。",
+        ..BASE
     },
     Scenario {
         id: "reentrant-fixed-lease-slow-business",
         tier: Tier::ReentrantWatchdog,
         ttl_ms: SLOW_WORK_LEASE_MS,
         business_ms: SLOW_WORK_MS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
         lease: LeaseMode::Fixed,
-        fault: None,
-        stock: 100,
         buyers: 12,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
         source: "001 lines 158–161 and 004 lines 393–400 print Redisson's tryAcquireAsync: with \
@@ -326,46 +247,33 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              tryLock(waitTime, leaseTime)：001 和 004 都贴出了 leaseTime != -1 这个分支，\
              它在启动看门狗之前就返回了。没有续期，200 毫秒的租约在 500 毫秒的业务中途到期，\
              第二个持锁者进来了。让慢业务保持互斥的是看门狗，而不是哈希结构。",
+        ..BASE
     },
     Scenario {
         id: "reentrant-nested",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
         stock: 50,
         buyers: 50,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("min_depth", 2.0),
             Check::eq("lock_timeouts", 0.0),
             Check::eq("orders", 50.0),
         ]),
-        timing_sensitive: false,
         source: "002 lines 346–513, the reentrant lock on a Redis hash (HINCRBY); 004 lines \
                  430–560 walk Redisson's",
         en: "Each sale takes the lock again in a nested step (hold count 2, recorded in the \
              ledger) and does not deadlock on itself.",
         zh: "每次销售都在嵌套的步骤里再次获取同一把锁（重入次数为 2，记在订单流水里），\
              不会被自己持有的锁挡住。",
+        ..BASE
     },
     Scenario {
         id: "reentrant-watchdog-crash-holding",
         tier: Tier::ReentrantWatchdog,
         ttl_ms: 1_000,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 8_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::CrashHolding, 0)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::StallThenResume,
         // The stall (about a lease) and the refusals (before the store is back) are timed:
         // measured in the hold-rate run.
@@ -380,20 +288,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁进程在临界区里崩溃，看门狗也随它一起消失：再没有人续期，租约（这里是 1 秒）\
              到期后锁自动释放。销售停顿一个租约，之后无需重置就恢复了。看门狗就是这样避免死锁的：\
              它不会无限续期，持锁者停了，它也就停了。对比 setnx-crash，那里永远恢复不了。",
+        ..BASE
     },
     Scenario {
         id: "reentrant-watchdog-freeze",
         tier: Tier::ReentrantWatchdog,
         ttl_ms: 300,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 10 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Freeze, 1_200)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
         source: "002 lines 630–639, the GC-pause story (Client 1 paused past its lease, Client 2 \
@@ -405,20 +308,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁进程读完库存后整体冻结 1.2 秒（类似 GC 的 stop-the-world），看门狗也跟着停了；\
              300 毫秒的租约到期，别人接着卖；它醒来后用旧的库存值覆盖了别人的写入（陈旧写入）。\
              002 把看门狗列为对策，其实没用：进程停了，看门狗也就停了。",
+        ..BASE
     },
     Scenario {
         id: "fenced-freeze",
         tier: Tier::Fenced,
         ttl_ms: 300,
-        business_ms: 5,
         wait: WaitStrategy::Spin { sleep_ms: 10 },
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Freeze, 1_200)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::gt("stale_writes_rejected", 0.0),
             Check::eq("oversold", 0.0),
@@ -442,26 +340,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              停顿完全可以发生在核对之后；延长租约只是把窗口缩小，停顿总可以更长；\
              看门狗会随进程一起停下。只有由资源自己校验的令牌才能把窗口关上。\
              Redisson 的 RFencedLock 发放的也是这种令牌。",
+        ..BASE
     },
     Scenario {
         id: "atomic-deduct",
         tier: Tier::AtomicDeduct,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
-        store: StoreSetup::ANY,
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("lost_updates", 0.0),
             Check::gt("throughput_vs_lua_release", 1.0),
         ]),
-        timing_sensitive: false,
         source: "004 lines 60–112 (a thousand threads on one counter) pose it; the answer, a Lua \
                  check-and-decrement (the common DECR pattern), is in none of the articles",
         en: "No lock at all: one Lua script decrements if positive and records the order. Never \
@@ -469,19 +357,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              load).",
         zh: "完全不用锁：一段 Lua 脚本在库存大于零时扣减库存并记录订单。不会超卖，\
              而且比任何一种锁都快（与同样负载下的 lua-release 对比）。",
+        ..BASE
     },
     Scenario {
         id: "redis-down",
         tier: Tier::LuaRelease,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: REDIS_DOWN_DEADLINE,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::LockStoreDown, REDIS_DOWN_MS)),
-        stock: 100,
         buyers: 20,
-        via: Via::Fleet,
         store: StoreSetup::single_any(),
         expect: Expect::RefusedThenResume(&[
             Check::eq("orders", 0.0),
@@ -508,5 +391,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              Redis 回来之后，销售自行恢复。单个 Redis 就是单点故障，谈不上“总是可用”。\
              哨兵能消除这个单点，主从切换之后照样能卖，代价见下一章：\
              死去的主节点上的那把锁丢了。",
+        ..BASE
     },
 ];

@@ -19,11 +19,14 @@
 //! namespaces: split brain, a cut-off holder). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
-//! (and its `mod`).
+//! (and its `mod`). Each chapter states only what differs from [`BASE`], or from a base its
+//! group makes from it for the settings several of its chapters share.
 
 use std::sync::LazyLock;
 
-use super::Scenario;
+use oversell_api::{LeaseMode, Tier, Via, WaitStrategy};
+
+use super::{Expect, Scenario, StoreSetup};
 
 mod beyond;
 mod ladder;
@@ -46,10 +49,75 @@ pub static CATALOG: LazyLock<Vec<Scenario>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The lease of the chapters whose lease is not the lesson.
-const NORMAL_TTL: u64 = 3_000;
+/// A chapter whose settings are not the lesson: a 3 s lease, 5 ms of work, buyers who
+/// wait on pub/sub for up to 10 s, a watchdog, 300 buyers through nginx for 100 items, any
+/// lock store, no fault, and an outcome that does not depend on timing. Each chapter starts
+/// from it (or from its group's base, made from it) and states only what differs, so what a
+/// chapter changes is what it teaches.
+///
+/// The id, tier, expectation, source and texts are blanks that every chapter fills in:
+/// `every_chapter_fills_in_the_blanks_of_the_base` below checks none is left.
+///
+/// No base holds a fault, even one its chapters share: a `Fault` may own its strings, and
+/// a chapter built from a base with one would leave the rest of that base to be dropped
+/// while the static is evaluated, which Rust refuses (E0493). Each chapter states its fault.
+const BASE: Scenario = Scenario {
+    id: "",
+    tier: Tier::None,
+    ttl_ms: 3_000,
+    business_ms: 5,
+    wait: WaitStrategy::PubSub,
+    wait_deadline_ms: 10_000,
+    lease: LeaseMode::Watchdog,
+    fault: None,
+    stock: 100,
+    buyers: 300,
+    via: Via::Fleet,
+    store: StoreSetup::ANY,
+    expect: Expect::Figures(&[]),
+    timing_sensitive: false,
+    source: "",
+    en: "",
+    zh: "",
+};
 
 /// The scenario with this id.
 pub fn find(id: &str) -> Option<&'static Scenario> {
     CATALOG.iter().find(|s| s.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use oversell_api::Tier;
+
+    use super::{Expect, CATALOG};
+
+    /// A chapter that forgot one of the base's blanks would still build: it would be found by
+    /// an empty id, no checks to judge, or the base's `none` tier on a chapter not about it.
+    #[test]
+    fn every_chapter_fills_in_the_blanks_of_the_base() {
+        let mut ids = BTreeSet::new();
+        for scenario in CATALOG.iter() {
+            let id = scenario.id;
+            assert!(!id.is_empty(), "a chapter has no id");
+            assert!(ids.insert(id), "two chapters are named {id}");
+            assert!(
+                !matches!(scenario.expect, Expect::Figures([])),
+                "{id} has no checks"
+            );
+            assert!(
+                scenario.tier != Tier::None || id.starts_with("none-"),
+                "{id} runs on the `none` tier"
+            );
+            for (what, text) in [
+                ("source", scenario.source),
+                ("en", scenario.en),
+                ("zh", scenario.zh),
+            ] {
+                assert!(!text.is_empty(), "{id} has no {what}");
+            }
+        }
+    }
 }

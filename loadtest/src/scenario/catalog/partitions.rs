@@ -11,9 +11,9 @@
 
 use std::borrow::Cow;
 
-use oversell_api::{Fault, LeaseMode, Tier, Via, WaitStrategy};
+use oversell_api::{Fault, Tier};
 
-use super::NORMAL_TTL;
+use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The Sentinel chapters' cut: the primary and `app1` on one side; the replica, the three
@@ -34,22 +34,49 @@ const HOLDER: &[Cow<'static, str>] = &[Cow::Borrowed("holder")];
 const ONE_ZOOKEEPER: &[Cow<'static, str>] = &[Cow::Borrowed("zk3")];
 
 /// The cut-off holder chapters: a lease the watchdog renews every third of it, work three
-/// leases long, and a cut longer than the work.
-const CUT_OFF_TTL: u64 = 1_000;
-const CUT_OFF_WORK: u64 = 3_000;
+/// leases long, and a cut longer than the work (stated in each chapter); one item for three
+/// buyers, so a second holder shows as the item sold twice.
+const CUT_OFF: Scenario = Scenario {
+    ttl_ms: 1_000,
+    business_ms: 3_000,
+    wait_deadline_ms: 20_000,
+    stock: 1,
+    buyers: 3,
+    timing_sensitive: true,
+    ..BASE
+};
 
 /// The Sentinel chapters: a lease the watchdog keeps alive on whichever primary its holder
-/// reaches, short work so each side sells many times, and a cut long enough for Sentinel to
-/// promote the replica (a primary silent for 1 s is down; the promotion follows within a
-/// second or two) and for both sides to sell for seconds after.
-const SPLIT_TTL: u64 = 2_000;
-const SPLIT_BUSINESS: u64 = 150;
+/// reaches, short work so each side sells many times, and a cut (`SPLIT_MS`) long enough for
+/// Sentinel to promote the replica (a primary silent for 1 s is down; the promotion follows
+/// within a second or two) and for both sides to sell for seconds after.
+const SPLIT: Scenario = Scenario {
+    ttl_ms: 2_000,
+    business_ms: 150,
+    wait_deadline_ms: 25_000,
+    stock: 40,
+    buyers: 120,
+    store: StoreSetup::sentinel(0).partitioned(),
+    timing_sensitive: true,
+    ..BASE
+};
+/// How long the Sentinel chapters' cut lasts (why: see [`SPLIT`]).
 const SPLIT_MS: u64 = 15_000;
 
-/// The ZooKeeper session timeout of `oversell up`'s instances, and the holder's work: longer,
-/// so the session expires under a holder that is still working.
-const ZOOKEEPER_SESSION_MS: u64 = 4_000;
-const CUT_OFF_BUSINESS: u64 = 6_000;
+/// The cut-off ZooKeeper client chapters: the ZooKeeper session timeout of `oversell up`'s
+/// instances, and the holder's work: longer, so the session expires under a holder that is
+/// still working; a cut longer than the work (stated in each chapter), and one item for three
+/// buyers.
+const SESSION_CUT_OFF: Scenario = Scenario {
+    ttl_ms: 4_000,
+    business_ms: 6_000,
+    wait_deadline_ms: 25_000,
+    stock: 1,
+    buyers: 3,
+    store: StoreSetup::zookeeper(1).partitioned(),
+    timing_sensitive: true,
+    ..BASE
+};
 
 const SENTINEL_SOURCE: &str = "002 lines 584 and 669–679 (the network partition among the \
     problems a lock on one Redis leaves open); Redis' replication documentation \
@@ -60,18 +87,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
         id: "sentinel-split-brain",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: SPLIT_TTL,
-        business_ms: SPLIT_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 25_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(PRIMARY_AND_APP1, SPLIT_MS)),
-        stock: 40,
-        buyers: 120,
-        via: Via::Fleet,
-        store: StoreSetup::sentinel(0).partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: SENTINEL_SOURCE,
         en: "As a holder starts its work (the lock taken, the stock read), the primary is cut off from the Sentinels, the \
              replica and two of the three instances, but not from app1. The Sentinels no longer \
@@ -85,26 +102,19 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              上加锁，其他实例在新主节点上加锁，两边各自轮流持锁，临界区却彼此重叠：同时有两个持锁者，更新丢失，\
              超卖。所有进程都好好的，丢的只是网络包。这就是脑裂。网络恢复后，哨兵把旧主节点降为从节点，\
              它上面写过的锁随之消失，可这期间卖出的订单都留下了。",
+        ..SPLIT
     },
     Scenario {
         id: "sentinel-min-replicas",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: SPLIT_TTL,
-        business_ms: SPLIT_BUSINESS,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 6_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(PRIMARY_AND_APP1, SPLIT_MS)),
-        stock: 40,
-        buyers: 120,
-        via: Via::Fleet,
         store: StoreSetup::sentinel(0).partitioned().min_replicas(1),
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("oversold", 0.0),
             Check::gt("sent_503", 0.0),
         ]),
-        timing_sensitive: true,
         source: SENTINEL_SOURCE,
         en: "The same cut, with min-replicas-to-write 1 (and min-replicas-max-lag 1 s) on the \
              lock store: a primary that has not heard from a replica for a second refuses \
@@ -120,26 +130,19 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              锁存储：被提升的新主节点在隔离期间自己也没有从节点，同样拒绝写入，所有买家都收到 503，直到网络\
              恢复。有两个从节点，多数一侧就还能写入。Redis 在这里用可用性换来了安全，Redlock 和 ZooKeeper \
              也是这样取舍的。",
+        ..SPLIT
     },
     Scenario {
         id: "redlock-minority-partition",
         tier: Tier::Redlock,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 10_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(TWO_MASTERS, 10_000)),
-        stock: 100,
         buyers: 20,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None).partitioned(),
         expect: Expect::Figures(&[
             Check::eq("orders", 20.0),
             Check::eq("oversold", 0.0),
             Check::eq("overlaps", 0.0),
         ]),
-        timing_sensitive: false,
         source: "002 lines 584 and 669–679 (the network partition, and Redlock as its answer), \
                  lines 586–628 (the algorithm: a majority of independent masters); the \
                  algorithm as Redis' author published it",
@@ -150,26 +153,20 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "第一个持锁者开始处理业务时，五个主节点中有两个被网络隔开，谁也连不上它们。它们的票永远等不到（每次都要\
              等到单节点超时），但剩下的三个仍是多数：每个买家都拿到了锁，临界区没有重叠，也没有超卖。\
              Redlock 正是为此而设计的。",
+        ..BASE
     },
     Scenario {
         id: "redlock-majority-partition",
         tier: Tier::Redlock,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 1_500,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(THREE_MASTERS, 10_000)),
-        stock: 100,
         buyers: 20,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None).partitioned(),
         expect: Expect::Figures(&[
             Check::eq("orders", 1.0),
             Check::eq("oversold", 0.0),
             Check::eq("sent_503", 19.0),
         ]),
-        timing_sensitive: false,
         source: "002 lines 586–628 (Redlock: the lock only with a majority of the masters); the \
                  algorithm as Redis' author published it",
         en: "As the first holder starts its work, three of the five masters are cut off: no buyer can \
@@ -179,22 +176,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "第一个持锁者开始处理业务时，五个主节点中有三个被网络隔开，再也没有买家凑得齐多数。第一个买家的订单完成了，\
              其余买家都在等待期限到时收到 503（lock_no_quorum）。网络分区后凑不齐多数时，Redlock 宁可停止\
              服务，也不让两个持锁者同时进入。",
+        ..BASE
     },
     Scenario {
         id: "redlock-holder-cut-off",
         tier: Tier::Redlock,
-        ttl_ms: CUT_OFF_TTL,
-        business_ms: CUT_OFF_WORK,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(HOLDER, 6_000)),
-        stock: 1,
-        buyers: 3,
-        via: Via::Fleet,
         store: StoreSetup::redlock(None).partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: "002 lines 586–628 (Redlock) and 669–679 (the network partition); the \
                  algorithm as Redis' author published it, with its extension; Martin \
                  Kleppmann, \"How to do distributed locking\" (2016), on delayed and lost \
@@ -211,22 +200,13 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              第二个买家拿到了多数票，而第一个持锁者的写入照样写进了库存：两个持锁者，唯一的一件商品卖了\
              两次。五个相互独立的主节点帮不了一个谁也连不上的持锁者，而 Redlock 也不发放资源可以检查的\
              令牌。",
+        ..CUT_OFF
     },
     Scenario {
         id: "zookeeper-client-partitioned",
         tier: Tier::Zookeeper,
-        ttl_ms: ZOOKEEPER_SESSION_MS,
-        business_ms: CUT_OFF_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 25_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(HOLDER, 9_000)),
-        stock: 1,
-        buyers: 3,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1).partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: "001 lines 255–480 (the ZooKeeper lock: an ephemeral node lives as long as its \
                  session); Martin Kleppmann, \"How to do distributed locking\" (2016): a client \
                  cut off from the lock service keeps working on a lock it has lost",
@@ -238,25 +218,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
              而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
              持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
+        ..SESSION_CUT_OFF
     },
     Scenario {
         id: "zookeeper-fenced-partitioned",
         tier: Tier::ZookeeperFenced,
-        ttl_ms: ZOOKEEPER_SESSION_MS,
-        business_ms: CUT_OFF_BUSINESS,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 25_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(HOLDER, 9_000)),
-        stock: 1,
-        buyers: 3,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1).partitioned(),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::gt("stale_writes_rejected", 0.0),
         ]),
-        timing_sensitive: true,
         source: "001 lines 255–480 (the ZooKeeper lock), with Martin Kleppmann's fencing token \
                  (\"How to do distributed locking\", 2016, which 001 cites on line 491): the lock \
                  node's creation zxid",
@@ -267,22 +238,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
              持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
              围栏令牌让这次失去不至于让库存出错。",
+        ..SESSION_CUT_OFF
     },
     Scenario {
         id: "watchdog-holder-cut-off",
         tier: Tier::ReentrantWatchdog,
-        ttl_ms: CUT_OFF_TTL,
-        business_ms: CUT_OFF_WORK,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(HOLDER, 6_000)),
-        stock: 1,
-        buyers: 3,
-        via: Via::Fleet,
         store: StoreSetup::single_any().partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        timing_sensitive: true,
         source: "002 lines 669–679 (the network partition: a client cut off from Redis); \
                  Martin Kleppmann, \"How to do distributed locking\" (2016): a lease protects \
                  nothing once its holder can no longer reach the lock service",
@@ -294,25 +257,17 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
              续约，可续约的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
              写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。",
+        ..CUT_OFF
     },
     Scenario {
         id: "fenced-holder-cut-off",
         tier: Tier::Fenced,
-        ttl_ms: CUT_OFF_TTL,
-        business_ms: CUT_OFF_WORK,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(HOLDER, 6_000)),
-        stock: 1,
-        buyers: 3,
-        via: Via::Fleet,
         store: StoreSetup::single_any().partitioned(),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::gt("stale_writes_rejected", 0.0),
         ]),
-        timing_sensitive: true,
         source: "Martin Kleppmann, \"How to do distributed locking\" (2016): the fencing token; \
                  Redisson's RFencedLock; not in the articles (002 lines 630–648 tell the pause \
                  and stop short of a token)",
@@ -321,19 +276,13 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              be prevented; its stale write can, by the resource itself.",
         zh: "同样的网络隔离，但有围栏令牌：下一个持锁者的令牌更大，被隔开的持锁者最后写入时，库存拒绝了它。\
              网络分区无法避免，它带来的陈旧写入却可以由资源自己挡住。",
+        ..CUT_OFF
     },
     Scenario {
         id: "zookeeper-server-cut-off",
         tier: Tier::Zookeeper,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::partition(ONE_ZOOKEEPER, 10_000)),
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
         store: StoreSetup::zookeeper(3).partitioned(),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
@@ -353,5 +302,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              它自己构不成多数：宁可停止服务，也不独自应答；原先连着它的客户端把会话转到另外两台上（如果它是\
              leader，另外两台会选出新的）。锁节点由多数派写入，多数一侧一个都不缺：每件商品只卖一次。\
              被隔开的哨兵主节点会独自发放锁，被隔开的 ZooKeeper 服务器不会。",
+        ..BASE
     },
 ];

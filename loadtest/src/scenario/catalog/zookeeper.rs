@@ -6,9 +6,9 @@
 //! with Redis); Martin Kleppmann's fencing token; the CAP theorem for the CP/AP words 001
 //! does not use.
 
-use oversell_api::{Fault, FaultKind, LeaseMode, Tier, Via, WaitStrategy};
+use oversell_api::{Fault, FaultKind, Tier};
 
-use super::NORMAL_TTL;
+use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The ZooKeeper chapters' source.
@@ -21,27 +21,24 @@ const ZOOKEEPER_SOURCE: &str = "001 lines 255–480 (ephemeral sequential nodes,
 /// what stands in for a lease there.
 const ZOOKEEPER_SESSION_MS: u64 = 4_000;
 
+/// What the ZooKeeper chapters run on unless they say otherwise: one server, and buyers who
+/// wait up to 20 s for their turn.
+const ZOOKEEPER: Scenario = Scenario {
+    wait_deadline_ms: 20_000,
+    store: StoreSetup::zookeeper(1),
+    ..BASE
+};
+
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
         id: "zookeeper-normal",
         tier: Tier::Zookeeper,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
-        fault: None,
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("overlaps", 0.0),
             Check::eq("lost_updates", 0.0),
             Check::eq("orders", 100.0),
         ]),
-        timing_sensitive: false,
         source: ZOOKEEPER_SOURCE,
         en: "The lock in ZooKeeper, as Curator takes it: each buyer creates an ephemeral \
              sequential node, the lowest holds the lock, and every other buyer watches only the \
@@ -50,22 +47,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
              其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
              没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。",
+        ..ZOOKEEPER
     },
     Scenario {
         id: "zookeeper-crash-holding",
         tier: Tier::Zookeeper,
         ttl_ms: ZOOKEEPER_SESSION_MS,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::CrashHolding, 0)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1),
         expect: Expect::StallThenResume,
-        timing_sensitive: false,
         source: ZOOKEEPER_SOURCE,
         en: "The holder's process dies inside the critical section. Its node is ephemeral: when \
              its session times out (4 s here), ZooKeeper deletes it and the next buyer goes on. \
@@ -74,20 +64,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁进程在临界区里崩溃。它的节点是临时节点：会话超时（这里是 4 秒）后 ZooKeeper 把它删掉，\
              下一个买家接着卖。停顿的时间就是一次会话超时，不需要谁去设置租约；\
              对比 setnx-crash，那里永远恢复不了。",
+        ..ZOOKEEPER
     },
     Scenario {
         id: "zookeeper-session-expiry",
         tier: Tier::Zookeeper,
         ttl_ms: ZOOKEEPER_SESSION_MS,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Freeze, 6_000)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
         source: ZOOKEEPER_SOURCE,
@@ -98,20 +82,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "持锁进程读完库存后整体冻结 6 秒，超过了 4 秒的会话超时。心跳停了，ZooKeeper 判定会话过期、\
              删掉节点，下一个买家拿到锁；冻结的持锁者醒来后写入了陈旧的库存值（陈旧写入）。\
              ZooKeeper 是强一致的，可客户端的停顿它同样挡不住。",
+        ..ZOOKEEPER
     },
     Scenario {
         id: "zookeeper-fenced",
         tier: Tier::ZookeeperFenced,
         ttl_ms: ZOOKEEPER_SESSION_MS,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::new(FaultKind::Freeze, 6_000)),
-        stock: 100,
         buyers: 30,
-        via: Via::Fleet,
-        store: StoreSetup::zookeeper(1),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
             Check::eq("lost_updates", 0.0),
@@ -127,19 +105,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的冻结，但持锁者的令牌是它的节点创建时的 zxid，只增不减；库存只接受令牌不小于它见过的\
              最大令牌的写入：这次陈旧写入被拒绝了。ZooKeeper 天生就能发放这样的围栏令牌（fencing token），\
              Redlock 不能。",
+        ..ZOOKEEPER
     },
     Scenario {
         id: "zookeeper-node-down",
         tier: Tier::Zookeeper,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
-        wait_deadline_ms: 20_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::ZkNodeDown, 8_000, 1)),
-        stock: 100,
-        buyers: 300,
-        via: Via::Fleet,
         store: StoreSetup::zookeeper(3),
         expect: Expect::Figures(&[
             Check::eq("oversold", 0.0),
@@ -156,26 +127,20 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "开卖时三台 ZooKeeper 服务器中的一台被杀掉。剩下两台仍构成多数（如果死的是 leader，\
              不到一秒就选出新的）：每件商品只卖一次。锁的写入要由多数派确认，新 leader 上一定有这把锁，\
              不会丢锁——这正是它与哨兵的区别。",
+        ..ZOOKEEPER
     },
     Scenario {
         id: "zookeeper-quorum-lost",
         tier: Tier::Zookeeper,
-        ttl_ms: NORMAL_TTL,
-        business_ms: 5,
-        wait: WaitStrategy::PubSub,
         wait_deadline_ms: 2_000,
-        lease: LeaseMode::Watchdog,
         fault: Some(Fault::on_nodes(FaultKind::ZkNodeDown, 8_000, 2)),
-        stock: 100,
         buyers: 20,
-        via: Via::Fleet,
         store: StoreSetup::zookeeper(3),
         expect: Expect::Figures(&[
             Check::eq("orders", 0.0),
             Check::eq("oversold", 0.0),
             Check::eq("sent_503", 20.0),
         ]),
-        timing_sensitive: false,
         source: ZOOKEEPER_SOURCE,
         en: "Two of the three servers are down: no quorum. ZooKeeper refuses rather than answer \
              wrongly, and every buyer gets a 503 (zookeeper_unavailable) at its deadline: \
@@ -186,5 +151,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              等待期限都收到 503（zookeeper_unavailable）：宁要一致，不要可用（按 CAP 定理的说法是 CP）。\
              单个 Redis 宕机时同样只能拒绝（见 redis-down）；哨兵在主从切换之后能接着卖，\
              代价是切换中丢掉的那把锁（见 failover-loses-lock）。",
+        ..ZOOKEEPER
     },
 ];

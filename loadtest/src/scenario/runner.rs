@@ -1,0 +1,375 @@
+//! The runner: drives one scenario through a live fleet (disarm, reset, set and wait for the
+//! settings, arm and wait for the fault, fire, read the ground truth, heal) and judges it,
+//! including the judging that has to go back to the fleet (a deadlock probed after twice the
+//! lease, sales after a reset or once the store is back). Apart from the scenario's data and
+//! the judging of plain figures, which need no fleet and are read without one (the catalog,
+//! `GET /scenarios`, the text tests).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use http::Method;
+use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, StateView, Tier};
+
+use super::verdict::{judge_figures, judge_recovery, verdict};
+use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
+use crate::admin::AdminClient;
+use crate::target::Targets;
+use crate::worker::{burst, BurstOptions};
+
+/// How the runner reaches the fleet.
+pub struct Runner<'a> {
+    pub targets: &'a Targets,
+    pub admin: &'a AdminClient,
+    /// How many instances serve behind the targets.
+    pub instances: usize,
+    /// An instance the fault must not strike: the one running the scenario from the server
+    /// side, which would otherwise crash under its own runner.
+    pub spare: Option<String>,
+}
+
+/// The load's own counts, kept beside the ground truth.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Fired {
+    pub(super) ok: f64,
+    pub(super) sold_out: f64,
+    pub(super) unavailable: f64,
+    pub(super) other: f64,
+    pub(super) throughput: f64,
+    pub(super) max_ms: f64,
+}
+
+impl Runner<'_> {
+    /// Why this fleet cannot run `scenario` (its lock store is not the one it needs), if so.
+    pub async fn misfit(&self, scenario: &Scenario) -> anyhow::Result<Option<String>> {
+        if !scenario.store.is_special() {
+            return Ok(None);
+        }
+        Ok(scenario.store.misfit(&self.admin.state().await?))
+    }
+
+    pub async fn run(&self, scenario: &Scenario) -> anyhow::Result<ScenarioRun> {
+        if let Some(why) = self.misfit(scenario).await? {
+            return Err(anyhow!("scenario {}: {why}", scenario.id));
+        }
+        let started = Instant::now();
+        let mut figures = BTreeMap::new();
+        let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
+        let baseline = match needs_baseline {
+            true => {
+                let reference = SettingsPatch {
+                    tier: Some(Tier::LuaRelease),
+                    ..scenario.settings()
+                };
+                self.prepare(scenario, reference).await?;
+                Some(self.fire(scenario).await?.throughput)
+            }
+            false => None,
+        };
+        self.prepare(scenario, scenario.settings()).await?;
+        if scenario.store.lock_store == Some(LockStoreKind::Sentinel) {
+            // Set by every Sentinel chapter, so none inherits it from the one before.
+            let config = serde_json::json!({ "min_replicas": scenario.store.min_replicas });
+            self.admin
+                .request(Method::PUT, "/admin/lock-store", Some(config))
+                .await?;
+        }
+        if let Some(fault) = &scenario.fault {
+            self.arm(fault).await?;
+        }
+        let fired = self.fire(scenario).await?;
+        // The ground truth is read before the heal: what the split did, not what the heal
+        // undid (the resource store was never cut off, so the figures are the same either way).
+        let state = self.admin.state().await?;
+        if scenario.store.netns {
+            self.heal().await?;
+        }
+        if scenario.store.min_replicas > 0 {
+            // Redis' default again: the next user of the fleet expects a store that writes.
+            let config = serde_json::json!({ "min_replicas": 0 });
+            self.admin
+                .request(Method::PUT, "/admin/lock-store", Some(config))
+                .await?;
+        }
+        for (name, value) in state.truth.figures() {
+            figures.insert(name.to_owned(), value as f64);
+        }
+        figures.insert("sent_ok".into(), fired.ok);
+        figures.insert("sent_sold_out".into(), fired.sold_out);
+        figures.insert("sent_503".into(), fired.unavailable);
+        figures.insert("sent_other".into(), fired.other);
+        figures.insert("throughput_rps".into(), fired.throughput);
+        figures.insert("max_latency_ms".into(), fired.max_ms);
+        if let Some(reference) = baseline {
+            figures.insert(
+                "throughput_vs_lua_release".into(),
+                fired.throughput / reference.max(1e-9),
+            );
+        }
+
+        let verdicts = match scenario.expect {
+            Expect::Figures(checks) => {
+                if checks.iter().any(|c| c.figure == "min_depth") {
+                    figures.insert("min_depth".into(), self.min_depth().await?);
+                }
+                judge_figures(checks, &figures)
+            }
+            Expect::StallUntilReset => self.judge_deadlock(scenario, &state, &fired).await?,
+            Expect::StallThenResume => judge_recovery(scenario, &state, &fired),
+            Expect::RefusedThenResume(checks) => {
+                let mut verdicts = judge_figures(checks, &figures);
+                verdicts.push(self.judge_back().await?);
+                verdicts
+            }
+        };
+        // Leave nothing armed for whoever comes next.
+        self.disarm().await?;
+        Ok(ScenarioRun {
+            id: scenario.id,
+            tier: scenario.tier,
+            passed: verdicts.iter().all(|v| v.held),
+            expectation: scenario.expectation(),
+            verdicts,
+            figures,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    async fn prepare(&self, scenario: &Scenario, settings: SettingsPatch) -> anyhow::Result<()> {
+        self.disarm().await?;
+        if scenario.store.netns {
+            self.heal().await?;
+        }
+        if scenario.store.is_special() {
+            self.wait_store_healthy().await?;
+        }
+        self.admin.reset(scenario.stock).await?;
+        let applied = self.admin.set_config(&settings).await?;
+        self.admin
+            .wait_for_settings(&applied, self.instances, Duration::from_secs(10))
+            .await
+    }
+
+    /// Ends the partition in force, if any: the next run starts on a whole network.
+    async fn heal(&self) -> anyhow::Result<()> {
+        self.admin
+            .request(Method::DELETE, "/admin/partition", None)
+            .await
+            .map(drop)
+    }
+
+    async fn disarm(&self) -> anyhow::Result<()> {
+        self.admin
+            .request(Method::DELETE, "/admin/faults", None)
+            .await
+            .map(drop)
+    }
+
+    /// Waits until every lock-store node answers, one of them is the primary, the rest are
+    /// its replicas, and every Sentinel names that primary (Redlock: every master answers as
+    /// a primary): a scenario that kills the primary needs a store that has recovered from the
+    /// last one.
+    async fn wait_store_healthy(&self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let store = self.admin.state().await?.lock_store;
+            let nodes = &store.nodes;
+            let primaries: Vec<&str> = nodes
+                .iter()
+                .filter(|n| n.role.as_deref() == Some("primary"))
+                .map(|n| n.addr.as_str())
+                .collect();
+            let independent = store.kind == LockStoreKind::Redlock;
+            // Every ZooKeeper server serving (standalone, or a leader and followers).
+            let zookeeper_up = store
+                .zookeeper
+                .iter()
+                .flat_map(|z| &z.servers)
+                .all(|s| s.mode.is_some());
+            let healthy = zookeeper_up
+                && !nodes.is_empty()
+                && nodes.iter().all(|n| n.up)
+                && (primaries.len() == 1 || independent && primaries.len() == nodes.len())
+                && store
+                    .sentinels
+                    .iter()
+                    .all(|s| s.up && s.primary.as_deref() == primaries.first().copied());
+            if healthy {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(anyhow!(
+                    "the lock store did not recover within 30 s: {store:?}"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Arms the fault and waits until every instance holds it: an instance that has not heard
+    /// of it would not fire it.
+    async fn arm(&self, fault: &Fault) -> anyhow::Result<()> {
+        let mut fault = fault.clone();
+        // Only a fault that stops a process (a crash, a freeze) could take the runner's
+        // instance down. One that strikes its room alone or the lock store is left to the
+        // next holder anywhere, as the scenario means: pinned to one instance, it may meet a
+        // holder nobody waits for, and buyers on the other instances, who do not see it
+        // armed, do not wait for it to strike.
+        let stops_a_process = !fault.kind.strikes_room_only()
+            && !fault.kind.strikes_lock_store()
+            && fault.kind != FaultKind::Partition;
+        let spare = self.spare.as_ref().filter(|_| stops_a_process);
+        if let Some(spare) = spare {
+            let listed = self.admin.request(Method::GET, "/instances", None).await?;
+            let target = listed["instances"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i["instance"].as_str())
+                .find(|id| id != spare)
+                .ok_or_else(|| anyhow!("no instance other than {spare} to take the fault"))?;
+            fault.instance = Some(target.to_owned());
+        }
+        self.admin
+            .request(
+                Method::POST,
+                "/admin/faults",
+                Some(serde_json::to_value(&fault)?),
+            )
+            .await?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut armed: BTreeMap<String, bool> = BTreeMap::new();
+        loop {
+            for target in self.targets.iter() {
+                let state = self.admin.state_of(target).await?;
+                armed.insert(state.instance, !state.faults.is_empty());
+            }
+            if armed.len() >= self.instances && armed.values().all(|k| *k) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(anyhow!(
+                    "the fault did not reach every instance within 10 s"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn fire(&self, scenario: &Scenario) -> anyhow::Result<Fired> {
+        let limit = Duration::from_millis(scenario.wait_deadline_ms + 30_000);
+        match scenario.via {
+            Via::Fleet => {
+                let options = BurstOptions {
+                    timeout: limit,
+                    ..BurstOptions::default()
+                };
+                let stats = burst(self.targets, scenario.buyers, &options).await?;
+                Ok(Fired {
+                    ok: stats.status(200) as f64,
+                    sold_out: stats.status(409) as f64,
+                    unavailable: stats.status(503) as f64,
+                    other: (stats.sent()
+                        - stats.status(200)
+                        - stats.status(409)
+                        - stats.status(503)) as f64,
+                    throughput: stats.throughput(),
+                    max_ms: stats.max_ms(),
+                })
+            }
+            Via::Instance => {
+                let request = BurstRequest {
+                    buyers: scenario.buyers,
+                    qty: None,
+                    via: Some(Via::Instance),
+                };
+                let reply = self
+                    .admin
+                    .clone()
+                    .with_timeout(limit)
+                    .request(
+                        Method::POST,
+                        "/admin/burst",
+                        Some(serde_json::to_value(&request)?),
+                    )
+                    .await?;
+                let report: BurstReport = serde_json::from_value(reply)
+                    .context("POST /admin/burst did not answer a burst report")?;
+                Ok(Fired {
+                    ok: report.ok as f64,
+                    sold_out: report.sold_out as f64,
+                    unavailable: report.unavailable as f64,
+                    other: report.errors as f64,
+                    throughput: report.throughput_rps,
+                    // The buyers start together: the last answer is the slowest buyer's.
+                    max_ms: report.elapsed_ms,
+                })
+            }
+        }
+    }
+
+    /// The lowest hold count any ledger entry recorded (2 = every sale re-entered).
+    async fn min_depth(&self) -> anyhow::Result<f64> {
+        let ledger = self
+            .admin
+            .request(Method::GET, "/ledger?limit=10000", None)
+            .await?;
+        let orders = ledger["orders"]
+            .as_array()
+            .context("/ledger has no orders list")?;
+        Ok(orders
+            .iter()
+            .filter_map(|o| o["depth"].as_f64())
+            .fold(f64::INFINITY, f64::min))
+    }
+
+    /// Deadlock, as a user sees it: nothing sold, 503s, a lock with no TTL; still stuck after
+    /// twice the lease would have run; sales come back only after a reset.
+    async fn judge_deadlock(
+        &self,
+        scenario: &Scenario,
+        state: &StateView,
+        fired: &Fired,
+    ) -> anyhow::Result<Vec<Verdict>> {
+        let lock_ttl = state.truth.lock.ttl_ms;
+        let mut verdicts = vec![verdict(
+            "deadlock-no-ttl",
+            lock_ttl.unwrap_or(-2) as f64,
+            lock_ttl == Some(-1),
+        )];
+        // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
+        // point of this check, not a guess at a timing.
+        tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
+        let (sold, refused) = self.probe(5).await?;
+        verdicts.push(verdict("deadlock-stalled", sold, sold == 0.0));
+        // The burst's own buyers may all have been sold or gone with the crashed instance
+        // (whichever instance the fault strikes, its buyers die with it); the probe's buyers
+        // wait on the dead holder's lock until their deadline either way.
+        let waited_out = fired.unavailable + refused;
+        verdicts.insert(0, verdict("deadlock-503", waited_out, waited_out > 0.0));
+        self.admin.reset(scenario.stock).await?;
+        let (sold, _) = self.probe(5).await?;
+        verdicts.push(verdict("deadlock-reset", sold, sold == 5.0));
+        Ok(verdicts)
+    }
+
+    /// Sales come back by themselves once the lock store is: waits until it is healthy again
+    /// (its supervisor restarts it), then a few buyers must all be sold.
+    async fn judge_back(&self) -> anyhow::Result<Verdict> {
+        self.wait_store_healthy().await?;
+        let (sold, _) = self.probe(5).await?;
+        Ok(verdict("store-back", sold, sold == 5.0))
+    }
+
+    /// Fires a few buyers through the fleet; how many were sold, and how many got a 503.
+    async fn probe(&self, buyers: usize) -> anyhow::Result<(f64, f64)> {
+        let options = BurstOptions {
+            connections: Some(buyers),
+            timeout: Duration::from_secs(30),
+            qty: 1,
+        };
+        let stats = burst(self.targets, buyers, &options).await?;
+        Ok((stats.status(200) as f64, stats.status(503) as f64))
+    }
+}
