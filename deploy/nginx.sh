@@ -1,8 +1,33 @@
-#!/bin/sh
+#!/bin/bash
 # nginx of the compose fleet: Debian's package. deploy/nginx.conf (the template rendered with
 # the compose values) still holds the per-client limits as ${CLIENT_RATE} …; they are filled
 # in here from the environment, and only they: nginx's own $variables stay as they are.
+#
+# CLIENT_EXEMPT empty (the default): the compose network's own subnet, read from this
+# container's routing table at start. Docker picks that subnet (172.x, or 192.168.x once its
+# 172 pool is used up), and through it come the instances' server-side bursts and, via
+# Docker's port publishing, whatever runs on the host (the instructor's loadtest).
 set -eu
+
+own_subnet() {
+  local iface dest gw _flags _ref _use _metric mask d m bits i
+  while read -r iface dest gw _flags _ref _use _metric mask _; do
+    [ "$iface" = eth0 ] && [ "$gw" = 00000000 ] && [ "$dest" != 00000000 ] || continue
+    # /proc/net/route holds addresses as little-endian hex.
+    d=$((16#$dest)) m=$((16#$mask)) bits=0
+    for ((i = 0; i < 32; i++)); do (((m >> i) & 1)) && bits=$((bits + 1)); done
+    printf '%d.%d.%d.%d/%d\n' $((d & 255)) $(((d >> 8) & 255)) $(((d >> 16) & 255)) \
+      $(((d >> 24) & 255)) "$bits"
+    return 0
+  done </proc/net/route
+  return 1
+}
+
+if [ -z "${CLIENT_EXEMPT:-}" ]; then
+  CLIENT_EXEMPT="$(own_subnet)" || { echo "nginx.sh: no subnet on eth0 to exempt" >&2; exit 1; }
+  export CLIENT_EXEMPT
+  echo "nginx.sh: never limited: $CLIENT_EXEMPT (the compose network)"
+fi
 envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' \
   < /etc/oversell/nginx.conf > /tmp/nginx.conf
 exec nginx -c /tmp/nginx.conf -g 'daemon off;'
