@@ -107,13 +107,25 @@ if up; then
   # The dashboard's fleet panel: every member of the profile with its compose address.
   seen="$(curl -sf "$url/state" | python3 -c 'import json,sys; print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["containers"]["members"])))' 2>&1 || true)"
   if [ "$seen" = "app1 app2 app3 nginx redis" ]; then pass "/state shows the compose members: $seen"; else flunk "/state's containers: '$seen'"; fi
-  chapter none-race setnx-crash uuid-owner-release-gap reentrant-watchdog-freeze fenced-freeze
+  chapter none-race setnx-crash setnx-expire-crash-between uuid-owner-release-gap reentrant-watchdog-freeze fenced-freeze
 fi
 
 # One chapter or more per kind of fault that acts on a store (its process, its clock), each
 # done by the member's supervisor on the compose network.
 # Partitions are nft drops each store's supervisor makes inside its own network namespace.
-up lock-single && chapter restart-loses-lock redis-down watchdog-holder-cut-off fenced-holder-cut-off
+if up lock-single; then
+  chapter restart-loses-lock redis-down watchdog-holder-cut-off fenced-holder-cut-off
+  # The lab on compose: a student's lock (here the lua-release rung's own steps) runs on the
+  # lock store apart, as a Redis ACL user of the room's, and the grader names its rung.
+  lab=(--url "$url" --token "$ADMIN_TOKEN" --quiet)
+  if "$loadtest" lab submit "${lab[@]}" --from static/locks/lua-release >/dev/null 2>&1 \
+    && card="$("$loadtest" lab grade "${lab[@]}" --lang en 2>&1)" \
+    && printf '%s' "$card" | grep -q "Matches the ladder's rung: lua-release"; then
+    pass "lab: the lua-release steps graded on compose match their rung"
+  else
+    flunk "lab on compose: $(printf '%s' "${card:-submit failed}" | tail -n 5)"
+  fi
+fi
 LOCK_PERSISTENCE=always up lock-single && chapter restart-aof-keeps-lock
 up sentinel && chapter failover-loses-lock sentinel-split-brain
 up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out redlock-minority-partition
