@@ -6,16 +6,17 @@
 #
 # A setup is a fleet both paths can start: the compose profile (with its LOCK_PERSISTENCE) and
 # the `oversell up` flags of the same fleet. For each, the script starts the compose fleet
-# (deploy/compose.sh), runs `loadtest curriculum --repeat REPEAT` (every chapter that fits that
-# fleet; the rest are another setup's), takes it down, then does the same on `oversell up`.
+# (deploy/compose.sh), runs `loadtest scenario ID --repeat REPEAT` for every chapter whose
+# needs that fleet meets exactly, takes it down, then does the same on `oversell up`.
 # Last, bench/selling-rate.sh (lua-release and none, loadtest only, 64 connections, 5 s) on
 # the shared compose fleet and on `oversell up`, one after the other.
 #
 # Prints TSV lines (BENCHMARKS.md quotes them):
-#   chapter  SETUP  CHAPTER  PATH(compose|up)  HELD  RUNS
+#   chapter  SETUP  CHAPTER  PATH(compose|up)  HELD  RUNS  SECONDS
 #   rate     PATH   TIER     ITEMS_PER_S
 # and the seconds each part took. Needs Docker with Compose, the base images
-# (deploy/base-images.sh), root for nothing. Not part of CI: it takes long (minutes a setup).
+# (deploy/base-images.sh), and root (`oversell up --network netns`, so that the partition
+# chapters run on both paths). Not part of CI: it takes long (minutes a setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-10}
@@ -37,8 +38,11 @@ trap 'stop_up; bash deploy/compose.sh down >/dev/null 2>&1 || true; rm -f "$UP_L
 # setup → "PROFILE LOCK_PERSISTENCE" and → the `oversell up` flags of the same fleet.
 profile_of() { case "${1%%:*}" in shared) echo "";; *) echo "${1%%:*}";; esac; }
 persistence_of() { case "$1" in *:*) echo "${1#*:}";; *) echo none;; esac; }
+# Every `up` fleet gets a network of its own (root), so the partition chapters run on both
+# paths: a compose fleet always has one.
 up_flags() {
   local p; p=$(persistence_of "$1")
+  echo -n "--network netns "
   case "${1%%:*}" in
     shared) echo "";;
     lock-single) echo "--lock-store single --lock-persistence $p";;
@@ -49,13 +53,40 @@ up_flags() {
   esac
 }
 
-# Runs the curriculum against URL; prints `chapter SETUP ID PATH HELD RUNS` per chapter run.
-curriculum() { # setup path url
-  local out
-  out=$("$LOADTEST" curriculum --url "$3" --token "$ADMIN_TOKEN" --repeat "$REPEAT" --lang en 2>&1 >/dev/null || true)
-  printf '%s\n' "$out" | awk -v setup="$1" -v path="$2" '$2 == "held" { split($3, f, "/"); printf "chapter\t%s\t%s\t%s\t%s\t%s\n", setup, $1, path, f[1], f[2] }'
-  # A chapter that could not run at all ends the curriculum: say which.
-  printf '%s\n' "$out" | grep -E '^error' | sed "s/^/# $2 $1: /" || true
+# The chapters each setup runs: those whose needs (the catalog's StoreSetup) it meets exactly,
+# so every chapter runs once per path.
+chapters_of() {
+  case "$1" in
+    shared) echo none-race local-one-instance local-three-instances setnx-crash \
+      setnx-expire-crash-between setnx-expire-crash-after atomic-expiry-slow-business \
+      uuid-owner-release-gap lua-release-slow-business lua-release-normal \
+      reentrant-watchdog-slow-business reentrant-fixed-lease-slow-business reentrant-nested \
+      reentrant-watchdog-crash-holding reentrant-watchdog-freeze fenced-freeze atomic-deduct ;;
+    lock-single:none) echo redis-down restart-loses-lock watchdog-holder-cut-off fenced-holder-cut-off ;;
+    lock-single:rdb) echo restart-rdb-loses-recent-lock ;;
+    lock-single:always) echo restart-aof-keeps-lock ;;
+    sentinel) echo failover-loses-lock failover-sync-replicas sentinel-split-brain sentinel-min-replicas ;;
+    redlock) echo redlock-minority-down redlock-majority-down redlock-restart-no-fsync \
+      redlock-clock-jump redlock-freeze redlock-validity-runs-out redlock-minority-partition \
+      redlock-majority-partition redlock-holder-cut-off ;;
+    redlock:always) echo redlock-restart-fsync-always ;;
+    zookeeper) echo zookeeper-normal zookeeper-crash-holding zookeeper-session-expiry \
+      zookeeper-fenced zookeeper-client-partitioned zookeeper-fenced-partitioned ;;
+    zookeeper3) echo zookeeper-node-down zookeeper-quorum-lost zookeeper-server-cut-off ;;
+  esac
+}
+
+# Runs the setup's chapters against URL; prints `chapter SETUP ID PATH HELD RUNS SECONDS`.
+chapters() { # setup path url
+  local id out held t0
+  for id in $(chapters_of "$1"); do
+    t0=$SECONDS
+    out=$("$LOADTEST" scenario "$id" --url "$3" --token "$ADMIN_TOKEN" --repeat "$REPEAT" --lang en 2>&1 >/dev/null || true)
+    held=$(printf '%s\n' "$out" | awk -v id="$id" '$1 == id && $2 == "held" { print $3 }')
+    # A chapter that could not run at all: 0 of REPEAT, and why.
+    [ -n "$held" ] || { held="0/$REPEAT"; printf '# %s %s %s: %s\n' "$2" "$1" "$id" "$(printf '%s' "$out" | tail -n 1)"; }
+    printf 'chapter\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$id" "$2" "${held%/*}" "${held#*/}" "$((SECONDS - t0))"
+  done
 }
 
 start_up() { # flags…
@@ -73,12 +104,12 @@ for setup in $SETUPS; do
   profile=$(profile_of "$setup")
   OVERSELL_PORT=$(free_port) LOCK_PERSISTENCE=$(persistence_of "$setup") bash deploy/compose.sh up $profile >&2
   port=$(docker ps --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" --filter "label=com.docker.compose.service=nginx" --format '{{.Ports}}' | sed -E 's/.*:([0-9]+)->.*/\1/')
-  curriculum "$setup" compose "http://127.0.0.1:$port"
+  chapters "$setup" compose "http://127.0.0.1:$port"
   bash deploy/compose.sh down >/dev/null 2>&1
   t1=$SECONDS
   # shellcheck disable=SC2046
   start_up $(up_flags "$setup")
-  curriculum "$setup" up "$UP_URL"
+  chapters "$setup" up "$UP_URL"
   stop_up
   echo "# $setup: compose $((t1 - t0)) s, up $((SECONDS - t1)) s"
 done
