@@ -16,18 +16,29 @@ use serde_json::{json, Value};
 use crate::helpers::{assert_sale_refused, eventually, eventually_sells, serve_args, TestApp};
 use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 
-/// Runs catalog scenarios against `fleet`; returns each one's failures, if any.
+/// Runs catalog scenarios against `fleet`; returns each one's failures, if any. A
+/// timing-sensitive chapter gets a second try, as in the partition tests: this shows the
+/// chapter works on a loaded CI machine; how often it holds is measured in BENCHMARKS.md.
 pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
     let client = ScenarioClient::of(fleet);
     let runner = client.runner();
     let mut failures = Vec::new();
     for id in ids {
         let scenario = find(id).expect(id);
-        let run = runner.run(scenario).await.expect(id);
-        let seen = crate::helpers::verdicts_line(&run);
-        eprintln!("{id}: {} ({})", run.passed, seen);
-        if !run.passed {
-            failures.push(format!("{id}: {}", seen));
+        let tries = if scenario.timing_sensitive { 2 } else { 1 };
+        let (mut passed, mut seen) = (false, Vec::new());
+        for _ in 0..tries {
+            let run = runner.run(scenario).await.expect(id);
+            let verdicts = crate::helpers::verdicts_line(&run);
+            eprintln!("{id}: {} ({})", run.passed, verdicts);
+            seen.push(verdicts);
+            passed = run.passed;
+            if passed {
+                break;
+            }
+        }
+        if !passed {
+            failures.push(format!("{id}: {}", seen.join(" | then: ")));
         }
     }
     failures

@@ -16,6 +16,7 @@ mod limits;
 mod listener;
 mod lock_store;
 mod matrix;
+mod member;
 mod partitions;
 mod redis_outage;
 mod redlock;
