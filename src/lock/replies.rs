@@ -7,7 +7,7 @@ use redis::{FromRedisValue, Value};
 
 use super::steps::Reply;
 use crate::composed;
-use crate::lab::{Released, StepReply};
+use crate::lab::{self, Released, StepReply};
 use crate::redis_pool::StoreError;
 
 /// What an acquire step took.
@@ -55,7 +55,10 @@ pub(super) fn took(reply: Reply, answer: Value) -> Result<Took, StoreError> {
             }
         }
         Reply::Contract => match StepReply::read(&answer) {
-            StepReply::GoOn => Took::GoOn,
+            StepReply::GoOn => {
+                let (depth, fence) = lab::hold(&answer);
+                Took::Held { depth, fence }
+            }
             StepReply::Stop { lease_left_ms } => Took::Busy(lease_left_ms.and_then(lease)),
         },
         other => return Err(misread(other, "an acquire")),

@@ -43,11 +43,13 @@ pub(super) async fn send(
                 .await?
         }
         Request::Script(call) => call.invoke(conn).await?,
-        // The lab's contract: `KEYS[1]` the lock; `ARGV` owner, lease, release channel.
+        // The lab's contract: `KEYS[1]` the lock, `KEYS[2]` the fencing-token counter; `ARGV`
+        // owner, lease, release channel.
         Request::Lab(step) => {
             let sent = step
                 .script
                 .key(on.keys.lock())
+                .key(on.keys.fence_counter())
                 .arg(on.owner)
                 .arg(on.ttl_ms)
                 .arg(on.keys.released_channel())
