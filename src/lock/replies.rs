@@ -22,7 +22,8 @@ pub(super) enum Took {
 pub(super) struct Seen {
     /// Whether the next release step runs.
     pub go_on: bool,
-    /// The lock was already gone or someone else's: the holder had lost it.
+    /// The step stopped on a lock already gone or someone else's: the holder had lost it,
+    /// and now knows.
     pub lost: bool,
     /// The step removed the lock of this other holder.
     pub foreign: Option<String>,
@@ -46,10 +47,15 @@ pub(super) fn seen(reply: Reply, answer: Value, owner: &str) -> Result<Seen, Sto
         return Err(misread(reply, "a release"));
     }
     let released = Released::read(answer)?;
+    let go_on = released.reply == StepReply::GoOn;
     Ok(Seen {
-        lost: released.before != owner,
+        // Lost only when the step itself stopped on it: that is the holder learning it had
+        // lost the lock (Redisson's IllegalMonitorStateException). A blind `DEL` learns
+        // nothing, and counting what it never saw would charge one holder's loss to another
+        // (a stale holder's `DEL` of the next one's lock, found gone by that next one).
+        lost: !go_on && released.before != owner,
         foreign: released.took_anothers(owner).map(str::to_owned),
-        go_on: released.reply == StepReply::GoOn,
+        go_on,
     })
 }
 
@@ -122,9 +128,10 @@ mod tests {
     #[test]
     fn a_release_sees_a_foreign_release_a_lost_one_and_whether_to_go_on() {
         let answer = |reply, before, after| Value::Array(vec![reply, text(before), text(after)]);
+        // A blind delete of someone else's lock: foreign, but the holder learned nothing.
         let foreign = seen(Reply::ContractObserved, answer(int(1), "b", ""), "a").unwrap();
         assert_eq!(foreign.foreign.as_deref(), Some("b"));
-        assert!(foreign.lost);
+        assert!(!foreign.lost);
         let mine = seen(Reply::ContractObserved, answer(int(1), "a", ""), "a").unwrap();
         assert!(mine.go_on && !mine.lost && mine.foreign.is_none());
         let not_mine = seen(Reply::ContractObserved, answer(int(0), "b", "b"), "a").unwrap();
