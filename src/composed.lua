@@ -5,12 +5,25 @@
 -- parts after it, as in a pipeline.
 -- KEYS: the parts' keys, one part after the other.
 -- ARGV[1] '1' when the parts after the first run only if the first took what it asked for (a
--- lock): its reply is neither an error nor a table starting with 0; otherwise they are
--- skipped and their replies are nil. Their arguments that are exactly ACQUIRED (below) then
--- become the first part's second reply (the fencing token an acquire took). '0' runs them all.
+-- lock), read as the lab's contract reads an acquire (src/lab/mod.rs): a number above 0, a
+-- status, or a table whose first element is one of those; otherwise they are skipped and
+-- their replies are nil. Their arguments that are exactly ACQUIRED (below) then become the
+-- fencing token the acquire took (a table's second element above 0), or '' for none. '0'
+-- runs them all.
 -- ARGV[2..n+1] each part's number of keys, ARGV[n+2..2n+1] each part's number of arguments,
 -- then the parts' arguments, one part after the other.
 local ACQUIRED = '\0acquired[2]'
+local function took(reply)
+  if type(reply) == 'table' then
+    if reply.err then return false end
+    if reply.ok then return true end
+    reply = reply[1]
+  end
+  if type(reply) == 'number' then return reply > 0 end
+  if type(reply) == 'string' then return reply ~= '' and reply ~= '0' end
+  return reply == true
+end
+local token = ''
 local n = #PARTS
 local gated = ARGV[1] == '1'
 local replies = {}
@@ -20,7 +33,7 @@ for i = 1, n do
   for j = 1, tonumber(ARGV[1 + i]) do keys[j] = KEYS[k + j] end
   for j = 1, tonumber(ARGV[1 + n + i]) do
     args[j] = ARGV[a + j]
-    if gated and i > 1 and args[j] == ACQUIRED then args[j] = tostring(replies[1][2]) end
+    if gated and i > 1 and args[j] == ACQUIRED then args[j] = token end
   end
   k, a = k + #keys, a + #args
   local ok, reply = pcall(PARTS[i], keys, args)
@@ -31,10 +44,12 @@ for i = 1, n do
   if reply == nil then reply = false end
   replies[i] = reply
   if i == 1 and gated then
-    local refused = not ok or type(reply) ~= 'table' or reply.err or reply[1] == 0
-    if refused then
+    if not ok or not took(reply) then
       for j = 2, n do replies[j] = false end
       return replies
+    end
+    if type(reply) == 'table' and type(reply[2]) == 'number' and reply[2] > 0 then
+      token = tostring(reply[2])
     end
   end
 end

@@ -73,6 +73,16 @@ impl Call {
         self
     }
 
+    /// The script's source, as it is sent.
+    pub fn source(&self) -> &'static str {
+        self.lua.source
+    }
+
+    /// The call's first key (a lock step's: the lock), if it has one.
+    pub fn first_key(&self) -> Option<&[u8]> {
+        self.keys.first().map(Vec::as_slice)
+    }
+
     /// Runs the call on its own: `EVALSHA`, loading the script when the server lacks it.
     pub async fn invoke<T, C>(&self, conn: &mut C) -> RedisResult<T>
     where
@@ -90,8 +100,9 @@ impl Call {
     }
 }
 
-/// An argument [`run_if_first_takes`] replaces with the first call's second reply; the same
-/// string as `composed.lua`'s. It starts with a NUL byte, which no argument of the sale's has.
+/// An argument [`run_if_first_takes`] replaces with the fencing token the first call took;
+/// the same string as `composed.lua`'s. It starts with a NUL byte, which no argument of the
+/// sale's has.
 pub const ACQUIRED: &str = "\0acquired[2]";
 
 /// The code `composed.lua` needs before it: every part's source as `PARTS[i]`.
@@ -132,9 +143,10 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
 }
 
 /// As [`run_in_order`], but the calls after the first run only if the first took what it
-/// asked for: a script answering `{taken, …}` (an acquire) with `taken` above 0. When it did
-/// not, their replies are nil. An argument of theirs that is exactly [`ACQUIRED`] becomes the
-/// first call's second reply (the fencing token the acquire took).
+/// asked for: an acquire step whose reply goes on by the lab's contract (`1`, `OK`, or a table
+/// starting with one). When it did not, their replies are nil. An argument of theirs that is
+/// exactly [`ACQUIRED`] becomes the fencing token the acquire took (its `{depth, token}`
+/// reply's token above 0), or `''` when it took none.
 pub async fn run_if_first_takes<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],

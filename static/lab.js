@@ -6,7 +6,7 @@
 import { t, language, addStrings } from './i18n.js';
 
 const en = {
-  'lab.contract': 'Each step is one Lua script, its own round trip. KEYS[1] the lock, ARGV[1] your unique value, ARGV[2] the lease in ms, ARGV[3] the release channel. Acquire: 1 goes on, 0 or {0, ms left} is busy. Release: 1 goes on, 0 stops. Renew (every lease/3): 1 while still yours. Leave a step empty to skip it.',
+  'lab.contract': 'Each step is one Lua script, its own round trip. KEYS[1] the lock, KEYS[2] the fencing-token counter, ARGV[1] your unique value, ARGV[2] the lease in ms, ARGV[3] the release channel. Acquire: 1 goes on, 0 or {0, ms left} is busy, {depth, token} is held (a token above 0 is checked by the stock). Release: 1 goes on, 0 stops. Renew (every lease/3): 1 while still yours. Leave a step empty to skip it.',
   'lab.start': 'start from a rung…',
   'lab.load': 'Load',
   'lab.submit': 'Submit my lock',
@@ -41,7 +41,7 @@ const en = {
 };
 
 const zh = {
-  'lab.contract': '每一步是一段 Lua 脚本，单独一次往返。KEYS[1] 是锁，ARGV[1] 是你的唯一值，ARGV[2] 是租约（毫秒），ARGV[3] 是释放通知的频道。加锁：返回 1 继续，返回 0 或 {0, 剩余毫秒} 表示锁被占用。释放：返回 1 继续，返回 0 停止。续租（每隔租约的三分之一）：仍是你的锁就返回 1。留空的步骤会被跳过。',
+  'lab.contract': '每一步是一段 Lua 脚本，单独一次往返。KEYS[1] 是锁，KEYS[2] 是围栏令牌计数器，ARGV[1] 是你的唯一值，ARGV[2] 是租约（毫秒），ARGV[3] 是释放通知的频道。加锁：返回 1 继续，返回 0 或 {0, 剩余毫秒} 表示锁被占用，返回 {重入次数, 令牌} 表示已持锁（令牌大于 0 时由库存一侧检查）。释放：返回 1 继续，返回 0 停止。续租（每隔租约的三分之一）：仍是你的锁就返回 1。留空的步骤会被跳过。',
   'lab.start': '从阶梯上的某一级开始…',
   'lab.load': '载入',
   'lab.submit': '提交我的锁',
@@ -79,7 +79,7 @@ addStrings({ en, zh });
 
 /** The steps in the order the contract runs them, and the ladder's rungs to start from. */
 const STEPS = ['acquire-1', 'acquire-2', 'acquire-3', 'release-1', 'release-2', 'renew'];
-const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog'];
+const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fenced'];
 
 /**
  * Builds the panel and wires it to the page's helpers: `$` (a selector), `call` (an API call

@@ -2,10 +2,10 @@
 //!
 //! Redis checks every command a script calls against the ACL of the connection that sent
 //! `EVALSHA`, keys included (declared or not), so a user confined here confines the script:
-//! it may touch keys that start with the room's lock key and publish on the room's release
-//! channel, with the commands a lock needs and nothing else. `FLUSHALL`, `CONFIG`, `KEYS`,
-//! `DEBUG`, `SHUTDOWN`, `SCRIPT FLUSH|KILL`, `FUNCTION`, `MODULE`, `ACL` are refused with
-//! Redis's own `NOPERM` error, which the student sees.
+//! it may touch keys that start with the room's lock key and the room's fencing-token counter,
+//! and publish on the room's release channel, with the commands a lock needs and nothing else.
+//! `FLUSHALL`, `CONFIG`, `KEYS`, `DEBUG`, `SHUTDOWN`, `SCRIPT FLUSH|KILL`, `FUNCTION`,
+//! `MODULE`, `ACL` are refused with Redis's own `NOPERM` error, which the student sees.
 
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
@@ -87,8 +87,8 @@ pub async fn prepare(store: &RedisPool, keys: &Keys, user: &LabUser) -> Result<(
     Ok(())
 }
 
-/// `ACL SETUSER` for the room's user: on, its password, the room's lock keys and release
-/// channel, and [`COMMANDS`] alone.
+/// `ACL SETUSER` for the room's user: on, its password, the room's lock keys, its
+/// fencing-token counter and release channel, and [`COMMANDS`] alone.
 pub fn rules(keys: &Keys, user: &LabUser) -> redis::Cmd {
     let mut cmd = redis::cmd("ACL");
     cmd.arg("SETUSER")
@@ -97,6 +97,7 @@ pub fn rules(keys: &Keys, user: &LabUser) -> redis::Cmd {
         .arg("on")
         .arg(format!(">{}", user.password))
         .arg(format!("~{}*", keys.lock()))
+        .arg(format!("~{}", keys.fence_counter()))
         .arg(format!("&{}", keys.released_channel()))
         .arg("-@all");
     for command in COMMANDS {

@@ -4,14 +4,19 @@
 //! # The contract
 //! Each step is one Lua script, sent as a round trip of its own (`EVALSHA`), so the classic
 //! mistakes can be written: `SETNX` then `EXPIRE` as two steps, `GET` then `DEL` as two.
-//! Every step gets `KEYS[1]` the room's lock key, `ARGV[1]` the holder's unique value,
-//! `ARGV[2]` the lease in ms and `ARGV[3]` the room's release channel (publish to it to wake
-//! waiters at once; without it they look again within the lease, or every 200 ms).
+//! Every step gets `KEYS[1]` the room's lock key, `KEYS[2]` the room's fencing-token counter
+//! (a key that only a lock's `INCR` moves), `ARGV[1]` the holder's unique value, `ARGV[2]` the
+//! lease in ms and `ARGV[3]` the room's release channel (publish to it to wake waiters at once;
+//! without it they look again within the lease, or every 200 ms). The built-in Redis tiers
+//! send the ladder's own steps (`static/locks/`) by the same contract, with their own keys.
 //!
 //! - **acquire** (1–3 steps): a step that answers 1 (any number above 0, `OK`, or a table
 //!   whose first element is one of those) goes on, and after the last step the lock is held;
 //!   0, nil, or `{0, ms}` (ms: the lease left, which bounds a waiter's sleep) means busy: the
-//!   attempt stops there and the wait loop tries again.
+//!   attempt stops there and the wait loop tries again. A step that answers `{depth, token}`
+//!   says how many times the holder now holds the lock (1 fresh, 2 or more re-entered) and,
+//!   when `token` is above 0, the hold's fencing token ([`hold`]): the sale's read and write
+//!   then carry it, and the stock refuses a token below one it has seen.
 //! - **release** (1–2 steps): a step that answers "go on" lets the next one run; 0 or nil
 //!   stops the release (not our lock, nothing to do).
 //! - **renew** (optional): run every lease/3 while the lock is held (the watchdog's schedule);
@@ -307,6 +312,23 @@ impl StepReply {
     }
 }
 
+/// What an acquire step that goes on says of the hold: its depth (1 unless it answered
+/// `{depth, token}`), and its fencing token when that is above 0.
+pub fn hold(value: &Value) -> (u32, Option<u64>) {
+    let Value::Array(items) = value else {
+        return (1, None);
+    };
+    let depth = match items.first() {
+        Some(Value::Int(depth)) => u32::try_from(*depth).unwrap_or(1).max(1),
+        _ => 1,
+    };
+    let token = match items.get(1) {
+        Some(Value::Int(token)) => u64::try_from(*token).ok().filter(|t| *t > 0),
+        _ => None,
+    };
+    (depth, token)
+}
+
 /// What a wrapped release step answered: the student's reply, and whose lock the key held
 /// before and after it ran (empty: none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -399,6 +421,15 @@ mod tests {
             StepReply::read(&Value::Array(vec![Value::Int(1), Value::Int(-1)])),
             StepReply::GoOn
         );
+    }
+
+    #[test]
+    fn an_acquire_says_its_depth_and_its_token_only_when_above_0() {
+        let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+        assert_eq!(hold(&Value::Int(1)), (1, None));
+        assert_eq!(hold(&Value::Okay), (1, None));
+        assert_eq!(hold(&pair(2, 0)), (2, None));
+        assert_eq!(hold(&pair(1, 7)), (1, Some(7)));
     }
 
     #[test]

@@ -1,11 +1,9 @@
 //! `atomic-expiry` — `SET lock v NX PX ttl` in one command; `DEL` to release.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/atomic-expiry/`) | reply |
 //! |---|---|---|
-//! | acquire | `SET lock owner NX PX ttl`, `PTTL lock` (one pipeline) | `OK` taken; nil busy, for the `PTTL` left |
-//! | release | `DEL lock` | — |
-//!
-//! Two round trips for the lock.
+//! | acquire | `acquire-1.lua`: `SET lock owner NX PX ttl`; busy: `PTTL lock` | 1 taken; `{0, lease left}` busy |
+//! | release | `release-1.lua`: `DEL lock`, publish | 1 |
 //!
 //! # Guarantee
 //! Mutual exclusion while the business work is shorter than the lease, and no deadlock: a dead
@@ -19,31 +17,42 @@
 //! The articles use a fixed value; here the value is the holder's id, which this tier never
 //! reads — it is there only so the ground truth can see whose lock a `DEL` removed.
 
-use super::steps::{On, Reply, Step, Technique};
+use std::sync::LazyLock;
+
+use super::steps::{Lua, On, Step, Technique};
+
+static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/atomic-expiry/acquire-1.lua"
+    ))
+});
+static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/atomic-expiry/release-1.lua"
+    ))
+});
 
 pub struct AtomicExpiry;
 
-/// `SET lock owner NX PX ttl`: the atomic take-with-lease, shared with `uuid-owner`. The lease
-/// left is asked in the same round trip, so a waiter sleeps at most until the holder's lease
-/// really ends, not a whole TTL.
-pub(super) fn set_nx_px(on: &On<'_>) -> Step {
-    let mut pipe = redis::pipe();
-    pipe.cmd("SET")
-        .arg(on.keys.lock())
-        .arg(on.owner)
-        .arg("NX")
-        .arg("PX")
-        .arg(on.ttl_ms)
-        .pttl(on.keys.lock());
-    Step::commands(pipe, Reply::TakenOrLeaseLeft)
-}
-
 impl Technique for AtomicExpiry {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        vec![set_nx_px(on)]
+        // The lease left comes back with a busy answer, so a waiter sleeps at most until the
+        // holder's lease really ends, not a whole TTL.
+        let set = ACQUIRE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        vec![Step::acquire(set)]
     }
 
-    fn release(&self, _on: &On<'_>) -> Vec<Step> {
-        vec![Step::del()]
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        let del = RELEASE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms)
+            .arg(on.keys.released_channel());
+        vec![Step::release(del)]
     }
 }

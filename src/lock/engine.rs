@@ -3,7 +3,7 @@
 //! does everything around the steps, so a tier file shows none of it:
 //!
 //! - sends each step as one round trip, in order, on one connection, or, when the lock lives
-//!   in the stock's Redis and the acquire is one script, with the sale's read riding behind it
+//!   in the stock's Redis and the acquire is one step, with the sale's read riding behind it
 //!   (`riding.rs`);
 //! - after a fresh hold, waits for replicas (`WAIT`, [`LockCx::replicated`]), and gives the
 //!   lock back when too few have it;
@@ -101,10 +101,9 @@ pub async fn attempt(
         }
         let answer = match rode.take() {
             Some(answer) => answer,
-            None => send(&mut conn, &step.request, &env).await?,
+            None => send(&mut conn, step, &env).await?,
         };
         match replies::took(step.reply, answer)? {
-            Took::GoOn => {}
             Took::Held { depth, fence } => (held.depth, held.fence) = (depth, fence),
             Took::Busy(lease_left) => return Ok(Attempt::Busy { lease_left }),
         }
@@ -170,7 +169,7 @@ pub async fn release(
         }
         let answer = riding_out(cx, || async {
             let mut conn = via.conn(cx).await?;
-            send(&mut conn, &step.request, &env).await
+            send(&mut conn, step, &env).await
         })
         .await;
         if !released(cx, step.reply, answer, i == 0).await? {

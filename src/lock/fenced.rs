@@ -2,10 +2,11 @@
 //! inside the acquire script, that only ever grows. The stock accepts a read or write only
 //! with a token at least as high as any it has seen (see `sale/enter.lua`, `sale/commit.lua`).
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/fenced/`) | reply |
 //! |---|---|---|
-//! | acquire | `reentrant_acquire.lua` with a token: a fresh hold `INCR`s the counter, keeps the value in the hash | `{depth, token}` held; `{0, lease left}` busy |
-//! | release, renew | as `reentrant-watchdog` | |
+//! | acquire | `acquire-1.lua`: as `reentrant-watchdog`'s, and a fresh hold `INCR`s the counter and keeps the value in the hash | `{depth, token}` held; `{0, lease left}` busy |
+//! | release | `release-1.lua`: as `reentrant-watchdog`'s | 1; 0 not ours any more: lost |
+//! | renew, every TTL/3 | `renew.lua`: as `reentrant-watchdog`'s | 1 renewed; 0 gone: stop |
 //!
 //! The articles never reach it: 002 (lines 630–648) tells the pause and lists fixes that only
 //! narrow the window. Fencing tokens come from Martin Kleppmann's "How to do distributed
@@ -19,22 +20,47 @@
 //! None of the lock's: the price is that the protected resource must check the token. A store
 //! that cannot (a plain API, a file) gets no protection from it.
 
-use super::reentrant_watchdog::{self, ReentrantWatchdog};
-use super::steps::{On, Step, Technique};
+use std::sync::LazyLock;
+
+use super::steps::{Lua, On, Step, Technique};
+
+static ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/acquire-1.lua")));
+static RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/release-1.lua")));
+static RENEW: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/renew.lua")));
 
 pub struct Fenced;
 
 impl Technique for Fenced {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        vec![reentrant_watchdog::acquire(on, true)]
+        let lock = ACQUIRE
+            .call()
+            .key(on.keys.reentrant_lock())
+            .key(on.keys.fence_counter())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        vec![Step::acquire(lock)]
     }
 
     fn release(&self, on: &On<'_>) -> Vec<Step> {
-        ReentrantWatchdog.release(on)
+        let unlock = RELEASE
+            .call()
+            .key(on.keys.reentrant_lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms)
+            .arg(on.keys.released_channel());
+        vec![Step::release(unlock)]
     }
 
     fn renew(&self, on: &On<'_>) -> Option<Step> {
-        ReentrantWatchdog.renew(on)
+        let renew = RENEW
+            .call()
+            .key(on.keys.reentrant_lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        Some(Step::renew(renew))
     }
 
     fn reentrant(&self) -> bool {

@@ -1,11 +1,9 @@
 //! `lua-release` — a unique value per holder; release is one Lua compare-and-delete.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/lua-release/`) | reply |
 //! |---|---|---|
-//! | acquire | `SET lock owner NX PX ttl` (`set_nx_px.lua`) | `{1, 0}` taken; `{0, lease left}` busy |
-//! | release | compare-and-delete (`lua_release.lua`) | 1 deleted; 0 gone or someone else's: lost |
-//!
-//! Two round trips for the lock.
+//! | acquire | `acquire-1.lua`: `SET lock owner NX PX ttl`; busy: `PTTL lock` | 1 taken; `{0, lease left}` busy |
+//! | release | `release-1.lua`: compare-and-delete, publish | 1 deleted; 0 gone or someone else's: lost |
 //!
 //! The compare and the delete run as one script, which Redis runs atomically: nothing can take
 //! the lock between the `GET` that sees our value and the `DEL`, `uuid-owner`'s gap.
@@ -22,22 +20,24 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Reply, Step, Technique};
+use super::steps::{Lua, On, Step, Technique};
 
-static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("set_nx_px.lua")));
-static COMPARE_AND_DELETE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("lua_release.lua")));
+static ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/lua-release/acquire-1.lua")));
+/// The compare-and-delete; Redlock's release on each master too.
+pub(super) static COMPARE_AND_DELETE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/lua-release/release-1.lua")));
 
 pub struct LuaRelease;
 
 impl Technique for LuaRelease {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        let set = SET_NX_PX
+        let set = ACQUIRE
             .call()
             .key(on.keys.lock())
             .arg(on.owner)
             .arg(on.ttl_ms);
-        vec![Step::script(set, Reply::TakenOrLeaseLeft)]
+        vec![Step::acquire(set)]
     }
 
     fn release(&self, on: &On<'_>) -> Vec<Step> {
@@ -45,7 +45,8 @@ impl Technique for LuaRelease {
             .call()
             .key(on.keys.lock())
             .arg(on.owner)
+            .arg(on.ttl_ms)
             .arg(on.keys.released_channel());
-        vec![Step::script(delete, Reply::LostIf(0))]
+        vec![Step::release(delete)]
     }
 }

@@ -2,7 +2,9 @@
 //! `release`), each in its own file opening with what it guarantees and what breaks it.
 //!
 //! The Redis tiers (`setnx` … `fenced`) and the lab's locks (`custom`) are step lists
-//! (`steps.rs`): the commands or scripts of each step, in order, and how each reply reads. One
+//! (`steps.rs`): the Lua script of each step, in order, read by the lab's contract. A Redis
+//! tier's scripts are the files of `static/locks/<tier>/`, the lab's presets for that rung,
+//! included as they are (the tests below hold them to it). One
 //! engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
 //! scripts when they share a server (`riding.rs`), waits for replicas, renews a lease with a
 //! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
@@ -13,8 +15,8 @@
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
-//! (`cx.truth`): a lock's step only reports what it saw (whose lock a `DEL` removed, whether a
-//! release still found its own lock), and the engine records that in the resource store, so a
+//! (`cx.truth`): a release step only reports what it saw (whose lock the key held before and
+//! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
 mod atomic_expiry;
@@ -322,5 +324,145 @@ impl Locks {
             Tier::Custom => &self.custom,
             Tier::AtomicDeduct => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use super::steps::{On, Request, Step};
+    use super::*;
+
+    fn static_locks() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("static/locks")
+    }
+
+    /// The scripts a tier sends, by the name of the lab file each step is: `acquire-1.lua`…
+    fn sent(technique: &dyn Technique) -> BTreeMap<String, &'static str> {
+        let keys = Keys::for_room("presets");
+        let on = On {
+            keys: &keys,
+            owner: "holder",
+            ttl_ms: 1_000,
+        };
+        let source = |step: &Step| match &step.request {
+            Request::Script(call) => call.source(),
+            Request::Lab(_) => panic!("a built-in tier sent a lab step"),
+        };
+        let mut named = BTreeMap::new();
+        for (what, steps) in [
+            ("acquire", technique.acquire(&on)),
+            ("release", technique.release(&on)),
+        ] {
+            for (i, step) in steps.iter().enumerate() {
+                named.insert(format!("{what}-{}.lua", i + 1), source(step));
+            }
+        }
+        if let Some(renew) = technique.renew(&on) {
+            named.insert("renew.lua".into(), source(&renew));
+        }
+        named
+    }
+
+    /// A preset folder's scripts, by file name.
+    fn presets(dir: &Path) -> BTreeMap<String, String> {
+        let mut named = BTreeMap::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "lua") {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                named.insert(name, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+        named
+    }
+
+    /// The code of a script or source file without its `--` comments and whitespace: what a
+    /// copy would keep even with its comments reworded.
+    fn code(text: &str) -> String {
+        text.lines()
+            .filter(|line| !line.trim_start().starts_with("--"))
+            .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
+            .collect()
+    }
+
+    #[test]
+    fn every_preset_is_the_very_script_its_built_in_tier_sends() {
+        let locks = Locks::default();
+        let mut folders = Vec::new();
+        for entry in std::fs::read_dir(static_locks()).unwrap() {
+            let dir = entry.unwrap().path();
+            if !dir.is_dir() {
+                continue;
+            }
+            let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+            let tier: Tier = id.parse().unwrap_or_else(|_| panic!("{id}: no such tier"));
+            let technique = locks.get(tier).and_then(|lock| lock.steps());
+            let technique = technique.unwrap_or_else(|| panic!("{id}: not a step list"));
+            let sent = sent(technique);
+            let presets = presets(&dir);
+            let names = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
+            assert_eq!(
+                names(sent.keys().collect()),
+                names(presets.keys().collect()),
+                "{id}: the tier's steps and the lab's files"
+            );
+            for (name, source) in &sent {
+                // The same bytes, and the same `&'static str`: the file itself, not a copy.
+                assert_eq!(*source, presets[name], "{id}/{name}");
+            }
+            folders.push(tier);
+        }
+        // Every Redis rung the engine runs as steps is a lab preset.
+        for tier in Tier::ALL {
+            if tier != Tier::Custom && locks.get(tier).is_some_and(|l| l.steps().is_some()) {
+                assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
+            }
+        }
+    }
+
+    #[test]
+    fn no_copy_of_a_preset_lives_under_src() {
+        let mut scripts = Vec::new();
+        for entry in std::fs::read_dir(static_locks()).unwrap() {
+            let dir = entry.unwrap().path();
+            if dir.is_dir() {
+                for (name, text) in presets(&dir) {
+                    scripts.push((dir.join(name), code(&text)));
+                }
+            }
+        }
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut dirs = vec![src];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                // A script file is a copy when its code is the preset's; a Rust file, when it
+                // holds the preset's code (in a string) anywhere.
+                let text = code(&text);
+                let lua = path.extension().is_some_and(|e| e == "lua");
+                for (preset, script) in &scripts {
+                    let copies = match lua {
+                        true => text == *script,
+                        false => text.contains(script.as_str()),
+                    };
+                    assert!(
+                        !copies,
+                        "{} copies {}: include the preset instead",
+                        path.display(),
+                        preset.display()
+                    );
+                }
+            }
+        }
     }
 }

@@ -56,6 +56,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use redis::Script;
 
+use super::lua_release::COMPARE_AND_DELETE;
 use super::renewals::Renewals;
 use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
@@ -72,8 +73,6 @@ const RETRY_JITTER_MS: u64 = 50;
 /// `node-restart`: how long the minority stays cut off (down) around the holder's acquire.
 const CUT_OFF: Duration = Duration::from_millis(1_000);
 
-static RELEASE_IF_OWNER: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("lua_release.lua")));
 static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
 
 pub struct Redlock;
@@ -240,15 +239,19 @@ fn extensions(cx: &LockCx<'_>) -> Renewals {
 /// Steps 4 and 5: compare-and-delete on every master; how many still held our value.
 async fn unlock_all(cx: &LockCx<'_>, masters: &QuorumNodes) -> usize {
     let (key, owner, channel) = (cx.keys.lock(), cx.owner, cx.keys.released_channel());
+    let ttl_ms = cx.settings.ttl_ms;
     masters
         .each(|mut conn| {
             let (key, channel) = (key.clone(), channel.clone());
             async move {
-                RELEASE_IF_OWNER
+                // The `lua-release` rung's compare-and-delete (`static/locks/lua-release/`).
+                COMPARE_AND_DELETE
+                    .call()
                     .key(&key)
                     .arg(owner)
+                    .arg(ttl_ms)
                     .arg(&channel)
-                    .invoke_async::<i64>(&mut conn)
+                    .invoke::<i64, _>(&mut conn)
                     .await
             }
         })

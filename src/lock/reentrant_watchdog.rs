@@ -1,13 +1,11 @@
 //! `reentrant-watchdog` — Redisson's design: a hash owner → hold count, a lease renewed by a
 //! watchdog every TTL/3 while held, and waiters woken by a published release message.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/reentrant-watchdog/`) | reply |
 //! |---|---|---|
-//! | acquire | `reentrant_acquire.lua`: a free lock's hash gets `owner → 1`; our own, count + 1; lease reset | `{depth, 0}` held; `{0, lease left}` busy |
-//! | release | `reentrant_release.lua`: count − 1; at 0 delete and publish | holds left; −1 not ours any more: lost |
-//! | renew, every TTL/3 | `reentrant_renew.lua`: lease reset while the hash has our field | 1 renewed; 0 gone: stop |
-//!
-//! Two round trips for the lock.
+//! | acquire | `acquire-1.lua`: a free lock's hash gets `owner → 1`; our own, count + 1; lease reset | `{depth, 0}` held; `{0, lease left}` busy |
+//! | release | `release-1.lua`: count − 1; at 0 delete and publish | 1; 0 not ours any more: lost |
+//! | renew, every TTL/3 | `renew.lua`: lease reset while the hash has our field | 1 renewed; 0 gone: stop |
 //!
 //! # Guarantee
 //! Mutual exclusion across instances however long the business work takes (the watchdog keeps
@@ -27,49 +25,54 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Reply, Step, Technique};
+use super::steps::{Lua, On, Step, Technique};
 
-static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_acquire.lua")));
-static RELEASE: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_release.lua")));
-static RENEW: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("reentrant_renew.lua")));
+static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/reentrant-watchdog/acquire-1.lua"
+    ))
+});
+static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/reentrant-watchdog/release-1.lua"
+    ))
+});
+static RENEW: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/reentrant-watchdog/renew.lua"
+    ))
+});
 
 pub struct ReentrantWatchdog;
 
-/// The acquire; `fenced`: a fresh hold also takes a token from the counter (`fenced`).
-pub(super) fn acquire(on: &On<'_>, fenced: bool) -> Step {
-    let call = ACQUIRE
-        .call()
-        .key(on.keys.reentrant_lock())
-        .key(on.keys.fence_counter())
-        .arg(on.ttl_ms)
-        .arg(on.owner)
-        .arg(if fenced { "1" } else { "0" });
-    Step::script(call, Reply::Hold { fenced })
-}
-
 impl Technique for ReentrantWatchdog {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        vec![acquire(on, false)]
+        let lock = ACQUIRE
+            .call()
+            .key(on.keys.reentrant_lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        vec![Step::acquire(lock)]
     }
 
     fn release(&self, on: &On<'_>) -> Vec<Step> {
-        let call = RELEASE
+        // Redisson throws IllegalMonitorStateException on a 0: the engine counts a lost release.
+        let unlock = RELEASE
             .call()
             .key(on.keys.reentrant_lock())
-            .arg(on.ttl_ms)
             .arg(on.owner)
+            .arg(on.ttl_ms)
             .arg(on.keys.released_channel());
-        // Redisson throws IllegalMonitorStateException on a −1.
-        vec![Step::script(call, Reply::LostIf(-1))]
+        vec![Step::release(unlock)]
     }
 
     fn renew(&self, on: &On<'_>) -> Option<Step> {
-        let call = RENEW
+        let renew = RENEW
             .call()
             .key(on.keys.reentrant_lock())
-            .arg(on.ttl_ms)
-            .arg(on.owner);
-        Some(Step::script(call, Reply::Renewed))
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        Some(Step::renew(renew))
     }
 
     fn reentrant(&self) -> bool {

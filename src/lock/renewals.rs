@@ -96,7 +96,7 @@ impl Watchdog {
                     ttl_ms: self.ttl_ms,
                 },
             };
-            let answer = send(&mut conn, &self.step.request, &env).await?;
+            let answer = send(&mut conn, &self.step, &env).await?;
             replies::renewed(self.step.reply, answer)
         };
         match renewed.await {

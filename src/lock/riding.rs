@@ -3,7 +3,7 @@
 //! (with a reentrant lock's nested re-entry and nested release around it) in one, the read
 //! running only if the acquire took the lock, and the write and the release in another. They
 //! are sent composed into one script (`composed.rs`). What rides is read off the steps: a
-//! lock whose acquire, or release, is one script.
+//! lock whose acquire, or release, is one step (one script: every step is).
 //!
 //! # What it guarantees
 //! The same scripts, in the same order, as the sale sends them one by one: the read still
@@ -18,12 +18,14 @@
 //!
 //! # Why it exists
 //! A locked sale is a chain of round trips, each one a hand-off the next buyer waits
-//! for. `lua-release` drops from 4 to 2 round trips per sale, the reentrant tiers from 6 to 2.
+//! for. A tier whose acquire and release are one script each (`setnx`, `atomic-expiry`,
+//! `lua-release`) drops from 4 to 2 round trips per sale, the reentrant tiers from 6 to 2.
 
-use redis::Value;
+use redis::{RedisResult, Value};
 
 use super::cohort::ReadReplies;
 use super::replies::{self, Took};
+use super::send;
 use super::steps::{On, Reply, Request, Step, Technique};
 use super::{Lock, LockCx};
 use crate::composed::{self, Call};
@@ -56,8 +58,8 @@ fn one_script(mut steps: Vec<Step>) -> Option<(Call, Reply)> {
 /// One attempt at the acquire `steps` with the sale's read riding behind it in the same round
 /// trip, the read running only if the lock was taken: the acquire's reply, and the read's
 /// replies. `None` when this attempt cannot carry the read: the lock elsewhere, a replica to
-/// wait for (`WAIT` must follow the lock write on its own), or an acquire that is not one
-/// script answering `{taken, …}` (which the composed script reads to know it took the lock).
+/// wait for (`WAIT` must follow the lock write on its own), or an acquire of more than one
+/// step (the read must wait for the last, and a holder may die between them).
 pub(super) async fn acquire_with_read(
     cx: &LockCx<'_>,
     steps: &[Step],
@@ -67,7 +69,7 @@ pub(super) async fn acquire_with_read(
         Some(read),
         [Step {
             request: Request::Script(acquire),
-            reply: Reply::TakenOrLeaseLeft | Reply::Hold { .. },
+            reply: Reply::Contract,
         }],
     ) = (cx.read, steps)
     else {
@@ -85,14 +87,37 @@ pub(super) async fn acquire_with_read(
     Ok(Some((acquired, Box::new(Ok(replies.collect())))))
 }
 
-/// The lock's release as one call to send behind the sale's write, and how its reply reads;
-/// `None` when it cannot ride there.
-pub fn release_behind_write(cx: &LockCx<'_>, lock: &dyn Lock) -> Option<(Call, Reply)> {
+/// A release step sent inside another script's round trip: its calls (the release between
+/// two looks at whose lock it is, as `send.rs` sends it on its own) and how its reply reads.
+pub struct Release {
+    pub calls: [Call; 3],
+    pub reply: Reply,
+}
+
+impl Release {
+    fn of((call, reply): (Call, Reply)) -> Release {
+        Release {
+            calls: send::observed(&call),
+            reply,
+        }
+    }
+
+    /// The release step's reply, from the next replies of its calls.
+    pub fn answer(
+        &self,
+        replies: &mut impl Iterator<Item = RedisResult<Value>>,
+    ) -> RedisResult<Value> {
+        send::seen(replies.take(self.calls.len()).collect())
+    }
+}
+
+/// The lock's release to send behind the sale's write; `None` when it cannot ride there.
+pub fn release_behind_write(cx: &LockCx<'_>, lock: &dyn Lock) -> Option<Release> {
     let technique = lock.steps()?;
     if !shares_server(cx) {
         return None;
     }
-    one_script(technique.release(&cx.on()))
+    one_script(technique.release(&cx.on())).map(Release::of)
 }
 
 /// A reentrant lock's nested hold, as calls around a sale's read in one round trip.
@@ -100,7 +125,7 @@ pub struct Nested {
     /// The acquire again, by the lock's owner.
     pub again: (Call, Reply),
     /// The release of the nested hold.
-    pub back: (Call, Reply),
+    pub back: Release,
 }
 
 /// The nested hold of `technique` under `on`'s owner; `None` unless its acquire and release
@@ -108,19 +133,15 @@ pub struct Nested {
 pub fn nested(technique: &dyn Technique, on: &On<'_>) -> Option<Nested> {
     Some(Nested {
         again: one_script(technique.acquire(on))?,
-        back: one_script(technique.release(on))?,
+        back: Release::of(one_script(technique.release(on))?),
     })
 }
 
 /// The depth the nested acquire reached: 2 (or more) when the owner re-entered, `None` when
 /// someone else holds the lock, i.e. the owner has lost it.
-pub fn reentered(
-    reply: Reply,
-    answer: redis::RedisResult<Value>,
-) -> Result<Option<u32>, StoreError> {
+pub fn reentered(reply: Reply, answer: RedisResult<Value>) -> Result<Option<u32>, StoreError> {
     Ok(match replies::took(reply, answer?)? {
         Took::Held { depth, .. } => Some(depth),
-        Took::GoOn => Some(1),
         Took::Busy(_) => None,
     })
 }

@@ -1,11 +1,9 @@
 //! `setnx` — `SETNX lock v`, work, `DEL lock`; retry while it is taken.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/setnx/`) | reply |
 //! |---|---|---|
-//! | acquire | `SETNX lock owner` | 1 taken, 0 busy (for how long, unknown: there is no lease) |
-//! | release | `DEL lock` | — |
-//!
-//! Two round trips for the lock.
+//! | acquire | `acquire-1.lua`: `SETNX lock owner` | 1 taken, 0 busy (for how long, unknown: there is no lease) |
+//! | release | `release-1.lua`: `DEL lock`, publish | 1 |
 //!
 //! # Guarantee
 //! Mutual exclusion across every instance, as long as every holder lives to release.
@@ -18,25 +16,30 @@
 //! The value is the holder's id; this tier never reads it, it is there so the ground truth can
 //! see whose lock a `DEL` removed.
 
-use super::steps::{On, Reply, Step, Technique};
+use std::sync::LazyLock;
+
+use super::steps::{Lua, On, Step, Technique};
+
+static ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/setnx/acquire-1.lua")));
+static RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/setnx/release-1.lua")));
 
 pub struct Setnx;
 
-/// `SETNX lock owner`; shared with `setnx-expire`, which adds its `EXPIRE` afterwards.
-pub(super) fn setnx(on: &On<'_>, busy_for: Reply) -> Step {
-    let cmd = redis::cmd("SETNX")
-        .arg(on.keys.lock())
-        .arg(on.owner)
-        .clone();
-    Step::command(cmd, busy_for)
-}
-
 impl Technique for Setnx {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        vec![setnx(on, Reply::Taken { busy_for: None })]
+        let setnx = ACQUIRE.call().key(on.keys.lock()).arg(on.owner);
+        vec![Step::acquire(setnx)]
     }
 
-    fn release(&self, _on: &On<'_>) -> Vec<Step> {
-        vec![Step::del()]
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        let del = RELEASE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms)
+            .arg(on.keys.released_channel());
+        vec![Step::release(del)]
     }
 }

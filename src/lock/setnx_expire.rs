@@ -1,12 +1,10 @@
 //! `setnx-expire` — `SETNX lock v`, then `EXPIRE` as a second command; `DEL` to release.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/setnx-expire/`) | reply |
 //! |---|---|---|
-//! | acquire 1 | `SETNX lock owner` | 1 taken, 0 busy (for at most one lease) |
-//! | acquire 2 | `PEXPIRE lock ttl` | — |
-//! | release | `DEL lock` | — |
-//!
-//! Three round trips for the lock.
+//! | acquire 1 | `acquire-1.lua`: `SETNX lock owner` | 1 taken, 0 busy |
+//! | acquire 2 | `acquire-2.lua`: `PEXPIRE lock ttl` | 1 |
+//! | release | `release-1.lua`: `DEL lock`, publish | 1 |
 //!
 //! # Guarantee
 //! Mutual exclusion across instances, and a holder that dies *after* the `EXPIRE` no longer
@@ -16,26 +14,47 @@
 //! The two commands are not atomic. A holder that dies between `SETNX` and `EXPIRE` leaves a
 //! lock with no lease: the same deadlock as `setnx`.
 
-use super::setnx::setnx;
-use super::steps::{On, Reply, Step, Technique};
+use std::sync::LazyLock;
+
+use super::steps::{Lua, On, Step, Technique};
+
+static SETNX: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/setnx-expire/acquire-1.lua"
+    ))
+});
+static EXPIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/setnx-expire/acquire-2.lua"
+    ))
+});
+static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../static/locks/setnx-expire/release-1.lua"
+    ))
+});
 
 pub struct SetnxExpire;
 
 impl Technique for SetnxExpire {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        let busy_for = Some(on.ttl());
+        let setnx = SETNX.call().key(on.keys.lock()).arg(on.owner);
+        let expire = EXPIRE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
         // The window: a death between the two leaves the lock without a lease.
-        let expire = redis::cmd("PEXPIRE")
-            .arg(on.keys.lock())
-            .arg(on.ttl_ms)
-            .clone();
-        vec![
-            setnx(on, Reply::Taken { busy_for }),
-            Step::command(expire, Reply::Ignored),
-        ]
+        vec![Step::acquire(setnx), Step::acquire(expire)]
     }
 
-    fn release(&self, _on: &On<'_>) -> Vec<Step> {
-        vec![Step::del()]
+    fn release(&self, on: &On<'_>) -> Vec<Step> {
+        let del = RELEASE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms)
+            .arg(on.keys.released_channel());
+        vec![Step::release(del)]
     }
 }

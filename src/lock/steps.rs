@@ -1,10 +1,10 @@
 //! A lock described as Redis steps: what a tier file states, and all it states. Each step is
-//! one round trip — a command (or a few in one pipeline), or a Lua script — with how to read
-//! its reply. The engine (`engine.rs`) runs the steps in order and does everything around
-//! them, for the built-in tiers and the lab's locks alike.
+//! one round trip, one Lua script: a built-in tier's is a file of `static/locks/<tier>/` (the
+//! very file the lab offers as that rung), a lab lock's is a student's. Both are read by the
+//! lab's contract (`crate::lab`). The engine (`engine.rs`) runs the steps in order and does
+//! everything around them, for the built-in tiers and the lab's locks alike.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::composed::Call;
 use crate::keys::Keys;
@@ -37,12 +37,6 @@ pub struct On<'a> {
     pub ttl_ms: u64,
 }
 
-impl On<'_> {
-    pub fn ttl(&self) -> Duration {
-        Duration::from_millis(self.ttl_ms)
-    }
-}
-
 /// One round trip of a lock, and how its reply is read.
 #[derive(Clone)]
 pub struct Step {
@@ -51,34 +45,29 @@ pub struct Step {
 }
 
 impl Step {
-    /// One command.
-    pub fn command(cmd: redis::Cmd, reply: Reply) -> Step {
-        let mut pipe = redis::pipe();
-        pipe.add_command(cmd);
-        Step::commands(pipe, reply)
-    }
-
-    /// Several commands in one pipeline: one round trip, not atomic.
-    pub fn commands(pipe: redis::Pipeline, reply: Reply) -> Step {
-        Step {
-            request: Request::Commands(pipe),
-            reply,
-        }
-    }
-
-    /// One Lua script: atomic.
-    pub fn script(call: Call, reply: Reply) -> Step {
+    /// An acquire step: one script, its reply read by the lab's contract (`1` goes on, `0` or
+    /// `{0, lease left}` busy, `{depth, token}` held).
+    pub fn acquire(call: Call) -> Step {
         Step {
             request: Request::Script(call),
-            reply,
+            reply: Reply::Contract,
         }
     }
 
-    /// `DEL lock`, whoever holds it.
-    pub fn del() -> Step {
+    /// A release step: one script, `1` goes on to the next step and `0` stops; the engine
+    /// looks at whose lock the key held before and after it (`send.rs`).
+    pub fn release(call: Call) -> Step {
         Step {
-            request: Request::Del,
-            reply: Reply::Removed,
+            request: Request::Script(call),
+            reply: Reply::ContractObserved,
+        }
+    }
+
+    /// A renew step: one script, `1` renewed, `0` the lock is gone and renewing stops.
+    pub fn renew(call: Call) -> Step {
+        Step {
+            request: Request::Script(call),
+            reply: Reply::Contract,
         }
     }
 }
@@ -86,43 +75,19 @@ impl Step {
 /// What a step sends.
 #[derive(Clone)]
 pub enum Request {
-    /// Commands in one pipeline.
-    Commands(redis::Pipeline),
-    /// `DEL` of the room's lock key. Sent as `GETDEL` (`del_and_observe.lua`, which also wakes
-    /// waiters), so that the ground truth can see whose lock it removed.
-    Del,
-    /// A script of the tier's, with its keys and arguments.
+    /// A script of the tier's (a file of `static/locks/<tier>/`), with its keys and arguments.
     Script(Call),
     /// A lab lock's step: a student's script, run by the lab's contract (`crate::lab`).
     Lab(Arc<crate::lab::Step>),
 }
 
-/// How a step's reply is read.
+/// How a step's reply is read: by the lab's contract (`crate::lab`), a built-in tier's as a
+/// student's.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Reply {
-    // --- acquire steps ---
-    /// 1 taken, 0 busy (`SETNX`); a busy lock is held at most `busy_for` more, when known.
-    Taken { busy_for: Option<Duration> },
-    /// Any reply goes on (`PEXPIRE`).
-    Ignored,
-    /// `[taken, lease left]`: `SET … NX PX` (`OK` or nil) then `PTTL`, or a script's `{1|0, ms}`.
-    TakenOrLeaseLeft,
-    /// `{depth, fencing token}` when held (depth 1 fresh, 2+ re-entered), `{0, lease left}`
-    /// when another owner holds it; `fenced`: the token is this hold's.
-    Hold { fenced: bool },
-    // --- release steps ---
-    /// The value `DEL` removed (nil: none): someone else's is a foreign release.
-    Removed,
-    /// The lock's value (`GET`): the release goes on only if it is this holder's.
-    OwnedByUs,
-    /// A number that is `lost` when the release found the lock gone or someone else's.
-    LostIf(i64),
-    // --- renew steps ---
-    /// 1 renewed, 0 the lock is no longer ours: renewing stops.
-    Renewed,
-    // --- the lab's steps (`crate::lab`) ---
-    /// By the lab's contract: go on (acquired, renewed) or stop (busy, with the lease left).
+    /// An acquire or renew step: go on (taken at a depth, with a fencing token or none;
+    /// renewed) or stop (busy, with the lease left when known; gone).
     Contract,
-    /// A lab release step's reply, with whose lock the key held before and after it.
+    /// A release step's reply, with whose lock the key held before and after it.
     ContractObserved,
 }

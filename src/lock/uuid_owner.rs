@@ -1,12 +1,10 @@
-//! `uuid-owner` — a unique value per holder; release is `GET`, compare, `DEL` as three steps.
+//! `uuid-owner` — a unique value per holder; release is `GET`, compare, `DEL` as two steps.
 //!
-//! | step | sends | reply |
+//! | step | sends (`static/locks/uuid-owner/`) | reply |
 //! |---|---|---|
-//! | acquire | `SET lock owner NX PX ttl`, `PTTL lock` (one pipeline) | `OK` taken; nil busy |
-//! | release 1 | `GET lock` | our value: go on; anything else: stop, not ours |
-//! | release 2 | `DEL lock` | — |
-//!
-//! Three round trips for the lock.
+//! | acquire | `acquire-1.lua`: `SET lock owner NX PX ttl`; busy: `PTTL lock` | 1 taken; `{0, lease left}` busy |
+//! | release 1 | `release-1.lua`: `GET lock`, compare | 1 ours: go on; 0 anything else: stop, not ours |
+//! | release 2 | `release-2.lua`: `DEL lock`, publish | 1 |
 //!
 //! # Guarantee
 //! A holder no longer deletes a lock it can *see* is someone else's: the slow-business case of
@@ -16,19 +14,38 @@
 //! Check-then-act is not atomic. If the lease runs out between the `GET` (which saw our value)
 //! and the `DEL`, another buyer takes the lock in that gap and our `DEL` deletes theirs.
 
-use super::atomic_expiry::set_nx_px;
-use super::steps::{On, Reply, Step, Technique};
+use std::sync::LazyLock;
+
+use super::steps::{Lua, On, Step, Technique};
+
+static ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/acquire-1.lua")));
+static CHECK: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/release-1.lua")));
+static DELETE: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/release-2.lua")));
 
 pub struct UuidOwner;
 
 impl Technique for UuidOwner {
     fn acquire(&self, on: &On<'_>) -> Vec<Step> {
-        vec![set_nx_px(on)]
+        let set = ACQUIRE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms);
+        vec![Step::acquire(set)]
     }
 
     fn release(&self, on: &On<'_>) -> Vec<Step> {
-        let get = redis::cmd("GET").arg(on.keys.lock()).clone();
+        let check = CHECK.call().key(on.keys.lock()).arg(on.owner);
+        let delete = DELETE
+            .call()
+            .key(on.keys.lock())
+            .arg(on.owner)
+            .arg(on.ttl_ms)
+            .arg(on.keys.released_channel());
         // The gap: the lease may run out between these two.
-        vec![Step::command(get, Reply::OwnedByUs), Step::del()]
+        vec![Step::release(check), Step::release(delete)]
     }
 }

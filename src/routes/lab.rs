@@ -41,9 +41,11 @@ pub async fn show(
         "lock": lock,
         "last_error": last_error,
         "contract": "each step is one Lua script run as its own round trip: KEYS[1] the lock, \
-                     ARGV[1] the holder's unique value, ARGV[2] the lease in ms, ARGV[3] the \
-                     release channel; an acquire step answers 1 to go on, 0 or {0, lease_left_ms} \
-                     when busy; a release step 1 to go on, 0 to stop; renew 1 while still ours",
+                     KEYS[2] the fencing-token counter, ARGV[1] the holder's unique value, \
+                     ARGV[2] the lease in ms, ARGV[3] the release channel; an acquire step \
+                     answers 1 to go on, 0 or {0, lease_left_ms} when busy, {depth, token} when \
+                     held (a token above 0 fences the stock); a release step 1 to go on, 0 to \
+                     stop; renew 1 while still ours",
     })))
 }
 

@@ -113,7 +113,7 @@ pub(super) async fn leave(
         leaving.passing = Some((to, sent_ahead.then_some(theirs)));
         return outcome(mine?);
     }
-    let Some((release, reply)) = riding::release_behind_write(lcx, lock) else {
+    let Some(release) = riding::release_behind_write(lcx, lock) else {
         return outcome(commit.invoke(&mut conn).await);
     };
     if leaving.cohort {
@@ -121,10 +121,13 @@ pub(super) async fn leave(
     }
     // Stop renewing before giving the lock back, as the tier's own release does.
     drop(leaving.held.take());
-    let replies = composed::run_in_order(&mut conn, &[&commit, &release]).await?;
-    let [committed, released] = <[_; 2]>::try_from(replies)
-        .map_err(|_| StoreError::Unavailable("a composed script of 2 gave another count".into()))?;
-    if let Err(err) = engine::released_in_trip(lcx, reply, released).await {
+    let calls: Vec<&Call> = std::iter::once(&commit).chain(&release.calls).collect();
+    let mut replies = composed::run_in_order(&mut conn, &calls).await?.into_iter();
+    let committed = replies
+        .next()
+        .ok_or_else(|| StoreError::Unavailable("a composed script gave no reply".into()))?;
+    let released = release.answer(&mut replies);
+    if let Err(err) = engine::released_in_trip(lcx, release.reply, released).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }

@@ -4,8 +4,6 @@
 
 use std::sync::LazyLock;
 
-use oversell_api::tier::Tier;
-
 use crate::composed::{self, Call, Lua};
 use crate::error::AppError;
 use crate::keys::Keys;
@@ -36,7 +34,6 @@ pub(super) struct ReadPlan {
     instance: String,
     /// The sale's owner, for the ground truth.
     owner: String,
-    tier: Tier,
     ttl_ms: u64,
     /// A reentrant lock's steps, for its nested hold around the read.
     nested: Option<&'static dyn Technique>,
@@ -50,7 +47,6 @@ impl ReadPlan {
             keys: cx.keys.clone(),
             instance: cx.instance.to_owned(),
             owner: cx.owner.clone(),
-            tier: cx.settings.tier,
             ttl_ms: cx.settings.ttl_ms,
             nested: lock.steps().filter(|_| lock.reentrant()),
             generation: cx.generation.clone(),
@@ -64,13 +60,10 @@ impl ReadPlan {
     }
 
     /// The read's calls to send behind the acquire that takes the lock, in its script
-    /// (`lock/riding.rs`): a fenced read carries the token that acquire takes.
+    /// (`lock/riding.rs`): the read carries the fencing token that acquire takes, if it takes
+    /// one (`fenced`'s).
     pub(super) fn calls_behind_acquire(&self, lock_owner: &str) -> Vec<Call> {
-        let token = match self.tier {
-            Tier::Fenced => composed::ACQUIRED.to_owned(),
-            _ => String::new(),
-        };
-        self.calls_with_token(lock_owner, token)
+        self.calls_with_token(lock_owner, composed::ACQUIRED.to_owned())
     }
 
     fn calls_with_token(&self, lock_owner: &str, token: String) -> Vec<Call> {
@@ -87,7 +80,11 @@ impl ReadPlan {
             ttl_ms: self.ttl_ms,
         };
         match self.nested.and_then(|lock| riding::nested(lock, &on)) {
-            Some(nested) => vec![nested.again.0, read, nested.back.0],
+            Some(nested) => {
+                let mut calls = vec![nested.again.0, read];
+                calls.extend(nested.back.calls);
+                calls
+            }
             None => vec![read],
         }
     }
@@ -130,15 +127,16 @@ pub(super) async fn read(
     if !lock.reentrant() {
         return Ok((entered(next()?, fence)?, depth));
     }
-    let (again, read, back) = (next()?, next()?, next()?);
+    let (again, read) = (next()?, next()?);
     let nested =
         nested.ok_or_else(|| AppError::Internal("a nested hold that cannot ride".into()))?;
+    let back = nested.back.answer(&mut replies);
     let Some(depth) = riding::reentered(nested.again.1, again)? else {
         // Someone else holds the lock: this owner lost it before its read. Its release will
         // find that out and record it.
         return Err(AppError::LockLost);
     };
-    engine::released_in_trip(lcx, nested.back.1, back).await?;
+    engine::released_in_trip(lcx, nested.back.reply, back).await?;
     Ok((entered(read, fence)?, depth))
 }
 

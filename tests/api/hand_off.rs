@@ -18,8 +18,8 @@ use crate::scenarios::{start_fleet, ScenarioClient};
 
 /// The releases, which a sale sends in one script with its write.
 const RELEASES: [&str; 2] = [
-    include_str!("../../src/lock/lua_release.lua"),
-    include_str!("../../src/lock/reentrant_release.lua"),
+    include_str!("../../static/locks/lua-release/release-1.lua"),
+    include_str!("../../static/locks/reentrant-watchdog/release-1.lua"),
 ];
 
 /// Locks handed on without a release, summed over the instances (`/metrics`).

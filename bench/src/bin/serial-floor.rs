@@ -33,10 +33,20 @@ static ENTER: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../src/sale/enter.lua")));
 static COMMIT: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../src/sale/commit.lua")));
-static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../../src/lock/lua_release.lua")));
-static SET_NX_PX: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../../src/lock/set_nx_px.lua")));
+// The `lua-release` rung's own steps, as the service sends them.
+static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/lua-release/release-1.lua"
+    ))
+});
+static SET_NX_PX: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/lua-release/acquire-1.lua"
+    ))
+});
+/// The look at whose lock it is, which the service sends around a release step.
+static HOLDER: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../src/lock/holder.lua")));
 
 const P: &str = "oversell:{serial-floor}:";
 /// Published to by the release; no instance subscribes to it (the pattern needs `oversell:{`).
@@ -202,7 +212,12 @@ fn commit(owner: &str, (stock, exits): &Entered) -> Call {
 }
 
 fn release(owner: &str) -> Call {
-    RELEASE.call().key(key("lock")).arg(owner).arg(CHANNEL)
+    RELEASE
+        .call()
+        .key(key("lock"))
+        .arg(owner)
+        .arg(3000)
+        .arg(CHANNEL)
 }
 
 /// The (stock, exits) of `enter.lua`'s reply.
@@ -232,13 +247,15 @@ async fn one(
             let read = enter(&owner);
             let replies = composed::run_if_first_takes(conn, &[&take, &read]).await?;
             let mut replies = replies.into_iter();
-            let (taken, _lease): (i64, i64) =
-                composed::reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
+            let taken: i64 = composed::reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(taken == 1, "the floor's own lock was busy");
             let read = entered(replies.next().unwrap_or(Ok(Value::Nil)))?;
-            // The write and the release in one script.
+            // The write and the release (between two looks at whose lock it is) in one script.
             let write = commit(&owner, &read);
-            let mut replies = composed::run_in_order(conn, &[&write, &release(&owner)]).await?;
+            let holder = HOLDER.call().key(key("lock"));
+            let calls = [&write, &holder, &release(&owner), &holder];
+            let mut replies = composed::run_in_order(conn, &calls).await?;
+            replies.pop();
             let released: i64 = composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(released == 1, "the floor lost its own lock");
         }

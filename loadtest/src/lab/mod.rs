@@ -68,8 +68,9 @@ pub struct Shape {
 /// How an attack's run is read.
 #[derive(Debug, Clone, Copy)]
 enum Judge {
-    /// Overlap (any of oversold, lost updates, overlaps) or held; with `foreign`, a foreign
-    /// release is told apart from a plain overlap.
+    /// Overlap (any of oversold, lost updates, overlaps, but overlaps whose stale writes
+    /// the stock refused by their fencing token) or held; with `foreign`, a foreign release
+    /// is told apart from a plain overlap.
     Figures { foreign: bool },
     /// The run's deadlock checks (`Expect::StallUntilReset`) all held: a deadlock.
     Deadlock,
@@ -132,9 +133,11 @@ impl Attack {
             Judge::Deadlock if run.passed => Outcome::Deadlock,
             Judge::Deadlock => Outcome::Held,
             Judge::Figures { foreign } => {
-                let two_holders = ["oversold", "lost_updates", "overlaps"]
-                    .iter()
-                    .any(|f| figure(f) > 0.0);
+                // A fencing token lets the sections overlap and the stock turn the stale
+                // holder away: when it did, and nothing was lost, the overlap did no harm.
+                let fenced_off = figure("stale_writes_rejected") > 0.0;
+                let harm = ["oversold", "lost_updates"].iter().any(|f| figure(f) > 0.0);
+                let two_holders = harm || (figure("overlaps") > 0.0 && !fenced_off);
                 if foreign && figure("foreign_releases") > 0.0 {
                     Outcome::ForeignRelease
                 } else if two_holders {
@@ -346,6 +349,10 @@ pub static LADDER: &[(Tier, [Outcome; RUNG_ATTACKS])] = {
         (
             Tier::ReentrantWatchdog,
             [Held, Held, NotApplicable, Held, NotApplicable, Overlap],
+        ),
+        (
+            Tier::Fenced,
+            [Held, Held, NotApplicable, Held, NotApplicable, Held],
         ),
     ]
 };
