@@ -13,7 +13,7 @@
 #
 # Prints TSV lines (BENCHMARKS.md quotes them):
 #   chapter  SETUP  CHAPTER  PATH(compose|up)  HELD  RUNS  SECONDS
-#   rate     PATH   TIER     ITEMS_PER_S
+#   rate     PATH   TIER     ITEMS_PER_S  P99_MS
 # and the seconds each part took. Needs Docker with Compose, the base images
 # (deploy/base-images.sh), and root (`oversell up --network netns`, so that the partition
 # chapters run on both paths). Not part of CI: it takes long (minutes a setup).
@@ -102,8 +102,9 @@ start_up() { # flags…
 for setup in $SETUPS; do
   t0=$SECONDS
   profile=$(profile_of "$setup")
-  OVERSELL_PORT=$(free_port) LOCK_PERSISTENCE=$(persistence_of "$setup") bash deploy/compose.sh up $profile >&2
-  port=$(docker ps --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" --filter "label=com.docker.compose.service=nginx" --format '{{.Ports}}' | sed -E 's/.*:([0-9]+)->.*/\1/')
+  port=$(free_port)
+  # shellcheck disable=SC2086
+  OVERSELL_PORT=$port LOCK_PERSISTENCE=$(persistence_of "$setup") bash deploy/compose.sh up $profile >&2
   chapters "$setup" compose "http://127.0.0.1:$port"
   bash deploy/compose.sh down >/dev/null 2>&1
   t1=$SECONDS
@@ -115,16 +116,16 @@ for setup in $SETUPS; do
 done
 
 # The selling rate on both paths, one after the other, on the same machine.
-OVERSELL_PORT=$(free_port) bash deploy/compose.sh up >&2
-port=$(docker ps --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" --filter "label=com.docker.compose.service=nginx" --format '{{.Ports}}' | sed -E 's/.*:([0-9]+)->.*/\1/')
+port=$(free_port)
+OVERSELL_PORT=$port bash deploy/compose.sh up >&2
 compose_url="http://127.0.0.1:$port"
 # The resource store of the compose fleet is not published: read figures through the service.
 ROWS="none lua-release none" TOOLS=loadtest REDIS_URL= FLOOR_SECONDS=0 \
   bash bench/selling-rate.sh "$compose_url" "$ADMIN_TOKEN" 0 64 5 2>/dev/null \
-  | awk -F'\t' '$1 == "sale" { printf "rate\tcompose\t%s\t%s\n", $4, $8 }'
+  | awk -F'\t' '$1 == "sale" { printf "rate\tcompose\t%s\t%s\t%s\n", $3, $7, $9 }'
 bash deploy/compose.sh down >/dev/null 2>&1
 start_up
 ROWS="none lua-release none" TOOLS=loadtest FLOOR_SECONDS=0 \
   bash bench/selling-rate.sh "$UP_URL" "$ADMIN_TOKEN" 0 64 5 2>/dev/null \
-  | awk -F'\t' '$1 == "sale" { printf "rate\tup\t%s\t%s\n", $4, $8 }'
+  | awk -F'\t' '$1 == "sale" { printf "rate\tup\t%s\t%s\t%s\n", $3, $7, $9 }'
 stop_up
