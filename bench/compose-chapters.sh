@@ -24,7 +24,7 @@ shift || true
 ALL_SETUPS="shared lock-single:none lock-single:rdb lock-single:always sentinel redlock redlock:always zookeeper zookeeper3"
 SETUPS=${*:-$ALL_SETUPS}
 
-cargo build --release --quiet --bins
+cargo build --release --quiet --workspace --bins
 export ADMIN_TOKEN
 ADMIN_TOKEN=$(python3 -c 'import uuid; print(uuid.uuid4().hex)')
 export COMPOSE_PROJECT_NAME="oversell-bench-$$"
