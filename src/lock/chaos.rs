@@ -73,17 +73,23 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
     }
 }
 
+/// How long a failover's primary stays down: past Sentinel's `down-after-milliseconds` (1 s)
+/// and its election. Back sooner, and empty, it would still be the primary and Sentinel would
+/// never fail over: a supervisor that restarts what exits at once (a compose store's) would
+/// turn the failover into a restart.
+const FAILOVER_DOWN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Right after the claimant's acquire succeeds.
 ///
 /// `failover` and `lock-store-restart`: kill the lock store's primary at once (SIGKILL), with
-/// the lock just taken on it. Sentinel then promotes the replica, or the supervisor restarts
-/// the single Redis with its persistence setting. `node-restart` and `clock-jump` strike the
-/// Redlock masters that granted the lock.
+/// the lock just taken on it. For a failover it stays down as a crashed machine would
+/// ([`FAILOVER_DOWN`]) while Sentinel promotes the replica; the single Redis of a restart is
+/// brought back at once with its persistence setting. `node-restart` and `clock-jump` strike
+/// the Redlock masters that granted the lock.
 pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     let done = match fault.kind {
-        FaultKind::Failover | FaultKind::LockStoreRestart => {
-            store::kill_primary(cx.store.pool()).await
-        }
+        FaultKind::Failover => store::kill_primary(cx.store.pool(), Some(FAILOVER_DOWN)).await,
+        FaultKind::LockStoreRestart => store::kill_primary(cx.store.pool(), None).await,
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
         _ => return,
     };

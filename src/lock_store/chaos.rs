@@ -155,10 +155,17 @@ pub async fn primary_ip(pool: &RedisPool) -> Option<std::net::Ipv4Addr> {
     })
 }
 
-/// Kills the primary the pool talks to; returns `host:port pid=N`.
-pub async fn kill_primary(pool: &RedisPool) -> Result<String, StoreError> {
+/// Kills the primary the pool talks to, back at once or after `down_for`; returns
+/// `host:port pid=N`.
+pub async fn kill_primary(
+    pool: &RedisPool,
+    down_for: Option<Duration>,
+) -> Result<String, StoreError> {
     let (addr, reach) = store_reach(pool).await?;
-    let did = reach.kill(None).await.map_err(StoreError::Unavailable)?;
+    let did = reach
+        .kill(down_for)
+        .await
+        .map_err(StoreError::Unavailable)?;
     Ok(format!("{addr} {did}"))
 }
 
