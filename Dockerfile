@@ -17,7 +17,10 @@ COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
 COPY api api
 COPY loadtest loadtest
-COPY bench bench
+# The bench crate is a workspace member: cargo reads its manifest and sources, not its
+# scripts, so editing a bench script does not rebuild the binaries.
+COPY bench/Cargo.toml bench/
+COPY bench/src bench/src
 COPY static static
 COPY deploy/nginx.conf.template deploy/
 RUN cargo build --release --locked -p oversell -p loadtest \
