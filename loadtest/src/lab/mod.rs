@@ -17,7 +17,7 @@ pub mod command;
 
 use serde::Serialize;
 
-use oversell_api::{Fault, FaultKind, LeaseMode, Tier, Via, WaitStrategy};
+use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
 
 use crate::scenario::{Expect, Runner, Scenario, ScenarioRun, StoreSetup};
 
@@ -154,23 +154,10 @@ impl Attack {
 /// watchdog on when the lock has a renew step; each attack sets its lease, work, wait, fault
 /// and load. Timing-sensitive all: the grader's hold rate is measured (BENCHMARKS).
 const BASE: Scenario = Scenario {
-    id: "",
     tier: Tier::Custom,
-    ttl_ms: 3_000,
-    business_ms: 5,
-    wait: WaitStrategy::PubSub,
-    wait_deadline_ms: 10_000,
-    lease: LeaseMode::Watchdog,
-    fault: None,
-    stock: 100,
-    buyers: 300,
-    via: Via::Fleet,
-    store: StoreSetup::ANY,
     expect: NO_FIGURES,
     timing_sensitive: true,
-    source: "",
-    en: "",
-    zh: "",
+    ..crate::scenario::BASE
 };
 
 const NO_FIGURES: Expect = Expect::Figures(&[]);

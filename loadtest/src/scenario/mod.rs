@@ -23,6 +23,8 @@ use serde::Serialize;
 
 pub use oversell_api::{Fault, FaultKind, Via};
 
+/// The settings every chapter starts from: the lab's attacks start from them too.
+pub(crate) use catalog::BASE;
 pub use catalog::{find, CATALOG};
 pub use expect::{Check, Expect, Op};
 pub use runner::Runner;

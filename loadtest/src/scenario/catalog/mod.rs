@@ -61,7 +61,7 @@ pub static CATALOG: LazyLock<Vec<Scenario>> = LazyLock::new(|| {
 /// No base holds a fault, even one its chapters share: a `Fault` may own its strings, and
 /// a chapter built from a base with one would leave the rest of that base to be dropped
 /// while the static is evaluated, which Rust refuses (E0493). Each chapter states its fault.
-const BASE: Scenario = Scenario {
+pub(crate) const BASE: Scenario = Scenario {
     id: "",
     tier: Tier::None,
     ttl_ms: 3_000,
