@@ -136,7 +136,7 @@ pub async fn reset(
         }
         .await;
         match cleared {
-            Err(StoreError::Unavailable(_)) if tries < 20 && store.rides_out_outages() => {
+            Err(StoreError::Unavailable(_)) if tries < 20 && store.waits_out_outages() => {
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }

@@ -48,11 +48,10 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use oversell_api::tier::Tier;
-use redis::{RedisResult, Value};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::{Held, Lock, LockCx, LockError};
+use super::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::composed::Call;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
@@ -104,11 +103,8 @@ struct Waiter {
 }
 
 /// A waiting buyer's read, left with its place in the queue so that the holder before it can
-/// send it in its own last round trip: the calls, given the lock's owner and fencing token.
-pub type ReadAhead = Box<dyn FnOnce(&str, Option<u64>) -> Vec<Call> + Send>;
-
-/// The replies to a read sent ahead (one per call), or why there are none.
-pub type ReadReplies = RedisResult<Vec<RedisResult<Value>>>;
+/// send it in its own last round trip: the calls, given the lock's fencing token.
+pub type ReadAhead = Box<dyn FnOnce(Option<u64>) -> Vec<Call> + Send>;
 
 /// How a buyer's turn starts.
 pub enum Start {
@@ -117,7 +113,7 @@ pub enum Start {
     Lead { after_release: bool },
     /// The previous holder handed over the lock it holds, and the replies to this buyer's
     /// read when it sent it ahead.
-    Passed(Baton, Option<ReadReplies>),
+    Passed(Baton, Option<TripReplies>),
 }
 
 /// The buyer a holder chose to hand the lock to; its read is sent with the holder's write.
@@ -129,11 +125,8 @@ pub struct Successor {
 impl Successor {
     /// The successor's read, to send right after the holder's write; empty when it reads
     /// on its own.
-    pub fn read(&mut self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
-        self.read
-            .take()
-            .map(|read| read(lock_owner, fence))
-            .unwrap_or_default()
+    pub fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
+        self.read.take().map(|read| read(fence)).unwrap_or_default()
     }
 }
 
@@ -315,7 +308,7 @@ impl Turn {
         mut self,
         to: Successor,
         mut baton: Baton,
-        read: Option<ReadReplies>,
+        read: Option<TripReplies>,
     ) -> Result<(), Box<(Turn, Baton)>> {
         baton.lease.passes += 1;
         match to.start.send(Start::Passed(baton, read)) {

@@ -10,7 +10,7 @@
 //! - starts the watchdog of a renew step (`renewals.rs`);
 //! - strikes the fault points between steps: a crash or a dying holder between the first and
 //!   second acquire step, a pause between the first and second release step;
-//! - tries a release again while a lock store of its own fails over ([`riding_out`]);
+//! - tries a release again while a lock store of its own fails over ([`through_failover`]);
 //! - records in the ground truth what a release saw: a lost release, a foreign release.
 //!
 //! Waiting for a busy lock is the wait loop's (`wait.rs`, `cohort.rs`), around every tier.
@@ -23,9 +23,11 @@ use redis::{RedisResult, Value};
 
 use super::renewals::{RenewConn, Watchdog};
 use super::replies::{self, Took};
+use super::riding::{self, Wrapped};
 use super::send::{send, Env};
 use super::steps::{Reply, Step, Technique};
-use super::{riding, Attempt, Held, Keep, Lock, LockCx};
+use super::{Attempt, Held, Keep, Lock, LockCx};
+use crate::composed::Call;
 use crate::faults::FaultKind;
 use crate::ground_truth::record;
 use crate::lab::conns::LabConns;
@@ -49,8 +51,12 @@ impl Lock for Stepped {
         self.0.reentrant()
     }
 
-    fn steps(&self) -> Option<&'static dyn Technique> {
-        Some(self.0)
+    fn around(&self, cx: &LockCx<'_>, calls: Vec<Call>) -> Option<Wrapped> {
+        riding::nested(cx, self.0, calls)
+    }
+
+    fn release_behind(&self, cx: &LockCx<'_>) -> Option<riding::Release> {
+        riding::release_behind(cx, self.0)
     }
 }
 
@@ -83,7 +89,7 @@ pub async fn attempt(
     let mut held = Held::plain();
     let mut conn = via.conn(cx).await?;
     // The first step's reply, when the sale's read rode with it.
-    let rode = riding::acquire_with_read(cx, &steps, &mut conn).await?;
+    let rode = riding::acquire_with_read(cx, lock, &steps, &mut conn).await?;
     let mut rode = rode.map(|(answer, read)| {
         held.read = Some(read);
         answer
@@ -167,7 +173,7 @@ pub async fn release(
                 tokio::time::sleep(Duration::from_millis(fault.ms)).await;
             }
         }
-        let answer = riding_out(cx, || async {
+        let answer = through_failover(cx, || async {
             let mut conn = via.conn(cx).await?;
             send(&mut conn, step, &env).await
         })
@@ -182,7 +188,7 @@ pub async fn release(
 /// Reads a release step's reply and records what it saw in the resource store; whether the
 /// release goes on. Only the first step sees the lock as its holder left it, so only its
 /// finding the lock gone or someone else's is a lost release.
-pub async fn released(
+async fn released(
     cx: &LockCx<'_>,
     reply: Reply,
     answer: Result<Value, StoreError>,
@@ -202,7 +208,7 @@ pub async fn released(
 }
 
 /// [`released`] for a reply that came back in a composed script's round trip.
-pub async fn released_in_trip(
+pub(super) async fn released_in_trip(
     cx: &LockCx<'_>,
     reply: Reply,
     answer: RedisResult<Value>,
@@ -227,18 +233,18 @@ async fn between_acquire_steps(cx: &LockCx<'_>) -> Option<Attempt> {
 }
 
 /// Runs a release against a lock store of its own until it answers (at most
-/// [`RELEASE_RIDE_OUT`]): after a failover the first try meets a connection to the dead
+/// [`RELEASE_FAILOVER_WAIT`]): after a failover the first try meets a connection to the dead
 /// primary, and only a release that reaches the new one can tell the holder its lock is gone.
-async fn riding_out<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
+async fn through_failover<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
-    let until = tokio::time::Instant::now() + RELEASE_RIDE_OUT;
+    let until = tokio::time::Instant::now() + RELEASE_FAILOVER_WAIT;
     loop {
         match op().await {
             Err(StoreError::Unavailable(_))
-                if cx.store.rides_out_outages() && tokio::time::Instant::now() < until =>
+                if cx.store.waits_out_outages() && tokio::time::Instant::now() < until =>
             {
                 tokio::time::sleep(Duration::from_millis(100)).await
             }
@@ -248,4 +254,4 @@ where
 }
 
 /// How long a release keeps trying a lock store of its own that does not answer.
-const RELEASE_RIDE_OUT: Duration = Duration::from_secs(5);
+const RELEASE_FAILOVER_WAIT: Duration = Duration::from_secs(5);

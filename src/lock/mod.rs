@@ -23,7 +23,7 @@ mod atomic_expiry;
 mod chaos;
 pub(crate) mod cohort;
 mod custom;
-pub(crate) mod engine;
+mod engine;
 mod fenced;
 mod local;
 mod lua_release;
@@ -32,12 +32,12 @@ mod redlock;
 mod reentrant_watchdog;
 mod renewals;
 mod replies;
-pub(crate) mod riding;
+mod riding;
 mod send;
 mod setnx;
 mod setnx_expire;
 mod sold_out;
-pub(crate) mod steps;
+mod steps;
 mod uuid_owner;
 mod wait;
 mod zookeeper;
@@ -56,8 +56,10 @@ use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
+use crate::composed::Call;
 use engine::Stepped;
-use steps::{On, Technique};
+pub use riding::{Release, TripReplies, Wrapped};
+use steps::On;
 pub use wait::ReleaseSignals;
 
 /// Everything one acquire or release needs to know.
@@ -81,9 +83,9 @@ pub struct LockCx<'a> {
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
     /// Replicas the `failover` fault holds off during this attempt (see `lock/chaos.rs`).
     pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
-    /// The sale's read, for an acquire that can carry it in its round trip (`riding.rs`);
-    /// `None` for a nested re-entry, which never carries one.
-    pub read: Option<riding::ReadCalls<'a>>,
+    /// The sale's read (its calls, as data), for an acquire that can carry it in its round
+    /// trip (`riding.rs`); `None` for a nested re-entry, which never carries one.
+    pub read: Option<&'a [Call]>,
     /// The room's reset generation when the sale began (empty: none): what the lock's
     /// releases record counts only if no reset came since (a reset deletes the room's locks).
     pub generation: &'a str,
@@ -176,7 +178,7 @@ pub struct Held {
     pub depth: u32,
     /// The replies to the sale's read when it rode with the acquire (`riding.rs`); boxed, as a
     /// hold is passed around and is rarely carrying one.
-    pub read: Option<Box<cohort::ReadReplies>>,
+    pub read: Option<Box<TripReplies>>,
     _keep: Keep,
 }
 
@@ -240,6 +242,9 @@ pub enum LockError {
     Timeout,
     #[error("the holder died between its acquire steps (a fault)")]
     HolderDied,
+    /// A nested re-entry found the lock someone else's: the owner had lost it.
+    #[error("the lock was lost before the re-entry")]
+    Lost,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -262,8 +267,19 @@ pub trait Lock: Send + Sync {
         false
     }
 
-    /// The lock as Redis steps, when it is a built-in step list (`steps.rs`).
-    fn steps(&self) -> Option<&'static dyn Technique> {
+    /// The sale's `calls` as one round trip's calls with this lock held by `cx.owner`: as they
+    /// are, or, for a reentrant lock, inside a nested hold (the acquire again before them, the
+    /// nested release after; read back with [`TripReplies::open`]). `None` when the nested
+    /// hold cannot go in one trip with them: the sale then takes the lock again, sends its
+    /// calls and gives the nested hold back, one after the other.
+    fn around(&self, _cx: &LockCx<'_>, calls: Vec<Call>) -> Option<Wrapped> {
+        (!self.reentrant()).then(|| Wrapped::plain(calls))
+    }
+
+    /// The release as calls that can follow the sale's last calls in their round trip (read
+    /// back with [`Release::answered`]); `None` when it cannot ride there and is sent on its
+    /// own, after.
+    fn release_behind(&self, _cx: &LockCx<'_>) -> Option<Release> {
         None
     }
 }
@@ -306,11 +322,9 @@ impl Default for Locks {
 }
 
 impl Locks {
-    /// The lock of a tier; `None` for `atomic-deduct`, which needs none.
-    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
+    /// The lock of a tier the engine runs as a built-in step list (`steps.rs`).
+    fn stepped(&self, tier: Tier) -> Option<&Stepped> {
         Some(match tier {
-            Tier::None => &self.none,
-            Tier::Local => &self.local,
             Tier::Setnx => &self.setnx,
             Tier::SetnxExpire => &self.setnx_expire,
             Tier::AtomicExpiry => &self.atomic_expiry,
@@ -318,11 +332,27 @@ impl Locks {
             Tier::LuaRelease => &self.lua_release,
             Tier::ReentrantWatchdog => &self.reentrant,
             Tier::Fenced => &self.fenced,
+            _ => return None,
+        })
+    }
+
+    /// The lock of a tier; `None` for `atomic-deduct`, which needs none.
+    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
+        Some(match tier {
+            Tier::None => &self.none,
+            Tier::Local => &self.local,
             Tier::Redlock => &self.redlock,
             Tier::Zookeeper => &self.zookeeper,
             Tier::ZookeeperFenced => &self.zookeeper_fenced,
             Tier::Custom => &self.custom,
             Tier::AtomicDeduct => return None,
+            Tier::Setnx
+            | Tier::SetnxExpire
+            | Tier::AtomicExpiry
+            | Tier::UuidOwner
+            | Tier::LuaRelease
+            | Tier::ReentrantWatchdog
+            | Tier::Fenced => return self.stepped(tier).map(|lock| lock as &dyn Lock),
         })
     }
 }
@@ -332,7 +362,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
 
-    use super::steps::{On, Request, Step};
+    use super::steps::{On, Request, Step, Technique};
     use super::*;
 
     fn static_locks() -> PathBuf {
@@ -399,7 +429,7 @@ mod tests {
             }
             let id = dir.file_name().unwrap().to_string_lossy().into_owned();
             let tier: Tier = id.parse().unwrap_or_else(|_| panic!("{id}: no such tier"));
-            let technique = locks.get(tier).and_then(|lock| lock.steps());
+            let technique = locks.stepped(tier).map(|s| s.0);
             let technique = technique.unwrap_or_else(|| panic!("{id}: not a step list"));
             let sent = sent(technique);
             let presets = presets(&dir);
@@ -417,7 +447,7 @@ mod tests {
         }
         // Every Redis rung the engine runs as steps is a lab preset.
         for tier in Tier::ALL {
-            if tier != Tier::Custom && locks.get(tier).is_some_and(|l| l.steps().is_some()) {
+            if locks.stepped(tier).map(|s| s.0).is_some() {
                 assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
             }
         }

@@ -5,6 +5,10 @@
 //! are sent composed into one script (`composed.rs`). What rides is read off the steps: a
 //! lock whose acquire, or release, is one step (one script: every step is).
 //!
+//! The sale hands its calls over as data and gets its own replies back; the lock's calls
+//! around them, and what their replies mean, stay here ([`Wrapped`], [`TripReplies::open`],
+//! [`Release::answered`]), reached through the [`Lock`](super::Lock) trait alone.
+//!
 //! # What it guarantees
 //! The same scripts, in the same order, as the sale sends them one by one: the read still
 //! runs after the acquire and only under the lock, the release after the write, and the nested
@@ -23,21 +27,20 @@
 
 use redis::{RedisResult, Value};
 
-use super::cohort::ReadReplies;
+use super::engine;
 use super::replies::{self, Took};
 use super::send;
-use super::steps::{On, Reply, Request, Step, Technique};
-use super::{Lock, LockCx};
+use super::steps::{Reply, Request, Step, Technique};
+use super::{LockCx, LockError};
 use crate::composed::{self, Call};
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{Conn, StoreError};
 
-/// A sale's read as calls to send behind the acquire that takes the lock, given the lock's
-/// owner (`sale/mod.rs` makes them; a fenced read carries [`composed::ACQUIRED`] as its token).
-pub type ReadCalls<'a> = &'a (dyn Fn(&str) -> Vec<Call> + Sync);
+/// The replies to calls sent in one round trip (one per call), or why there are none.
+pub type Replies = RedisResult<Vec<RedisResult<Value>>>;
 
 /// Whether the lock lives in the stock's own Redis, where its scripts can ride with the sale's.
-pub fn shares_server(cx: &LockCx<'_>) -> bool {
+fn shares_server(cx: &LockCx<'_>) -> bool {
     cx.store.kind() == LockStoreKind::Shared
 }
 
@@ -55,16 +58,124 @@ fn one_script(mut steps: Vec<Step>) -> Option<(Call, Reply)> {
     }
 }
 
-/// One attempt at the acquire `steps` with the sale's read riding behind it in the same round
-/// trip, the read running only if the lock was taken: the acquire's reply, and the read's
-/// replies. `None` when this attempt cannot carry the read: the lock elsewhere, a replica to
-/// wait for (`WAIT` must follow the lock write on its own), or an acquire of more than one
-/// step (the read must wait for the last, and a holder may die between them).
+/// A sale's calls as they go in one round trip with the lock ([`Lock::around`]).
+///
+/// [`Lock::around`]: super::Lock::around
+pub struct Wrapped {
+    /// The calls to send, in order: the sale's, inside the lock's nested hold if it has one.
+    pub calls: Vec<Call>,
+    /// How to read their replies back.
+    pub nesting: Nesting,
+}
+
+/// Where the lock's calls sit around the sale's in a trip: none, or a reentrant lock's
+/// re-entry before them and its nested release (between two looks, `send.rs`) after.
+#[derive(Clone, Copy)]
+pub struct Nesting(Option<(Reply, Reply)>);
+
+impl Wrapped {
+    /// The sale's calls alone: a lock that takes no nested hold.
+    pub(super) fn plain(calls: Vec<Call>) -> Wrapped {
+        Wrapped {
+            calls,
+            nesting: Nesting(None),
+        }
+    }
+}
+
+/// `calls` under the nested hold of the reentrant `technique`, by the lock's owner in `cx`;
+/// `None` when that hold cannot go in one trip with them: the lock on another server, or a
+/// re-entry or nested release of more than one step.
+pub(super) fn nested(
+    cx: &LockCx<'_>,
+    technique: &dyn Technique,
+    calls: Vec<Call>,
+) -> Option<Wrapped> {
+    if !technique.reentrant() {
+        return Some(Wrapped::plain(calls));
+    }
+    if !shares_server(cx) {
+        return None;
+    }
+    let on = cx.on();
+    let (again, again_reply) = one_script(technique.acquire(&on))?;
+    let back = Release::of(one_script(technique.release(&on))?);
+    let mut all = Vec::with_capacity(calls.len() + 1 + back.calls.len());
+    all.push(again);
+    all.extend(calls);
+    all.extend(back.calls);
+    Some(Wrapped {
+        calls: all,
+        nesting: Nesting(Some((again_reply, back.reply))),
+    })
+}
+
+/// The replies of a trip sent as a [`Wrapped`], still to be read by the holder they are for
+/// (who may be another sale than the one that sent them: a cohort's pass).
+pub struct TripReplies {
+    nesting: Nesting,
+    replies: Replies,
+}
+
+/// What the sale's own calls answered, and the hold depth at them when they ran inside a
+/// nested hold (2 or more proves the re-entry).
+pub struct Opened {
+    pub replies: Vec<RedisResult<Value>>,
+    pub depth: Option<u32>,
+}
+
+impl TripReplies {
+    pub fn new(nesting: Nesting, replies: Replies) -> TripReplies {
+        TripReplies { nesting, replies }
+    }
+
+    /// Reads the lock's replies around the sale's: the re-entry (the lock someone else's:
+    /// [`LockError::Lost`]) and the nested release, recorded as any release's findings are.
+    /// Gives back the sale's own replies.
+    pub async fn open(self, cx: &LockCx<'_>) -> Result<Opened, LockError> {
+        let replies = self.replies.map_err(StoreError::from)?;
+        let Some((again, back)) = self.nesting.0 else {
+            return Ok(Opened {
+                replies,
+                depth: None,
+            });
+        };
+        let observed = send::OBSERVED_CALLS;
+        if replies.len() < 1 + observed {
+            return Err(
+                StoreError::Unavailable("a nested trip gave too few replies".into()).into(),
+            );
+        }
+        let mut replies = replies.into_iter();
+        let again_answer = replies.next().unwrap_or(Ok(Value::Nil));
+        let own = replies.len() - observed;
+        let own: Vec<_> = replies.by_ref().take(own).collect();
+        let back_answer = send::seen(replies.collect());
+        let Some(depth) = reentered(again, again_answer)? else {
+            // Someone else holds the lock: this owner lost it before its read. Its release
+            // will find that out and record it.
+            return Err(LockError::Lost);
+        };
+        engine::released_in_trip(cx, back, back_answer).await?;
+        Ok(Opened {
+            replies: own,
+            depth: Some(depth),
+        })
+    }
+}
+
+/// One attempt at the acquire `steps` of `technique` with the sale's read riding behind it in
+/// the same round trip (inside the nested hold of a reentrant lock), the read running only if
+/// the lock was taken: the acquire's reply, and the replies of the rest. `None` when this
+/// attempt cannot carry the read: the lock elsewhere, a replica to wait for (`WAIT` must
+/// follow the lock write on its own), or an acquire of more than one step (the read must wait
+/// for the last, and a holder may die between them).
 pub(super) async fn acquire_with_read(
     cx: &LockCx<'_>,
+    technique: &dyn Technique,
     steps: &[Step],
     conn: &mut Conn,
-) -> Result<Option<(Value, Box<ReadReplies>)>, StoreError> {
+) -> Result<Option<(Value, Box<TripReplies>)>, StoreError> {
     let (
         Some(read),
         [Step {
@@ -78,20 +189,26 @@ pub(super) async fn acquire_with_read(
     if !shares_server(cx) || cx.settings.sync_replicas > 0 {
         return Ok(None);
     }
-    let read = read(cx.owner);
-    let calls: Vec<&Call> = std::iter::once(acquire).chain(&read).collect();
+    let Some(read) = nested(cx, technique, read.to_vec()) else {
+        return Ok(None);
+    };
+    let calls: Vec<&Call> = std::iter::once(acquire).chain(&read.calls).collect();
     let mut replies = composed::run_if_first_takes(conn, &calls)
         .await?
         .into_iter();
     let acquired = replies.next().unwrap_or(Ok(Value::Nil))?;
-    Ok(Some((acquired, Box::new(Ok(replies.collect())))))
+    let rest = TripReplies::new(read.nesting, Ok(replies.collect()));
+    Ok(Some((acquired, Box::new(rest))))
 }
 
-/// A release step sent inside another script's round trip: its calls (the release between
-/// two looks at whose lock it is, as `send.rs` sends it on its own) and how its reply reads.
+/// A release step sent inside another script's round trip, behind the sale's last calls
+/// ([`Lock::release_behind`]): its calls (the release between two looks at whose lock it is,
+/// as `send.rs` sends it on its own) and how its reply reads.
+///
+/// [`Lock::release_behind`]: super::Lock::release_behind
 pub struct Release {
-    pub calls: [Call; 3],
-    pub reply: Reply,
+    pub calls: [Call; send::OBSERVED_CALLS],
+    reply: Reply,
 }
 
 impl Release {
@@ -102,44 +219,32 @@ impl Release {
         }
     }
 
-    /// The release step's reply, from the next replies of its calls.
-    pub fn answer(
+    /// Reads the release's reply from the next replies of the trip and records what it saw,
+    /// as a release sent on its own is.
+    pub async fn answered(
         &self,
-        replies: &mut impl Iterator<Item = RedisResult<Value>>,
-    ) -> RedisResult<Value> {
-        send::seen(replies.take(self.calls.len()).collect())
+        cx: &LockCx<'_>,
+        replies: &mut (impl Iterator<Item = RedisResult<Value>> + Send),
+    ) -> Result<(), StoreError> {
+        let answer = send::seen(replies.take(self.calls.len()).collect());
+        engine::released_in_trip(cx, self.reply, answer)
+            .await
+            .map(drop)
     }
 }
 
-/// The lock's release to send behind the sale's write; `None` when it cannot ride there.
-pub fn release_behind_write(cx: &LockCx<'_>, lock: &dyn Lock) -> Option<Release> {
-    let technique = lock.steps()?;
+/// The release of `technique` to send behind the sale's write; `None` when it cannot ride
+/// there.
+pub(super) fn release_behind(cx: &LockCx<'_>, technique: &dyn Technique) -> Option<Release> {
     if !shares_server(cx) {
         return None;
     }
     one_script(technique.release(&cx.on())).map(Release::of)
 }
 
-/// A reentrant lock's nested hold, as calls around a sale's read in one round trip.
-pub struct Nested {
-    /// The acquire again, by the lock's owner.
-    pub again: (Call, Reply),
-    /// The release of the nested hold.
-    pub back: Release,
-}
-
-/// The nested hold of `technique` under `on`'s owner; `None` unless its acquire and release
-/// are one script each. Given in parts so that a cohort can build a successor's read.
-pub fn nested(technique: &dyn Technique, on: &On<'_>) -> Option<Nested> {
-    Some(Nested {
-        again: one_script(technique.acquire(on))?,
-        back: Release::of(one_script(technique.release(on))?),
-    })
-}
-
 /// The depth the nested acquire reached: 2 (or more) when the owner re-entered, `None` when
 /// someone else holds the lock, i.e. the owner has lost it.
-pub fn reentered(reply: Reply, answer: RedisResult<Value>) -> Result<Option<u32>, StoreError> {
+fn reentered(reply: Reply, answer: RedisResult<Value>) -> Result<Option<u32>, StoreError> {
     Ok(match replies::took(reply, answer?)? {
         Took::Held { depth, .. } => Some(depth),
         Took::Busy(_) => None,

@@ -59,9 +59,12 @@ pub(super) async fn send(conn: &mut Conn, step: &Step, env: &Env<'_>) -> Result<
     })
 }
 
+/// How many calls an observed release is ([`observed`]).
+pub(crate) const OBSERVED_CALLS: usize = 3;
+
 /// A built-in release step's call between two looks at its lock's holder, to send in one
 /// script: `[holder, release, holder]`.
-pub(crate) fn observed(release: &Call) -> [Call; 3] {
+pub(crate) fn observed(release: &Call) -> [Call; OBSERVED_CALLS] {
     let holder = HOLDER.call().key(release.first_key().unwrap_or_default());
     [holder.clone(), release.clone(), holder]
 }

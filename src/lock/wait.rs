@@ -111,15 +111,15 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
             }
             // A Sentinel store failing over, or too few replicas in sync: both pass, so the
             // buyer tries again until its deadline, and is told which of the two it was.
-            Err(err @ StoreError::Unavailable(_)) if cx.store.rides_out_outages() => {
+            Err(err @ StoreError::Unavailable(_)) if cx.store.waits_out_outages() => {
                 tracing::debug!(%err, "lock store unavailable; trying again");
-                ride_out(err, deadline).await?;
+                wait_out(err, deadline).await?;
                 continue;
             }
             // Too few replicas in sync, or too few Redlock masters answering: either may
             // recover (a replica catches up, a master restarts) before the deadline.
             Err(err @ (StoreError::NotReplicated { .. } | StoreError::NoQuorum { .. })) => {
-                ride_out(err, deadline).await?;
+                wait_out(err, deadline).await?;
                 continue;
             }
             Err(err) => return Err(err.into()),
@@ -142,7 +142,7 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
 }
 
 /// Sleeps before the next attempt, or gives `err` back when the deadline comes first.
-async fn ride_out(err: StoreError, deadline: Instant) -> Result<(), LockError> {
+async fn wait_out(err: StoreError, deadline: Instant) -> Result<(), LockError> {
     if Instant::now() + OUTAGE_RETRY >= deadline {
         return Err(LockError::Store(err));
     }

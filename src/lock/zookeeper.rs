@@ -92,7 +92,8 @@ impl Lock for ZooKeeperLock {
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
         match self.take(cx, Instant::now()).await {
             Ok(held) => Ok(Attempt::Acquired(held)),
-            Err(LockError::Timeout) => Ok(Attempt::Busy { lease_left: None }),
+            // The recipe never says `Lost`; both mean someone else holds the lock.
+            Err(LockError::Timeout | LockError::Lost) => Ok(Attempt::Busy { lease_left: None }),
             Err(LockError::HolderDied) => Ok(Attempt::HolderDied),
             Err(LockError::Store(err)) => Err(err),
         }

@@ -125,7 +125,7 @@ impl LockStore {
     /// supervisor (a single Redis) brings back within seconds; Redisson retries the same way.
     /// No for a shared one: it is the resource store, and without it nothing can be sold, so
     /// the buyer is told at once.
-    pub fn rides_out_outages(&self) -> bool {
+    pub fn waits_out_outages(&self) -> bool {
         self.kind != LockStoreKind::Shared
     }
 

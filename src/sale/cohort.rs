@@ -7,14 +7,14 @@ use std::time::Instant;
 use crate::error::AppError;
 use crate::faults::FaultPoints;
 use crate::lock::cohort::{self, Baton, ReadAhead, Start};
-use crate::lock::{Lock, LockCx, LockError};
+use crate::lock::{Lock, LockCx};
 use crate::lock_store::LockStoreKind;
 
 use super::context::lock_cx;
 use super::leave::{Leaving, Left};
 use super::read::ReadPlan;
 use super::store_fault::claim_store_fault;
-use super::{critical_section, lock_timeout, release, Order, SaleCx, Sold};
+use super::{critical_section, lock_failed, lock_timeout, release, Order, SaleCx, Sold};
 
 /// A sale under `wait: cohort` (see `lock/cohort.rs`): the same critical section, entered with
 /// a lock this sale took in Redis or was handed by the previous sale of its instance (with its
@@ -44,8 +44,7 @@ pub(super) async fn sell_in_cohort(
             // Only a sale that takes the lock in Redis can meet a lock-store fault.
             *store_fault.lock().unwrap_or_else(|p| p.into_inner()) =
                 claim_store_fault(cx, faults).await;
-            let plan = ReadPlan::of(cx, lock);
-            let read = |lock_owner: &str| plan.calls_behind_acquire(lock_owner);
+            let read = ReadPlan::of(cx).calls_behind_acquire();
             let lcx = LockCx {
                 read: Some(&read),
                 ..lock_cx(cx, &cx.owner, faults, &store_fault, &held_replicas)
@@ -53,9 +52,7 @@ pub(super) async fn sell_in_cohort(
             // On an error the turn is dropped, which hands it to the next buyer.
             match cohort::lead(lock, &lcx, after_release, deadline).await {
                 Ok(baton) => (baton, None),
-                Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
-                Err(LockError::HolderDied) => return Err(AppError::HolderDied),
-                Err(LockError::Store(err)) => return Err(err.into()),
+                Err(err) => return Err(lock_failed(cx, err).await),
             }
         }
     };
@@ -100,8 +97,6 @@ fn read_ahead(cx: &SaleCx<'_>, lock: &dyn Lock) -> Option<ReadAhead> {
     if lock.reentrant() && cx.store.kind() != LockStoreKind::Shared {
         return None;
     }
-    let plan = ReadPlan::of(cx, lock);
-    Some(Box::new(move |lock_owner: &str, fence: Option<u64>| {
-        plan.calls(lock_owner, fence)
-    }))
+    let plan = ReadPlan::of(cx);
+    Some(Box::new(move |fence: Option<u64>| plan.calls(fence)))
 }

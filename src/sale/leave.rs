@@ -5,9 +5,8 @@
 use std::sync::LazyLock;
 
 use crate::composed::{self, Call, Lua};
-use crate::lock::cohort::{self, ReadReplies, Successor};
-use crate::lock::{engine, riding};
-use crate::lock::{Held, Lock, LockCx};
+use crate::lock::cohort::{self, Successor};
+use crate::lock::{Held, Lock, LockCx, TripReplies};
 use crate::redis_pool::StoreError;
 
 use super::SaleCx;
@@ -31,14 +30,14 @@ pub(super) struct Leaving<'a> {
     /// Whether this is a cohort's lock, which forgets old release messages before releasing.
     cohort: bool,
     /// The successor chosen at the write, and the replies to its read.
-    passing: Option<(Successor, Option<ReadReplies>)>,
+    passing: Option<(Successor, Option<TripReplies>)>,
 }
 
 /// Where the lock is once the sale is over.
 pub(super) enum Left {
     Released,
     /// To be handed to a local successor, with the replies to the read sent for it.
-    Passing(Held, Successor, Option<ReadReplies>),
+    Passing(Held, Successor, Option<TripReplies>),
     /// Still held: the sale ended before its write, or the release could not ride with it.
     Holding(Held),
 }
@@ -97,10 +96,14 @@ pub(super) async fn leave(
     let commit = commit(cx, exits_at_enter, write, leaving.fence);
     let mut conn = cx.redis.conn().await?;
     if let Some(mut to) = (leaving.next)() {
-        // A pass: the successor's read rides right behind this write.
+        // A pass: the successor's read rides right behind this write, inside the lock's
+        // nested hold for a reentrant lock.
         let mut calls = vec![commit];
-        calls.extend(to.read(lcx.owner, leaving.fence));
-        let sent_ahead = calls.len() > 1;
+        let theirs = Some(to.read(leaving.fence)).filter(|read| !read.is_empty());
+        let nesting = theirs.and_then(|read| lock.around(lcx, read)).map(|read| {
+            calls.extend(read.calls);
+            read.nesting
+        });
         let refs: Vec<&Call> = calls.iter().collect();
         let replies = composed::run_in_order(&mut conn, &refs).await;
         let (mine, theirs) = match replies {
@@ -110,10 +113,10 @@ pub(super) async fn leave(
             }
             Err(err) => (Err(err.clone()), Err(err)),
         };
-        leaving.passing = Some((to, sent_ahead.then_some(theirs)));
+        leaving.passing = Some((to, nesting.map(|n| TripReplies::new(n, theirs))));
         return outcome(mine?);
     }
-    let Some(release) = riding::release_behind_write(lcx, lock) else {
+    let Some(release) = lock.release_behind(lcx) else {
         return outcome(commit.invoke(&mut conn).await);
     };
     if leaving.cohort {
@@ -126,8 +129,7 @@ pub(super) async fn leave(
     let committed = replies
         .next()
         .ok_or_else(|| StoreError::Unavailable("a composed script gave no reply".into()))?;
-    let released = release.answer(&mut replies);
-    if let Err(err) = engine::released_in_trip(lcx, release.reply, released).await {
+    if let Err(err) = release.answered(lcx, &mut replies).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }

@@ -52,8 +52,7 @@ use serde::Serialize;
 
 use crate::error::AppError;
 use crate::faults::{self, FaultKind};
-use crate::lock::cohort::ReadReplies;
-use crate::lock::{Held, Lock, LockCx, LockError};
+use crate::lock::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::redis_pool::StoreError;
 use cohort::sell_in_cohort;
 use context::lock_cx;
@@ -86,8 +85,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
     // Built once: a waiter under pubsub may try several times.
-    let plan = ReadPlan::of(cx, lock);
-    let read = |lock_owner: &str| plan.calls_behind_acquire(lock_owner);
+    let read = ReadPlan::of(cx).calls_behind_acquire();
     let acquiring = LockCx {
         read: Some(&read),
         ..lcx
@@ -95,9 +93,7 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let waited = Instant::now();
     let mut held = match lock.acquire(&acquiring).await {
         Ok(held) => held,
-        Err(LockError::Timeout) => return Err(lock_timeout(cx).await),
-        Err(LockError::HolderDied) => return Err(AppError::HolderDied),
-        Err(LockError::Store(err)) => return Err(err.into()),
+        Err(err) => return Err(lock_failed(cx, err).await),
     };
     cx.metrics.lock_wait(tier, waited.elapsed());
     // The read, when it rode with the acquire.
@@ -119,7 +115,7 @@ async fn critical_section(
     lock: &dyn Lock,
     leaving: &mut Leaving<'_>,
     order: &Order,
-    read_ahead: Option<ReadReplies>,
+    read_ahead: Option<TripReplies>,
 ) -> Result<Sold, AppError> {
     let fence = leaving.fence;
     let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence, read_ahead).await?;
@@ -250,6 +246,16 @@ async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError
             stock_left: stock,
             requested: order.qty,
         }),
+    }
+}
+
+/// A lock this sale could not have (or found lost), as the sale answers it.
+async fn lock_failed(cx: &SaleCx<'_>, err: LockError) -> AppError {
+    match err {
+        LockError::Timeout => lock_timeout(cx).await,
+        LockError::HolderDied => AppError::HolderDied,
+        LockError::Lost => AppError::LockLost,
+        LockError::Store(err) => err.into(),
     }
 }
 

@@ -1,19 +1,16 @@
-//! The read: `enter.lua` reads the stock and notes the overlap clock. Its plan, in owned form,
-//! rides behind the acquire that takes the lock (`lock/riding.rs`) or is sent by the holder
-//! before this sale (a cohort's pass); a reentrant lock's nested hold goes around it.
+//! The read: `enter.lua` reads the stock and notes the overlap clock. Its calls, as data, ride
+//! behind the acquire that takes the lock or are sent by the holder before this sale (a
+//! cohort's pass); a reentrant lock puts its nested hold around them (`Lock::around`).
 
 use std::sync::LazyLock;
 
 use crate::composed::{self, Call, Lua};
 use crate::error::AppError;
 use crate::keys::Keys;
-use crate::lock::cohort::ReadReplies;
-use crate::lock::steps::{On, Technique};
-use crate::lock::{engine, riding};
-use crate::lock::{Lock, LockCx, LockError};
+use crate::lock::{Lock, LockCx, TripReplies};
 use crate::redis_pool::StoreError;
 
-use super::SaleCx;
+use super::{lock_failed, SaleCx};
 
 // Kept with its source, so that it can be composed with the lock's steps (`composed.rs`).
 static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
@@ -34,110 +31,79 @@ pub(super) struct ReadPlan {
     instance: String,
     /// The sale's owner, for the ground truth.
     owner: String,
-    ttl_ms: u64,
-    /// A reentrant lock's steps, for its nested hold around the read.
-    nested: Option<&'static dyn Technique>,
     /// The room's reset generation when the sale began.
     generation: String,
 }
 
 impl ReadPlan {
-    pub(super) fn of(cx: &SaleCx<'_>, lock: &dyn Lock) -> ReadPlan {
+    pub(super) fn of(cx: &SaleCx<'_>) -> ReadPlan {
         ReadPlan {
             keys: cx.keys.clone(),
             instance: cx.instance.to_owned(),
             owner: cx.owner.clone(),
-            ttl_ms: cx.settings.ttl_ms,
-            nested: lock.steps().filter(|_| lock.reentrant()),
             generation: cx.generation.clone(),
         }
     }
 
-    /// The read's calls, for one round trip: `enter.lua`, and for a reentrant lock the nested
-    /// re-entry before it and the nested release after it, under the lock's owner.
-    pub(super) fn calls(&self, lock_owner: &str, fence: Option<u64>) -> Vec<Call> {
-        self.calls_with_token(lock_owner, token_arg(fence))
+    /// The read's calls under a lock that took fencing token `fence` (if any).
+    pub(super) fn calls(&self, fence: Option<u64>) -> Vec<Call> {
+        vec![self.enter(token_arg(fence))]
     }
 
     /// The read's calls to send behind the acquire that takes the lock, in its script
-    /// (`lock/riding.rs`): the read carries the fencing token that acquire takes, if it takes
+    /// (`composed.rs`): the read carries the fencing token that acquire takes, if it takes
     /// one (`fenced`'s).
-    pub(super) fn calls_behind_acquire(&self, lock_owner: &str) -> Vec<Call> {
-        self.calls_with_token(lock_owner, composed::ACQUIRED.to_owned())
+    pub(super) fn calls_behind_acquire(&self) -> Vec<Call> {
+        vec![self.enter(composed::ACQUIRED.to_owned())]
     }
 
-    fn calls_with_token(&self, lock_owner: &str, token: String) -> Vec<Call> {
-        let read = enter(
+    fn enter(&self, token: String) -> Call {
+        enter(
             &self.keys,
             &self.instance,
             &self.owner,
             token,
             &self.generation,
-        );
-        let on = On {
-            keys: &self.keys,
-            owner: lock_owner,
-            ttl_ms: self.ttl_ms,
-        };
-        match self.nested.and_then(|lock| riding::nested(lock, &on)) {
-            Some(nested) => {
-                let mut calls = vec![nested.again.0, read];
-                calls.extend(nested.back.calls);
-                calls
-            }
-            None => vec![read],
-        }
+        )
     }
 }
 
 /// The read, with a reentrant lock's nested hold around it: the lock is taken again by the
 /// same owner, as a sale calling a helper that locks too would (with a non-reentrant lock this
 /// would wait for itself), and the nested hold is given back after the read. One round trip
-/// when the steps can ride together; none when the previous holder sent it (`ahead`). Returns
-/// the read and the hold depth at it (2 proves the re-entry).
+/// when the lock's calls can ride with the read; none when the read was sent already
+/// (`ahead`: with the acquire, or by the previous holder). Returns the read and the hold depth
+/// at it (2 proves the re-entry).
 pub(super) async fn read(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
     depth: u32,
     fence: Option<u64>,
-    ahead: Option<ReadReplies>,
+    ahead: Option<TripReplies>,
 ) -> Result<(Entered, u32), AppError> {
-    // The nested hold's steps, when they ride with the read.
-    let nested = match (lock.steps(), lock.reentrant() && riding::shares_server(lcx)) {
-        (Some(steps), true) => riding::nested(steps, &lcx.on()),
-        _ => None,
+    let trip = match ahead {
+        Some(trip) => trip,
+        None => match lock.around(lcx, ReadPlan::of(cx).calls(fence)) {
+            Some(wrapped) => {
+                let calls: Vec<&Call> = wrapped.calls.iter().collect();
+                let mut conn = cx.redis.conn().await?;
+                let replies = composed::run_in_order(&mut conn, &calls).await;
+                TripReplies::new(wrapped.nesting, replies)
+            }
+            None => return read_one_by_one(cx, lcx, lock, fence).await,
+        },
     };
-    let replies = match ahead {
-        Some(replies) => replies,
-        None if !lock.reentrant() || nested.is_some() => {
-            let calls = ReadPlan::of(cx, lock).calls(lcx.owner, fence);
-            let calls: Vec<&Call> = calls.iter().collect();
-            let mut conn = cx.redis.conn().await?;
-            composed::run_in_order(&mut conn, &calls).await
-        }
-        None => return read_one_by_one(cx, lcx, lock, fence).await,
+    let opened = match trip.open(lcx).await {
+        Ok(opened) => opened,
+        Err(err) => return Err(lock_failed(cx, err).await),
     };
-    let mut replies = replies.map_err(StoreError::from)?.into_iter();
-    let mut next = || {
-        replies
-            .next()
-            .ok_or_else(|| AppError::Internal("a read gave fewer replies than calls".into()))
-    };
-    if !lock.reentrant() {
-        return Ok((entered(next()?, fence)?, depth));
-    }
-    let (again, read) = (next()?, next()?);
-    let nested =
-        nested.ok_or_else(|| AppError::Internal("a nested hold that cannot ride".into()))?;
-    let back = nested.back.answer(&mut replies);
-    let Some(depth) = riding::reentered(nested.again.1, again)? else {
-        // Someone else holds the lock: this owner lost it before its read. Its release will
-        // find that out and record it.
-        return Err(AppError::LockLost);
-    };
-    engine::released_in_trip(lcx, nested.back.reply, back).await?;
-    Ok((entered(read, fence)?, depth))
+    let read = opened
+        .replies
+        .into_iter()
+        .next()
+        .ok_or_else(|| AppError::Internal("a read gave fewer replies than calls".into()))?;
+    Ok((entered(read, fence)?, opened.depth.unwrap_or(depth)))
 }
 
 /// The reentrant read when the nested hold cannot ride with it (the lock lives on another
@@ -148,11 +114,10 @@ async fn read_one_by_one(
     lock: &dyn Lock,
     fence: Option<u64>,
 ) -> Result<(Entered, u32), AppError> {
-    let nested = lock.acquire(lcx).await.map_err(|err| match err {
-        LockError::Timeout => AppError::Internal("re-entry timed out".into()),
-        LockError::HolderDied => AppError::HolderDied,
-        LockError::Store(err) => err.into(),
-    })?;
+    let nested = match lock.acquire(lcx).await {
+        Ok(nested) => nested,
+        Err(err) => return Err(lock_failed(cx, err).await),
+    };
     let depth = nested.depth;
     let mut conn = cx.redis.conn().await?;
     let read = enter(
@@ -168,12 +133,12 @@ async fn read_one_by_one(
     Ok((entered(read, fence)?, depth))
 }
 
-/// Reads the stock and notes the overlap clock (`enter.lua`), for the sale of `owner`.
 /// A fencing token as the scripts take it: `''` for the unfenced tiers.
 fn token_arg(fence: Option<u64>) -> String {
     fence.map(|f| f.to_string()).unwrap_or_default()
 }
 
+/// Reads the stock and notes the overlap clock (`enter.lua`), for the sale of `owner`.
 /// `token`: the fencing token ([`token_arg`]), or [`composed::ACQUIRED`]; `generation`: the
 /// room's reset generation when the sale began.
 fn enter(keys: &Keys, instance: &str, owner: &str, token: String, generation: &str) -> Call {

@@ -112,7 +112,7 @@ impl ZkStore {
 
     /// The session, opened now if it never was. A failed open (no server answers, or the
     /// ensemble is electing a leader) is tried again every [`REOPEN_PAUSE`] until `deadline`,
-    /// as a buyer of the Redis tiers rides out an outage of its lock store.
+    /// as a buyer of the Redis tiers waits out an outage of its lock store.
     pub async fn session(&self, deadline: Instant) -> Result<&ZkSession, ZkError> {
         loop {
             let opening = self
