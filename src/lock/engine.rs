@@ -255,3 +255,176 @@ where
 
 /// How long a release keeps trying a lock store of its own that does not answer.
 const RELEASE_FAILOVER_WAIT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    //! The engine against steps whose scripts answer as written, on a real `redis-server`:
+    //! which steps it sends, how it reads their replies, what a release records.
+    use oversell_api::settings::WaitStrategy;
+
+    use super::super::steps::{On, Request};
+    use super::super::test_cx::{settings, TestCx, OWNER};
+    use super::*;
+    use crate::composed::Lua;
+    use crate::lock_store::LockStore;
+    use crate::redis_pool::RedisPool;
+    use crate::redis_server::RedisServer;
+
+    /// A lock whose steps are scripts that note in `<lock>:sent` that they ran, then answer
+    /// as written.
+    struct Scripted {
+        acquire: Vec<&'static Lua>,
+        release: Vec<&'static Lua>,
+    }
+
+    fn answering(reply: &str) -> &'static Lua {
+        let source = format!("redis.call('RPUSH', KEYS[1] .. ':sent', ARGV[1]) return {reply}");
+        Box::leak(Box::new(Lua::new(Box::leak(source.into_boxed_str()))))
+    }
+
+    fn steps(scripts: &[&'static Lua], name: &str, reply: Reply, on: &On<'_>) -> Vec<Step> {
+        let step = |(i, lua): (usize, &&'static Lua)| Step {
+            request: Request::Script(
+                lua.call()
+                    .key(on.keys.lock())
+                    .arg(format!("{name}-{}", i + 1)),
+            ),
+            reply,
+        };
+        scripts.iter().enumerate().map(step).collect()
+    }
+
+    impl Technique for Scripted {
+        fn acquire(&self, on: &On<'_>) -> Vec<Step> {
+            steps(&self.acquire, "acquire", Reply::Contract, on)
+        }
+        fn release(&self, on: &On<'_>) -> Vec<Step> {
+            steps(&self.release, "release", Reply::ContractObserved, on)
+        }
+    }
+
+    /// A Redis of the test's own, as the lock store and the resource store both.
+    fn shared(redis: &RedisServer) -> TestCx {
+        let pool = RedisPool::new(&redis.url()).unwrap();
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 10 }, 1_000);
+        TestCx::new(LockStore::shared(&pool), pool, spin)
+    }
+
+    async fn sent(test: &TestCx) -> Vec<String> {
+        let mut conn = test.resource.conn().await.unwrap();
+        let key = format!("{}:sent", test.keys.lock());
+        redis::cmd("LRANGE")
+            .arg(key)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .unwrap()
+    }
+
+    async fn lost_releases(test: &TestCx) -> Option<i64> {
+        let mut conn = test.resource.conn().await.unwrap();
+        let key = test.keys.lost_releases();
+        redis::cmd("GET")
+            .arg(key)
+            .query_async(&mut conn)
+            .await
+            .unwrap()
+    }
+
+    async fn set_lock(test: &TestCx, holder: &str) {
+        let mut conn = test.resource.conn().await.unwrap();
+        let key = test.keys.lock();
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg(holder)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_acquire_step_that_finds_the_lock_busy_is_the_last_one_sent() {
+        let redis = RedisServer::start().unwrap();
+        let test = shared(&redis);
+        let faults = test.faults();
+        let lock = Scripted {
+            acquire: vec![answering("{0, 750}"), answering("1")],
+            release: vec![],
+        };
+        let busy = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        let Attempt::Busy { lease_left } = busy else {
+            panic!("a busy first step took the lock");
+        };
+        assert_eq!(lease_left, Some(Duration::from_millis(750)));
+        assert_eq!(sent(&test).await, ["acquire-1"]);
+    }
+
+    #[tokio::test]
+    async fn every_acquire_step_runs_in_order_and_the_last_says_depth_and_token() {
+        let redis = RedisServer::start().unwrap();
+        let test = shared(&redis);
+        let faults = test.faults();
+        let lock = Scripted {
+            acquire: vec![answering("1"), answering("{2, 7}")],
+            release: vec![],
+        };
+        let taken = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        let Attempt::Acquired(held) = taken else {
+            panic!("the last step took the lock, the engine did not");
+        };
+        assert_eq!((held.depth, held.fence), (2, Some(7)));
+        assert_eq!(sent(&test).await, ["acquire-1", "acquire-2"]);
+        // The first step going on and the second finding it busy: busy.
+        let lock = Scripted {
+            acquire: vec![answering("1"), answering("0")],
+            release: vec![],
+        };
+        let busy = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        assert!(matches!(busy, Attempt::Busy { lease_left: None }));
+    }
+
+    #[tokio::test]
+    async fn a_release_that_stops_on_someone_elses_lock_is_a_lost_release() {
+        let redis = RedisServer::start().unwrap();
+        let test = shared(&redis);
+        let faults = test.faults();
+        let lock = Scripted {
+            acquire: vec![],
+            release: vec![answering("0"), answering("1")],
+        };
+        set_lock(&test, "another-holder").await;
+        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+            .await
+            .unwrap();
+        // It stopped at its first step, and the holder learnt it had lost the lock.
+        assert_eq!(sent(&test).await, ["release-1"]);
+        assert_eq!(lost_releases(&test).await, Some(1));
+    }
+
+    #[tokio::test]
+    async fn a_release_of_the_owners_own_lock_runs_every_step_and_loses_nothing() {
+        let redis = RedisServer::start().unwrap();
+        let test = shared(&redis);
+        let faults = test.faults();
+        let lock = Scripted {
+            acquire: vec![],
+            release: vec![answering("1"), answering("1")],
+        };
+        set_lock(&test, OWNER).await;
+        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+            .await
+            .unwrap();
+        assert_eq!(sent(&test).await, ["release-1", "release-2"]);
+        assert_eq!(lost_releases(&test).await, None);
+        // A step that stops on the owner's own lock (nothing more to do) is no loss either.
+        let lock = Scripted {
+            acquire: vec![],
+            release: vec![answering("0"), answering("1")],
+        };
+        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+            .await
+            .unwrap();
+        assert_eq!(lost_releases(&test).await, None);
+    }
+}

@@ -38,6 +38,8 @@ mod setnx;
 mod setnx_expire;
 mod sold_out;
 mod steps;
+#[cfg(test)]
+mod test_cx;
 mod uuid_owner;
 mod wait;
 mod zookeeper;
@@ -449,6 +451,26 @@ mod tests {
         for tier in Tier::ALL {
             if locks.stepped(tier).map(|s| s.0).is_some() {
                 assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
+            }
+        }
+    }
+
+    /// The walk from `POST /sale` to Redis goes one way: the sale calls the lock (through the
+    /// `Lock` trait and the types beside it; the engine, its steps and the round-trip planner
+    /// are private to this module, so the compiler holds that half), and nothing here calls
+    /// back into the sale.
+    #[test]
+    fn the_lock_never_reaches_into_the_sale() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lock");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                // The code, not its tests (this one names what it looks for).
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                for needle in ["crate::sale", "super::super::sale"] {
+                    assert!(!code.contains(needle), "{} names {needle}", path.display());
+                }
             }
         }
     }

@@ -149,3 +149,196 @@ async fn wait_out(err: StoreError, deadline: Instant) -> Result<(), LockError> {
     tokio::time::sleep(OUTAGE_RETRY).await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The wait loop against a lock whose attempts answer as scripted, on tokio's paused clock:
+    //! when each attempt is made, and how the wait ends, exactly.
+    use std::collections::VecDeque;
+
+    use async_trait::async_trait;
+    use oversell_api::settings::Settings;
+
+    use super::super::test_cx::{settings, TestCx, NOWHERE};
+    use super::*;
+    use crate::lock_store::LockStore;
+    use crate::redis_pool::RedisPool;
+
+    /// What one attempt answers.
+    #[derive(Clone, Copy)]
+    enum Answer {
+        Busy(Option<u64>),
+        Taken,
+        Died,
+        Unavailable,
+        NoQuorum,
+    }
+
+    /// A lock whose attempts answer as scripted, in order; the last answer repeats. It notes
+    /// the paused clock's time of each attempt, in ms since the wait began.
+    struct Scripted {
+        answers: Mutex<VecDeque<Answer>>,
+        began: Instant,
+        at: Mutex<Vec<u64>>,
+    }
+
+    impl Scripted {
+        fn new(answers: &[Answer]) -> Scripted {
+            Scripted {
+                answers: Mutex::new(answers.iter().copied().collect()),
+                began: Instant::now(),
+                at: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn attempts_at(&self) -> Vec<u64> {
+            self.at.lock().unwrap().clone()
+        }
+    }
+
+    #[async_trait]
+    impl Lock for Scripted {
+        async fn try_acquire(&self, _cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
+            let ms = self.began.elapsed().as_millis() as u64;
+            self.at.lock().unwrap().push(ms);
+            let answer = {
+                let mut answers = self.answers.lock().unwrap();
+                match answers.len() {
+                    1 => answers[0],
+                    _ => answers
+                        .pop_front()
+                        .expect("a script of at least one answer"),
+                }
+            };
+            match answer {
+                Answer::Busy(lease_ms) => Ok(Attempt::Busy {
+                    lease_left: lease_ms.map(Duration::from_millis),
+                }),
+                Answer::Taken => Ok(Attempt::Acquired(Held::plain())),
+                Answer::Died => Ok(Attempt::HolderDied),
+                Answer::Unavailable => Err(StoreError::Unavailable("scripted".into())),
+                Answer::NoQuorum => Err(StoreError::NoQuorum {
+                    answered: 1,
+                    nodes: 3,
+                    quorum: 2,
+                }),
+            }
+        }
+
+        async fn release(&self, _cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {
+            Ok(())
+        }
+    }
+
+    /// Waits for `lock` as `settings` say, on a lock store of its own (`own_store`) or the
+    /// shared one, with `signals` hearing the room's release messages.
+    async fn wait(
+        lock: &Scripted,
+        settings: &Settings,
+        own_store: bool,
+        signals: &ReleaseSignals,
+    ) -> Result<Held, LockError> {
+        let resource = RedisPool::new(NOWHERE).unwrap();
+        let store = match own_store {
+            true => LockStore::single(NOWHERE).unwrap(),
+            false => LockStore::shared(&resource),
+        };
+        let test = TestCx::new(store, resource, settings.clone());
+        let faults = test.faults();
+        let cx = LockCx {
+            signals,
+            ..test.cx(&faults)
+        };
+        until_acquired(lock, &cx).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn spin_sleeps_its_interval_between_attempts_and_takes_the_lock_when_free() {
+        let lock = Scripted::new(&[Answer::Busy(None), Answer::Busy(None), Answer::Taken]);
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 20 }, 1_000);
+        let held = wait(&lock, &spin, false, &ReleaseSignals::default()).await;
+        assert!(held.is_ok());
+        assert_eq!(lock.attempts_at(), [0, 20, 40]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lock_never_free_times_out_at_the_deadline_after_a_last_attempt() {
+        let lock = Scripted::new(&[Answer::Busy(None)]);
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 30 }, 100);
+        let waited = wait(&lock, &spin, false, &ReleaseSignals::default()).await;
+        assert!(matches!(waited, Err(LockError::Timeout)));
+        // The last sleep is cut to the deadline, where one more attempt is made.
+        assert_eq!(lock.attempts_at(), [0, 30, 60, 90, 100]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pubsub_tries_again_when_the_release_is_heard_not_when_the_lease_ends() {
+        let lock = Scripted::new(&[Answer::Busy(Some(10_000)), Answer::Taken]);
+        let signals = Arc::new(ReleaseSignals::default());
+        let publisher = signals.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(7)).await;
+            publisher.released("test");
+        });
+        let pubsub = settings(WaitStrategy::PubSub, 60_000);
+        assert!(wait(&lock, &pubsub, false, &signals).await.is_ok());
+        assert_eq!(lock.attempts_at(), [0, 7]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pubsub_with_no_message_tries_again_when_the_lease_runs_out_or_at_the_recheck() {
+        // A lease the tier knows: the lock may be free when it ends (its holder died).
+        let lock = Scripted::new(&[Answer::Busy(Some(50)), Answer::Taken]);
+        let pubsub = settings(WaitStrategy::PubSub, 60_000);
+        let signals = ReleaseSignals::default();
+        assert!(wait(&lock, &pubsub, false, &signals).await.is_ok());
+        assert_eq!(lock.attempts_at(), [0, 50]);
+        // No lease at all (`setnx`): the wait still looks again.
+        let lock = Scripted::new(&[Answer::Busy(None), Answer::Taken]);
+        assert!(wait(&lock, &pubsub, false, &signals).await.is_ok());
+        let recheck = UNKNOWN_LEASE_RECHECK.as_millis() as u64;
+        assert_eq!(lock.attempts_at(), [0, recheck]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lock_store_of_its_own_is_waited_out_the_shared_one_is_not() {
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 20 }, 5_000);
+        let signals = ReleaseSignals::default();
+        let answers = [Answer::Unavailable, Answer::Unavailable, Answer::Taken];
+        let lock = Scripted::new(&answers);
+        assert!(wait(&lock, &spin, true, &signals).await.is_ok());
+        let retry = OUTAGE_RETRY.as_millis() as u64;
+        assert_eq!(lock.attempts_at(), [0, retry, 2 * retry]);
+        // The resource store down: nothing can be sold, the buyer is told at once.
+        let lock = Scripted::new(&answers);
+        let told = wait(&lock, &spin, false, &signals).await;
+        assert!(matches!(
+            told,
+            Err(LockError::Store(StoreError::Unavailable(_)))
+        ));
+        assert_eq!(lock.attempts_at(), [0]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_quorum_is_retried_until_the_deadline_then_reported_as_such() {
+        let lock = Scripted::new(&[Answer::NoQuorum]);
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 20 }, 350);
+        let told = wait(&lock, &spin, false, &ReleaseSignals::default()).await;
+        assert!(matches!(
+            told,
+            Err(LockError::Store(StoreError::NoQuorum { .. }))
+        ));
+        // Retried while a retry still fits before the deadline: the attempt at 300 is the
+        // last (300 + 100 ≥ 350).
+        assert_eq!(lock.attempts_at(), [0, 100, 200, 300]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_holder_that_dies_between_its_steps_ends_the_wait_at_once() {
+        let lock = Scripted::new(&[Answer::Died, Answer::Taken]);
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 20 }, 1_000);
+        let told = wait(&lock, &spin, false, &ReleaseSignals::default()).await;
+        assert!(matches!(told, Err(LockError::HolderDied)));
+        assert_eq!(lock.attempts_at(), [0]);
+    }
+}
