@@ -243,7 +243,7 @@ mod tests {
             true => LockStore::single(NOWHERE).unwrap(),
             false => LockStore::shared(&resource),
         };
-        let test = TestCx::new(store, resource, settings.clone());
+        let test = TestCx::new(store, resource, *settings);
         let faults = test.faults();
         let cx = LockCx {
             signals,
