@@ -84,7 +84,7 @@ pub(super) struct Write<'a> {
 }
 
 /// Leaves the critical section, making the write when there is one, and lets the lock go as
-/// [`Leaving`] says. Returns `commit.lua`'s outcome.
+/// [`Leaving`] says. Returns what `commit.lua` did.
 pub(super) async fn leave(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
@@ -92,7 +92,7 @@ pub(super) async fn leave(
     leaving: &mut Leaving<'_>,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
-) -> Result<String, StoreError> {
+) -> Result<Committed, StoreError> {
     let commit = commit(cx, exits_at_enter, write, leaving.fence);
     let mut conn = cx.redis.conn().await?;
     if let Some(mut to) = (leaving.next)() {
@@ -136,9 +136,34 @@ pub(super) async fn leave(
     outcome(committed)
 }
 
-fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<String, StoreError> {
+/// What `commit.lua` did, read once from its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Committed {
+    /// The write is in: stock, ledger entry, items sold.
+    Sold,
+    /// No write was asked for (too little stock): the section was only left.
+    SoldOut,
+    /// The fencing token was older than one the stock had seen: the write was refused.
+    Stale,
+    /// The room was reset after this sale read: nothing written.
+    Reset,
+}
+
+fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<Committed, StoreError> {
     let (outcome, _overlaps): (String, i64) = composed::reply(reply)?;
-    Ok(outcome)
+    Ok(match outcome.as_str() {
+        "sold" => Committed::Sold,
+        "sold_out" => Committed::SoldOut,
+        "stale" => Committed::Stale,
+        "reset" => Committed::Reset,
+        other => {
+            return Err(StoreError::Failed(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "commit.lua answered an outcome it never gives",
+                other.to_owned(),
+            ))))
+        }
+    })
 }
 
 /// The write and the overlap count on the way out (`commit.lua`).

@@ -57,7 +57,7 @@ use crate::redis_pool::StoreError;
 use cohort::sell_in_cohort;
 use context::lock_cx;
 use door::at_the_door;
-use leave::{leave, Leaving, Left, Write};
+use leave::{leave, Committed, Leaving, Left, Write};
 use ledger::ledger_entry;
 use read::{read, Entry, ReadPlan};
 use store_fault::claim_store_fault;
@@ -140,7 +140,7 @@ async fn critical_section(
         if stock <= 0 {
             cx.signals.sold_out.saw(cx.keys.room());
         }
-        if leave(cx, lcx, lock, leaving, exits, None).await? == "reset" {
+        if leave(cx, lcx, lock, leaving, exits, None).await? == Committed::Reset {
             return Err(AppError::RoomReset { read: true });
         }
         return Err(AppError::SoldOut {
@@ -172,18 +172,17 @@ async fn critical_section(
         qty: order.qty,
         entry: &entry,
     };
-    let outcome = leave(cx, lcx, lock, leaving, exits, Some(write)).await?;
-    match outcome.as_str() {
-        "sold" => Ok(Sold {
+    match leave(cx, lcx, lock, leaving, exits, Some(write)).await? {
+        Committed::Sold => Ok(Sold {
             order_id,
             stock_left: stock - qty,
             instance: cx.instance.to_owned(),
             tier: cx.settings.tier,
             fence,
         }),
-        "stale" => Err(AppError::LockLost),
-        "reset" => Err(AppError::RoomReset { read: true }),
-        other => Err(AppError::Internal(format!("commit returned {other}"))),
+        Committed::Stale => Err(AppError::LockLost),
+        Committed::Reset => Err(AppError::RoomReset { read: true }),
+        Committed::SoldOut => Err(AppError::Internal("a write answered sold out".into())),
     }
 }
 
