@@ -21,7 +21,7 @@
 //!   by the holder before (a cohort's pass).
 //! - `leave`: the write (`commit.lua`) and the lock on its way out ([`Leaving`]): released in
 //!   the write's round trip, handed to a successor, or released on its own after.
-//! - `cohort`: the sale under `wait: cohort`, the same critical section entered with a lock
+//! - `in_cohort`: the sale under `wait: cohort`, the same critical section entered with a lock
 //!   taken or handed over.
 //! - `context`: what a sale needs from the instance ([`SaleCx`]), and the lock's view of it.
 //! - `store_fault`: claiming a lock-store fault before the acquire.
@@ -31,7 +31,7 @@
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
 
 mod atomic_deduct;
-mod cohort;
+mod in_cohort;
 mod context;
 mod door;
 mod leave;
@@ -54,7 +54,7 @@ use crate::error::AppError;
 use crate::faults::{self, FaultKind};
 use crate::lock::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::redis_pool::StoreError;
-use cohort::sell_in_cohort;
+use in_cohort::sell_in_cohort;
 use context::lock_cx;
 use door::at_the_door;
 use leave::{leave, Committed, Leaving, Left, Write};
