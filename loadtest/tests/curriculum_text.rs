@@ -321,3 +321,24 @@ fn every_scenario_names_the_lines_of_its_source() {
         );
     }
 }
+
+/// The README's workshop steps are the catalog's chapters in the catalog's order (the order
+/// `loadtest course` rehearses them in): one order, whichever the instructor reads.
+#[test]
+fn the_readmes_steps_are_the_catalogs_chapters_in_its_order() {
+    let readme = include_str!("../../README.md");
+    let workshop = &readme[readme
+        .find("\n## Workshop")
+        .expect("README has a Workshop section")..];
+    let workshop = &workshop[..workshop[1..]
+        .find("\n## ")
+        .map_or(workshop.len(), |i| i + 1)];
+    let steps: Vec<&str> = workshop
+        .split("`loadtest scenario ")
+        .skip(1)
+        .filter_map(|rest| rest.split('`').next())
+        .filter(|id| *id != "list")
+        .collect();
+    let chapters: Vec<&str> = CATALOG.iter().map(|s| s.id).collect();
+    assert_eq!(steps, chapters);
+}

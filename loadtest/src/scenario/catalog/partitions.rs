@@ -203,44 +203,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..CUT_OFF
     },
     Scenario {
-        id: "zookeeper-client-partitioned",
-        tier: Tier::Zookeeper,
-        fault: Some(Fault::partition(HOLDER, 9_000)),
-        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        source: "001 lines 255–480 (the ZooKeeper lock: an ephemeral node lives as long as its \
-                 session); Martin Kleppmann, \"How to do distributed locking\" (2016): a client \
-                 cut off from the lock service keeps working on a lock it has lost",
-        en: "As the holder starts its work, its instance is cut off from ZooKeeper, and \
-             stays cut off longer than the 4 s session timeout while the holder works (6 s). \
-             Its heartbeats never arrive: ZooKeeper expires the session, deletes the node, and \
-             the next buyer takes the lock. The holder was never paused and never told; it \
-             finishes and writes: the one item is sold twice.",
-        zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
-             而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
-             持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
-        ..SESSION_CUT_OFF
-    },
-    Scenario {
-        id: "zookeeper-fenced-partitioned",
-        tier: Tier::ZookeeperFenced,
-        fault: Some(Fault::partition(HOLDER, 9_000)),
-        expect: Expect::Figures(&[
-            Check::eq("oversold", 0.0),
-            Check::gt("stale_writes_rejected", 0.0),
-        ]),
-        source: "001 lines 255–480 (the ZooKeeper lock), with Martin Kleppmann's fencing token \
-                 (\"How to do distributed locking\", 2016, which 001 cites on line 491): the lock \
-                 node's creation zxid",
-        en: "The same cut, but the stock takes only writes whose token (the lock node's creation \
-             zxid) is at least the highest it has seen. The next holder's token is higher; when \
-             the cut-off holder finally writes, its write is refused. The partition still costs \
-             the lock; the token keeps it from costing the stock.",
-        zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
-             持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
-             围栏令牌让这次失去不至于让库存出错。",
-        ..SESSION_CUT_OFF
-    },
-    Scenario {
         id: "watchdog-holder-cut-off",
         tier: Tier::ReentrantWatchdog,
         fault: Some(Fault::partition(HOLDER, 6_000)),
@@ -277,6 +239,44 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的网络隔离，但有围栏令牌：下一个持锁者的令牌更大，被隔开的持锁者最后写入时，库存拒绝了它。\
              网络分区无法避免，它带来的陈旧写入却可以由资源自己挡住。",
         ..CUT_OFF
+    },
+    Scenario {
+        id: "zookeeper-client-partitioned",
+        tier: Tier::Zookeeper,
+        fault: Some(Fault::partition(HOLDER, 9_000)),
+        expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
+        source: "001 lines 255–480 (the ZooKeeper lock: an ephemeral node lives as long as its \
+                 session); Martin Kleppmann, \"How to do distributed locking\" (2016): a client \
+                 cut off from the lock service keeps working on a lock it has lost",
+        en: "As the holder starts its work, its instance is cut off from ZooKeeper, and \
+             stays cut off longer than the 4 s session timeout while the holder works (6 s). \
+             Its heartbeats never arrive: ZooKeeper expires the session, deletes the node, and \
+             the next buyer takes the lock. The holder was never paused and never told; it \
+             finishes and writes: the one item is sold twice.",
+        zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
+             而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
+             持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
+        ..SESSION_CUT_OFF
+    },
+    Scenario {
+        id: "zookeeper-fenced-partitioned",
+        tier: Tier::ZookeeperFenced,
+        fault: Some(Fault::partition(HOLDER, 9_000)),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::gt("stale_writes_rejected", 0.0),
+        ]),
+        source: "001 lines 255–480 (the ZooKeeper lock), with Martin Kleppmann's fencing token \
+                 (\"How to do distributed locking\", 2016, which 001 cites on line 491): the lock \
+                 node's creation zxid",
+        en: "The same cut, but the stock takes only writes whose token (the lock node's creation \
+             zxid) is at least the highest it has seen. The next holder's token is higher; when \
+             the cut-off holder finally writes, its write is refused. The partition still costs \
+             the lock; the token keeps it from costing the stock.",
+        zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
+             持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
+             围栏令牌让这次失去不至于让库存出错。",
+        ..SESSION_CUT_OFF
     },
     Scenario {
         id: "zookeeper-server-cut-off",
