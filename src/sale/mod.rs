@@ -31,9 +31,9 @@
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
 
 mod atomic_deduct;
-mod in_cohort;
 mod context;
 mod door;
+mod in_cohort;
 mod leave;
 mod ledger;
 mod partition;
@@ -54,9 +54,9 @@ use crate::error::AppError;
 use crate::faults::{self, FaultKind};
 use crate::lock::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::redis_pool::StoreError;
-use in_cohort::sell_in_cohort;
 use context::lock_cx;
 use door::at_the_door;
+use in_cohort::sell_in_cohort;
 use leave::{leave, Committed, Leaving, Left, Write};
 use ledger::ledger_entry;
 use read::{read, Entry, ReadPlan};
