@@ -48,6 +48,9 @@ Examples:
   OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
   OVERSELL_ADMIN_TOKEN=secret loadtest curriculum --timing-sensitive --repeat 20
 
+  # the whole course rehearsed, each chapter on the fleet it needs (root for the partitions)
+  sudo loadtest course --report course.md
+
   # three instances without nginx: connections go round robin, admin calls to the first
   loadtest matrix --url http://127.0.0.1:3101 --url http://127.0.0.1:3102 --url http://127.0.0.1:3103 --token secret";
 
@@ -69,6 +72,9 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// Run the whole curriculum in the order of the ladder: PASS/FAIL and why, per scenario.
     Curriculum(CurriculumArgs),
+    /// Rehearse the whole course: every chapter, each on the fleet it needs (started and
+    /// stopped for it), and a printable report.
+    Course(crate::course::CourseArgs),
     /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
     /// ladder's faults.
     Lab(LabArgs),
@@ -318,6 +324,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Matrix(args) => matrix(args).await,
         Command::Scenario(args) => scenario::command::one(args).await,
         Command::Curriculum(args) => scenario::command::all(args).await,
+        Command::Course(args) => crate::course::run(args).await,
         Command::Lab(args) => crate::lab::command::run(args).await,
     }
 }

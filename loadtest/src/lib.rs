@@ -28,6 +28,9 @@
 //! - [`scenario`]: the curriculum — each tier's defect as a scenario with its expected
 //!   outcome, run against a live fleet and judged from the ground truth; `scenario::command`
 //!   runs the `scenario` and `curriculum` commands.
+//! - [`course`]: `loadtest course`, the whole workshop rehearsed: every chapter in teaching
+//!   order, each on the fleet it needs (started with `oversell up` or compose, then stopped),
+//!   and a printable report.
 //!
 //! The binary only parses the flags and calls [`execute`]; tests call [`run_cli`] with the same
 //! arguments and read the printed text (e.g. the matrix `--json`).
@@ -45,6 +48,8 @@ pub mod admin;
 pub mod args;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod course;
 pub mod http;
 pub mod lab;
 pub mod matrix;

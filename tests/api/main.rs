@@ -7,6 +7,7 @@ mod api_errors;
 mod class;
 mod cli;
 mod contention;
+mod course;
 mod dashboard;
 mod events;
 mod faults;

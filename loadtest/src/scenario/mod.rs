@@ -25,7 +25,7 @@ pub use oversell_api::{Fault, FaultKind, Via};
 
 /// The settings every chapter starts from: the lab's attacks start from them too.
 pub(crate) use catalog::BASE;
-pub use catalog::{find, CATALOG};
+pub use catalog::{find, group_of, CATALOG, GROUPS};
 pub use expect::{Check, Expect, Op};
 pub use runner::Runner;
 pub use store::StoreSetup;

@@ -33,21 +33,29 @@ mod ladder;
 mod partitions;
 mod zookeeper;
 
-/// The chapter groups, in the order they are taught.
-const GROUPS: &[&[Scenario]] = &[
-    ladder::SCENARIOS,
-    beyond::SCENARIOS,
-    zookeeper::SCENARIOS,
-    partitions::SCENARIOS,
+/// The chapter groups, by name, in the order they are taught.
+pub const GROUPS: &[(&str, &[Scenario])] = &[
+    ("ladder", ladder::SCENARIOS),
+    ("beyond", beyond::SCENARIOS),
+    ("zookeeper", zookeeper::SCENARIOS),
+    ("partitions", partitions::SCENARIOS),
 ];
 
 /// The whole curriculum in teaching order: the groups one after another, built once.
 pub static CATALOG: LazyLock<Vec<Scenario>> = LazyLock::new(|| {
     GROUPS
         .iter()
-        .flat_map(|group| group.iter().cloned())
+        .flat_map(|(_, group)| group.iter().cloned())
         .collect()
 });
+
+/// The name of the group a chapter is taught in.
+pub fn group_of(id: &str) -> Option<&'static str> {
+    GROUPS
+        .iter()
+        .find(|(_, group)| group.iter().any(|s| s.id == id))
+        .map(|(name, _)| *name)
+}
 
 /// A chapter whose settings are not the lesson: a 3 s lease, 5 ms of work, buyers who
 /// wait on pub/sub for up to 10 s, a watchdog, 300 buyers through nginx for 100 items, any
