@@ -172,8 +172,10 @@ pub static ATTACKS: &[Attack] = &[
         judge: Judge::Figures { foreign: false },
         needs: Needs::Nothing,
         hole_en: "Two buyers held the lock at once under plain load: the acquire is not \
-                  exclusive (001 and 004: the lock must be taken in one atomic step).",
-        hole_zh: "普通并发下就有两个买家同时持锁：加锁不是互斥的（001、004：加锁必须是一步原子操作）。",
+                  exclusive: a look and a write in two steps, as 003 lines 6–13 show with GET then \
+                  SET, let two buyers both see the lock free.",
+        hole_zh: "普通并发下就有两个买家同时持锁：加锁不是互斥的。先看一眼、再写入，分成两步（003 第 6–13 行\
+                  的先 GET 后 SET），两个买家都会看到锁是空的。",
     },
     Attack {
         scenario: Scenario {
@@ -265,9 +267,11 @@ pub static ATTACKS: &[Attack] = &[
         needs: Needs::Nothing,
         hole_en: "The holder paused past its lease (a GC stop): renewals stopped, a second \
                   holder came, and the first wrote stale data on resuming. No lock alone closes \
-                  this: a fencing token checked by the stock does (002; the `fenced` tier).",
+                  this: a fencing token checked by the stock does (Kleppmann 2016; the `fenced` \
+                  tier; 002 line 656's version numbers are the articles' nearest approach).",
         hole_zh: "持锁者停顿超过租约（GC 停顿）：续租也停了，第二个持锁者进来，第一个恢复后写入陈旧数据。\
-                  任何锁本身都堵不上这个洞，要靠库存那一侧检查的围栏令牌（002；fenced 方案）。",
+                  任何锁本身都堵不上这个洞，要靠库存那一侧检查的围栏令牌（Kleppmann 2016；fenced 方案；\
+                  文章里最接近的是 002 第 656 行提到的版本号）。",
     },
     Attack {
         scenario: Scenario {

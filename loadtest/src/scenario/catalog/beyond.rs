@@ -51,7 +51,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
         ]),
-        source: "001 line 94, 002 lines 602–604 and 681, 003 line 67: a master/replica failover \
+        source: "001 line 94, 002 lines 602–604 and 678, 003 line 67: a master/replica failover \
                  loses a lock (asynchronous replication); Redis' own Sentinel and replication \
                  documentation",
         en: "The holder's lock is written on the primary, which dies before its replica got it \
@@ -276,15 +276,22 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::gt("oversold", 0.0),
             Check::gt("lost_releases", 0.0),
         ]),
-        source: REDLOCK_SOURCES,
+        source: "Martin Kleppmann, \"How to do distributed locking\" (2016): a clock that \
+                 jumps; 002 lines 593, 627, 652 and 680 frame the risk as clocks out of sync and \
+                 answer it with NTP; with the Redlock sources: 001 lines 96–106, 002 lines \
+                 586–628, redis.io's \"Distributed Locks with Redis\"",
         en: "The critique's second case. Right after the holder takes its lock, the wall clocks \
              of three masters that granted it jump 30 s forward (an NTP step, an operator). Redis \
              expires keys by the wall clock: the 20 s lock is gone on those three, which make a \
-             majority for the next buyer while the first still works. 002 lists clock sync as a \
-             cost; this is what it costs.",
+             majority for the next buyer while the first still works. 002 frames the clock risk \
+             as synchronisation (lines 593, 627, 680) and answers it with NTP (652): but this is \
+             a jump, not a drift, and it breaks the lock however well the clocks were in sync — \
+             a clock that NTP steps instead of slewing is one way to get it.",
         zh: "批评文章里的第二个反例。持锁者刚拿到锁，给它投票的三个主节点的系统时钟就向前跳了 30 秒\
              （NTP 校时或人为调整）。Redis 按系统时钟让键过期：20 秒租约的锁在这三个节点上瞬间没了，\
-             它们凑成多数投给了下一个买家，而第一个持锁者还在处理业务。002 把时钟同步列为缺点，代价就是这个。",
+             它们凑成多数投给了下一个买家，而第一个持锁者还在处理业务。002 把时钟风险说成“时钟不同步”\
+             （第 593、627、680 行），并用 NTP 同步来应对（第 652 行）；可这里是时钟跳变，不是漂移：\
+             时钟同步得再好，一跳照样让锁失效——NTP 直接拨动（而不是逐渐校准）时钟，正是跳变的来源之一。",
         ..STORE_FAULT
     },
     Scenario {

@@ -178,8 +178,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("foreign_releases", 0.0),
         ]),
         timing_sensitive: true,
-        source: "000 lines 366–410, diamond tier (Lua compare-and-delete); the lease problem as \
-                 001 lines 58–80 state it for PX 30000; 004's Jedis lock, lines 136–142, is this \
+        source: "000 lines 366–410, diamond tier (Lua compare-and-delete); the lock as 001 lines \
+                 58–80 show it, and the lease problem as 001 lines 123–127 state it for PX \
+                 30000; 004's Jedis lock, lines 136–142, is this \
                  tier with PX 3",
         en: "The Lua release never deletes another's lock, but a fixed lease shorter than the \
              work still lets a second holder in while the first is working. 004's example sets PX \

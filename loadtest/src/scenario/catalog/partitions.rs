@@ -3,11 +3,14 @@
 //! namespaces (`oversell up --network netns`, which needs root), as Jepsen cuts real nodes.
 //! The resource store is never cut off, so the ground truth sees both sides.
 //!
-//! Sources: 002 lines 584 and 669–679 (the network partition among the problems a lease does
-//! not solve, and the reason given for Redlock); Redis' replication documentation on
-//! `min-replicas-to-write` (the answer to a primary that keeps accepting writes while cut off);
-//! Jepsen's partition tests; Martin Kleppmann's "How to do distributed locking" (2016) for
-//! the cut-off holder and the fencing token.
+//! Sources. The articles name the partition twice and teach neither lesson here: 002 line 584
+//! gives "the network partition in a cluster" as the reason for Redlock, and 002 line 679 sees
+//! in it a liveness risk only — a client cut off from Redis never releases a lock that has no
+//! expiry, which the lease prevents. What a partition does to safety comes from elsewhere:
+//! the cut-off holder that works on after its lease and the fencing token that stops its
+//! write, from Martin Kleppmann's "How to do distributed locking" (2016); the primary that
+//! keeps taking writes while cut off (split brain) and `min-replicas-to-write`, from Redis'
+//! Sentinel and replication documentation and Jepsen's partition tests.
 
 use std::borrow::Cow;
 
@@ -78,10 +81,11 @@ const SESSION_CUT_OFF: Scenario = Scenario {
     ..BASE
 };
 
-const SENTINEL_SOURCE: &str = "002 lines 584 and 669–679 (the network partition among the \
-    problems a lock on one Redis leaves open); Redis' replication documentation \
-    (min-replicas-to-write, min-replicas-max-lag) and Sentinel documentation (a primary cut \
-    off keeps accepting writes until it can see its replicas or is demoted)";
+const SENTINEL_SOURCE: &str = "Redis' Sentinel documentation (a primary cut off keeps \
+    accepting writes until it is demoted: split brain) and replication documentation \
+    (min-replicas-to-write, min-replicas-max-lag); Jepsen's partition tests. Not in the \
+    articles: 002 lines 584 and 679 name the partition, as Redlock's reason and as a lock never \
+    released for want of an expiry";
 
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -143,7 +147,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("oversold", 0.0),
             Check::eq("overlaps", 0.0),
         ]),
-        source: "002 lines 584 and 669–679 (the network partition, and Redlock as its answer), \
+        source: "002 line 584 (the network partition in a cluster as Redlock's reason) and \
                  lines 586–628 (the algorithm: a majority of independent masters); the \
                  algorithm as Redis' author published it",
         en: "As the first holder starts its work, two of the five masters are cut off from everyone. \
@@ -184,10 +188,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         fault: Some(Fault::partition(HOLDER, 6_000)),
         store: StoreSetup::redlock(None).partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        source: "002 lines 586–628 (Redlock) and 669–679 (the network partition); the \
-                 algorithm as Redis' author published it, with its extension; Martin \
-                 Kleppmann, \"How to do distributed locking\" (2016), on delayed and lost \
-                 messages",
+        source: "002 lines 586–628 (Redlock); the algorithm as Redis' author published it, \
+                 with its extension; the cut-off holder is Martin Kleppmann's, \"How to do \
+                 distributed locking\" (2016), on delayed and lost messages (002 line 679 \
+                 sees in a partition only a lock that is never released, which a lease \
+                 prevents)",
         en: "The holder wins a majority of the five masters and, as it starts its work, its \
              instance is cut off from all of them. Its extensions (every third of the lease) \
              never arrive; the lease runs out on every master while it works, a second buyer \
@@ -208,9 +213,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         fault: Some(Fault::partition(HOLDER, 6_000)),
         store: StoreSetup::single_any().partitioned(),
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
-        source: "002 lines 669–679 (the network partition: a client cut off from Redis); \
-                 Martin Kleppmann, \"How to do distributed locking\" (2016): a lease protects \
-                 nothing once its holder can no longer reach the lock service",
+        source: "Martin Kleppmann, \"How to do distributed locking\" (2016): a lease \
+                 protects nothing once its holder can no longer reach the lock service. 002 \
+                 line 679 says the opposite of this chapter's danger: there a client cut off \
+                 from Redis leaves a lock with no expiry behind for ever (a deadlock), which \
+                 the lease prevents; it does not say the holder works on past its lease",
         en: "As the holder starts its work, its instance is cut off from the lock store. \
              The holder is not paused: it works on, and its watchdog keeps sending renewals, \
              which are dropped on the way. The lease runs out, the next buyer takes the lock, \
