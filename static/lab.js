@@ -41,7 +41,7 @@ const en = {
 };
 
 const zh = {
-  'lab.contract': '每一步是一段 Lua 脚本，单独一次往返。KEYS[1] 是锁，KEYS[2] 是围栏令牌计数器，ARGV[1] 是你的唯一值，ARGV[2] 是租约（毫秒），ARGV[3] 是释放通知的频道。加锁：返回 1 继续，返回 0 或 {0, 剩余毫秒} 表示锁被占用，返回 {重入次数, 令牌} 表示已持锁（令牌大于 0 时由库存一侧检查）。释放：返回 1 继续，返回 0 停止。续租（每隔租约的三分之一）：仍是你的锁就返回 1。留空的步骤会被跳过。',
+  'lab.contract': '每一步是一段 Lua 脚本，单独一次往返。KEYS[1] 是锁，KEYS[2] 是围栏令牌计数器，ARGV[1] 是你的唯一值，ARGV[2] 是租约（毫秒），ARGV[3] 是释放通知的频道。加锁：返回 1 继续，返回 0 或 {0, 剩余毫秒} 表示锁被占用，返回 {重入次数, 令牌} 表示已持锁（令牌大于 0 时由库存一侧检查）。释放：返回 1 继续，返回 0 停止。续期（每隔租约的三分之一）：仍是你的锁就返回 1。留空的步骤会被跳过。',
   'lab.start': '从阶梯上的某一级开始…',
   'lab.load': '载入',
   'lab.submit': '提交我的锁',
@@ -59,7 +59,7 @@ const zh = {
   'lab.step.acquire-3': '加锁 3',
   'lab.step.release-1': '释放 1',
   'lab.step.release-2': '释放 2',
-  'lab.step.renew': '续租',
+  'lab.step.renew': '续期',
   'lab.outcome.held': '守住了',
   'lab.outcome.overlap': '两个持锁者',
   'lab.outcome.foreign-release': '误删了别人的锁',
@@ -72,7 +72,7 @@ const zh = {
   'lab.attack.slow-work': '业务时间超过租约',
   'lab.attack.release-gap': '两步释放之间停顿',
   'lab.attack.holder-pause': '持锁者停顿超过租约',
-  'lab.attack.failover': '锁服务器主从切换',
+  'lab.attack.failover': '锁存储主从切换',
 };
 
 addStrings({ en, zh });

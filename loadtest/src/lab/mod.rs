@@ -231,7 +231,7 @@ pub static ATTACKS: &[Attack] = &[
                   lock (000's gold tier; 001 and 002: renew the lease while the work runs, \
                   a watchdog, and release only your own lock).",
         hole_zh: "业务时间超过租约：租约到期，第二个买家拿到锁；若出现误删，则是第一个买家释放时删掉了第二个的锁\
-                  （000 黄金方案；001、002：处理业务期间由看门狗续租，并且只释放自己的锁）。",
+                  （000 黄金方案；001、002：处理业务期间由看门狗续期，并且只释放自己的锁）。",
     },
     Attack {
         scenario: Scenario {
@@ -269,7 +269,7 @@ pub static ATTACKS: &[Attack] = &[
                   holder came, and the first wrote stale data on resuming. No lock alone closes \
                   this: a fencing token checked by the stock does (Kleppmann 2016; the `fenced` \
                   tier; 002 line 656's version numbers are the articles' nearest approach).",
-        hole_zh: "持锁者停顿超过租约（GC 停顿）：续租也停了，第二个持锁者进来，第一个恢复后写入陈旧数据。\
+        hole_zh: "持锁者停顿超过租约（GC 停顿）：续期也停了，第二个持锁者进来，第一个恢复后写入陈旧数据。\
                   任何锁本身都堵不上这个洞，要靠库存那一侧检查的围栏令牌（Kleppmann 2016；fenced 方案；\
                   文章里最接近的是 002 第 656 行提到的版本号）。",
     },

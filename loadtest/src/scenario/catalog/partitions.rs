@@ -130,7 +130,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              trades availability for safety here, as Redlock and ZooKeeper do.",
         zh: "同样的网络隔离，但锁存储配置了 min-replicas-to-write 1（min-replicas-max-lag 1 秒）：\
              主节点一秒没有收到从节点的确认，就拒绝写入（NOREPLICAS）。隔离开始约一秒后，旧主节点就不再\
-             发放锁，所以始终不会出现第二个锁服务：临界区没有重叠，也没有超卖。只有一个从节点时，代价是整个\
+             发放锁，所以始终不会出现第二个持锁者：临界区没有重叠，也没有超卖。只有一个从节点时，代价是整个\
              锁存储：被提升的新主节点在隔离期间自己也没有从节点，同样拒绝写入，所有买家都收到 503，直到网络\
              恢复。有两个从节点，多数一侧就还能写入。Redis 在这里用可用性换来了安全，Redlock 和 ZooKeeper \
              也是这样取舍的。",
@@ -201,7 +201,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              holder that cannot reach any of them, and Redlock gives it no token a resource \
              could check.",
         zh: "持锁者在五个主节点中拿到多数票，刚开始处理业务，它所在的实例就与所有主节点断开了网络。\
-             它的续约（每隔租约的三分之一一次）一次也到不了；租约在所有主节点上都到期了，它还在处理业务，\
+             它的续期（每隔租约的三分之一一次）一次也到不了；租约在所有主节点上都到期了，它还在处理业务，\
              第二个买家拿到了多数票，而第一个持锁者的写入照样写进了库存：两个持锁者，唯一的一件商品卖了\
              两次。五个相互独立的主节点帮不了一个谁也连不上的持锁者，而 Redlock 也不发放资源可以检查的\
              令牌。",
@@ -224,7 +224,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              and the cut-off holder, which never heard a thing, writes its stale stock: the one \
              item is sold twice. The watchdog keeps a lock alive only while it can reach it.",
         zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
-             续约，可续约的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
+             续期，可续期的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
              写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。",
         ..CUT_OFF
     },
