@@ -19,6 +19,7 @@ mod lock_store;
 mod matrix;
 mod member;
 mod partitions;
+mod redis_atomicity;
 mod redis_outage;
 mod redlock;
 mod room_life;
