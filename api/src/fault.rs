@@ -63,6 +63,10 @@ pub enum FaultKind {
     /// The holder stops for `ms` after reading the stock, renewals included, then writes: to
     /// the lock store, a process paused (a GC stop); the instance serves on.
     HolderPause,
+    /// The next holder's sale, after reading the stock, calls a helper that takes the room's
+    /// lock again (a nested step) and gives it back: a reentrant lock lets its owner in, any
+    /// other makes the sale wait for itself until its wait deadline (a 503, nothing written).
+    NestedLock,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -70,7 +74,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 16] = [
+    pub const ALL: [FaultKind; 17] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -86,6 +90,7 @@ impl FaultKind {
         FaultKind::HolderDies,
         FaultKind::HolderDiesBetweenSteps,
         FaultKind::HolderPause,
+        FaultKind::NestedLock,
         FaultKind::Partition,
     ];
 
@@ -106,6 +111,7 @@ impl FaultKind {
             FaultKind::HolderDies => "holder-dies",
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
             FaultKind::HolderPause => "holder-pause",
+            FaultKind::NestedLock => "nested-lock",
             FaultKind::Partition => "partition",
         }
     }
@@ -144,6 +150,7 @@ impl FaultKind {
                 | FaultKind::HolderDies
                 | FaultKind::HolderDiesBetweenSteps
                 | FaultKind::HolderPause
+                | FaultKind::NestedLock
         )
     }
 

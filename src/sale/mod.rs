@@ -148,6 +148,18 @@ async fn critical_section(
             requested: order.qty,
         });
     }
+    // A helper that locks too, called in the work: the nested step `reentrant-nested` makes on
+    // every sale, here for any tier. A lock that does not know its owner waits for itself.
+    if lcx.faults.claim(FaultKind::NestedLock).await.is_some() {
+        match lock.acquire(lcx).await {
+            Ok(again) => lock.release(lcx, again).await?,
+            Err(err) => {
+                // The sale gives up: it leaves the section without writing.
+                leave(cx, lcx, lock, leaving, exits, None).await?;
+                return Err(lock_failed(cx, err).await);
+            }
+        }
+    }
     // A partition strikes as the holder starts its work: it works on, cut off or not.
     if let Some(fault) = lcx.faults.claim(FaultKind::Partition).await {
         partition::strike(lcx, &fault).await;

@@ -251,6 +251,36 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..BASE
     },
     Scenario {
+        id: "lua-release-nested",
+        tier: Tier::LuaRelease,
+        ttl_ms: 5_000,
+        wait_deadline_ms: 1_500,
+        fault: Some(Fault::new(FaultKind::NestedLock, 0)),
+        stock: 10,
+        buyers: 10,
+        expect: Expect::Figures(&[
+            Check::gt("lock_timeouts", 0.0),
+            Check::lt("orders", 10.0),
+            Check::eq("oversold", 0.0),
+        ]),
+        source: "002 line 51 (SETNX falls short: think of re-entry) and line 344 (a lock is \
+                 expected to be reentrant, as ReentrantLock and synchronized are); 004 line 271 \
+                 (the lock so far cannot be entered again by its own thread)",
+        en: "The first holder's sale calls a helper that takes the same lock again, as code \
+             that locks inside a locked method does. lua-release's SET NX does not know its \
+             owner: the key is there, so the helper waits — for its own caller. It waits until \
+             its 1.5 s deadline (the lease, 5 s, would last longer) and the sale gives up with \
+             a 503, writing nothing; every buyer queued behind it waited the same 1.5 s, and \
+             most of them time out too. A lock that is not reentrant deadlocks on itself; the \
+             next chapter's reentrant lock counts its owner's holds instead.",
+        zh: "第一个持锁者的销售调用了一个辅助方法，它又去获取同一把锁，就像在加了锁的方法里再加锁的代码那样。\
+             lua-release 的 SET NX 不认得锁的主人：键已经在了，于是辅助方法开始等待——等的正是调用它的自己。\
+             它一直等到 1.5 秒的等锁期限（5 秒的租约比这还长），销售放弃，返回 503，什么也没写；排在它后面的\
+             买家也都白等了同样的 1.5 秒，大多数同样超时。不可重入的锁会被自己锁死；下一章的可重入锁则为\
+             主人记下重入次数。",
+        ..BASE
+    },
+    Scenario {
         id: "reentrant-nested",
         tier: Tier::ReentrantWatchdog,
         stock: 50,
