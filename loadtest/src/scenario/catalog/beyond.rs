@@ -190,13 +190,18 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              lock is asked of all five at once (002 says one after another; the algorithm's own \
              page recommends multiplexing). 001 recommends Redisson's RedissonRedLock for it; \
              Redisson has deprecated it since 3.12.5, for RLock (its lock writes now wait for \
-             the replicas) and RFencedLock (a fencing token).",
+             the replicas) and RFencedLock (a fencing token). 001's own example of it (lines \
+             244–247) takes its three locks through one Redisson client, as three fair locks: \
+             three keys of one Redis deployment, not the independent masters the algorithm's \
+             safety rests on.",
         zh: "五个主节点中的两个在开卖时被杀掉，之后一直没起来。剩下三个仍是多数：\
              每件商品都只卖了一次。这正是 Redlock（红锁）的用处：没有单点，也没有会丢锁的主从切换。\
              注意这些主节点是相互独立的 Redis，而不是 001 所说的同一个 Redis Cluster 里的主节点；\
              加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。\
              001 推荐用 Redisson 的 RedissonRedLock 来实现；Redisson 从 3.12.5 起已将其废弃，\
-             改为推荐 RLock（如今加锁写入会等从节点收到）和 RFencedLock（发放围栏令牌）。",
+             改为推荐 RLock（如今加锁写入会等从节点收到）和 RFencedLock（发放围栏令牌）。\
+             001 自己的示例（第 244–247 行）通过同一个 Redisson 客户端取了三把公平锁来组成红锁：\
+             那是同一套 Redis 里的三个键，而不是算法的安全性所依赖的相互独立的主节点。",
         ..BASE
     },
     Scenario {

@@ -161,9 +161,18 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "000 lines 296–365, platinum tier (UUID value, GET-compare-DEL); the pause \
                  between GET and DEL is 003's blocked client, lines 48–59",
         en: "The first holder's GET sees its own value at 400 ms, then pauses 450 ms before DEL. \
-             The lease ends at 600 ms, the next buyer takes the lock, and the late DEL deletes it.",
+             The lease ends at 600 ms, the next buyer takes the lock, and the late DEL deletes it. \
+             Two slips of the articles' own on the way: 002's version of this release (line 265) \
+             calls equalsIgnoreCase on what GET returned, so once the lease has ended GET gives \
+             null and the release throws a NullPointerException instead of noticing the loss; \
+             and 003's pseudo-code (line 41) takes the lock with `setnx lock random_value nx px \
+             3000`, which Redis refuses: SETNX takes a key and a value, NX and PX are SET's.",
         zh: "铂金方案：第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
-             租约在 600 毫秒到期，下一个买家拿到锁，迟到的 DEL 删掉的是别人的锁。",
+             租约在 600 毫秒到期，下一个买家拿到锁，迟到的 DEL 删掉的是别人的锁。文章自己在这里有两处疏漏：\
+             002 的这段解锁（第 265 行）直接对 GET 的结果调用 equalsIgnoreCase，租约一到期 GET 返回 null，\
+             解锁就抛出 NullPointerException，而不是发现锁已经丢了；003 的伪代码（第 41 行）用 \
+             `setnx lock random_value nx px 3000` 加锁，Redis 会拒绝这条命令：SETNX 只接受键和值，\
+             NX 和 PX 是 SET 的选项。",
         ..BASE
     },
     Scenario {
@@ -184,10 +193,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  tier with PX 3",
         en: "The Lua release never deletes another's lock, but a fixed lease shorter than the \
              work still lets a second holder in while the first is working. 004's example sets PX \
-             3: a 3 ms lease, far too short for real work.",
+             3: a 3 ms lease, far too short for real work. It has a slip of its own too (line \
+             143): one Jedis connection in a static field, shared by every thread though Jedis \
+             is not thread-safe, and closed in lock()'s finally, before the unlock that needs it.",
         zh: "钻石方案：Lua 脚本解锁不会误删别人的锁，但固定租约短于业务耗时，\
              第一个持锁者还在处理时第二个已经进来了。004 的示例写的是 PX 3，租约只有 3 毫秒，\
-             对真实业务远远不够。",
+             对真实业务远远不够。这个示例自己也有疏漏（第 143 行）：一个 Jedis 连接放在静态字段里，\
+             所有线程共用，而 Jedis 不是线程安全的；它还在 lock() 的 finally 里被关掉，\
+             后面解锁时却还要用它。",
         ..BASE
     },
     Scenario {

@@ -43,10 +43,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         en: "The lock in ZooKeeper, as Curator takes it: each buyer creates an ephemeral \
              sequential node, the lowest holds the lock, and every other buyer watches only the \
              node just ahead of it, so a release wakes one waiter, not a herd. No lease to tune, \
-             no retry loop: every item sold once, in arrival order.",
+             no retry loop: every item sold once, in arrival order. 001's hand-written version \
+             (lines 374–384) slips here: a waiter whose predecessor is already gone when it \
+             looks goes on without recording its own node, so its unlock cannot delete it, and \
+             everyone behind it waits until its session ends; the recipe here keeps its node's \
+             name from the moment it creates it.",
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
              其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
-             没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。",
+             没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。001 手写的版本（第 374–384 行）\
+             在这里有个疏漏：等待者去看时，如果前一个节点已经没了，它就直接往下走，却没有记下自己的节点，\
+             解锁时删不掉它，后面的人都得等到它的会话结束；这里的实现从创建节点的那一刻起就记着它的名字。",
         ..ZOOKEEPER
     },
     Scenario {
