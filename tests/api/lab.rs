@@ -408,6 +408,15 @@ async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
     .await
     .unwrap();
     assert!(said.contains("2 acquire, 1 release"), "{said}");
+    assert!(said.contains("now sells under it (tier custom)"), "{said}");
+    // As on the dashboard, the room switched to its own lock.
+    let state: Value = reqwest::get(format!("{}/state?room=cli", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state["tier"], "custom", "{state}");
     let shown = cli(&["show"]).await.unwrap();
     assert!(shown.contains("PEXPIRE"), "{shown}");
 

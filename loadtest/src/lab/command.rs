@@ -127,10 +127,15 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<String> {
     };
     let admin = client(&args.common).await?;
     let reply = admin.request(Method::PUT, "/admin/lab", Some(lock)).await?;
+    // As the dashboard's Submit does: the room sells under its own lock from now on.
+    let tier = json!({ "tier": "custom" });
+    admin
+        .request(Method::PUT, "/admin/tier", Some(tier))
+        .await?;
     let shape = &reply["shape"];
     Ok(format!(
-        "room {}: lock submitted ({} acquire, {} release step(s), renew: {}); every instance \
-         runs it under tier custom\n",
+        "room {}: lock submitted ({} acquire, {} release step(s), renew: {}); the room now \
+         sells under it (tier custom) on every instance\n",
         reply["room"].as_str().unwrap_or("?"),
         shape["acquire_steps"],
         shape["release_steps"],
