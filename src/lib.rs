@@ -31,14 +31,16 @@
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
 //!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
-//! - [`netns`]: the fleet's own network (`oversell up --network netns`): a namespace per
-//!   process, and the `partition` fault's packet drops between them.
+//! - [`netns`]: the fleet's own network (`oversell up --network netns`) made and taken down:
+//!   a namespace per process, and a child started inside its own.
 //! - [`member`]: the acts a store fault does on a member's process (kill, keep down, pause,
 //!   move its clock, cut its links): on this machine by pid, or on compose through the
-//!   member's supervisor (`oversell member`), which the store's container runs.
+//!   member's supervisor (`oversell member`), which the store's container runs; the fleet's
+//!   network as an instance is handed it, and the `partition` fault's drops between members.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
-//! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
+//! - [`clock_shim`]: the preload library a Redis node runs under so that the `clock-jump`
+//!   fault can move its wall clock (the offset file it reads: [`member::clock_offset`]).
 //! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the session
 //!   (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state` shows of it.
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
@@ -59,7 +61,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod class_setup;
-pub(crate) mod clock_offset;
+pub(crate) mod clock_shim;
 pub mod composed;
 pub mod config;
 pub(crate) mod control;

@@ -103,7 +103,7 @@ impl AppState {
     /// force; `None` without one (no round trip).
     pub async fn network_view(&self) -> Option<oversell_api::NetworkView> {
         let (network, _) = crate::member::fleet_network()?;
-        let partition = match crate::netns::cut::in_force(&self.redis).await {
+        let partition = match crate::member::cut::in_force(&self.redis).await {
             Ok(view) => view,
             Err(err) => {
                 tracing::debug!(%err, "cannot read the partition in force");

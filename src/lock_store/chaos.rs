@@ -12,7 +12,7 @@
 //! A single store's Redis killed for a while (`lock-store-down`) is kept down by the same
 //! hold-down as a Redlock master. The Redlock masters are struck the same way, one
 //! [`QuorumNode`] at a time: killed (and, for `node-down`, kept down), or their wall clock
-//! moved forward through the clock shim they run under (see `crate::clock_offset`).
+//! moved forward through the clock shim they run under (see `crate::member::clock_offset`).
 //!
 //! Every act goes through [`crate::member::Reach`]: a process on this machine (`oversell up`)
 //! is found by the `process_id` and `dir` the node reports; one in a container (docker

@@ -1,6 +1,6 @@
 //! `POST /admin/partition {"isolate": [...], "ms": N}` and `DELETE /admin/partition`: the
 //! network partition of a fleet started with `oversell up --network netns` (see
-//! `crate::netns::cut`). Admin only: a partition cuts every room's lock store.
+//! `crate::member::cut`). Admin only: a partition cuts every room's lock store.
 
 use axum::extract::State;
 use axum::Json;
@@ -12,8 +12,8 @@ use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
 use crate::ground_truth::record;
 use crate::lock_store::chaos::primary_ip;
-use crate::netns::cut::{self, CutError};
-use crate::netns::Network;
+use crate::member::cut::{self, CutError};
+use crate::member::network::Network;
 use crate::state::AppState;
 
 const EXAMPLE: &str = r#"{"isolate": ["lock1", "app1"], "ms": 8000}"#;

@@ -10,7 +10,7 @@ use crate::faults::Fault;
 use crate::ground_truth::record;
 use crate::lock::LockCx;
 use crate::lock_store::chaos::primary_ip;
-use crate::netns::cut::{self, CutError};
+use crate::member::cut::{self, CutError};
 
 /// Cuts the network as the fault says (`holder`: this instance; `lock-primary`: the lock
 /// store's primary as it is now) and marks it on the timeline.

@@ -18,8 +18,7 @@ use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::zookeeper::{self, ZooKeeperPlan};
 use super::NetworkKind;
 use crate::lock_store::{LockStoreKind, Persistence};
-use crate::netns::setup::FleetNetwork;
-use crate::netns::Place;
+use crate::netns::{FleetNetwork, Place};
 use crate::redis_server;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
@@ -186,7 +185,7 @@ impl Fleet {
         let place_of = |id: &str| {
             network
                 .as_ref()
-                .and_then(|n| n.network().place(id))
+                .and_then(|n| n.place(id))
                 .unwrap_or(Place::LOOPBACK)
         };
         let gateway = network.as_ref().map(|n| n.network().gateway);
@@ -371,7 +370,7 @@ impl Fleet {
     }
 
     /// The fleet's own network (`--network netns`), if it has one.
-    pub fn network(&self) -> Option<&crate::netns::Network> {
+    pub fn network(&self) -> Option<&crate::member::network::Network> {
         self.network.as_ref().map(FleetNetwork::network)
     }
 

@@ -164,7 +164,7 @@ impl UpArgs {
     /// Flags that parse but do not fit together, as one line naming the flag.
     pub fn validate(&self) -> Result<(), String> {
         if self.network == NetworkKind::Netns {
-            if let Some(why) = crate::netns::setup::unavailable() {
+            if let Some(why) = crate::netns::unavailable() {
                 return Err(format!("error: {why}"));
             }
         }

@@ -84,7 +84,7 @@ impl ChildSpec for InstanceSpec {
         let vars = self.env.vars().into_iter().filter(|(_, v)| !v.is_empty());
         command.arg("serve").envs(vars);
         if let Some(network) = &self.network {
-            command.env(crate::netns::ENV, network);
+            command.env(crate::member::network::ENV, network);
         }
         let listener = self
             .listener
