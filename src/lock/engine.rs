@@ -266,9 +266,9 @@ mod tests {
     use super::super::test_cx::{settings, TestCx, OWNER};
     use super::*;
     use crate::composed::Lua;
+    use crate::launch::redis_server::RedisServer;
     use crate::lock_store::LockStore;
     use crate::redis_pool::RedisPool;
-    use crate::redis_server::RedisServer;
 
     /// A lock whose steps are scripts that note in `<lock>:sent` that they ran, then answer
     /// as written.

@@ -3,7 +3,7 @@
 //! (`src/clockshift.c`) maps shared, so a write is in force at the node's very next clock
 //! call, without a restart. The fault writes it ([`super::process::Process::shift_clock`]);
 //! the launcher creates it before the node starts, and starts the node under the shim
-//! (`src/clock_shim.rs`).
+//! (`src/launch/clock_shim.rs`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};

@@ -1,5 +1,5 @@
 //! The ZooKeeper lock recipe (`oversell::zookeeper`) against real ZooKeeper servers, started
-//! from `oversell::up::zookeeper`'s specs: Debian's JVM server, standalone or a 3-node
+//! from `oversell::launch::zookeeper`'s specs: Debian's JVM server, standalone or a 3-node
 //! ensemble, killed for real. These are the facts the ZooKeeper tiers will stand on: the line
 //! is first come first served, a waiter that gives up leaves nothing behind, a dead or paused
 //! holder loses its node only when its session ends, and a lost quorum is an error within the
@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use oversell::up::process;
-use oversell::up::supervisor::{ChildSpec, Supervisor};
-use oversell::up::zookeeper::{self as servers, ZooKeeperMode, ZooKeeperPlan};
+use oversell::launch::process;
+use oversell::launch::supervisor::{ChildSpec, Supervisor};
+use oversell::launch::zookeeper::{self as servers, ZooKeeperMode, ZooKeeperPlan};
 use oversell::zookeeper::{self as zk, Released, ZkError, ZkSession};
 use tokio::process::Child;
 use tokio::time::Instant;

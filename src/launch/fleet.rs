@@ -10,16 +10,16 @@ use anyhow::bail;
 use oversell_api::tier::Tier;
 use tokio::sync::watch;
 
+use super::netns::{FleetNetwork, Place};
 use super::nginx::{self, Nginx};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
+use super::redis_server;
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
+use super::up::NetworkKind;
 use super::zookeeper::{self, ZooKeeperPlan};
-use super::NetworkKind;
 use crate::lock_store::{LockStoreKind, Persistence};
-use crate::netns::{FleetNetwork, Place};
-use crate::redis_server;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
 const OWNER_FILE: &str = "up.pid";

@@ -59,8 +59,8 @@ mod tests {
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+    use crate::launch::redis_server::{find_binary, free_port};
     use crate::member::clock_offset::{create_offset_file, offset_file, set_offset};
-    use crate::redis_server::{find_binary, free_port};
 
     /// A `redis-server` under the preload, killed and reaped on drop.
     struct ShiftedRedis {

@@ -23,9 +23,9 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio::process::Command;
 
+use super::netns::Place;
+use super::redis_server;
 use super::supervisor::ChildSpec;
-use crate::netns::Place;
-use crate::redis_server;
 
 /// The server's heartbeat. Sessions may time out after 2 to 20 ticks (1 to 10 s), and a
 /// follower that misses `syncLimit` ticks (2.5 s) is dropped by the leader.

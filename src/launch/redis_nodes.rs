@@ -24,13 +24,13 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio::process::Command;
 
+use super::clock_shim;
+use super::netns::Place;
+use super::redis_server;
 use super::supervisor::ChildSpec;
-use crate::clock_shim;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
 use crate::member::clock_offset;
-use crate::netns::Place;
 use crate::redis_pool::named_primary;
-use crate::redis_server;
 
 /// How long Sentinel notices a dead primary after (`down-after-milliseconds`). 500 ms was
 /// tried: on a busy 2-core machine a Sentinel then took a primary promoted a moment earlier

@@ -90,7 +90,7 @@ impl ChildSpec for Store {
         if let Some(shim) = &self.clock_shim {
             let offset = crate::member::clock_offset::offset_file(&self.dir);
             crate::member::clock_offset::create_offset_file(&offset)?;
-            command.envs(crate::clock_shim::preload_env(shim, &offset));
+            command.envs(super::clock_shim::preload_env(shim, &offset));
         }
         if let Some(uid) = self.uid {
             command.uid(uid).gid(uid);
@@ -111,7 +111,7 @@ struct Member {
 pub async fn run(args: MemberArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.dir)?;
     let clock_shim = match args.clock_shim {
-        true => Some(crate::clock_shim::install_preload(&args.dir)?),
+        true => Some(super::clock_shim::install_preload(&args.dir)?),
         false => None,
     };
     let cuttable = nft(&crate::member::cut::table_sparing(Some(args.control_port))).await;
