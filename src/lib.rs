@@ -54,7 +54,8 @@
 //! keeps them running: `oversell up` (the whole topology — Redis, N supervised instances,
 //! nginx — as local processes), `oversell member` (a compose store's supervisor), and what
 //! starting them takes: supervision, the namespaces of `--network netns`, a private
-//! `redis-server`, ZooKeeper servers, the clock shim. No service module names it: where both sides need a piece, such as the fleet network an instance is
+//! `redis-server`, ZooKeeper servers, the clock shim. No service module names it (a test in
+//! `launch` checks): where both sides need a piece, such as the fleet network an instance is
 //! handed or a node's clock offset file, it is the service's ([`member`]) and the launcher
 //! uses it.
 
