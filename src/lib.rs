@@ -23,7 +23,7 @@
 //! - [`feed`]: the dashboard's live feed: one poller per watched room, reading only what is
 //!   new (running totals in [`feed::tally`]), fanned out to every `/events` stream.
 //! - [`ground_truth`]: reading and resetting what Redis says really happened.
-//! - [`fleet`]: settings and faults shared by every instance through Redis, the pub/sub
+//! - [`fleet_sync`]: settings and faults shared by every instance through Redis, the pub/sub
 //!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
@@ -69,7 +69,7 @@ pub(crate) mod control;
 pub(crate) mod error;
 pub(crate) mod faults;
 pub(crate) mod feed;
-pub(crate) mod fleet;
+pub(crate) mod fleet_sync;
 pub(crate) mod ground_truth;
 pub(crate) mod keys;
 pub(crate) mod lab;

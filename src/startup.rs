@@ -14,7 +14,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::lock::ReleaseSignals;
 use crate::redis_pool::RedisPool;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::feed::Feeds;
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::keys;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::state::AppState;

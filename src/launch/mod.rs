@@ -9,7 +9,7 @@
 //! Two commands launch:
 //!
 //! - [`up`]: `oversell up`, the whole topology as local processes, for a machine without
-//!   Docker; [`fleet`]: the same as one value, for `up` and for tests.
+//!   Docker; [`local_fleet`]: the same as one value, for `up` and for tests.
 //! - [`member`]: `oversell member`, what a compose store's container runs: its store,
 //!   restarted when it exits, and the faults' acts on it served to the admin token.
 //!
@@ -27,7 +27,7 @@
 //! - [`clock_shim`]: the preload library a Redis node runs under, so its clock can jump.
 
 pub(crate) mod clock_shim;
-pub mod fleet;
+pub mod local_fleet;
 pub mod member;
 pub mod netns;
 pub(crate) mod nginx;
@@ -124,7 +124,7 @@ mod tests {
         assert!(names_launcher(
             "use crate::{\n    launch,\n    keys::{self, Keys},\n};"
         ));
-        assert!(names_launcher("/// see `crate::launch::fleet`"));
+        assert!(names_launcher("/// see `crate::launch::local_fleet`"));
         assert!(!names_launcher("use crate::launcher_free::x;"));
         assert!(!names_launcher("use crate::{keys::{launch, Keys}, lock};"));
         assert!(!names_launcher("// `oversell up` launches the fleet"));

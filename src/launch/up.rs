@@ -18,7 +18,7 @@ use anyhow::Context;
 use clap::Args;
 use oversell_api::tier::Tier;
 
-use super::fleet::{Fleet, FleetConfig};
+use super::local_fleet::{Fleet, FleetConfig};
 use super::process;
 use super::topology::{
     ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE,

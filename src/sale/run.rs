@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{sell, Order, SaleCx, Sold};
 use crate::error::AppError;
-use crate::fleet::RoomConfig;
+use crate::fleet_sync::RoomConfig;
 use crate::keys::Keys;
 use crate::metrics::Outcome;
 use crate::rooms::sale_error;

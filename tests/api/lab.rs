@@ -9,7 +9,7 @@ use std::time::Duration;
 use loadtest::lab::{self, Outcome, Shape, LADDER};
 use loadtest::scenario::Runner;
 use loadtest::{AdminClient, Targets};
-use oversell::launch::fleet::Fleet;
+use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;

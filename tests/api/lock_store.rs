@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use loadtest::scenario::find;
-use oversell::launch::fleet::Fleet;
+use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use reqwest::StatusCode;
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use oversell::launch::fleet::Fleet;
+use oversell::launch::local_fleet::Fleet;
 use oversell::launch::redis_server::RedisServer;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;

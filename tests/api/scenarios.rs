@@ -4,7 +4,7 @@
 
 use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{AdminClient, Targets};
-use oversell::launch::fleet::{Fleet, FleetConfig};
+use oversell::launch::local_fleet::{Fleet, FleetConfig};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;

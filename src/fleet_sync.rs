@@ -59,8 +59,8 @@ type StoredRoom = (
     (Option<String>, Option<String>),
 );
 
-/// This instance's link to what the fleet shares (named apart from the launcher's `Fleet`,
-/// the local topology of processes).
+/// This instance's link to what the fleet shares (named apart from the launcher's
+/// `local_fleet::Fleet`, the local topology of processes).
 pub struct FleetSync {
     redis: RedisPool,
     instance: String,
