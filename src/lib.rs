@@ -7,8 +7,9 @@
 //! # Layout
 //!
 //! Modules are crate-private unless the binary or the integration tests start something
-//! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper`, `telemetry`), or the serial-floor bench sends what the service sends with them
-//! (`composed`), so the compiler reports whatever nothing uses.
+//! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper_recipe`, `telemetry`),
+//! or the serial-floor bench sends what the service sends with them (`composed`), so the
+//! compiler reports whatever nothing uses.
 //!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
@@ -36,8 +37,10 @@
 //!   network as an instance is handed it, and the `partition` fault's drops between members.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
-//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the session
-//!   (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state` shows of it.
+//! - [`zookeeper_recipe`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the
+//!   session (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state`
+//!   shows of it. (The tier is `lock/zookeeper.rs`; the servers `oversell up` runs, the
+//!   launcher's `zookeeper_servers`.)
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
@@ -90,4 +93,4 @@ pub(crate) mod state;
 pub mod telemetry;
 pub(crate) mod view;
 pub(crate) mod viewers;
-pub mod zookeeper;
+pub mod zookeeper_recipe;

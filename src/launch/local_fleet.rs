@@ -18,7 +18,7 @@ use super::redis_server;
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::up::NetworkKind;
-use super::zookeeper::{self, ZooKeeperPlan};
+use super::zookeeper_servers::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
@@ -271,7 +271,7 @@ impl Fleet {
         let mut zookeeper_supervisors = Vec::new();
         let zookeeper = match config.zookeeper_nodes {
             Some(nodes) => {
-                zookeeper::installation()?;
+                zookeeper_servers::installation()?;
                 let plan = ZooKeeperPlan::new(
                     nodes,
                     run_dir.path(),
@@ -282,7 +282,7 @@ impl Fleet {
                 for server in plan.servers.clone() {
                     zookeeper_supervisors.push(Supervisor::start(server, store_stopping.clone()));
                 }
-                zookeeper::wait_ready(&endpoints, ZOOKEEPER_READY).await?;
+                zookeeper_servers::wait_ready(&endpoints, ZOOKEEPER_READY).await?;
                 plan.connect_string()
             }
             None => String::new(),

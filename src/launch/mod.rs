@@ -21,7 +21,8 @@
 //! - [`redis_server`]: a private `redis-server` (also what the tests start), free ports, and
 //!   finding a program.
 //! - [`redis_nodes`]: the Redis processes of `up` (resource store, lock store, Sentinels).
-//! - [`zookeeper`]: ZooKeeper servers (standalone or a 3-node ensemble) for the ZooKeeper tiers.
+//! - [`zookeeper_servers`]: ZooKeeper servers (standalone or a 3-node ensemble) for the
+//!   ZooKeeper tiers.
 //! - [`nginx`]: the nginx child.
 //! - [`netns`]: `--network netns`: the namespaces made, taken down, and entered by a child.
 //! - [`clock_shim`]: the preload library a Redis node runs under, so its clock can jump.
@@ -37,7 +38,7 @@ pub mod redis_server;
 pub mod supervisor;
 pub mod topology;
 pub mod up;
-pub mod zookeeper;
+pub mod zookeeper_servers;
 
 #[cfg(test)]
 mod tests {

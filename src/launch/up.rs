@@ -189,7 +189,7 @@ impl UpArgs {
             );
         }
         if self.zookeeper_nodes().is_some() {
-            if let Err(err) = super::zookeeper::installation() {
+            if let Err(err) = super::zookeeper_servers::installation() {
                 return Err(format!("error: --zookeeper: {err}"));
             }
         }

@@ -1,5 +1,5 @@
 //! `zookeeper` and `zookeeper-fenced` — the other answer: a lock in ZooKeeper, as Curator's
-//! `InterProcessMutex` takes it (the recipe itself is in `crate::zookeeper`).
+//! `InterProcessMutex` takes it (the recipe itself is in `crate::zookeeper_recipe`).
 //!
 //! Each buyer creates an ephemeral sequential node under the room's lock dir; the lowest
 //! sequence holds the lock; every other buyer watches only the node just ahead of it, so a
@@ -38,7 +38,7 @@ use tokio::time::Instant;
 use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
 
 use crate::redis_pool::StoreError;
-use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
+use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
 
 pub struct ZooKeeperLock {
     /// Whether the holder's fencing token is handed to the stock (`zookeeper-fenced`).

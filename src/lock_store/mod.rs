@@ -26,7 +26,7 @@ use futures_util::StreamExt;
 
 use crate::keys::{Keys, RELEASED_PATTERN};
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::zookeeper::ZkStore;
+use crate::zookeeper_recipe::ZkStore;
 
 /// How many seconds a replica may go without acknowledging before it no longer counts for
 /// `min-replicas-to-write`: Redis' own granularity (replicas acknowledge every second).

@@ -50,7 +50,7 @@ pub const JVM_FLAGS: &[&str] = &[
 ];
 /// The server's process id, written in its dir at every start (by the shell that then
 /// becomes the JVM), for the `zk-node-down` fault.
-pub const PID_FILE: &str = crate::zookeeper::PID_FILE;
+pub const PID_FILE: &str = crate::zookeeper_recipe::PID_FILE;
 
 /// Where the server's `java` and jars are.
 #[derive(Debug, Clone)]
@@ -344,7 +344,7 @@ impl ZooKeeperMode {
 /// Asks a four-letter word (`ruok`, `srvr`, `mntr`, `stat`, `conf`) on a client port; `None`
 /// if the server does not answer in time.
 pub async fn four_letter(addr: SocketAddr, word: &str) -> Option<String> {
-    crate::zookeeper::four_letter(&addr.to_string(), word).await
+    crate::zookeeper_recipe::four_letter(&addr.to_string(), word).await
 }
 
 /// The server's mode, or `None` while it does not serve clients (starting, electing, or a
