@@ -23,7 +23,7 @@ enum Command {
     Class(oversell::class_setup::ClassArgs),
     /// Run a store of the compose fleet (Redis, Sentinel, ZooKeeper) and restart it when it
     /// exits; serve the faults' acts on it (kill, pause, clock, cut) to the admin token.
-    Member(oversell::launch::member::MemberArgs),
+    Member(oversell::launch::member_supervisor::MemberArgs),
 }
 
 fn main() {
@@ -63,7 +63,7 @@ fn main() {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
             Command::Up(args) => oversell::launch::up::run(args).await,
             Command::Class(args) => oversell::class_setup::run(args).await,
-            Command::Member(args) => oversell::launch::member::run(args).await,
+            Command::Member(args) => oversell::launch::member_supervisor::run(args).await,
         }
     });
     if let Err(err) = result {

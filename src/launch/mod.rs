@@ -10,8 +10,8 @@
 //!
 //! - [`up`]: `oversell up`, the whole topology as local processes, for a machine without
 //!   Docker; [`local_fleet`]: the same as one value, for `up` and for tests.
-//! - [`member`]: `oversell member`, what a compose store's container runs: its store,
-//!   restarted when it exits, and the faults' acts on it served to the admin token.
+//! - [`member_supervisor`]: `oversell member`, what a compose store's container runs: its
+//!   store, restarted when it exits, and the faults' acts on it served to the admin token.
 //!
 //! And their parts:
 //!
@@ -29,7 +29,7 @@
 
 pub(crate) mod clock_shim;
 pub mod local_fleet;
-pub mod member;
+pub mod member_supervisor;
 pub mod netns;
 pub(crate) mod nginx;
 pub mod process;

@@ -5,9 +5,10 @@
 //! - on this machine (`oversell up`, on loopback or in the fleet's namespaces): the process is
 //!   found by what the store reports of itself (its pid, its data dir) and acted on directly
 //!   ([`process`]);
-//! - in a container (docker compose): its supervisor, `oversell member` (`src/launch/member.rs`,
-//!   beside `oversell up`'s own supervision), runs the same acts on its one child when asked
-//!   over the fleet's network with the admin token ([`remote`]).
+//! - in a container (docker compose): its supervisor, `oversell member`
+//!   (`src/launch/member_supervisor.rs`, beside `oversell up`'s own supervision), runs the same
+//!   acts on its one child when asked over the fleet's network with the admin token
+//!   ([`remote`]).
 //!
 //! [`Reach`] picks the way from the member's address, so a fault reads the same on both paths.
 //!
