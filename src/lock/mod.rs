@@ -20,10 +20,10 @@
 //! lock store that fails never takes the measurement with it.
 
 mod atomic_expiry;
-mod chaos;
 pub(crate) mod cohort;
 mod custom;
 mod engine;
+mod fault_timing;
 mod fenced;
 mod local;
 mod lua_release;
@@ -53,7 +53,7 @@ use oversell_api::tier::Tier;
 use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
-use crate::lock_store::chaos::HeldReplicas;
+use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
@@ -83,7 +83,7 @@ pub struct LockCx<'a> {
     /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
     /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
-    /// Replicas the `failover` fault holds off during this attempt (see `lock/chaos.rs`).
+    /// Replicas the `failover` fault holds off during this attempt (see `lock/fault_timing.rs`).
     pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
     /// The sale's read (its calls, as data), for an acquire that can carry it in its round
     /// trip (`riding.rs`); `None` for a nested re-entry, which never carries one.

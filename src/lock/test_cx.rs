@@ -27,7 +27,7 @@ pub struct TestCx {
     pub signals: ReleaseSignals,
     metrics: Metrics,
     store_fault: Mutex<Option<crate::faults::Fault>>,
-    held_replicas: Mutex<Option<crate::lock_store::chaos::HeldReplicas>>,
+    held_replicas: Mutex<Option<crate::lock_store::node_faults::HeldReplicas>>,
 }
 
 impl TestCx {

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
+use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 
 use crate::redis_pool::StoreError;
 use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
@@ -105,7 +105,7 @@ impl Lock for ZooKeeperLock {
         }
         // `zk-node-down` strikes before the claimant queues.
         if let Some(fault) = cx.striking_fault() {
-            chaos::before_attempt(cx, &fault).await;
+            fault_timing::before_attempt(cx, &fault).await;
         }
         self.take(cx, Instant::now() + cx.settings.wait_deadline())
             .await

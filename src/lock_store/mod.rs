@@ -11,11 +11,11 @@
 //!
 //! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
 //!   which node holds the room's lock right now.
-//! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed,
+//! - [`node_faults`]: the store's faults, done for real: a replica link cut, a primary killed,
 //!   masters killed, restarted, slowed or their clocks moved (through [`crate::member`]).
 //! - [`quorum`]: the Redlock masters, each with its own short timeout.
 
-pub(crate) mod chaos;
+pub(crate) mod node_faults;
 pub(crate) mod nodes;
 pub(crate) mod quorum;
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
 use crate::ground_truth::record;
-use crate::lock_store::chaos::primary_ip;
+use crate::lock_store::node_faults::primary_ip;
 use crate::member::cut::{self, CutError};
 use crate::member::network::Network;
 use crate::state::AppState;

@@ -7,7 +7,7 @@ use oversell_api::settings::Settings;
 use crate::faults::{Fault, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::{self, LockCx, ReleaseSignals};
-use crate::lock_store::chaos::HeldReplicas;
+use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::RedisPool;

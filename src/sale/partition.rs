@@ -9,7 +9,7 @@ use oversell_api::PartitionRequest;
 use crate::faults::Fault;
 use crate::ground_truth::record;
 use crate::lock::LockCx;
-use crate::lock_store::chaos::primary_ip;
+use crate::lock_store::node_faults::primary_ip;
 use crate::member::cut::{self, CutError};
 
 /// Cuts the network as the fault says (`holder`: this instance; `lock-primary`: the lock

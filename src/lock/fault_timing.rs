@@ -7,7 +7,7 @@
 use super::{redlock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
-use crate::lock_store::chaos as store;
+use crate::lock_store::node_faults as store;
 use crate::redis_pool::StoreError;
 
 /// Before each attempt of the sale that claimed a lock-store fault.
