@@ -25,7 +25,7 @@ pub fn spawn_publisher(state: AppState) -> tokio::task::JoinHandle<()> {
         loop {
             ticks.tick().await;
             let counts = state.feeds.viewers();
-            if let Err(err) = publish(&state.redis, &state.instance, &counts).await {
+            if let Err(err) = publish(&state.resource, &state.instance, &counts).await {
                 tracing::debug!(%err, "viewer counts not written");
             }
         }

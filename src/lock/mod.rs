@@ -15,7 +15,7 @@
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
-//! (`cx.truth`): a release step only reports what it saw (whose lock the key held before and
+//! (`cx.resource`): a release step only reports what it saw (whose lock the key held before and
 //! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
@@ -69,7 +69,7 @@ pub struct LockCx<'a> {
     /// Where the lock lives.
     pub store: &'a LockStore,
     /// The resource store: where what the lock saw is recorded.
-    pub truth: &'a RedisPool,
+    pub resource: &'a RedisPool,
     pub keys: &'a Keys,
     pub settings: &'a Settings,
     /// Unique per sale (and per process run): the lock value or hash field of this holder.
@@ -111,7 +111,7 @@ impl LockCx<'_> {
     async fn lost_release(&self) -> Result<(), StoreError> {
         self.metrics.lost_release(self.settings.tier);
         record::lost_release(
-            self.truth,
+            self.resource,
             self.keys,
             self.generation,
             self.instance,

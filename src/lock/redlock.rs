@@ -123,7 +123,7 @@ impl Lock for Redlock {
                 "redlock validity lapsed"
             );
             let recorded = record::validity_lapsed(
-                cx.truth,
+                cx.resource,
                 cx.keys,
                 cx.generation,
                 cx.instance,

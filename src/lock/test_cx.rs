@@ -49,7 +49,7 @@ impl TestCx {
     pub fn faults(&self) -> FaultPoints<'_> {
         FaultPoints {
             armed: &[],
-            redis: &self.resource,
+            resource: &self.resource,
             keys: &self.keys,
             instance: "i1",
         }
@@ -58,7 +58,7 @@ impl TestCx {
     pub fn cx<'a>(&'a self, faults: &'a FaultPoints<'a>) -> LockCx<'a> {
         LockCx {
             store: &self.store,
-            truth: &self.resource,
+            resource: &self.resource,
             keys: &self.keys,
             settings: &self.settings,
             owner: OWNER,

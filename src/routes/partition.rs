@@ -41,7 +41,7 @@ pub async fn cut(
     };
     request.isolate =
         cut::resolve(&network, &request.isolate, &state.instance, primary).map_err(refused)?;
-    let view = cut::partition(&network, links.as_ref(), &state.redis, &request)
+    let view = cut::partition(&network, links.as_ref(), &state.resource, &request)
         .await
         .map_err(refused)?;
     let (isolate, ms) = (view.isolate.join(","), view.ms.to_string());
@@ -58,7 +58,7 @@ pub async fn heal(
 ) -> Result<Json<Value>, AppError> {
     caller.only_admin_may("healing a network partition")?;
     let (network, links) = network()?;
-    cut::heal(&network, links.as_ref(), &state.redis)
+    cut::heal(&network, links.as_ref(), &state.resource)
         .await
         .map_err(refused)?;
     mark(&state, &caller, "heal", &[]).await;
@@ -125,7 +125,7 @@ fn refused(err: CutError) -> AppError {
 async fn mark(state: &AppState, caller: &RoomAdmin, kind: &str, fields: &[(&str, &str)]) {
     let mut all = vec![("instance", state.instance.as_str())];
     all.extend_from_slice(fields);
-    if let Err(err) = record::network(&state.redis, &caller.keys, kind, &all).await {
+    if let Err(err) = record::network(&state.resource, &caller.keys, kind, &all).await {
         tracing::warn!(%err, "{kind} not marked on the timeline");
     }
 }

@@ -19,7 +19,7 @@ pub(super) async fn strike(lcx: &LockCx<'_>, fault: &Fault) {
         Ok(what) => {
             tracing::warn!(%what, "fault: partition");
             let recorded = record::store_fault(
-                lcx.truth,
+                lcx.resource,
                 lcx.keys,
                 lcx.instance,
                 lcx.owner,
@@ -45,7 +45,7 @@ async fn cut_off(lcx: &LockCx<'_>, fault: &Fault) -> Result<String, CutError> {
         isolate,
         ms: fault.ms,
     };
-    let done = cut::partition(&network, links.as_ref(), lcx.truth, &request).await?;
+    let done = cut::partition(&network, links.as_ref(), lcx.resource, &request).await?;
     Ok(format!(
         "{} cut off from {} for {} ms",
         done.isolate.join(", "),

@@ -100,7 +100,7 @@ async fn sell_once(
     order: &Order,
 ) -> Result<Sold, AppError> {
     let cx = SaleCx {
-        redis: &state.redis,
+        resource: &state.resource,
         store: &state.lock_store,
         keys,
         settings: room.settings,
