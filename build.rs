@@ -1,5 +1,5 @@
 //! Builds `src/clockshift.c` into `$OUT_DIR/libclockshift.so`, the LD_PRELOAD library that
-//! moves a Redis node's wall clock (see `src/clock_offset.rs`, which embeds it in the binary).
+//! moves a Redis node's wall clock (see `src/launch/clock_shim.rs`, which embeds it in the binary).
 //! The `cc` crate only finds the C compiler: it builds static archives, and this is a shared
 //! object.
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A ZooKeeper server of the compose fleet: Debian's package, configured as `oversell up`
-# configures its own (src/up/zookeeper.rs: tick 500 ms, sessions 1-10 s, no admin server,
+# configures its own (src/launch/zookeeper_servers.rs: tick 500 ms, sessions 1-10 s, no admin server,
 # the four-letter words the tests read), and run in the foreground.
 #   ZOO_MY_ID   this server's id (default 1)
 #   ZOO_SERVERS the ensemble, "id=host;id=host;…" (unset: standalone)

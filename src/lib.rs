@@ -7,9 +7,9 @@
 //! # Layout
 //!
 //! Modules are crate-private unless the binary or the integration tests start something
-//! with them (`config`, `startup`, `up`, `lock_store`, `zookeeper`, `redis_server`,
-//! `telemetry`), or the serial-floor bench sends what the service sends with them
-//! (`composed`), so the compiler reports whatever nothing uses.
+//! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper_recipe`, `telemetry`),
+//! or the serial-floor bench sends what the service sends with them (`composed`), so the
+//! compiler reports whatever nothing uses.
 //!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
@@ -24,60 +24,65 @@
 //! - [`feed`]: the dashboard's live feed: one poller per watched room, reading only what is
 //!   new (running totals in [`feed::tally`]), fanned out to every `/events` stream.
 //! - [`ground_truth`]: reading and resetting what Redis says really happened.
-//! - [`fleet`]: settings and faults shared by every instance through Redis, the pub/sub
+//! - [`fleet_sync`]: settings and faults shared by every instance through Redis, the pub/sub
 //!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
 //!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
-//! - [`netns`]: the fleet's own network (`oversell up --network netns`): a namespace per
-//!   process, and the `partition` fault's packet drops between them.
 //! - [`member`]: the acts a store fault does on a member's process (kill, keep down, pause,
 //!   move its clock, cut its links): on this machine by pid, or on compose through the
-//!   member's supervisor (`oversell member`), which the store's container runs.
+//!   member's supervisor (`oversell member`), which the store's container runs; the fleet's
+//!   network as an instance is handed it, and the `partition` fault's drops between members.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
-//! - [`clock_offset`]: the file that moves a Redis node's wall clock (the `clock-jump` fault).
-//! - [`zookeeper`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the session
-//!   (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state` shows of it.
+//! - [`zookeeper_recipe`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the
+//!   session (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state`
+//!   shows of it. (The tier is `lock/zookeeper.rs`; the servers `oversell up` runs, the
+//!   launcher's `zookeeper_servers`.)
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
-//! - [`redis_server`]: a private `redis-server` process (for `oversell up` and tests).
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
-//! - [`up`]: `oversell up`, the whole topology (Redis, N supervised instances, nginx) locally.
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`error`]: the one error type and its HTTP mapping.
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
+//!
+//! The service serves; the launcher launches. [`launch`] starts the processes of a fleet and
+//! keeps them running: `oversell up` (the whole topology — Redis, N supervised instances,
+//! nginx — as local processes), `oversell member` (a compose store's supervisor), and what
+//! starting them takes: supervision, the namespaces of `--network netns`, a private
+//! `redis-server`, ZooKeeper servers, the clock shim. No service module names it (a test in
+//! `launch` checks): where both sides need a piece, such as the fleet network an instance is
+//! handed or a node's clock offset file, it is the service's ([`member`]) and the launcher
+//! uses it.
 
 // The tour above links crate-private modules: `cargo doc --document-private-items` shows them.
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod class_setup;
-pub(crate) mod clock_offset;
 pub mod composed;
 pub mod config;
 pub(crate) mod control;
 pub(crate) mod error;
 pub(crate) mod faults;
 pub(crate) mod feed;
-pub(crate) mod fleet;
+pub(crate) mod fleet_sync;
 pub(crate) mod ground_truth;
 pub(crate) mod keys;
 pub(crate) mod lab;
+pub mod launch;
 pub(crate) mod lock;
 pub mod lock_store;
 pub mod member;
 pub(crate) mod metrics;
-pub mod netns;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
-pub mod redis_server;
 pub(crate) mod room_tokens;
 pub(crate) mod rooms;
 pub(crate) mod routes;
@@ -86,7 +91,6 @@ pub(crate) mod scenario_guard;
 pub mod startup;
 pub(crate) mod state;
 pub mod telemetry;
-pub mod up;
 pub(crate) mod view;
 pub(crate) mod viewers;
-pub mod zookeeper;
+pub mod zookeeper_recipe;

@@ -17,13 +17,13 @@ enum Command {
     /// Run one instance of the sale service.
     Serve(Box<ServeArgs>),
     /// Run the whole topology locally: redis-server, N instances, nginx in front.
-    Up(oversell::up::UpArgs),
+    Up(oversell::launch::up::UpArgs),
     /// Make a class on a running fleet (compose's `class` service): rooms student-01…N, each
     /// with a token of its own; prints room, token and join link.
     Class(oversell::class_setup::ClassArgs),
     /// Run a store of the compose fleet (Redis, Sentinel, ZooKeeper) and restart it when it
     /// exits; serve the faults' acts on it (kill, pause, clock, cut) to the admin token.
-    Member(oversell::up::member::MemberArgs),
+    Member(oversell::launch::member_supervisor::MemberArgs),
 }
 
 fn main() {
@@ -61,9 +61,9 @@ fn main() {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,
-            Command::Up(args) => oversell::up::run(args).await,
+            Command::Up(args) => oversell::launch::up::run(args).await,
             Command::Class(args) => oversell::class_setup::run(args).await,
-            Command::Member(args) => oversell::up::member::run(args).await,
+            Command::Member(args) => oversell::launch::member_supervisor::run(args).await,
         }
     });
     if let Err(err) = result {

@@ -121,7 +121,7 @@ impl Poller {
     async fn read(&mut self) -> Result<Tick, StoreError> {
         let room = self.state.fleet.room(&self.keys).await?;
         let (truth, lock_store, network) = tokio::join!(
-            ground_truth::read(&self.state.redis, &self.state.lock_store, &self.keys),
+            ground_truth::read(&self.state.resource, &self.state.lock_store, &self.keys),
             self.state.lock_store.describe(&self.keys),
             self.state.network_view()
         );
@@ -139,7 +139,7 @@ impl Poller {
             });
         }
 
-        let mut conn = self.state.redis.conn().await?;
+        let mut conn = self.state.resource.conn().await?;
         // Read newest first, down to (not including) the last entry counted.
         let start = match self.tally.timeline_seen() {
             Some(id) => format!("({id}"),

@@ -67,7 +67,7 @@ struct Seen {
 }
 
 pub struct Rooms {
-    redis: RedisPool,
+    resource: RedisPool,
     limits: RoomLimits,
     /// Rooms this instance saw stocked. A std `Mutex`: short critical sections, never held
     /// across `.await`. Bounded by `--max-rooms` per epoch, since only created rooms get here.
@@ -75,9 +75,9 @@ pub struct Rooms {
 }
 
 impl Rooms {
-    pub fn new(redis: RedisPool, limits: RoomLimits) -> Self {
+    pub fn new(resource: RedisPool, limits: RoomLimits) -> Self {
         Rooms {
-            redis,
+            resource,
             limits,
             seen: Mutex::default(),
         }
@@ -96,7 +96,7 @@ impl Rooms {
     /// Registers the room before an admin write, unless the fleet already holds
     /// `--max-rooms` others.
     pub async fn create(&self, keys: &Keys) -> Result<(), AppError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let candidate = uuid::Uuid::new_v4().simple().to_string();
         let (created, _count): (bool, i64) = CREATE
             .key(ROOMS)
@@ -119,7 +119,7 @@ impl Rooms {
     /// Gives every key of the room the full TTL and renews its registration (after an admin
     /// write, and now and then while it sells); never creates a key.
     pub async fn touch(&self, keys: &Keys) -> Result<(), StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let mut script = TOUCH.prepare_invoke();
         script.key(ROOMS).key(STORE_EPOCH);
         // `Keys::all` starts with the stock.
@@ -176,7 +176,7 @@ impl Rooms {
 
     /// The room's status, read from Redis (one round trip; two when the stock is missing).
     pub async fn status(&self, keys: &Keys) -> Result<RoomStatus, StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let (stocked, epoch): (bool, Option<String>) = redis::pipe()
             .exists(keys.stock())
             .get(STORE_EPOCH)
@@ -224,7 +224,7 @@ impl Rooms {
     /// The stock key is missing: absent (never stocked, or expired) or lost (the store
     /// restarted empty under a room this instance saw stocked).
     pub async fn missing_stock(&self, keys: &Keys) -> Result<RoomStatus, StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let (marked, epoch): (bool, Option<String>) = redis::pipe()
             .exists(keys.lost())
             .get(STORE_EPOCH)

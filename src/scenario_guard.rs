@@ -29,7 +29,7 @@ static RELEASE: LazyLock<Script> =
 /// answer leaves, so the next scenario finds the room free; dropping it (a caller that went
 /// away mid-run) gives it back a moment later.
 pub struct ScenarioGuard {
-    redis: RedisPool,
+    resource: RedisPool,
     key: String,
     holder: String,
     renewals: AbortHandle,
@@ -40,12 +40,12 @@ impl ScenarioGuard {
     /// Takes the room's guard for `holder`; `None` when a scenario already runs in the room
     /// (on any instance).
     pub async fn try_take(
-        redis: &RedisPool,
+        resource: &RedisPool,
         keys: &Keys,
         holder: &str,
     ) -> Result<Option<ScenarioGuard>, StoreError> {
         let key = keys.scenario_guard();
-        let mut conn = redis.conn().await?;
+        let mut conn = resource.conn().await?;
         let taken: Option<String> = redis::cmd("SET")
             .arg(&key)
             .arg(holder)
@@ -57,9 +57,9 @@ impl ScenarioGuard {
         if taken.is_none() {
             return Ok(None);
         }
-        let renewals = tokio::spawn(renew(redis.clone(), key.clone(), holder.to_owned()));
+        let renewals = tokio::spawn(renew(resource.clone(), key.clone(), holder.to_owned()));
         Ok(Some(ScenarioGuard {
-            redis: redis.clone(),
+            resource: resource.clone(),
             key,
             holder: holder.to_owned(),
             renewals: renewals.abort_handle(),
@@ -71,14 +71,14 @@ impl ScenarioGuard {
     pub async fn release(mut self) {
         self.renewals.abort();
         self.released = true;
-        give_back(self.redis.clone(), self.key.clone(), self.holder.clone()).await;
+        give_back(self.resource.clone(), self.key.clone(), self.holder.clone()).await;
     }
 }
 
 /// Compare-and-delete: only the holder's own guard goes. Were it lost, the lease ends it.
-async fn give_back(redis: RedisPool, key: String, holder: String) {
+async fn give_back(resource: RedisPool, key: String, holder: String) {
     let released = async {
-        let mut conn = redis.conn().await?;
+        let mut conn = resource.conn().await?;
         let _: i64 = RELEASE
             .key(&key)
             .arg(&holder)
@@ -92,13 +92,13 @@ async fn give_back(redis: RedisPool, key: String, holder: String) {
 }
 
 /// Extends the lease every third of it until aborted or the guard is found lost.
-async fn renew(redis: RedisPool, key: String, holder: String) {
+async fn renew(resource: RedisPool, key: String, holder: String) {
     let mut every = tokio::time::interval(LEASE / 3);
     every.tick().await;
     loop {
         every.tick().await;
         let renewed = async {
-            let mut conn = redis.conn().await?;
+            let mut conn = resource.conn().await?;
             let renewed: i64 = RENEW
                 .key(&key)
                 .arg(&holder)
@@ -125,7 +125,7 @@ impl Drop for ScenarioGuard {
         if !self.released {
             // Drop cannot wait: the release runs on its own.
             tokio::spawn(give_back(
-                self.redis.clone(),
+                self.resource.clone(),
                 self.key.clone(),
                 self.holder.clone(),
             ));

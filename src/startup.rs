@@ -14,7 +14,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::lock::ReleaseSignals;
 use crate::redis_pool::RedisPool;
@@ -60,9 +60,9 @@ impl Application {
                 .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?,
         };
         let addr = listener.local_addr()?;
-        let redis = RedisPool::new(&args.redis_url)
+        let resource = RedisPool::new(&args.redis_url)
             .with_context(|| format!("invalid --redis-url {}", args.redis_url))?;
-        let lock_store = args.lock_store(&redis)?;
+        let lock_store = args.lock_store(&resource)?;
         let instance = args
             .instance_id
             .clone()
@@ -78,7 +78,7 @@ impl Application {
         // The compose fleet's store supervisors take the same token.
         crate::member::remote::set_token(&admin_token);
         let fleet = Arc::new(FleetSync::new(
-            redis.clone(),
+            resource.clone(),
             &instance,
             args.initial_settings(),
         ));
@@ -98,7 +98,7 @@ impl Application {
         };
         let public_url = args.public_url.clone().filter(|url| !url.is_empty());
         let state = AppState::new(
-            redis,
+            resource,
             lock_store,
             instance,
             admin_token,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::feed::Feeds;
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
@@ -26,8 +26,8 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     /// The resource store: stock, ledger, ground truth, settings, faults, control channel.
-    pub redis: RedisPool,
-    /// Where the locks live (the same Redis as `redis` with `--lock-store shared`).
+    pub resource: RedisPool,
+    /// Where the locks live (the same Redis as `resource` with `--lock-store shared`).
     pub lock_store: LockStore,
     pub instance: String,
     /// Unique per process start, so lock owners of a restarted instance never collide with
@@ -65,7 +65,7 @@ pub struct Shared {
 impl AppState {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        redis: RedisPool,
+        resource: RedisPool,
         lock_store: LockStore,
         instance: String,
         admin_token: String,
@@ -76,10 +76,10 @@ impl AppState {
         limits: Limits,
     ) -> Self {
         AppState(Arc::new(Shared {
-            rooms: Arc::new(Rooms::new(redis.clone(), limits.rooms)),
+            rooms: Arc::new(Rooms::new(resource.clone(), limits.rooms)),
             feeds: Feeds::new(limits.event_streams),
             metrics: Metrics::new(&instance),
-            redis,
+            resource,
             lock_store,
             instance,
             run_id: uuid::Uuid::new_v4().simple().to_string(),
@@ -103,7 +103,7 @@ impl AppState {
     /// force; `None` without one (no round trip).
     pub async fn network_view(&self) -> Option<oversell_api::NetworkView> {
         let (network, _) = crate::member::fleet_network()?;
-        let partition = match crate::netns::cut::in_force(&self.redis).await {
+        let partition = match crate::member::cut::in_force(&self.resource).await {
             Ok(view) => view,
             Err(err) => {
                 tracing::debug!(%err, "cannot read the partition in force");

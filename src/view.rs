@@ -4,7 +4,7 @@
 
 pub use oversell_api::StateView;
 
-use crate::fleet::RoomConfig;
+use crate::fleet_sync::RoomConfig;
 use crate::ground_truth::GroundTruth;
 use crate::keys::Keys;
 use crate::lock_store::nodes::LockStoreView;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::fleet::FleetSync;
+use crate::fleet_sync::FleetSync;
 use crate::keys;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::state::AppState;
@@ -25,7 +25,7 @@ pub fn spawn_publisher(state: AppState) -> tokio::task::JoinHandle<()> {
         loop {
             ticks.tick().await;
             let counts = state.feeds.viewers();
-            if let Err(err) = publish(&state.redis, &state.instance, &counts).await {
+            if let Err(err) = publish(&state.resource, &state.instance, &counts).await {
                 tracing::debug!(%err, "viewer counts not written");
             }
         }

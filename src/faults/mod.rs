@@ -83,7 +83,7 @@ pub const STORE_FAULT_PENDING: Duration = Duration::from_secs(3);
 /// The faults one sale may meet: the armed copy this instance holds, and how to claim one.
 pub struct FaultPoints<'a> {
     pub armed: &'a [Fault],
-    pub redis: &'a RedisPool,
+    pub resource: &'a RedisPool,
     pub keys: &'a Keys,
     pub instance: &'a str,
 }
@@ -100,7 +100,7 @@ impl FaultPoints<'_> {
             return None; // the usual case: nothing armed, no round trip
         }
         let claimed = async {
-            let mut conn = self.redis.conn().await?;
+            let mut conn = self.resource.conn().await?;
             let pending = match kind.strikes_lock_store() {
                 true => STORE_FAULT_PENDING.as_millis().to_string(),
                 false => String::new(),

@@ -188,8 +188,8 @@ impl LabLock {
     }
 
     /// Reads the room's lock from the resource store, if it has one.
-    pub async fn load(truth: &RedisPool, keys: &Keys) -> Result<Option<LabLock>, StoreError> {
-        let mut conn = truth.conn().await?;
+    pub async fn load(resource: &RedisPool, keys: &Keys) -> Result<Option<LabLock>, StoreError> {
+        let mut conn = resource.conn().await?;
         let (source, password): (Option<String>, Option<String>) = redis::cmd("HMGET")
             .arg(keys.lab())
             .arg("lock")
@@ -225,7 +225,7 @@ pub fn as_said(err: &redis::RedisError) -> String {
 /// as it is.
 pub async fn failed(
     store: &RedisPool,
-    truth: &RedisPool,
+    resource: &RedisPool,
     keys: &Keys,
     step: &Step,
     err: redis::RedisError,
@@ -251,14 +251,14 @@ pub async fn failed(
         }
     };
     let message = format!("{}: {why}", step.name);
-    note_error(truth, keys, &message).await;
+    note_error(resource, keys, &message).await;
     StoreError::Lab(message)
 }
 
 /// Notes a step's failure where the room's students read it (`GET /lab`); best effort.
-pub async fn note_error(truth: &RedisPool, keys: &Keys, message: &str) {
+pub async fn note_error(resource: &RedisPool, keys: &Keys, message: &str) {
     let noted = async {
-        let mut conn = truth.conn().await?;
+        let mut conn = resource.conn().await?;
         redis::cmd("HSET")
             .arg(keys.lab())
             .arg("last_error")

@@ -96,7 +96,7 @@ pub async fn attempt(
     });
     let env = Env {
         store: cx.store,
-        truth: cx.truth,
+        resource: cx.resource,
         on,
     };
     for (i, step) in steps.iter().enumerate() {
@@ -141,7 +141,7 @@ fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
         step,
         conn,
         store: cx.store.clone(),
-        truth: cx.truth.clone(),
+        resource: cx.resource.clone(),
         keys: cx.keys.clone(),
         owner: cx.owner.to_owned(),
         instance: cx.instance.to_owned(),
@@ -163,7 +163,7 @@ pub async fn release(
     drop(held);
     let env = Env {
         store: cx.store,
-        truth: cx.truth,
+        resource: cx.resource,
         on: cx.on(),
     };
     for (i, step) in lock.release(&env.on).iter().enumerate() {
@@ -202,7 +202,7 @@ async fn released(
     }
     if let Some(victim) = &seen.foreign {
         let since = cx.generation;
-        record::foreign_release(cx.truth, cx.keys, since, cx.instance, cx.owner, victim).await?;
+        record::foreign_release(cx.resource, cx.keys, since, cx.instance, cx.owner, victim).await?;
     }
     Ok(seen.go_on)
 }
@@ -266,9 +266,9 @@ mod tests {
     use super::super::test_cx::{settings, TestCx, OWNER};
     use super::*;
     use crate::composed::Lua;
+    use crate::launch::redis_server::RedisServer;
     use crate::lock_store::LockStore;
     use crate::redis_pool::RedisPool;
-    use crate::redis_server::RedisServer;
 
     /// A lock whose steps are scripts that note in `<lock>:sent` that they ran, then answer
     /// as written.

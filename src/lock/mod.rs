@@ -15,15 +15,15 @@
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
-//! (`cx.truth`): a release step only reports what it saw (whose lock the key held before and
+//! (`cx.resource`): a release step only reports what it saw (whose lock the key held before and
 //! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
 mod atomic_expiry;
-mod chaos;
 pub(crate) mod cohort;
 mod custom;
 mod engine;
+mod fault_timing;
 mod fenced;
 mod local;
 mod lua_release;
@@ -53,7 +53,7 @@ use oversell_api::tier::Tier;
 use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
-use crate::lock_store::chaos::HeldReplicas;
+use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
@@ -69,7 +69,7 @@ pub struct LockCx<'a> {
     /// Where the lock lives.
     pub store: &'a LockStore,
     /// The resource store: where what the lock saw is recorded.
-    pub truth: &'a RedisPool,
+    pub resource: &'a RedisPool,
     pub keys: &'a Keys,
     pub settings: &'a Settings,
     /// Unique per sale (and per process run): the lock value or hash field of this holder.
@@ -83,7 +83,7 @@ pub struct LockCx<'a> {
     /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
     /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
     pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
-    /// Replicas the `failover` fault holds off during this attempt (see `lock/chaos.rs`).
+    /// Replicas the `failover` fault holds off during this attempt (see `lock/fault_timing.rs`).
     pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
     /// The sale's read (its calls, as data), for an acquire that can carry it in its round
     /// trip (`riding.rs`); `None` for a nested re-entry, which never carries one.
@@ -111,7 +111,7 @@ impl LockCx<'_> {
     async fn lost_release(&self) -> Result<(), StoreError> {
         self.metrics.lost_release(self.settings.tier);
         record::lost_release(
-            self.truth,
+            self.resource,
             self.keys,
             self.generation,
             self.instance,

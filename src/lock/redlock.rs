@@ -61,7 +61,7 @@ use super::renewals::Renewals;
 use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
-use crate::lock_store::chaos as store;
+use crate::lock_store::node_faults as store;
 use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
 use crate::redis_pool::StoreError;
 use oversell_api::settings::LeaseMode;
@@ -123,7 +123,7 @@ impl Lock for Redlock {
                 "redlock validity lapsed"
             );
             let recorded = record::validity_lapsed(
-                cx.truth,
+                cx.resource,
                 cx.keys,
                 cx.generation,
                 cx.instance,
@@ -293,7 +293,7 @@ fn jitter_ms(max: u64) -> u64 {
     1 + nanos % max
 }
 
-// ---- where the Redlock faults strike (called around the acquire by `lock/chaos.rs`) ----
+// ---- where the Redlock faults strike (called around the acquire by `lock/fault_timing.rs`) ----
 
 /// Before an attempt of the sale that claimed the fault. Returns what struck, if anything.
 pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<String> {

@@ -56,7 +56,7 @@ pub(super) struct Watchdog {
     pub step: Step,
     pub conn: RenewConn,
     pub store: LockStore,
-    pub truth: RedisPool,
+    pub resource: RedisPool,
     pub keys: Keys,
     pub owner: String,
     pub instance: String,
@@ -89,7 +89,7 @@ impl Watchdog {
             };
             let env = Env {
                 store: &self.store,
-                truth: &self.truth,
+                resource: &self.resource,
                 on: On {
                     keys: &self.keys,
                     owner: &self.owner,
@@ -101,7 +101,8 @@ impl Watchdog {
         };
         match renewed.await {
             Ok(true) => {
-                let noted = record::renewal(&self.truth, &self.keys, &self.instance, &self.owner);
+                let noted =
+                    record::renewal(&self.resource, &self.keys, &self.instance, &self.owner);
                 if let Err(err) = noted.await {
                     tracing::debug!(%err, "renewal not recorded on the timeline");
                 }

@@ -21,7 +21,7 @@ pub(super) struct Env<'a> {
     /// The lock store, for stopping a lab step that runs away.
     pub store: &'a LockStore,
     /// The resource store, where a lab step's error is noted for its students.
-    pub truth: &'a RedisPool,
+    pub resource: &'a RedisPool,
     pub on: On<'a>,
 }
 
@@ -52,7 +52,7 @@ pub(super) async fn send(conn: &mut Conn, step: &Step, env: &Env<'_>) -> Result<
                 Ok(value) => value,
                 Err(err) => {
                     let store = env.store.pool();
-                    return Err(crate::lab::failed(store, env.truth, on.keys, step, err).await);
+                    return Err(crate::lab::failed(store, env.resource, on.keys, step, err).await);
                 }
             }
         }

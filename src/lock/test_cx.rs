@@ -27,7 +27,7 @@ pub struct TestCx {
     pub signals: ReleaseSignals,
     metrics: Metrics,
     store_fault: Mutex<Option<crate::faults::Fault>>,
-    held_replicas: Mutex<Option<crate::lock_store::chaos::HeldReplicas>>,
+    held_replicas: Mutex<Option<crate::lock_store::node_faults::HeldReplicas>>,
 }
 
 impl TestCx {
@@ -49,7 +49,7 @@ impl TestCx {
     pub fn faults(&self) -> FaultPoints<'_> {
         FaultPoints {
             armed: &[],
-            redis: &self.resource,
+            resource: &self.resource,
             keys: &self.keys,
             instance: "i1",
         }
@@ -58,7 +58,7 @@ impl TestCx {
     pub fn cx<'a>(&'a self, faults: &'a FaultPoints<'a>) -> LockCx<'a> {
         LockCx {
             store: &self.store,
-            truth: &self.resource,
+            resource: &self.resource,
             keys: &self.keys,
             settings: &self.settings,
             owner: OWNER,

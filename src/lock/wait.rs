@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use super::cohort::Cohorts;
 use super::sold_out::SoldOutHints;
-use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
+use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
 /// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
@@ -81,7 +81,7 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
             notified.as_mut().enable();
         }
         if let Some(fault) = cx.striking_fault() {
-            let held = chaos::before_attempt(cx, &fault).await;
+            let held = fault_timing::before_attempt(cx, &fault).await;
             *cx.held_replicas.lock().unwrap_or_else(|p| p.into_inner()) = held;
         }
         let attempt = lock.try_acquire(cx).await;
@@ -94,7 +94,7 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         );
         if took {
             if let Some(fault) = cx.take_store_fault() {
-                chaos::after_acquire(cx, &fault).await;
+                fault_timing::after_acquire(cx, &fault).await;
             }
         }
         // Held replicas resume now, after the primary died, unless `WAIT` resumed them.

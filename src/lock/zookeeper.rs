@@ -1,5 +1,5 @@
 //! `zookeeper` and `zookeeper-fenced` — the other answer: a lock in ZooKeeper, as Curator's
-//! `InterProcessMutex` takes it (the recipe itself is in `crate::zookeeper`).
+//! `InterProcessMutex` takes it (the recipe itself is in `crate::zookeeper_recipe`).
 //!
 //! Each buyer creates an ephemeral sequential node under the room's lock dir; the lowest
 //! sequence holds the lock; every other buyer watches only the node just ahead of it, so a
@@ -35,10 +35,10 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{chaos, Attempt, Held, Lock, LockCx, LockError};
+use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 
 use crate::redis_pool::StoreError;
-use crate::zookeeper::{Released, ZkError, ZkHeld, ZkStore};
+use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
 
 pub struct ZooKeeperLock {
     /// Whether the holder's fencing token is handed to the stock (`zookeeper-fenced`).
@@ -105,7 +105,7 @@ impl Lock for ZooKeeperLock {
         }
         // `zk-node-down` strikes before the claimant queues.
         if let Some(fault) = cx.striking_fault() {
-            chaos::before_attempt(cx, &fault).await;
+            fault_timing::before_attempt(cx, &fault).await;
         }
         self.take(cx, Instant::now() + cx.settings.wait_deadline())
             .await

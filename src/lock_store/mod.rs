@@ -11,11 +11,11 @@
 //!
 //! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
 //!   which node holds the room's lock right now.
-//! - [`chaos`]: the store's faults, done for real: a replica link cut, a primary killed,
+//! - [`node_faults`]: the store's faults, done for real: a replica link cut, a primary killed,
 //!   masters killed, restarted, slowed or their clocks moved (through [`crate::member`]).
 //! - [`quorum`]: the Redlock masters, each with its own short timeout.
 
-pub(crate) mod chaos;
+pub(crate) mod node_faults;
 pub(crate) mod nodes;
 pub(crate) mod quorum;
 
@@ -26,7 +26,7 @@ use futures_util::StreamExt;
 
 use crate::keys::{Keys, RELEASED_PATTERN};
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::zookeeper::ZkStore;
+use crate::zookeeper_recipe::ZkStore;
 
 /// How many seconds a replica may go without acknowledging before it no longer counts for
 /// `min-replicas-to-write`: Redis' own granularity (replicas acknowledge every second).

@@ -78,7 +78,7 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
 
 /// Each ZooKeeper server's mode, and the room's queue (only once this instance has a session:
 /// describing the store never opens one).
-async fn zookeeper(zk: &crate::zookeeper::ZkStore, keys: &Keys) -> ZooKeeperView {
+async fn zookeeper(zk: &crate::zookeeper_recipe::ZkStore, keys: &Keys) -> ZooKeeperView {
     let servers = zk
         .server_modes()
         .await

@@ -15,9 +15,9 @@ use std::time::Duration;
 use oversell_api::member::Cut;
 use oversell_api::state::{ContainerView, ContainersView};
 
+use super::cut::{CutError, Links};
+use super::network::{Member, Network};
 use super::remote::Remote;
-use crate::netns::cut::{CutError, Links};
-use crate::netns::{Member, Network};
 
 /// The members this process saw last, once [`Containers::watch`] runs: the one list of this
 /// process' fleet, reached from deep inside a sale (a partition strikes there).

@@ -5,13 +5,22 @@
 //! - on this machine (`oversell up`, on loopback or in the fleet's namespaces): the process is
 //!   found by what the store reports of itself (its pid, its data dir) and acted on directly
 //!   ([`process`]);
-//! - in a container (docker compose): its supervisor, `oversell member` (`up::member`,
-//!   beside `oversell up`'s own supervision), runs the same acts on its one child when asked
-//!   over the fleet's network with the admin token ([`remote`]).
+//! - in a container (docker compose): its supervisor, `oversell member`
+//!   (`src/launch/member_supervisor.rs`, beside `oversell up`'s own supervision), runs the same
+//!   acts on its one child when asked over the fleet's network with the admin token
+//!   ([`remote`]).
 //!
 //! [`Reach`] picks the way from the member's address, so a fault reads the same on both paths.
+//!
+//! The links between members are cut the same way: [`network`] is the fleet's network as an
+//! instance is handed it (who is a member, at which address), [`cut`] the `partition` fault
+//! that drops packets between them, in each namespace on this machine or through the
+//! supervisors on compose ([`containers`]).
 
+pub mod clock_offset;
 pub mod containers;
+pub mod cut;
+pub mod network;
 pub mod process;
 pub mod remote;
 
@@ -19,8 +28,8 @@ use std::time::Duration;
 
 pub use process::{Process, HOLD_DOWN_FILE};
 
-use crate::netns::cut::{Links, Namespaces};
-use crate::netns::Network;
+use cut::{Links, Namespaces};
+use network::Network;
 pub use remote::Remote;
 
 /// How a member is reached.
@@ -36,7 +45,7 @@ impl Reach {
     /// Whether the server at `addr` (`host:port`) is out of this machine's reach, so that its
     /// supervisor must be asked.
     pub fn is_remote(addr: &str) -> bool {
-        !crate::netns::on_this_machine(addr)
+        !network::on_this_machine(addr)
     }
 
     /// Kills it, back at once or after `down_for`; says what was done.

@@ -62,10 +62,10 @@ impl Process {
     /// Moves its wall clock `ms` forward (negative: back) through the offset file its clock
     /// shim reads; returns the offset now in force.
     pub fn shift_clock(&self, ms: i64) -> Result<i64, String> {
-        let file = crate::clock_offset::offset_file(&self.dir);
-        crate::clock_offset::read_offset(&file)
+        let file = super::clock_offset::offset_file(&self.dir);
+        super::clock_offset::read_offset(&file)
             .and_then(|before| {
-                crate::clock_offset::set_offset(&file, before + ms).map(|()| before + ms)
+                super::clock_offset::set_offset(&file, before + ms).map(|()| before + ms)
             })
             .map_err(|err| {
                 format!(

@@ -48,7 +48,7 @@ pub(super) async fn reset_room(state: &AppState, keys: &Keys, stock: i64) -> Res
     // The room is created with its stock and the settings every instance will read, and given
     // its time to live.
     state.rooms.create(keys).await?;
-    ground_truth::reset(&state.redis, &state.lock_store, keys, stock).await?;
+    ground_truth::reset(&state.resource, &state.lock_store, keys, stock).await?;
     state.fleet.seed(keys).await?;
     // Every instance reloads the room, with its new reset generation: a sale that began
     // before the reset cannot write after it.
@@ -215,7 +215,7 @@ pub async fn arm_fault(
             .into(),
     };
     state.rooms.create(keys).await?;
-    faults::arm(&state.redis, keys, &fault).await?;
+    faults::arm(&state.resource, keys, &fault).await?;
     state.rooms.touch(keys).await?;
     state.fleet.broadcast(&Control::reload(keys.room())).await?;
     tracing::info!(room = keys.room(), ?fault, "fault armed");
@@ -227,7 +227,7 @@ pub async fn clear_faults(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
 ) -> Result<Json<Value>, AppError> {
-    faults::clear(&state.redis, &keys).await?;
+    faults::clear(&state.resource, &keys).await?;
     state.fleet.broadcast(&Control::reload(keys.room())).await?;
     Ok(Json(json!({ "room": keys.room(), "armed": [] })))
 }

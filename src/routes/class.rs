@@ -89,10 +89,10 @@ pub async fn create(
     let mut tickets = Vec::with_capacity(rooms.len());
     for room in &rooms {
         reset_room(&state, &Keys::for_room(room), stock).await?;
-        let token = room_tokens::issue(&state.redis, room).await?;
+        let token = room_tokens::issue(&state.resource, room).await?;
         tickets.push(ticket(&base, room, token)?);
     }
-    let mut conn = state.redis.conn().await?;
+    let mut conn = state.resource.conn().await?;
     let () = redis::pipe()
         .atomic()
         .del(CLASS)
@@ -131,14 +131,14 @@ pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Va
     };
     let rooms = room_names(&prefix, students)?;
     let (with_tokens, viewers) = tokio::join!(
-        room_tokens::rooms_with_tokens(&state.redis),
-        viewers::per_room(&state.redis, &state.fleet)
+        room_tokens::rooms_with_tokens(&state.resource),
+        viewers::per_room(&state.resource, &state.fleet)
     );
     let (with_tokens, viewers) = (with_tokens?, viewers?);
     let rows = futures_util::future::try_join_all(rooms.iter().map(|room| async {
         let keys = Keys::for_room(room);
         let settings = state.fleet.settings(&keys).await?;
-        let truth = ground_truth::read(&state.redis, &state.lock_store, &keys).await?;
+        let truth = ground_truth::read(&state.resource, &state.lock_store, &keys).await?;
         let status = state.rooms.judge(&keys, truth.stocked).await?;
         Ok::<_, AppError>(RoomRow {
             room: room.clone(),
@@ -173,7 +173,7 @@ pub async fn rotate(
     Path(room): Path<String>,
 ) -> Result<Json<Ticket>, AppError> {
     valid_room(&room)?;
-    let token = room_tokens::issue(&state.redis, &room).await?;
+    let token = room_tokens::issue(&state.resource, &room).await?;
     tracing::info!(room, "room token issued");
     Ok(Json(ticket(&public_url(&state, &headers), &room, token)?))
 }
@@ -185,22 +185,22 @@ pub async fn revoke(
     Path(room): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     valid_room(&room)?;
-    let revoked = room_tokens::revoke(&state.redis, &room).await?;
+    let revoked = room_tokens::revoke(&state.resource, &room).await?;
     tracing::info!(room, revoked, "room token revoked");
     Ok(Json(json!({ "room": room, "revoked": revoked })))
 }
 
 /// Every room token there is, class or not, taken away; how many.
 async fn revoke_all(state: &AppState) -> Result<usize, AppError> {
-    let rooms = room_tokens::rooms_with_tokens(&state.redis).await?;
+    let rooms = room_tokens::rooms_with_tokens(&state.resource).await?;
     for room in &rooms {
-        room_tokens::revoke(&state.redis, room).await?;
+        room_tokens::revoke(&state.resource, room).await?;
     }
     Ok(rooms.len())
 }
 
 async fn class(state: &AppState) -> Result<Option<(String, usize)>, AppError> {
-    let mut conn = state.redis.conn().await?;
+    let mut conn = state.resource.conn().await?;
     let (prefix, students): (Option<String>, Option<usize>) = redis::cmd("HMGET")
         .arg(CLASS)
         .arg("prefix")

@@ -144,7 +144,7 @@ impl FromRequestParts<AppState> for Caller {
         if token_matches(token, &state.admin_token) {
             return Ok(Caller::Admin);
         }
-        match crate::room_tokens::room_of(&state.redis, token).await? {
+        match crate::room_tokens::room_of(&state.resource, token).await? {
             Some(room) => Ok(Caller::Room(room)),
             None => Err(AppError::Unauthorized),
         }

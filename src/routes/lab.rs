@@ -27,7 +27,7 @@ pub async fn show(
     Room(keys): Room,
     State(state): State<AppState>,
 ) -> Result<Json<Value>, AppError> {
-    let mut conn = state.redis.conn().await?;
+    let mut conn = state.resource.conn().await?;
     let (source, last_error): (Option<String>, Option<String>) = redis::cmd("HMGET")
         .arg(keys.lab())
         .arg("lock")
@@ -60,14 +60,14 @@ pub async fn submit(
     source.validate().map_err(AppError::BadRequest)?;
     lab_fits(&state)?;
     state.rooms.create(&keys).await?;
-    let password = password_of(&state.redis, &keys).await?;
+    let password = password_of(&state.resource, &keys).await?;
     let user = LabUser::of(&keys, &password);
     acl::prepare(state.lock_store.pool(), &keys, &user).await?;
     let lab = LabLock::new(source, user);
     compile(&state, &lab).await?;
     let stored =
         serde_json::to_string(&lab.source).map_err(|e| AppError::Internal(e.to_string()))?;
-    let mut conn = state.redis.conn().await?;
+    let mut conn = state.resource.conn().await?;
     redis::pipe()
         .atomic()
         .hset(keys.lab(), "lock", stored)
@@ -110,20 +110,22 @@ pub async fn grade(
         }
     }
     lab_fits(&state)?;
-    let lab = LabLock::load(&state.redis, &keys).await?.ok_or_else(|| {
-        AppError::BadRequest(format!(
-            "room {} has no lock of its own to grade: submit one first (PUT /admin/lab)",
-            keys.room()
-        ))
-    })?;
+    let lab = LabLock::load(&state.resource, &keys)
+        .await?
+        .ok_or_else(|| {
+            AppError::BadRequest(format!(
+                "room {} has no lock of its own to grade: submit one first (PUT /admin/lab)",
+                keys.room()
+            ))
+        })?;
     let fleet = FleetRunner::new(&state, &keys).await?;
     let runner = fleet.runner(&state);
     let holder = format!("{}:{}", state.instance, state.next_owner());
-    let running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
+    let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
         .await?
         .ok_or(AppError::Busy)?;
-    take_last_error(&state.redis, &keys).await?;
-    let redis = &state.redis;
+    take_last_error(&state.resource, &keys).await?;
+    let resource = &state.resource;
     let keys_ref = &keys;
     let only = only.as_deref();
     // A failover strikes every room's locks: the admin token's to order, on a fleet that has one.
@@ -133,7 +135,7 @@ pub async fn grade(
         ..shape(&lab)
     };
     let card = grader::grade(&runner, shape, Tier::Custom, only, || async move {
-        Ok(take_last_error(redis, keys_ref).await?)
+        Ok(take_last_error(resource, keys_ref).await?)
     })
     .await;
     running.release().await;
@@ -161,8 +163,8 @@ fn lab_fits(state: &AppState) -> Result<(), AppError> {
 }
 
 /// The room user's password: the one it has, or a new one.
-async fn password_of(truth: &RedisPool, keys: &Keys) -> Result<String, AppError> {
-    let mut conn = truth.conn().await?;
+async fn password_of(resource: &RedisPool, keys: &Keys) -> Result<String, AppError> {
+    let mut conn = resource.conn().await?;
     let known: Option<String> = redis::cmd("HGET")
         .arg(keys.lab())
         .arg("password")
@@ -200,8 +202,8 @@ async fn compile(state: &AppState, lab: &LabLock) -> Result<(), AppError> {
 }
 
 /// The error the room's scripts last met, taken (so the next attack sees only its own).
-async fn take_last_error(truth: &RedisPool, keys: &Keys) -> Result<Option<String>, StoreError> {
-    let mut conn = truth.conn().await?;
+async fn take_last_error(resource: &RedisPool, keys: &Keys) -> Result<Option<String>, StoreError> {
+    let mut conn = resource.conn().await?;
     let (error, _): (Option<String>, i64) = redis::pipe()
         .atomic()
         .hget(keys.lab(), "last_error")

@@ -44,7 +44,7 @@ pub async fn state(
 ) -> Result<Json<StateView>, AppError> {
     let room = state.fleet.room(&keys).await?;
     let (truth, lock_store, network) = tokio::join!(
-        ground_truth::read(&state.redis, &state.lock_store, &keys),
+        ground_truth::read(&state.resource, &state.lock_store, &keys),
         state.lock_store.describe(&keys),
         state.network_view()
     );
@@ -87,7 +87,7 @@ pub async fn ledger(
             "offset must be >= 0 and limit 1..={MAX_PAGE}"
         )));
     }
-    let orders = ground_truth::ledger(&state.redis, &keys, offset, limit).await?;
+    let orders = ground_truth::ledger(&state.resource, &keys, offset, limit).await?;
     // An empty page may be a ledger the store lost: say so rather than show nothing.
     if orders.is_empty() && state.rooms.status(&keys).await? == RoomStatus::Lost {
         return Err(AppError::StateLost);
@@ -97,7 +97,7 @@ pub async fn ledger(
 
 pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
     let ping = async {
-        let mut conn = state.redis.conn().await.ok()?;
+        let mut conn = state.resource.conn().await.ok()?;
         redis::cmd("PING")
             .query_async::<String>(&mut conn)
             .await

@@ -1,6 +1,6 @@
 //! `POST /admin/partition {"isolate": [...], "ms": N}` and `DELETE /admin/partition`: the
 //! network partition of a fleet started with `oversell up --network netns` (see
-//! `crate::netns::cut`). Admin only: a partition cuts every room's lock store.
+//! `crate::member::cut`). Admin only: a partition cuts every room's lock store.
 
 use axum::extract::State;
 use axum::Json;
@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
 use crate::ground_truth::record;
-use crate::lock_store::chaos::primary_ip;
-use crate::netns::cut::{self, CutError};
-use crate::netns::Network;
+use crate::lock_store::node_faults::primary_ip;
+use crate::member::cut::{self, CutError};
+use crate::member::network::Network;
 use crate::state::AppState;
 
 const EXAMPLE: &str = r#"{"isolate": ["lock1", "app1"], "ms": 8000}"#;
@@ -41,7 +41,7 @@ pub async fn cut(
     };
     request.isolate =
         cut::resolve(&network, &request.isolate, &state.instance, primary).map_err(refused)?;
-    let view = cut::partition(&network, links.as_ref(), &state.redis, &request)
+    let view = cut::partition(&network, links.as_ref(), &state.resource, &request)
         .await
         .map_err(refused)?;
     let (isolate, ms) = (view.isolate.join(","), view.ms.to_string());
@@ -58,7 +58,7 @@ pub async fn heal(
 ) -> Result<Json<Value>, AppError> {
     caller.only_admin_may("healing a network partition")?;
     let (network, links) = network()?;
-    cut::heal(&network, links.as_ref(), &state.redis)
+    cut::heal(&network, links.as_ref(), &state.resource)
         .await
         .map_err(refused)?;
     mark(&state, &caller, "heal", &[]).await;
@@ -125,7 +125,7 @@ fn refused(err: CutError) -> AppError {
 async fn mark(state: &AppState, caller: &RoomAdmin, kind: &str, fields: &[(&str, &str)]) {
     let mut all = vec![("instance", state.instance.as_str())];
     all.extend_from_slice(fields);
-    if let Err(err) = record::network(&state.redis, &caller.keys, kind, &all).await {
+    if let Err(err) = record::network(&state.resource, &caller.keys, kind, &all).await {
         tracing::warn!(%err, "{kind} not marked on the timeline");
     }
 }

@@ -84,7 +84,7 @@ pub async fn run(
     }
     // Only a run changes the room; a misfit is refused above without the guard.
     let holder = format!("{}:{}", state.instance, state.next_owner());
-    let running = ScenarioGuard::try_take(&state.redis, &keys, &holder)
+    let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
         .await?
         .ok_or(AppError::Busy)?;
     let run = runner.run(scenario).await;

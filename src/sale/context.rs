@@ -7,7 +7,7 @@ use oversell_api::settings::Settings;
 use crate::faults::{Fault, FaultPoints};
 use crate::keys::Keys;
 use crate::lock::{self, LockCx, ReleaseSignals};
-use crate::lock_store::chaos::HeldReplicas;
+use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::RedisPool;
@@ -15,7 +15,7 @@ use crate::redis_pool::RedisPool;
 /// What one sale needs from the instance.
 pub struct SaleCx<'a> {
     /// The resource store.
-    pub redis: &'a RedisPool,
+    pub resource: &'a RedisPool,
     /// Where the lock lives.
     pub store: &'a LockStore,
     pub keys: &'a Keys,
@@ -41,7 +41,7 @@ impl SaleCx<'_> {
     pub(super) fn fault_points(&self) -> FaultPoints<'_> {
         FaultPoints {
             armed: &self.faults,
-            redis: self.redis,
+            resource: self.resource,
             keys: self.keys,
             instance: self.instance,
         }
@@ -59,7 +59,7 @@ pub(super) fn lock_cx<'a>(
 ) -> LockCx<'a> {
     LockCx {
         store: cx.store,
-        truth: cx.redis,
+        resource: cx.resource,
         keys: cx.keys,
         settings: &cx.settings,
         owner,

@@ -17,7 +17,7 @@ pub(super) async fn at_the_door(cx: &SaleCx<'_>, order: &Order) -> Option<AppErr
         return None;
     }
     let read = async {
-        let mut conn = cx.redis.conn().await?;
+        let mut conn = cx.resource.conn().await?;
         let stock: Option<i64> = redis::cmd("GET")
             .arg(cx.keys.stock())
             .query_async(&mut conn)

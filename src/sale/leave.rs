@@ -94,7 +94,7 @@ pub(super) async fn leave(
     write: Option<Write<'_>>,
 ) -> Result<Committed, StoreError> {
     let commit = commit(cx, exits_at_enter, write, leaving.fence);
-    let mut conn = cx.redis.conn().await?;
+    let mut conn = cx.resource.conn().await?;
     if let Some(mut to) = (leaving.next)() {
         // A pass: the successor's read rides right behind this write, inside the lock's
         // nested hold for a reentrant lock.

@@ -245,7 +245,7 @@ pub struct Sold {
 async fn sell_lock_free(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let order_id = uuid::Uuid::now_v7().to_string();
     let entry = ledger_entry(cx, order, &order_id, None, 0, None)?;
-    match atomic_deduct::sell(cx.redis, cx.keys, order.qty, &entry, cx.instance).await? {
+    match atomic_deduct::sell(cx.resource, cx.keys, order.qty, &entry, cx.instance).await? {
         Ok(stock_left) => Ok(Sold {
             order_id,
             stock_left,
@@ -273,7 +273,7 @@ async fn lock_failed(cx: &SaleCx<'_>, err: LockError) -> AppError {
 /// A buyer who gave up on the lock: counted (best effort, the 503 goes out regardless).
 async fn lock_timeout(cx: &SaleCx<'_>) -> AppError {
     let result = async {
-        let mut conn = cx.redis.conn().await?;
+        let mut conn = cx.resource.conn().await?;
         let _: i64 = redis::cmd("INCR")
             .arg(cx.keys.lock_timeouts())
             .query_async(&mut conn)

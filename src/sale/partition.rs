@@ -9,8 +9,8 @@ use oversell_api::PartitionRequest;
 use crate::faults::Fault;
 use crate::ground_truth::record;
 use crate::lock::LockCx;
-use crate::lock_store::chaos::primary_ip;
-use crate::netns::cut::{self, CutError};
+use crate::lock_store::node_faults::primary_ip;
+use crate::member::cut::{self, CutError};
 
 /// Cuts the network as the fault says (`holder`: this instance; `lock-primary`: the lock
 /// store's primary as it is now) and marks it on the timeline.
@@ -19,7 +19,7 @@ pub(super) async fn strike(lcx: &LockCx<'_>, fault: &Fault) {
         Ok(what) => {
             tracing::warn!(%what, "fault: partition");
             let recorded = record::store_fault(
-                lcx.truth,
+                lcx.resource,
                 lcx.keys,
                 lcx.instance,
                 lcx.owner,
@@ -45,7 +45,7 @@ async fn cut_off(lcx: &LockCx<'_>, fault: &Fault) -> Result<String, CutError> {
         isolate,
         ms: fault.ms,
     };
-    let done = cut::partition(&network, links.as_ref(), lcx.truth, &request).await?;
+    let done = cut::partition(&network, links.as_ref(), lcx.resource, &request).await?;
     Ok(format!(
         "{} cut off from {} for {} ms",
         done.isolate.join(", "),

@@ -87,7 +87,7 @@ pub(super) async fn read(
         None => match lock.around(lcx, ReadPlan::of(cx).calls(fence)) {
             Some(wrapped) => {
                 let calls: Vec<&Call> = wrapped.calls.iter().collect();
-                let mut conn = cx.redis.conn().await?;
+                let mut conn = cx.resource.conn().await?;
                 let replies = composed::run_in_order(&mut conn, &calls).await;
                 TripReplies::new(wrapped.nesting, replies)
             }
@@ -119,7 +119,7 @@ async fn read_one_by_one(
         Err(err) => return Err(lock_failed(cx, err).await),
     };
     let depth = nested.depth;
-    let mut conn = cx.redis.conn().await?;
+    let mut conn = cx.resource.conn().await?;
     let read = enter(
         cx.keys,
         cx.instance,

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{sell, Order, SaleCx, Sold};
 use crate::error::AppError;
-use crate::fleet::RoomConfig;
+use crate::fleet_sync::RoomConfig;
 use crate::keys::Keys;
 use crate::metrics::Outcome;
 use crate::rooms::sale_error;
@@ -100,7 +100,7 @@ async fn sell_once(
     order: &Order,
 ) -> Result<Sold, AppError> {
     let cx = SaleCx {
-        redis: &state.redis,
+        resource: &state.resource,
         store: &state.lock_store,
         keys,
         settings: room.settings,

@@ -45,7 +45,7 @@ pub(super) async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>)
 /// Whether a claimed lock-store fault has yet to strike (a store error counts as no).
 async fn strike_pending(cx: &SaleCx<'_>) -> bool {
     let asked = async {
-        let mut conn = cx.redis.conn().await?;
+        let mut conn = cx.resource.conn().await?;
         let pending: bool = redis::cmd("EXISTS")
             .arg(cx.keys.store_fault_pending())
             .query_async(&mut conn)

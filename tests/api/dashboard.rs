@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use oversell::redis_server::{free_port, RedisServer};
+use oversell::launch::redis_server::{free_port, RedisServer};
 use reqwest::StatusCode;
 
 use crate::helpers::eventually;

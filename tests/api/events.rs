@@ -224,7 +224,7 @@ async fn events_refuse_a_bad_room() {
 /// An open SSE stream must not hold a graceful shutdown hostage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_shutdown_ends_open_event_streams() {
-    let redis = oversell::redis_server::RedisServer::start().unwrap();
+    let redis = oversell::launch::redis_server::RedisServer::start().unwrap();
     let args = crate::helpers::serve_args(&redis.url(), "app1");
     let app = crate::helpers::TestApp::spawn(&args).await;
     let mut stream = reqwest::get(format!("{}/events", app.url)).await.unwrap();

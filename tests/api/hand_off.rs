@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use loadtest::scenario::CATALOG;
 use oversell::composed::{self, Call, Lua};
-use oversell::redis_server::RedisServer;
+use oversell::launch::redis_server::RedisServer;
 use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};

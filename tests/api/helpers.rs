@@ -4,8 +4,8 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use oversell::config::ServeArgs;
+use oversell::launch::redis_server::RedisServer;
 use oversell::lock_store::LockStoreKind;
-use oversell::redis_server::RedisServer;
 use oversell::startup::Application;
 use oversell_api::settings::WaitStrategy;
 use oversell_api::tier::Tier;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use loadtest::scenario::find;
+use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
-use oversell::up::fleet::Fleet;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -280,13 +280,13 @@ async fn a_lock_store_kept_down_refuses_every_buyer_until_it_is_back() {
 
 #[tokio::test]
 async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
-    let redis = oversell::redis_server::RedisServer::start().unwrap();
+    let redis = oversell::launch::redis_server::RedisServer::start().unwrap();
     let mut args = serve_args(&redis.url(), "lonely");
     args.lock_store = LockStoreKind::Sentinel;
     // Nothing listens there.
     args.lock_sentinels = vec![format!(
         "127.0.0.1:{}",
-        oversell::redis_server::free_port().unwrap()
+        oversell::launch::redis_server::free_port().unwrap()
     )];
     args.wait_deadline_ms = 1500;
     let app = TestApp::spawn(&args).await;

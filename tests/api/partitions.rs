@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use loadtest::scenario::CATALOG;
+use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
-use oversell::up::NetworkKind;
 use serde_json::{json, Value};
 
 use crate::helpers::{eventually, eventually_sells, verdicts_line};
@@ -19,7 +19,7 @@ use crate::up::{signal, Up};
 
 /// Why this process cannot make namespaces, if it cannot.
 fn no_netns() -> Option<String> {
-    oversell::netns::setup::unavailable()
+    oversell::launch::netns::unavailable()
 }
 
 /// Skips a test that needs namespaces, loudly.
@@ -302,7 +302,7 @@ async fn up_leaves_no_network_behind_however_it_ends() {
             "{}",
             netns_names()
         );
-        let uplink = oversell::netns::setup::uplink_name(&run);
+        let uplink = oversell::launch::netns::uplink_name(&run);
         assert!(links().contains(&uplink), "{}", links());
         signal(up.pid(), how);
         up.reap();

@@ -3,7 +3,7 @@
 //! not all-or-nothing. A script that fails midway keeps what it wrote before the error, and
 //! `MULTI`/`EXEC` applies every queued command that did not fail: no rollback in either.
 
-use oversell::redis_server::RedisServer;
+use oversell::launch::redis_server::RedisServer;
 use redis::Value;
 
 #[tokio::test]

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use oversell::launch::local_fleet::Fleet;
+use oversell::launch::redis_server::RedisServer;
 use oversell::lock_store::{LockStoreKind, Persistence};
-use oversell::redis_server::RedisServer;
-use oversell::up::fleet::Fleet;
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};

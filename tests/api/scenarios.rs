@@ -4,9 +4,9 @@
 
 use loadtest::scenario::{Runner, CATALOG};
 use loadtest::{AdminClient, Targets};
+use oversell::launch::local_fleet::{Fleet, FleetConfig};
+use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
-use oversell::up::fleet::{Fleet, FleetConfig};
-use oversell::up::NetworkKind;
 use oversell_api::tier::Tier;
 
 pub const TOKEN: &str = "curriculum-token";

@@ -1,11 +1,11 @@
 //! `docker-compose.yml` and `deploy/nginx.conf` describe the same topology as `oversell up`:
 //! the same instance ids, ports, environment and upstream list, all taken from
-//! `oversell::up::topology`, so neither side can drift.
+//! `oversell::launch::topology`, so neither side can drift.
 
 use std::collections::BTreeMap;
 
-use oversell::redis_server::free_port;
-use oversell::up::topology::{
+use oversell::launch::redis_server::free_port;
+use oversell::launch::topology::{
     instance_id, ClientLimits, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES,
     COMPOSE_NGINX_PORT,
 };
@@ -328,7 +328,7 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
         strings(&service(&compose, &single)["profiles"]),
         ["lock-single"]
     );
-    for sentinel in oversell::up::topology::COMPOSE_SENTINELS {
+    for sentinel in oversell::launch::topology::COMPOSE_SENTINELS {
         let name = sentinel.split(':').next().unwrap();
         let svc = service(&compose, name);
         assert_eq!(strings(&svc["profiles"]), ["sentinel"], "{name}");
@@ -339,7 +339,7 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
             "{name} watches the master the instances ask for: {script}"
         );
     }
-    let zookeeper = oversell::up::topology::COMPOSE_ZOOKEEPER
+    let zookeeper = oversell::launch::topology::COMPOSE_ZOOKEEPER
         .split(':')
         .next()
         .unwrap();
@@ -349,7 +349,7 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
         strings(&svc["command"]),
         ["--id", zookeeper, "--", "/usr/local/bin/oversell-zookeeper"]
     );
-    for url in oversell::up::topology::COMPOSE_REDLOCK_NODES {
+    for url in oversell::launch::topology::COMPOSE_REDLOCK_NODES {
         let name = url
             .trim_start_matches("redis://")
             .split(':')

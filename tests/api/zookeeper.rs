@@ -1,18 +1,18 @@
-//! The ZooKeeper lock recipe (`oversell::zookeeper`) against real ZooKeeper servers, started
-//! from `oversell::up::zookeeper`'s specs: Debian's JVM server, standalone or a 3-node
-//! ensemble, killed for real. These are the facts the ZooKeeper tiers will stand on: the line
-//! is first come first served, a waiter that gives up leaves nothing behind, a dead or paused
-//! holder loses its node only when its session ends, and a lost quorum is an error within the
-//! deadline, not a hang.
+//! The ZooKeeper lock recipe (`oversell::zookeeper_recipe`) against real ZooKeeper servers, started
+//! from `oversell::launch::zookeeper_servers`' specs: Debian's JVM server, standalone or a 3-node
+//! ensemble, killed for real. These are the facts the ZooKeeper tiers will stand on: the line is
+//! first come first served, a waiter that gives up leaves nothing behind, a dead or paused holder
+//! loses its node only when its session ends, and a lost quorum is an error within the deadline,
+//! not a hang.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use oversell::up::process;
-use oversell::up::supervisor::{ChildSpec, Supervisor};
-use oversell::up::zookeeper::{self as servers, ZooKeeperMode, ZooKeeperPlan};
-use oversell::zookeeper::{self as zk, Released, ZkError, ZkSession};
+use oversell::launch::process;
+use oversell::launch::supervisor::{ChildSpec, Supervisor};
+use oversell::launch::zookeeper_servers::{self as servers, ZooKeeperMode, ZooKeeperPlan};
+use oversell::zookeeper_recipe::{self as zk, Released, ZkError, ZkSession};
 use tokio::process::Child;
 use tokio::time::Instant;
 

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use oversell::redis_server::{free_port, RedisServer};
+use oversell::launch::redis_server::{free_port, RedisServer};
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};

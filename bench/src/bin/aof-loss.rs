@@ -3,7 +3,7 @@
 //! and `everysec` at most a second (line 774); this counts it.
 //!
 //! Each run starts a `redis-server` of its own (a fresh data dir, the persistence under test,
-//! with the flags `oversell up --lock-persistence` gives a lock store: `src/up/redis_nodes.rs`)
+//! with the flags `oversell up --lock-persistence` gives a lock store: `src/launch/redis_nodes.rs`)
 //! and lets `--writers` clients take locks back to back (`SET lock:<n> <owner> NX PX 600000`,
 //! each `n` once, the acknowledgement's time kept), SIGKILLs the server after `--load-ms`,
 //! restarts it on the same dir and reads which locks came back. Lost = acknowledged but

@@ -31,20 +31,21 @@
 //! - `naming`: the lock dirs and Curator's node names.
 //! - `store`: an instance's way to ZooKeeper ([`ZkStore`]), and what `/state` shows of it
 //!   (each server's mode, each room's queue).
-//! - `servers`: what a server tells of itself outside any session (four-letter words).
+//! - `four_letter`: what a server tells of itself outside any session (its four-letter
+//!   words, and where it keeps its process id).
 //! - `error`: what a failed request means to a buyer.
 
 mod cleanup;
 mod error;
+mod four_letter;
 mod naming;
 mod recipe;
-mod servers;
 mod session;
 mod store;
 
 pub use error::ZkError;
+pub use four_letter::{four_letter, PID_FILE};
 pub use naming::{lock_dir, LOCK_ROOT};
 pub use recipe::{Released, ZkHeld};
-pub use servers::{four_letter, PID_FILE};
 pub use session::{connect, ZkSession};
 pub use store::{ServerModes, ZkNode, ZkStore};

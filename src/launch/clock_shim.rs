@@ -1,5 +1,6 @@
 //! A Redis node whose wall clock can jump, for Redlock's clock-jump fault: the preload
-//! library `oversell up` starts such a node under, and the offset file the fault writes.
+//! library `oversell up` (and a compose store's supervisor) starts such a node under. The
+//! offset file it reads is the service's (`crate::member::clock_offset`): the fault writes it.
 //!
 //! Redlock trusts every node's clock to run at about the same rate: a node whose clock jumps
 //! ahead expires a lock early, and a second client can take a majority while the first still
@@ -12,9 +13,9 @@
 //! [`install_preload`] writes it out next to the node's data.
 
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The preload library, compiled by `build.rs`.
@@ -42,40 +43,6 @@ pub fn install_preload(dir: &Path) -> io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Where a node's clock offset lives: `node_dir/clock-offset`.
-pub fn offset_file(node_dir: &Path) -> PathBuf {
-    node_dir.join("clock-offset")
-}
-
-/// Creates the offset file with offset 0 (eight zero bytes), unless it exists: a running node
-/// maps it, and truncating a mapped file kills the node with SIGBUS.
-pub fn create_offset_file(path: &Path) -> io::Result<()> {
-    match OpenOptions::new().write(true).create_new(true).open(path) {
-        Ok(mut file) => file.write_all(&0i64.to_le_bytes()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Moves the clock of every process that maps `path` to `ms` milliseconds off the real time
-/// (positive: ahead), at once and without a restart. Overwrites the eight bytes in place,
-/// never truncating (see [`create_offset_file`]).
-pub fn set_offset(path: &Path, ms: i64) -> io::Result<()> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    file.write_all_at(&ms.to_le_bytes(), 0)
-}
-
-/// The offset in `path`, in milliseconds.
-pub fn read_offset(path: &Path) -> io::Result<i64> {
-    let mut bytes = [0u8; 8];
-    File::open(path)?.read_exact(&mut bytes)?;
-    Ok(i64::from_le_bytes(bytes))
-}
-
 /// The environment that runs a program under the library `lib` with its wall clock offset by
 /// `offset_file`: set both on its `Command`. The file is read once, at start-up: it must exist
 /// by then, or the program's clock stays true for its whole life.
@@ -92,7 +59,8 @@ mod tests {
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-    use crate::redis_server::{find_binary, free_port};
+    use crate::launch::redis_server::{find_binary, free_port};
+    use crate::member::clock_offset::{create_offset_file, offset_file, set_offset};
 
     /// A `redis-server` under the preload, killed and reaped on drop.
     struct ShiftedRedis {
@@ -163,23 +131,6 @@ mod tests {
             (skew - expected_ms).abs() < 2_000,
             "TIME is {skew} ms off our clock, expected about {expected_ms} ms"
         );
-    }
-
-    #[test]
-    fn offset_file_round_trips_and_is_never_truncated() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = offset_file(dir.path());
-        create_offset_file(&path).unwrap();
-        assert_eq!(read_offset(&path).unwrap(), 0);
-        set_offset(&path, -1_234_567).unwrap();
-        assert_eq!(read_offset(&path).unwrap(), -1_234_567);
-        create_offset_file(&path).unwrap();
-        assert_eq!(
-            read_offset(&path).unwrap(),
-            -1_234_567,
-            "create kept the offset"
-        );
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8);
     }
 
     #[test]

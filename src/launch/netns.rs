@@ -1,4 +1,11 @@
-//! Making the fleet's network and taking it down.
+//! The fleet's own network, for `oversell up --network netns`: every Redis node, Sentinel,
+//! ZooKeeper server and instance in a Linux network namespace of its own, each with one
+//! address on a bridge the fleet creates (in a namespace of its own, joined to the host), so
+//! that the links between them can be cut for real (the `partition` fault) while the resource
+//! store and nginx, on the gateway address in the host's namespace, are never cut off from
+//! anything. This file makes it, takes it down, and starts a child inside it ([`Place`]); the
+//! network as a value, and the cuts, are the service's (`crate::member::network`,
+//! `crate::member::cut`): an instance reads the network it is handed, and cuts it.
 //!
 //! A switch: a namespace `<run>-switch` holding a bridge, joined to the host by a veth pair
 //! (the host's end `<run>h` has the gateway address). Per member a namespace `<run>-<id>`, a
@@ -19,11 +26,13 @@
 
 use std::io::Write;
 use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
-use super::{cut, Member, Network};
+use crate::member::cut;
+use crate::member::network::{Member, Network};
 
 /// The first two octets of every fleet network: a /16 of the private range, one /24 per run.
 const SUBNET: [u8; 2] = [10, 231];
@@ -64,6 +73,48 @@ pub fn unavailable() -> Option<String> {
         }
     }
     None
+}
+
+/// Where a child process runs: on the host's loopback, or in a namespace of the fleet's with
+/// an address of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub ip: Ipv4Addr,
+    pub netns: Option<String>,
+}
+
+impl Place {
+    pub const LOOPBACK: Place = Place {
+        ip: Ipv4Addr::LOCALHOST,
+        netns: None,
+    };
+
+    /// `ip:port`.
+    pub fn addr(&self, port: u16) -> std::net::SocketAddr {
+        std::net::SocketAddr::from((self.ip, port))
+    }
+
+    /// Makes `command` start inside this place's namespace (nothing for loopback). The
+    /// namespace is entered in the child between fork and exec, with `setns`.
+    pub fn enter(&self, command: &mut tokio::process::Command) -> std::io::Result<()> {
+        let Some(netns) = &self.netns else {
+            return Ok(());
+        };
+        let file = std::fs::File::open(netns_path(netns)).map_err(|err| {
+            std::io::Error::new(err.kind(), format!("network namespace {netns}: {err}"))
+        })?;
+        // SAFETY: the closure runs in the forked child before exec and only calls setns
+        // (async-signal-safe). It owns the file, so the descriptor stays open until then.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A fleet network, taken down when dropped.
@@ -111,6 +162,14 @@ impl FleetNetwork {
 
     pub fn network(&self) -> &Network {
         &self.network
+    }
+
+    /// Where member `id` runs; `None` if it is not one.
+    pub fn place(&self, id: &str) -> Option<Place> {
+        self.network.member(id).map(|m| Place {
+            ip: m.addr,
+            netns: Some(self.network.namespace(id)),
+        })
     }
 
     /// The run names of stale networks this one's making removed.
@@ -263,7 +322,7 @@ fn free_third_octet(owner: u32) -> anyhow::Result<u8> {
 }
 
 /// Runs `command` with `input` on its stdin; an error carries its stderr.
-pub(super) fn run_with_input(command: &mut Command, input: &str) -> anyhow::Result<()> {
+fn run_with_input(command: &mut Command, input: &str) -> anyhow::Result<()> {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

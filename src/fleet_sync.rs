@@ -59,10 +59,10 @@ type StoredRoom = (
     (Option<String>, Option<String>),
 );
 
-/// This instance's link to what the fleet shares (named apart from `up::Fleet`, the local
-/// topology of processes).
+/// This instance's link to what the fleet shares (named apart from the launcher's
+/// `local_fleet::Fleet`, the local topology of processes).
 pub struct FleetSync {
-    redis: RedisPool,
+    resource: RedisPool,
     instance: String,
     /// What a room starts with when Redis has no settings for it yet (from the flags).
     defaults: Settings,
@@ -72,9 +72,9 @@ pub struct FleetSync {
 }
 
 impl FleetSync {
-    pub fn new(redis: RedisPool, instance: &str, defaults: Settings) -> Self {
+    pub fn new(resource: RedisPool, instance: &str, defaults: Settings) -> Self {
         FleetSync {
-            redis,
+            resource,
             instance: instance.to_owned(),
             defaults,
             cache: RwLock::default(),
@@ -107,7 +107,7 @@ impl FleetSync {
     /// this instance's flags, and is not cached (so reading many made-up rooms costs no memory
     /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let (stored, faults, pending, generation, (lab, password)): StoredRoom = redis::pipe()
             .get(keys.settings())
             .hgetall(keys.faults())
@@ -170,7 +170,7 @@ impl FleetSync {
             let kind = redis::ErrorKind::Client;
             StoreError::Failed((kind, "settings do not serialize", e.to_string()).into())
         })?;
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let _: Option<String> = redis::cmd("SET")
             .arg(keys.settings())
             .arg(seed)
@@ -189,7 +189,7 @@ impl FleetSync {
         patch: &SettingsPatch,
     ) -> Result<Result<Settings, String>, StoreError> {
         let reload = Control::reload(keys.room()).to_json();
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         for _ in 0..SWAP_ATTEMPTS {
             let stored: Option<String> = redis::cmd("GET")
                 .arg(keys.settings())
@@ -220,7 +220,7 @@ impl FleetSync {
 
     /// Sends a control message to the fleet, and applies a reload here at once.
     pub async fn broadcast(&self, message: &Control) -> Result<(), StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let _: i64 = redis::cmd("PUBLISH")
             .arg(CONTROL_CHANNEL)
             .arg(message.to_json())
@@ -234,7 +234,7 @@ impl FleetSync {
 
     /// Instance ids with a heartbeat in the last few seconds, and how long ago (ms).
     pub async fn live_instances(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let (now, seen): (Vec<i64>, Vec<(String, i64)>) = redis::pipe()
             .cmd("TIME")
             .zrangebyscore_withscores(INSTANCES, "-inf", "+inf")
@@ -298,7 +298,7 @@ impl FleetSync {
     }
 
     async fn subscribe_once(&self) -> Result<(), redis::RedisError> {
-        let mut pubsub = self.redis.pubsub().await?;
+        let mut pubsub = self.resource.pubsub().await?;
         pubsub.subscribe(CONTROL_CHANNEL).await?;
         self.reload_known_rooms().await;
         let mut messages = pubsub.into_on_message();
@@ -327,7 +327,7 @@ impl FleetSync {
     }
 
     async fn beat(&self) -> Result<(), StoreError> {
-        let mut conn = self.redis.conn().await?;
+        let mut conn = self.resource.conn().await?;
         let _: i64 = HEARTBEAT_SCRIPT
             .key(INSTANCES)
             .arg(&self.instance)

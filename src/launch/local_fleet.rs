@@ -10,17 +10,16 @@ use anyhow::bail;
 use oversell_api::tier::Tier;
 use tokio::sync::watch;
 
+use super::netns::{FleetNetwork, Place};
 use super::nginx::{self, Nginx};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
+use super::redis_server;
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
-use super::zookeeper::{self, ZooKeeperPlan};
-use super::NetworkKind;
+use super::up::NetworkKind;
+use super::zookeeper_servers::{self, ZooKeeperPlan};
 use crate::lock_store::{LockStoreKind, Persistence};
-use crate::netns::setup::FleetNetwork;
-use crate::netns::Place;
-use crate::redis_server;
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
 const OWNER_FILE: &str = "up.pid";
@@ -186,7 +185,7 @@ impl Fleet {
         let place_of = |id: &str| {
             network
                 .as_ref()
-                .and_then(|n| n.network().place(id))
+                .and_then(|n| n.place(id))
                 .unwrap_or(Place::LOOPBACK)
         };
         let gateway = network.as_ref().map(|n| n.network().gateway);
@@ -272,7 +271,7 @@ impl Fleet {
         let mut zookeeper_supervisors = Vec::new();
         let zookeeper = match config.zookeeper_nodes {
             Some(nodes) => {
-                zookeeper::installation()?;
+                zookeeper_servers::installation()?;
                 let plan = ZooKeeperPlan::new(
                     nodes,
                     run_dir.path(),
@@ -283,7 +282,7 @@ impl Fleet {
                 for server in plan.servers.clone() {
                     zookeeper_supervisors.push(Supervisor::start(server, store_stopping.clone()));
                 }
-                zookeeper::wait_ready(&endpoints, ZOOKEEPER_READY).await?;
+                zookeeper_servers::wait_ready(&endpoints, ZOOKEEPER_READY).await?;
                 plan.connect_string()
             }
             None => String::new(),
@@ -371,7 +370,7 @@ impl Fleet {
     }
 
     /// The fleet's own network (`--network netns`), if it has one.
-    pub fn network(&self) -> Option<&crate::netns::Network> {
+    pub fn network(&self) -> Option<&crate::member::network::Network> {
         self.network.as_ref().map(FleetNetwork::network)
     }
 

@@ -7,7 +7,7 @@
 use super::{redlock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
-use crate::lock_store::chaos as store;
+use crate::lock_store::node_faults as store;
 use crate::redis_pool::StoreError;
 
 /// Before each attempt of the sale that claimed a lock-store fault.
@@ -104,7 +104,7 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
 async fn struck(cx: &LockCx<'_>, fault: &Fault, what: &str) {
     tracing::warn!(fault = %fault.kind, %what, "fault: lock store struck");
     let recorded = record::store_fault(
-        cx.truth,
+        cx.resource,
         cx.keys,
         cx.instance,
         cx.owner,
@@ -121,7 +121,7 @@ async fn struck(cx: &LockCx<'_>, fault: &Fault, what: &str) {
 }
 
 async fn clear_pending(cx: &LockCx<'_>) -> Result<(), StoreError> {
-    let mut conn = cx.truth.conn().await?;
+    let mut conn = cx.resource.conn().await?;
     let _: () = redis::pipe()
         .del(cx.keys.store_fault_pending())
         .ignore()

@@ -24,12 +24,13 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio::process::Command;
 
+use super::clock_shim;
+use super::netns::Place;
+use super::redis_server;
 use super::supervisor::ChildSpec;
-use crate::clock_offset;
 use crate::lock_store::{LockStoreKind, Persistence, DEFAULT_SENTINEL_MASTER};
-use crate::netns::Place;
+use crate::member::clock_offset;
 use crate::redis_pool::named_primary;
-use crate::redis_server;
 
 /// How long Sentinel notices a dead primary after (`down-after-milliseconds`). 500 ms was
 /// tried: on a busy 2-core machine a Sentinel then took a primary promoted a moment earlier
@@ -113,7 +114,7 @@ impl ChildSpec for RedisNodeSpec {
         if let Some(shim) = &self.clock_shim {
             let offset = clock_offset::offset_file(&self.dir);
             clock_offset::create_offset_file(&offset)?;
-            command.envs(clock_offset::preload_env(shim, &offset));
+            command.envs(clock_shim::preload_env(shim, &offset));
         }
         if let Some(follow) = &self.sentinel {
             if let Some(primary) = follow.primary_for(self.addr()).await {
@@ -314,7 +315,7 @@ impl LockStorePlan {
                 }
             }
             LockStoreKind::Redlock => {
-                let shim = clock_offset::install_preload(run_dir)
+                let shim = clock_shim::install_preload(run_dir)
                     .context("cannot write the clock shim into the run dir")?;
                 LockStorePlan {
                     nodes: (1..=masters)

@@ -11,34 +11,19 @@
 //! Faults (crash, freeze) are not done here: an instance crashes or freezes *itself* when the
 //! admin API asks it through Redis, so they work the same under docker-compose. `up` only
 //! restarts whatever exits, and never mistakes a frozen process for a dead one.
-//!
-//! - [`topology`]: ids, instance environment and nginx values, shared with the compose files.
-//! - [`fleet`]: [`Fleet`], the whole topology as one value, for `up` and for tests.
-//! - [`supervisor`]: one task per instance that restarts it.
-//! - [`nginx`]: the nginx child.
-//! - [`zookeeper`]: ZooKeeper servers (standalone or a 3-node ensemble) for the ZooKeeper tiers.
-//! - [`process`]: process groups, signals, prefixed output, HTTP probes.
-
-pub mod fleet;
-pub mod member;
-pub(crate) mod nginx;
-pub mod process;
-pub(crate) mod redis_nodes;
-pub mod supervisor;
-pub mod topology;
-pub mod zookeeper;
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-
-pub use fleet::{Fleet, FleetConfig};
 use oversell_api::tier::Tier;
-pub use supervisor::Instance;
 
+use super::local_fleet::{Fleet, FleetConfig};
+use super::process;
+use super::topology::{
+    ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE,
+};
 use crate::lock_store::{LockStoreKind, Persistence};
-use topology::{ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE};
 
 /// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
 const DEFAULT_LOCK_NODES: u16 = 5;
@@ -164,7 +149,7 @@ impl UpArgs {
     /// Flags that parse but do not fit together, as one line naming the flag.
     pub fn validate(&self) -> Result<(), String> {
         if self.network == NetworkKind::Netns {
-            if let Some(why) = crate::netns::setup::unavailable() {
+            if let Some(why) = super::netns::unavailable() {
                 return Err(format!("error: {why}"));
             }
         }
@@ -204,7 +189,7 @@ impl UpArgs {
             );
         }
         if self.zookeeper_nodes().is_some() {
-            if let Err(err) = self::zookeeper::installation() {
+            if let Err(err) = super::zookeeper_servers::installation() {
                 return Err(format!("error: --zookeeper: {err}"));
             }
         }

@@ -23,9 +23,9 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio::process::Command;
 
+use super::netns::Place;
+use super::redis_server;
 use super::supervisor::ChildSpec;
-use crate::netns::Place;
-use crate::redis_server;
 
 /// The server's heartbeat. Sessions may time out after 2 to 20 ticks (1 to 10 s), and a
 /// follower that misses `syncLimit` ticks (2.5 s) is dropped by the leader.
@@ -50,7 +50,7 @@ pub const JVM_FLAGS: &[&str] = &[
 ];
 /// The server's process id, written in its dir at every start (by the shell that then
 /// becomes the JVM), for the `zk-node-down` fault.
-pub const PID_FILE: &str = crate::zookeeper::PID_FILE;
+pub const PID_FILE: &str = crate::zookeeper_recipe::PID_FILE;
 
 /// Where the server's `java` and jars are.
 #[derive(Debug, Clone)]
@@ -344,7 +344,7 @@ impl ZooKeeperMode {
 /// Asks a four-letter word (`ruok`, `srvr`, `mntr`, `stat`, `conf`) on a client port; `None`
 /// if the server does not answer in time.
 pub async fn four_letter(addr: SocketAddr, word: &str) -> Option<String> {
-    crate::zookeeper::four_letter(&addr.to_string(), word).await
+    crate::zookeeper_recipe::four_letter(&addr.to_string(), word).await
 }
 
 /// The server's mode, or `None` while it does not serve clients (starting, electing, or a

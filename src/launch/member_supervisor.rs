@@ -88,9 +88,9 @@ impl ChildSpec for Store {
         let mut command = Command::new(&self.command[0]);
         command.args(&self.command[1..]);
         if let Some(shim) = &self.clock_shim {
-            let offset = crate::clock_offset::offset_file(&self.dir);
-            crate::clock_offset::create_offset_file(&offset)?;
-            command.envs(crate::clock_offset::preload_env(shim, &offset));
+            let offset = crate::member::clock_offset::offset_file(&self.dir);
+            crate::member::clock_offset::create_offset_file(&offset)?;
+            command.envs(super::clock_shim::preload_env(shim, &offset));
         }
         if let Some(uid) = self.uid {
             command.uid(uid).gid(uid);
@@ -111,10 +111,10 @@ struct Member {
 pub async fn run(args: MemberArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.dir)?;
     let clock_shim = match args.clock_shim {
-        true => Some(crate::clock_offset::install_preload(&args.dir)?),
+        true => Some(super::clock_shim::install_preload(&args.dir)?),
         false => None,
     };
-    let cuttable = nft(&crate::netns::cut::table_sparing(Some(args.control_port))).await;
+    let cuttable = nft(&crate::member::cut::table_sparing(Some(args.control_port))).await;
     if let Err(why) = &cuttable {
         tracing::warn!(%why, "this member cannot be cut off: partitions will not reach it");
     }
@@ -208,7 +208,9 @@ impl Member {
 
     fn view(&self, did: String) -> Json<MemberView> {
         let instance = self.supervisor.instance();
-        let offset = crate::clock_offset::read_offset(&crate::clock_offset::offset_file(&self.dir));
+        let offset = crate::member::clock_offset::read_offset(
+            &crate::member::clock_offset::offset_file(&self.dir),
+        );
         Json(MemberView {
             id: self.id.clone(),
             pid: instance.pid,
@@ -304,10 +306,10 @@ async fn cut(
     let Cut { drop, ms } = body(asked)?;
     uncuttable(&m)?;
     let bad = |why: String| Refusal(StatusCode::BAD_REQUEST, "bad_request", why);
-    if ms == 0 || ms > crate::netns::cut::MAX_MS {
+    if ms == 0 || ms > crate::member::cut::MAX_MS {
         return Err(bad(format!(
             "`ms` must be 1..={}; got {ms}",
-            crate::netns::cut::MAX_MS
+            crate::member::cut::MAX_MS
         )));
     }
     let addrs = drop
@@ -315,9 +317,9 @@ async fn cut(
         .map(|a| a.parse::<std::net::Ipv4Addr>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| bad(format!("`drop` takes IPv4 addresses; got {drop:?}")))?;
-    let mut script = crate::netns::cut::flush();
+    let mut script = crate::member::cut::flush();
     if !addrs.is_empty() {
-        script += &crate::netns::cut::add(&addrs, ms);
+        script += &crate::member::cut::add(&addrs, ms);
     }
     nft(&script).await.map_err(failed)?;
     tracing::warn!(id = %m.id, ?addrs, ms, "member cut off");
@@ -330,7 +332,7 @@ async fn cut(
 async fn heal(State(m): State<Arc<Member>>, headers: HeaderMap) -> Answer {
     m.check(&headers)?;
     uncuttable(&m)?;
-    nft(&crate::netns::cut::flush()).await.map_err(failed)?;
+    nft(&crate::member::cut::flush()).await.map_err(failed)?;
     Ok(m.view("healed".into()))
 }
 

@@ -12,7 +12,7 @@
 //! A single store's Redis killed for a while (`lock-store-down`) is kept down by the same
 //! hold-down as a Redlock master. The Redlock masters are struck the same way, one
 //! [`QuorumNode`] at a time: killed (and, for `node-down`, kept down), or their wall clock
-//! moved forward through the clock shim they run under (see `crate::clock_offset`).
+//! moved forward through the clock shim they run under (see `crate::member::clock_offset`).
 //!
 //! Every act goes through [`crate::member::Reach`]: a process on this machine (`oversell up`)
 //! is found by the `process_id` and `dir` the node reports; one in a container (docker
@@ -292,7 +292,7 @@ pub async fn find_zookeeper(addr: &str) -> Result<ZkProcess, StoreError> {
             reach: Reach::Supervised(remote),
         });
     }
-    let conf = crate::zookeeper::four_letter(addr, "conf")
+    let conf = crate::zookeeper_recipe::four_letter(addr, "conf")
         .await
         .ok_or_else(|| unavailable("does not answer `conf` (down already?)".into()))?;
     let data = conf
@@ -306,7 +306,7 @@ pub async fn find_zookeeper(addr: &str) -> Result<ZkProcess, StoreError> {
         false => data,
     };
     let dir = data.parent().unwrap_or(data).to_path_buf();
-    let pid_file = dir.join(crate::zookeeper::PID_FILE);
+    let pid_file = dir.join(crate::zookeeper_recipe::PID_FILE);
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .ok()
         .and_then(|text| text.trim().parse().ok())

@@ -7,8 +7,8 @@ use tokio::time::Instant;
 use zookeeper_client as zk;
 
 use super::error::{unreachable_at_deadline, ZkError};
+use super::four_letter::four_letter;
 use super::naming::{lock_dir, sorted_contenders};
-use super::servers::four_letter;
 use super::session::{connect, retry_on_connection_loss, ZkSession};
 
 /// A contender in a room's queue, as [`ZkSession::queue`] reads it.

@@ -16,7 +16,7 @@ use oversell_api::fault::{HOLDER, LOCK_PRIMARY};
 use oversell_api::{PartitionRequest, PartitionView};
 use serde::{Deserialize, Serialize};
 
-use super::Network;
+use super::network::Network;
 use crate::redis_pool::{RedisPool, StoreError};
 
 /// The table each namespace holds, and its drop set.
@@ -352,7 +352,7 @@ mod tests {
     use std::net::Ipv4Addr;
 
     use super::*;
-    use crate::netns::Member;
+    use crate::member::network::Member;
 
     fn network() -> Network {
         let member = |id: &str, last| Member {

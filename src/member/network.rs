@@ -1,24 +1,17 @@
-//! The fleet's own network, for `oversell up --network netns`: every Redis node, Sentinel,
-//! ZooKeeper server and instance in a Linux network namespace of its own, each with one
-//! address on a bridge the fleet creates (in a namespace of its own, joined to the host), so
-//! that the links between them can be cut for real (the `partition` fault) while the resource
-//! store and nginx, on the gateway address in the host's namespace, are never cut off from
-//! anything.
+//! The fleet's network as the instances see it: its members, each with an address of its own,
+//! and the gateway address (the resource store and nginx) that is never cut off. On this
+//! machine it is `oversell up --network netns` (a namespace per member, handed to every
+//! instance in its environment, [`ENV`]); on compose, the containers ([`super::containers`]).
+//! The `partition` fault cuts links between its members ([`super::cut`]).
 //!
-//! - this file: the network as a value ([`Network`]), handed to every instance in its
-//!   environment (`OVERSELL_NETNS`), and where a child runs ([`Place`]).
-//! - [`setup`]: making it and taking it down, even after a `kill -9` of `up`.
-//! - [`cut`]: the partition itself: `nft` drop rules with a timeout in each namespace.
+//! Making the namespaces, and starting a child inside one, is the launcher's
+//! (`src/launch/netns.rs`): an instance only reads the network it was given.
 //!
 //! Why namespaces and `nft`, not a proxy that drops bytes: a partition is packets that never
 //! arrive, both ways, on connections that stay open — what Jepsen does with iptables. A proxy
 //! would close or stall its own sockets, a different failure.
 
-pub mod cut;
-pub mod setup;
-
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
 
 /// One member of the network: a process with a namespace and an address of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,14 +43,6 @@ impl Network {
 
     pub fn member(&self, id: &str) -> Option<&Member> {
         self.members.iter().find(|m| m.id == id)
-    }
-
-    /// Where member `id` runs; `None` if it is not one.
-    pub fn place(&self, id: &str) -> Option<Place> {
-        self.member(id).map(|m| Place {
-            ip: m.addr,
-            netns: Some(self.namespace(id)),
-        })
     }
 
     /// Whether `ip` is on this network (a member or the host's side): a process there is on
@@ -114,48 +99,6 @@ pub fn on_this_machine(addr: &str) -> bool {
         Ok(std::net::IpAddr::V4(ip)) => Network::from_env().is_some_and(|n| n.holds(ip)),
         Ok(_) => false,
         Err(_) => host == "localhost",
-    }
-}
-
-/// Where a child process runs: on the host's loopback, or in a namespace of the fleet's with
-/// an address of its own.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
-    pub ip: Ipv4Addr,
-    pub netns: Option<String>,
-}
-
-impl Place {
-    pub const LOOPBACK: Place = Place {
-        ip: Ipv4Addr::LOCALHOST,
-        netns: None,
-    };
-
-    /// `ip:port`.
-    pub fn addr(&self, port: u16) -> std::net::SocketAddr {
-        std::net::SocketAddr::from((self.ip, port))
-    }
-
-    /// Makes `command` start inside this place's namespace (nothing for loopback). The
-    /// namespace is entered in the child between fork and exec, with `setns`.
-    pub fn enter(&self, command: &mut tokio::process::Command) -> std::io::Result<()> {
-        let Some(netns) = &self.netns else {
-            return Ok(());
-        };
-        let file = std::fs::File::open(setup::netns_path(netns)).map_err(|err| {
-            std::io::Error::new(err.kind(), format!("network namespace {netns}: {err}"))
-        })?;
-        // SAFETY: the closure runs in the forked child before exec and only calls setns
-        // (async-signal-safe). It owns the file, so the descriptor stays open until then.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        Ok(())
     }
 }
 

@@ -18,10 +18,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::netns::Place;
 use super::process;
 use super::topology::InstanceEnv;
 use crate::member::HOLD_DOWN_FILE;
-use crate::netns::Place;
 
 /// How long an instance may take to drain on SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -84,7 +84,7 @@ impl ChildSpec for InstanceSpec {
         let vars = self.env.vars().into_iter().filter(|(_, v)| !v.is_empty());
         command.arg("serve").envs(vars);
         if let Some(network) = &self.network {
-            command.env(crate::netns::ENV, network);
+            command.env(crate::member::network::ENV, network);
         }
         let listener = self
             .listener

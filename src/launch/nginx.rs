@@ -152,6 +152,6 @@ fn supports_early_error_log(binary: &Path) -> bool {
 
 /// The nginx binary, or the one-line install hint.
 pub fn find() -> anyhow::Result<PathBuf> {
-    crate::redis_server::find_binary("nginx")
+    super::redis_server::find_binary("nginx")
         .context("nginx not found; install it with: sudo apt-get install -y nginx")
 }
