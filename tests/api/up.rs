@@ -445,7 +445,11 @@ async fn up_with_a_host_beyond_loopback_listens_there_with_the_given_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_of_up_leaves_no_process_and_frees_the_port() {
     let port = free_port().unwrap();
-    let mut up = Up::spawn(&["--instances", "2", "--port", &port.to_string()]);
+    // A temp dir of this test's own: every `up` sweeps the run dirs dead ones left in its temp
+    // dir, so another test's `up` starting meanwhile must not find this one's.
+    let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = [("TMPDIR", tmp.path().to_str().unwrap())];
+    let mut up = Up::spawn_with_env(&["--instances", "2", "--port", &port.to_string()], &tmpdir);
     up.line(
         &format!("ready: http://127.0.0.1:{port}"),
         Duration::from_secs(60),
@@ -475,7 +479,7 @@ async fn kill_9_of_up_leaves_no_process_and_frees_the_port() {
         .map(PathBuf::from)
         .expect("run dir in the banner");
     assert!(run_dir.exists());
-    let next = Up::spawn(&["--instances", "1", "--port", "0"]);
+    let next = Up::spawn_with_env(&["--instances", "1", "--port", "0"], &tmpdir);
     next.line("ready: ", Duration::from_secs(60)).await;
     assert!(!run_dir.exists(), "{} removed", run_dir.display());
     assert!(next
