@@ -43,6 +43,9 @@ Examples:
   # with a chart of both
   loadtest run -c 64 -z 10s --charts charts/
 
+  # the same hand-offs after another tool's run (every sale since the room's last reset)
+  wrk -t1 -c64 -d10s -s bench/wrk-sale.lua http://127.0.0.1:8080 && loadtest hand-off
+
   # a plain GET (benchmark the generator itself), JSON output
   loadtest run -m GET --path /ping -c 64 -z 10s --json
 
@@ -76,6 +79,9 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// Run the whole curriculum in the order of the ladder: PASS/FAIL and why, per scenario.
     Curriculum(CurriculumArgs),
+    /// The hand-offs of the room's ledger as it stands (every sale since its last reset, the
+    /// newest 100,000 at most) and its sales per instance: for a run another tool made (wrk).
+    HandOff(HandOffArgs),
     /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
     /// ladder's faults.
     Lab(LabArgs),
@@ -243,6 +249,16 @@ pub struct MatrixArgs {
     pub charts: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct HandOffArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 impl MatrixArgs {
     pub fn options(&self) -> anyhow::Result<MatrixOptions> {
         let settings = SettingsPatch {
@@ -341,6 +357,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Matrix(args) => matrix(args).await,
         Command::Scenario(args) => scenario::command::one(args).await,
         Command::Curriculum(args) => scenario::command::all(args).await,
+        Command::HandOff(args) => ledger_hand_off(args).await,
         Command::Lab(args) => crate::lab::command::run(args).await,
     }
 }
@@ -409,6 +426,24 @@ async fn sale_run(
             fairness,
         },
     }
+}
+
+/// `loadtest hand-off`: the ledger since the room's last reset, which also zeroed the overlap
+/// count the figure is checked against.
+async fn ledger_hand_off(args: HandOffArgs) -> anyhow::Result<String> {
+    let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    preflight(&targets, args.target.timeout).await?;
+    let observer = AdminClient::new(&targets, None);
+    let state = observer.state().await?;
+    let (hand_off, per_instance) =
+        hand_off::from_ledger(&observer, Mark::default(), &state.truth).await?;
+    Ok(report::ledger_report(
+        &targets,
+        &state.settings,
+        &hand_off,
+        &per_instance,
+        args.json,
+    ))
 }
 
 /// Writes each `(file name, SVG)` into `dir`, made if missing.

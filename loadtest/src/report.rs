@@ -4,6 +4,7 @@
 
 mod tier_chart;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use oversell_api::Settings;
@@ -139,40 +140,7 @@ pub fn run_text(
 
 /// The hand-off and fairness lines of a sale run.
 fn sale_text(sale: &SaleRun) -> String {
-    let spread = |s: &Spread| {
-        format!(
-            "p50 {}   p99 {}   p99.9 {}   max {}",
-            s.p50, s.p99, s.p99_9, s.max
-        )
-    };
-    let mut out = String::new();
-    match &sale.hand_off {
-        Ok(h) => {
-            match &h.ms {
-                Some(ms) => {
-                    let _ = writeln!(
-                        out,
-                        "Hand-off ms {}   ({}; Redis' clock, from the ledger)",
-                        spread(ms),
-                        h.scope()
-                    );
-                }
-                None => {
-                    let _ = writeln!(out, "Hand-off    {}", h.scope());
-                }
-            }
-            if let Some(inside) = &h.inside_ms {
-                let _ = writeln!(
-                    out,
-                    "Inside ms   {}   (a sold section, from its read to its write)",
-                    spread(inside)
-                );
-            }
-        }
-        Err(why) => {
-            let _ = writeln!(out, "Hand-off    not measured: {why}");
-        }
-    }
+    let mut out = hand_off_text(&sale.hand_off);
     let f = &sale.fairness;
     let _ = writeln!(
         out,
@@ -183,14 +151,83 @@ fn sale_text(sale: &SaleRun) -> String {
         ratio(f.min_over_max),
         ratio(f.jain)
     );
-    if !f.per_instance.is_empty() {
-        let each: Vec<String> = f
-            .per_instance
-            .iter()
-            .map(|(id, n)| format!("{id} {}", thousands(*n)))
-            .collect();
-        let _ = writeln!(out, "Instances   sales: {}", each.join("   "));
+    out.push_str(&instances_text(&f.per_instance));
+    out
+}
+
+/// The hand-off lines: its percentiles and the time inside a section, or why there are none.
+fn hand_off_text(hand_off: &Result<HandOff, String>) -> String {
+    let spread = |s: &Spread| {
+        format!(
+            "p50 {}   p99 {}   p99.9 {}   max {}",
+            s.p50, s.p99, s.p99_9, s.max
+        )
+    };
+    let mut out = String::new();
+    let h = match hand_off {
+        Ok(h) => h,
+        Err(why) => {
+            let _ = writeln!(out, "Hand-off    not measured: {why}");
+            return out;
+        }
+    };
+    let _ = match &h.ms {
+        Some(ms) => writeln!(
+            out,
+            "Hand-off ms {}   ({}; Redis' clock, from the ledger)",
+            spread(ms),
+            h.scope()
+        ),
+        None => writeln!(out, "Hand-off    {}", h.scope()),
+    };
+    if let Some(inside) = &h.inside_ms {
+        let _ = writeln!(
+            out,
+            "Inside ms   {}   (a sold section, from its read to its write)",
+            spread(inside)
+        );
     }
+    out
+}
+
+fn instances_text(per_instance: &BTreeMap<String, u64>) -> String {
+    if per_instance.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = per_instance
+        .iter()
+        .map(|(id, n)| format!("{id} {}", thousands(*n)))
+        .collect();
+    format!("Instances   sales: {}\n", each.join("   "))
+}
+
+/// `loadtest hand-off`: what the room's ledger says as it stands, as text or JSON.
+pub fn ledger_report(
+    targets: &Targets,
+    settings: &Settings,
+    hand_off: &HandOff,
+    per_instance: &BTreeMap<String, u64>,
+    as_json: bool,
+) -> String {
+    let urls: Vec<&str> = targets.iter().map(|t| t.url()).collect();
+    if as_json {
+        let value = json!({
+            "targets": urls,
+            "settings": settings,
+            "hand_off": hand_off,
+            "per_instance": per_instance,
+        });
+        return format!("{value:#}\n");
+    }
+    let mut out = format!("Target      {}\n", urls.join(", "));
+    let _ = writeln!(
+        out,
+        "Tier        {}, wait {}, business {} ms, lease {} ms",
+        settings.tier, settings.wait, settings.business_ms, settings.ttl_ms
+    );
+    let _ = writeln!(out, "Ledger      every sale since the room's last reset");
+    out.push_str(&hand_off_text(&Ok(hand_off.clone())));
+    out.push_str(&instances_text(per_instance));
     out
 }
 
@@ -980,6 +1017,39 @@ mod tests {
         // A run that is not a sale says nothing of either.
         let plain = run_text(&targets, &load, &RunStats::default(), None);
         assert!(!plain.contains("Hand-off") && !plain.contains("Acquires"));
+    }
+
+    #[test]
+    fn the_ledger_alone_gives_the_hand_offs_and_the_instances() {
+        let targets = Targets::parse(&["http://127.0.0.1:8080"], None).unwrap();
+        let m = measured();
+        let row = &m.rows[1];
+        let (h, f) = (
+            row.hand_off.as_ref().unwrap(),
+            row.fairness.as_ref().unwrap(),
+        );
+        let settings = report().settings.unwrap();
+        let text = ledger_report(&targets, &settings, h, &f.per_instance, false);
+        assert!(
+            text.contains("every sale since the room's last reset"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Hand-off ms p50 0.1   p99 0.1   p99.9 2"),
+            "{text}"
+        );
+        assert!(text.contains("Instances   sales: app1 34"), "{text}");
+        assert!(!text.contains("Acquires"), "no clients are known: {text}");
+        let json: serde_json::Value = serde_json::from_str(&ledger_report(
+            &targets,
+            &settings,
+            h,
+            &f.per_instance,
+            true,
+        ))
+        .unwrap();
+        assert_eq!(json["hand_off"]["hand_offs"], 199);
+        assert_eq!(json["per_instance"]["app2"], 33);
     }
 
     #[test]
