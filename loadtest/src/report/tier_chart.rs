@@ -4,7 +4,7 @@
 
 use super::{ratio, Svg};
 use crate::fairness::Fairness;
-use crate::hand_off::{thousands, Bucket, HandOff};
+use crate::hand_off::{Bucket, HandOff};
 
 const WIDTH: f64 = 980.0;
 const HEIGHT: f64 = 440.0;
@@ -12,7 +12,7 @@ const HEIGHT: f64 = 440.0;
 const TOP: f64 = 120.0;
 const BOTTOM: f64 = 330.0;
 const LEFT: (f64, f64) = (60.0, 470.0);
-const RIGHT: (f64, f64) = (560.0, 940.0);
+const RIGHT: (f64, f64) = (560.0, 900.0);
 /// More clients than this are drawn as this many, evenly spaced by rank.
 const MOST_BARS: usize = 400;
 
@@ -185,7 +185,13 @@ fn acquires(svg: &mut Svg, f: &Fairness) {
     let mean = f.total() as f64 / f.clients as f64;
     let y = BOTTOM - scale * mean;
     svg.line_class(RIGHT.0, y, RIGHT.1, y, "mean");
-    svg.text(RIGHT.1, y - 4.0, "end", "small", &format!("mean {mean:.1}"));
+    svg.text(
+        RIGHT.1 + 4.0,
+        y + 4.0,
+        "start",
+        "small",
+        &format!("mean {mean:.1}"),
+    );
     svg.line(RIGHT.0, BOTTOM, RIGHT.1, BOTTOM);
     svg.text(
         RIGHT.0,
@@ -206,21 +212,19 @@ fn acquires(svg: &mut Svg, f: &Fairness) {
         let each: Vec<String> = f
             .per_instance
             .iter()
-            .map(|(id, n)| {
-                format!(
-                    "{id} {} ({:.1} %)",
-                    thousands(*n),
-                    100.0 * *n as f64 / total.max(1) as f64
-                )
-            })
+            .map(|(id, n)| format!("{id} {:.1} %", 100.0 * *n as f64 / total.max(1) as f64))
             .collect();
-        svg.text(
-            RIGHT.0,
-            BOTTOM + 70.0,
-            "start",
-            "note",
-            &format!("Sales per instance: {}", each.join(", ")),
-        );
+        // Four instances to a line, so a large fleet stays inside the chart.
+        for (i, line) in each.chunks(4).enumerate() {
+            let head = if i == 0 { "Sales per instance: " } else { "" };
+            svg.text(
+                RIGHT.0,
+                BOTTOM + 70.0 + 16.0 * i as f64,
+                "start",
+                "note",
+                &format!("{head}{}", line.join(", ")),
+            );
+        }
     }
 }
 
