@@ -4,7 +4,7 @@
 
 use super::{ratio, Svg};
 use crate::fairness::Fairness;
-use crate::hand_off::{Bucket, HandOff};
+use crate::hand_off::{thousands, Bucket, HandOff};
 
 const WIDTH: f64 = 980.0;
 const HEIGHT: f64 = 440.0;
@@ -56,15 +56,29 @@ fn hand_offs(svg: &mut Svg, hand_off: Result<&HandOff, &str>) {
         }
     };
     let Some(ms) = h.ms.filter(|_| !h.buckets.is_empty()) else {
-        let (first, second) = match h.exclusive() {
-            true => ("No hand-off to measure.", h.scope()),
-            false => (
-                "Sections overlapped: nothing was handed over.",
-                h.scope().trim_start_matches("no hand-off: ").to_owned(),
-            ),
+        // Short lines: the left panel is half the chart wide.
+        let lines = match h.exclusive() {
+            true => vec![
+                "No hand-off to measure:".to_owned(),
+                format!("{} sold sections.", thousands(h.sections)),
+            ],
+            false => vec![
+                "Sections overlapped: nothing was handed over.".to_owned(),
+                format!(
+                    "{} of {} sold sections began while another",
+                    thousands(h.overlapping),
+                    thousands(h.sections)
+                ),
+                format!(
+                    "was inside; Redis counted {} overlapping pairs.",
+                    thousands(h.overlaps.max(0) as u64)
+                ),
+            ],
         };
-        svg.text(LEFT.0, TOP + 20.0, "start", "badv", first);
-        svg.text(LEFT.0, TOP + 38.0, "start", "note", &second);
+        for (i, line) in lines.iter().enumerate() {
+            let class = if i == 0 { "badv" } else { "note" };
+            svg.text(LEFT.0, TOP + 20.0 + 18.0 * i as f64, "start", class, line);
+        }
         return;
     };
     svg.text(
