@@ -60,7 +60,7 @@ for case in "lua-release spin:20" "lua-release pubsub" "zookeeper pubsub"; do
     sleep 0.5
     redis-cli -p "$LOCK_PORT" CONFIG RESETSTAT >/dev/null
     zk0=$(zk_packets)
-    out=$("$LOADTEST" run --url "$URL" -c "$CONNS" -z "${SECONDS_}s" --quiet --json)
+    out=$("$LOADTEST" run --url "$URL" -c "$CONNS" -z "${SECONDS_}s" --quiet --json --no-hand-off)
     read -r sets all < <(redis_calls)
     zk=$(( $(zk_packets) - zk0 - 1 ))
     items=$(state | python3 -c "import json,sys; print(json.load(sys.stdin)['items_sold'])")

@@ -114,7 +114,7 @@ for row in $ROWS; do
     python3 "$HELPER" snap $(groups) >"$WORK/$i.before.json"
     start=$(date +%s.%N)
     /usr/bin/time -f '%e %U %S' -o "$WORK/$i.loadtest.time" \
-        "$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${SECONDS_}s" --quiet --json >"$WORK/$i.lt.json" &
+        "$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${SECONDS_}s" --quiet --json --no-hand-off >"$WORK/$i.lt.json" &
     timer=$!
     for _ in $(seq 50); do
         lt=$(pgrep -P "$timer" || true)

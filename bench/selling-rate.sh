@@ -47,7 +47,7 @@ ROOM=$(field "['room']")
 if [ "${WARMUP:-2}" != 0 ]; then
     admin PUT /admin/config '{"tier":"none","business_ms":0,"wait":"pubsub"}'
     admin POST /admin/reset '{"stock":1000000}'
-    "$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${WARMUP:-2}s" --quiet --json >/dev/null
+    "$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${WARMUP:-2}s" --quiet --json --no-hand-off >/dev/null
 fi
 printf 'load\tbefore\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -95,7 +95,7 @@ for row in $ROWS; do
         start=$(date +%s.%N)
         case $tool in
         loadtest)
-            seen=$("$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${SECONDS_}s" --quiet --json |
+            seen=$("$LOADTEST" run --url "$URL" -c "$CONNECTIONS" -z "${SECONDS_}s" --quiet --json --no-hand-off |
                 python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; l=s["latency_ms"]
 print(l["p50"], l["p99"], l["max"], s["sent"] - s["ok"])') ;;
         wrk)

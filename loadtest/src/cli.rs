@@ -3,17 +3,19 @@
 //! ([`execute`]). Only with the `cli` feature.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use http::Method;
-use oversell_api::{SettingsPatch, WaitStrategy};
+use oversell_api::{SettingsPatch, StateView, WaitStrategy};
 
 use crate::admin::{self, AdminClient};
 pub use crate::args::{parse_duration, Lang, TargetArgs};
+use crate::fairness::Fairness;
+use crate::hand_off::{self, Mark};
 use crate::http::preflight;
 use crate::lab::command::LabArgs;
 use crate::matrix::{parse_tiers, run_matrix, MatrixOptions};
@@ -21,6 +23,7 @@ use crate::progress::Bar;
 use crate::report;
 use crate::scenario;
 use crate::scenario::command::{CurriculumArgs, ScenarioArgs};
+use crate::stats::RunStats;
 use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec, Stop};
 
@@ -35,6 +38,13 @@ Examples:
 
   # open loop: 2000 sales/s for 20 s, latencies corrected for coordinated omission
   loadtest run -q 2k -z 20s -c 200
+
+  # 64 buyers for 10 s: hand-offs (Redis' clock, from the ledger) and acquires per client,
+  # with a chart of both
+  loadtest run -c 64 -z 10s --charts charts/
+
+  # the same hand-offs after another tool's run (every sale since the room's last reset)
+  wrk -t1 -c64 -d10s -s bench/wrk-sale.lua http://127.0.0.1:8080 && loadtest hand-off
 
   # a plain GET (benchmark the generator itself), JSON output
   loadtest run -m GET --path /ping -c 64 -z 10s --json
@@ -75,6 +85,9 @@ pub enum Command {
     /// Rehearse the whole course: every chapter, each on the fleet it needs (started and
     /// stopped for it), and a printable report.
     Course(crate::course::CourseArgs),
+    /// The hand-offs of the room's ledger as it stands (every sale since its last reset, the
+    /// newest 100,000 at most) and its sales per instance: for a run another tool made (wrk).
+    HandOff(HandOffArgs),
     /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
     /// ladder's faults.
     Lab(LabArgs),
@@ -123,6 +136,17 @@ pub struct RunArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+
+    /// Do not read the ground truth around a sale run (`GET /state` before and after, the
+    /// run's ledger after): no hand-off times, no sales per instance. For a bench that times
+    /// the whole command.
+    #[arg(long)]
+    pub no_hand_off: bool,
+
+    /// Also write a chart of the run's hand-offs and acquires per client into this directory
+    /// (made if missing), named after the tier and its way of waiting.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -224,6 +248,21 @@ pub struct MatrixArgs {
     /// Also write a chart of oversold items and throughput per tier to this SVG file.
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
+
+    /// Also write one chart per tier, its hand-offs and acquires per client, into this
+    /// directory (made if missing): `<tier>.svg`, or `<tier>-<wait>.svg` with --waits.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HandOffArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 impl MatrixArgs {
@@ -325,6 +364,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Scenario(args) => scenario::command::one(args).await,
         Command::Curriculum(args) => scenario::command::all(args).await,
         Command::Course(args) => crate::course::run(args).await,
+        Command::HandOff(args) => ledger_hand_off(args).await,
         Command::Lab(args) => crate::lab::command::run(args).await,
     }
 }
@@ -333,14 +373,99 @@ async fn run(args: RunArgs) -> anyhow::Result<String> {
     let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
     let load = args.load();
     preflight(&targets, load.timeout).await?;
+    let is_sale = load.request.buyer_qty.is_some();
+    // The ground truth is read only around a sale run, and before it starts: a server that is
+    // not oversell (or a room that is lost) costs the hand-off, never the run.
+    let observer = AdminClient::new(&targets, None);
+    let before = match is_sale && !args.no_hand_off {
+        true => Some(observer.state().await.map_err(|e| format!("{e:#}"))),
+        false => None,
+    };
     let progress = Bar::new(load.requests(), !args.target.quiet);
     let stats = fire(&targets, &load, &progress).await;
     progress.finish();
     let stats = stats?;
+    let sale = match is_sale {
+        true => Some(sale_run(&observer, before, &stats).await),
+        false => None,
+    };
+    if let (Some(dir), Some(sale)) = (&args.charts, &sale) {
+        write_charts(dir, [(sale.chart_name(), sale.svg(&targets))])?;
+    }
     Ok(match args.json {
-        true => report::run_json(&targets, &load, &stats),
-        false => report::run_text(&targets, &load, &stats),
+        true => report::run_json(&targets, &load, &stats, sale.as_ref()),
+        false => report::run_text(&targets, &load, &stats, sale.as_ref()),
     })
+}
+
+/// A sale run's hand-offs (from the ledger, between the state read `before` and one read now)
+/// and its acquires per client. `before`: `None` when the ground truth was not to be read.
+async fn sale_run(
+    observer: &AdminClient,
+    before: Option<Result<StateView, String>>,
+    stats: &RunStats,
+) -> report::SaleRun {
+    let fairness = Fairness::of(&stats.ok_per_client);
+    let before = match before {
+        None => Err("--no-hand-off".to_owned()),
+        Some(read) => read.map_err(|e| format!("GET /state before the run: {e}")),
+    };
+    let settings = before.as_ref().ok().map(|s| s.settings);
+    let measured = async {
+        let before = before?;
+        let after = observer
+            .state()
+            .await
+            .map_err(|e| format!("GET /state after the run: {e:#}"))?;
+        hand_off::from_ledger(observer, Mark::of(&before.truth), &after.truth)
+            .await
+            .map_err(|e| format!("{e:#}"))
+    };
+    match measured.await {
+        Ok((hand_off, per_instance)) => report::SaleRun {
+            settings,
+            hand_off: Ok(hand_off),
+            fairness: fairness.with_instances(per_instance),
+        },
+        Err(why) => report::SaleRun {
+            settings,
+            hand_off: Err(why),
+            fairness,
+        },
+    }
+}
+
+/// `loadtest hand-off`: the ledger since the room's last reset, which also zeroed the overlap
+/// count the figure is checked against.
+async fn ledger_hand_off(args: HandOffArgs) -> anyhow::Result<String> {
+    let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    preflight(&targets, args.target.timeout).await?;
+    let observer = AdminClient::new(&targets, None);
+    let state = observer.state().await?;
+    let (hand_off, per_instance) =
+        hand_off::from_ledger(&observer, Mark::default(), &state.truth).await?;
+    Ok(report::ledger_report(
+        &targets,
+        &state.settings,
+        &hand_off,
+        &per_instance,
+        args.json,
+    ))
+}
+
+/// Writes each `(file name, SVG)` into `dir`, made if missing.
+fn write_charts(
+    dir: &Path,
+    charts: impl IntoIterator<Item = (String, String)>,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow!("cannot make the charts directory {}: {e}", dir.display()))?;
+    for (name, svg) in charts {
+        let path = dir.join(name);
+        std::fs::write(&path, svg)
+            .map_err(|e| anyhow!("cannot write the chart to {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 async fn matrix(args: MatrixArgs) -> anyhow::Result<String> {
@@ -362,6 +487,9 @@ async fn matrix(args: MatrixArgs) -> anyhow::Result<String> {
     if let Some(path) = &args.chart {
         std::fs::write(path, report::matrix_svg(&report))
             .map_err(|e| anyhow!("cannot write the chart to {}: {e}", path.display()))?;
+    }
+    if let Some(dir) = &args.charts {
+        write_charts(dir, report::matrix_charts(&report))?;
     }
     Ok(match (args.json, args.csv) {
         (true, _) => report::matrix_json(&report),

@@ -19,8 +19,12 @@
 //! - [`stats`]: per-worker tallies merged into one [`RunStats`] (HDR histogram of latencies,
 //!   status counts, connection errors, timeouts).
 //! - [`admin`]: a small client for `/admin/*` and `GET /state`, the ground truth.
+//! - [`hand_off`]: how fast the lock hands over, from the ledger's store-stamped times of every
+//!   sold section (`GET /ledger`, read after the run); [`fairness`]: how evenly the clients
+//!   (workers) shared the sales, Jain's index among them.
 //! - [`matrix`]: reset → switch tier → burst → read the truth, one [`MatrixRow`] per tier.
-//! - [`report`]: printers — text and JSON for a run; table, JSON, CSV and SVG for the matrix.
+//! - [`report`]: printers — text and JSON for a run; table, JSON, CSV and SVG for the matrix;
+//!   a chart per tier of its hand-offs and acquires per client.
 //! - [`progress`]: where a run reports how far it got ([`Progress`]; [`Silent`] draws
 //!   nothing), and the binary's live bar, drawn only when stdout is a terminal.
 //! - [`lab`]: the grader of students' own locks: a fixed suite of attacks, each a scenario
@@ -50,6 +54,8 @@ pub mod args;
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod course;
+pub mod fairness;
+pub mod hand_off;
 pub mod http;
 pub mod lab;
 pub mod matrix;

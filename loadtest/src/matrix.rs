@@ -1,5 +1,6 @@
 //! The tier matrix: for each tier, reset the room, switch the fleet to the tier, fire a burst of
-//! buyers, and read what really happened from the ground truth (`GET /state`). One row per tier.
+//! buyers, and read what really happened from the ground truth (`GET /state`, and the ledger for
+//! the hand-offs: see [`crate::hand_off`]). One row per tier.
 
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
 use crate::admin::AdminClient;
+use crate::fairness::Fairness;
+use crate::hand_off::{self, HandOff, Mark};
 use crate::progress::Progress;
 use crate::stats::{round, RunStats};
 use crate::store_counts::{Counts, StoreProbe};
@@ -101,6 +104,15 @@ pub struct MatrixRow {
     pub throughput_rps: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    #[serde(default)]
+    pub p99_9_ms: f64,
+    /// How fast the lock handed over, from the ledger (absent in a report from before it was
+    /// measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_off: Option<HandOff>,
+    /// Acquires per client (the burst's workers) and sales per instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
     /// The way of waiting, when the matrix ran several (`--waits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<WaitStrategy>,
@@ -134,6 +146,9 @@ impl MatrixRow {
             throughput_rps: round(stats.throughput(), 1),
             p50_ms: round(stats.latency_ms(0.5), 3),
             p99_ms: round(stats.latency_ms(0.99), 3),
+            p99_9_ms: round(stats.latency_ms(0.999), 3),
+            hand_off: None,
+            fairness: Some(Fairness::of(&stats.ok_per_client)),
             wait: None,
             acquire_tries_per_sale: None,
             lock_requests_per_sale: None,
@@ -243,6 +258,12 @@ pub async fn run_matrix(
         };
         let state = admin.state().await?;
         let mut row = MatrixRow::new(tier, &stats, &state.truth);
+        // The reset emptied the ledger and the overlap count: the run is all of them.
+        let (hand_off, per_instance) = hand_off::from_ledger(admin, Mark::default(), &state.truth)
+            .await
+            .with_context(|| format!("reading the ledger of {tier}"))?;
+        row.hand_off = Some(hand_off);
+        row.fairness = row.fairness.map(|f| f.with_instances(per_instance));
         row.wait = wait;
         if let Some(counts) = counts {
             row = row.with_counts(&counts);

@@ -125,6 +125,9 @@ pub struct RunStats {
     pub latency: Histogram<u64>,
     /// From the first request (or the burst's release) to the last answer.
     pub elapsed: Duration,
+    /// The 200 answers each worker (a client: one connection at a time) got, in no particular
+    /// order: how evenly the sales were shared (see [`crate::fairness`]).
+    pub ok_per_client: Vec<u64>,
 }
 
 impl Default for RunStats {
@@ -136,6 +139,7 @@ impl Default for RunStats {
             first_error: None,
             latency: histogram(),
             elapsed: Duration::ZERO,
+            ok_per_client: Vec::new(),
         }
     }
 }
@@ -147,8 +151,12 @@ impl RunStats {
             elapsed,
             ..RunStats::default()
         };
+        stats.ok_per_client.reserve(tallies.len());
         for mut tally in tallies {
             tally.flush();
+            stats
+                .ok_per_client
+                .push(tally.statuses.get(&200).copied().unwrap_or(0));
             for (status, n) in tally.statuses {
                 *stats.statuses.entry(status).or_default() += n;
             }
@@ -293,6 +301,11 @@ mod tests {
         assert_eq!(stats.other_statuses(), 1);
         assert_eq!(stats.latency.len(), 5);
         assert_eq!(stats.throughput(), 2.5);
+        assert_eq!(
+            stats.ok_per_client,
+            [1, 0],
+            "one entry per worker, its 200s"
+        );
     }
 
     #[test]
