@@ -60,7 +60,10 @@ fn hand_offs(svg: &mut Svg, hand_off: Result<&HandOff, &str>) {
         let lines = match h.exclusive() {
             true => vec![
                 "No hand-off to measure:".to_owned(),
-                format!("{} sold sections.", thousands(h.sections)),
+                match h.sections {
+                    0 => "no section sold in the run.".to_owned(),
+                    n => format!("{} sold section.", thousands(n)),
+                },
             ],
             false => vec![
                 "Sections overlapped: nothing was handed over.".to_owned(),
