@@ -144,6 +144,9 @@ impl HandOff {
 
     /// One line saying what was measured, e.g. "14,999 hand-offs between 15,000 sold sections".
     pub fn scope(&self) -> String {
+        if self.sections == 0 {
+            return "no hand-off: no section sold in the run".to_owned();
+        }
         let read = match self.sold > self.sections {
             true => format!(
                 "the newest {} of {} sold sections",

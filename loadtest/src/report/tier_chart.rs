@@ -60,7 +60,10 @@ fn hand_offs(svg: &mut Svg, hand_off: Result<&HandOff, &str>) {
         let lines = match h.exclusive() {
             true => vec![
                 "No hand-off to measure:".to_owned(),
-                format!("{} sold sections.", thousands(h.sections)),
+                match h.sections {
+                    0 => "no section sold in the run.".to_owned(),
+                    n => format!("{} sold section.", thousands(n)),
+                },
             ],
             false => vec![
                 "Sections overlapped: nothing was handed over.".to_owned(),
@@ -111,9 +114,11 @@ fn hand_offs(svg: &mut Svg, hand_off: Result<&HandOff, &str>) {
                 BOTTOM - height - 4.0,
                 "middle",
                 "small",
-                &match share < 1.0 {
-                    true => format!("{share:.1}"),
-                    false => format!("{share:.0}"),
+                // A bar that holds a few hand-offs is not 0 %.
+                &match share {
+                    s if s < 0.1 => "<0.1".to_owned(),
+                    s if s < 1.0 => format!("{s:.1}"),
+                    s => format!("{s:.0}"),
                 },
             );
         }
@@ -272,9 +277,26 @@ mod tests {
         assert!(svg.contains("Hand-off and fairness: lua-release, wait pubsub"));
         assert!(svg.contains("p50 0.15 ms"), "{svg}");
         assert!(svg.contains("&lt; 200 µs") && svg.contains("&lt; 5 ms"));
+        // Four gaps: each bar a fifth or more, printed without decimals.
+        assert!(
+            svg.contains(">25</text>") && svg.contains(">50</text>"),
+            "{svg}"
+        );
         assert!(svg.contains("3 clients · min 1 · max 2"));
         assert_eq!(svg.matches(r#"class="acq""#).count(), 3);
         assert!(svg.contains("mean 1.7"));
+    }
+
+    #[test]
+    fn a_bar_of_a_few_hand_offs_among_thousands_is_not_zero_percent() {
+        let mut gaps = vec![150; 2000];
+        gaps.push(3_000);
+        let h = HandOff::measure(sections(&gaps), 2001, 0);
+        let svg = tier_svg("lua-release", "", Ok(&h), &Fairness::of(&[1]));
+        assert!(
+            svg.contains(">&lt;0.1</text>") && svg.contains(">100</text>"),
+            "{svg}"
+        );
     }
 
     #[test]
