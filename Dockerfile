@@ -1,5 +1,5 @@
 # The oversell image: every member of the compose fleet runs it. `oversell serve` by default;
-# `loadtest` is in it, and so are Debian's redis-server, redis-sentinel, ZooKeeper and nginx,
+# `loadtest` is in it, and so are Debian's redis-server, redis-sentinel, ZooKeeper, PostgreSQL and nginx,
 # the same packages `oversell up` runs on a Debian host: one behaviour on both paths.
 #   docker build -t oversell:local .     (docker compose up --build does this for you)
 #
@@ -35,12 +35,13 @@ FROM debian:bookworm-slim
 # member's links inside its own network namespace. ZooKeeper brings Debian's headless JRE.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      redis-server redis-sentinel redis-tools zookeeper nginx nftables gettext-base procps \
+      redis-server redis-sentinel redis-tools zookeeper postgresql nginx nftables gettext-base procps \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/
 # How compose starts ZooKeeper and nginx (as `oversell up` configures them).
 COPY deploy/zookeeper.sh /usr/local/bin/oversell-zookeeper
+COPY deploy/postgres.sh /usr/local/bin/oversell-postgres
 COPY deploy/nginx.sh /usr/local/bin/oversell-nginx
 # The dashboard is built into the oversell binary: nothing else to copy.
 ENV HOST=0.0.0.0 \

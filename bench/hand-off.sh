@@ -17,7 +17,9 @@
 # only fleet every tier runs on; the Redis tiers then keep their lock on Redlock master 1, a
 # store apart from the stock, so no lock step rides with the sale's read or write; FLEET=
 # --zookeeper keeps the lock in the stock's Redis, as a workshop fleet does, and skips
-# redlock), TIERS (default every built-in tier; `tier@wait` for another way of waiting, e.g.
+# redlock), INSTANCES (default 3: the same buyers through one instance tell the instance's own
+# waiting from the race in the store), TIERS (default every built-in tier; `tier@wait` for
+# another way of waiting, e.g.
 # lua-release@cohort:32), TOOLS ("loadtest wrk"), CHARTS (default bench/hand-off), OVERSELL,
 # LOADTEST (default the release builds: `cargo build --release` first).
 # Prints markdown for BENCHMARKS.md. Bounded: the fleet's start, then tiers x tools x SECONDS
@@ -28,13 +30,14 @@ SECONDS_=${1:-5} CONNECTIONS=${2:-64}
 OVERSELL=${OVERSELL:-target/release/oversell} LOADTEST=${LOADTEST:-target/release/loadtest}
 TOKEN=bench-hand-off REPEAT=1
 FLEET=${FLEET---lock-store redlock --zookeeper}
-TIERS=${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct}
+TIERS=${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fair fenced redlock zookeeper zookeeper-fenced atomic-deduct}
+INSTANCES=${INSTANCES:-3}
 TOOLS=${TOOLS:-loadtest wrk}
 CHARTS=${CHARTS:-bench/hand-off}
 . bench/fleet.sh
 
 # shellcheck disable=SC2086 # FLEET is a list of flags
-fleet_up --instances 3 $FLEET
+fleet_up --instances "$INSTANCES" $FLEET
 mkdir -p "$CHARTS"
 WORK=$(mktemp -d)
 trap 'fleet_down; rm -rf "$WORK" "$log"' EXIT
@@ -43,14 +46,14 @@ store=$(state | python3 -c "import json,sys; s=json.load(sys.stdin)['lock_store'
 # ready TIER WAIT: until nginx has shown every instance with the tier and the wait (the
 # settings reach the fleet over pub/sub), at most 10 s.
 ready() {
-    python3 - "$URL" "$1" "$2" <<'EOF'
+    python3 - "$URL" "$1" "$2" "$INSTANCES" <<'EOF'
 import json, sys, time, urllib.request
-url, tier, wait = sys.argv[1:]
+url, tier, wait, instances = sys.argv[1:]
 seen, deadline = {}, time.time() + 10
 while time.time() < deadline:
     s = json.load(urllib.request.urlopen(url + "/state"))
     seen[s["instance"]] = s["tier"] == tier and s["settings"]["wait"] == wait
-    if len(seen) >= 3 and all(seen.values()):
+    if len(seen) >= int(instances) and all(seen.values()):
         sys.exit(0)
     time.sleep(0.02)
 sys.exit(f"the fleet did not take {tier} {wait} within 10 s: {seen}")
@@ -64,7 +67,7 @@ configure() {
     ready "$1" "$2"
 }
 
-echo "Fleet: \`oversell up --instances 3 $FLEET\` (lock store: $store); $CONNECTIONS connections for ${SECONDS_} s per tier and tool, business 0 ms, lease 3000 ms, through nginx. Load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "Fleet: \`oversell up --instances $INSTANCES $FLEET\` (lock store: $store); $CONNECTIONS connections for ${SECONDS_} s per tier and tool, business 0 ms, lease 3000 ms, through nginx. Load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| tier | wait | items/s | hand-offs | hand-off p50 / p99 / p99.9 / max ms | inside p50 / p99 ms | sale p50 / p99 / p99.9 ms | acquires per client min / max (min/max) | Jain | per instance % | wrk: items/s | wrk: sale p99 ms | wrk: hand-off p50 / p99 / p99.9 ms |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"

@@ -4,7 +4,7 @@
 # defects (restart without fsync, clock jump, freeze), the validity check (a slow master
 # spending a short lease) and the fixes (a minority down, a majority down, fsync always; the
 # last on a fleet whose masters fsync always). The price of the quorum
-# against one Redis is measured by bench/redis-or-zookeeper.sh, in the same run as ZooKeeper.
+# against one Redis is measured by bench/redis-zookeeper-or-database.sh, in the same run as ZooKeeper.
 #
 #   bench/redlock.sh [REPEAT=10]
 # Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.

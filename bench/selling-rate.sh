@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LOADTEST=${LOADTEST:-target/release/loadtest}
 SERIAL_FLOOR=${SERIAL_FLOOR:-target/release/serial-floor}
 FLOOR_SECONDS=${FLOOR_SECONDS:-2}
-ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:32 reentrant-watchdog@cohort:32 fenced@cohort:32 none}}
+ROWS=${ROWS:-${TIERS:-none local setnx setnx-expire atomic-expiry uuid-owner lua-release reentrant-watchdog fair fenced redlock zookeeper zookeeper-fenced atomic-deduct lua-release@cohort:32 reentrant-watchdog@cohort:32 fenced@cohort:32 none}}
 TOOLS=${TOOLS:-loadtest wrk}
 
 admin() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }

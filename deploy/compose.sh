@@ -33,7 +33,7 @@ verb="${1:-}"
 shift
 
 # Every profile, so that `down` finds the members of whichever ones ran.
-all_profiles=(lock-single sentinel redlock zookeeper zookeeper3 class loadtest)
+all_profiles=(lock-single sentinel redlock zookeeper zookeeper3 postgres class loadtest)
 
 port_taken() {
   # A listener on the port, on any address: docker would fail to publish it halfway.
@@ -88,6 +88,7 @@ case "$verb" in
         redlock) export LOCK_STORE="${LOCK_STORE:-redlock}" ;;
         zookeeper) export ZOOKEEPER="${ZOOKEEPER:-zk:2181}" ;;
         zookeeper3) export ZOOKEEPER="${ZOOKEEPER:-zk1:2181,zk2:2181,zk3:2181}" ;;
+        postgres) export POSTGRES="${POSTGRES:-postgres://oversell@postgres:5432/postgres}" ;;
       esac
     done
     # The lock stores' persistence, as `oversell up --lock-persistence` sets it.

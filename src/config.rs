@@ -60,6 +60,11 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1_000..=10_000))]
     pub zookeeper_session_ms: u64,
 
+    /// PostgreSQL, as `postgres://user@host:port/db`, for the `postgres` and `postgres-fenced`
+    /// tiers (beside whatever `--lock-store` is).
+    #[arg(long, env = "POSTGRES", value_name = "URL", value_parser = postgres_url)]
+    pub postgres: Option<String>,
+
     /// The master name the Sentinels watch.
     #[arg(long, env = "LOCK_SENTINEL_MASTER", default_value = DEFAULT_SENTINEL_MASTER)]
     pub lock_sentinel_master: String,
@@ -162,8 +167,11 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Flags that parse but do not fit together, as one line naming the flag.
     pub fn validate(&self) -> Result<(), String> {
-        let zookeeper = self.zookeeper.as_deref().is_some_and(|z| !z.is_empty());
-        match self.tier.misfit(self.lock_store, zookeeper) {
+        let beside = oversell_api::Beside {
+            zookeeper: self.zookeeper.as_deref().is_some_and(|z| !z.is_empty()),
+            postgres: self.postgres.as_deref().is_some_and(|p| !p.is_empty()),
+        };
+        match self.tier.misfit(self.lock_store, beside) {
             Some(why) => Err(format!("error: --lock-tier: {why}")),
             None => Ok(()),
         }
@@ -223,9 +231,22 @@ impl ServeArgs {
             ),
             None => store,
         };
-        if let Some(why) = self.tier.misfit(store.kind(), store.zookeeper().is_some()) {
+        let store = match self.postgres.as_deref().filter(|p| !p.is_empty()) {
+            Some(url) => store.with_postgres(url).map_err(anyhow::Error::msg)?,
+            None => store,
+        };
+        if let Some(why) = self.tier.misfit(store.kind(), store.beside()) {
             anyhow::bail!("--lock-tier: {why}");
         }
         Ok(store)
     }
+}
+
+/// A `--postgres` URL PostgreSQL's client can read (empty: none, as compose passes it).
+fn postgres_url(url: &str) -> Result<String, String> {
+    if !url.is_empty() {
+        url.parse::<tokio_postgres::Config>()
+            .map_err(|err| format!("{err} (e.g. postgres://oversell@127.0.0.1:5432/postgres)"))?;
+    }
+    Ok(url.to_owned())
 }

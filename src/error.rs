@@ -60,6 +60,8 @@ pub enum AppError {
     Fleet(String),
     #[error("the sale's holder died (a holder-dies fault): it wrote nothing and released nothing")]
     HolderDied,
+    #[error("the buyer died waiting in line for the lock (a waiter-dies fault): it never came back for its place")]
+    WaiterDied,
     /// A lab lock's step failed; the message names the step and why, for the student.
     #[error("the room's own lock failed: {0}")]
     LabLock(String),
@@ -92,6 +94,8 @@ pub enum AppError {
     },
     #[error("ZooKeeper is unavailable (no session, or no quorum): {0}")]
     ZooKeeperUnavailable(String),
+    #[error("PostgreSQL is unavailable: {0}")]
+    PostgresUnavailable(String),
     #[error("the burst failed in the load generator, its figures are lost: {0}")]
     Burst(String),
     #[error(
@@ -126,9 +130,11 @@ impl AppError {
             | AppError::LockNotReplicated { .. }
             | AppError::LockNoQuorum { .. }
             | AppError::ZooKeeperUnavailable(_)
+            | AppError::PostgresUnavailable(_)
             | AppError::StateLost
             | AppError::TooManyStreams { .. }
             | AppError::HolderDied
+            | AppError::WaiterDied
             | AppError::LabLock(_)
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -154,6 +160,7 @@ impl AppError {
             AppError::RoomReset { .. } => "room_reset",
             AppError::Fleet(_) => "fleet_error",
             AppError::HolderDied => "holder_died",
+            AppError::WaiterDied => "waiter_died",
             AppError::LabLock(_) => "lab_lock_failed",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
@@ -162,6 +169,7 @@ impl AppError {
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",
             AppError::ZooKeeperUnavailable(_) => "zookeeper_unavailable",
+            AppError::PostgresUnavailable(_) => "postgres_unavailable",
             AppError::Burst(_) => "burst_failed",
             AppError::RequestTimeout { .. } => "request_timeout",
             AppError::Internal(_) => "internal",
@@ -182,6 +190,7 @@ impl From<StoreError> for AppError {
                 AppError::LockNotReplicated { acked, wanted }
             }
             StoreError::ZooKeeper(why) => AppError::ZooKeeperUnavailable(why),
+            StoreError::Postgres(why) => AppError::PostgresUnavailable(why),
             StoreError::NoQuorum {
                 answered,
                 nodes,

@@ -88,6 +88,17 @@ impl Keys {
     pub fn reentrant_lock(&self) -> String {
         self.key("rlock")
     }
+    /// The waiters' queue of a lock kept in `lock` (a list of owners, first come first
+    /// served): `fair`'s, and a lab lock's that queues. Named after its lock, so a lab user
+    /// allowed the room's lock keys (`acl.rs`) is allowed it.
+    pub fn queue_of(lock: &str) -> String {
+        format!("{lock}:queue")
+    }
+    /// How long each waiter in [`Keys::queue_of`] keeps its place: a sorted set of owner by
+    /// the lock store's time (ms) at which the place lapses unless its owner looks again.
+    pub fn timeouts_of(lock: &str) -> String {
+        format!("{lock}:timeouts")
+    }
     /// Published to when a lock is released, to wake waiters.
     pub fn released_channel(&self) -> String {
         self.key("released")
@@ -221,7 +232,11 @@ impl Keys {
 
     /// What a reset clears in the lock store: the locks and the fencing-token source.
     pub fn lock_store_keys(&self) -> Vec<String> {
-        vec![self.lock(), self.reentrant_lock(), self.fence_counter()]
+        let mut keys = vec![self.lock(), self.reentrant_lock(), self.fence_counter()];
+        for lock in [self.lock(), self.reentrant_lock()] {
+            keys.extend([Keys::queue_of(&lock), Keys::timeouts_of(&lock)]);
+        }
+        keys
     }
 }
 

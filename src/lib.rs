@@ -1,7 +1,7 @@
 //! # oversell
 //!
-//! An inventory sale whose deduct step is guarded by one of thirteen lock tiers (Redis and
-//! ZooKeeper), built to show with measured numbers what each tier protects against and what it
+//! An inventory sale whose deduct step is guarded by one of sixteen lock tiers (Redis,
+//! ZooKeeper and PostgreSQL), built to show with measured numbers what each tier protects against and what it
 //! does not.
 //!
 //! # Layout
@@ -41,6 +41,10 @@
 //!   session (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state`
 //!   shows of it. (The tier is `lock/zookeeper.rs`; the servers `oversell up` runs, the
 //!   launcher's `zookeeper_servers`.)
+//! - [`pg_store`]: PostgreSQL's sessions, for the database tiers (`lock/postgres.rs`): a
+//!   database lock is a session's, so a session is closed, never pooled back, when a hold ends
+//!   without a confirmed release. (The server `oversell up` runs is the launcher's
+//!   `postgres_server`.)
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
@@ -81,6 +85,7 @@ pub(crate) mod lock;
 pub mod lock_store;
 pub mod member;
 pub(crate) mod metrics;
+pub(crate) mod pg_store;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
 pub(crate) mod room_tokens;

@@ -3,8 +3,8 @@ use clap::{Parser, Subcommand};
 use oversell::config::ServeArgs;
 use oversell::startup::Application;
 
-/// oversell: an inventory sale guarded by thirteen lock tiers (Redis and ZooKeeper), measured
-/// against the resource store's own ground truth.
+/// oversell: an inventory sale guarded by sixteen lock tiers (Redis, ZooKeeper, PostgreSQL),
+/// measured against the resource store's own ground truth.
 #[derive(Parser)]
 #[command(name = "oversell", version, about, long_about = None)]
 struct Cli {

@@ -37,6 +37,9 @@ pub enum StoreError {
     /// ZooKeeper (the ZooKeeper tiers' lock store) has no session for us, or no quorum.
     #[error("zookeeper unavailable: {0}")]
     ZooKeeper(String),
+    /// PostgreSQL (the database tiers' lock store) is down, unreachable, or ended our session.
+    #[error("postgres unavailable: {0}")]
+    Postgres(String),
     /// Redis answered with an error: a bug in a script or a wrong key type.
     #[error("redis error: {0}")]
     Failed(RedisError),

@@ -132,10 +132,10 @@ impl Application {
     ) -> anyhow::Result<()> {
         let subscriber = self.state.fleet.spawn_subscriber();
         let (released, lost) = (self.state.signals.clone(), self.state.signals.clone());
-        let releases = self
-            .state
-            .lock_store
-            .spawn_release_listener(move |room| released.released(room), move || lost.wake_all());
+        let releases = self.state.lock_store.spawn_release_listener(
+            move |room, message| released.released(room, message),
+            move || lost.wake_all(),
+        );
         let heartbeat = self.state.fleet.spawn_heartbeat();
         let viewers = crate::viewers::spawn_publisher(self.state.clone());
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");

@@ -459,6 +459,19 @@ function renderLockStore(store) {
     }
     body.appendChild(tr);
   }
+  // PostgreSQL: up or down, and the room's advisory lock in its lock table.
+  const pg = store.postgres;
+  if (pg) {
+    const tr = document.createElement('tr');
+    if (!pg.up) tr.className = 'down';
+    const cells = [`${t('store.postgres')} ${pg.addr}`, pg.up ? t('store.up') : t('store.down'), '–', pg.holding ? t('store.session') : '–', `${t('store.waiting')}: ${pg.waiting}`];
+    for (const v of cells) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
 }
 
 // The fleet's own network (`--network netns`, or compose's): its members, and the partition
@@ -544,6 +557,22 @@ function render(s) {
   $('#inst-sampled').hidden = !s.timeline_sampled;
 }
 
+// The room's current hand-off p99 and how evenly its instances got the lock, over the sections
+// the timeline shows (the newest 20–200): how fast and how fair the tier is right now.
+function renderHandOff(h) {
+  const line = $('#handoff');
+  line.hidden = h.handOffs === 0;
+  if (line.hidden) return;
+  const shares = Object.entries(h.perInstance).sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, n]) => `${name} ${Math.round((100 * n) / Math.max(1, h.sections))}%`).join(' / ');
+  line.textContent = t('timeline.handoff', {
+    p99: h.p99Ms < 10 ? h.p99Ms.toFixed(2) : h.p99Ms.toFixed(0),
+    n: h.handOffs, shares, jain: h.jain.toFixed(2),
+  });
+  line.dataset.p99 = h.p99Ms;
+  line.dataset.jain = h.jain;
+}
+
 let drawQueued = false;
 function drawTimeline() {
   if (drawQueued) return;
@@ -552,6 +581,7 @@ function drawTimeline() {
     drawQueued = false;
     const live = ((state && state.live_instances) || []).map((i) => i.instance);
     timeline.render({ instances: live, ttlMs: state ? state.settings.ttl_ms : 0, leased: state ? leased.has(state.tier) : false });
+    renderHandOff(timeline.handOff(live));
   });
 }
 

@@ -79,7 +79,7 @@ addStrings({ en, zh });
 
 /** The steps in the order the contract runs them, and the ladder's rungs to start from. */
 const STEPS = ['acquire-1', 'acquire-2', 'acquire-3', 'release-1', 'release-2', 'renew'];
-const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fenced'];
+const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fair', 'fenced'];
 
 /**
  * Builds the panel and wires it to the page's helpers: `$` (a selector), `call` (an API call

@@ -96,6 +96,32 @@ export class Timeline {
     return this.lastAt + (performance.now() - this.lastAtLocal) * 1000;
   }
 
+  /** The hand-offs among the window's sold sections, as `loadtest` measures them from the
+   * ledger: a hand-off is the next section's start minus the previous one's end, on Redis'
+   * clock, counted only when the next began after the previous ended (overlapping sections
+   * hand nothing over). With each instance's share of the sections (`instances`: the live ones,
+   * so one that sold nothing counts as 0) and Jain's fairness index over those shares
+   * (1: even; 1/n: one instance got them all). */
+  handOff(instances = []) {
+    const sold = [...this.sections.values()]
+      .filter((s) => s.outcome === 'sold' && s.exit != null)
+      .sort((a, b) => a.enter - b.enter);
+    const gaps = [];
+    for (let i = 1; i < sold.length; i++) {
+      const gap = sold[i].enter - sold[i - 1].exit;
+      if (gap >= 0) gaps.push(gap);
+    }
+    gaps.sort((a, b) => a - b);
+    const p99Ms = gaps.length ? gaps[Math.ceil(0.99 * gaps.length) - 1] / 1000 : null;
+    const per = Object.fromEntries(instances.map((name) => [name, 0]));
+    for (const s of sold) per[s.instance] = (per[s.instance] || 0) + 1;
+    const counts = Object.values(per);
+    const sum = counts.reduce((a, b) => a + b, 0);
+    const squares = counts.reduce((a, b) => a + b * b, 0);
+    const jain = squares ? (sum * sum) / (counts.length * squares) : null;
+    return { handOffs: gaps.length, p99Ms, sections: sold.length, perInstance: per, jain };
+  }
+
   /** The numbers the page (and its test) can read: what is on screen. */
   summary() {
     return this.view ? { bars: this.view.bars.length, overlapping: this.view.overlapping, foreign: this.view.foreign, expired: this.view.expired } : { bars: 0, overlapping: 0, foreign: 0, expired: 0 };

@@ -67,6 +67,11 @@ pub enum FaultKind {
     /// lock again (a nested step) and gives it back: a reentrant lock lets its owner in, any
     /// other makes the sale wait for itself until its wait deadline (a 503, nothing written).
     NestedLock,
+    /// The next buyer to find the lock busy stops dead in its wait: it never tries again and
+    /// never says it is leaving, as a waiter whose process died. A lock that queues its
+    /// waiters (`fair`) still has it in line; the instance serves on, so it strikes its room
+    /// alone.
+    WaiterDies,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -74,7 +79,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 17] = [
+    pub const ALL: [FaultKind; 18] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -91,6 +96,7 @@ impl FaultKind {
         FaultKind::HolderDiesBetweenSteps,
         FaultKind::HolderPause,
         FaultKind::NestedLock,
+        FaultKind::WaiterDies,
         FaultKind::Partition,
     ];
 
@@ -112,6 +118,7 @@ impl FaultKind {
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
             FaultKind::HolderPause => "holder-pause",
             FaultKind::NestedLock => "nested-lock",
+            FaultKind::WaiterDies => "waiter-dies",
             FaultKind::Partition => "partition",
         }
     }
@@ -151,6 +158,7 @@ impl FaultKind {
                 | FaultKind::HolderDiesBetweenSteps
                 | FaultKind::HolderPause
                 | FaultKind::NestedLock
+                | FaultKind::WaiterDies
         )
     }
 

@@ -21,4 +21,4 @@ pub use state::{
     GroundTruth, LockView, NetworkView, PartitionRequest, PartitionView, RoomStatus, StateView,
 };
 pub use store::{LockStoreKind, Persistence};
-pub use tier::Tier;
+pub use tier::{Beside, Tier};

@@ -103,16 +103,19 @@ impl<'de> Deserialize<'de> for WaitStrategy {
     }
 }
 
-/// How the reentrant tiers keep their lease, as Redisson offers both.
+/// How the reentrant tiers keep their lease, as Redisson offers both; and whether the database
+/// tiers' sessions time out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseMode {
-    /// `lock()`: a watchdog renews the lease every TTL/3 while the holder lives.
+    /// `lock()`: a watchdog renews the lease every TTL/3 while the holder lives. A database
+    /// lock lasts as long as its session, which never times out.
     #[default]
     Watchdog,
     /// `lock(leaseTime)`: the lease is fixed; nothing renews it, as in Redisson when an
-    /// explicit lease is given.
+    /// explicit lease is given. A database session idle for the TTL inside its transaction is
+    /// ended by the server (`idle_in_transaction_session_timeout`), and its lock with it.
     Fixed,
 }
 
@@ -140,8 +143,8 @@ pub struct Settings {
     /// How long that wait may take.
     #[serde(default = "default_sync_timeout_ms")]
     pub sync_timeout_ms: u64,
-    /// Whether `reentrant-watchdog` and `fenced` renew their lease (the other tiers' leases
-    /// are always fixed).
+    /// Whether `reentrant-watchdog` and `fenced` renew their lease (the other Redis tiers'
+    /// leases are always fixed), and whether the database tiers' sessions time out.
     #[serde(default)]
     pub lease: LeaseMode,
 }

@@ -143,6 +143,21 @@ pub struct LockStoreView {
     /// ZooKeeper, when the instance has one (the ZooKeeper tiers' lock lives there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zookeeper: Option<ZooKeeperView>,
+    /// PostgreSQL, when the instance has one (the database tiers' lock lives there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub postgres: Option<PostgresView>,
+}
+
+/// The database lock store and the room's advisory lock in it (`pg_locks`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PostgresView {
+    pub addr: String,
+    /// Whether the server answered.
+    pub up: bool,
+    /// Sessions holding the room's lock (0 or 1) and sessions queued for it, as the server's
+    /// lock table shows them.
+    pub holding: u32,
+    pub waiting: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

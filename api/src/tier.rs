@@ -20,17 +20,22 @@ pub enum Tier {
     UuidOwner,
     LuaRelease,
     ReentrantWatchdog,
+    /// `reentrant-watchdog` handed out first come first served, by a queue in Redis.
+    Fair,
     Fenced,
     Redlock,
     Zookeeper,
     ZookeeperFenced,
+    /// The third answer: a lock held by a PostgreSQL session (an advisory lock).
+    Postgres,
+    PostgresFenced,
     AtomicDeduct,
     /// The lab: a lock whose steps are a room's own Lua scripts (see `oversell::lab`).
     Custom,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 14] = [
+    pub const ALL: [Tier; 17] = [
         Tier::None,
         Tier::Local,
         Tier::Setnx,
@@ -39,10 +44,13 @@ impl Tier {
         Tier::UuidOwner,
         Tier::LuaRelease,
         Tier::ReentrantWatchdog,
+        Tier::Fair,
         Tier::Fenced,
         Tier::Redlock,
         Tier::Zookeeper,
         Tier::ZookeeperFenced,
+        Tier::Postgres,
+        Tier::PostgresFenced,
         Tier::AtomicDeduct,
         Tier::Custom,
     ];
@@ -62,10 +70,13 @@ impl Tier {
             Tier::UuidOwner => "uuid-owner",
             Tier::LuaRelease => "lua-release",
             Tier::ReentrantWatchdog => "reentrant-watchdog",
+            Tier::Fair => "fair",
             Tier::Fenced => "fenced",
             Tier::Redlock => "redlock",
             Tier::Zookeeper => "zookeeper",
             Tier::ZookeeperFenced => "zookeeper-fenced",
+            Tier::Postgres => "postgres",
+            Tier::PostgresFenced => "postgres-fenced",
             Tier::AtomicDeduct => "atomic-deduct",
             Tier::Custom => "custom",
         }
@@ -89,9 +100,21 @@ impl Tier {
         matches!(self, Tier::Zookeeper | Tier::ZookeeperFenced)
     }
 
-    /// Why this tier cannot run on a lock store of kind `here` (with or without ZooKeeper
-    /// beside it), as one sentence; `None` if it can.
-    pub fn misfit(self, here: LockStoreKind, zookeeper: bool) -> Option<String> {
+    /// Whether the tier's lock lives in PostgreSQL.
+    pub fn needs_postgres(self) -> bool {
+        matches!(self, Tier::Postgres | Tier::PostgresFenced)
+    }
+
+    /// Whether the lock store keeps its own first-come-first-served queue of waiters
+    /// (ZooKeeper's sequential nodes, PostgreSQL's lock queue): an instance passes nothing on
+    /// in memory.
+    pub fn queues_in_store(self) -> bool {
+        self.needs_zookeeper() || self.needs_postgres()
+    }
+
+    /// Why this tier cannot run on a lock store of kind `here` (with ZooKeeper or PostgreSQL
+    /// beside it or not), as one sentence; `None` if it can.
+    pub fn misfit(self, here: LockStoreKind, beside: Beside) -> Option<String> {
         if self == Tier::Custom && !matches!(here, LockStoreKind::Single | LockStoreKind::Sentinel)
         {
             return Some(format!(
@@ -100,10 +123,16 @@ impl Tier {
                  up --lab, or --lock-store single|sentinel)"
             ));
         }
-        if self.needs_zookeeper() && !zookeeper {
+        if self.needs_zookeeper() && !beside.zookeeper {
             return Some(format!(
                 "tier {self} needs ZooKeeper, and this fleet has none (start it with: oversell \
                  up --tier {self}, or give each instance --zookeeper HOST:PORT)"
+            ));
+        }
+        if self.needs_postgres() && !beside.postgres {
+            return Some(format!(
+                "tier {self} needs PostgreSQL, and this fleet has none (start it with: oversell \
+                 up --tier {self}, or give each instance --postgres postgres://USER@HOST:PORT/DB)"
             ));
         }
         let needed = self.needs_lock_store().filter(|k| *k != here)?;
@@ -123,6 +152,7 @@ impl Tier {
                 | Tier::UuidOwner
                 | Tier::LuaRelease
                 | Tier::ReentrantWatchdog
+                | Tier::Fair
                 | Tier::Fenced
                 | Tier::Redlock
                 | Tier::Custom
@@ -140,6 +170,9 @@ impl Tier {
         if self.needs_zookeeper() {
             return Some("--zookeeper");
         }
+        if self.needs_postgres() {
+            return Some("--postgres");
+        }
         if self == Tier::Custom {
             return Some("--lab");
         }
@@ -150,6 +183,28 @@ impl Tier {
     pub fn valid_ids() -> String {
         Tier::ALL.map(Tier::id).join(", ")
     }
+}
+
+/// The lock stores a fleet has beside its Redis lock store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Beside {
+    pub zookeeper: bool,
+    pub postgres: bool,
+}
+
+impl Beside {
+    pub const NOTHING: Beside = Beside {
+        zookeeper: false,
+        postgres: false,
+    };
+    pub const ZOOKEEPER: Beside = Beside {
+        zookeeper: true,
+        postgres: false,
+    };
+    pub const BOTH: Beside = Beside {
+        zookeeper: true,
+        postgres: true,
+    };
 }
 
 impl fmt::Display for Tier {
@@ -184,22 +239,35 @@ mod tests {
     #[test]
     fn redlock_needs_its_masters_and_zookeeper_its_servers() {
         assert!(Tier::Redlock
-            .misfit(LockStoreKind::Redlock, false)
+            .misfit(LockStoreKind::Redlock, Beside::NOTHING)
             .is_none());
-        let why = Tier::Redlock.misfit(LockStoreKind::Shared, true).unwrap();
+        let why = Tier::Redlock
+            .misfit(LockStoreKind::Shared, Beside::ZOOKEEPER)
+            .unwrap();
         assert!(why.contains("--lock-store redlock"), "{why}");
         assert!(Tier::LuaRelease
-            .misfit(LockStoreKind::Redlock, false)
+            .misfit(LockStoreKind::Redlock, Beside::NOTHING)
             .is_none());
         let why = Tier::Zookeeper
-            .misfit(LockStoreKind::Shared, false)
+            .misfit(LockStoreKind::Shared, Beside::NOTHING)
             .unwrap();
         assert!(why.contains("--zookeeper"), "{why}");
-        let why = Tier::Custom.misfit(LockStoreKind::Shared, false).unwrap();
+        let why = Tier::Custom
+            .misfit(LockStoreKind::Shared, Beside::NOTHING)
+            .unwrap();
         assert!(why.contains("--lab"), "{why}");
-        assert!(Tier::Custom.misfit(LockStoreKind::Single, false).is_none());
+        assert!(Tier::Custom
+            .misfit(LockStoreKind::Single, Beside::NOTHING)
+            .is_none());
         assert!(Tier::ZookeeperFenced
-            .misfit(LockStoreKind::Single, true)
+            .misfit(LockStoreKind::Single, Beside::ZOOKEEPER)
+            .is_none());
+        let why = Tier::Postgres
+            .misfit(LockStoreKind::Shared, Beside::ZOOKEEPER)
+            .unwrap();
+        assert!(why.contains("--postgres"), "{why}");
+        assert!(Tier::PostgresFenced
+            .misfit(LockStoreKind::Shared, Beside::BOTH)
             .is_none());
     }
 

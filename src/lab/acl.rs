@@ -12,7 +12,8 @@ use crate::redis_pool::{RedisPool, StoreError};
 
 use super::LabUser;
 
-/// What a lock's steps may call: strings, hashes, expiry, a counter, publish, time; `WAIT`
+/// What a lock's steps may call: strings, hashes, expiry, a counter, a list and a sorted set
+/// (a waiters' queue and when each place lapses, `fair`'s), publish, time; `WAIT`
 /// after a lock write when the room asks for replicas; `EVALSHA` and `SCRIPT LOAD` to run
 /// the steps themselves.
 pub const COMMANDS: &[&str] = &[
@@ -57,6 +58,21 @@ pub const COMMANDS: &[&str] = &[
     "hkeys",
     "hvals",
     "hlen",
+    "rpush",
+    "lpush",
+    "lpop",
+    "rpop",
+    "lindex",
+    "llen",
+    "lrange",
+    "lrem",
+    "lpos",
+    "zadd",
+    "zrem",
+    "zscore",
+    "zincrby",
+    "zrange",
+    "zcard",
     "publish",
 ];
 

@@ -5,10 +5,14 @@
 //! Each step is one Lua script, sent as a round trip of its own (`EVALSHA`), so the classic
 //! mistakes can be written: `SETNX` then `EXPIRE` as two steps, `GET` then `DEL` as two.
 //! Every step gets `KEYS[1]` the room's lock key, `KEYS[2]` the room's fencing-token counter
-//! (a key that only a lock's `INCR` moves), `ARGV[1]` the holder's unique value, `ARGV[2]` the
-//! lease in ms and `ARGV[3]` the room's release channel (publish to it to wake waiters at once;
-//! without it they look again within the lease, or every 200 ms). The built-in Redis tiers
-//! send the ladder's own steps (`static/locks/`) by the same contract, with their own keys.
+//! (a key that only a lock's `INCR` moves), `KEYS[3]` and `KEYS[4]` a waiters' queue and when
+//! each place lapses (`<lock>:queue`, `<lock>:timeouts`, for a lock that serves its waiters
+//! in order, as `fair`'s does), `ARGV[1]` the holder's unique value, `ARGV[2]` the lease in ms,
+//! `ARGV[3]` the room's release channel (publish to it to wake waiters at once: any message
+//! wakes one waiter per instance, `next:<owner>` that owner alone; without one they look again
+//! within the lease, or every 200 ms) and `ARGV[4]` how much longer the buyer will wait, in
+//! ms. The built-in Redis tiers send the ladder's own steps (`static/locks/`) by the same
+//! contract, with their own keys.
 //!
 //! - **acquire** (1–3 steps): a step that answers 1 (any number above 0, `OK`, or a table
 //!   whose first element is one of those) goes on, and after the last step the lock is held;

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::netns::{FleetNetwork, Place};
 use super::nginx::{self, Nginx};
+use super::postgres_server::{self, PostgresSpec};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::redis_server;
@@ -57,6 +58,10 @@ const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 /// How long ZooKeeper may take to serve at start-up (a JVM each; an ensemble elects a leader).
 const ZOOKEEPER_READY: Duration = Duration::from_secs(30);
+/// How long PostgreSQL may take to accept connections at start-up (`initdb` included).
+const POSTGRES_READY: Duration = Duration::from_secs(60);
+/// PostgreSQL's id: its supervisor's name and its namespace under `--network netns`.
+const POSTGRES_ID: &str = "postgres";
 /// How long the instances may take to answer `/health` at start-up.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -80,6 +85,8 @@ pub struct FleetConfig {
     pub lock_nodes: usize,
     /// ZooKeeper servers to run for the ZooKeeper tiers (1 or 3); `None`: no ZooKeeper.
     pub zookeeper_nodes: Option<usize>,
+    /// Whether to run PostgreSQL for the database tiers.
+    pub postgres: bool,
     pub admin_token: String,
     /// Where students reach the fleet, for join links (`--public-url`); `None`: the address
     /// each request came to.
@@ -115,6 +122,8 @@ pub struct Fleet {
     store_supervisors: Vec<Supervisor>,
     /// The ZooKeeper servers, stopped with the lock store.
     zookeeper_supervisors: Vec<Supervisor>,
+    /// PostgreSQL, stopped with the lock store.
+    postgres_supervisor: Option<Supervisor>,
     stop: watch::Sender<bool>,
     store_stop: watch::Sender<bool>,
     lock_store: LockStoreKind,
@@ -170,6 +179,10 @@ impl Fleet {
                         .zookeeper_nodes
                         .map(ZooKeeperPlan::ids)
                         .unwrap_or_default(),
+                    match config.postgres {
+                        true => vec![POSTGRES_ID.to_owned()],
+                        false => vec![],
+                    },
                     app_ids.clone(),
                 ]
                 .concat();
@@ -287,6 +300,18 @@ impl Fleet {
             }
             None => String::new(),
         };
+        let mut postgres_supervisor = None;
+        let postgres = match config.postgres {
+            true => {
+                postgres_server::installation()?;
+                let port = free_ports(1)?[0];
+                let spec = PostgresSpec::new(run_dir.path(), port, place_of(POSTGRES_ID));
+                postgres_supervisor = Some(Supervisor::start(spec.clone(), store_stopping.clone()));
+                postgres_server::wait_ready(&spec, POSTGRES_READY).await?;
+                spec.url()
+            }
+            false => String::new(),
+        };
 
         let url = format!("http://127.0.0.1:{port}");
         let (stop, stopping) = watch::channel(false);
@@ -311,6 +336,7 @@ impl Fleet {
                     lock_sentinels: lock_sentinels.clone(),
                     lock_redis_nodes: lock_redis_nodes.clone(),
                     zookeeper: zookeeper.clone(),
+                    postgres: postgres.clone(),
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
                     static_dir: config.static_dir.to_string_lossy().into_owned(),
@@ -359,6 +385,7 @@ impl Fleet {
             supervisors,
             store_supervisors,
             zookeeper_supervisors,
+            postgres_supervisor,
             stop,
             store_stop,
             lock_store: config.lock_store,
@@ -427,6 +454,11 @@ impl Fleet {
             .collect()
     }
 
+    /// PostgreSQL with its current pid, when the fleet runs it.
+    pub fn postgres_process(&self) -> Option<Instance> {
+        self.postgres_supervisor.as_ref().map(Supervisor::instance)
+    }
+
     pub fn nginx_pid(&self) -> Option<u32> {
         self.nginx.pid()
     }
@@ -469,6 +501,7 @@ impl Fleet {
         let _ = self.store_stop.send(true);
         let mut store = std::mem::take(&mut self.store_supervisors);
         store.append(&mut self.zookeeper_supervisors);
+        store.extend(self.postgres_supervisor.take());
         futures_util::future::join_all(store.into_iter().map(Supervisor::join)).await;
         self.redis.join().await;
         // Dropping `self` removes the run dir.

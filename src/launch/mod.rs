@@ -23,6 +23,7 @@
 //! - [`redis_nodes`]: the Redis processes of `up` (resource store, lock store, Sentinels).
 //! - [`zookeeper_servers`]: ZooKeeper servers (standalone or a 3-node ensemble) for the
 //!   ZooKeeper tiers.
+//! - [`postgres_server`]: the PostgreSQL server for the database tiers.
 //! - [`nginx`]: the nginx child.
 //! - [`netns`]: `--network netns`: the namespaces made, taken down, and entered by a child.
 //! - [`clock_shim`]: the preload library a Redis node runs under, so its clock can jump.
@@ -32,6 +33,7 @@ pub mod local_fleet;
 pub mod member_supervisor;
 pub mod netns;
 pub(crate) mod nginx;
+pub mod postgres_server;
 pub mod process;
 pub(crate) mod redis_nodes;
 pub mod redis_server;

@@ -54,6 +54,8 @@ pub struct InstanceEnv {
     pub lock_redis_nodes: String,
     /// ZooKeeper's connect string, for the ZooKeeper tiers (empty: none).
     pub zookeeper: String,
+    /// PostgreSQL's URL, for the database tiers (empty: none).
+    pub postgres: String,
     pub admin_token: String,
     pub lock_tier: String,
     pub static_dir: String,
@@ -78,6 +80,7 @@ impl InstanceEnv {
             ("LOCK_SENTINELS", self.lock_sentinels.clone()),
             ("LOCK_REDIS_NODES", self.lock_redis_nodes.clone()),
             ("ZOOKEEPER", self.zookeeper.clone()),
+            ("POSTGRES", self.postgres.clone()),
             ("ADMIN_TOKEN", self.admin_token.clone()),
             ("LOCK_TIER", self.lock_tier.clone()),
             ("STATIC_DIR", self.static_dir.clone()),
@@ -111,6 +114,8 @@ impl InstanceEnv {
             // of `zookeeper`, COMPOSE_ZOOKEEPER, or zk1..3 of `zookeeper3`): an instance given
             // a ZooKeeper waits for it to be up before a scenario starts.
             zookeeper: "${ZOOKEEPER:-}".into(),
+            // Empty unless the `postgres` profile runs (deploy/compose.sh sets it).
+            postgres: "${POSTGRES:-}".into(),
             admin_token: "${ADMIN_TOKEN:?set ADMIN_TOKEN to a secret, e.g. ADMIN_TOKEN=my-secret docker compose up}".into(),
             lock_tier: "${LOCK_TIER:-lua-release}".into(),
             // Empty (left out): the dashboard built into the binary; the image has no copy of

@@ -20,6 +20,7 @@ use oversell_api::tier::Tier;
 
 use super::local_fleet::{Fleet, FleetConfig};
 use super::process;
+use super::supervisor::Instance;
 use super::topology::{
     ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE,
 };
@@ -72,6 +73,12 @@ pub struct UpArgs {
     /// `--tier zookeeper…`). Needs Debian's `zookeeper` package (a JVM server).
     #[arg(long)]
     pub zookeeper: bool,
+
+    /// Start PostgreSQL too, for the `postgres` and `postgres-fenced` tiers (implied by
+    /// `--tier postgres…`). Needs Debian's `postgresql` package; as root, the server runs as
+    /// its `postgres` user.
+    #[arg(long)]
+    pub postgres: bool,
 
     /// How many ZooKeeper servers: 1 (standalone) or 3 (an ensemble that keeps working with
     /// one down) [default: 1].
@@ -193,7 +200,15 @@ impl UpArgs {
                 return Err(format!("error: --zookeeper: {err}"));
             }
         }
-        if let Some(why) = self.tier.misfit(self.lock_store(), true) {
+        if self.wants_postgres() {
+            if let Err(err) = super::postgres_server::installation() {
+                return Err(format!("error: --postgres: {err}"));
+            }
+        }
+        if let Some(why) = self
+            .tier
+            .misfit(self.lock_store(), oversell_api::Beside::BOTH)
+        {
             return Err(format!("error: --tier: {why}"));
         }
         if let Some(url) = &self.public_url {
@@ -232,6 +247,11 @@ impl UpArgs {
         wanted.then(|| usize::from(self.zookeeper_nodes.unwrap_or(1)))
     }
 
+    /// Whether to run PostgreSQL: asked for by `--postgres` or a database tier.
+    pub fn wants_postgres(&self) -> bool {
+        self.postgres || self.tier.needs_postgres()
+    }
+
     /// The fleet these flags ask for, the instances running this very executable.
     pub fn config(&self) -> anyhow::Result<FleetConfig> {
         let program = std::env::current_exe().context("cannot find the oversell executable")?;
@@ -252,6 +272,7 @@ impl UpArgs {
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             zookeeper_nodes: self.zookeeper_nodes(),
+            postgres: self.wants_postgres(),
             admin_token,
             public_url: self.public_url.clone(),
             client_limits: (self.client_rate > 0).then(|| ClientLimits {
@@ -390,23 +411,27 @@ fn print_banner(
         fleet.redis_url(),
         pid(fleet.redis_process().pid)
     );
-    for process in fleet.lock_store_processes() {
-        out += &format!(
-            "{}: {}:{} pid={} (lock store: {})\n",
-            process.id,
-            process.ip,
-            process.port,
-            pid(process.pid),
-            fleet.lock_store()
-        );
-    }
-    for process in fleet.zookeeper_processes() {
-        out += &format!(
-            "{}: {}:{} pid={} (ZooKeeper, for the zookeeper tiers)\n",
+    // One line per store process: `id: ip:port pid=N (what it is)`.
+    let line = |process: &Instance, what: &str| {
+        format!(
+            "{}: {}:{} pid={} ({what})\n",
             process.id,
             process.ip,
             process.port,
             pid(process.pid)
+        )
+    };
+    let lock_store = format!("lock store: {}", fleet.lock_store());
+    for process in fleet.lock_store_processes() {
+        out += &line(&process, &lock_store);
+    }
+    for process in fleet.zookeeper_processes() {
+        out += &line(&process, "ZooKeeper, for the zookeeper tiers");
+    }
+    if let Some(process) = fleet.postgres_process() {
+        out += &line(
+            &process,
+            "PostgreSQL, for the postgres tiers; user oversell, database postgres",
         );
     }
     if let Some(network) = fleet.network() {

@@ -51,6 +51,10 @@ impl Lock for Stepped {
         self.0.reentrant()
     }
 
+    fn queues(&self) -> bool {
+        self.0.queues()
+    }
+
     fn around(&self, cx: &LockCx<'_>, calls: Vec<Call>) -> Option<Wrapped> {
         riding::nested(cx, self.0, calls)
     }

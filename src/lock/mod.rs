@@ -1,16 +1,17 @@
 //! The lock tiers behind one small interface ([`Lock`]: one attempt, `try_acquire`, and
 //! `release`), each in its own file opening with what it guarantees and what breaks it.
 //!
-//! The Redis tiers (`setnx` … `fenced`) and the lab's locks (`custom`) are step lists
+//! The Redis tiers (`setnx` … `fenced`, `fair` among them) and the lab's locks (`custom`) are step lists
 //! (`steps.rs`): the Lua script of each step, in order, read by the lab's contract. A Redis
 //! tier's scripts are the files of `static/locks/<tier>/`, the lab's presets for that rung,
 //! included as they are (the tests below hold them to it). One
 //! engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
 //! scripts when they share a server (`riding.rs`), waits for replicas, renews a lease with a
 //! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
-//! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`)
-//! implement [`Lock`] themselves and say why. Around every tier, the bounded wait for a busy
-//! lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort` `cohort.rs`.
+//! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`,
+//! `postgres`) implement [`Lock`] themselves and say why. Around every tier, the bounded wait
+//! for a busy lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort`
+//! `cohort.rs`.
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
@@ -23,11 +24,13 @@ mod atomic_expiry;
 pub(crate) mod cohort;
 mod custom;
 mod engine;
+mod fair;
 mod fault_timing;
 mod fenced;
 mod local;
 mod lua_release;
 mod none;
+mod postgres;
 mod redlock;
 mod reentrant_watchdog;
 mod renewals;
@@ -36,6 +39,7 @@ mod riding;
 mod send;
 mod setnx;
 mod setnx_expire;
+mod signals;
 mod sold_out;
 mod steps;
 #[cfg(test)]
@@ -61,8 +65,8 @@ use crate::redis_pool::{Conn, RedisPool, StoreError};
 use crate::composed::Call;
 use engine::Stepped;
 pub use riding::{Release, TripReplies, Wrapped};
+pub use signals::ReleaseSignals;
 use steps::On;
-pub use wait::ReleaseSignals;
 
 /// Everything one acquire or release needs to know.
 pub struct LockCx<'a> {
@@ -102,6 +106,7 @@ impl LockCx<'_> {
             keys: self.keys,
             owner: self.owner,
             ttl_ms: self.settings.ttl_ms,
+            wait_ms: self.settings.wait_deadline_ms,
         }
     }
 
@@ -195,6 +200,10 @@ enum Keep {
     Renewing {
         _renewals: renewals::Renewals,
     },
+    /// The database session whose transaction holds the lock (`postgres.rs`); closed on drop,
+    /// which frees the lock, as a crashed holder's closed socket does. Boxed: a hold is
+    /// passed around, and is rarely a session's.
+    Session(Box<crate::pg_store::Session>),
 }
 
 impl Held {
@@ -244,6 +253,9 @@ pub enum LockError {
     Timeout,
     #[error("the holder died between its acquire steps (a fault)")]
     HolderDied,
+    /// The buyer stopped dead while waiting in line (the `waiter-dies` fault).
+    #[error("the waiter died in line (a fault)")]
+    WaiterDied,
     /// A nested re-entry found the lock someone else's: the owner had lost it.
     #[error("the lock was lost before the re-entry")]
     Lost,
@@ -266,6 +278,12 @@ pub trait Lock: Send + Sync {
 
     /// Whether the same owner may take the lock again while holding it.
     fn reentrant(&self) -> bool {
+        false
+    }
+
+    /// Whether the lock serves its waiters in the order they queued in the store (`fair`):
+    /// a buyer then tries at once, to get its place there.
+    fn queues(&self) -> bool {
         false
     }
 
@@ -296,10 +314,13 @@ pub struct Locks {
     uuid_owner: Stepped,
     lua_release: Stepped,
     reentrant: Stepped,
+    fair: Stepped,
     fenced: Stepped,
     redlock: redlock::Redlock,
     zookeeper: zookeeper::ZooKeeperLock,
     zookeeper_fenced: zookeeper::ZooKeeperLock,
+    postgres: postgres::PostgresLock,
+    postgres_fenced: postgres::PostgresLock,
     custom: custom::CustomLock,
 }
 
@@ -314,10 +335,13 @@ impl Default for Locks {
             uuid_owner: Stepped(&uuid_owner::UuidOwner),
             lua_release: Stepped(&lua_release::LuaRelease),
             reentrant: Stepped(&reentrant_watchdog::ReentrantWatchdog),
+            fair: Stepped(&fair::Fair),
             fenced: Stepped(&fenced::Fenced),
             redlock: redlock::Redlock,
             zookeeper: zookeeper::ZooKeeperLock::plain(),
             zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
+            postgres: postgres::PostgresLock::plain(),
+            postgres_fenced: postgres::PostgresLock::fencing(),
             custom: custom::CustomLock::default(),
         }
     }
@@ -333,6 +357,7 @@ impl Locks {
             Tier::UuidOwner => &self.uuid_owner,
             Tier::LuaRelease => &self.lua_release,
             Tier::ReentrantWatchdog => &self.reentrant,
+            Tier::Fair => &self.fair,
             Tier::Fenced => &self.fenced,
             _ => return None,
         })
@@ -346,6 +371,8 @@ impl Locks {
             Tier::Redlock => &self.redlock,
             Tier::Zookeeper => &self.zookeeper,
             Tier::ZookeeperFenced => &self.zookeeper_fenced,
+            Tier::Postgres => &self.postgres,
+            Tier::PostgresFenced => &self.postgres_fenced,
             Tier::Custom => &self.custom,
             Tier::AtomicDeduct => return None,
             Tier::Setnx
@@ -354,6 +381,7 @@ impl Locks {
             | Tier::UuidOwner
             | Tier::LuaRelease
             | Tier::ReentrantWatchdog
+            | Tier::Fair
             | Tier::Fenced => return self.stepped(tier).map(|lock| lock as &dyn Lock),
         })
     }
@@ -378,6 +406,7 @@ mod tests {
             keys: &keys,
             owner: "holder",
             ttl_ms: 1_000,
+            wait_ms: 5_000,
         };
         let source = |step: &Step| match &step.request {
             Request::Script(call) => call.source(),

@@ -94,6 +94,8 @@ impl Watchdog {
                     keys: &self.keys,
                     owner: &self.owner,
                     ttl_ms: self.ttl_ms,
+                    // A holder waits for nothing.
+                    wait_ms: 0,
                 },
             };
             let answer = send(&mut conn, &self.step, &env).await?;

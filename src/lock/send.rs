@@ -36,16 +36,21 @@ pub(super) async fn send(conn: &mut Conn, step: &Step, env: &Env<'_>) -> Result<
             seen(replies)?
         }
         (super::steps::Request::Script(call), _) => call.invoke(conn).await?,
-        // The lab's contract: `KEYS[1]` the lock, `KEYS[2]` the fencing-token counter; `ARGV`
-        // owner, lease, release channel.
+        // The lab's contract: `KEYS[1]` the lock, `KEYS[2]` the fencing-token counter,
+        // `KEYS[3]` and `KEYS[4]` a waiters' queue and when each place lapses; `ARGV` owner,
+        // lease, release channel, how much longer the buyer waits.
         (super::steps::Request::Lab(step), _) => {
+            let lock = on.keys.lock();
             let sent = step
                 .script
-                .key(on.keys.lock())
+                .key(&lock)
                 .key(on.keys.fence_counter())
+                .key(crate::keys::Keys::queue_of(&lock))
+                .key(crate::keys::Keys::timeouts_of(&lock))
                 .arg(on.owner)
                 .arg(on.ttl_ms)
                 .arg(on.keys.released_channel())
+                .arg(on.wait_ms)
                 .invoke_async(conn)
                 .await;
             match sent {

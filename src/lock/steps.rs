@@ -27,6 +27,10 @@ pub trait Technique: Send + Sync {
     fn reentrant(&self) -> bool {
         false
     }
+    /// Whether the steps keep a queue of waiters in the store and serve it in order.
+    fn queues(&self) -> bool {
+        false
+    }
 }
 
 /// What the steps are about: the room's keys, the holder and the lease.
@@ -35,6 +39,9 @@ pub struct On<'a> {
     /// The lock's value (or hash field) of this holder.
     pub owner: &'a str,
     pub ttl_ms: u64,
+    /// How much longer this buyer will wait for the lock, in ms: how long a queue may keep
+    /// its place (`fair`).
+    pub wait_ms: u64,
 }
 
 /// One round trip of a lock, and how its reply is read.

@@ -1,5 +1,6 @@
 //! Waiting for a held lock: spin (sleep, retry) or pub/sub (sleep until a release is published,
-//! at most the lock's remaining lease). Every wait ends at the settings' deadline. A cohort
+//! at most the lock's remaining lease; which waiter of this instance a release wakes is
+//! `signals.rs`'s). Every wait ends at the settings' deadline. A cohort
 //! (`cohort.rs`) queues an instance's buyers in memory first; the one at the head waits here,
 //! as pub/sub does.
 //!
@@ -8,16 +9,12 @@
 //! it takes never reaches the replica), and both it and `lock-store-restart` kill the store's
 //! primary right after that sale's acquire succeeds.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use oversell_api::fault::FaultKind;
 use oversell_api::settings::WaitStrategy;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::cohort::Cohorts;
-use super::sold_out::SoldOutHints;
 use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
@@ -26,65 +23,42 @@ const UNKNOWN_LEASE_RECHECK: Duration = Duration::from_millis(200);
 /// How often a buyer looks again while a Sentinel-backed store is failing over.
 const OUTAGE_RETRY: Duration = Duration::from_millis(100);
 
-/// Wakes local waiters when the subscriber hears a room's release message.
-///
-/// One `Notify` per room. `notify_one` wakes a single waiter per release and instance, as
-/// Redisson's semaphore does, so a release does not start a stampede of retries. The map is a
-/// std `Mutex` because it is only touched briefly and never across an `.await`.
-#[derive(Default)]
-pub struct ReleaseSignals {
-    rooms: Mutex<HashMap<String, Arc<Notify>>>,
-    /// The in-memory queues of `wait: cohort`: the other half of how this instance's buyers
-    /// wait for a room's lock.
-    pub cohorts: Cohorts,
-    /// Rooms this instance saw sold out: whether to wait for the lock at all.
-    pub sold_out: SoldOutHints,
-}
-
-impl ReleaseSignals {
-    pub fn room(&self, room: &str) -> Arc<Notify> {
-        let mut rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
-        rooms.entry(room.to_owned()).or_default().clone()
-    }
-
-    /// Called by the subscriber for every release message of a room.
-    pub fn released(&self, room: &str) {
-        self.room(room).notify_one();
-    }
-
-    /// Wakes every waiter of every room: release messages may have been lost (the subscriber
-    /// reconnected), so each must look at the lock again.
-    pub fn wake_all(&self) {
-        let rooms = self.rooms.lock().unwrap_or_else(|p| p.into_inner());
-        for signal in rooms.values() {
-            signal.notify_waiters();
-        }
-    }
-}
-
 pub(super) async fn until_acquired<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
 ) -> Result<Held, LockError> {
     let deadline = Instant::now() + cx.settings.wait_deadline();
-    let signal = cx.signals.room(cx.keys.room());
+    let pubsub = matches!(
+        cx.settings.wait,
+        WaitStrategy::PubSub | WaitStrategy::Cohort { .. }
+    );
+    // In line before the first attempt, so a release right after it is not missed: the
+    // buyer's own signal keeps a wake-up that comes while it is trying (`signals.rs`).
+    let mut place = cx.signals.join(cx.keys.room(), cx.owner);
+    // Behind older buyers of this instance who wait for a release, a newcomer lets them go
+    // first: it tries when a release finds it at the front, or after a short while. A lock
+    // that queues its buyers in the store gives a place there only to a buyer who tries.
+    let mut behind = pubsub && !lock.queues() && place.behind_a_waiter();
     loop {
-        // Register interest before trying, so a release between the failed attempt and the
-        // wait is not missed.
-        let notified = signal.notified();
-        tokio::pin!(notified);
-        let pubsub = matches!(
-            cx.settings.wait,
-            WaitStrategy::PubSub | WaitStrategy::Cohort { .. }
-        );
-        if pubsub {
-            notified.as_mut().enable();
+        if std::mem::take(&mut behind) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let woken = place.waiter.signal.notified();
+            let _ = tokio::time::timeout(UNKNOWN_LEASE_RECHECK.min(left), woken).await;
         }
         if let Some(fault) = cx.striking_fault() {
             let held = fault_timing::before_attempt(cx, &fault).await;
             *cx.held_replicas.lock().unwrap_or_else(|p| p.into_inner()) = held;
         }
-        let attempt = lock.try_acquire(cx).await;
+        // The attempt says how much longer this buyer waits: a queue keeps its place no longer.
+        let mut now = *cx.settings;
+        let left = deadline.saturating_duration_since(Instant::now());
+        now.wait_deadline_ms = (left.as_millis() as u64).max(1);
+        let attempt = lock
+            .try_acquire(&LockCx {
+                settings: &now,
+                ..*cx
+            })
+            .await;
         // The store fault strikes after the attempt that took the lock, or that took it and
         // gave it back because too few replicas had it (`sync_replicas`): the primary dies
         // either way; what the failover loses differs.
@@ -102,11 +76,17 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
         let lease_left = match attempt {
             Ok(Attempt::Acquired(held)) => {
                 tracing::debug!(owner = cx.owner, depth = held.depth, "lock acquired");
+                place.served();
                 return Ok(held);
             }
             Ok(Attempt::HolderDied) => return Err(LockError::HolderDied),
             Ok(Attempt::Busy { lease_left }) => {
                 tracing::debug!(owner = cx.owner, ?lease_left, "lock busy");
+                place.waits();
+                // Dead in line: no more attempts, no word to the lock store.
+                if cx.faults.claim(FaultKind::WaiterDies).await.is_some() {
+                    return Err(LockError::WaiterDied);
+                }
                 lease_left
             }
             // A Sentinel store failing over, or too few replicas in sync: both pass, so the
@@ -135,7 +115,8 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
             // The head of a cohort's queue waits as pub/sub does.
             WaitStrategy::PubSub | WaitStrategy::Cohort { .. } => {
                 let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
-                let _ = tokio::time::timeout(bound, notified).await;
+                let woken = place.waiter.signal.notified();
+                let _ = tokio::time::timeout(bound, woken).await;
             }
         }
     }
@@ -156,10 +137,13 @@ mod tests {
     //! when each attempt is made, and how the wait ends, exactly.
     use std::collections::VecDeque;
 
+    use std::sync::{Arc, Mutex};
+
     use async_trait::async_trait;
     use oversell_api::settings::Settings;
 
     use super::super::test_cx::{settings, TestCx, NOWHERE};
+    use super::super::ReleaseSignals;
     use super::*;
     use crate::lock_store::LockStore;
     use crate::redis_pool::RedisPool;
@@ -278,7 +262,7 @@ mod tests {
         let publisher = signals.clone();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(7)).await;
-            publisher.released("test");
+            publisher.released("test", "released");
         });
         let pubsub = settings(WaitStrategy::PubSub, 60_000);
         assert!(wait(&lock, &pubsub, false, &signals).await.is_ok());

@@ -92,8 +92,11 @@ impl Lock for ZooKeeperLock {
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
         match self.take(cx, Instant::now()).await {
             Ok(held) => Ok(Attempt::Acquired(held)),
-            // The recipe never says `Lost`; both mean someone else holds the lock.
-            Err(LockError::Timeout | LockError::Lost) => Ok(Attempt::Busy { lease_left: None }),
+            // The recipe never says `Lost`, nor that a waiter died (its session ends and takes
+            // its node with it); all mean someone else holds the lock.
+            Err(LockError::Timeout | LockError::Lost | LockError::WaiterDied) => {
+                Ok(Attempt::Busy { lease_left: None })
+            }
             Err(LockError::HolderDied) => Ok(Attempt::HolderDied),
             Err(LockError::Store(err)) => Err(err),
         }

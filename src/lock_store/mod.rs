@@ -25,6 +25,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use crate::keys::{Keys, RELEASED_PATTERN};
+use crate::pg_store::PgStore;
 use crate::redis_pool::{RedisPool, StoreError};
 use crate::zookeeper_recipe::ZkStore;
 
@@ -48,6 +49,8 @@ pub struct LockStore {
     quorum: Arc<quorum::QuorumNodes>,
     /// ZooKeeper, beside any of the Redis kinds, for the ZooKeeper tiers.
     zookeeper: Option<Arc<ZkStore>>,
+    /// PostgreSQL, beside any of the Redis kinds, for the database tiers.
+    postgres: Option<Arc<PgStore>>,
 }
 
 impl LockStore {
@@ -92,6 +95,7 @@ impl LockStore {
             nodes: Arc::default(),
             quorum: Arc::default(),
             zookeeper: None,
+            postgres: None,
         }
     }
 
@@ -104,6 +108,25 @@ impl LockStore {
     /// ZooKeeper, when the instance was given one.
     pub fn zookeeper(&self) -> Option<&ZkStore> {
         self.zookeeper.as_deref()
+    }
+
+    /// PostgreSQL at `url` too (`postgres://user@host:port/db`), for the database tiers.
+    pub fn with_postgres(mut self, url: &str) -> Result<Self, String> {
+        self.postgres = Some(Arc::new(PgStore::new(url)?));
+        Ok(self)
+    }
+
+    /// PostgreSQL, when the instance was given one.
+    pub fn postgres(&self) -> Option<&PgStore> {
+        self.postgres.as_deref()
+    }
+
+    /// What this store has beside its Redis, for [`oversell_api::Tier::misfit`].
+    pub fn beside(&self) -> oversell_api::Beside {
+        oversell_api::Beside {
+            zookeeper: self.zookeeper.is_some(),
+            postgres: self.postgres.is_some(),
+        }
     }
 
     /// The Redlock masters (empty unless the store is `redlock`).
@@ -132,13 +155,13 @@ impl LockStore {
     /// Listens for the lock-release messages published in the store, until aborted, and
     /// reconnects (to the new primary, after a failover) when the connection drops.
     ///
-    /// `released(room)` is called for each release; `lost_messages()` after every reconnect,
+    /// `released(room, message)` is called for each release; `lost_messages()` after every reconnect,
     /// because releases published while disconnected are gone and waiters must look again.
     /// Callbacks rather than the waiters themselves, so this module knows nothing of the lock
     /// tiers.
     pub fn spawn_release_listener(
         &self,
-        released: impl Fn(&str) + Send + Sync + 'static,
+        released: impl Fn(&str, &str) + Send + Sync + 'static,
         lost_messages: impl Fn() + Send + Sync + 'static,
     ) -> tokio::task::JoinHandle<()> {
         let pool = self.pool.clone();
@@ -202,7 +225,7 @@ impl LockStore {
 
 async fn listen_once(
     pool: &RedisPool,
-    released: &(impl Fn(&str) + Send + Sync),
+    released: &(impl Fn(&str, &str) + Send + Sync),
     lost_messages: &(impl Fn() + Send + Sync),
 ) -> Result<(), redis::RedisError> {
     let client = pool.client().await?;
@@ -218,7 +241,8 @@ async fn listen_once(
             msg = messages.next() => match msg {
                 Some(msg) => {
                     if let Some(room) = Keys::room_of(msg.get_channel_name()) {
-                        released(room);
+                        let message: String = msg.get_payload().unwrap_or_default();
+                        released(room, &message);
                     }
                 }
                 None => return Ok(()),

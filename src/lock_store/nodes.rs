@@ -68,11 +68,19 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
         Some(zk) => Some(zookeeper(zk, keys).await),
         None => None,
     };
+    let postgres = match store.postgres() {
+        Some(pg) => Some(
+            pg.describe(crate::pg_store::room_key(keys.room()), NODE_TIMEOUT)
+                .await,
+        ),
+        None => None,
+    };
     LockStoreView {
         kind: store.kind,
         nodes,
         sentinels,
         zookeeper,
+        postgres,
     }
 }
 

@@ -97,8 +97,10 @@ async fn apply(
     // Validated before the room is created: a bad patch must not take a room slot.
     let room = state.fleet.room(keys).await?;
     let settings = room.settings.patched(patch).map_err(AppError::BadRequest)?;
-    let zookeeper = state.lock_store.zookeeper().is_some();
-    if let Some(why) = settings.tier.misfit(state.lock_store.kind(), zookeeper) {
+    if let Some(why) = settings
+        .tier
+        .misfit(state.lock_store.kind(), state.lock_store.beside())
+    {
         return Err(AppError::BadRequest(why));
     }
     state.rooms.create(keys).await?;

@@ -155,8 +155,7 @@ fn shape(lab: &LabLock) -> Shape {
 
 /// A lab lock needs a lock store apart from the stock.
 fn lab_fits(state: &AppState) -> Result<(), AppError> {
-    let zookeeper = state.lock_store.zookeeper().is_some();
-    match Tier::Custom.misfit(state.lock_store.kind(), zookeeper) {
+    match Tier::Custom.misfit(state.lock_store.kind(), state.lock_store.beside()) {
         Some(why) => Err(AppError::BadRequest(why)),
         None => Ok(()),
     }

@@ -75,9 +75,11 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     }
     let faults = cx.fault_points();
     if let WaitStrategy::Cohort { passes } = cx.settings.wait {
-        // `none` has no lock to pass, `local` no lock beyond the instance, and ZooKeeper's
-        // queue is already first come first served, its node bound to its owner.
-        if !matches!(tier, Tier::None | Tier::Local) && !tier.needs_zookeeper() {
+        // `none` has no lock to pass, `local` no lock beyond the instance, and the queues of
+        // ZooKeeper, PostgreSQL and `fair` are already first come first served across the
+        // fleet, their places bound to their owners (a node, a session, a queue entry): a pass
+        // within one instance would jump them.
+        if !matches!(tier, Tier::None | Tier::Local | Tier::Fair) && !tier.queues_in_store() {
             return sell_in_cohort(cx, lock, &faults, order, passes).await;
         }
     }
@@ -265,6 +267,7 @@ async fn lock_failed(cx: &SaleCx<'_>, err: LockError) -> AppError {
     match err {
         LockError::Timeout => lock_timeout(cx).await,
         LockError::HolderDied => AppError::HolderDied,
+        LockError::WaiterDied => AppError::WaiterDied,
         LockError::Lost => AppError::LockLost,
         LockError::Store(err) => err.into(),
     }

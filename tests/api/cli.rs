@@ -11,17 +11,18 @@ type Case = (
 
 #[test]
 fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
-    let cases: [Case; 7] = [
+    let cases: [Case; 8] = [
         (&["--lock-tier", "chubby"], &[], "--lock-tier"),
         // The valid values on the same line, from the API crate's list.
         (
             &["--lock-tier", "chubby"],
             &[],
-            "zookeeper-fenced, atomic-deduct, custom]",
+            "postgres-fenced, atomic-deduct, custom]",
         ),
         // A real tier, without the lock store it needs.
         (&["--lock-tier", "redlock"], &[], "--lock-store redlock"),
         (&["--lock-tier", "zookeeper"], &[], "--zookeeper"),
+        (&["--lock-tier", "postgres"], &[], "--postgres"),
         (&[], &[("WAIT", "poll")], "--wait"),
         (&["--lock-ttl-ms", "0"], &[], "--lock-ttl-ms"),
         (&["--port", "http"], &[], "--port"),

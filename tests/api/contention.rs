@@ -93,8 +93,11 @@ async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
     let distributed = Tier::built_in()
         .filter(|t| ![Tier::None, Tier::Local].contains(t))
         .filter(|t| {
-            t.misfit(oversell::lock_store::LockStoreKind::Shared, false)
-                .is_none()
+            t.misfit(
+                oversell::lock_store::LockStoreKind::Shared,
+                oversell_api::Beside::NOTHING,
+            )
+            .is_none()
         });
     for tier in distributed.map(Tier::id) {
         let state = run_tier(&fleet, tier).await;
@@ -113,7 +116,7 @@ async fn every_distributed_tier_sells_exactly_the_stock_under_contention() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reentrant_tiers_take_the_lock_again_in_the_nested_step() {
     let fleet = spawn_fleet(1).await;
-    for tier in ["reentrant-watchdog", "fenced"] {
+    for tier in ["reentrant-watchdog", "fair", "fenced"] {
         fleet.configure(json!({ "tier": tier })).await;
         fleet.reset(5).await;
         for i in 0..3 {

@@ -132,6 +132,7 @@ async fn a_server_that_lost_its_scripts_mid_run_loses_no_sale() {
     for (tier, wait) in [
         ("lua-release", "pubsub"),
         ("reentrant-watchdog", "pubsub"),
+        ("fair", "pubsub"),
         ("fenced", "pubsub"),
         ("lua-release", "cohort:4"),
         ("reentrant-watchdog", "cohort:4"),

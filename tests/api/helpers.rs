@@ -37,6 +37,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_redis_nodes: vec![],
         zookeeper: None,
         zookeeper_session_ms: 4_000,
+        postgres: None,
         lock_sentinel_master: oversell::lock_store::DEFAULT_SENTINEL_MASTER.into(),
         sync_replicas: 0,
         sync_timeout_ms: 1000,
@@ -234,11 +235,16 @@ impl TestFleet {
 }
 
 impl TestFleet {
-    /// A plain connection to the fleet's Redis, to look at keys and counters directly.
+    /// A plain connection to the fleet's Redis, to look at keys and counters directly. Its
+    /// replies may take up to 10 s rather than the client's default half second: the test only
+    /// looks, and on a loaded machine (two tests' fleets sharing two cores) a reply can wait
+    /// that long behind the burst it is watching.
     pub async fn redis_conn(&self) -> redis::aio::MultiplexedConnection {
+        let config =
+            redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(10)));
         redis::Client::open(self.redis.url())
             .unwrap()
-            .get_multiplexed_async_connection()
+            .get_multiplexed_async_connection_with_config(&config)
             .await
             .unwrap()
     }

@@ -14,7 +14,7 @@ use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
 
 use crate::helpers::{eventually, eventually_sells, verdicts_line};
-use crate::scenarios::{start_fleet_on, ScenarioClient, TOKEN};
+use crate::scenarios::{start_fleet_on, start_postgres_fleet_on, ScenarioClient, TOKEN};
 use crate::up::{signal, Up};
 
 /// Why this process cannot make namespaces, if it cannot.
@@ -51,8 +51,11 @@ fn links() -> String {
 /// Every chapter of the partitions group needing `kind` (and `zookeeper` servers), run on one
 /// netns fleet. A timing-sensitive chapter gets a second try (their hold rates over 20 runs
 /// are in BENCHMARKS.md); the ledger must hold every 200 exactly once in every run.
-async fn chapters_on(kind: LockStoreKind, zookeeper: Option<usize>) {
-    let fleet = start_fleet_on(NetworkKind::Netns, 3, kind, Persistence::None, zookeeper).await;
+async fn chapters_on(kind: LockStoreKind, zookeeper: Option<usize>, postgres: bool) {
+    let fleet = match postgres {
+        true => start_postgres_fleet_on(NetworkKind::Netns, 3).await,
+        false => start_fleet_on(NetworkKind::Netns, 3, kind, Persistence::None, zookeeper).await,
+    };
     let network = fleet
         .network()
         .expect("a netns fleet has a network")
@@ -63,6 +66,7 @@ async fn chapters_on(kind: LockStoreKind, zookeeper: Option<usize>) {
         .iter()
         .filter(|s| s.store.netns && s.store.lock_store.unwrap_or(LockStoreKind::Shared) == kind)
         .filter(|s| s.store.zookeeper as usize == zookeeper.unwrap_or(0))
+        .filter(|s| s.store.postgres == postgres)
         .collect();
     assert!(!chapters.is_empty(), "no partition chapter for {kind}");
     let mut failures = Vec::new();
@@ -119,31 +123,37 @@ async fn chapters_on(kind: LockStoreKind, zookeeper: Option<usize>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sentinel_partition_chapters_pass() {
     needs_root!();
-    chapters_on(LockStoreKind::Sentinel, None).await;
+    chapters_on(LockStoreKind::Sentinel, None, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redlock_partition_chapters_pass() {
     needs_root!();
-    chapters_on(LockStoreKind::Redlock, None).await;
+    chapters_on(LockStoreKind::Redlock, None, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cut_off_holder_chapters_pass() {
     needs_root!();
-    chapters_on(LockStoreKind::Single, None).await;
+    chapters_on(LockStoreKind::Single, None, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_partition_chapters_pass() {
     needs_root!();
-    chapters_on(LockStoreKind::Shared, Some(1)).await;
+    chapters_on(LockStoreKind::Shared, Some(1), false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_ensemble_partition_chapter_passes() {
     needs_root!();
-    chapters_on(LockStoreKind::Shared, Some(3)).await;
+    chapters_on(LockStoreKind::Shared, Some(3), false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_partition_chapter_passes() {
+    needs_root!();
+    chapters_on(LockStoreKind::Shared, None, true).await;
 }
 
 async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {

@@ -65,7 +65,45 @@ pub async fn start_fleet_on(
     lock_persistence: Persistence,
     zookeeper_nodes: Option<usize>,
 ) -> Fleet {
-    Fleet::start(FleetConfig {
+    Fleet::start(config_on(
+        network,
+        instances,
+        lock_store,
+        lock_persistence,
+        zookeeper_nodes,
+    ))
+    .await
+    .expect("start the fleet")
+}
+
+/// A fleet with PostgreSQL beside a shared lock store, for the database tiers.
+pub async fn start_postgres_fleet(instances: usize) -> Fleet {
+    start_postgres_fleet_on(NetworkKind::Loopback, instances).await
+}
+
+/// The same, on loopback or with a network namespace per process (`--network netns`: root).
+pub async fn start_postgres_fleet_on(network: NetworkKind, instances: usize) -> Fleet {
+    let config = FleetConfig {
+        postgres: true,
+        ..config_on(
+            network,
+            instances,
+            LockStoreKind::Shared,
+            Persistence::None,
+            None,
+        )
+    };
+    Fleet::start(config).await.expect("start the fleet")
+}
+
+fn config_on(
+    network: NetworkKind,
+    instances: usize,
+    lock_store: LockStoreKind,
+    lock_persistence: Persistence,
+    zookeeper_nodes: Option<usize>,
+) -> FleetConfig {
+    FleetConfig {
         instances,
         port: 0,
         host: "127.0.0.1".parse().unwrap(),
@@ -76,15 +114,14 @@ pub async fn start_fleet_on(
         lock_persistence,
         lock_nodes: 5,
         zookeeper_nodes,
+        postgres: false,
         admin_token: TOKEN.into(),
         public_url: None,
         client_limits: None,
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
         network,
-    })
-    .await
-    .expect("start the fleet")
+    }
 }
 
 /// What a test needs to run catalog scenarios against a fleet from the client side: its URL

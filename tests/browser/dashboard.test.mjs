@@ -217,7 +217,13 @@ test('the dashboard drives the fleet and shows what each tier does', async (t) =
     assert.equal(await figure(page, 'lost_updates'), 0);
     await page.waitForFunction(() => Number(document.querySelector('#timeline').dataset.bars) > 0, null, { timeout: 10_000 });
     assert.equal(await page.getAttribute('#timeline', 'data-overlapping'), '0');
-    console.log(`lua-release: ${result}`);
+    // One lock, no overlaps: every section after the first was handed over, and the line
+    // under the timeline says how fast (on Redis' clock) and how evenly the instances got it.
+    await page.waitForFunction(() => !document.querySelector('#handoff').hidden, null, { timeout: 10_000 });
+    const handOff = await page.$eval('#handoff', (el) => ({ text: el.textContent, p99: Number(el.dataset.p99), jain: Number(el.dataset.jain) }));
+    assert.ok(handOff.p99 >= 0 && handOff.jain > 0 && handOff.jain <= 1, JSON.stringify(handOff));
+    assert.match(handOff.text, /hand-off p99 [\d.]+ ms/);
+    console.log(`lua-release: ${result}; ${handOff.text}`);
     await page.waitForTimeout(600);
     await shot(page, '03-lua-release-exact');
   });

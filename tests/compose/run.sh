@@ -98,7 +98,7 @@ chapter() { # scenario…
 
 if up; then
   # Ground truth through compose: `none` oversells, every safe tier sells exactly the stock.
-  matrix="$("$loadtest" matrix --url "$url" --token "$ADMIN_TOKEN" --tiers none,setnx,setnx-expire,atomic-expiry,uuid-owner,lua-release,reentrant-watchdog,fenced,atomic-deduct --stock 100 --buyers 1000 --business-ms 5 --json)"
+  matrix="$("$loadtest" matrix --url "$url" --token "$ADMIN_TOKEN" --tiers none,setnx,setnx-expire,atomic-expiry,uuid-owner,lua-release,reentrant-watchdog,fair,fenced,atomic-deduct --stock 100 --buyers 1000 --business-ms 5 --json)"
   if verdict="$(printf '%s' "$matrix" | python3 "$here/ground_truth.py")"; then
     pass "ground truth through nginx: $verdict"
   else
@@ -131,6 +131,7 @@ up sentinel && chapter failover-loses-lock failover-sync-replicas sentinel-split
 up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out redlock-minority-partition
 up zookeeper && chapter zookeeper-normal zookeeper-crash-holding zookeeper-client-partitioned
 up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down zookeeper-server-cut-off
+up postgres && chapter postgres-normal postgres-crash-holding postgres-freeze postgres-fenced
 export CLASS=3
 if up lock-single class; then
   table="$(bash deploy/compose.sh logs --no-color class 2>&1)"

@@ -48,6 +48,7 @@ impl FleetSpec {
             (Some(LockStoreKind::Sentinel), _) => "sentinel",
             (Some(LockStoreKind::Redlock), _) => "redlock",
             (_, 1) => "zookeeper",
+            (_, 0) if store.postgres => "postgres",
             (_, 0) => "",
             (_, _) => "zookeeper3",
         };

@@ -348,6 +348,23 @@ pub static LADDER: &[(Tier, [Outcome; RUNG_ATTACKS])] = {
     ]
 };
 
+/// Rungs the attacks cannot tell from another, and the rung their card names: the attacks try
+/// a lock's safety, not the order it serves its waiters in, and `fair` is `reentrant-watchdog`
+/// with a queue. The calibration holds them to that rung's outcomes.
+pub static GRADED_AS: &[(Tier, Tier)] = &[(Tier::Fair, Tier::ReentrantWatchdog)];
+
+/// The outcomes the ladder says a rung gets, a twin's ([`GRADED_AS`]) included.
+pub fn ladder_outcomes(tier: Tier) -> Option<(Tier, &'static [Outcome; RUNG_ATTACKS])> {
+    let rung = GRADED_AS
+        .iter()
+        .find(|(twin, _)| *twin == tier)
+        .map_or(tier, |(_, rung)| *rung);
+    LADDER
+        .iter()
+        .find(|(t, _)| *t == rung)
+        .map(|(t, outcomes)| (*t, outcomes))
+}
+
 /// One attack on the report card.
 #[derive(Debug, Clone, Serialize)]
 pub struct AttackResult {

@@ -44,6 +44,10 @@ pub struct Scenario {
     pub fault: Option<Fault>,
     pub stock: i64,
     pub buyers: usize,
+    /// At most this many connections for the buyers, each sending its next buyer's sale as
+    /// soon as the last one is answered (the same clients again and again: acquires per
+    /// client say how evenly the lock was shared); `None`: one per buyer.
+    pub connections: Option<usize>,
     pub via: Via,
     /// The lock store it needs, and the replica sync it runs with.
     pub store: StoreSetup,

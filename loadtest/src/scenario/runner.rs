@@ -15,6 +15,7 @@ use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, Stat
 use super::verdict::{judge_figures, judge_recovery, verdict};
 use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
 use crate::admin::AdminClient;
+use crate::fairness::Fairness;
 use crate::target::Targets;
 use crate::worker::{burst, BurstOptions};
 
@@ -38,6 +39,23 @@ pub(super) struct Fired {
     pub(super) other: f64,
     pub(super) throughput: f64,
     pub(super) max_ms: f64,
+    /// The sale's p99 and the fewest sales a client got over the most, when the load knows
+    /// its clients (through the fleet, not a server-side burst).
+    pub(super) p99_ms: Option<f64>,
+    pub(super) min_over_max: Option<f64>,
+}
+
+impl Fired {
+    /// The figures of the load's own, under `prefix`.
+    fn figures(&self, prefix: &str, figures: &mut BTreeMap<String, f64>) {
+        let mut put = |name: &str, value: Option<f64>| {
+            if let Some(value) = value {
+                figures.insert(format!("{prefix}{name}"), value);
+            }
+        };
+        put("sale_p99_ms", self.p99_ms);
+        put("acquires_min_over_max", self.min_over_max);
+    }
 }
 
 impl Runner<'_> {
@@ -57,16 +75,15 @@ impl Runner<'_> {
         let mut figures = BTreeMap::new();
         let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
         let baseline = match needs_baseline {
-            true => {
-                let reference = SettingsPatch {
-                    tier: Some(Tier::LuaRelease),
-                    ..scenario.settings()
-                };
-                self.prepare(scenario, reference).await?;
-                Some(self.fire(scenario).await?.throughput)
-            }
+            true => Some(self.fire_as(scenario, Tier::LuaRelease).await?.throughput),
             false => None,
         };
+        // The same load under the race for the lock first, to set the queue beside it.
+        let needs_race = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure.starts_with("race_") || c.figure.ends_with("_vs_race")));
+        if needs_race {
+            let race = self.fire_as(scenario, Tier::ReentrantWatchdog).await?;
+            race.figures("race_", &mut figures);
+        }
         self.prepare(scenario, scenario.settings()).await?;
         if scenario.store.lock_store == Some(LockStoreKind::Sentinel) {
             // Set by every Sentinel chapter, so none inherits it from the one before.
@@ -101,6 +118,15 @@ impl Runner<'_> {
         figures.insert("sent_other".into(), fired.other);
         figures.insert("throughput_rps".into(), fired.throughput);
         figures.insert("max_latency_ms".into(), fired.max_ms);
+        fired.figures("", &mut figures);
+        // How much more evenly this tier shared the lock than the race on the same load.
+        if let (Some(ours), Some(race)) = (
+            figures.get("acquires_min_over_max"),
+            figures.get("race_acquires_min_over_max"),
+        ) {
+            let vs = ours / race.max(1e-9);
+            figures.insert("acquires_vs_race".into(), vs);
+        }
         if let Some(reference) = baseline {
             figures.insert(
                 "throughput_vs_lua_release".into(),
@@ -134,6 +160,16 @@ impl Runner<'_> {
             figures,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
+    }
+
+    /// The scenario's load, fault-free, under another tier.
+    async fn fire_as(&self, scenario: &Scenario, tier: Tier) -> anyhow::Result<Fired> {
+        let reference = SettingsPatch {
+            tier: Some(tier),
+            ..scenario.settings()
+        };
+        self.prepare(scenario, reference).await?;
+        self.fire(scenario).await
     }
 
     async fn prepare(&self, scenario: &Scenario, settings: SettingsPatch) -> anyhow::Result<()> {
@@ -263,9 +299,11 @@ impl Runner<'_> {
             Via::Fleet => {
                 let options = BurstOptions {
                     timeout: limit,
+                    connections: scenario.connections,
                     ..BurstOptions::default()
                 };
                 let stats = burst(self.targets, scenario.buyers, &options).await?;
+                let fairness = Fairness::of(&stats.ok_per_client);
                 Ok(Fired {
                     ok: stats.status(200) as f64,
                     sold_out: stats.status(409) as f64,
@@ -276,6 +314,8 @@ impl Runner<'_> {
                         - stats.status(503)) as f64,
                     throughput: stats.throughput(),
                     max_ms: stats.max_ms(),
+                    p99_ms: Some(stats.latency_ms(0.99)),
+                    min_over_max: fairness.min_over_max,
                 })
             }
             Via::Instance => {
@@ -304,6 +344,8 @@ impl Runner<'_> {
                     throughput: report.throughput_rps,
                     // The buyers start together: the last answer is the slowest buyer's.
                     max_ms: report.elapsed_ms,
+                    p99_ms: None,
+                    min_over_max: None,
                 })
             }
         }

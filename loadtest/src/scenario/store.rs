@@ -18,6 +18,8 @@ pub struct StoreSetup {
     pub sync_replicas: u32,
     /// ZooKeeper servers it needs beside the lock store (0: none).
     pub zookeeper: u32,
+    /// Whether it needs PostgreSQL beside the lock store (the database tiers).
+    pub postgres: bool,
     /// Whether it needs a fleet network whose links a partition can cut (`--network netns`).
     pub netns: bool,
     /// `min-replicas-to-write` on a Sentinel store while it runs (0: Redis' default, none).
@@ -30,6 +32,7 @@ impl StoreSetup {
         persistence: None,
         sync_replicas: 0,
         zookeeper: 0,
+        postgres: false,
         netns: false,
         min_replicas: 0,
     };
@@ -42,10 +45,18 @@ impl StoreSetup {
         }
     }
 
+    /// PostgreSQL beside the lock store.
+    pub const fn postgres() -> StoreSetup {
+        StoreSetup {
+            postgres: true,
+            ..StoreSetup::ANY
+        }
+    }
+
     /// Whether the fleet must have something beyond the default: a lock store of its own,
-    /// ZooKeeper, or a network of its own.
+    /// ZooKeeper, PostgreSQL, or a network of its own.
     pub fn is_special(&self) -> bool {
-        self.lock_store.is_some() || self.zookeeper > 0 || self.netns
+        self.lock_store.is_some() || self.zookeeper > 0 || self.postgres || self.netns
     }
 
     /// The same, on a fleet network a partition can cut (`--network netns`).
@@ -70,6 +81,7 @@ impl StoreSetup {
             persistence: None,
             sync_replicas,
             zookeeper: 0,
+            postgres: false,
             netns: false,
             min_replicas: 0,
         }
@@ -81,6 +93,7 @@ impl StoreSetup {
             persistence: Some(persistence),
             sync_replicas: 0,
             zookeeper: 0,
+            postgres: false,
             netns: false,
             min_replicas: 0,
         }
@@ -94,6 +107,7 @@ impl StoreSetup {
             persistence: None,
             sync_replicas: 0,
             zookeeper: 0,
+            postgres: false,
             netns: false,
             min_replicas: 0,
         }
@@ -106,6 +120,7 @@ impl StoreSetup {
             persistence,
             sync_replicas: 0,
             zookeeper: 0,
+            postgres: false,
             netns: false,
             min_replicas: 0,
         }
@@ -125,6 +140,9 @@ impl StoreSetup {
             1 => flags += " --zookeeper",
             n => flags += &format!(" --zookeeper-nodes {n}"),
         }
+        if self.postgres {
+            flags += " --postgres";
+        }
         if self.netns {
             flags += " --network netns";
         }
@@ -143,14 +161,19 @@ impl StoreSetup {
         let fits = self.lock_store.is_none_or(|k| k == kind)
             && self.persistence.is_none_or(|p| Some(p.id()) == persistence)
             && servers >= self.zookeeper
+            && (!self.postgres || store.postgres.is_some())
             && (!self.netns || state.network.is_some());
         let persistence = persistence.unwrap_or("?");
         (!fits).then(|| {
             format!(
                 "needs a fleet started with `{}oversell up {}`; this one's lock store is \
-                 `{kind}` (persistence {persistence}) with {servers} ZooKeeper servers{}",
+                 `{kind}` (persistence {persistence}) with {servers} ZooKeeper servers{}{}",
                 if self.netns { "sudo " } else { "" },
                 self.up_flags(),
+                match store.postgres {
+                    Some(_) => " and PostgreSQL",
+                    None => "",
+                },
                 match state.network {
                     Some(_) => ", on a network of its own",
                     None => ", on loopback",

@@ -355,6 +355,75 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..BASE
     },
     Scenario {
+        id: "fair-vs-race",
+        tier: Tier::Fair,
+        business_ms: 0,
+        stock: 640,
+        buyers: 1_280,
+        connections: Some(64),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::gt("acquires_min_over_max", 0.66),
+            // Against the race on the same load, measured first for a check that names it.
+            Check::gt("acquires_vs_race", 1.1),
+        ]),
+        // Who wins each race is timing itself: measured in the hold-rate run.
+        timing_sensitive: true,
+        source: "004 lines 353–380 (Redisson's wait: subscribe to the release, try again, the \
+                 first to try wins) for the race; 001 lines 244–246 (getFairLock, Redisson's \
+                 fair lock, which 001 builds its Redlock of) for the queue",
+        en: "The same 64 buyers, 20 sales each, for 640 items, first under reentrant-watchdog, \
+             then under fair. Under the watchdog lock every release starts a race in Redis: \
+             each instance wakes the buyer it has had waiting longest, they all try at once, \
+             and the first attempt to land wins. Each instance serves its own line in order, \
+             but across the fleet nothing does: a buyer can lose race after race, and the \
+             client that got the fewest sales got clearly fewer than the luckiest. Under fair \
+             the buyers queue in Redis itself, the release calls the first one in line by \
+             name, and newcomers go to the end: every client gets about the same share, more \
+             evenly than under the race on the same load, which the run measures first.",
+        zh: "同样的 64 个买家，每个下 20 单，抢 640 件商品：先用 reentrant-watchdog，再用 fair。\
+             看门狗锁每次释放都在 Redis 里引发一场抢夺：每个实例唤醒自己等得最久的那个买家，\
+             它们同时去抢，谁的请求先到谁赢。每个实例内部按顺序排队，可整个集群没有顺序：\
+             一个买家可能一输再输，卖得最少的客户端明显少于最幸运的那个。\
+             fair 让买家直接在 Redis 里排队，释放时按名字叫队首的买家，新来的排到队尾：\
+             每个客户端分到的份额差不多，比同样负载下的抢锁更均匀（本次运行先测了抢锁）。",
+        ..BASE
+    },
+    Scenario {
+        id: "fair-dead-waiter",
+        tier: Tier::Fair,
+        ttl_ms: 2_000,
+        fault: Some(Fault::new(FaultKind::WaiterDies, 0)),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 100.0),
+            Check::eq("sent_503", 1.0),
+            Check::eq("lock_timeouts", 0.0),
+            Check::gt("max_latency_ms", 1_000.0),
+        ]),
+        // How long the line stalls depends on when the dead waiter's turn comes.
+        timing_sensitive: true,
+        source: "001 lines 244–246 (getFairLock); the stall is Redisson's own documented cost of \
+                 its fair lock (a dead waiter holds the queue until its wait timeout, \
+                 threadWaitTime, 5 s by default), which none of the articles mentions",
+        en: "A buyer that finds the lock taken queues, then dies in line without a word (its \
+             process gone). The release calls it by name; nobody answers; the lock stays free \
+             and every buyer behind it waits, because the lock is owed to the dead one. What \
+             fair does about it: a place lapses when its owner stops coming back for it, one \
+             lease (2 s here) after its last visit or at its own wait deadline if sooner, and \
+             every acquire and release first clears lapsed places from the front. The line \
+             stalls about one lease, then moves on by itself: every item sold, nobody behind \
+             it timed out, nothing oversold.",
+        zh: "一个买家发现锁被占，排上了队，随后一声不吭地死在队列里（进程没了）。释放时按名字叫它，\
+             没人应答；锁空着，后面的买家全都在等，因为锁是留给这个死掉的等待者的。fair 的对策：\
+             排队的号要靠主人回来续，主人不再回来，号就作废——在它最后一次回来之后一个租约\
+             （这里是 2 秒），如果它自己的等待期限更早，就在期限到时作废；每次加锁和释放都先把队首\
+             作废的号清掉。队伍停顿大约一个租约，然后自己继续：货全部卖出，后面没有人等到超时，\
+             也没有超卖。",
+        ..BASE
+    },
+    Scenario {
         id: "fenced-freeze",
         tier: Tier::Fenced,
         ttl_ms: 300,

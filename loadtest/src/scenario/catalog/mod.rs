@@ -15,7 +15,8 @@
 //!
 //! One file per chapter group, the way the ladder is taught: [`ladder`] (one Redis, `none` …
 //! `atomic-deduct` and `redis-down`), [`beyond`] (beyond one Redis: Sentinel failover, restarts
-//! and persistence, Redlock), [`zookeeper`] and [`partitions`] (links cut between network
+//! and persistence, Redlock), [`zookeeper`], [`database`] (PostgreSQL's advisory locks) and
+//! [`partitions`] (links cut between network
 //! namespaces: split brain, a cut-off holder). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
@@ -29,6 +30,7 @@ use oversell_api::{LeaseMode, Tier, Via, WaitStrategy};
 use super::{Expect, Scenario, StoreSetup};
 
 mod beyond;
+mod database;
 mod ladder;
 mod partitions;
 mod zookeeper;
@@ -38,6 +40,7 @@ pub const GROUPS: &[(&str, &[Scenario])] = &[
     ("ladder", ladder::SCENARIOS),
     ("beyond", beyond::SCENARIOS),
     ("zookeeper", zookeeper::SCENARIOS),
+    ("database", database::SCENARIOS),
     ("partitions", partitions::SCENARIOS),
 ];
 
@@ -80,6 +83,7 @@ pub(crate) const BASE: Scenario = Scenario {
     fault: None,
     stock: 100,
     buyers: 300,
+    connections: None,
     via: Via::Fleet,
     store: StoreSetup::ANY,
     expect: Expect::Figures(&[]),

@@ -248,6 +248,33 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..CUT_OFF
     },
     Scenario {
+        id: "postgres-holder-cut-off",
+        tier: Tier::Postgres,
+        fault: Some(Fault::partition(HOLDER, 6_000)),
+        store: StoreSetup::postgres().partitioned(),
+        expect: Expect::Figures(&[
+            Check::eq("oversold", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("orders", 1.0),
+        ]),
+        source: "001 line 45 (the lock can live in a database); PostgreSQL's advisory locks, \
+                 which last as long as the session that took them; compare Martin Kleppmann, \
+                 \"How to do distributed locking\" (2016), on leases and cut-off holders",
+        en: "The same cut as watchdog-holder-cut-off, on the database's lock: as the holder \
+             starts its 3 s of work, its instance is cut off from PostgreSQL for 6 s. The server \
+             hears nothing from the session, and a session lock has no lease to run out: it \
+             waits, and so does everyone else. The holder finishes and writes, its commit gets \
+             through once the cut heals, and only then is the next buyer let in: the one item \
+             is sold once. Where Redis' watchdog lost the lock, the session keeps it — by \
+             making everybody wait for a client that might never come back.",
+        zh: "和 watchdog-holder-cut-off 一样的网络隔离，这次用的是数据库的锁：持锁者刚开始 3 秒的业务处理，\
+             它所在的实例就和 PostgreSQL 断开了 6 秒。服务器听不到这个会话的任何动静，而会话锁没有会到期的租约：\
+             它就等着，其他人也都跟着等。持锁者处理完业务、写入库存，隔离恢复后它的提交才送达，\
+             下一个买家这时才能进来：唯一的一件商品只卖了一次。Redis 的看门狗在这里丢了锁，会话锁却保住了——\
+             代价是所有人都在等一个可能再也回不来的客户端。",
+        ..CUT_OFF
+    },
+    Scenario {
         id: "zookeeper-client-partitioned",
         tier: Tier::Zookeeper,
         fault: Some(Fault::partition(HOLDER, 9_000)),
