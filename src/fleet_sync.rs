@@ -7,6 +7,7 @@
 //! `lock_store::LockStore::spawn_release_listener` hears them.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, RwLock};
 use std::time::Duration;
 
@@ -66,9 +67,14 @@ pub struct FleetSync {
     instance: String,
     /// What a room starts with when Redis has no settings for it yet (from the flags).
     defaults: Settings,
-    /// This instance's copy per room. A std `RwLock`: read on every sale, written on control
-    /// messages, never held across `.await`.
-    cache: RwLock<HashMap<String, RoomConfig>>,
+    /// This instance's copy per room, with the number of the load it came from. A std
+    /// `RwLock`: read on every sale, written on control messages, never held across `.await`.
+    cache: RwLock<HashMap<String, (u64, RoomConfig)>>,
+    /// Numbers each load as it starts. Two loads of one room can overlap (a sale's read and a
+    /// reload message's); the one that started later read Redis later, so an earlier one that
+    /// lands after it must not overwrite it — or a fault armed between the two reads would be
+    /// lost on this instance until the next change.
+    loads: AtomicU64,
 }
 
 impl FleetSync {
@@ -78,6 +84,7 @@ impl FleetSync {
             instance: instance.to_owned(),
             defaults,
             cache: RwLock::default(),
+            loads: AtomicU64::new(0),
         }
     }
 
@@ -95,12 +102,18 @@ impl FleetSync {
 
     fn cached(&self, room: &str) -> Option<RoomConfig> {
         let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
-        cache.get(room).cloned()
+        cache.get(room).map(|(_, config)| config.clone())
     }
 
-    fn remember(&self, room: &str, config: RoomConfig) {
+    /// Keeps `config` unless a load that started later has already landed.
+    fn remember(&self, room: &str, load: u64, config: RoomConfig) {
         let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
-        cache.insert(room.to_owned(), config);
+        match cache.get(room) {
+            Some((newer, _)) if *newer > load => {}
+            _ => {
+                cache.insert(room.to_owned(), (load, config));
+            }
+        }
     }
 
     /// Reads the room from Redis. A read creates nothing: a room with no stored settings gets
@@ -108,6 +121,7 @@ impl FleetSync {
     /// here, and the room's creation is picked up at the next read).
     async fn load(&self, keys: &Keys) -> Result<RoomConfig, StoreError> {
         let mut conn = self.resource.conn().await?;
+        let load = self.loads.fetch_add(1, Ordering::Relaxed);
         let (stored, faults, pending, generation, (lab, password)): StoredRoom = redis::pipe()
             .get(keys.settings())
             .hgetall(keys.faults())
@@ -129,9 +143,9 @@ impl FleetSync {
             lab: LabLock::from_stored(keys, lab, password).map(Arc::new),
         };
         if config.stored {
-            self.remember(keys.room(), config.clone());
+            self.remember(keys.room(), load, config.clone());
         } else {
-            self.forget(keys.room());
+            self.forget(keys.room(), load);
         }
         Ok(config)
     }
@@ -158,9 +172,11 @@ impl FleetSync {
         self.load(keys).await
     }
 
-    fn forget(&self, room: &str) {
+    fn forget(&self, room: &str, load: u64) {
         let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
-        cache.remove(room);
+        if cache.get(room).is_some_and(|(newer, _)| *newer < load) {
+            cache.remove(room);
+        }
     }
 
     /// Stores this instance's flags as the room's settings unless it has some: a reset creates
