@@ -49,6 +49,11 @@ impl Lock for LocalLock {
         })
     }
 
+    /// Its own acquire, which knows its waiters (the instance's line is for the Redis tiers).
+    async fn acquire_again(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
+        self.acquire(cx).await
+    }
+
     /// Waits in the mutex's own fair queue rather than spinning, bounded by the deadline.
     async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
         let deadline = Instant::now() + cx.settings.wait_deadline();

@@ -276,6 +276,12 @@ pub trait Lock: Send + Sync {
         wait::until_acquired(self, cx).await
     }
 
+    /// Takes the lock again for the owner who holds it (a nested step). A reentrant lock
+    /// answers at once; one that does not know its owner waits for itself, to its deadline.
+    async fn acquire_again(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
+        wait::again(self, cx).await
+    }
+
     /// Whether the same owner may take the lock again while holding it.
     fn reentrant(&self) -> bool {
         false

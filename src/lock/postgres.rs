@@ -151,6 +151,11 @@ impl Lock for PostgresLock {
         }
     }
 
+    /// Its own acquire, which knows its waiters (the instance's line is for the Redis tiers).
+    async fn acquire_again(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
+        self.acquire(cx).await
+    }
+
     async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
         if let WaitStrategy::Spin { .. } = cx.settings.wait {
             return wait::until_acquired(self, cx).await;

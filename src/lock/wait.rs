@@ -27,6 +27,29 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
 ) -> Result<Held, LockError> {
+    in_line(lock, cx, Newcomer::LetsWaitersGoFirst).await
+}
+
+/// The same for an owner who holds the lock already (a nested step): a reentrant lock lets
+/// it in at once, so it must not stand behind this instance's buyers who wait — for its own
+/// release, which would come only after it.
+pub(super) async fn again<L: Lock + ?Sized>(lock: &L, cx: &LockCx<'_>) -> Result<Held, LockError> {
+    in_line(lock, cx, Newcomer::TriesAtOnce).await
+}
+
+/// Whether a buyer who joins this instance's line behind buyers waiting for a release lets
+/// them go first.
+#[derive(PartialEq)]
+enum Newcomer {
+    LetsWaitersGoFirst,
+    TriesAtOnce,
+}
+
+async fn in_line<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    newcomer: Newcomer,
+) -> Result<Held, LockError> {
     let deadline = Instant::now() + cx.settings.wait_deadline();
     let pubsub = matches!(
         cx.settings.wait,
@@ -38,7 +61,10 @@ pub(super) async fn until_acquired<L: Lock + ?Sized>(
     // Behind older buyers of this instance who wait for a release, a newcomer lets them go
     // first: it tries when a release finds it at the front, or after a short while. A lock
     // that queues its buyers in the store gives a place there only to a buyer who tries.
-    let mut behind = pubsub && !lock.queues() && place.behind_a_waiter();
+    let mut behind = pubsub
+        && !lock.queues()
+        && newcomer == Newcomer::LetsWaitersGoFirst
+        && place.behind_a_waiter();
     loop {
         if std::mem::take(&mut behind) {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -234,6 +260,41 @@ mod tests {
             ..test.cx(&faults)
         };
         until_acquired(lock, &cx).await
+    }
+
+    /// A buyer of this instance already waits for the room's release.
+    fn a_buyer_waiting<'s>(signals: &'s ReleaseSignals) -> crate::lock::signals::Place<'s> {
+        let waiting = signals.join("test", "earlier-buyer");
+        waiting.waits();
+        waiting
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_newcomer_lets_the_buyers_who_wait_go_first() {
+        let signals = ReleaseSignals::default();
+        let _earlier = a_buyer_waiting(&signals);
+        let lock = Scripted::new(&[Answer::Taken]);
+        let pubsub = settings(WaitStrategy::PubSub, 60_000);
+        assert!(wait(&lock, &pubsub, true, &signals).await.is_ok());
+        // No release came: it tried at the recheck, not before.
+        assert_eq!(lock.attempts_at(), [UNKNOWN_LEASE_RECHECK.as_millis() as u64]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_holder_taking_its_lock_again_does_not_wait_behind_buyers_waiting_for_it() {
+        let signals = ReleaseSignals::default();
+        let _earlier = a_buyer_waiting(&signals);
+        let lock = Scripted::new(&[Answer::Taken]);
+        let pubsub = settings(WaitStrategy::PubSub, 60_000);
+        let resource = RedisPool::new(NOWHERE).unwrap();
+        let test = TestCx::new(LockStore::single(NOWHERE).unwrap(), resource, pubsub);
+        let faults = test.faults();
+        let cx = LockCx {
+            signals: &signals,
+            ..test.cx(&faults)
+        };
+        assert!(again(&lock, &cx).await.is_ok());
+        assert_eq!(lock.attempts_at(), [0]);
     }
 
     #[tokio::test(start_paused = true)]

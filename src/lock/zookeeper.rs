@@ -102,6 +102,11 @@ impl Lock for ZooKeeperLock {
         }
     }
 
+    /// Its own acquire, which knows its waiters (the instance's line is for the Redis tiers).
+    async fn acquire_again(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
+        self.acquire(cx).await
+    }
+
     async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
         if let Some(held) = self.reenter(cx.owner) {
             return Ok(held);

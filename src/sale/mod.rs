@@ -153,7 +153,7 @@ async fn critical_section(
     // A helper that locks too, called in the work: the nested step `reentrant-nested` makes on
     // every sale, here for any tier. A lock that does not know its owner waits for itself.
     if lcx.faults.claim(FaultKind::NestedLock).await.is_some() {
-        match lock.acquire(lcx).await {
+        match lock.acquire_again(lcx).await {
             Ok(again) => lock.release(lcx, again).await?,
             Err(err) => {
                 // The sale gives up: it leaves the section without writing.

@@ -114,7 +114,7 @@ async fn read_one_by_one(
     lock: &dyn Lock,
     fence: Option<u64>,
 ) -> Result<(Entered, u32), AppError> {
-    let nested = match lock.acquire(lcx).await {
+    let nested = match lock.acquire_again(lcx).await {
         Ok(nested) => nested,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
