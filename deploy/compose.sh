@@ -11,8 +11,8 @@
 # The same as `docker compose --profile P up --build --wait`, plus the checks, and it also
 # runs on Compose v1.29 (`docker-compose`, which has no --wait). Environment as for compose:
 # ADMIN_TOKEN (required), OVERSELL_BIND, OVERSELL_PORT (default 8080), LOCK_TIER, CLASS,
-# PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always), and LOCK_STORE and ZOOKEEPER
-# (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
+# PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always), and LOCK_STORE, LOCK_CLUSTER,
+# ZOOKEEPER and POSTGRES (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
 # UP_DEADLINE: seconds to wait for health (default 300: the first build compiles oversell).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,7 +33,7 @@ verb="${1:-}"
 shift
 
 # Every profile, so that `down` finds the members of whichever ones ran.
-all_profiles=(lock-single sentinel redlock zookeeper zookeeper3 postgres class loadtest)
+all_profiles=(lock-single sentinel redlock cluster zookeeper zookeeper3 postgres class loadtest)
 
 port_taken() {
   # A listener on the port, on any address: docker would fail to publish it halfway.
@@ -42,6 +42,29 @@ port_taken() {
   else
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
   fi
+}
+
+# The cluster profile's six nodes made one Redis Cluster, three masters with a replica each,
+# unless they already are one: once every node answers, by their addresses on the compose
+# network (`CLUSTER MEET` takes addresses, not names). Until then the instances answer 503.
+form_cluster() {
+  local deadline=$((SECONDS + 60)) n addrs
+  for n in 1 2 3 4 5 6; do
+    until "${compose[@]}" "${profile_args[@]}" exec -T "cluster$n" redis-cli ping 2>/dev/null | grep -q PONG; do
+      [ "$SECONDS" -lt "$deadline" ] || { echo "cluster$n does not answer"; return 1; }
+      sleep 1
+    done
+  done
+  "${compose[@]}" "${profile_args[@]}" exec -T cluster1 redis-cli cluster info | grep -q 'cluster_known_nodes:1' || return 0
+  addrs="$("${compose[@]}" "${profile_args[@]}" exec -T cluster1 sh -c \
+    'for n in 1 2 3 4 5 6; do getent hosts "cluster$n" | cut -d" " -f1; done' | sed 's/$/:6379/' | tr '\n' ' ')"
+  # shellcheck disable=SC2086 # one address a word
+  "${compose[@]}" "${profile_args[@]}" exec -T cluster1 redis-cli --cluster create $addrs \
+    --cluster-replicas 1 --cluster-yes >/dev/null || { echo "redis-cli --cluster create failed"; return 1; }
+  until "${compose[@]}" "${profile_args[@]}" exec -T cluster1 redis-cli cluster info | grep -q 'cluster_state:ok'; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "the cluster is not ok after 60 s"; return 1; }
+    sleep 1
+  done
 }
 
 # `docker compose up --wait` for both versions: every container of the project healthy, or
@@ -86,6 +109,10 @@ case "$verb" in
         lock-single) export LOCK_STORE="${LOCK_STORE:-single}" ;;
         sentinel) export LOCK_STORE="${LOCK_STORE:-sentinel}" ;;
         redlock) export LOCK_STORE="${LOCK_STORE:-redlock}" ;;
+        cluster)
+          export LOCK_STORE="${LOCK_STORE:-cluster}"
+          export LOCK_CLUSTER="${LOCK_CLUSTER:-cluster1:6379,cluster2:6379,cluster3:6379,cluster4:6379,cluster5:6379,cluster6:6379}"
+          ;;
         zookeeper) export ZOOKEEPER="${ZOOKEEPER:-zk:2181}" ;;
         zookeeper3) export ZOOKEEPER="${ZOOKEEPER:-zk1:2181,zk2:2181,zk3:2181}" ;;
         postgres) export POSTGRES="${POSTGRES:-postgres://oversell@postgres:5432/postgres}" ;;
@@ -113,8 +140,10 @@ case "$verb" in
     done
     "${compose[@]}" "${profile_args[@]}" build -q >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-build.log" \
       || { tail -n 20 "${TMPDIR:-/tmp}/oversell-compose-build.log" >&2; fail "the image did not build (log above)"; }
+    forms=""
+    case " $* " in *" cluster "*) forms=form_cluster ;; esac
     if ! "${compose[@]}" "${profile_args[@]}" up -d --no-build --remove-orphans >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-up.log" \
-      || ! why="$(wait_healthy)"; then
+      || ! why="$(${forms:-true})" || ! why="$(wait_healthy)"; then
       [ -n "${why:-}" ] || why="$(grep -iE 'error|cannot|failed' "${TMPDIR:-/tmp}/oversell-compose-up.log" | tail -n 1)"
       "${compose[@]}" "${all_profiles[@]/#/--profile=}" down -v --remove-orphans >/dev/null 2>&1 || true
       fail "the fleet did not come up (${why:-see docker compose logs}); everything it started is removed"

@@ -21,8 +21,9 @@ pub struct ServeArgs {
 
     /// Where the locks live: `shared` (in the resource store's Redis), `single` (a Redis of
     /// their own, `--lock-redis-url`), `sentinel` (a primary and replica behind Sentinels,
-    /// `--lock-sentinels`; connections follow a failover) or `redlock` (independent masters,
-    /// `--lock-redis-nodes`, for the `redlock` tier; the other tiers use the first).
+    /// `--lock-sentinels`; connections follow a failover), `redlock` (independent masters,
+    /// `--lock-redis-nodes`, for the `redlock` tier; the other tiers use the first) or
+    /// `cluster` (a Redis Cluster, `--lock-cluster`; a room's lock on its slot's master).
     #[arg(long, env = "LOCK_STORE", value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
@@ -48,6 +49,16 @@ pub struct ServeArgs {
         required_if_eq("lock_store", "redlock")
     )]
     pub lock_redis_nodes: Vec<String>,
+
+    /// Nodes of a Redis Cluster, as `host:port,host:port,…` (any that answers tells where
+    /// the others are), for `--lock-store cluster`.
+    #[arg(
+        long,
+        env = "LOCK_CLUSTER",
+        value_delimiter = ',',
+        required_if_eq("lock_store", "cluster")
+    )]
+    pub lock_cluster: Vec<String>,
 
     /// ZooKeeper, as `host:port,host:port,…`, for the `zookeeper` and `zookeeper-fenced` tiers
     /// (beside whatever `--lock-store` is).
@@ -222,6 +233,9 @@ impl ServeArgs {
             }
             LockStoreKind::Redlock => {
                 LockStore::redlock(&self.lock_redis_nodes).context("invalid --lock-redis-nodes")?
+            }
+            LockStoreKind::Cluster => {
+                LockStore::cluster(&self.lock_cluster).context("invalid --lock-cluster")?
             }
         };
         let store = match self.zookeeper.as_deref().filter(|z| !z.is_empty()) {

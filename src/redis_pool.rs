@@ -6,12 +6,19 @@
 //! keep handing out dead sockets; `Conn` therefore marks its pooled connection broken on an
 //! unrecoverable error, and the pool replaces it. Checkouts are not PINGed: that would add a round trip to every
 //! sale, and a dead connection is found by the first command on it instead.
+//!
+//! A Redis Cluster lock store pools redis-rs' cluster connections instead: each routes a
+//! command (a script, a pipeline) to the master owning its keys' slot, follows `MOVED` after a
+//! failover, and reconnects to a node by itself. Every room's keys share its `{room}` hash
+//! tag, so whatever one lock step sends lands on one node.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
 use redis::io::tcp::TcpSettings;
 use redis::{
     AsyncConnectionConfig, Cmd, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, RedisResult,
@@ -64,6 +71,9 @@ impl From<RedisError> for StoreError {
             // A script running past `busy-reply-threshold` (a lab script that loops) holds the
             // server until it is killed: every other command is refused meanwhile.
             || err.code() == Some("BUSY")
+            // A Redis Cluster whose master for the slot is down and not yet replaced, or a
+            // slot moving: the failover's window.
+            || matches!(err.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MOVED" | "ASK"))
         {
             StoreError::Unavailable(err.to_string())
         } else {
@@ -74,8 +84,43 @@ impl From<RedisError> for StoreError {
 
 /// A pooled connection plus the flag the pool reads to drop it.
 pub struct Pooled {
-    conn: MultiplexedConnection,
+    conn: Link,
     broken: Arc<AtomicBool>,
+}
+
+/// A connection to one server, or to a Redis Cluster (routed by slot, one socket per node).
+#[derive(Clone)]
+enum Link {
+    Node(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Link::Node(conn) => conn.req_packed_command(cmd),
+            Link::Cluster(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Link::Node(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Link::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Link::Node(conn) => conn.get_db(),
+            Link::Cluster(conn) => conn.get_db(),
+        }
+    }
 }
 
 /// Where new connections go: one fixed server, or whichever server the Sentinels name as the
@@ -84,6 +129,7 @@ pub struct Pooled {
 enum Target {
     Direct(redis::Client),
     Sentinel(SentinelTarget),
+    Cluster(ClusterClient),
 }
 
 /// The Sentinels to ask, and the name of the primary they watch.
@@ -183,12 +229,13 @@ impl bb8::ManageConnection for Manager {
 
     async fn connect(&self) -> Result<Pooled, RedisError> {
         let conn = match &self.target {
-            Target::Direct(client) => {
+            Target::Direct(client) => Link::Node(
                 client
                     .get_multiplexed_async_connection_with_config(&self.config)
-                    .await?
-            }
-            Target::Sentinel(target) => target.connect().await?,
+                    .await?,
+            ),
+            Target::Sentinel(target) => Link::Node(target.connect().await?),
+            Target::Cluster(client) => Link::Cluster(client.get_async_connection().await?),
         };
         Ok(Pooled {
             conn,
@@ -263,6 +310,36 @@ impl RedisPool {
         })
     }
 
+    /// A lock-store pool for a Redis Cluster whose nodes include `seeds` (`host:port`; any
+    /// one that answers tells where the others are). Nothing is contacted until a connection
+    /// is asked for.
+    pub fn cluster(seeds: &[String]) -> Result<Self, RedisError> {
+        let urls: Vec<String> = seeds.iter().map(|s| format!("redis://{s}")).collect();
+        for url in &urls {
+            url.as_str().into_connection_info()?;
+        }
+        let client = ClusterClient::builder(urls)
+            .tcp_settings(tcp_settings())
+            .connection_timeout(SENTINEL_STEP)
+            // Answers are timed by `answered_within` on each `Conn`, as for one server.
+            .response_timeout(WAIT_RESPONSE_TIMEOUT)
+            // A failover's dead master refuses for a second or two: a few quick retries,
+            // then the error goes to the wait loop, which tries again by the buyer's deadline.
+            .retries(3)
+            .min_retry_wait(20)
+            .max_retry_wait(200)
+            .build()?;
+        let manager = Manager {
+            target: Target::Cluster(client),
+            config: connection_config(),
+        };
+        Ok(Self {
+            pool: build_pool(manager),
+            source: Arc::new(Source::Cluster(seeds.to_vec())),
+            response_timeout: LOCK_RESPONSE_TIMEOUT,
+        })
+    }
+
     /// A connection for one piece of work. The multiplexed connection is cloned out of the pool
     /// at once, so concurrent requests share sockets instead of queueing for them.
     pub async fn conn(&self) -> Result<Conn, StoreError> {
@@ -294,6 +371,43 @@ impl RedisPool {
         match &*self.source {
             Source::Direct(client) => Ok(client.clone()),
             Source::Sentinel(target) => target.primary().await,
+            Source::Cluster(seeds) => answering_node(seeds).await.map(|(client, _)| client),
+        }
+    }
+
+    /// A client for the server that holds `key`: the one server (the primary, behind
+    /// Sentinel), or in a Redis Cluster the master owning the key's slot right now.
+    pub async fn client_for(&self, key: &str) -> Result<redis::Client, RedisError> {
+        let Source::Cluster(seeds) = &*self.source else {
+            return self.client().await;
+        };
+        let (_, mut conn) = answering_node(seeds).await?;
+        let (slot, slots): (u16, Vec<Value>) = redis::pipe()
+            .cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async(&mut conn)
+            .await?;
+        let owner = slots.iter().find_map(|range| slot_owner(range, slot));
+        let addr = owner.ok_or_else(|| {
+            RedisError::from((
+                redis::ErrorKind::Io,
+                "no master owns the key's slot (a failover is under way)",
+            ))
+        })?;
+        let info = format!("redis://{addr}")
+            .into_connection_info()?
+            .set_tcp_settings(tcp_settings());
+        redis::Client::open(info)
+    }
+
+    /// The seed nodes, when this pool talks to a Redis Cluster.
+    pub fn cluster_seeds(&self) -> Option<&[String]> {
+        match &*self.source {
+            Source::Cluster(seeds) => Some(seeds),
+            _ => None,
         }
     }
 
@@ -313,7 +427,7 @@ impl RedisPool {
             .get_multiplexed_async_connection_with_config(&connection_config())
             .await?;
         Ok(Conn {
-            inner,
+            inner: Link::Node(inner),
             broken: Arc::default(),
             response_timeout,
         })
@@ -322,8 +436,8 @@ impl RedisPool {
     /// The Sentinels and master name, when this pool follows a Sentinel-managed primary.
     pub fn sentinels(&self) -> Option<(&[String], &str)> {
         match &*self.source {
-            Source::Direct(_) => None,
             Source::Sentinel(target) => Some((&target.sentinels, &target.master)),
+            _ => None,
         }
     }
 }
@@ -332,6 +446,52 @@ impl RedisPool {
 enum Source {
     Direct(redis::Client),
     Sentinel(SentinelTarget),
+    /// A Redis Cluster's seed nodes.
+    Cluster(Vec<String>),
+}
+
+/// The first of a cluster's `seeds` that answers `PING` in time, with a connection to it. A
+/// `PUBLISH` on any node reaches every node's subscribers, so any one serves for pub/sub.
+async fn answering_node(seeds: &[String]) -> RedisResult<(redis::Client, MultiplexedConnection)> {
+    let mut last = None;
+    for seed in seeds {
+        let tried = async {
+            let info = format!("redis://{seed}")
+                .into_connection_info()?
+                .set_tcp_settings(tcp_settings());
+            let client = redis::Client::open(info)?;
+            let mut conn = client
+                .get_multiplexed_async_connection_with_config(&connection_config())
+                .await?;
+            redis::cmd("PING").query_async::<()>(&mut conn).await?;
+            Ok((client, conn))
+        };
+        match tokio::time::timeout(SENTINEL_STEP, tried).await {
+            Ok(Ok(found)) => return Ok(found),
+            Ok(Err(err)) => last = Some(err),
+            Err(_) => last = Some(timed_out(seed)),
+        }
+    }
+    Err(last.unwrap_or_else(|| timed_out("any cluster node")))
+}
+
+/// `host:port` of the master in one `CLUSTER SLOTS` entry (`[start, end, [ip, port, id], …]`)
+/// when its range holds `slot`.
+fn slot_owner(range: &Value, slot: u16) -> Option<String> {
+    let Value::Array(parts) = range else {
+        return None;
+    };
+    let bound = |i: usize| redis::from_redis_value::<i64>(parts.get(i)?.clone()).ok();
+    let (start, end) = (bound(0)?, bound(1)?);
+    if !(start..=end).contains(&i64::from(slot)) {
+        return None;
+    }
+    let Value::Array(master) = parts.get(2)? else {
+        return None;
+    };
+    let ip: String = redis::from_redis_value(master.first()?.clone()).ok()?;
+    let port: i64 = redis::from_redis_value(master.get(1)?.clone()).ok()?;
+    Some(format!("{ip}:{port}"))
 }
 
 /// redis-rs' own default: a Redis that has not answered in this long (of time this process
@@ -420,7 +580,7 @@ fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
     // a lock store pool gives up sooner and the wait loop tries again sooner.
     let timeout = match manager.target {
         Target::Direct(_) => Duration::from_millis(1000),
-        Target::Sentinel(_) => Duration::from_millis(250),
+        Target::Sentinel(_) | Target::Cluster(_) => Duration::from_millis(250),
     };
     bb8::Pool::builder()
         .max_size(8)
@@ -434,7 +594,7 @@ fn build_pool(manager: Manager) -> bb8::Pool<Manager> {
 /// share the socket and the mark.
 #[derive(Clone)]
 pub struct Conn {
-    inner: MultiplexedConnection,
+    inner: Link,
     broken: Arc<AtomicBool>,
     response_timeout: Duration,
 }
@@ -447,6 +607,11 @@ impl Conn {
     }
 
     fn note<T>(&self, result: &RedisResult<T>) {
+        // A cluster connection reconnects to a node by itself, and follows a failover by
+        // `MOVED`: replacing it would only cost a new slot map.
+        if matches!(self.inner, Link::Cluster(_)) {
+            return;
+        }
         if let Err(err) = result {
             // READONLY: the server was demoted to a replica by a failover; reconnect to the
             // new primary.
@@ -479,8 +644,13 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
+            let limit = pipeline
+                .cmd_iter()
+                .map(|cmd| limit_for(cmd, self.response_timeout))
+                .max()
+                .unwrap_or(self.response_timeout);
             let answer = self.inner.req_packed_commands(pipeline, offset, count);
-            let result = answered_within(self.response_timeout, answer).await;
+            let result = answered_within(limit, answer).await;
             self.note(&result);
             result
         })

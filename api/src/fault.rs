@@ -136,6 +136,18 @@ impl FaultKind {
         }
     }
 
+    /// Whether the fault can strike a lock store of kind `here`: a failover needs replicas a
+    /// failover promotes (Sentinel's, or a Redis Cluster's for the master owning the lock).
+    pub fn fits_lock_store(self, here: LockStoreKind) -> bool {
+        match self.needs_lock_store() {
+            None => true,
+            Some(LockStoreKind::Sentinel) => {
+                matches!(here, LockStoreKind::Sentinel | LockStoreKind::Cluster)
+            }
+            Some(needed) => needed == here,
+        }
+    }
+
     /// Whether the fault strikes ZooKeeper's servers.
     pub fn needs_zookeeper(self) -> bool {
         self == FaultKind::ZkNodeDown

@@ -19,14 +19,18 @@ pub enum LockStoreKind {
     Sentinel,
     /// Independent masters for a Redlock quorum.
     Redlock,
+    /// A Redis Cluster: masters each owning a share of the hash slots, each with a replica
+    /// that a failover promotes. A room's lock lives on the master owning its slot.
+    Cluster,
 }
 
 impl LockStoreKind {
-    pub const ALL: [LockStoreKind; 4] = [
+    pub const ALL: [LockStoreKind; 5] = [
         LockStoreKind::Shared,
         LockStoreKind::Single,
         LockStoreKind::Sentinel,
         LockStoreKind::Redlock,
+        LockStoreKind::Cluster,
     ];
 
     pub fn id(self) -> &'static str {
@@ -35,6 +39,7 @@ impl LockStoreKind {
             LockStoreKind::Single => "single",
             LockStoreKind::Sentinel => "sentinel",
             LockStoreKind::Redlock => "redlock",
+            LockStoreKind::Cluster => "cluster",
         }
     }
 }
@@ -53,7 +58,9 @@ impl FromStr for LockStoreKind {
             .into_iter()
             .find(|k| k.id() == s)
             .ok_or_else(|| {
-                format!("unknown lock store `{s}`; valid: shared, single, sentinel, redlock")
+                format!(
+                    "unknown lock store `{s}`; valid: shared, single, sentinel, redlock, cluster"
+                )
             })
     }
 }

@@ -231,6 +231,7 @@ impl Fleet {
                 clock_shim: None,
                 place: Place::LOOPBACK,
                 also_bind: gateway,
+                cluster_bus: None,
             },
             store_stopping.clone(),
         );
@@ -251,11 +252,13 @@ impl Fleet {
             .into_iter(),
             &place_of,
         )?;
-        let (lock_redis_url, lock_sentinels, lock_redis_nodes) = (
+        let (lock_redis_url, lock_sentinels, lock_redis_nodes, lock_cluster) = (
             plan.single_url().unwrap_or_default(),
             plan.sentinel_addrs().join(","),
             plan.redlock_urls().join(","),
+            plan.cluster_addrs().join(","),
         );
+        let cluster = plan.is_cluster();
         let mut store_supervisors = Vec::new();
         if network.is_none() {
             for sentinel in plan.sentinels.iter().map(|s| s.port) {
@@ -275,6 +278,9 @@ impl Fleet {
         }
         // The data nodes first: a Sentinel must find its primary answering.
         wait_answering(&node_ports).await?;
+        if cluster {
+            redis_nodes::form_cluster(&node_ports).await?;
+        }
         for sentinel in sentinels {
             store_supervisors.push(Supervisor::start(sentinel, store_stopping.clone()));
         }
@@ -335,6 +341,7 @@ impl Fleet {
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
                     lock_redis_nodes: lock_redis_nodes.clone(),
+                    lock_cluster: lock_cluster.clone(),
                     zookeeper: zookeeper.clone(),
                     postgres: postgres.clone(),
                     admin_token: config.admin_token.clone(),

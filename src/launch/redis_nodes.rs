@@ -4,7 +4,8 @@
 //! - the resource store: one `redis-server`;
 //! - the lock store: nothing more for `shared`; one `redis-server` for `single`; for
 //!   `sentinel`, a primary, a replica and three Sentinels (`redis-server --sentinel`); for
-//!   `redlock`, N independent masters.
+//!   `redlock`, N independent masters; for `cluster`, six nodes with `cluster-enabled`, made
+//!   one Redis Cluster of three masters and three replicas by `redis-cli --cluster create`.
 //!
 //! A node killed by the `node-down` or `lock-store-down` fault leaves a hold-down file in its
 //! data dir (`member::HOLD_DOWN_FILE`): it stays down until the time written there,
@@ -59,6 +60,9 @@ pub struct RedisNodeSpec {
     /// An address to listen on besides the place's: the resource store's on the fleet
     /// network's bridge, where the namespaced instances reach it.
     pub also_bind: Option<Ipv4Addr>,
+    /// A Redis Cluster node: the port its cluster bus listens on (Redis' default, the data
+    /// port + 10000, may be past 65535 for the free ports `up` takes).
+    pub cluster_bus: Option<u16>,
 }
 
 impl RedisNodeSpec {
@@ -111,6 +115,9 @@ impl ChildSpec for RedisNodeSpec {
             // Its own log in its data dir: a Redis' start-up banner is noise in `up`'s output.
             .arg("--logfile")
             .arg(self.dir.join("redis.log"));
+        if let Some(bus) = self.cluster_bus {
+            command.args(cluster_args(bus));
+        }
         if let Some(shim) = &self.clock_shim {
             let offset = clock_offset::offset_file(&self.dir);
             clock_offset::create_offset_file(&offset)?;
@@ -221,6 +228,70 @@ fn sentinel_conf(me: SocketAddr, primary: SocketAddr, log: &std::path::Path) -> 
     )
 }
 
+/// How long a silent cluster master counts as failing (`cluster-node-timeout`): with Redis'
+/// default of 15 s a failover chapter would wait a quarter of a minute; Sentinel's store here
+/// notices after [`DOWN_AFTER_MS`], and this is the same.
+pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 1_000;
+
+/// A cluster node's arguments. Its view of the cluster (`nodes.conf`, in its data dir)
+/// survives a restart, so a killed master comes back as a node that knows it lost its slots
+/// and follows the replica promoted in its place. `cluster-require-full-coverage no`: the
+/// other masters' rooms keep selling while one shard fails over.
+fn cluster_args(bus: u16) -> Vec<String> {
+    [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-port",
+        &bus.to_string(),
+        "--cluster-node-timeout",
+        &CLUSTER_NODE_TIMEOUT_MS.to_string(),
+        "--cluster-require-full-coverage",
+        "no",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// How many nodes `oversell up --lock-store cluster` runs: three masters, a replica each.
+pub const CLUSTER_NODES: usize = 6;
+
+/// Makes the cluster's nodes one Redis Cluster, three masters with a replica each
+/// (`redis-cli --cluster create`), unless they already are one.
+pub async fn form_cluster(nodes: &[(String, SocketAddr)]) -> anyhow::Result<()> {
+    let (_, first) = nodes.first().context("a cluster needs nodes")?;
+    let known: Option<String> = query(*first, redis::cmd("CLUSTER").arg("INFO")).await;
+    if known.is_some_and(|info| !info.contains("cluster_known_nodes:1\r")) {
+        return Ok(());
+    }
+    let cli = redis_server::find_binary("redis-cli").context(
+        "redis-cli not found (it makes the cluster); install it with: sudo apt-get install -y \
+         redis-tools",
+    )?;
+    let output = Command::new(cli)
+        .arg("--cluster")
+        .arg("create")
+        .args(nodes.iter().map(|(_, addr)| addr.to_string()))
+        .args(["--cluster-replicas", "1", "--cluster-yes"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .context("could not run redis-cli --cluster create")?;
+    if !output.status.success() {
+        bail!(
+            "redis-cli --cluster create failed: {}",
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .chain(String::from_utf8_lossy(&output.stderr).lines())
+                .filter(|l| l.contains("ERR") || l.contains("rror"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    Ok(())
+}
+
 fn redis_command() -> std::io::Result<Command> {
     let binary = redis_server::find_binary("redis-server").ok_or_else(|| {
         std::io::Error::new(
@@ -248,6 +319,7 @@ impl LockStorePlan {
                 .map(String::from)
                 .to_vec(),
             LockStoreKind::Redlock => (1..=masters).map(|n| format!("redlock{n}")).collect(),
+            LockStoreKind::Cluster => (1..=CLUSTER_NODES).map(|n| format!("cluster{n}")).collect(),
         }
     }
 
@@ -271,6 +343,7 @@ impl LockStorePlan {
             clock_shim: None,
             place: place_of(id),
             also_bind: None,
+            cluster_bus: None,
         };
         Ok(match kind {
             LockStoreKind::Shared => LockStorePlan {
@@ -329,6 +402,18 @@ impl LockStorePlan {
                     sentinels: vec![],
                 }
             }
+            LockStoreKind::Cluster => LockStorePlan {
+                nodes: (1..=CLUSTER_NODES)
+                    .map(|n| {
+                        let (data, bus) = (port()?, port()?);
+                        Ok(RedisNodeSpec {
+                            cluster_bus: Some(bus),
+                            ..node(&format!("cluster{n}"), data, None)
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+                sentinels: vec![],
+            },
         })
     }
 
@@ -339,12 +424,29 @@ impl LockStorePlan {
             LockStoreKind::Single => 1,
             LockStoreKind::Sentinel => 5,
             LockStoreKind::Redlock => masters,
+            // A data port and a cluster bus port each.
+            LockStoreKind::Cluster => 2 * CLUSTER_NODES,
         }
+    }
+
+    /// `LOCK_CLUSTER` for a Redis Cluster store: every node.
+    pub fn cluster_addrs(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|n| n.cluster_bus.is_some())
+            .map(|n| n.addr().to_string())
+            .collect()
+    }
+
+    /// Whether the nodes are to be made one Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.nodes.iter().any(|n| n.cluster_bus.is_some())
     }
 
     /// `LOCK_REDIS_NODES` for a Redlock store: every master, node 1 first.
     pub fn redlock_urls(&self) -> Vec<String> {
-        match self.nodes.len() > 1 && self.sentinels.is_empty() {
+        let cluster = self.is_cluster();
+        match !cluster && self.nodes.len() > 1 && self.sentinels.is_empty() {
             true => self
                 .nodes
                 .iter()
@@ -401,6 +503,16 @@ async fn not_ready(
         };
         if info.contains("role:slave") && !info.contains("master_link_status:up") {
             return Some(format!("{id} is not in sync with its primary"));
+        }
+        let cluster: Option<String> = query(*addr, redis::cmd("CLUSTER").arg("INFO")).await;
+        // A node without cluster support answers with an error: nothing more to wait for.
+        if let Some(cluster) = cluster {
+            if !cluster.contains("cluster_state:ok") {
+                return Some(format!("{id}: the cluster is not formed yet"));
+            }
+            if info.contains("role:master") && info.contains("connected_slaves:0") {
+                return Some(format!("{id}: a master without its replica yet"));
+            }
         }
     }
     let m = DEFAULT_SENTINEL_MASTER;

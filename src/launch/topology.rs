@@ -46,12 +46,13 @@ pub struct InstanceEnv {
     pub host: String,
     pub port: String,
     pub redis_url: String,
-    /// `shared`, `single`, `sentinel` or `redlock`, and where that store is (empty when
-    /// unused).
+    /// `shared`, `single`, `sentinel`, `redlock` or `cluster`, and where that store is (empty
+    /// when unused).
     pub lock_store: String,
     pub lock_redis_url: String,
     pub lock_sentinels: String,
     pub lock_redis_nodes: String,
+    pub lock_cluster: String,
     /// ZooKeeper's connect string, for the ZooKeeper tiers (empty: none).
     pub zookeeper: String,
     /// PostgreSQL's URL, for the database tiers (empty: none).
@@ -79,6 +80,7 @@ impl InstanceEnv {
             ("LOCK_REDIS_URL", self.lock_redis_url.clone()),
             ("LOCK_SENTINELS", self.lock_sentinels.clone()),
             ("LOCK_REDIS_NODES", self.lock_redis_nodes.clone()),
+            ("LOCK_CLUSTER", self.lock_cluster.clone()),
             ("ZOOKEEPER", self.zookeeper.clone()),
             ("POSTGRES", self.postgres.clone()),
             ("ADMIN_TOKEN", self.admin_token.clone()),
@@ -110,6 +112,8 @@ impl InstanceEnv {
             lock_redis_url: "redis://lock:6379".into(),
             lock_sentinels: COMPOSE_SENTINELS.join(","),
             lock_redis_nodes: COMPOSE_REDLOCK_NODES.join(","),
+            // Empty unless the `cluster` profile runs (deploy/compose.sh sets it).
+            lock_cluster: "${LOCK_CLUSTER:-}".into(),
             // Empty unless a ZooKeeper profile runs (deploy/compose.sh sets it: the one server
             // of `zookeeper`, COMPOSE_ZOOKEEPER, or zk1..3 of `zookeeper3`): an instance given
             // a ZooKeeper waits for it to be up before a scenario starts.

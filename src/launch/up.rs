@@ -58,8 +58,10 @@ pub struct UpArgs {
 
     /// Where the locks live: `shared` (in the resource store's Redis, the teaching default),
     /// `single` (a Redis of their own, which a fault can kill and restart), `sentinel` (a
-    /// primary, a replica and three Sentinels: a fault can fail it over) or `redlock`
-    /// (`--lock-nodes` independent masters, for the `redlock` tier; their clocks can jump).
+    /// primary, a replica and three Sentinels: a fault can fail it over), `redlock`
+    /// (`--lock-nodes` independent masters, for the `redlock` tier; their clocks can jump) or
+    /// `cluster` (a Redis Cluster of three masters and three replicas: a fault can fail over
+    /// the master owning a room's lock).
     #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
 
@@ -160,16 +162,21 @@ impl UpArgs {
                 return Err(format!("error: {why}"));
             }
         }
-        if self.lab && self.lock_store == LockStoreKind::Redlock {
-            return Err(
-                "error: --lab runs students' locks on one lock store apart from the \
-                        stock: give --lock-store single or sentinel, not redlock"
-                    .into(),
-            );
+        if self.lab
+            && matches!(
+                self.lock_store,
+                LockStoreKind::Redlock | LockStoreKind::Cluster
+            )
+        {
+            return Err(format!(
+                "error: --lab runs students' locks on one lock store apart from the stock: \
+                 give --lock-store single or sentinel, not {}",
+                self.lock_store
+            ));
         }
         if self.lock_persistence.is_some() && self.lock_store() == LockStoreKind::Shared {
             return Err("error: --lock-persistence needs a lock store of its own \
-                        (--lock-store single, sentinel or redlock); a shared lock store is \
+                        (--lock-store single, sentinel, redlock or cluster); a shared lock store is \
                         the resource store's Redis"
                 .into());
         }

@@ -19,7 +19,7 @@ use crate::redis_pool::StoreError;
 /// vote); `node-restart` cuts the minority off (see `redlock.rs`).
 pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
     match fault.kind {
-        FaultKind::Failover => match store::hold_replicas(cx.store.pool()).await {
+        FaultKind::Failover => match store::hold_replicas(cx.store.pool(), &cx.keys.lock()).await {
             Ok(held) => {
                 tracing::debug!(replicas = held.count(), "fault: replicas held off");
                 Some(held)
@@ -74,7 +74,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
 }
 
 /// How long a failover's primary stays down: past Sentinel's `down-after-milliseconds` (1 s)
-/// and its election. Back sooner, and empty, it would still be the primary and Sentinel would
+/// or a cluster's `cluster-node-timeout` (1 s), and the election. Back sooner, and empty, it would still be the primary and Sentinel would
 /// never fail over: a supervisor that restarts what exits at once (a compose store's) would
 /// turn the failover into a restart.
 const FAILOVER_DOWN: std::time::Duration = std::time::Duration::from_secs(5);
@@ -88,8 +88,12 @@ const FAILOVER_DOWN: std::time::Duration = std::time::Duration::from_secs(5);
 /// the Redlock masters that granted the lock.
 pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     let done = match fault.kind {
-        FaultKind::Failover => store::kill_primary(cx.store.pool(), Some(FAILOVER_DOWN)).await,
-        FaultKind::LockStoreRestart => store::kill_primary(cx.store.pool(), None).await,
+        FaultKind::Failover => {
+            store::kill_primary(cx.store.pool(), &cx.keys.lock(), Some(FAILOVER_DOWN)).await
+        }
+        FaultKind::LockStoreRestart => {
+            store::kill_primary(cx.store.pool(), &cx.keys.lock(), None).await
+        }
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
         _ => return,
     };

@@ -165,7 +165,11 @@ impl LockCx<'_> {
         // Replicas held off by the `failover` fault come back now: the write is done, and
         // `WAIT` is how the holder learns whether they got it before the primary dies.
         drop(self.resume_replicas());
-        let acked: u32 = redis::cmd("WAIT")
+        // Behind the room's key, so that a Redis Cluster connection sends `WAIT` to the master
+        // owning the lock's slot (alone, it would ask every master and answer the least).
+        let (_, acked): (i64, u32) = redis::pipe()
+            .exists(self.keys.lock())
+            .cmd("WAIT")
             .arg(wanted)
             .arg(self.settings.sync_timeout_ms)
             .query_async(conn)

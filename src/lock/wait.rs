@@ -277,7 +277,10 @@ mod tests {
         let pubsub = settings(WaitStrategy::PubSub, 60_000);
         assert!(wait(&lock, &pubsub, true, &signals).await.is_ok());
         // No release came: it tried at the recheck, not before.
-        assert_eq!(lock.attempts_at(), [UNKNOWN_LEASE_RECHECK.as_millis() as u64]);
+        assert_eq!(
+            lock.attempts_at(),
+            [UNKNOWN_LEASE_RECHECK.as_millis() as u64]
+        );
     }
 
     #[tokio::test(start_paused = true)]

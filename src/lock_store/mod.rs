@@ -8,6 +8,8 @@
 //! - `sentinel`: a primary, a replica and Sentinels; connections follow a failover.
 //! - `redlock`: N independent masters (no replication between them) for the `redlock` tier's
 //!   quorum; every other tier uses the first of them as a single store.
+//! - `cluster`: a Redis Cluster (masters with a replica each); a room's lock lives on the
+//!   master owning its `{room}` slot, and that master's failover loses it as Sentinel's does.
 //!
 //! - [`nodes`]: what `/state` shows of the store: each node, its role, whether it is up, and
 //!   which node holds the room's lock right now.
@@ -70,6 +72,15 @@ impl LockStore {
         Ok(Self::with(
             LockStoreKind::Sentinel,
             RedisPool::sentinel(sentinels, master)?,
+        ))
+    }
+
+    /// A Redis Cluster reached through any of `seeds` (`host:port`): each room's lock lives on
+    /// the master owning its slot.
+    pub fn cluster(seeds: &[String]) -> Result<Self, redis::RedisError> {
+        Ok(Self::with(
+            LockStoreKind::Cluster,
+            RedisPool::cluster(seeds)?,
         ))
     }
 

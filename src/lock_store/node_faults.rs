@@ -65,11 +65,16 @@ impl Drop for HeldReplicas {
     }
 }
 
-/// Stops the primary's replicas (SIGSTOP, resumed at the latest after [`HOLD_AT_MOST`]) and
-/// drops every replica's link (`CLIENT KILL TYPE replica`), so the next write stays on the
-/// primary alone.
-pub async fn hold_replicas(pool: &RedisPool) -> Result<HeldReplicas, StoreError> {
-    let mut conn = pool.conn().await?;
+/// Stops the replicas of the primary holding `key` (the one primary; in a Redis Cluster, the
+/// master owning the key's slot) — SIGSTOP, resumed at the latest after [`HOLD_AT_MOST`] — and
+/// drops every replica's link (`CLIENT KILL TYPE replica`), so the next write of `key` stays
+/// on the primary alone.
+pub async fn hold_replicas(pool: &RedisPool, key: &str) -> Result<HeldReplicas, StoreError> {
+    let mut conn = pool
+        .client_for(key)
+        .await?
+        .get_multiplexed_async_connection()
+        .await?;
     let info: String = redis::cmd("INFO")
         .arg("replication")
         .query_async(&mut conn)
@@ -155,13 +160,14 @@ pub async fn primary_ip(pool: &RedisPool) -> Option<std::net::Ipv4Addr> {
     })
 }
 
-/// Kills the primary the pool talks to, back at once or after `down_for`; returns
-/// `host:port pid=N`.
+/// Kills the primary holding `key` (in a Redis Cluster, the master owning its slot), back at
+/// once or after `down_for`; returns `host:port pid=N`.
 pub async fn kill_primary(
     pool: &RedisPool,
+    key: &str,
     down_for: Option<Duration>,
 ) -> Result<String, StoreError> {
-    let (addr, reach) = store_reach(pool).await?;
+    let (addr, reach) = store_reach(pool.client_for(key).await?).await?;
     let did = reach
         .kill(down_for)
         .await
@@ -173,7 +179,7 @@ pub async fn kill_primary(
 /// brings it back only then, as a crashed server would be, instead of within 100 ms. Returns
 /// `host:port pid=N`.
 pub async fn kill_store_for(pool: &RedisPool, down_for: Duration) -> Result<String, StoreError> {
-    let (addr, reach) = store_reach(pool).await?;
+    let (addr, reach) = store_reach(pool.client().await?).await?;
     let did = reach
         .kill(Some(down_for))
         .await
@@ -181,14 +187,13 @@ pub async fn kill_store_for(pool: &RedisPool, down_for: Duration) -> Result<Stri
     Ok(format!("{addr} {did}"))
 }
 
-/// The server the pool talks to now, and how to reach its process.
-async fn store_reach(pool: &RedisPool) -> Result<(String, Reach), StoreError> {
-    let client = pool.client().await?;
+/// The server `client` talks to, and how to reach its process.
+async fn store_reach(client: redis::Client) -> Result<(String, Reach), StoreError> {
     let addr = client.get_connection_info().addr().to_string();
     if Reach::is_remote(&addr) {
         return Ok((addr.clone(), Reach::Supervised(Remote::beside(&addr))));
     }
-    let mut conn = pool.conn().await?;
+    let mut conn = client.get_multiplexed_async_connection().await?;
     let (info, dir): (String, Vec<String>) = process_and_dir().query_async(&mut conn).await?;
     let process = process_from(&addr, &info, &dir)?;
     Ok((addr, Reach::Here(process)))

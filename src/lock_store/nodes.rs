@@ -1,6 +1,8 @@
 //! What `/state` shows of the lock store: every node, its role as the node itself reports it,
 //! whether it answers, its persistence, and which node holds the room's lock right now. Behind
-//! Sentinel the nodes are the ones the Sentinels know, so a killed primary still shows, as down.
+//! Sentinel the nodes are the ones the Sentinels know, so a killed primary still shows, as down;
+//! in a Redis Cluster every node the cluster knows, and the room's lock on the master owning
+//! its slot (and on that master's replica once replicated, which a failover then keeps).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -51,6 +53,10 @@ pub(super) async fn describe(store: &LockStore, keys: &Keys) -> LockStoreView {
     let masters = store.quorum.nodes();
     let (addrs, sentinels) = match store.pool.sentinels() {
         Some((sentinels, master)) => from_sentinels(store, sentinels, master).await,
+        None if store.pool.cluster_seeds().is_some() => {
+            let seeds = store.pool.cluster_seeds().unwrap_or_default();
+            (cluster_nodes(store, seeds).await, vec![])
+        }
         None if !masters.is_empty() => (
             masters.iter().map(|m| m.addr().to_owned()).collect(),
             vec![],
@@ -167,6 +173,37 @@ async fn from_sentinels(
     (addrs, views)
 }
 
+/// Every node of the cluster, as the first seed that answers `CLUSTER NODES` lists them (a
+/// node that died stays listed, flagged `fail`, so it shows as down); the seeds themselves
+/// when none answers. The listing names nodes by the address they announce, which on compose
+/// is not the seed's name.
+async fn cluster_nodes(store: &LockStore, seeds: &[String]) -> Vec<String> {
+    for seed in seeds {
+        let asked = async {
+            let mut conn = store.nodes.get(seed).await?;
+            let listed: String = redis::cmd("CLUSTER")
+                .arg("NODES")
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+            Some(listed)
+        };
+        if let Ok(Some(listed)) = tokio::time::timeout(NODE_TIMEOUT, asked).await {
+            // `<id> <ip:port@bus[,hostname]> <flags> …`
+            let mut addrs: Vec<String> = listed
+                .lines()
+                .filter_map(|line| line.split(' ').nth(1)?.split('@').next())
+                .filter(|addr| !addr.starts_with(':'))
+                .map(str::to_owned)
+                .collect();
+            addrs.sort();
+            return addrs;
+        }
+        store.nodes.forget(seed);
+    }
+    seeds.to_vec()
+}
+
 async fn node(store: &LockStore, addr: &str, keys: &Keys) -> NodeView {
     // A kept connection may be to a node killed and restarted since: one fresh try more.
     match ask_node(store, addr, keys).await {
@@ -203,6 +240,9 @@ type NodeAnswer = (
 );
 
 async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
+    if store.kind == super::LockStoreKind::Cluster {
+        return ask_cluster_node(store, addr, keys).await;
+    }
     let asked = async {
         let mut conn = store.nodes.get(addr).await?;
         let answer: NodeAnswer = redis::pipe()
@@ -230,27 +270,80 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
         Some(answer)
     };
     match tokio::time::timeout(NODE_TIMEOUT, asked).await {
-        Ok(Some((role, lock_ttl, rlock_ttl, holder, aof, fsync, save, (secs, micros)))) => {
-            // PTTL: -2 no key, -1 no lease. At most one of the two lock keys exists.
-            let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
-            let snapshots = save.get(1).is_some_and(|rules| !rules.is_empty());
-            let persistence = match aof.get(1).map(String::as_str) {
-                Some("yes") => fsync.get(1).cloned(),
-                Some(_) if snapshots => Some("rdb".into()),
-                Some(_) => Some("none".into()),
-                None => None,
-            };
-            Some(NodeView {
-                addr: addr.to_owned(),
-                up: true,
-                role: role_of(&role),
-                persistence,
-                holds_lock: ttl != -2,
-                lock_ttl_ms: (ttl != -2).then_some(ttl),
-                holder,
-                clock_skew_ms: Some(skew_ms(secs * 1000 + micros / 1000)),
-            })
+        Ok(Some(answer)) => Some(view_of(addr, answer)),
+        _ => {
+            store.nodes.forget(addr);
+            None
         }
+    }
+}
+
+fn view_of(addr: &str, answer: NodeAnswer) -> NodeView {
+    let (role, lock_ttl, rlock_ttl, holder, aof, fsync, save, (secs, micros)) = answer;
+    // PTTL: -2 no key, -1 no lease. At most one of the two lock keys exists.
+    let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
+    let snapshots = save.get(1).is_some_and(|rules| !rules.is_empty());
+    let persistence = match aof.get(1).map(String::as_str) {
+        Some("yes") => fsync.get(1).cloned(),
+        Some(_) if snapshots => Some("rdb".into()),
+        Some(_) => Some("none".into()),
+        None => None,
+    };
+    NodeView {
+        addr: addr.to_owned(),
+        up: true,
+        role: role_of(&role),
+        persistence,
+        holds_lock: ttl != -2,
+        lock_ttl_ms: (ttl != -2).then_some(ttl),
+        holder,
+        clock_skew_ms: Some(skew_ms(secs * 1000 + micros / 1000)),
+    }
+}
+
+/// A Redis Cluster node: its role and settings, then the room's lock apart, read with
+/// `READONLY` (a replica answers for its master's slots) — a node outside the slot answers
+/// `MOVED`, which means it does not hold the lock.
+async fn ask_cluster_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
+    let asked = async {
+        let mut conn = store.nodes.get(addr).await?;
+        type Unkeyed = (Value, Vec<String>, Vec<String>, Vec<String>, (i64, i64));
+        let (role, aof, fsync, save, (secs, micros)): Unkeyed = redis::pipe()
+            .cmd("ROLE")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("appendonly")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("appendfsync")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("save")
+            .cmd("TIME")
+            .query_async(&mut conn)
+            .await
+            .ok()?;
+        let keyed: Option<((), i64, i64)> = redis::pipe()
+            .cmd("READONLY")
+            .pttl(keys.lock())
+            .pttl(keys.reentrant_lock())
+            .query_async(&mut conn)
+            .await
+            .ok();
+        let (_, lock_ttl, rlock_ttl) = keyed.unwrap_or(((), -2, -2));
+        Some((
+            role,
+            lock_ttl,
+            rlock_ttl,
+            None,
+            aof,
+            fsync,
+            save,
+            (secs, micros),
+        ))
+    };
+    match tokio::time::timeout(NODE_TIMEOUT, asked).await {
+        Ok(Some(answer)) => Some(view_of(addr, answer)),
         _ => {
             store.nodes.forget(addr);
             None

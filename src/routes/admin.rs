@@ -149,7 +149,7 @@ pub async fn arm_fault(
     }
     if let Some(needed) = kind.needs_lock_store() {
         let here = state.lock_store.kind();
-        if here != needed {
+        if !kind.fits_lock_store(here) {
             return Err(AppError::BadRequest(format!(
                 "{kind} strikes the lock store and needs `--lock-store {needed}`; this fleet's \
                  lock store is `{here}` (start it with: oversell up --lock-store {needed})"

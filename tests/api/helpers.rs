@@ -35,6 +35,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lock_redis_url: None,
         lock_sentinels: vec![],
         lock_redis_nodes: vec![],
+        lock_cluster: vec![],
         zookeeper: None,
         zookeeper_session_ms: 4_000,
         postgres: None,

@@ -324,6 +324,8 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
             "--lock-sentinels",
         ),
         (vec!["serve", "--lock-store", "single"], "--lock-redis-url"),
+        (vec!["serve", "--lock-store", "cluster"], "--lock-cluster"),
+        (vec!["up", "--lab", "--lock-store", "cluster"], "--lab"),
         (vec!["up", "--host", "0.0.0.0"], "--admin-token"),
     ]);
 }

@@ -6,6 +6,7 @@ mod lab;
 mod api_errors;
 mod class;
 mod cli;
+mod cluster;
 mod contention;
 mod course;
 mod dashboard;

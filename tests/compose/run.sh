@@ -128,6 +128,7 @@ if up lock-single; then
 fi
 LOCK_PERSISTENCE=always up lock-single && chapter restart-aof-keeps-lock
 up sentinel && chapter failover-loses-lock failover-sync-replicas sentinel-split-brain
+up cluster && chapter cluster-failover-loses-lock cluster-failover-sync-replicas
 up redlock && chapter redlock-freeze redlock-majority-down redlock-restart-no-fsync redlock-clock-jump redlock-validity-runs-out redlock-minority-partition
 up zookeeper && chapter zookeeper-normal zookeeper-crash-holding zookeeper-client-partitioned
 up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down zookeeper-server-cut-off

@@ -47,6 +47,7 @@ impl FleetSpec {
             (Some(LockStoreKind::Single), _) => "lock-single",
             (Some(LockStoreKind::Sentinel), _) => "sentinel",
             (Some(LockStoreKind::Redlock), _) => "redlock",
+            (Some(LockStoreKind::Cluster), _) => "cluster",
             (_, 1) => "zookeeper",
             (_, 0) if store.postgres => "postgres",
             (_, 0) => "",

@@ -204,7 +204,7 @@ impl Runner<'_> {
 
     /// Waits until every lock-store node answers, one of them is the primary, the rest are
     /// its replicas, and every Sentinel names that primary (Redlock: every master answers as
-    /// a primary): a scenario that kills the primary needs a store that has recovered from the
+    /// a primary; a cluster: half its nodes are masters): a scenario that kills the primary needs a store that has recovered from the
     /// last one.
     async fn wait_store_healthy(&self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -217,6 +217,8 @@ impl Runner<'_> {
                 .map(|n| n.addr.as_str())
                 .collect();
             let independent = store.kind == LockStoreKind::Redlock;
+            // A cluster: as many masters as replicas (a killed master back as a replica).
+            let sharded = store.kind == LockStoreKind::Cluster;
             // Every ZooKeeper server serving (standalone, or a leader and followers).
             let zookeeper_up = store
                 .zookeeper
@@ -226,7 +228,9 @@ impl Runner<'_> {
             let healthy = zookeeper_up
                 && !nodes.is_empty()
                 && nodes.iter().all(|n| n.up)
-                && (primaries.len() == 1 || independent && primaries.len() == nodes.len())
+                && (primaries.len() == 1
+                    || independent && primaries.len() == nodes.len()
+                    || sharded && primaries.len() * 2 == nodes.len())
                 && store
                     .sentinels
                     .iter()

@@ -11,7 +11,7 @@ use serde::Serialize;
 /// replica sync (`sync_replicas`) it runs with.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct StoreSetup {
-    /// `None`: any lock store; else `single`, `sentinel` or `redlock`.
+    /// `None`: any lock store; else `single`, `sentinel`, `redlock` or `cluster`.
     pub lock_store: Option<LockStoreKind>,
     /// The persistence its Redis must have; `None`: any.
     pub persistence: Option<Persistence>,
@@ -78,6 +78,20 @@ impl StoreSetup {
     pub const fn sentinel(sync_replicas: u32) -> StoreSetup {
         StoreSetup {
             lock_store: Some(LockStoreKind::Sentinel),
+            persistence: None,
+            sync_replicas,
+            zookeeper: 0,
+            postgres: false,
+            netns: false,
+            min_replicas: 0,
+        }
+    }
+
+    /// A Redis Cluster (three masters, a replica each), the lock writes waiting for
+    /// `sync_replicas` replicas.
+    pub const fn cluster(sync_replicas: u32) -> StoreSetup {
+        StoreSetup {
+            lock_store: Some(LockStoreKind::Cluster),
             persistence: None,
             sync_replicas,
             zookeeper: 0,

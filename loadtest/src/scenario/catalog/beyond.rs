@@ -1,5 +1,6 @@
 //! Beyond one Redis: what replication, persistence and several masters buy and cost — a
-//! Sentinel failover that loses the lock and `WAIT` for the replicas, restarts without and with
+//! Sentinel failover that loses the lock and `WAIT` for the replicas, the same for one shard of
+//! a Redis Cluster, restarts without and with
 //! RDB/AOF persistence, then Redlock's five masters: a minority or majority down, a restart
 //! without fsync, a clock jump, a frozen holder and a validity that runs out.
 //!
@@ -91,6 +92,60 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              持锁者继续处理业务之前，锁已经在从节点上了，被提升的从节点仍然持有它：\
              只有一个持锁者，没有超卖。代价是每次加锁多一次往返，而且从节点跟不上时买家会收到 503。\
              它缩小了窗口，但没有消除它：某些主从切换中 Redis 仍可能丢失已确认的写入。",
+        ..STORE_FAULT
+    },
+    Scenario {
+        id: "cluster-failover-loses-lock",
+        tier: Tier::LuaRelease,
+        fault: Some(Fault::new(FaultKind::Failover, 0)),
+        store: StoreSetup::cluster(0),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("oversold", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
+        source: "001 lines 86–90 (Redis deployed single, behind Sentinel, or as a Cluster) and \
+                 133–139 (Redisson on six cluster nodes); 003 line 67 (in a cluster a lock the \
+                 master took before its replica got it is lost when the replica takes over); \
+                 Redis' cluster specification (asynchronous replication, replica promotion)",
+        en: "A Redis Cluster of three masters, each with a replica: the room's lock lives on the \
+             master owning its key's hash slot, and nowhere else. That master dies before its \
+             replica got the lock; after the cluster's node timeout the replica promotes itself \
+             for those slots, with no lock, and the next buyer takes the 'same' lock while the \
+             first still works: two holders, one item sold twice. The other two masters' rooms \
+             never noticed. A cluster spreads locks over shards; each shard fails over exactly \
+             as Sentinel's primary does. (001 line 98 sets Redlock's five masters in a Redis \
+             Cluster: Redlock needs independent masters — in a cluster a key lives on one \
+             master only, so five of them cannot vote on one lock.)",
+        zh: "Redis Cluster 有三个主节点，各带一个从节点：房间的锁只存在于负责该键哈希槽的那个主节点上。\
+             这个主节点在从节点收到锁之前宕机；超过集群的节点超时后，从节点把这些槽接管过来，\
+             上面没有这把锁，下一个买家在第一个持锁者还在处理业务时拿到了“同一把”锁：\
+             两个持锁者，一件商品卖了两次。另外两个主节点上的房间毫无察觉。集群把锁分散到各个分片，\
+             而每个分片的主从切换和哨兵模式下一模一样。（001 第 98 行把红锁的五个主节点放在一个 \
+             Redis Cluster 里：红锁需要相互独立的主节点——在集群里一个键只落在一个主节点上，\
+             五个主节点无法为同一把锁投票。）",
+        ..STORE_FAULT
+    },
+    Scenario {
+        id: "cluster-failover-sync-replicas",
+        tier: Tier::LuaRelease,
+        fault: Some(Fault::new(FaultKind::Failover, 0)),
+        store: StoreSetup::cluster(1),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("oversold", 0.0),
+            Check::eq("orders", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
+                 write on a cluster too (checkLockSyncedSlaves); Redis' WAIT documentation",
+        en: "The same shard failover, but every lock write waits (WAIT 1, sent to the master \
+             owning the lock's slot) until that master's replica has it. The promoted replica \
+             still holds the lock: one holder, no oversell. As with Sentinel it narrows the \
+             window, it does not close it.",
+        zh: "同样的分片主从切换，但每次加锁写入后都等待（WAIT 1，发往负责锁所在槽的主节点）\
+             该主节点的从节点收到。被提升的从节点仍持有这把锁：只有一个持锁者，没有超卖。\
+             和哨兵模式一样，它缩小了窗口，但没有消除它。",
         ..STORE_FAULT
     },
     Scenario {
