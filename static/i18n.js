@@ -136,6 +136,14 @@ const en = {
   'ctl.run': 'Run',
   'ctl.running': 'running…',
   'lab.title': 'Your own lock (the lab)',
+  'lab.open': 'Open the lab →',
+  'lab.summary.none': 'This room has no lock of its own yet.',
+  'lab.summary.lock': 'Its own lock: {acquire} acquire and {release} release step(s), {renew}.',
+  'lab.summary.renew': 'renewed every lease/3',
+  'lab.summary.norenew': 'no renew step',
+  'lab.summary.selling': 'The room sells under it (tier custom).',
+  'lab.summary.idle': 'The room sells under tier {tier}: submit it again on the lab page to use it.',
+  'lab.lasterror': 'Your scripts last said: {error}',
   'ctl.noscenarios': 'No scenario catalog on this server.',
   'ctl.room': 'Go to room',
   'ctl.go': 'Go',
@@ -387,6 +395,14 @@ const zh = {
   'ctl.run': '运行',
   'ctl.running': '运行中…',
   'lab.title': '你自己的锁（实验课）',
+  'lab.open': '打开实验页 →',
+  'lab.summary.none': '这个房间还没有自己的锁。',
+  'lab.summary.lock': '自己的锁：{acquire} 步加锁、{release} 步释放，{renew}。',
+  'lab.summary.renew': '每隔租约的三分之一续期一次',
+  'lab.summary.norenew': '没有续期步骤',
+  'lab.summary.selling': '这个房间正用它来卖（custom 方案）。',
+  'lab.summary.idle': '这个房间正用 {tier} 方案在卖：在实验页再提交一次才会用它。',
+  'lab.lasterror': '你的脚本最近报错：{error}',
   'ctl.noscenarios': '该服务端没有提供场景列表。',
   'ctl.room': '进入房间',
   'ctl.go': '进入',
@@ -527,7 +543,7 @@ export const TIER_TEXT = {
 
 const STRINGS = { en, zh };
 
-/** More strings, for a part of the page loaded later (`lab.js`); the page is translated again. */
+/** More strings, from a module that keeps its own (`lab.js`, the lab page's); the page is translated again. */
 export function addStrings(more) {
   Object.assign(en, more.en);
   Object.assign(zh, more.zh);
@@ -562,7 +578,8 @@ export function t(key, vars = {}) {
 /** Fills every data-i18n element of the document. */
 export function apply(root = document) {
   document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
-  document.title = t('title');
+  // A page names its title's key on <html data-title> (the lab page); the dashboard's by default.
+  document.title = t(document.documentElement.dataset.title || 'title');
   for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
   for (const el of root.querySelectorAll('[data-i18n-placeholder]')) el.placeholder = t(el.dataset.i18nPlaceholder);
