@@ -3,7 +3,7 @@
 // fetched from npm here, and a lab step is a few lines): a gutter element whose numbers follow
 // the textarea's lines and its scroll. Lines do not wrap, so a number is a line of the script.
 
-const MIN_ROWS = 4;
+const MIN_ROWS = 3;
 const MAX_ROWS = 18;
 
 export class Editor {

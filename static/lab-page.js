@@ -126,6 +126,7 @@ const lab = startLab({ $, call, act });
 $('#lang-toggle').addEventListener('click', () => {
   setLanguage(language() === 'zh' ? 'en' : 'zh');
   apply();
+  say(''); // said in the other language
   const s = $('#admin-status');
   if (s.dataset.i18n) s.textContent = t(s.dataset.i18n, JSON.parse(s.dataset.vars || '{}'));
   lab.translate();
