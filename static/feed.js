@@ -1,13 +1,12 @@
-// A room, live: its `/events` stream (state, the timeline's window, resets) kept connected,
-// and its lock timeline drawn with the hand-off line under it. Shared by the dashboard and the
-// lab page, which each add what they show of the state.
+// A room, live, for the dashboard and the lab page: its `/events` stream kept connected, and
+// its lock timeline drawn with the hand-off line under it.
 
 import { t } from './i18n.js';
 import { Timeline } from './timeline.js';
 import { withRoom } from './room.js';
 
-/** Renders the room's current hand-off p99 and how evenly its instances got the lock, over
- * the sections the timeline shows (the newest 20–200): how fast and how fair the tier is. */
+// The hand-off p99 and how evenly the instances got the lock, over the sections the timeline
+// shows (the newest 20–200): how fast and how fair the tier is right now.
 function renderHandOff(line, h) {
   line.hidden = h.handOffs === 0;
   if (line.hidden) return;
@@ -22,10 +21,7 @@ function renderHandOff(line, h) {
 }
 
 export class LiveRoom {
-  /**
-   * `timeline`: the element the timeline is drawn in; `handOff`: the line under it; `conn`,
-   * `connText`: the connection's dot and its words; `onState(state)`: each state event.
-   */
+  /** `conn`, `connText`: the connection's dot and words; `onState(state)`: each state event. */
   constructor({ timeline, handOff, conn, connText, onState }) {
     this.timeline = new Timeline(timeline);
     this.handOffLine = handOff;
@@ -50,7 +46,7 @@ export class LiveRoom {
     }, 500);
   }
 
-  /** How many sections the server sends the window wide (20–200): asked for anew. */
+  /** The server sends the window this many sections wide: ask for the new width. */
   set count(n) {
     this.timeline.count = n;
     this.connect();
@@ -93,7 +89,7 @@ export class LiveRoom {
     this.draw();
   }
 
-  /** Draws the timeline at the next frame (many events in one frame draw once). */
+  /** At the next frame: many events in one frame draw once. */
   draw() {
     if (this.drawQueued) return;
     this.drawQueued = true;
@@ -106,15 +102,14 @@ export class LiveRoom {
     });
   }
 
-  /** The connection's words again, in the page's new language. */
   translate() {
     this.connText.textContent = t(this.connText.dataset.i18n || 'reconnecting');
     this.draw();
   }
 }
 
-/** The tiers in the ladder's order, as the server lists them (`GET /tiers`: the list is
- * written once, in the API crate); retried while the server restarts. */
+/** The tiers in the ladder's order (`GET /tiers`: written once, in the API crate), asked
+ * again while the server restarts. */
 export async function loadTiers(call) {
   for (;;) {
     try {
@@ -125,7 +120,7 @@ export async function loadTiers(call) {
   }
 }
 
-/** The timeline's legend, one swatch per mark (texts `legend.*`, translated by `apply`). */
+/** The timeline's legend: a swatch per mark, its `legend.*` text. */
 export function fillLegend(list) {
   const swatches = [['ok', ''], ['overlap', ''], ['stale', ''], ['soldout', ''], ['expiry', ''], ['renew', ''], ['foreign', '✕'], ['lost', '!']];
   const items = swatches.map(([kind, mark]) => {
