@@ -1,43 +1,34 @@
 // The workshop dashboard: live state over SSE (/events), the lock timeline, a throughput chart
-// (uPlot, vendored) and the admin controls. No build step: plain ES modules.
+// (uPlot, vendored), the admin controls and the room's lab at a glance (its editor is the lab
+// page, lab.html). No build step: plain ES modules.
 
 import { TIER_TEXT, t, apply, language, setLanguage } from './i18n.js';
-import { Timeline } from './timeline.js';
+import { LiveRoom, fillLegend, loadTiers as fetchTiers } from './feed.js';
+import { ROOM, STATUS, actor, call, currentToken, forgetToken, whoIs } from './room.js';
 
 const $ = (sel) => document.querySelector(sel);
-const params = new URLSearchParams(location.search);
-const ROOM = /^[A-Za-z0-9_-]{1,32}$/.test(params.get('room') || '') ? params.get('room') : 'default';
-const TOKEN_KEY = 'oversell.admin-token';
 const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lost_releases', 'stale_writes_rejected', 'lock_timeouts'];
 
 let state = null; // the last `state` event
 let scenarios = [];
-const joinToken = takeJoinToken(); // the join link's token, if the page was opened by one
-let token = sessionStorage.getItem(TOKEN_KEY) || '';
 // Whose token this tab holds (`GET /admin/whoami`): `{scope: 'admin'}`, or a student's
 // `{scope: 'room', room}`, which drives that room only. `null` when read-only.
 let caller = null;
-const timeline = new Timeline($('#timeline'));
+const live = new LiveRoom({
+  timeline: $('#timeline'),
+  handOff: $('#handoff'),
+  conn: $('#conn'),
+  connText: $('#conn-text'),
+  onState: (s) => {
+    const tierChanged = state?.tier !== s.tier;
+    state = s;
+    render(s);
+    pushHistory(s);
+    if (tierChanged) showLab();
+  },
+});
 
 // ---------------------------------------------------------------- helpers
-
-function withRoom(path) {
-  return `${path}${path.includes('?') ? '&' : '?'}room=${encodeURIComponent(ROOM)}`;
-}
-
-async function call(method, path, body) {
-  const headers = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const resp = await fetch(withRoom(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  let data = null;
-  try { data = await resp.json(); } catch { /* empty body */ }
-  if (!resp.ok) {
-    const err = new Error((data && (data.message || data.error)) || `HTTP ${resp.status}`);
-    err.status = resp.status;
-    throw err;
-  }
-  return data;
-}
 
 function say(text, error = false) {
   const m = $('#message');
@@ -46,33 +37,15 @@ function say(text, error = false) {
 }
 
 /** Runs an admin action with its button disabled, reporting the outcome. */
-async function act(button, fn) {
-  if (button) button.disabled = true;
-  try {
-    const text = await fn();
-    if (text) say(text);
-  } catch (err) {
-    if (err.status === 401) lock(caller?.scope === 'room' ? 'refused' : 'bad');
-    say(`${t('error')}: ${err.message}`, true);
-  } finally {
-    if (button) button.disabled = false;
-  }
-}
+const act = actor({
+  say,
+  errorWord: () => t('error'),
+  refused: () => lock(caller?.scope === 'room' ? 'refused' : 'bad'),
+});
 
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
 
 // ---------------------------------------------------------------- admin or room token
-
-// The status line under the token field: its text key, and its CSS class (the tests wait on
-// `.unlocked` / `.bad`).
-const STATUS = {
-  readonly: ['admin.readonly', 'readonly'],
-  unlocked: ['admin.unlocked', 'unlocked'],
-  room: ['admin.room', 'unlocked room'],
-  bad: ['admin.badtoken', 'bad'],
-  refused: ['admin.refused', 'bad'],
-  otherroom: ['admin.otherroom', 'bad'],
-};
 
 function setAdmin(on, status, vars = {}) {
   $('#admin').disabled = !on;
@@ -94,39 +67,16 @@ function setAdmin(on, status, vars = {}) {
 }
 
 function lock(status = 'readonly') {
-  token = '';
+  forgetToken();
   caller = null;
-  sessionStorage.removeItem(TOKEN_KEY);
   setAdmin(false, status);
 }
 
-/**
- * A join link (`/?room=student-07#token=…`, from the class page) brings a room token in the
- * fragment, which browsers never send. It moves to this tab's storage and out of the address
- * bar, so it is not left in history, bookmarks or a shared screenshot; `?room=` stays.
- */
-function takeJoinToken() {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const fromLink = fragment.get('token');
-  if (!fromLink) return '';
-  sessionStorage.setItem(TOKEN_KEY, fromLink);
-  fragment.delete('token');
-  const rest = fragment.toString();
-  // `window.`: this module names its chart data `history`.
-  window.history.replaceState(window.history.state, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`);
-  return fromLink;
-}
-
 async function unlock(candidate) {
-  token = candidate;
+  let who;
   try {
-    caller = await call('GET', '/admin/whoami');
+    who = await whoIs(candidate);
   } catch (err) {
-    if (err.status === 401) {
-      // A join link's token refused is a revoked or replaced one: say so, not "wrong".
-      lock(candidate === joinToken ? 'refused' : 'bad');
-      return;
-    }
     // The fleet did not answer (restarting?): the token is kept and asked about again.
     caller = null;
     setAdmin(false, 'readonly');
@@ -134,14 +84,19 @@ async function unlock(candidate) {
     setTimeout(() => unlock(candidate), 3000);
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
-  if (caller.scope === 'room' && caller.room !== ROOM) {
+  caller = who.caller;
+  // A join link's token refused is a revoked or replaced one: `refused`, not "wrong".
+  if (!caller) {
+    lock(who.status);
+    return;
+  }
+  if (who.status === 'otherroom') {
     // Good in its own room only: this one stays read-only, and "Go to room" leads back.
     setAdmin(false, 'otherroom', { room: caller.room });
     $('#room-input').value = caller.room;
     return;
   }
-  setAdmin(true, caller.scope === 'room' ? 'room' : 'unlocked', { room: caller.room });
+  setAdmin(true, who.status, { room: caller.room });
 }
 
 $('#token-form').addEventListener('submit', (ev) => {
@@ -173,15 +128,8 @@ function markAdminOnly() {
 
 // The tiers in the ladder's order, as the server lists them (`GET /tiers`): the list is
 // written once, in the API crate. Leased tiers get lease-expiry marks on the timeline.
-let leased = new Set();
 async function loadTiers() {
-  let tiers;
-  try {
-    tiers = (await call('GET', '/tiers')).tiers;
-  } catch {
-    setTimeout(loadTiers, 2000); // the server is restarting: try again
-    return;
-  }
+  const tiers = await fetchTiers(call);
   const select = $('#tier-select');
   select.replaceChildren();
   for (const tier of tiers) {
@@ -190,7 +138,7 @@ async function loadTiers() {
     opt.textContent = tier.id;
     select.appendChild(opt);
   }
-  leased = new Set(tiers.filter((tier) => tier.leased).map((tier) => tier.id));
+  live.leased = new Set(tiers.filter((tier) => tier.leased).map((tier) => tier.id));
   if (state) {
     select.value = state.tier;
     showTierText(state.tier);
@@ -213,8 +161,7 @@ $('#tier-select').addEventListener('change', (ev) => {
 $('#reset').addEventListener('click', (ev) => act(ev.target, async () => {
   const stock = Number($('#reset-stock').value);
   await call('POST', '/admin/reset', { stock });
-  timeline.clear();
-  drawTimeline();
+  live.clear();
   return t('done.reset', { stock });
 }));
 
@@ -334,14 +281,34 @@ $('#run-scenario').addEventListener('click', (ev) => act(ev.target, async () => 
 
 // ---------------------------------------------------------------- the lab
 
-// The lab panel's code and strings load the first time the panel opens: most of a class only
-// watches, and a read-only page never needs them.
-let lab = null;
-$('#lab').addEventListener('toggle', () => {
-  if (!$('#lab').open || lab) return;
-  lab = import('./lab.js').then((m) => m.startLab({ $, call, act }));
-  lab.catch((err) => say(`${t('error')}: ${err.message}`, true));
-});
+// The room's own lock at a glance (`GET /lab`), read again when the room's tier changes (a
+// submission switches it to custom); the editor is the lab page, in this room with this tab.
+$('#lab-open').href = `lab.html?room=${encodeURIComponent(ROOM)}`;
+let labShown = null; // the last GET /lab, redrawn in the page's new language
+async function showLab() {
+  try {
+    labShown = await call('GET', '/lab');
+  } catch {
+    labShown = null; // no lab on this fleet, or the room is gone: the summary says nothing
+  }
+  drawLab();
+}
+/** The room's lab at a glance, from `GET /lab` and the tier it sells under. */
+function labSummary(lab, tier) {
+  if (!lab.lock) return t('lab.summary.none');
+  const lock = t('lab.summary.lock', {
+    acquire: lab.lock.acquire.length,
+    release: lab.lock.release.length,
+    renew: t(lab.lock.renew ? 'lab.summary.renew' : 'lab.summary.norenew'),
+  });
+  const selling = tier === 'custom' ? t('lab.summary.selling') : t('lab.summary.idle', { tier: tier || '–' });
+  const error = lab.last_error ? ` ${t('lab.lasterror', { error: lab.last_error })}` : '';
+  return `${lock} ${selling}${error}`;
+}
+
+function drawLab() {
+  $('#lab-summary').textContent = labShown ? labSummary(labShown, state?.tier) : '';
+}
 
 // The badge names the room from the start: the first state event may come after the stream opens.
 $('#room-name').textContent = ROOM;
@@ -357,8 +324,7 @@ $('#room-form').addEventListener('submit', (ev) => {
 
 // The server sends the window this many sections wide: ask for the new width.
 $('#tl-count').addEventListener('change', (ev) => {
-  timeline.count = Number(ev.target.value);
-  connect();
+  live.count = Number(ev.target.value);
 });
 
 $('#lang-toggle').addEventListener('click', () => {
@@ -374,10 +340,10 @@ function translate() {
   showTierText($('#tier-select').value);
   showScenarioText();
   showBurst();
-  lab?.then((panel) => panel.translate());
+  drawLab();
   if (state) render(state);
   makeChart();
-  drawTimeline();
+  live.translate();
 }
 
 // ---------------------------------------------------------------- live state
@@ -557,96 +523,21 @@ function render(s) {
   $('#inst-sampled').hidden = !s.timeline_sampled;
 }
 
-// The room's current hand-off p99 and how evenly its instances got the lock, over the sections
-// the timeline shows (the newest 20–200): how fast and how fair the tier is right now.
-function renderHandOff(h) {
-  const line = $('#handoff');
-  line.hidden = h.handOffs === 0;
-  if (line.hidden) return;
-  const shares = Object.entries(h.perInstance).sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, n]) => `${name} ${Math.round((100 * n) / Math.max(1, h.sections))}%`).join(' / ');
-  line.textContent = t('timeline.handoff', {
-    p99: h.p99Ms < 10 ? h.p99Ms.toFixed(2) : h.p99Ms.toFixed(0),
-    n: h.handOffs, shares, jain: h.jain.toFixed(2),
-  });
-  line.dataset.p99 = h.p99Ms;
-  line.dataset.jain = h.jain;
-}
-
-let drawQueued = false;
-function drawTimeline() {
-  if (drawQueued) return;
-  drawQueued = true;
-  requestAnimationFrame(() => {
-    drawQueued = false;
-    const live = ((state && state.live_instances) || []).map((i) => i.instance);
-    timeline.render({ instances: live, ttlMs: state ? state.settings.ttl_ms : 0, leased: state ? leased.has(state.tier) : false });
-    renderHandOff(timeline.handOff(live));
-  });
-}
-
-let source = null;
-let lastEventAt = 0;
-
-function connect() {
-  const conn = $('#conn');
-  const setConn = (mode, key) => {
-    conn.dataset.state = mode;
-    $('#conn-text').dataset.i18n = key;
-    $('#conn-text').textContent = t(key);
-  };
-  if (source) source.close();
-  setConn('connecting', 'reconnecting');
-  lastEventAt = performance.now();
-  source = new EventSource(withRoom(`/events?draw=${timeline.count}`));
-  source.addEventListener('open', () => setConn('live', 'live'));
-  source.addEventListener('error', () => setConn('connecting', 'reconnecting'));
-  source.addEventListener('unavailable', () => { lastEventAt = performance.now(); setConn('down', 'unavailable'); });
-  // The store lost the room's stock and orders: no figure is shown as if it were true.
-  source.addEventListener('state_lost', () => { lastEventAt = performance.now(); setConn('down', 'state_lost'); });
-  source.addEventListener('state', (ev) => {
-    lastEventAt = performance.now();
-    state = JSON.parse(ev.data);
-    if (conn.dataset.state !== 'live') setConn('live', 'live');
-    render(state);
-    pushHistory(state);
-    drawTimeline();
-  });
-  source.addEventListener('timeline', (ev) => {
-    timeline.setWindow(JSON.parse(ev.data));
-    drawTimeline();
-  });
-  source.addEventListener('reset', () => {
-    timeline.clear();
-    drawTimeline();
-  });
-}
-
-// The instance serving this stream may be frozen or dead (that is what the fault buttons do):
-// with no event for a few seconds, connect again. nginx sends a room's streams to one
-// instance: a dead one's go to the next, a frozen one's come back when it is resumed.
-setInterval(() => {
-  if (performance.now() - lastEventAt > 3000) connect();
-}, 1000);
-
-// Redraw while a section is open (its bar grows) and on resize.
-setInterval(() => {
-  if (timeline.view && timeline.view.bars.some((b) => b.exit === null)) drawTimeline();
-}, 500);
 let resizeTimer = 0;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => { makeChart(); drawTimeline(); }, 150);
+  resizeTimer = setTimeout(() => { makeChart(); live.draw(); }, 150);
 });
 
 // ---------------------------------------------------------------- start
 
+fillLegend($('#legend'));
 apply();
 setAdmin(false, 'readonly');
-if (token) unlock(token);
+if (currentToken()) unlock(currentToken());
 makeChart();
 loadTiers();
 loadScenarios();
-connect();
-drawTimeline();
-window.oversell = { timeline, get state() { return state; } };
+live.connect();
+live.draw();
+window.oversell = { timeline: live.timeline, get state() { return state; } };

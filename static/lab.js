@@ -1,9 +1,11 @@
-// The lab panel: a room's own lock as steps (`GET /lab`), the ladder's rungs as starting points
-// (`static/locks/<tier>/<step>.lua`), submitting it, and the grader's report card. Loaded by
-// app.js the first time the panel opens, with the page's helpers; its strings join i18n.js's.
-// Both tables have the same keys: loadtest/tests/curriculum_text.rs checks them with i18n.js's.
+// The lab: a room's own lock as steps (`GET /lab`), the ladder's rungs as starting points
+// (`static/locks/<tier>/<step>.lua`), submitting it, and the grader's report card. The lab page
+// (lab.html, lab-page.js) runs the editor; the dashboard shows a line on it and links there.
+// Its strings join i18n.js's when this module loads; both tables have the same keys:
+// loadtest/tests/curriculum_text.rs checks them with i18n.js's.
 
 import { t, language, addStrings } from './i18n.js';
+import { Editor } from './editor.js';
 
 const en = {
   'lab.contract': 'Each step is one Lua script, its own round trip. KEYS[1] the lock, KEYS[2] the fencing-token counter, ARGV[1] your unique value, ARGV[2] the lease in ms, ARGV[3] the release channel. Acquire: 1 goes on, 0 or {0, ms left} is busy, {depth, token} is held (a token above 0 is checked by the stock). Release: 1 goes on, 0 stops. Renew (every lease/3): 1 while still yours. Leave a step empty to skip it.',
@@ -12,9 +14,18 @@ const en = {
   'lab.submit': 'Submit my lock',
   'lab.grade': 'Attack my lock',
   'lab.grading': 'attacking… (about half a minute)',
-  'lab.submitted': 'Lock submitted: this room now sells under it (tier custom).',
+  'lab.submitted': 'Lock submitted: this room now sells under it (tier custom) on every instance.',
+  'lab.page.title': 'oversell · the lab: your own lock',
+  'lab.page.back': '← dashboard',
+  'lab.page.steps': 'Your steps',
+  'lab.page.contract': 'The contract',
+  'lab.page.card': 'The report card',
+  'lab.page.nocard': 'Submit your lock, then attack it: the grader\'s card shows here.',
+  'lab.page.try': 'Watch it sell',
+  'lab.page.trystock': 'items',
+  'lab.page.trybuyers': 'buyers',
+  'lab.page.tryhint': 'puts the items on sale again and sends the buyers through nginx: each sale is a bar on the timeline below.',
   'lab.loaded': 'Loaded the {tier} rung: edit it, then submit.',
-  'lab.lasterror': 'Your scripts last said: {error}',
   'lab.matches': 'Matches the ladder\'s rung: {tier}',
   'lab.best': 'Holds every attack a lock alone can hold; only a fencing token checked by the stock survives the pause (tier fenced).',
   'lab.nomatch': 'Matches no rung of the ladder.',
@@ -47,9 +58,18 @@ const zh = {
   'lab.submit': '提交我的锁',
   'lab.grade': '攻击我的锁',
   'lab.grading': '攻击中……（大约半分钟）',
-  'lab.submitted': '锁已提交：这个房间现在用它来卖（custom 方案）。',
+  'lab.submitted': '锁已提交：这个房间的每个实例现在都用它来卖（custom 方案）。',
+  'lab.page.title': 'oversell · 实验课：你自己的锁',
+  'lab.page.back': '← 仪表盘',
+  'lab.page.steps': '你的步骤',
+  'lab.page.contract': '脚本约定',
+  'lab.page.card': '成绩单',
+  'lab.page.nocard': '先提交你的锁，再攻击它：评分器的成绩单会显示在这里。',
+  'lab.page.try': '看它卖货',
+  'lab.page.trystock': '件商品',
+  'lab.page.trybuyers': '个买家',
+  'lab.page.tryhint': '重新上架这些商品，再让这些买家经 nginx 下单：每一单都是下面时间线上的一条。',
   'lab.loaded': '已载入 {tier} 这一级：改好后再提交。',
-  'lab.lasterror': '你的脚本最近报错：{error}',
   'lab.matches': '与阶梯上的这一级相同：{tier}',
   'lab.best': '所有单靠锁能挡住的攻击都挡住了；只有库存那一侧检查的围栏令牌才能扛住停顿（fenced 方案）。',
   'lab.nomatch': '与阶梯上的任何一级都不同。',
@@ -82,24 +102,41 @@ const STEPS = ['acquire-1', 'acquire-2', 'acquire-3', 'release-1', 'release-2', 
 const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fair', 'fenced'];
 
 /**
- * Builds the panel and wires it to the page's helpers: `$` (a selector), `call` (an API call
- * in this room, with this tab's token) and `act` (runs an action with its button disabled and
- * says how it went). Returns what app.js calls when the language changes.
+ * The editor whose step an error names ("acquire step 2: … user_script:3: …"), and the line:
+ * a step is counted among those sent, and empty editors are not sent.
  */
-export function startLab({ $, call, act }) {
+function errorPlace(error, sent) {
+  const step = /^(acquire step \d|release step \d|renew)\b/.exec(error || '');
+  const line = /user_script:(\d+)/.exec(error || '');
+  if (!step) return null;
+  const [kind, n] = step[1].split(' step ');
+  const editors = sent.filter((s) => s.startsWith(kind));
+  const editor = kind === 'renew' ? 'renew' : editors[Number(n) - 1];
+  return editor ? { editor, line: line ? Number(line[1]) : 0 } : null;
+}
+
+/**
+ * Builds the lab's editor in the page and wires it to the page's helpers: `$` (a selector),
+ * `call` (an API call in this room, with this tab's token) and `act` (runs an action with its
+ * button disabled and says how it went). `onSubmitted(reply)` follows a submission. Returns
+ * what the page calls when the language changes.
+ */
+export function startLab({ $, call, act, onSubmitted }) {
   let card = null; // the last report card, redrawn when the language changes
+  const editors = {};
+  let sent = []; // the editors last sent, in order: where an error's "step 2" is
 
   for (const step of STEPS) {
-    const label = document.createElement('label');
-    const name = document.createElement('span');
+    const box = document.createElement('section');
+    box.className = `step step-${step.split('-')[0]}`;
+    const name = document.createElement('h3');
     name.dataset.i18n = `lab.step.${step}`;
     name.textContent = t(`lab.step.${step}`);
-    const area = document.createElement('textarea');
-    area.id = `lab-${step}`;
-    area.spellcheck = false;
-    area.rows = 3;
-    label.append(name, area);
-    $('#lab-steps').appendChild(label);
+    box.appendChild(name);
+    $('#lab-steps').appendChild(box);
+    editors[step] = new Editor(box, `lab-${step}`);
+    name.id = `lab-${step}-name`;
+    editors[step].area.setAttribute('aria-labelledby', name.id);
   }
   for (const rung of RUNGS) {
     const opt = document.createElement('option');
@@ -108,9 +145,15 @@ export function startLab({ $, call, act }) {
     $('#lab-start').appendChild(opt);
   }
 
+  let shownError = ''; // said again in the page's new language
   const showError = (error) => {
+    shownError = error || '';
     $('#lab-error').textContent = error ? t('lab.lasterror', { error }) : '';
+    const place = errorPlace(error, sent);
+    for (const step of STEPS) editors[step].mark(place?.editor === step ? place.line : 0);
   };
+
+  const given = (text) => text.trim() !== '';
 
   async function load() {
     try {
@@ -120,27 +163,36 @@ export function startLab({ $, call, act }) {
         lab.lock.acquire.forEach((src, i) => { steps[`acquire-${i + 1}`] = src; });
         lab.lock.release.forEach((src, i) => { steps[`release-${i + 1}`] = src; });
         steps.renew = lab.lock.renew || '';
-        for (const step of STEPS) $(`#lab-${step}`).value = steps[step];
+        // What the room holds is what is in the editors: a first visit, or after a grading.
+        if (STEPS.every((s) => !given(editors[s].value))) {
+          for (const step of STEPS) editors[step].value = steps[step];
+        }
+        sent = STEPS.filter((s) => given(steps[s]));
       }
       showError(lab.last_error);
-    } catch { /* no lab on this fleet, or the room is gone: the panel stays empty */ }
+    } catch { /* no lab on this fleet, or the room is gone: the editor stays empty */ }
   }
 
   /** The lock in the editor; a step is sent as typed (trimming its start would shift the
    * line numbers of Redis's errors), an empty one is left out. */
   function lock() {
-    const value = (step) => $(`#lab-${step}`).value;
-    const given = (text) => text.trim() !== '';
-    const kind = (what) => STEPS.filter((s) => s.startsWith(what)).map(value).filter(given);
+    sent = STEPS.filter((s) => given(editors[s].value));
+    const kind = (what) => sent.filter((s) => s.startsWith(what)).map((s) => editors[s].value);
     const submitted = { acquire: kind('acquire-'), release: kind('release-') };
-    if (given(value('renew'))) submitted.renew = value('renew');
+    if (sent.includes('renew')) submitted.renew = editors.renew.value;
     return submitted;
   }
 
   function draw() {
     const box = $('#lab-card');
     box.replaceChildren();
-    if (!card) return;
+    if (!card) {
+      const hint = document.createElement('p');
+      hint.className = 'muted';
+      hint.textContent = t('lab.page.nocard');
+      box.appendChild(hint);
+      return;
+    }
     const list = document.createElement('ul');
     for (const a of card.attacks) {
       const li = document.createElement('li');
@@ -152,7 +204,7 @@ export function startLab({ $, call, act }) {
       badge.textContent = t(`lab.outcome.${a.outcome}`);
       li.append(badge, t(`lab.attack.${a.attack}`));
       if (broke) {
-        // Watch the attack again: its run is then what the timeline above draws.
+        // Watch the attack again: its run is then what the timeline below draws.
         const again = document.createElement('button');
         again.type = 'button';
         again.textContent = t('lab.replay');
@@ -202,20 +254,34 @@ export function startLab({ $, call, act }) {
     if (!rung) return '';
     for (const step of STEPS) {
       const resp = await fetch(`locks/${rung}/${step}.lua`);
-      $(`#lab-${step}`).value = resp.ok ? await resp.text() : '';
+      editors[step].value = resp.ok ? await resp.text() : '';
     }
+    showError('');
     return t('lab.loaded', { tier: rung });
   }));
 
   $('#lab-submit').addEventListener('click', (ev) => act(ev.target, async () => {
-    await call('PUT', '/admin/lab', lock());
-    await call('PUT', '/admin/tier', { tier: 'custom' });
+    // The server switches the room to tier custom with the submission (one request).
+    let reply;
+    try {
+      reply = await call('PUT', '/admin/lab', lock());
+    } catch (err) {
+      showError(err.status === 400 ? err.message : '');
+      throw err;
+    }
     showError('');
+    onSubmitted?.(reply);
     return t('lab.submitted');
   }));
 
   $('#lab-grade').addEventListener('click', (ev) => act(ev.target, () => grade()));
 
+  draw();
   load();
-  return { translate: draw };
+  return {
+    translate() {
+      draw();
+      showError(shownError);
+    },
+  };
 }

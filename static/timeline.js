@@ -225,7 +225,8 @@ export class Timeline {
 
     // Time axis.
     const spanMs = (t1 - t0) / 1000;
-    const step = niceStep(spanMs, 8);
+    // Eight ticks, fewer on a narrow screen (a phone): a label needs about 70 px.
+    const step = niceStep(spanMs, Math.max(2, Math.min(8, Math.floor(plotW / 70))));
     const axisY = height - AXIS;
     el('line', { x1: plotX, x2: plotX + plotW, y1: axisY, y2: axisY, stroke: '#5a6270' }, svg);
     const origin = bars.length ? bars[0].enter : t0 + pad;

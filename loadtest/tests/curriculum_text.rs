@@ -18,8 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use loadtest::scenario::{Expect, CATALOG, SENTENCE_CHECKS};
 
 const I18N: File = ("static/i18n.js", include_str!("../../static/i18n.js"));
-/// The lab panel's strings, which join i18n.js's when the panel opens.
+/// The lab page's strings, which join i18n.js's when its module loads.
 const LAB: File = ("static/lab.js", include_str!("../../static/lab.js"));
+/// The class page's strings, likewise.
+const CLASS: File = ("static/class.js", include_str!("../../static/class.js"));
 
 /// A file's name and text.
 type File = (&'static str, &'static str);
@@ -163,6 +165,9 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table_in(LAB, "const zh = {", "};") {
         texts.push((format!("lab.js zh `{k}`"), v));
     }
+    for (k, v) in table_in(CLASS, "const zh = {", "};") {
+        texts.push((format!("class.js zh `{k}`"), v));
+    }
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
@@ -174,7 +179,7 @@ fn chinese_texts() -> Vec<(String, String)> {
 
 #[test]
 fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
-    for file in [I18N, LAB] {
+    for file in [I18N, LAB, CLASS] {
         let en = table_in(file, "const en = {", "};");
         let zh = table_in(file, "const zh = {", "};");
         same_keys(file.0, &en, &zh);

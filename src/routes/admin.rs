@@ -89,7 +89,8 @@ pub async fn config(
     apply(&state, &keys, &patch).await
 }
 
-async fn apply(
+/// Patches the room's settings on every instance (the lab's submission switches its tier here).
+pub(super) async fn apply(
     state: &AppState,
     keys: &Keys,
     patch: &SettingsPatch,

@@ -129,6 +129,13 @@ mod tests {
             "class.html",
             "class.js",
             "class.css",
+            "lab.html",
+            "lab.css",
+            "lab.js",
+            "lab-page.js",
+            "editor.js",
+            "feed.js",
+            "room.js",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }

@@ -1,17 +1,18 @@
 //! The lab over HTTP: `GET /lab` shows the room's own lock (its steps and the last error its
-//! scripts met), `PUT /admin/lab` submits one, `POST /admin/lab/grade` attacks it with the
-//! grader's suite and answers the report card. A room token does all three in its room.
+//! scripts met), `PUT /admin/lab` submits one and switches the room to tier `custom`,
+//! `POST /admin/lab/grade` attacks it with the grader's suite and answers the report card. A
+//! room token does all three in its room.
 
 use axum::extract::State;
 use axum::Json;
 use loadtest::lab::{self as grader, ReportCard, Shape};
+use oversell_api::settings::SettingsPatch;
 use oversell_api::tier::Tier;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{json_body, required_json, Body, Caller, Room, RoomAdmin};
 use super::scenario::FleetRunner;
-use crate::control::Control;
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::lab::{acl, LabLock, LabSource, LabUser, STEP_LIMIT};
@@ -50,7 +51,13 @@ pub async fn show(
 }
 
 /// `PUT /admin/lab {"acquire": [...], "release": [...], "renew"?}`: the room's own lock,
-/// compiled as the room's lock-store user before it is stored, then used by every instance.
+/// compiled as the room's lock-store user before it is stored, and the room switched to tier
+/// `custom`, so every instance sells under it from the reload on.
+///
+/// The switch is made here, not left to each client: a lock submitted but not sold under is a
+/// lock the student never sees at work, and the command line, the dashboard and the lab page
+/// each making a second call (`PUT /admin/tier`) could disagree, or stop half-way between the
+/// two. One request, one reload: every instance reads the new lock and the tier together.
 pub async fn submit(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -76,12 +83,17 @@ pub async fn submit(
         .query_async::<()>(&mut conn)
         .await
         .map_err(StoreError::from)?;
-    state.fleet.broadcast(&Control::reload(keys.room())).await?;
-    state.rooms.touch(&keys).await?;
+    // The settings' swap tells the fleet to reload the room, the lock stored above included.
+    let custom = SettingsPatch {
+        tier: Some(Tier::Custom),
+        ..Default::default()
+    };
+    let Json(settings) = super::admin::apply(&state, &keys, &custom).await?;
     tracing::info!(room = keys.room(), "lab lock submitted");
     Ok(Json(json!({
         "room": keys.room(),
         "shape": shape(&lab),
+        "tier": settings.tier,
     })))
 }
 

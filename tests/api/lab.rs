@@ -204,16 +204,11 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
         let stock = Some(json!({ "stock": 1000 }));
         send(fleet_ref, reqwest::Method::POST, &path, TOKEN, stock).await
     };
-    let custom = |room: &'static str| async move {
-        let path = format!("/admin/tier?room={room}");
-        let tier = Some(json!({ "tier": "custom" }));
-        send(fleet_ref, reqwest::Method::PUT, &path, TOKEN, tier).await
-    };
     // Another room sells under a built-in tier on the same lock store meanwhile.
     assert_eq!(reset("other").await.0, StatusCode::OK);
     assert_eq!(reset("student").await.0, StatusCode::OK);
+    // The submission alone switches the room to its own lock.
     assert_eq!(submit(&fleet, "student", &safe).await.0, StatusCode::OK);
-    assert_eq!(custom("student").await.0, StatusCode::OK);
     assert_eq!(sale(&fleet, "student").await.0, StatusCode::OK);
     // The other room's lock is held while the student's scripts try to reach it.
     let mut locks = redis::Client::open(lock_store.as_str())
@@ -359,6 +354,16 @@ async fn a_lab_lock_is_its_rooms_alone_and_needs_a_lock_store_apart() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {answer}");
         assert_eq!(answer["error"], "forbidden");
     }
+    // The room sells under a built-in tier until its own lock is submitted, then under that.
+    let (status, answer) = send(
+        &fleet,
+        reqwest::Method::PUT,
+        &format!("/admin/tier?room={own}"),
+        &token,
+        Some(json!({ "tier": "lua-release" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
     let (status, answer) = send(
         &fleet,
         reqwest::Method::PUT,
@@ -368,6 +373,16 @@ async fn a_lab_lock_is_its_rooms_alone_and_needs_a_lock_store_apart() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["tier"], "custom", "{answer}");
+    let (_, state) = send(
+        &fleet,
+        reqwest::Method::GET,
+        &format!("/state?room={own}"),
+        "",
+        None,
+    )
+    .await;
+    assert_eq!(state["tier"], "custom", "{state}");
     // Malformed: a clear 400 naming what is wrong.
     let (status, answer) = send(
         &fleet,
@@ -397,6 +412,11 @@ async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
         let all: Vec<String> = all.into_iter().map(str::to_owned).collect();
         async move { loadtest::run_cli(all).await }
     };
+    // The room starts on a built-in tier, so the switch below is the submission's doing.
+    let path = "/admin/tier?room=cli";
+    let tier = Some(json!({ "tier": "lua-release" }));
+    let (status, answer) = send(&fleet, reqwest::Method::PUT, path, TOKEN, tier).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
     let acquire = format!("{locks}/setnx-expire/acquire-1.lua");
     let expire = format!("{locks}/setnx-expire/acquire-2.lua");
     let release = format!("{locks}/setnx-expire/release-1.lua");
@@ -412,8 +432,11 @@ async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
     .await
     .unwrap();
     assert!(said.contains("2 acquire, 1 release"), "{said}");
-    assert!(said.contains("now sells under it (tier custom)"), "{said}");
-    // As on the dashboard, the room switched to its own lock.
+    assert!(
+        said.contains("the room now sells under tier custom on every instance"),
+        "{said}"
+    );
+    // As on the dashboard and the lab page: the room switched to its own lock.
     let state: Value = reqwest::get(format!("{}/state?room=cli", fleet.url()))
         .await
         .unwrap()

@@ -18,7 +18,8 @@ use crate::target::Targets;
 
 const EXAMPLES: &str = "\
 Examples:
-  # the ladder's SETNX + EXPIRE as two acquire steps, then the grader's report card
+  # the ladder's SETNX + EXPIRE as two acquire steps (the room now sells under tier custom),
+  # then the grader's report card
   export OVERSELL_ADMIN_TOKEN=<your room's token>
   loadtest lab submit --room student-07 --acquire setnx.lua --acquire expire.lua --release del.lua
   loadtest lab grade --room student-07
@@ -37,7 +38,8 @@ pub struct LabArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum LabAction {
-    /// Submit the room's own lock: each file is one step, sent as its own round trip.
+    /// Submit the room's own lock (each file is one step, sent as its own round trip) and
+    /// switch the room to tier custom: every instance sells under it from then on.
     Submit(SubmitArgs),
     /// Show the room's lock and the last error its scripts met.
     Show(LabCommon),
@@ -126,20 +128,18 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<String> {
         }),
     };
     let admin = client(&args.common).await?;
+    // The server stores the lock and switches the room to tier custom in the one request, as
+    // it does for the dashboard's and the lab page's Submit.
     let reply = admin.request(Method::PUT, "/admin/lab", Some(lock)).await?;
-    // As the dashboard's Submit does: the room sells under its own lock from now on.
-    let tier = json!({ "tier": "custom" });
-    admin
-        .request(Method::PUT, "/admin/tier", Some(tier))
-        .await?;
     let shape = &reply["shape"];
     Ok(format!(
         "room {}: lock submitted ({} acquire, {} release step(s), renew: {}); the room now \
-         sells under it (tier custom) on every instance\n",
+         sells under tier {} on every instance\n",
         reply["room"].as_str().unwrap_or("?"),
         shape["acquire_steps"],
         shape["release_steps"],
         shape["renew"],
+        reply["tier"].as_str().unwrap_or("?"),
     ))
 }
 
