@@ -140,10 +140,18 @@ case "$verb" in
     done
     "${compose[@]}" "${profile_args[@]}" build -q >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-build.log" \
       || { tail -n 20 "${TMPDIR:-/tmp}/oversell-compose-build.log" >&2; fail "the image did not build (log above)"; }
-    forms=""
-    case " $* " in *" cluster "*) forms=form_cluster ;; esac
-    if ! "${compose[@]}" "${profile_args[@]}" up -d --no-build --remove-orphans >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-up.log" \
-      || ! why="$(${forms:-true})" || ! why="$(wait_healthy)"; then
+    # The cluster's nodes are made one cluster while compose brings the rest up: the
+    # instances (and nginx, which waits for them) are healthy only once it is one.
+    forming="" formed_log="${TMPDIR:-/tmp}/oversell-compose-cluster.log"
+    case " $* " in
+      *" cluster "*) form_cluster >"$formed_log" 2>&1 & forming=$! ;;
+    esac
+    up_ok=true
+    "${compose[@]}" "${profile_args[@]}" up -d --no-build --remove-orphans >/dev/null 2>"${TMPDIR:-/tmp}/oversell-compose-up.log" || up_ok=false
+    if [ -n "$forming" ] && ! wait "$forming"; then
+      up_ok=false why="$(tail -n 1 "$formed_log")"
+    fi
+    if ! $up_ok || ! why="$(wait_healthy)"; then
       [ -n "${why:-}" ] || why="$(grep -iE 'error|cannot|failed' "${TMPDIR:-/tmp}/oversell-compose-up.log" | tail -n 1)"
       "${compose[@]}" "${all_profiles[@]/#/--profile=}" down -v --remove-orphans >/dev/null 2>&1 || true
       fail "the fleet did not come up (${why:-see docker compose logs}); everything it started is removed"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The lock store as a Redis Cluster (`oversell up --lock-store cluster`: three masters with a
+# replica each, all local processes) against one Redis of its own (`--lock-store single`), in
+# one run of this script:
+#   1. the selling rate and sale latency of lua-release and reentrant-watchdog on each (a
+#      room's lock lives on one shard: the cluster adds a routing step, not capacity, for one
+#      room), and reentrant-watchdog with sync_replicas 1 on the cluster (WAIT to the shard's
+#      replica);
+#   2. one shard's failover time under load: its master killed by the `failover` fault, to the
+#      first sale on the promoted replica, from the resource store's lock timeline;
+#   3. the cluster chapters' hold rates (--repeat N).
+#
+#   bench/cluster.sh [REPEAT=10] [SECONDS=5]
+# Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEAT=${1:-10} SECONDS_=${2:-5}
+OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-cluster
+. bench/fleet.sh
+
+echo "### One room's lock on a Redis Cluster against one Redis"
+echo
+echo "business 0 ms, closed loop of 64 connections for ${SECONDS_} s through nginx, 3 instances; items from the ledger."
+echo
+echo "| lock store | tier | items/s | p50 ms | p99 ms |"
+echo "|---|---|---|---|---|"
+for store in single cluster; do
+    fleet_up --lock-store "$store"
+    for tier in lua-release reentrant-watchdog; do
+        read -r rate p50 p99 <<<"$(measure "$tier" 64)"
+        echo "| $store | $tier | $rate | $p50 | $p99 |"
+    done
+    [ "$store" = cluster ] || fleet_down
+done
+read -r rate p50 p99 <<<"$(measure reentrant-watchdog 64 ',"sync_replicas":1')"
+echo "| cluster, sync_replicas 1 | reentrant-watchdog | $rate | $p50 | $p99 |"
+echo
+
+# Every node up, half of them masters: the last failover is over.
+healthy() {
+    for _ in $(seq 300); do
+        state | python3 -c "
+import json,sys; n=json.load(sys.stdin)['lock_store']['nodes']
+sys.exit(0 if n and all(x['up'] for x in n) and 2*sum(x['role']=='primary' for x in n)==len(n) else 1)" && return 0
+        sleep 0.1
+    done
+    echo "the cluster did not recover" >&2; return 1
+}
+
+echo "### One shard's failover under load"
+echo
+echo "lua-release, business 0 ms, 16 connections; the master owning the room's slot is killed by the \`failover\` fault (kept down 5 s); time from the kill to the first critical section another buyer entered after it (on the promoted replica), from the resource store's lock timeline."
+echo
+echo "failover (kill → first sale on the promoted replica), 3 runs: $(failover_times) ms"
+echo
+
+echo "### The cluster chapters' hold rates"
+echo
+echo "| scenario | outcome held |"
+echo "|---|---|"
+for id in cluster-failover-loses-lock cluster-failover-sync-replicas; do
+    healthy
+    echo "| $id | $(hold_rate "$id") |"
+done
