@@ -11,13 +11,16 @@
 #   3. the cluster chapters' hold rates (--repeat N).
 #
 #   bench/cluster.sh [REPEAT=10] [SECONDS=5]
-# Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
+# PARTS (default "speed failover holds") picks the parts. Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-10} SECONDS_=${2:-5}
 OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-cluster
+PARTS=${PARTS:-speed failover holds}
 . bench/fleet.sh
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 
+if part speed; then
 echo "### One room's lock on a Redis Cluster against one Redis"
 echo
 echo "business 0 ms, closed loop of 64 connections for ${SECONDS_} s through nginx, 3 instances; items from the ledger."
@@ -35,6 +38,9 @@ done
 read -r rate p50 p99 <<<"$(measure reentrant-watchdog 64 ',"sync_replicas":1')"
 echo "| cluster, sync_replicas 1 | reentrant-watchdog | $rate | $p50 | $p99 |"
 echo
+fi
+part failover || part holds || exit 0
+[ -n "$up" ] || fleet_up --lock-store cluster
 
 # Every node up, half of them masters: the last failover is over.
 healthy() {
@@ -47,13 +53,16 @@ sys.exit(0 if n and all(x['up'] for x in n) and 2*sum(x['role']=='primary' for x
     echo "the cluster did not recover" >&2; return 1
 }
 
+if part failover; then
 echo "### One shard's failover under load"
 echo
 echo "lua-release, business 0 ms, 16 connections; the master owning the room's slot is killed by the \`failover\` fault (kept down 5 s); time from the kill to the first critical section another buyer entered after it (on the promoted replica), from the resource store's lock timeline."
 echo
 echo "failover (kill → first sale on the promoted replica), 3 runs: $(failover_times) ms"
 echo
+fi
 
+part holds || exit 0
 echo "### The cluster chapters' hold rates"
 echo
 echo "| scenario | outcome held |"
