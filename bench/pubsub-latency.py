@@ -6,6 +6,11 @@ TCP_NODELAY, so the client adds nothing; 200 publishes, 2 ms apart; prints p50, 
     python3 bench/pubsub-latency.py PUBLISH_PORT SUBSCRIBE_PORT
 (ports of two nodes of `oversell up --lock-store cluster`, printed by `up`)
 """
+import socket
+import sys
+import time
+
+
 def conn(port):
     s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); return s
 def cmd(s, *a):
