@@ -15,6 +15,8 @@ def conn(port):
     s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); return s
 def cmd(s, *a):
     s.sendall(("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode())
+if len(sys.argv) != 3:
+    sys.exit("usage: python3 bench/pubsub-latency.py PUBLISH_PORT SUBSCRIBE_PORT")
 pub_port, sub_port = int(sys.argv[1]), int(sys.argv[2])
 sub = conn(sub_port); cmd(sub, "SUBSCRIBE", "bustest"); time.sleep(0.2); sub.recv(4096)
 pub = conn(pub_port)
