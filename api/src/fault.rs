@@ -72,6 +72,17 @@ pub enum FaultKind {
     /// waiters (`fair`) still has it in line; the instance serves on, so it strikes its room
     /// alone.
     WaiterDies,
+    /// Pub/sub waits only: the next buyer to find the lock busy is out of this instance's
+    /// line for release messages from its failed attempt until `ms` later (it subscribes only
+    /// after failing, and the subscription takes that long), then waits for a message without
+    /// trying again first, at most the lease it saw or its deadline, and gives up there. A
+    /// release published in the gap reaches nobody: the lock stands free while it sleeps.
+    LateSubscriber,
+    /// Pub/sub waits only: the same `ms` gap after the next buyer's failed attempt, but the
+    /// buyer stays in line for release messages through it, as every wait here does (in line
+    /// before its first attempt): a release published in the gap is kept for it, and it tries
+    /// as soon as the gap ends. `late-subscriber`'s control.
+    SubscribeGap,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -79,7 +90,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 18] = [
+    pub const ALL: [FaultKind; 20] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -97,6 +108,8 @@ impl FaultKind {
         FaultKind::HolderPause,
         FaultKind::NestedLock,
         FaultKind::WaiterDies,
+        FaultKind::LateSubscriber,
+        FaultKind::SubscribeGap,
         FaultKind::Partition,
     ];
 
@@ -119,6 +132,8 @@ impl FaultKind {
             FaultKind::HolderPause => "holder-pause",
             FaultKind::NestedLock => "nested-lock",
             FaultKind::WaiterDies => "waiter-dies",
+            FaultKind::LateSubscriber => "late-subscriber",
+            FaultKind::SubscribeGap => "subscribe-gap",
             FaultKind::Partition => "partition",
         }
     }
@@ -171,6 +186,8 @@ impl FaultKind {
                 | FaultKind::HolderPause
                 | FaultKind::NestedLock
                 | FaultKind::WaiterDies
+                | FaultKind::LateSubscriber
+                | FaultKind::SubscribeGap
         )
     }
 
@@ -186,6 +203,8 @@ impl FaultKind {
                 | FaultKind::NodeSlow
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
+                | FaultKind::LateSubscriber
+                | FaultKind::SubscribeGap
                 | FaultKind::Partition
         )
     }
@@ -227,8 +246,9 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down`, `node-slow` and
-    /// `zk-node-down`, the jump of `clock-jump`; 0 otherwise.
+    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down`, `node-slow`,
+    /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
+    /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,

@@ -15,6 +15,7 @@ use oversell_api::fault::FaultKind;
 use oversell_api::settings::WaitStrategy;
 use tokio::time::Instant;
 
+use super::signals::Place;
 use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
@@ -113,6 +114,16 @@ async fn in_line<L: Lock + ?Sized>(
                 if cx.faults.claim(FaultKind::WaiterDies).await.is_some() {
                     return Err(LockError::WaiterDied);
                 }
+                if pubsub {
+                    match subscription_gap(cx, place, lease_left, deadline).await {
+                        Gap::WaitAsUsual(kept) => place = kept,
+                        Gap::TryAgain(late) => {
+                            place = late;
+                            continue;
+                        }
+                        Gap::GaveUp => return Err(LockError::Timeout),
+                    }
+                }
                 lease_left
             }
             // A Sentinel store failing over, or too few replicas in sync: both pass, so the
@@ -145,6 +156,50 @@ async fn in_line<L: Lock + ?Sized>(
                 let _ = tokio::time::timeout(bound, woken).await;
             }
         }
+    }
+}
+
+/// How a wait goes on after the subscription gap of `late-subscriber` or `subscribe-gap`.
+enum Gap<'s> {
+    /// No gap, or one spent in line: the wait below goes on, with the buyer's place.
+    WaitAsUsual(Place<'s>),
+    /// A late subscriber woken by a release, or at the lease it saw: it tries again.
+    TryAgain(Place<'s>),
+    /// A late subscriber that slept to its deadline: it gives up without another look.
+    GaveUp,
+}
+
+/// The time a buyer that found the lock busy takes to subscribe to release messages, when a
+/// fault makes it long. `subscribe-gap` spends it in line, as every wait here does (the place
+/// is taken before the first attempt), so a release in the gap is kept for it as a permit.
+/// `late-subscriber` spends it out of line, as a client that subscribes only after its failed
+/// attempt: a release in the gap reaches nobody. Subscribed at last, that client waits for the
+/// next release without looking at the lock again, at most the lease it saw or to its
+/// deadline, and gives up there, as a `tryLock` whose wait time is spent returns false.
+async fn subscription_gap<'s>(
+    cx: &LockCx<'s>,
+    place: Place<'s>,
+    lease_left: Option<Duration>,
+    deadline: Instant,
+) -> Gap<'s> {
+    let gap = |ms: u64| Duration::from_millis(ms).min(deadline.saturating_duration_since(Instant::now()));
+    if let Some(fault) = cx.faults.claim(FaultKind::SubscribeGap).await {
+        tokio::time::sleep(gap(fault.ms)).await;
+        return Gap::WaitAsUsual(place);
+    }
+    let Some(fault) = cx.faults.claim(FaultKind::LateSubscriber).await else {
+        return Gap::WaitAsUsual(place);
+    };
+    drop(place);
+    tokio::time::sleep(gap(fault.ms)).await;
+    let late = cx.signals.join(cx.keys.room(), cx.owner);
+    late.waits();
+    let left = deadline.saturating_duration_since(Instant::now());
+    let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
+    let woken = late.waiter.signal.notified();
+    match tokio::time::timeout(bound, woken).await {
+        Err(_) if bound == left => Gap::GaveUp,
+        _ => Gap::TryAgain(late),
     }
 }
 
