@@ -182,7 +182,8 @@ async fn subscription_gap<'s>(
     lease_left: Option<Duration>,
     deadline: Instant,
 ) -> Gap<'s> {
-    let gap = |ms: u64| Duration::from_millis(ms).min(deadline.saturating_duration_since(Instant::now()));
+    let gap =
+        |ms: u64| Duration::from_millis(ms).min(deadline.saturating_duration_since(Instant::now()));
     if let Some(fault) = cx.faults.claim(FaultKind::SubscribeGap).await {
         tokio::time::sleep(gap(fault.ms)).await;
         return Gap::WaitAsUsual(place);

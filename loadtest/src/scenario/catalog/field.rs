@@ -1,0 +1,167 @@
+//! From the field: failures that users of the real lock libraries reported in their issue
+//! trackers, each reproduced on the fleet with the tier that behaves as the library does and
+//! the fault that opens the window they hit, then judged from the resource store like every
+//! other chapter.
+//!
+//! Sources: the issues and pull requests each chapter names (Redisson, redsync), read in
+//! their own threads; none of the five articles tells these stories.
+
+use oversell_api::{Fault, FaultKind, LeaseMode, Tier, WaitStrategy};
+
+use super::BASE;
+use crate::scenario::{Check, Expect, Scenario};
+
+/// The late subscriber's chapters: two buyers, one holds the lock for `SUBSCRIBE_WORK_MS`
+/// while the other fails its attempt and takes `SUBSCRIBE_GAP_MS` to subscribe, so the
+/// release always falls inside the gap (the second buyer's failed attempt comes after the
+/// first one's acquire, at most the work before its release). The deadline is under the
+/// watchdog's 3 s lease, so a waiter that hears nothing sleeps to its deadline rather than to
+/// the lease it saw, and gives up there: a 503 the resource store counts.
+const SUBSCRIBE_WORK_MS: u64 = 300;
+const SUBSCRIBE_GAP_MS: u64 = 600;
+const SUBSCRIBE_DEADLINE_MS: u64 = 2_000;
+
+/// The unlock-after-expiry chapters: work well past a lease that nothing renews, as the
+/// ladder's slow-business chapters do, so every holder's release comes after its lease ended.
+const EXPIRED_LEASE_MS: u64 = 200;
+const EXPIRED_WORK_MS: u64 = 500;
+
+pub(super) static SCENARIOS: &[Scenario] = &[
+    Scenario {
+        id: "late-subscriber-stall",
+        tier: Tier::ReentrantWatchdog,
+        business_ms: SUBSCRIBE_WORK_MS,
+        wait_deadline_ms: SUBSCRIBE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::LateSubscriber, SUBSCRIBE_GAP_MS)),
+        stock: 2,
+        buyers: 2,
+        expect: Expect::Figures(&[
+            Check::eq("lock_timeouts", 1.0),
+            Check::eq("orders", 1.0),
+            Check::eq("sent_503", 1.0),
+            Check::gt("max_latency_ms", (SUBSCRIBE_DEADLINE_MS - 100) as f64),
+        ]),
+        // The second buyer must find the lock busy: it has the first one's 300 ms of work.
+        timing_sensitive: true,
+        source: "Redisson issue #1763 (a waiter that subscribed after the release was published \
+                 slept to its timeout); the same race as users of RedissonLock and its \
+                 read-write lock describe it in #4744 and #5070 and ask about in #3018, where the \
+                 maintainer's answer is Redisson's order: subscribe, then try once more, then wait",
+        en: "Two buyers, two items, a lock held for 300 ms. The second buyer's attempt fails; \
+             only then does it ask to hear release messages, and the subscription takes 600 ms \
+             to come through. The holder releases and publishes inside that gap: the message \
+             finds nobody listening. Subscribed at last, the buyer waits for a release without \
+             looking at the lock again, and none will come: the lock stands free while it \
+             sleeps to its 2 s deadline and gives up with a 503. One item stays unsold though \
+             nobody held the lock for 1.7 s. Users of Redisson reported exactly this: a thread \
+             that lost the lock to a holder who finished within milliseconds still timed out \
+             seconds later. The remedy is the order of the steps, as the next chapter shows.",
+        zh: "两个买家、两件商品，锁被持有 300 毫秒。第二个买家加锁失败之后才去订阅释放消息，\
+             订阅要 600 毫秒才生效。持锁者恰好在这段空档里释放并发布了消息：没有人在听。\
+             它订阅成功后只等释放消息，不再去看一眼锁，可消息不会再来了：锁一直空着，\
+             它却睡到 2 秒的等待期限，最后返回 503。锁空了 1.7 秒，还是有一件商品没卖出去。\
+             Redisson 的用户报告的正是这种情况：持锁者几毫秒就处理完业务并释放了锁，\
+             等锁的线程却在几秒后超时失败。解决办法在于步骤的先后顺序，见下一章。",
+        ..BASE
+    },
+    Scenario {
+        id: "subscribe-first-no-stall",
+        tier: Tier::ReentrantWatchdog,
+        business_ms: SUBSCRIBE_WORK_MS,
+        wait_deadline_ms: SUBSCRIBE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::SubscribeGap, SUBSCRIBE_GAP_MS)),
+        stock: 2,
+        buyers: 2,
+        expect: Expect::Figures(&[
+            Check::eq("lock_timeouts", 0.0),
+            Check::eq("orders", 2.0),
+            Check::eq("oversold", 0.0),
+            // The gap was paid (the fault struck), and the wait ended well before the deadline.
+            Check::gt("max_latency_ms", SUBSCRIBE_GAP_MS as f64),
+            Check::lt("max_latency_ms", (SUBSCRIBE_DEADLINE_MS - 500) as f64),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issues #1763 and #3018: RedissonLock subscribes and then tries again \
+                 before it waits; this fleet's waiters go one step further and stand in line for \
+                 release messages before their first attempt",
+        en: "The same two buyers and the same 600 ms gap after the failed attempt, but this \
+             fleet's waiter was listening before it tried: it joins its instance's line for \
+             release messages first, then attempts. The release published during the gap is \
+             kept for it, and it takes the lock as soon as the gap ends: both items sold, no \
+             timeout, the wait well under the deadline. Redisson closes the same window another \
+             way, by trying once more after the subscription is confirmed; either order works, \
+             only subscribe-after-fail-then-wait loses the message.",
+        zh: "同样的两个买家，加锁失败后同样有 600 毫秒的空档，但本项目的等待者在尝试之前就已经在听：\
+             它先在本实例的队伍里登记、接收释放消息，然后才去加锁。空档里发布的释放消息给它留着，\
+             空档一结束它就拿到了锁：两件商品都卖出，没有超时，等待时间远低于期限。Redisson \
+             用另一种办法关上同一个窗口：确认订阅之后再试一次加锁。两种顺序都可以，\
+             只有“失败后才订阅、订阅后只等消息”会把消息弄丢。",
+        ..BASE
+    },
+    Scenario {
+        id: "unlock-after-expiry-plain-del",
+        tier: Tier::AtomicExpiry,
+        ttl_ms: 60,
+        business_ms: 150,
+        wait: WaitStrategy::Spin { sleep_ms: 5 },
+        buyers: 12,
+        expect: Expect::Figures(&[
+            Check::gt("foreign_releases", 0.0),
+            Check::gt("overlaps", 0.0),
+            // Nobody was told: a DEL always succeeds.
+            Check::eq("lost_releases", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "redsync pull request #143 and issue #107 (an unlock after the lock expired \
+                 answers with an error, first a misleading \"lock already taken\", then its own \
+                 ErrLockAlreadyExpired); Redisson issues #2269 and #4869 (unlock() throws \
+                 IllegalMonitorStateException once the lease has run out): what a plain DEL \
+                 would do in their place",
+        en: "The unlock both libraries refuse, done anyway: work (150 ms) outlasts the lease \
+             (60 ms), the next buyer takes the lock, and the first one's plain DEL removes it, \
+             letting a third in beside the second. The first holder hears nothing: a DEL \
+             succeeds whoever's lock it deletes, so not one release is reported lost while \
+             others' locks are deleted. That silence is what redsync and Redisson trade for an \
+             error: their unlock compares the owner first, as the next chapter shows.",
+        zh: "两个库都拒绝的解锁，这里照样执行：业务耗时 150 毫秒，租约只有 60 毫秒，下一个买家拿到锁，\
+             第一个持锁者直接 DEL，把别人的锁删掉了，第三个买家趁机和第二个同时进来。\
+             第一个持锁者什么也不知道：DEL 不管删的是谁的锁都会成功，所以别人的锁被删了，\
+             却没有一次释放被报告为“锁已丢失”。redsync 和 Redisson 用一个报错换掉了这种沉默：\
+             它们解锁前先比对主人，见下一章。",
+        ..BASE
+    },
+    Scenario {
+        id: "unlock-after-expiry-refused",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: EXPIRED_LEASE_MS,
+        business_ms: EXPIRED_WORK_MS,
+        lease: LeaseMode::Fixed,
+        buyers: 12,
+        expect: Expect::Figures(&[
+            Check::gt("lost_releases", 0.0),
+            Check::eq("foreign_releases", 0.0),
+            // The error comes only at the unlock, after the harm: a second holder got in.
+            Check::gt("overlaps", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #2269 (lock(15, SECONDS), then unlock() in finally throws \
+                 IllegalMonitorStateException, \"attempt to unlock lock, not locked by current \
+                 thread\"; a commenter reproduced it with a tiny lockWatchdogTimeout) and #4869; \
+                 redsync pull request #143 (the same unlock returns ErrLockAlreadyExpired)",
+        en: "Redisson's lock with a lease of its own, as in the report: lock(leaseTime) starts \
+             no watchdog, the 500 ms of work outlasts the 200 ms lease, and the unlock in \
+             finally finds the hash gone or someone else's. Its script compares the owner, so \
+             it deletes nothing that is not its own: no foreign release, every late unlock \
+             counted as lost, which is where Redisson throws IllegalMonitorStateException and \
+             redsync returns ErrLockAlreadyExpired. The error is honest, but it comes after the \
+             fact: a second holder had already worked beside the first. A longer lease, or no \
+             lease at all (the watchdog), is the answer the maintainers gave.",
+        zh: "Redisson 的锁自带租约，和报告里一样：lock(leaseTime) 不启动看门狗，500 毫秒的业务\
+             超过了 200 毫秒的租约，finally 里的 unlock 发现哈希已经没了，或者已经是别人的。\
+             它的脚本会比对主人，所以不会删掉不属于自己的锁：没有误删，每次迟到的解锁都记为“锁已丢失”，\
+             Redisson 正是在这里抛出 IllegalMonitorStateException，redsync 则返回 \
+             ErrLockAlreadyExpired。这个报错是诚实的，却来得太晚：第二个持锁者早已和第一个同时处理业务。\
+             维护者给出的答案是加长租约，或者干脆不设租约、交给看门狗续期。",
+        ..BASE
+    },
+];
