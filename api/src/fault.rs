@@ -50,6 +50,11 @@ pub enum FaultKind {
     /// votes come late: a slow master makes the whole acquire slow, and a lease shorter than
     /// that leaves the lock no validity when the majority is in.
     NodeSlow,
+    /// Lock store `redlock` only: `node-slow` for the next buyer's acquire (`nodes` masters,
+    /// default 1, stopped for `ms`), and that buyer keeps the majority it wins however late it
+    /// came: a client that never checks the validity left, so a lock already expired on the
+    /// masters that granted first is worked under as if held.
+    ValidityUnchecked,
     /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
     /// killed and stay down for `ms`.
     ZkNodeDown,
@@ -90,7 +95,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 20] = [
+    pub const ALL: [FaultKind; 21] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -102,6 +107,7 @@ impl FaultKind {
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
         FaultKind::NodeSlow,
+        FaultKind::ValidityUnchecked,
         FaultKind::ZkNodeDown,
         FaultKind::HolderDies,
         FaultKind::HolderDiesBetweenSteps,
@@ -126,6 +132,7 @@ impl FaultKind {
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
             FaultKind::NodeSlow => "node-slow",
+            FaultKind::ValidityUnchecked => "validity-unchecked",
             FaultKind::ZkNodeDown => "zk-node-down",
             FaultKind::HolderDies => "holder-dies",
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
@@ -146,7 +153,8 @@ impl FaultKind {
             FaultKind::NodeDown
             | FaultKind::NodeRestart
             | FaultKind::ClockJump
-            | FaultKind::NodeSlow => Some(LockStoreKind::Redlock),
+            | FaultKind::NodeSlow
+            | FaultKind::ValidityUnchecked => Some(LockStoreKind::Redlock),
             _ => None,
         }
     }
@@ -201,6 +209,7 @@ impl FaultKind {
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::NodeSlow
+                | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
                 | FaultKind::LateSubscriber
@@ -217,6 +226,7 @@ impl FaultKind {
             FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::NodeSlow
+                | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
         )
     }
@@ -252,8 +262,8 @@ pub struct Fault {
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,
-    /// How many Redlock masters `node-down`, `clock-jump` and `node-slow` strike; 0 = their
-    /// default.
+    /// How many Redlock masters `node-down`, `clock-jump`, `node-slow` and
+    /// `validity-unchecked` strike; 0 = their default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub nodes: u32,
     /// The members `partition` cuts off (`app1`, `lock1`, `redlock2`, `zk1`, …), as one side;
