@@ -22,6 +22,11 @@ pub enum FaultKind {
     /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
     /// writing it, then resumes (SIGCONT from a helper process).
     Freeze,
+    /// The holder's instance, after the holder read the stock, has every worker of its async
+    /// runtime busy with CPU-bound work for `ms` (tasks that never yield): its watchdog's
+    /// renewals, its sales and its answers wait for a worker, as a lease-renewal thread
+    /// waits on a machine at 100% CPU. The process runs on, burning CPU, unlike `freeze`.
+    CpuStarve,
     /// Lock store `sentinel` only: the next holder's lock is written while the primary's
     /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
     /// which never saw the lock.
@@ -95,11 +100,12 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 21] = [
+    pub const ALL: [FaultKind; 22] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
+        FaultKind::CpuStarve,
         FaultKind::Failover,
         FaultKind::LockStoreRestart,
         FaultKind::LockStoreDown,
@@ -125,6 +131,7 @@ impl FaultKind {
             FaultKind::CrashBeforeExpire => "crash-before-expire",
             FaultKind::ReleaseGap => "release-gap",
             FaultKind::Freeze => "freeze",
+            FaultKind::CpuStarve => "cpu-starve",
             FaultKind::Failover => "failover",
             FaultKind::LockStoreRestart => "lock-store-restart",
             FaultKind::LockStoreDown => "lock-store-down",
@@ -205,6 +212,7 @@ impl FaultKind {
             self,
             FaultKind::ReleaseGap
                 | FaultKind::Freeze
+                | FaultKind::CpuStarve
                 | FaultKind::LockStoreDown
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
@@ -256,7 +264,7 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down`, `node-slow`,
+    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, `node-down`, `node-slow`,
     /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,

@@ -174,6 +174,10 @@ async fn critical_section(
     if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
     }
+    // Here too the instance's CPU runs out: the process runs on, its renewals wait for a worker.
+    if let Some(fault) = lcx.faults.claim(FaultKind::CpuStarve).await {
+        faults::starve_runtime(Duration::from_millis(fault.ms)).await;
+    }
     // The same pause for the room alone: its renewals stop with it, as a paused process's do.
     if let Some(fault) = lcx.faults.claim(FaultKind::HolderPause).await {
         leaving.stop_renewing();

@@ -34,6 +34,11 @@ const UNCHECKED_LEASE_MS: u64 = 50;
 const UNCHECKED_SLOW_MS: u64 = 80;
 const UNCHECKED_WORK_MS: u64 = 100;
 
+/// The starved watchdog: the timings of `reentrant-watchdog-freeze` (a 300 ms lease renewed
+/// every 100 ms, a stall of 1.2 s after the read), so the pause and the busy CPU compare.
+const STARVED_LEASE_MS: u64 = 300;
+const STARVED_MS: u64 = 1_200;
+
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
         id: "late-subscriber-stall",
@@ -217,6 +222,42 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              两个持锁者同时处理业务。第一个持锁者直到释放时才发现持有它的值的主节点不够多\
              （锁已丢失），可损害已经造成了。这个检查只是一次减法；node-redlock 的 #369 \
              提议让 acquire() 直接失败，而不是交出这样一把锁。",
+        ..BASE
+    },
+    Scenario {
+        id: "watchdog-starved-by-cpu",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: STARVED_LEASE_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::CpuStarve, STARVED_MS)),
+        buyers: 30,
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_updates", 0.0),
+            // The holder's unlock found its lock gone: Redisson's exception in #2665.
+            Check::gt("lost_releases", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #2665 (IllegalMonitorStateException at unlock, well inside the \
+                 30 s watchdog timeout, on a server whose CPU had been at 100% for minutes; the \
+                 maintainer's answer: the watchdog's thread was not scheduled, so the lease \
+                 ran out)",
+        en: "The holder reads the stock, and then its instance's CPU is taken: every worker \
+             of its async runtime spins on CPU-bound work for 1.2 s. The process is alive and \
+             busy, not paused, but the watchdog's next renewal is a task like any other and \
+             waits for a worker that never comes free. The 300 ms lease runs out, buyers on the \
+             other instances take the lock and sell, and when the CPU comes back the holder \
+             writes its stale stock over theirs; its unlock then finds the lock gone, counted \
+             as a lost release, where Redisson throws IllegalMonitorStateException. A \
+             watchdog only renews if it gets to run: a busy machine stalls it as surely as a \
+             pause does, and only a fencing token the stock checks refuses the late write.",
+        zh: "持锁者读完库存后，它所在实例的 CPU 被占满：异步运行时的每个工作线程都在做 1.2 秒的\
+             计算密集型任务。进程没有停，一直在忙，可看门狗的下一次续期也只是一个普通任务，\
+             要等工作线程空出来，而工作线程一直不空。300 毫秒的租约到期，其他实例上的买家拿到锁\
+             接着卖；CPU 回来后，持锁者用旧的库存值覆盖了别人的写入（陈旧写入）。它解锁时发现锁已经\
+             没了，记为“锁已丢失”，Redisson 在这里抛出 IllegalMonitorStateException。看门狗只有\
+             被调度到才能续期：机器忙不过来和进程停顿一样会让它停下，只有由库存校验的围栏令牌才能\
+             挡住迟到的写入。",
         ..BASE
     },
 ];
