@@ -82,6 +82,13 @@ pub enum FaultKind {
     /// waiters (`fair`) still has it in line; the instance serves on, so it strikes its room
     /// alone.
     WaiterDies,
+    /// The next buyer's unlock overtakes its own acquire, as the `finally` of a lock call
+    /// interrupted while its acquire was in flight: the unlock runs first and finds nothing
+    /// (a lost release), the acquire then lands and takes the lock, and the buyer leaves
+    /// believing it has none (503 `acquire_abandoned`). The watchdog that acquire started is
+    /// never stopped: it renews the orphan for nobody, and every buyer after it waits, until a
+    /// reset deletes the lock.
+    RenewalOutlivesRelease,
     /// Pub/sub waits only: the next buyer to find the lock busy is out of this instance's
     /// line for release messages from its failed attempt until `ms` later (it subscribes only
     /// after failing, and the subscription takes that long), then waits for a message without
@@ -100,7 +107,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 22] = [
+    pub const ALL: [FaultKind; 23] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -120,6 +127,7 @@ impl FaultKind {
         FaultKind::HolderPause,
         FaultKind::NestedLock,
         FaultKind::WaiterDies,
+        FaultKind::RenewalOutlivesRelease,
         FaultKind::LateSubscriber,
         FaultKind::SubscribeGap,
         FaultKind::Partition,
@@ -146,6 +154,7 @@ impl FaultKind {
             FaultKind::HolderPause => "holder-pause",
             FaultKind::NestedLock => "nested-lock",
             FaultKind::WaiterDies => "waiter-dies",
+            FaultKind::RenewalOutlivesRelease => "renewal-outlives-release",
             FaultKind::LateSubscriber => "late-subscriber",
             FaultKind::SubscribeGap => "subscribe-gap",
             FaultKind::Partition => "partition",
@@ -201,6 +210,7 @@ impl FaultKind {
                 | FaultKind::HolderPause
                 | FaultKind::NestedLock
                 | FaultKind::WaiterDies
+                | FaultKind::RenewalOutlivesRelease
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
         )

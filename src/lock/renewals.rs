@@ -44,6 +44,15 @@ impl Renewals {
     }
 }
 
+impl Renewals {
+    /// Lets the renewals run on with nobody holding them: they stop only when a renewal finds
+    /// the lock no longer this owner's (a reset, an expiry). The `renewal-outlives-release`
+    /// fault's leak, on purpose.
+    pub fn outlive_the_hold(self) {
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for Renewals {
     fn drop(&mut self) {
         self.0.abort();

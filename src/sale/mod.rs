@@ -92,11 +92,24 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         read: Some(&read),
         ..lcx
     };
+    // An unlock that overtakes its own acquire runs first and finds nothing; the acquire
+    // lands after it, and the buyer leaves without the lock its watchdog goes on renewing.
+    let overtaken = faults
+        .claim(FaultKind::RenewalOutlivesRelease)
+        .await
+        .is_some();
+    if overtaken {
+        release(lock, &lcx, Held::plain()).await;
+    }
     let waited = Instant::now();
     let mut held = match lock.acquire(&acquiring).await {
         Ok(held) => held,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
+    if overtaken {
+        held.abandon_renewing();
+        return Err(AppError::AcquireAbandoned);
+    }
     cx.metrics.lock_wait(tier, waited.elapsed());
     // The read, when it rode with the acquire.
     let read = held.read.take().map(|read| *read);
