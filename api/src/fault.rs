@@ -38,6 +38,15 @@ pub enum FaultKind {
     /// and its supervisor brings it back only after `ms`, as a crashed server would be: the
     /// single point of failure, with nothing left to lock on meanwhile.
     LockStoreDown,
+    /// Lock store `single` only: right after the next acquire, the store's Redis is killed
+    /// and brought back after `ms` with its persistence setting, so the holder's renewals due
+    /// meanwhile fail; its watchdog tries again at the next one, and renews on once the store
+    /// is back (with `always`, the lock is back too).
+    RenewalOutage,
+    /// As `renewal-outage`, but the holder's watchdog gives up at its first failed renewal and
+    /// is never scheduled again, as a watchdog that only reschedules after a success: the
+    /// lock, back with the store, runs out its lease while its holder still works.
+    RenewalGivesUp,
     /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
     /// down for `ms`.
     NodeDown,
@@ -107,7 +116,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 23] = [
+    pub const ALL: [FaultKind; 25] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -116,6 +125,8 @@ impl FaultKind {
         FaultKind::Failover,
         FaultKind::LockStoreRestart,
         FaultKind::LockStoreDown,
+        FaultKind::RenewalOutage,
+        FaultKind::RenewalGivesUp,
         FaultKind::NodeDown,
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
@@ -143,6 +154,8 @@ impl FaultKind {
             FaultKind::Failover => "failover",
             FaultKind::LockStoreRestart => "lock-store-restart",
             FaultKind::LockStoreDown => "lock-store-down",
+            FaultKind::RenewalOutage => "renewal-outage",
+            FaultKind::RenewalGivesUp => "renewal-gives-up",
             FaultKind::NodeDown => "node-down",
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
@@ -165,7 +178,10 @@ impl FaultKind {
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
         match self {
             FaultKind::Failover => Some(LockStoreKind::Sentinel),
-            FaultKind::LockStoreRestart | FaultKind::LockStoreDown => Some(LockStoreKind::Single),
+            FaultKind::LockStoreRestart
+            | FaultKind::LockStoreDown
+            | FaultKind::RenewalOutage
+            | FaultKind::RenewalGivesUp => Some(LockStoreKind::Single),
             FaultKind::NodeDown
             | FaultKind::NodeRestart
             | FaultKind::ClockJump
@@ -224,6 +240,8 @@ impl FaultKind {
                 | FaultKind::Freeze
                 | FaultKind::CpuStarve
                 | FaultKind::LockStoreDown
+                | FaultKind::RenewalOutage
+                | FaultKind::RenewalGivesUp
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::NodeSlow
@@ -274,7 +292,8 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, `node-down`, `node-slow`,
+    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
+    /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
     /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,

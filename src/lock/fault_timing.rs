@@ -95,7 +95,8 @@ const FAILOVER_DOWN: std::time::Duration = std::time::Duration::from_secs(5);
 /// ([`FAILOVER_DOWN`]) while Sentinel promotes the replica; the single Redis of a restart is
 /// brought back at once with its persistence setting. `node-restart` and `clock-jump` strike
 /// the Redlock masters that granted the lock. `validity-unchecked` struck before the attempt
-/// and is only recorded now, with the lock kept.
+/// and is only recorded now, with the lock kept. `renewal-outage` and `renewal-gives-up` kill
+/// the store for their `ms` under the hold just taken, whose watchdog then meets the outage.
 pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     let done = match fault.kind {
         FaultKind::Failover => {
@@ -106,6 +107,12 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
         }
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
         FaultKind::ValidityUnchecked => Ok("a majority kept without checking its validity".into()),
+        FaultKind::RenewalOutage | FaultKind::RenewalGivesUp => {
+            let down_for = std::time::Duration::from_millis(fault.ms);
+            store::kill_store_for(cx.store.pool(), down_for)
+                .await
+                .map(|what| format!("down for {down_for:?}, the hold just taken: {what}"))
+        }
         _ => return,
     };
     match done {

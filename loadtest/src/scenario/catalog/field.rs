@@ -7,7 +7,7 @@
 //! node-redlock), read in their own threads; none of the five articles tells these stories.
 //! Every chapter runs on the default fleet but the Redlock one, which needs five masters.
 
-use oversell_api::{Fault, FaultKind, LeaseMode, Tier, WaitStrategy};
+use oversell_api::{Fault, FaultKind, LeaseMode, Persistence, Tier, WaitStrategy};
 
 use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
@@ -47,6 +47,21 @@ const STARVED_MS: u64 = 1_200;
 /// after the orphan.
 const ORPHAN_LEASE_MS: u64 = 300;
 const ORPHAN_DEADLINE_MS: u64 = 1_500;
+
+/// The renewal that meets an outage: a 6 s lease renewed every 2 s, work of 7 s (past the
+/// first lease: only renewals keep it), and the lock store down for 3.3 s from the acquire.
+/// The renewal at 2 s asks the pool for a connection to a dead store and is told no after the
+/// pool's 1 s wait, at 3 s, while the store is still down (a store back within that wait
+/// could hand it a connection another caller opened, and the renewal would not fail); the
+/// one at 4 s finds it back, 2 s before the lease ends. The store writes its append-only file
+/// before every reply, so the lock itself survives the restart: what is lost or kept is the
+/// renewal alone. Two buyers: the second is the one who gets in, or does not.
+const OUTAGE_LEASE_MS: u64 = 6_000;
+const OUTAGE_WORK_MS: u64 = 7_000;
+const OUTAGE_DOWN_MS: u64 = 3_300;
+/// The second buyer's deadline: past the holder's 7 s of work even if it missed the release
+/// message (the restart cut every subscription to the store) and waits out a whole lease first.
+const OUTAGE_DEADLINE_MS: u64 = 15_000;
 
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -311,6 +326,73 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              等待期限（五个租约），收到 503（六个买家用两个连接，最多只有一个能在孤儿锁出现之前卖出）；本该让失去主人的锁自动释放的租约永远不会到期。\
              只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。Redisson 的修复把续期和\
              持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。",
+        ..BASE
+    },
+    Scenario {
+        id: "renewal-gives-up-after-outage",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: OUTAGE_LEASE_MS,
+        business_ms: OUTAGE_WORK_MS,
+        wait_deadline_ms: OUTAGE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::RenewalGivesUp, OUTAGE_DOWN_MS)),
+        stock: 2,
+        buyers: 2,
+        store: StoreSetup::single(Persistence::Always),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            // The holder's unlock found the lock gone, or someone else's.
+            Check::gt("lost_releases", 0.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #775 (a lock held indefinitely under the watchdog vanished after \
+                 a master/slave failover: the renewal that timed out during the failover was \
+                 logged, \"Can't update lock ... expiration\", and never scheduled again); the \
+                 same stop after a connection error in #2515 and #3194",
+        en: "The lock store's Redis dies right after the holder took the lock and is back 3.3 s \
+             later, with the lock: its append-only file is written before every reply. The \
+             watchdog's renewal due at 2 s meets the dead store and fails, and this watchdog, \
+             as Redisson's did in the report, only schedules the next renewal after a success: \
+             it stops. Nothing renews the lease again. The holder works on for 7 s, its 6 s \
+             lease runs out, the waiting buyer takes the lock and works beside it, and the \
+             holder's unlock finds the lock gone. The store was back with over 2 s of lease left; \
+             the lock was lost to the renewal that did not come back.",
+        zh: "持锁者刚拿到锁，锁存储的 Redis 就崩溃了，3.3 秒后带着这把锁回来：它在每次应答之前都先写\
+             追加日志（AOF）。看门狗在 2 秒时的续期碰上了宕机的存储，失败了；而这个看门狗和报告里的 \
+             Redisson 一样，只有续期成功才安排下一次：它就此停下，再也没有人续期。持锁者还要处理 7 秒\
+             业务，6 秒的租约到期，等待的买家拿到锁，和它同时处理业务；持锁者解锁时发现锁已经没了。\
+             存储回来时租约还剩两秒多，锁却丢在了那次再也没有恢复的续期上。",
+        ..BASE
+    },
+    Scenario {
+        id: "renewal-retries-after-outage",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: OUTAGE_LEASE_MS,
+        business_ms: OUTAGE_WORK_MS,
+        wait_deadline_ms: OUTAGE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::RenewalOutage, OUTAGE_DOWN_MS)),
+        stock: 2,
+        buyers: 2,
+        store: StoreSetup::single(Persistence::Always),
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("lost_releases", 0.0),
+            Check::eq("orders", 2.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #775 and its fix (a failed renewal is scheduled again); this \
+                 fleet's watchdog tries again at the next tick",
+        en: "The same outage under the same hold, with this fleet's watchdog: the renewal at \
+             2 s fails, the one at 4 s finds the store back and the lock in it, and the lease \
+             is pushed on as before. The holder finishes its 7 s of work under its lock, the \
+             second buyer takes it after the release, and nobody's unlock finds it lost. A \
+             watchdog must treat a failed renewal as a reason to try again while the lease \
+             lasts, and stop only when the lock is no longer its holder's.",
+        zh: "同样的宕机、同样的持有，换成本项目的看门狗：2 秒时的续期失败，4 秒时的续期发现存储回来了、\
+             锁也还在，租约照常续上。持锁者在自己的锁下处理完 7 秒业务，第二个买家在它释放之后才拿到锁，\
+             没有人解锁时发现锁已丢失。续期失败应当是在租约还有效时再试一次的理由，\
+             只有锁不再属于持锁者时，看门狗才该停下。",
         ..BASE
     },
 ];
