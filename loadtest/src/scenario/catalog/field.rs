@@ -5,7 +5,8 @@
 //!
 //! Sources: the issues and pull requests each chapter names (Redisson, redsync,
 //! node-redlock), read in their own threads; none of the five articles tells these stories.
-//! Every chapter runs on the default fleet but the Redlock one, which needs five masters.
+//! The chapters on the default fleet come first, then the Redlock one (five masters), then
+//! the two that need a lock store of their own, so a course runs them on three fleets.
 
 use oversell_api::{Fault, FaultKind, LeaseMode, Persistence, Tier, WaitStrategy};
 
@@ -202,53 +203,6 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..BASE
     },
     Scenario {
-        id: "redlock-validity-unchecked",
-        tier: Tier::Redlock,
-        ttl_ms: UNCHECKED_LEASE_MS,
-        business_ms: UNCHECKED_WORK_MS,
-        fault: Some(Fault::on_nodes(
-            FaultKind::ValidityUnchecked,
-            UNCHECKED_SLOW_MS,
-            1,
-        )),
-        stock: 1,
-        buyers: 4,
-        store: StoreSetup::redlock(None),
-        expect: Expect::Figures(&[
-            Check::gt("overlaps", 0.0),
-            Check::gt("lost_releases", 0.0),
-            // Nothing given back: the check that would have refused the lock never ran.
-            Check::eq("validity_lapsed", 0.0),
-            Check::eq("store_faults", 1.0),
-        ]),
-        timing_sensitive: true,
-        source: "node-redlock issue #296 (after retries, acquire() handed back a lock whose \
-                 expiration was already in the past, and only using()'s first extension \
-                 noticed, throwing \"Cannot extend an already-expired lock\"), issue #299 (the \
-                 expiry counted from the start of the whole acquire, across its retries) and \
-                 pull request #369 (check the validity at acquire, as the published algorithm \
-                 asks, and fail); Redlock as redis.io publishes it, step 3",
-        en: "The same slow vote as redlock-validity-runs-out: one master of five stopped for \
-             80 ms while the next buyer asks for a 50 ms lock. Four masters grant at once, the \
-             fifth late, and by then the lease has run out on the four. That chapter's client \
-             gives the majority back; this one does not check, as a node-redlock user who \
-             takes what acquire() returns without looking at its expiration, which in #296 was \
-             already in the past. It works under a lock that no longer exists: the next buyer \
-             wins the four expired masters, and two holders work at once. The first learns \
-             nothing until its release finds too few masters holding its value (a lost \
-             release), after the harm. The check costs one subtraction; node-redlock's #369 \
-             proposes to make acquire() fail instead of handing such a lock over.",
-        zh: "和 redlock-validity-runs-out 一样的慢投票：下一个买家申请租约 50 毫秒的锁时，\
-             五个主节点中的一个被停住 80 毫秒。四个主节点立刻同意，第五个迟迟才答，这时租约在那四个\
-             节点上已经到期。那一章的客户端把这个多数交还了；这一章的客户端不检查，就像 \
-             node-redlock 的用户直接用 acquire() 返回的锁而不看它的到期时间，在 #296 里这个时间\
-             早已过去。它在一把已经不存在的锁下处理业务：下一个买家在那四个已到期的主节点上拿到多数，\
-             两个持锁者同时处理业务。第一个持锁者直到释放时才发现持有它的值的主节点不够多\
-             （锁已丢失），可损害已经造成了。这个检查只是一次减法；node-redlock 的 #369 \
-             提议让 acquire() 直接失败，而不是交出这样一把锁。",
-        ..BASE
-    },
-    Scenario {
         id: "watchdog-starved-by-cpu",
         tier: Tier::ReentrantWatchdog,
         ttl_ms: STARVED_LEASE_MS,
@@ -326,6 +280,53 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              等待期限（五个租约），收到 503（六个买家用两个连接，最多只有一个能在孤儿锁出现之前卖出）；本该让失去主人的锁自动释放的租约永远不会到期。\
              只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。Redisson 的修复把续期和\
              持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。",
+        ..BASE
+    },
+    Scenario {
+        id: "redlock-validity-unchecked",
+        tier: Tier::Redlock,
+        ttl_ms: UNCHECKED_LEASE_MS,
+        business_ms: UNCHECKED_WORK_MS,
+        fault: Some(Fault::on_nodes(
+            FaultKind::ValidityUnchecked,
+            UNCHECKED_SLOW_MS,
+            1,
+        )),
+        stock: 1,
+        buyers: 4,
+        store: StoreSetup::redlock(None),
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_releases", 0.0),
+            // Nothing given back: the check that would have refused the lock never ran.
+            Check::eq("validity_lapsed", 0.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "node-redlock issue #296 (after retries, acquire() handed back a lock whose \
+                 expiration was already in the past, and only using()'s first extension \
+                 noticed, throwing \"Cannot extend an already-expired lock\"), issue #299 (the \
+                 expiry counted from the start of the whole acquire, across its retries) and \
+                 pull request #369 (check the validity at acquire, as the published algorithm \
+                 asks, and fail); Redlock as redis.io publishes it, step 3",
+        en: "The same slow vote as redlock-validity-runs-out: one master of five stopped for \
+             80 ms while the next buyer asks for a 50 ms lock. Four masters grant at once, the \
+             fifth late, and by then the lease has run out on the four. That chapter's client \
+             gives the majority back; this one does not check, as a node-redlock user who \
+             takes what acquire() returns without looking at its expiration, which in #296 was \
+             already in the past. It works under a lock that no longer exists: the next buyer \
+             wins the four expired masters, and two holders work at once. The first learns \
+             nothing until its release finds too few masters holding its value (a lost \
+             release), after the harm. The check costs one subtraction; node-redlock's #369 \
+             proposes to make acquire() fail instead of handing such a lock over.",
+        zh: "和 redlock-validity-runs-out 一样的慢投票：下一个买家申请租约 50 毫秒的锁时，\
+             五个主节点中的一个被停住 80 毫秒。四个主节点立刻同意，第五个迟迟才答，这时租约在那四个\
+             节点上已经到期。那一章的客户端把这个多数交还了；这一章的客户端不检查，就像 \
+             node-redlock 的用户直接用 acquire() 返回的锁而不看它的到期时间，在 #296 里这个时间\
+             早已过去。它在一把已经不存在的锁下处理业务：下一个买家在那四个已到期的主节点上拿到多数，\
+             两个持锁者同时处理业务。第一个持锁者直到释放时才发现持有它的值的主节点不够多\
+             （锁已丢失），可损害已经造成了。这个检查只是一次减法；node-redlock 的 #369 \
+             提议让 acquire() 直接失败，而不是交出这样一把锁。",
         ..BASE
     },
     Scenario {
