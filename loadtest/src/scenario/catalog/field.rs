@@ -81,10 +81,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ]),
         // The second buyer must find the lock busy: it has the first one's 300 ms of work.
         timing_sensitive: true,
-        source: "Redisson issue #1763 (a waiter that subscribed after the release was published \
-                 slept to its timeout); the same race as users of RedissonLock and its \
-                 read-write lock describe it in #4744 and #5070 and ask about in #3018, where the \
-                 maintainer's answer is Redisson's order: subscribe, then try once more, then wait",
+        source: "Redisson issues #1763, #4744, #4982, #5070 and #5761: a waiter that missed \
+                 the release message waited out its timeout though the lock was free (in #4982 \
+                 the other request had locked and released within milliseconds, and this one \
+                 still failed after 3 s; #5761, locks that miss unlock messages, was confirmed \
+                 and fixed); #3018, the maintainer's answer to the race: Redisson subscribes, \
+                 then tries once more, then waits",
         en: "Two buyers, two items, a lock held for 300 ms. The second buyer's attempt fails; \
              only then does it ask to hear release messages, and the subscription takes 600 ms \
              to come through. The holder releases and publishes inside that gap: the message \
