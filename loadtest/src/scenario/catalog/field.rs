@@ -262,8 +262,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "Redisson issue #7272 (after an interrupted lockInterruptibly(), the unlock's \
                  cancel of the renewal can run before the acquire schedules it; the key then \
                  stays in Redis, its TTL pushed back up to the watchdog timeout again and again, \
-                 with no holder) and pull request #7277 (register the renewal before the SET, \
-                 cancel it before the unlock)",
+                 with no holder) and pull request #7277, which proposes to register the renewal \
+                 before the SET and cancel it before the unlock",
         en: "One buyer's unlock overtakes its own acquire, as the finally block of a lock call \
              interrupted while its SET was on the wire: the unlock runs first and finds \
              nothing (counted as a lost release), then the SET lands and takes the lock. The \
@@ -273,14 +273,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              (six buyers on two connections: at most one sells, before the orphan is taken); \
              the lease that was meant to free a lock whose holder is gone never runs out. Only \
              a reset, which deletes the lock, ends it (the renewal then finds nothing and \
-             stops). Redisson's fix ties the renewal to the hold: start it before the lock is \
+             stops). The fix proposed upstream ties the renewal to the hold: start it before the lock is \
              taken and cancel it before the unlock is sent, as this fleet drops it with the hold.",
         zh: "一个买家的解锁跑到了它自己的加锁前面，就像加锁调用在 SET 还在路上时被中断，\
              finally 里的解锁先执行了：解锁什么也没找到（记为“锁已丢失”），随后 SET 才到达，\
              拿到了锁。买家已经离开，以为自己什么也没持有，可它的加锁启动了看门狗，没有人让它停下：\
              它每 100 毫秒把 300 毫秒的租约续回去，却是在为没有人续期。之后的每个买家都等满 1.5 秒的\
              等待期限（五个租约），收到 503（六个买家用两个连接，最多只有一个能在孤儿锁出现之前卖出）；本该让失去主人的锁自动释放的租约永远不会到期。\
-             只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。Redisson 的修复把续期和\
+             只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。上游提出的修复把续期和\
              持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。",
         ..BASE
     },
