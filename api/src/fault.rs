@@ -96,7 +96,7 @@ pub enum FaultKind {
     /// (a lost release), the acquire then lands and takes the lock, and the buyer leaves
     /// believing it has none (503 `acquire_abandoned`). The watchdog that acquire started is
     /// never stopped: it renews the orphan for nobody, and every buyer after it waits, until a
-    /// reset deletes the lock.
+    /// reset deletes the lock. Not on a cohort's wait, whose buyers hand the lock on in memory.
     RenewalOutlivesRelease,
     /// Pub/sub waits only: the next buyer to find the lock busy is out of this instance's
     /// line for release messages from its failed attempt until `ms` later (it subscribes only

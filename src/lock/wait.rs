@@ -7,7 +7,9 @@
 //! The lock-store faults strike here, because they strike around an attempt: `failover` cuts
 //! the primary's replica link just before each attempt of the sale that claimed it (so the lock
 //! it takes never reaches the replica), and both it and `lock-store-restart` kill the store's
-//! primary right after that sale's acquire succeeds.
+//! primary right after that sale's acquire succeeds. So do the subscription faults, after a
+//! failed attempt: `subscribe-gap` holds the buyer for a while in line, `late-subscriber` out
+//! of it, so a release published meanwhile is kept for the one and lost to the other.
 
 use std::time::Duration;
 
@@ -183,19 +185,19 @@ async fn subscription_gap<'s>(
     };
     match claimed {
         Some(fault) => {
-            let line = Line {
+            let subscriber = Subscriber {
                 signals: cx.signals,
                 room: cx.keys.room(),
                 owner: cx.owner,
             };
-            after_gap(&fault, line, place, lease_left, deadline).await
+            after_gap(&fault, subscriber, place, lease_left, deadline).await
         }
         None => Gap::WaitAsUsual(place),
     }
 }
 
-/// Where a buyer stands in line for a room's release messages.
-struct Line<'s, 'a> {
+/// Who listens for a room's release messages, and where: what a late subscriber joins.
+struct Subscriber<'s, 'a> {
     signals: &'s ReleaseSignals,
     room: &'a str,
     owner: &'a str,
@@ -209,7 +211,7 @@ struct Line<'s, 'a> {
 /// deadline, and gives up there, as a `tryLock` whose wait time is spent returns false.
 async fn after_gap<'s>(
     fault: &Fault,
-    line: Line<'s, '_>,
+    subscriber: Subscriber<'s, '_>,
     place: Place<'s>,
     lease_left: Option<Duration>,
     deadline: Instant,
@@ -222,7 +224,7 @@ async fn after_gap<'s>(
     }
     drop(place);
     tokio::time::sleep(gap).await;
-    let late = line.signals.join(line.room, line.owner);
+    let late = subscriber.signals.join(subscriber.room, subscriber.owner);
     late.waits();
     let left = deadline.saturating_duration_since(Instant::now());
     let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
@@ -480,14 +482,14 @@ mod tests {
             publisher.released("test", "released");
         });
         let began = Instant::now();
-        let line = Line {
+        let subscriber = Subscriber {
             signals,
             room: "test",
             owner: "buyer",
         };
         let lease = Some(Duration::from_secs(10));
         let deadline = began + Duration::from_secs(2);
-        let gap = after_gap(&Fault::new(kind, 300), line, place, lease, deadline).await;
+        let gap = after_gap(&Fault::new(kind, 300), subscriber, place, lease, deadline).await;
         (gap, began.elapsed().as_millis() as u64)
     }
 
