@@ -62,6 +62,8 @@ pub enum AppError {
     HolderDied,
     #[error("the buyer died waiting in line for the lock (a waiter-dies fault): it never came back for its place")]
     WaiterDied,
+    #[error("the sale's unlock overtook its acquire (a renewal-outlives-release fault): it left without the lock it then took")]
+    AcquireAbandoned,
     /// A lab lock's step failed; the message names the step and why, for the student.
     #[error("the room's own lock failed: {0}")]
     LabLock(String),
@@ -135,6 +137,7 @@ impl AppError {
             | AppError::TooManyStreams { .. }
             | AppError::HolderDied
             | AppError::WaiterDied
+            | AppError::AcquireAbandoned
             | AppError::LabLock(_)
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -161,6 +164,7 @@ impl AppError {
             AppError::Fleet(_) => "fleet_error",
             AppError::HolderDied => "holder_died",
             AppError::WaiterDied => "waiter_died",
+            AppError::AcquireAbandoned => "acquire_abandoned",
             AppError::LabLock(_) => "lab_lock_failed",
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",

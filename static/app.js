@@ -177,7 +177,9 @@ for (const button of document.querySelectorAll('button.fault')) {
   button.addEventListener('click', () => act(button, async () => {
     const kind = button.dataset.kind;
     const body = { kind };
-    if (['freeze', 'release-gap', 'lock-store-down', 'node-down', 'node-slow', 'clock-jump', 'zk-node-down'].includes(kind)) body.ms = Number($('#fault-ms').value);
+    if (['freeze', 'release-gap', 'lock-store-down', 'node-down', 'node-slow', 'clock-jump', 'zk-node-down',
+      'late-subscriber', 'subscribe-gap', 'cpu-starve', 'renewal-outage', 'renewal-gives-up',
+      'validity-unchecked'].includes(kind)) body.ms = Number($('#fault-ms').value);
     const target = $('#fault-target').value;
     if (target) body.instance = target;
     await call('POST', '/admin/faults', body);

@@ -22,6 +22,11 @@ pub enum FaultKind {
     /// The holder's whole process stops (SIGSTOP) for `ms` after reading the stock, before
     /// writing it, then resumes (SIGCONT from a helper process).
     Freeze,
+    /// The holder's instance, after the holder read the stock, has every worker of its async
+    /// runtime busy with CPU-bound work for `ms` (tasks that never yield): its watchdog's
+    /// renewals, its sales and its answers wait for a worker, as a lease-renewal thread
+    /// waits on a machine at 100% CPU. The process runs on, burning CPU, unlike `freeze`.
+    CpuStarve,
     /// Lock store `sentinel` only: the next holder's lock is written while the primary's
     /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
     /// which never saw the lock.
@@ -33,6 +38,15 @@ pub enum FaultKind {
     /// and its supervisor brings it back only after `ms`, as a crashed server would be: the
     /// single point of failure, with nothing left to lock on meanwhile.
     LockStoreDown,
+    /// Lock store `single` only: right after the next acquire, the store's Redis is killed
+    /// and brought back after `ms` with its persistence setting, so the holder's renewals due
+    /// meanwhile fail; its watchdog tries again at the next one, and renews on once the store
+    /// is back (with `always`, the lock is back too).
+    RenewalOutage,
+    /// As `renewal-outage`, but the holder's watchdog gives up at its first failed renewal and
+    /// is never scheduled again, as a watchdog that only reschedules after a success: the
+    /// lock, back with the store, runs out its lease while its holder still works.
+    RenewalGivesUp,
     /// Lock store `redlock` only: `nodes` masters (default: a minority) are killed and stay
     /// down for `ms`.
     NodeDown,
@@ -50,6 +64,11 @@ pub enum FaultKind {
     /// votes come late: a slow master makes the whole acquire slow, and a lease shorter than
     /// that leaves the lock no validity when the majority is in.
     NodeSlow,
+    /// Lock store `redlock` only: `node-slow` for the next buyer's acquire (`nodes` masters,
+    /// default 1, stopped for `ms`), and that buyer keeps the majority it wins however late it
+    /// came: a client that never checks the validity left, so a lock already expired on the
+    /// masters that granted first is worked under as if held.
+    ValidityUnchecked,
     /// ZooKeeper only: as the next buyer queues, `nodes` ZooKeeper servers (default 1) are
     /// killed and stay down for `ms`.
     ZkNodeDown,
@@ -72,6 +91,24 @@ pub enum FaultKind {
     /// waiters (`fair`) still has it in line; the instance serves on, so it strikes its room
     /// alone.
     WaiterDies,
+    /// The next buyer's unlock overtakes its own acquire, as the `finally` of a lock call
+    /// interrupted while its acquire was in flight: the unlock runs first and finds nothing
+    /// (a lost release), the acquire then lands and takes the lock, and the buyer leaves
+    /// believing it has none (503 `acquire_abandoned`). The watchdog that acquire started is
+    /// never stopped: it renews the orphan for nobody, and every buyer after it waits, until a
+    /// reset deletes the lock. Not on a cohort's wait, whose buyers hand the lock on in memory.
+    RenewalOutlivesRelease,
+    /// Pub/sub waits only: the next buyer to find the lock busy is out of this instance's
+    /// line for release messages from its failed attempt until `ms` later (it subscribes only
+    /// after failing, and the subscription takes that long), then waits for a message without
+    /// trying again first, at most the lease it saw or its deadline, and gives up there. A
+    /// release published in the gap reaches nobody: the lock stands free while it sleeps.
+    LateSubscriber,
+    /// Pub/sub waits only: the same `ms` gap after the next buyer's failed attempt, but the
+    /// buyer stays in line for release messages through it, as every wait here does (in line
+    /// before its first attempt): a release published in the gap is kept for it, and it tries
+    /// as soon as the gap ends. `late-subscriber`'s control.
+    SubscribeGap,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -79,24 +116,31 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 18] = [
+    pub const ALL: [FaultKind; 25] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
+        FaultKind::CpuStarve,
         FaultKind::Failover,
         FaultKind::LockStoreRestart,
         FaultKind::LockStoreDown,
+        FaultKind::RenewalOutage,
+        FaultKind::RenewalGivesUp,
         FaultKind::NodeDown,
         FaultKind::NodeRestart,
         FaultKind::ClockJump,
         FaultKind::NodeSlow,
+        FaultKind::ValidityUnchecked,
         FaultKind::ZkNodeDown,
         FaultKind::HolderDies,
         FaultKind::HolderDiesBetweenSteps,
         FaultKind::HolderPause,
         FaultKind::NestedLock,
         FaultKind::WaiterDies,
+        FaultKind::RenewalOutlivesRelease,
+        FaultKind::LateSubscriber,
+        FaultKind::SubscribeGap,
         FaultKind::Partition,
     ];
 
@@ -106,19 +150,26 @@ impl FaultKind {
             FaultKind::CrashBeforeExpire => "crash-before-expire",
             FaultKind::ReleaseGap => "release-gap",
             FaultKind::Freeze => "freeze",
+            FaultKind::CpuStarve => "cpu-starve",
             FaultKind::Failover => "failover",
             FaultKind::LockStoreRestart => "lock-store-restart",
             FaultKind::LockStoreDown => "lock-store-down",
+            FaultKind::RenewalOutage => "renewal-outage",
+            FaultKind::RenewalGivesUp => "renewal-gives-up",
             FaultKind::NodeDown => "node-down",
             FaultKind::NodeRestart => "node-restart",
             FaultKind::ClockJump => "clock-jump",
             FaultKind::NodeSlow => "node-slow",
+            FaultKind::ValidityUnchecked => "validity-unchecked",
             FaultKind::ZkNodeDown => "zk-node-down",
             FaultKind::HolderDies => "holder-dies",
             FaultKind::HolderDiesBetweenSteps => "holder-dies-between-steps",
             FaultKind::HolderPause => "holder-pause",
             FaultKind::NestedLock => "nested-lock",
             FaultKind::WaiterDies => "waiter-dies",
+            FaultKind::RenewalOutlivesRelease => "renewal-outlives-release",
+            FaultKind::LateSubscriber => "late-subscriber",
+            FaultKind::SubscribeGap => "subscribe-gap",
             FaultKind::Partition => "partition",
         }
     }
@@ -127,11 +178,15 @@ impl FaultKind {
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
         match self {
             FaultKind::Failover => Some(LockStoreKind::Sentinel),
-            FaultKind::LockStoreRestart | FaultKind::LockStoreDown => Some(LockStoreKind::Single),
+            FaultKind::LockStoreRestart
+            | FaultKind::LockStoreDown
+            | FaultKind::RenewalOutage
+            | FaultKind::RenewalGivesUp => Some(LockStoreKind::Single),
             FaultKind::NodeDown
             | FaultKind::NodeRestart
             | FaultKind::ClockJump
-            | FaultKind::NodeSlow => Some(LockStoreKind::Redlock),
+            | FaultKind::NodeSlow
+            | FaultKind::ValidityUnchecked => Some(LockStoreKind::Redlock),
             _ => None,
         }
     }
@@ -171,6 +226,9 @@ impl FaultKind {
                 | FaultKind::HolderPause
                 | FaultKind::NestedLock
                 | FaultKind::WaiterDies
+                | FaultKind::RenewalOutlivesRelease
+                | FaultKind::LateSubscriber
+                | FaultKind::SubscribeGap
         )
     }
 
@@ -180,12 +238,18 @@ impl FaultKind {
             self,
             FaultKind::ReleaseGap
                 | FaultKind::Freeze
+                | FaultKind::CpuStarve
                 | FaultKind::LockStoreDown
+                | FaultKind::RenewalOutage
+                | FaultKind::RenewalGivesUp
                 | FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::NodeSlow
+                | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
+                | FaultKind::LateSubscriber
+                | FaultKind::SubscribeGap
                 | FaultKind::Partition
         )
     }
@@ -198,6 +262,7 @@ impl FaultKind {
             FaultKind::NodeDown
                 | FaultKind::ClockJump
                 | FaultKind::NodeSlow
+                | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
         )
     }
@@ -227,13 +292,15 @@ impl FromStr for FaultKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `lock-store-down`, `node-down`, `node-slow` and
-    /// `zk-node-down`, the jump of `clock-jump`; 0 otherwise.
+    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
+    /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
+    /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
+    /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.
     pub instance: Option<String>,
-    /// How many Redlock masters `node-down`, `clock-jump` and `node-slow` strike; 0 = their
-    /// default.
+    /// How many Redlock masters `node-down`, `clock-jump`, `node-slow` and
+    /// `validity-unchecked` strike; 0 = their default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub nodes: u32,
     /// The members `partition` cuts off (`app1`, `lock1`, `redlock2`, `zk1`, …), as one side;

@@ -165,6 +165,31 @@ pub fn freeze(duration: Duration) {
     }
 }
 
+/// Keeps every worker of the current runtime busy with CPU-bound work for `duration`: one
+/// task per worker that spins and never yields, so no other task of the process (a lease
+/// renewal, a sale, an answer) is polled until they end. Returns when they have.
+pub async fn starve_runtime(duration: Duration) {
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    let until = std::time::Instant::now() + duration;
+    tracing::warn!(
+        ms = duration.as_millis() as u64,
+        workers,
+        "fault: starving the runtime of CPU"
+    );
+    let hogs: Vec<_> = (0..workers)
+        .map(|_| {
+            tokio::spawn(async move {
+                while std::time::Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    for hog in hogs {
+        let _ = hog.await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,10 @@ fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
         owner: cx.owner.to_owned(),
         instance: cx.instance.to_owned(),
         ttl_ms: cx.settings.ttl_ms,
+        // Still the sale's to strike: it strikes right after this acquire.
+        gives_up: cx
+            .striking_fault()
+            .is_some_and(|f| f.kind == FaultKind::RenewalGivesUp),
     };
     Keep::Renewing {
         _renewals: watchdog.start(),

@@ -46,6 +46,15 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             }
             None
         }
+        // Slowed here but not yet struck: the attempt it slows skips the validity check while
+        // the fault is still the sale's (`redlock.rs`), and the strike is recorded once that
+        // attempt has taken the lock, so the other buyers wait until the votes are in.
+        FaultKind::ValidityUnchecked => {
+            if redlock::strike_before(cx, fault).await.is_none() {
+                tracing::error!("fault: validity-unchecked found no master to stop");
+            }
+            None
+        }
         FaultKind::LockStoreDown => {
             cx.take_store_fault();
             let down_for = std::time::Duration::from_millis(fault.ms);
@@ -85,7 +94,9 @@ const FAILOVER_DOWN: std::time::Duration = std::time::Duration::from_secs(5);
 /// the lock just taken on it. For a failover it stays down as a crashed machine would
 /// ([`FAILOVER_DOWN`]) while Sentinel promotes the replica; the single Redis of a restart is
 /// brought back at once with its persistence setting. `node-restart` and `clock-jump` strike
-/// the Redlock masters that granted the lock.
+/// the Redlock masters that granted the lock. `validity-unchecked` struck before the attempt
+/// and is only recorded now, with the lock kept. `renewal-outage` and `renewal-gives-up` kill
+/// the store for their `ms` under the hold just taken, whose watchdog then meets the outage.
 pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
     let done = match fault.kind {
         FaultKind::Failover => {
@@ -95,6 +106,13 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
             store::kill_primary(cx.store.pool(), &cx.keys.lock(), None).await
         }
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
+        FaultKind::ValidityUnchecked => Ok("a majority kept without checking its validity".into()),
+        FaultKind::RenewalOutage | FaultKind::RenewalGivesUp => {
+            let down_for = std::time::Duration::from_millis(fault.ms);
+            store::kill_store_for(cx.store.pool(), down_for)
+                .await
+                .map(|what| format!("down for {down_for:?}, the hold just taken: {what}"))
+        }
         _ => return,
     };
     match done {

@@ -219,7 +219,16 @@ impl Held {
         }
     }
 
-    fn plain() -> Self {
+    /// Leaves the hold without stopping its watchdog, which renews the lock for nobody (the
+    /// `renewal-outlives-release` fault).
+    pub fn abandon_renewing(self) {
+        if let Keep::Renewing { _renewals } = self._keep {
+            _renewals.outlive_the_hold();
+        }
+    }
+
+    /// A hold with nothing attached: also what an unlock that overtook its acquire releases.
+    pub(crate) fn plain() -> Self {
         Held {
             fence: None,
             depth: 1,

@@ -32,6 +32,9 @@
 //! - A holder pauses longer than the validity (`freeze`): the quorum expires, a second holder
 //!   gets in, and the first one's write lands anyway. Redlock hands out no fencing token the
 //!   resource could check, so nothing refuses it.
+//! - A client that skips step 3's validity check (`validity-unchecked`) and works under a
+//!   majority that came in late: the lease has run out on the masters that granted first, a
+//!   second holder wins them, and both work at once.
 //! - A holder cut off from the masters (`partition`) extends nothing: its lease runs out there
 //!   while it works, a second holder wins a majority, and the first one's write lands anyway.
 //!
@@ -102,7 +105,12 @@ impl Lock for Redlock {
         let ttl = Duration::from_millis(cx.settings.ttl_ms);
         let drift = ttl.mul_f64(DRIFT_FACTOR) + Duration::from_millis(2);
         let validity = ttl.saturating_sub(elapsed + drift);
-        if granted >= masters.quorum() && !validity.is_zero() {
+        // A client that never checks keeps any majority (`validity-unchecked`, while the fault
+        // is still this sale's to strike).
+        let unchecked = cx
+            .striking_fault()
+            .is_some_and(|f| f.kind == FaultKind::ValidityUnchecked);
+        if granted >= masters.quorum() && (!validity.is_zero() || unchecked) {
             tracing::debug!(owner = cx.owner, granted, ?validity, "redlock acquired");
             return Ok(Attempt::Acquired(match cx.settings.lease {
                 LeaseMode::Watchdog => Held::renewed_by(extensions(cx)),
@@ -312,7 +320,7 @@ pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<Stri
         // The minority is cut off during the acquire: the lock then stands on a bare majority.
         FaultKind::NodeRestart => (quorum..n, CUT_OFF),
         // The last `nodes` masters (default 1) answer late: every vote waits for the slowest.
-        FaultKind::NodeSlow => {
+        FaultKind::NodeSlow | FaultKind::ValidityUnchecked => {
             let count = (fault.nodes.max(1) as usize).min(n);
             let stop_for = Duration::from_millis(fault.ms);
             let mut slowed = Vec::new();

@@ -44,6 +44,15 @@ impl Renewals {
     }
 }
 
+impl Renewals {
+    /// Lets the renewals run on with nobody holding them: they stop only when a renewal finds
+    /// the lock no longer this owner's (a reset, an expiry). The `renewal-outlives-release`
+    /// fault's leak, on purpose.
+    pub fn outlive_the_hold(self) {
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for Renewals {
     fn drop(&mut self) {
         self.0.abort();
@@ -61,6 +70,9 @@ pub(super) struct Watchdog {
     pub owner: String,
     pub instance: String,
     pub ttl_ms: u64,
+    /// Stop at the first failed renewal instead of trying again at the next tick (the
+    /// `renewal-gives-up` fault).
+    pub gives_up: bool,
 }
 
 /// Where a renewal is sent.
@@ -115,6 +127,10 @@ impl Watchdog {
             // next tick: with a lock store that fails over (Sentinel) a renewal can fail for a
             // second or two while the lease still has seconds left, and giving up then would
             // drop a lock its holder still holds. A student's error stops nothing either.
+            Err(err) if self.gives_up => {
+                tracing::warn!(%err, "lease renewal failed; not scheduled again");
+                false
+            }
             Err(err) => {
                 tracing::warn!(%err, "lease renewal failed; retrying");
                 true

@@ -7,14 +7,17 @@
 //! The lock-store faults strike here, because they strike around an attempt: `failover` cuts
 //! the primary's replica link just before each attempt of the sale that claimed it (so the lock
 //! it takes never reaches the replica), and both it and `lock-store-restart` kill the store's
-//! primary right after that sale's acquire succeeds.
+//! primary right after that sale's acquire succeeds. So do the subscription faults, after a
+//! failed attempt: `subscribe-gap` holds the buyer for a while in line, `late-subscriber` out
+//! of it, so a release published meanwhile is kept for the one and lost to the other.
 
 use std::time::Duration;
 
-use oversell_api::fault::FaultKind;
+use oversell_api::fault::{Fault, FaultKind};
 use oversell_api::settings::WaitStrategy;
 use tokio::time::Instant;
 
+use super::signals::{Place, ReleaseSignals};
 use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
@@ -113,6 +116,16 @@ async fn in_line<L: Lock + ?Sized>(
                 if cx.faults.claim(FaultKind::WaiterDies).await.is_some() {
                     return Err(LockError::WaiterDied);
                 }
+                if pubsub {
+                    match subscription_gap(cx, place, lease_left, deadline).await {
+                        Gap::WaitAsUsual(kept) => place = kept,
+                        Gap::TryAgain(late) => {
+                            place = late;
+                            continue;
+                        }
+                        Gap::GaveUp => return Err(LockError::Timeout),
+                    }
+                }
                 lease_left
             }
             // A Sentinel store failing over, or too few replicas in sync: both pass, so the
@@ -145,6 +158,80 @@ async fn in_line<L: Lock + ?Sized>(
                 let _ = tokio::time::timeout(bound, woken).await;
             }
         }
+    }
+}
+
+/// How a wait goes on after the subscription gap of `late-subscriber` or `subscribe-gap`.
+enum Gap<'s> {
+    /// No gap, or one spent in line: the wait below goes on, with the buyer's place.
+    WaitAsUsual(Place<'s>),
+    /// A late subscriber woken by a release, or at the lease it saw: it tries again.
+    TryAgain(Place<'s>),
+    /// A late subscriber that slept to its deadline: it gives up without another look.
+    GaveUp,
+}
+
+/// The time a buyer that found the lock busy takes to subscribe to release messages, when a
+/// fault makes it long (the one it claims, `subscribe-gap` or `late-subscriber`).
+async fn subscription_gap<'s>(
+    cx: &LockCx<'s>,
+    place: Place<'s>,
+    lease_left: Option<Duration>,
+    deadline: Instant,
+) -> Gap<'s> {
+    let claimed = match cx.faults.claim(FaultKind::SubscribeGap).await {
+        Some(fault) => Some(fault),
+        None => cx.faults.claim(FaultKind::LateSubscriber).await,
+    };
+    match claimed {
+        Some(fault) => {
+            let subscriber = Subscriber {
+                signals: cx.signals,
+                room: cx.keys.room(),
+                owner: cx.owner,
+            };
+            after_gap(&fault, subscriber, place, lease_left, deadline).await
+        }
+        None => Gap::WaitAsUsual(place),
+    }
+}
+
+/// Who listens for a room's release messages, and where: what a late subscriber joins.
+struct Subscriber<'s, 'a> {
+    signals: &'s ReleaseSignals,
+    room: &'a str,
+    owner: &'a str,
+}
+
+/// `subscribe-gap` spends the gap in line, as every wait here does (the place is taken before
+/// the first attempt), so a release in the gap is kept for the buyer as a permit.
+/// `late-subscriber` spends it out of line, as a client that subscribes only after its failed
+/// attempt: a release in the gap reaches nobody. Subscribed at last, that client waits for the
+/// next release without looking at the lock again, at most the lease it saw or to its
+/// deadline, and gives up there, as a `tryLock` whose wait time is spent returns false.
+async fn after_gap<'s>(
+    fault: &Fault,
+    subscriber: Subscriber<'s, '_>,
+    place: Place<'s>,
+    lease_left: Option<Duration>,
+    deadline: Instant,
+) -> Gap<'s> {
+    let gap =
+        Duration::from_millis(fault.ms).min(deadline.saturating_duration_since(Instant::now()));
+    if fault.kind != FaultKind::LateSubscriber {
+        tokio::time::sleep(gap).await;
+        return Gap::WaitAsUsual(place);
+    }
+    drop(place);
+    tokio::time::sleep(gap).await;
+    let late = subscriber.signals.join(subscriber.room, subscriber.owner);
+    late.waits();
+    let left = deadline.saturating_duration_since(Instant::now());
+    let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
+    let woken = late.waiter.signal.notified();
+    match tokio::time::timeout(bound, woken).await {
+        Err(_) if bound == left => Gap::GaveUp,
+        _ => Gap::TryAgain(late),
     }
 }
 
@@ -379,6 +466,52 @@ mod tests {
         // Retried while a retry still fits before the deadline: the attempt at 300 is the
         // last (300 + 100 ≥ 350).
         assert_eq!(lock.attempts_at(), [0, 100, 200, 300]);
+    }
+
+    /// A release published 100 ms into a 300 ms subscription gap, with a lease of 10 s seen
+    /// and a deadline at 2 s: what each way of subscribing makes of it, and when.
+    async fn gap_with_a_release_inside(
+        kind: FaultKind,
+        signals: &Arc<ReleaseSignals>,
+    ) -> (Gap<'_>, u64) {
+        let place = signals.join("test", "buyer");
+        place.waits();
+        let publisher = signals.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            publisher.released("test", "released");
+        });
+        let began = Instant::now();
+        let subscriber = Subscriber {
+            signals,
+            room: "test",
+            owner: "buyer",
+        };
+        let lease = Some(Duration::from_secs(10));
+        let deadline = began + Duration::from_secs(2);
+        let gap = after_gap(&Fault::new(kind, 300), subscriber, place, lease, deadline).await;
+        (gap, began.elapsed().as_millis() as u64)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_subscriber_misses_the_release_in_its_gap_and_sleeps_to_its_deadline() {
+        let signals = Arc::default();
+        let (gap, at) = gap_with_a_release_inside(FaultKind::LateSubscriber, &signals).await;
+        assert!(matches!(gap, Gap::GaveUp));
+        assert_eq!(at, 2_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_buyer_in_line_through_the_gap_keeps_the_release_and_tries_at_its_end() {
+        let signals = Arc::default();
+        let (gap, at) = gap_with_a_release_inside(FaultKind::SubscribeGap, &signals).await;
+        let Gap::WaitAsUsual(place) = gap else {
+            panic!("the gap spent in line goes on to the usual wait");
+        };
+        assert_eq!(at, 300);
+        // The release heard during the gap is kept: the wait ends at once.
+        let kept = place.waiter.signal.notified();
+        assert!(tokio::time::timeout(Duration::ZERO, kept).await.is_ok());
     }
 
     #[tokio::test(start_paused = true)]

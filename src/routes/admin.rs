@@ -179,8 +179,8 @@ pub async fn arm_fault(
         }
         (Some(_), false) => {
             return Err(AppError::BadRequest(format!(
-                "{kind} takes no \"nodes\"; only node-down, clock-jump, node-slow and \
-                 zk-node-down do"
+                "{kind} takes no \"nodes\"; only node-down, clock-jump, node-slow, \
+                 validity-unchecked and zk-node-down do"
             )))
         }
     };

@@ -92,11 +92,24 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         read: Some(&read),
         ..lcx
     };
+    // An unlock that overtakes its own acquire runs first and finds nothing; the acquire
+    // lands after it, and the buyer leaves without the lock its watchdog goes on renewing.
+    let overtaken = faults
+        .claim(FaultKind::RenewalOutlivesRelease)
+        .await
+        .is_some();
+    if overtaken {
+        release(lock, &lcx, Held::plain()).await;
+    }
     let waited = Instant::now();
     let mut held = match lock.acquire(&acquiring).await {
         Ok(held) => held,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
+    if overtaken {
+        held.abandon_renewing();
+        return Err(AppError::AcquireAbandoned);
+    }
     cx.metrics.lock_wait(tier, waited.elapsed());
     // The read, when it rode with the acquire.
     let read = held.read.take().map(|read| *read);
@@ -173,6 +186,10 @@ async fn critical_section(
     // Read done, write not yet: the articles' GC pause strikes here.
     if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
+    }
+    // Here too the instance's CPU runs out: the process runs on, its renewals wait for a worker.
+    if let Some(fault) = lcx.faults.claim(FaultKind::CpuStarve).await {
+        faults::starve_runtime(Duration::from_millis(fault.ms)).await;
     }
     // The same pause for the room alone: its renewals stop with it, as a paused process's do.
     if let Some(fault) = lcx.faults.claim(FaultKind::HolderPause).await {

@@ -83,6 +83,16 @@ async fn faults_are_validated_listed_targeted_and_cleared_by_reset() {
         (json!({ "kind": "freeze" }), 400),
         (json!({ "kind": "freeze", "ms": 0 }), 400),
         (json!({ "kind": "crash-holding", "instance": "app9" }), 404),
+        // The gap of a late subscription, the stall of a starved CPU: both need their length.
+        (json!({ "kind": "late-subscriber" }), 400),
+        (json!({ "kind": "subscribe-gap", "ms": 0 }), 400),
+        (json!({ "kind": "cpu-starve" }), 400),
+        // Strikes Redlock masters: this fleet's locks are on its one Redis.
+        (json!({ "kind": "validity-unchecked", "ms": 80 }), 400),
+        (
+            json!({ "kind": "late-subscriber", "ms": 600, "nodes": 1 }),
+            400,
+        ),
     ] {
         let resp = post(body.clone()).await.unwrap();
         assert_eq!(resp.status().as_u16(), status, "{body}");

@@ -13,6 +13,7 @@ mod dashboard;
 mod events;
 mod fair;
 mod faults;
+mod field;
 mod fleet_settings;
 mod hand_off;
 mod limits;

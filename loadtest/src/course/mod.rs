@@ -22,7 +22,7 @@ use fleet::{FleetSpec, Launchers, On};
 #[command(after_help = "Examples:
   loadtest course                                   # every chapter, each on its own fleet
   sudo loadtest course --repeat 20 --report course.md
-  loadtest course --only ladder                     # one group: ladder, beyond, zookeeper, database, partitions
+  loadtest course --only ladder                     # one group: ladder, beyond, zookeeper, database, partitions, field
   loadtest course --from redlock-clock-jump         # from a chapter to the end
   loadtest course --on compose                      # the same on Docker Compose (from the repository)")]
 pub struct CourseArgs {

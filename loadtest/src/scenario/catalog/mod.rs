@@ -17,7 +17,8 @@
 //! `atomic-deduct` and `redis-down`), [`beyond`] (beyond one Redis: Sentinel failover, restarts
 //! and persistence, Redlock), [`zookeeper`], [`database`] (PostgreSQL's advisory locks) and
 //! [`partitions`] (links cut between network
-//! namespaces: split brain, a cut-off holder). Replication and Redlock share one file because
+//! namespaces: split brain, a cut-off holder), then [`field`] (failures users of the real
+//! libraries reported, reproduced live). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
 //! (and its `mod`). Each chapter states only what differs from [`BASE`], or from a base its
@@ -31,6 +32,7 @@ use super::{Expect, Scenario, StoreSetup};
 
 mod beyond;
 mod database;
+mod field;
 mod ladder;
 mod partitions;
 mod zookeeper;
@@ -42,6 +44,7 @@ pub const GROUPS: &[(&str, &[Scenario])] = &[
     ("zookeeper", zookeeper::SCENARIOS),
     ("database", database::SCENARIOS),
     ("partitions", partitions::SCENARIOS),
+    ("field", field::SCENARIOS),
 ];
 
 /// The whole curriculum in teaching order: the groups one after another, built once.
