@@ -143,12 +143,15 @@ async fn the_reentrant_tiers_take_the_lock_again_in_the_nested_step() {
 }
 
 /// Business time longer than the lease: the fixed lease lets a second holder in, the
-/// watchdog's renewals do not.
+/// watchdog's renewals do not. A 300 ms lease is renewed every 100 ms: only a holder stalled
+/// past 200 ms loses it (with 60 ms, a 40 ms stall of a loaded machine did).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_shorter_than_the_work_overlaps_unless_the_watchdog_renews_it() {
     let fleet = spawn_fleet(3).await;
-    let slow =
-        |tier: &str| json!({ "tier": tier, "ttl_ms": 60, "business_ms": 150, "wait": "spin:5" });
+    let slow = |tier: &str| {
+        json!({ "tier": tier, "ttl_ms": 300, "business_ms": 450, "wait": "spin:5",
+                "wait_deadline_ms": 20_000 })
+    };
 
     fleet.configure(slow("lua-release")).await;
     fleet.reset(STOCK).await;

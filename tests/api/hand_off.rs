@@ -289,8 +289,12 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
     let fleet = start_fleet(3).await;
     let client = ScenarioClient::of(&fleet);
     let runner = client.runner();
+    // The field chapters are about how a buyer waits (when it subscribes, what its watchdog
+    // does when it leaves): a cohort changes that on purpose.
     let chapters = CATALOG.iter().filter(|s| {
-        !s.store.is_special() && ![Tier::None, Tier::Local, Tier::AtomicDeduct].contains(&s.tier)
+        !s.store.is_special()
+            && ![Tier::None, Tier::Local, Tier::AtomicDeduct].contains(&s.tier)
+            && loadtest::scenario::group_of(s.id) != Some("field")
     });
     let mut failures = Vec::new();
     let mut freezes = 0;
