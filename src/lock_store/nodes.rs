@@ -245,25 +245,16 @@ async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView
     }
     let asked = async {
         let mut conn = store.nodes.get(addr).await?;
-        let answer: NodeAnswer = redis::pipe()
-            .cmd("ROLE")
+        let mut pipe = redis::pipe();
+        pipe.cmd("ROLE")
             .pttl(keys.lock())
             .pttl(keys.reentrant_lock())
             // The reentrant tiers' lock is a hash: GET would fail on it, so a Lua guard.
             .cmd("EVAL")
             .arg("if redis.call('TYPE', KEYS[1]).ok == 'string' then return redis.call('GET', KEYS[1]) end")
             .arg(1)
-            .arg(keys.lock())
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("appendonly")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("appendfsync")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("save")
-            .cmd("TIME")
+            .arg(keys.lock());
+        let answer: NodeAnswer = with_settings_and_clock(&mut pipe)
             .query_async(&mut conn)
             .await
             .ok()?;
@@ -308,21 +299,11 @@ async fn ask_cluster_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<
     let asked = async {
         let mut conn = store.nodes.get(addr).await?;
         type Unkeyed = (Value, Vec<String>, Vec<String>, Vec<String>, (i64, i64));
-        let (role, aof, fsync, save, (secs, micros)): Unkeyed = redis::pipe()
-            .cmd("ROLE")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("appendonly")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("appendfsync")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("save")
-            .cmd("TIME")
-            .query_async(&mut conn)
-            .await
-            .ok()?;
+        let (role, aof, fsync, save, (secs, micros)): Unkeyed =
+            with_settings_and_clock(redis::pipe().cmd("ROLE"))
+                .query_async(&mut conn)
+                .await
+                .ok()?;
         let keyed: Option<((), i64, i64)> = redis::pipe()
             .cmd("READONLY")
             .pttl(keys.lock())
@@ -349,6 +330,15 @@ async fn ask_cluster_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<
             None
         }
     }
+}
+
+/// `asked` followed by what a node says of its persistence (`appendonly`, `appendfsync`,
+/// `save`) and its clock (`TIME`).
+fn with_settings_and_clock(asked: &mut redis::Pipeline) -> &mut redis::Pipeline {
+    for setting in ["appendonly", "appendfsync", "save"] {
+        asked.cmd("CONFIG").arg("GET").arg(setting);
+    }
+    asked.cmd("TIME")
 }
 
 /// A node's clock reading against ours, rounded to 100 ms.

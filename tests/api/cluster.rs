@@ -11,29 +11,8 @@ use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
 
 use crate::helpers::eventually_sells;
-use crate::lock_store::run_scenarios;
-use crate::scenarios::{start_fleet_with, TOKEN};
-
-async fn admin(fleet: &Fleet, path: &str, method: reqwest::Method, body: Value) -> Value {
-    let resp = reqwest::Client::new()
-        .request(method, format!("{}{path}", fleet.url()))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success(), "{path}: {}", resp.status());
-    resp.json().await.unwrap()
-}
-
-async fn state(fleet: &Fleet) -> Value {
-    reqwest::get(format!("{}/state", fleet.url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
+use crate::lock_store::{admin, run_scenarios, state};
+use crate::scenarios::start_fleet_with;
 
 /// The address of the master owning `key`'s slot, and its pid, as the cluster says.
 async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
@@ -109,22 +88,22 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
     ] {
         admin(
             &fleet,
-            "/admin/config",
             reqwest::Method::PUT,
+            "/admin/config",
             json!({ "tier": tier, "business_ms": 2, "wait_deadline_ms": 10_000 }),
         )
         .await;
         admin(
             &fleet,
-            "/admin/reset",
             reqwest::Method::POST,
+            "/admin/reset",
             json!({ "stock": 30 }),
         )
         .await;
         let report = admin(
             &fleet,
-            "/admin/burst",
             reqwest::Method::POST,
+            "/admin/burst",
             json!({ "buyers": 60, "via": "fleet" }),
         )
         .await;
@@ -154,15 +133,15 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
     // the master answers again), sales come back by themselves.
     admin(
         &fleet,
-        "/admin/config",
         reqwest::Method::PUT,
+        "/admin/config",
         json!({ "tier": "lua-release", "business_ms": 0, "wait_deadline_ms": 1_000 }),
     )
     .await;
     admin(
         &fleet,
-        "/admin/reset",
         reqwest::Method::POST,
+        "/admin/reset",
         json!({ "stock": 10 }),
     )
     .await;

@@ -44,7 +44,7 @@ pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
     failures
 }
 
-async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Value) -> Value {
+pub async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Value) -> Value {
     let resp = reqwest::Client::new()
         .request(method, format!("{}{path}", fleet.url()))
         .bearer_auth(TOKEN)
@@ -56,7 +56,7 @@ async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Value) 
     resp.json().await.unwrap()
 }
 
-async fn state(fleet: &Fleet) -> Value {
+pub async fn state(fleet: &Fleet) -> Value {
     reqwest::get(format!("{}/state", fleet.url()))
         .await
         .unwrap()
