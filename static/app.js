@@ -2,9 +2,9 @@
 // (uPlot, vendored), the admin controls and the room's lab at a glance (its editor is the lab
 // page, lab.html). No build step: plain ES modules.
 
-import { TIER_TEXT, t, apply, language, setLanguage } from './i18n.js';
+import { TIER_TEXT, t, apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers as fetchTiers } from './feed.js';
-import { ROOM, STATUS, actor, call, currentToken, forgetToken, whoIs } from './room.js';
+import { ROOM, STATUS, actor, call, currentToken, forgetToken, say, whoIs } from './room.js';
 
 const $ = (sel) => document.querySelector(sel);
 const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lost_releases', 'stale_writes_rejected', 'lock_timeouts'];
@@ -30,12 +30,6 @@ const live = new LiveRoom({
 
 // ---------------------------------------------------------------- helpers
 
-function say(text, error = false) {
-  const m = $('#message');
-  m.textContent = text;
-  m.classList.toggle('error', error);
-}
-
 /** Runs an admin action with its button disabled, reporting the outcome. */
 const act = actor({
   say,
@@ -43,7 +37,6 @@ const act = actor({
   refused: () => lock(caller?.scope === 'room' ? 'refused' : 'bad'),
 });
 
-const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
 
 // ---------------------------------------------------------------- admin or room token
 

@@ -485,6 +485,9 @@ export function language() {
   return lang;
 }
 
+/** A number in the page's language (thousands separated); `–` for none. */
+export const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
+
 export function setLanguage(next) {
   lang = next === 'zh' ? 'zh' : 'en';
   localStorage.setItem('oversell.lang', lang);

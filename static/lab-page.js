@@ -3,9 +3,9 @@
 // same stream and drawing as the dashboard's), in the room and with the token the dashboard
 // uses (room.js). Stacks into one column on a phone.
 
-import { t, apply, language, setLanguage } from './i18n.js';
+import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers } from './feed.js';
-import { ROOM, STATUS, actor, call, currentToken, forgetToken, whoIs } from './room.js';
+import { ROOM, STATUS, actor, call, currentToken, forgetToken, say, whoIs } from './room.js';
 import { startLab } from './lab.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -14,11 +14,6 @@ const FIGURES = ['stock', 'orders', 'oversold', 'overlaps', 'foreign_releases', 
 let caller = null; // whose token this tab holds, `null` when read-only
 let lastBurst = null;
 
-function say(text, error = false) {
-  const m = $('#message');
-  m.textContent = text;
-  m.classList.toggle('error', error);
-}
 
 const act = actor({
   say,
@@ -26,7 +21,6 @@ const act = actor({
   refused: () => lock(caller?.scope === 'room' ? 'refused' : 'bad'),
 });
 
-const fmt = (n) => (typeof n === 'number' ? n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') : '–');
 
 // ---------------------------------------------------------------- the token
 

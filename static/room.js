@@ -79,6 +79,13 @@ export const STATUS = {
   otherroom: ['admin.otherroom', 'bad'],
 };
 
+/** Shows `text` in the page's message line (`#message`), as an error or not. */
+export function say(text, error = false) {
+  const m = document.getElementById('message');
+  m.textContent = text;
+  m.classList.toggle('error', error);
+}
+
 /** `act(button, fn)`: runs `fn` with its button disabled and says what it returned or the
  * error; a 401 calls `refused()` first (the token went stale while the page was open). */
 export const actor = ({ say, errorWord, refused }) => async (button, fn) => {

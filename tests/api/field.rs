@@ -3,6 +3,7 @@
 //! chapter judged from the resource store.
 
 use loadtest::scenario::{Scenario, GROUPS};
+use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 
 use crate::lock_store::run_scenarios;
@@ -21,14 +22,9 @@ fn field_chapters(on: Option<LockStoreKind>) -> Vec<&'static str> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() {
-    let ids = field_chapters(None);
-    assert!(ids
-        .iter()
-        .all(|id| !loadtest::scenario::find(id).unwrap().store.is_special()));
-    let fleet = start_fleet(3).await;
-    let failures = run_scenarios(&fleet, &ids).await;
+/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
+async fn passes_on(fleet: Fleet, ids: &[&str]) {
+    let failures = run_scenarios(&fleet, ids).await;
     fleet.stop().await;
     assert!(
         failures.is_empty(),
@@ -38,17 +34,21 @@ async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() {
+    let ids = field_chapters(None);
+    assert!(ids
+        .iter()
+        .all(|id| !loadtest::scenario::find(id).unwrap().store.is_special()));
+    let fleet = start_fleet(3).await;
+    passes_on(fleet, &ids).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redlock_chapter_from_the_field_shows_its_expected_outcome() {
     let ids = field_chapters(Some(LockStoreKind::Redlock));
     assert!(!ids.is_empty());
     let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::None).await;
-    let failures = run_scenarios(&fleet, &ids).await;
-    fleet.stop().await;
-    assert!(
-        failures.is_empty(),
-        "chapters failed:\n{}",
-        failures.join("\n")
-    );
+    passes_on(fleet, &ids).await;
 }
 
 /// The outage chapters: the lock store a Redis of its own that writes its append-only file
@@ -58,11 +58,5 @@ async fn the_renewal_outage_chapters_from_the_field_show_their_expected_outcome(
     let ids = field_chapters(Some(LockStoreKind::Single));
     assert_eq!(ids.len(), 2, "{ids:?}");
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Always).await;
-    let failures = run_scenarios(&fleet, &ids).await;
-    fleet.stop().await;
-    assert!(
-        failures.is_empty(),
-        "chapters failed:\n{}",
-        failures.join("\n")
-    );
+    passes_on(fleet, &ids).await;
 }
