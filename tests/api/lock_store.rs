@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadtest::scenario::find;
+use loadtest::scenario::{find, Scenario};
 use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use reqwest::StatusCode;
@@ -20,17 +20,23 @@ use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 /// timing-sensitive chapter gets a second try, as in the partition tests: this shows the
 /// chapter works on a loaded CI machine; how often it holds is measured in BENCHMARKS.md.
 pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
+    let chapters: Vec<&Scenario> = ids.iter().map(|id| find(id).expect(id)).collect();
+    run_chapters(fleet, &chapters).await
+}
+
+/// The same for chapters given whole (a catalog chapter under another tier, say).
+pub async fn run_chapters(fleet: &Fleet, chapters: &[&Scenario]) -> Vec<String> {
     let client = ScenarioClient::of(fleet);
     let runner = client.runner();
     let mut failures = Vec::new();
-    for id in ids {
-        let scenario = find(id).expect(id);
+    for scenario in chapters {
+        let id = scenario.id;
         let tries = if scenario.timing_sensitive { 2 } else { 1 };
         let (mut passed, mut seen) = (false, Vec::new());
         for _ in 0..tries {
             let run = runner.run(scenario).await.expect(id);
             let verdicts = crate::helpers::verdicts_line(&run);
-            eprintln!("{id}: {} ({})", run.passed, verdicts);
+            eprintln!("{id} ({}): {} ({})", scenario.tier, run.passed, verdicts);
             seen.push(verdicts);
             passed = run.passed;
             if passed {
@@ -38,7 +44,11 @@ pub async fn run_scenarios(fleet: &Fleet, ids: &[&str]) -> Vec<String> {
             }
         }
         if !passed {
-            failures.push(format!("{id}: {}", seen.join(" | then: ")));
+            failures.push(format!(
+                "{id} ({}): {}",
+                scenario.tier,
+                seen.join(" | then: ")
+            ));
         }
     }
     failures
@@ -54,6 +64,27 @@ pub async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Val
         .unwrap();
     assert!(resp.status().is_success(), "{path}: {}", resp.status());
     resp.json().await.unwrap()
+}
+
+/// Arms a fault and waits until every instance holds it: the fault reaches the others over
+/// pub/sub, and a buyer sent at once to an instance that has not heard of it yet would buy
+/// unharmed (on a loaded machine, it did).
+pub async fn arm_everywhere(fleet: &Fleet, fault: Value) {
+    admin(fleet, reqwest::Method::POST, "/admin/faults", fault).await;
+    let ports: Vec<u16> = fleet.instances().iter().map(|i| i.port).collect();
+    eventually(Duration::from_secs(10), || async {
+        for port in &ports {
+            let state: Value = match reqwest::get(format!("http://127.0.0.1:{port}/state")).await {
+                Ok(resp) => resp.json().await.unwrap_or_default(),
+                Err(_) => return false,
+            };
+            if state["faults"].as_array().is_none_or(|f| f.is_empty()) {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
 }
 
 pub async fn state(fleet: &Fleet) -> Value {
@@ -265,13 +296,7 @@ async fn a_lock_store_kept_down_refuses_every_buyer_until_it_is_back() {
     assert!(fleet.lock_store_processes().iter().all(|p| p.restarts >= 1));
 
     // The same fault once more, to read the answer a buyer gets (the scenario counts 503s).
-    admin(
-        &fleet,
-        reqwest::Method::POST,
-        "/admin/faults",
-        json!({ "kind": "lock-store-down", "ms": 4000 }),
-    )
-    .await;
+    arm_everywhere(&fleet, json!({ "kind": "lock-store-down", "ms": 4000 })).await;
     assert_sale_refused(fleet.url(), "redis_unavailable", Duration::from_secs(20)).await;
     eventually_sells(fleet.url(), Duration::from_secs(20)).await;
     fleet.stop().await;
