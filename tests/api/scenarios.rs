@@ -156,29 +156,14 @@ impl ScenarioClient {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     let fleet = start_fleet(3).await;
-    let client = ScenarioClient::of(&fleet);
-    let runner = client.runner();
-    let mut failures = Vec::new();
     // The lock-store and ZooKeeper chapters need fleets of their own (tests/api/lock_store.rs,
-    // redlock.rs, zookeeper_tiers.rs); the field chapters run in tests/api/field.rs, each with
-    // the second try a timing-sensitive chapter gets there.
+    // redlock.rs, zookeeper_tiers.rs); the field chapters run in tests/api/field.rs. A
+    // timing-sensitive chapter gets a second try, as there.
     let here = |s: &&Scenario| {
         !s.store.is_special() && loadtest::scenario::group_of(s.id) != Some("field")
     };
-    for scenario in CATALOG.iter().filter(here) {
-        let run = runner.run(scenario).await.expect(scenario.id);
-        let seen = crate::helpers::verdicts_line(&run);
-        eprintln!(
-            "{:<34} {} ({:.0} ms): {}",
-            run.id,
-            if run.passed { "PASS" } else { "FAIL" },
-            run.elapsed_ms,
-            seen
-        );
-        if !run.passed {
-            failures.push(format!("{}: {}", run.id, seen));
-        }
-    }
+    let chapters: Vec<&Scenario> = CATALOG.iter().filter(here).collect();
+    let failures = crate::lock_store::run_chapters(&fleet, &chapters).await;
     // Crashes were real: the supervisor brought the instances back.
     assert!(fleet.instances().iter().any(|i| i.restarts > 0));
     fleet.stop().await;
