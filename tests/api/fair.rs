@@ -7,6 +7,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use loadtest::scenario::{Scenario, CATALOG};
+use oversell_api::tier::Tier;
+
 use crate::helpers::{eventually, spawn_fleet, TestFleet};
 
 const QUEUE: &str = "oversell:{default}:rlock:queue";
@@ -146,4 +149,39 @@ async fn a_waiter_that_dies_in_line_holds_the_free_lock_until_its_place_lapses()
     let state = fleet.state().await;
     assert_eq!(state["oversold"], 0, "{state}");
     assert_eq!(state["orders"], 2, "{state}");
+}
+
+/// `fair` is `reentrant-watchdog`'s hash, lease, watchdog and re-entry with a queue in front:
+/// every chapter the ladder shows on `reentrant-watchdog` — slow work under the watchdog and
+/// under a fixed lease, a nested step, a holder that crashes and one that freezes — ends the
+/// same under `fair`, judged from the ground truth as the chapter is. A queue changes who gets
+/// the lock next, never what the lease lets through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_ladder_chapter_of_the_watchdog_tier_ends_the_same_under_fair() {
+    let chapters: Vec<Scenario> = CATALOG
+        .iter()
+        .filter(|s| {
+            s.tier == Tier::ReentrantWatchdog
+                && loadtest::scenario::group_of(s.id) == Some("ladder")
+        })
+        .map(|s| Scenario {
+            tier: Tier::Fair,
+            ..s.clone()
+        })
+        .collect();
+    let faults: Vec<String> = chapters
+        .iter()
+        .filter_map(|s| s.fault.as_ref().map(|f| f.kind.to_string()))
+        .collect();
+    // What the ladder strikes the watchdog tier with, and its nested step (every sale of
+    // `reentrant-nested` takes the lock twice): the test covers it all.
+    for fault in ["crash-holding", "freeze"] {
+        assert!(faults.iter().any(|f| f == fault), "{fault} in {faults:?}");
+    }
+    assert!(chapters.iter().any(|s| s.id == "reentrant-nested"));
+    let fleet = crate::scenarios::start_fleet(3).await;
+    let refs: Vec<&Scenario> = chapters.iter().collect();
+    let failures = crate::lock_store::run_chapters(&fleet, &refs).await;
+    fleet.stop().await;
+    assert!(failures.is_empty(), "{failures:#?}");
 }
