@@ -5,19 +5,26 @@ import { t } from './i18n.js';
 import { Timeline } from './timeline.js';
 import { withRoom } from './room.js';
 
-// The hand-off p99 and how evenly the instances got the lock, over the sections the timeline
-// shows (the newest 20–200): how fast and how fair the tier is right now.
+const ms = (v) => (v < 10 ? v.toFixed(2) : v.toFixed(0));
+
+// The hand-off p99, how long the buyers waited to be served, and how evenly the instances got
+// the lock, over the sections the timeline shows (the newest 20–200): how fast and how fair
+// the tier is right now.
 function renderHandOff(line, h) {
   line.hidden = h.handOffs === 0;
   if (line.hidden) return;
   const shares = Object.entries(h.perInstance).sort(([a], [b]) => a.localeCompare(b))
     .map(([name, n]) => `${name} ${Math.round((100 * n) / Math.max(1, h.sections))}%`).join(' / ');
+  const served = h.sale.n ? t('timeline.served', {
+    p50: ms(h.sale.p50Ms), p99: ms(h.sale.p99Ms),
+    spread: (h.sale.p99Ms / Math.max(h.sale.p50Ms, 0.001)).toFixed(1),
+  }) : '';
   line.textContent = t('timeline.handoff', {
-    p99: h.p99Ms < 10 ? h.p99Ms.toFixed(2) : h.p99Ms.toFixed(0),
-    n: h.handOffs, shares, jain: h.jain.toFixed(2),
+    p99: ms(h.p99Ms), n: h.handOffs, served, shares, jain: h.jain.toFixed(2),
   });
   line.dataset.p99 = h.p99Ms;
   line.dataset.jain = h.jain;
+  if (h.sale.n) line.dataset.servedP99 = h.sale.p99Ms;
 }
 
 export class LiveRoom {

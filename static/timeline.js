@@ -57,19 +57,20 @@ export class Timeline {
   }
 
   /** Shows the server's window: `{base_us, instances, sections: [[owner, instance, enter,
-   * exit, outcome, stock, overlaps, fence, renews]], points: [[kind, instance, at, owner,
-   * detail]]}`, times in µs after base_us, trailing empty values left out. */
+   * exit, outcome, stock, overlaps, fence, renews, took]], points: [[kind, instance, at, owner,
+   * detail]]}`, times in µs after base_us (`took`: µs from the sale's start to its write),
+   * trailing empty values left out. */
   setWindow(w) {
     const base = Number(w.base_us) || 0;
     const names = w.instances || [];
     const at = (dt) => base + Number(dt);
     let newest = 0;
     this.sections = new Map();
-    for (const [owner, i, enter, exit, outcome, stock, overlaps, fence, renews] of w.sections || []) {
+    for (const [owner, i, enter, exit, outcome, stock, overlaps, fence, renews, took] of w.sections || []) {
       const s = {
         owner, instance: names[i], fence: fence || '', enter: at(enter), stock,
         renews: (renews || []).map(at), exit: exit == null ? null : at(exit),
-        outcome: outcome ?? null, overlaps: Number(overlaps) || 0,
+        outcome: outcome ?? null, overlaps: Number(overlaps) || 0, took: took ?? null,
       };
       this.sections.set(owner, s);
       newest = Math.max(newest, s.exit ?? s.enter, ...s.renews);
@@ -101,7 +102,9 @@ export class Timeline {
    * clock, counted only when the next began after the previous ended (overlapping sections
    * hand nothing over). With each instance's share of the sections (`instances`: the live ones,
    * so one that sold nothing counts as 0) and Jain's fairness index over those shares
-   * (1: even; 1/n: one instance got them all). */
+   * (1: even; 1/n: one instance got them all). And how long those sales took to their write,
+   * waiting for the lock included, p50 and p99: a queue serves every buyer in about the same
+   * time, a race keeps some waiting far longer than most. */
   handOff(instances = []) {
     const sold = [...this.sections.values()]
       .filter((s) => s.outcome === 'sold' && s.exit != null)
@@ -111,15 +114,18 @@ export class Timeline {
       const gap = sold[i].enter - sold[i - 1].exit;
       if (gap >= 0) gaps.push(gap);
     }
+    const quantileMs = (us, q) => (us.length ? us[Math.ceil(q * us.length) - 1] / 1000 : null);
     gaps.sort((a, b) => a - b);
-    const p99Ms = gaps.length ? gaps[Math.ceil(0.99 * gaps.length) - 1] / 1000 : null;
+    const p99Ms = quantileMs(gaps, 0.99);
+    const took = sold.filter((s) => s.took != null).map((s) => s.took).sort((a, b) => a - b);
+    const sale = { n: took.length, p50Ms: quantileMs(took, 0.5), p99Ms: quantileMs(took, 0.99) };
     const per = Object.fromEntries(instances.map((name) => [name, 0]));
     for (const s of sold) per[s.instance] = (per[s.instance] || 0) + 1;
     const counts = Object.values(per);
     const sum = counts.reduce((a, b) => a + b, 0);
     const squares = counts.reduce((a, b) => a + b * b, 0);
     const jain = squares ? (sum * sum) / (counts.length * squares) : null;
-    return { handOffs: gaps.length, p99Ms, sections: sold.length, perInstance: per, jain };
+    return { handOffs: gaps.length, p99Ms, sections: sold.length, perInstance: per, jain, sale };
   }
 
   /** The numbers the page (and its test) can read: what is on screen. */

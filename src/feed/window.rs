@@ -39,6 +39,9 @@ struct Section {
     overlaps: i64,
     fence: String,
     renews: Vec<i64>,
+    /// How long the instance had been serving the sale when it wrote (µs), waiting for the
+    /// lock included: what the buyer waited, bar the write's own round trip.
+    took: Option<i64>,
 }
 
 /// One mark on the timeline.
@@ -91,6 +94,7 @@ impl Window {
                             overlaps: 0,
                             fence: field("fence").to_owned(),
                             renews: Vec::new(),
+                            took: None,
                         },
                     );
                 }
@@ -108,6 +112,7 @@ impl Window {
                         section.exit = Some(at);
                         section.outcome = Some(field("outcome").to_owned());
                         section.overlaps = field("overlaps").parse().unwrap_or(0);
+                        section.took = field("took_us").parse().ok();
                     }
                 }
                 kind @ ("foreign_release" | "lost_release" | "stale" | "deduct" | "store_fault"
@@ -150,7 +155,8 @@ impl Window {
     /// The window of the newest `draw` sections, and the marks between its first enter and
     /// now; without sections, the newest `draw` marks. JSON:
     /// `{"base_us", "instances", "sections": [[owner, instance, enter, exit, outcome, stock,
-    /// overlaps, fence, [renews]]], "points": [[kind, instance, at, owner, detail]]}`.
+    /// overlaps, fence, [renews], took]], "points": [[kind, instance, at, owner, detail]]}`
+    /// (`took`: µs from the sale's start on its instance to its write, not after `base_us`).
     pub fn render(&self, draw: usize) -> String {
         let sections: Vec<&Section> = self.sections.values().rev().take(draw).rev().collect();
         let points: Vec<&Point> = match sections.first() {
@@ -190,6 +196,7 @@ impl Window {
                     json!(s.overlaps),
                     json!(s.fence),
                     json!(s.renews.iter().map(|r| r - base).collect::<Vec<_>>()),
+                    json!(s.took),
                 ])
             })
             .collect();
@@ -304,6 +311,19 @@ mod tests {
         window.add(&[exit]);
         let closed: Value = serde_json::from_str(&window.render(20)).unwrap();
         assert_eq!(closed["sections"][0], json!(["abcd:1", 0, 0, 5, "sold", 9]));
+    }
+
+    #[test]
+    fn a_section_carries_how_long_its_sale_took_to_its_write() {
+        let mut window = Window::default();
+        let [enter, mut exit] = sale(1, "app1");
+        exit.fields.insert("took_us".into(), "1234".into());
+        window.add(&[enter, exit]);
+        let drawn: Value = serde_json::from_str(&window.render(20)).unwrap();
+        assert_eq!(
+            drawn["sections"][0],
+            json!(["abcd:1", 0, 0, 5, "sold", 9, 0, "", [], 1234])
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 -- ARGV[1] exits seen at enter, ARGV[2] new stock ('' = sold out, nothing to write),
 -- ARGV[3] qty, ARGV[4] the order as a JSON object, ARGV[5] fencing token or '',
 -- ARGV[6] instance, ARGV[7] owner, ARGV[8] the room's reset generation when the sale began
--- ('' when the room had none: not checked)
+-- ('' when the room had none: not checked), ARGV[9] µs since the instance began the sale
+-- (waiting for the lock included)
 -- Returns {outcome, overlaps found}: outcome 'sold', 'sold_out', 'stale', or 'reset' (writing
 -- nothing) when an admin reset the room since the sale began: n-1 from a read of the old
 -- stock, or under a lock the reset deleted, would land on the new figures. A
@@ -37,7 +38,8 @@ if overlaps > 0 then
 end
 local function leave(outcome)
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', 5000, '*', 'kind', 'exit', 'instance', ARGV[6],
-    'owner', ARGV[7], 'fence', ARGV[5], 'at_us', at, 'outcome', outcome, 'overlaps', overlaps)
+    'owner', ARGV[7], 'fence', ARGV[5], 'at_us', at, 'outcome', outcome, 'overlaps', overlaps,
+    'took_us', ARGV[9])
   if ttl > 0 then
     for _, key in ipairs(written) do redis.call('PEXPIRE', key, ttl) end
   end

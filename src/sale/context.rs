@@ -1,6 +1,7 @@
 //! What one sale needs from the instance ([`SaleCx`]), and the lock's view of it.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use oversell_api::settings::Settings;
 
@@ -35,6 +36,10 @@ pub struct SaleCx<'a> {
     pub generation: String,
     /// The room's own lock, for the `custom` tier.
     pub lab: Option<Arc<crate::lab::LabLock>>,
+    /// When this instance began the sale: its write records how long the buyer had been
+    /// served by then, waiting for the lock included, so the page can tell a queue's even
+    /// waits from a race's long tail.
+    pub began: Instant,
 }
 
 impl SaleCx<'_> {

@@ -197,4 +197,5 @@ fn commit(
         .arg(cx.instance)
         .arg(&cx.owner)
         .arg(&cx.generation)
+        .arg(u64::try_from(cx.began.elapsed().as_micros()).unwrap_or(u64::MAX))
 }

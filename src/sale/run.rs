@@ -113,6 +113,7 @@ async fn sell_once(
         store_fault_pending: room.store_fault_pending,
         generation: room.generation,
         lab: room.lab,
+        began: std::time::Instant::now(),
     };
     sell(&cx, order).await
 }
