@@ -214,7 +214,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ]),
         timing_sensitive: true,
         source: "000 lines 366–410, diamond tier; the same compare-and-delete script is in 001 \
-                 lines 62–70, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
+                 lines 70–74, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
         en: "With the work well inside the lease, the Lua-released lock is correct.",
         zh: "钻石方案：业务耗时远小于租约时，用 Lua 解锁的锁是正确的。",
         ..BASE
