@@ -295,11 +295,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              so its lock stands on exactly three. Right after, one of those three crashes and \
              restarts empty (no persistence). The two others come back empty too: three masters \
              without the lock make a new majority, and a second buyer gets the 'same' lock while \
-             the first still works. One item, sold twice.",
+             the first still works. One item, sold twice. \
+             002 (lines 604, 620) says Redlock avoids the lock a failover loses and keeps the \
+             data correct: a master restarted without its data loses the lock just as a \
+             promoted replica did.",
         zh: "批评文章里的第一个反例。持锁者加锁时有两个主节点短暂宕机，锁只落在三个节点上，\
              刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
              三个没有这把锁的节点凑成了新的多数，第一个持锁者还在处理业务，第二个买家就拿到了“同一把”锁：\
-             一件商品卖了两次。",
+             一件商品卖了两次。\
+             002（第 604、620 行）说红锁避开了主从切换丢锁的问题、能保证数据正确：\
+             可一个不带数据重启的主节点，和被提升的从节点一样会把锁丢掉。",
         ..STORE_FAULT
     },
     Scenario {

@@ -274,14 +274,22 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              the lease that was meant to free a lock whose holder is gone never runs out. Only \
              a reset, which deletes the lock, ends it (the renewal then finds nothing and \
              stops). The fix proposed upstream ties the renewal to the hold: start it before the lock is \
-             taken and cancel it before the unlock is sent, as this fleet drops it with the hold.",
+             taken and cancel it before the unlock is sent, as this fleet drops it with the hold. \
+             001 (line 152) says the watchdog guarantees no deadlock: here the watchdog is the \
+             deadlock. 002's tryLock() (lines 451–457) makes the same orphan another way: it \
+             takes the lock, starts the renewal and returns false, so a caller that unlocks \
+             only on true leaves a lock renewed for ever.",
         zh: "一个买家的解锁跑到了它自己的加锁前面，就像加锁调用在 SET 还在路上时被中断，\
              finally 里的解锁先执行了：解锁什么也没找到（记为“锁已丢失”），随后 SET 才到达，\
              拿到了锁。买家已经离开，以为自己什么也没持有，可它的加锁启动了看门狗，没有人让它停下：\
              它每 100 毫秒把 300 毫秒的租约续回去，却是在为没有人续期。之后的每个买家都等满 1.5 秒的\
              等待期限（五个租约），收到 503（六个买家用两个连接，最多只有一个能在孤儿锁出现之前卖出）；本该让失去主人的锁自动释放的租约永远不会到期。\
              只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。上游提出的修复把续期和\
-             持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。",
+             持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。\
+             001（第 152 行）说看门狗保证不会死锁：在这里，死锁恰恰是看门狗造成的。\
+             002 的 tryLock()（第 451–457 行）换一条路造出同样的孤儿锁：\
+             它拿到锁、启动续期，却返回 false，只在返回 true 时才解锁的调用者就留下一把永\
+             远有人续期的锁。",
         ..BASE
     },
     Scenario {
@@ -359,12 +367,22 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              it stops. Nothing renews the lease again. The holder works on for 7 s, its 6 s \
              lease runs out, the waiting buyer takes the lock and works beside it, and the \
              holder's unlock finds the lock gone. The store was back with over 2 s of lease left; \
-             the lock was lost to the renewal that did not come back.",
+             the lock was lost to the renewal that did not come back. \
+             The Redisson code 001 prints does just this (lines 216–219): a failed renewal \
+             logs \"Can't update lock … expiration\" and returns without scheduling another, \
+             so 001's word (line 151) that a held lock's key never expires is true only while \
+             every renewal succeeds. 002's own renewal (lines 537–544) stops the same way, \
+             without a word.",
         zh: "持锁者刚拿到锁，锁存储的 Redis 就崩溃了，3.3 秒后带着这把锁回来：它在每次应答之前都先写\
              追加日志（AOF）。看门狗在 2 秒时的续期碰上了宕机的存储，失败了；而这个看门狗和报告里的 \
              Redisson 一样，只有续期成功才安排下一次：它就此停下，再也没有人续期。持锁者还要处理 7 秒\
              业务，6 秒的租约到期，等待的买家拿到锁，和它同时处理业务；持锁者解锁时发现锁已经没了。\
-             存储回来时租约还剩两秒多，锁却丢在了那次再也没有恢复的续期上。",
+             存储回来时租约还剩两秒多，锁却丢在了那次再也没有恢复的续期上。\
+             001 贴出的 Redisson 代码正是这样（第 216–219 行）：\
+             续期失败只记一行“Can't update lock … expiration”的日志就\
+             返回，不再安排下一次；所以 001（第 151 行）说的“一直持有锁，键就不会过期”，\
+             只在每次续期都成功时才成立。002 自己写的续期（第 537–544 行）\
+             也这样停下，连日志都没有。",
         ..BASE
     },
     Scenario {
