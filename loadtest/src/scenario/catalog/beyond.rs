@@ -79,10 +79,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
-                 write (checkLockSyncedSlaves, on by default since RedissonRedLock was deprecated \
-                 in 3.12.5); Redis' WAIT documentation, which warns that even WAIT does not make \
-                 a failover lossless",
+        source: "The loss it narrows is the articles' (001 line 94, 002 line 678, 003 line 67); \
+                 the remedy is not in them: Redisson's RLock waits for the replicas after each \
+                 lock write (checkLockSyncedSlaves, on by default since RedissonRedLock was \
+                 deprecated in 3.12.5); Redis' WAIT documentation, which warns that even WAIT \
+                 does not make a failover lossless",
         en: "The same failover, but every lock write waits (WAIT 1) until the replica has it, \
              or the acquire fails. The lock is on the replica before the holder goes on, so the \
              promoted replica still holds it: one holder, no oversell. The price: a round trip \
@@ -137,8 +138,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
-                 write on a cluster too (checkLockSyncedSlaves); Redis' WAIT documentation",
+        source: "The loss it narrows is 003 line 67's (a master that dies before its replica \
+                 has the lock; the deployment, 001 lines 86–90); the remedy is not in the \
+                 articles: Redisson's RLock waits for the replicas after each lock write on a \
+                 cluster too (checkLockSyncedSlaves); Redis' WAIT documentation",
         en: "The same shard failover, but every lock write waits (WAIT 1, sent to the master \
              owning the lock's slot) until that master's replica has it. The promoted replica \
              still holds the lock: one holder, no oversell. As with Sentinel it narrows the \

@@ -117,7 +117,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::gt("stale_writes_rejected", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001's ZooKeeper lock, lines 255–480, with Martin Kleppmann's fencing token \
+        source: "001 lines 255–480, the ZooKeeper lock, with Martin Kleppmann's fencing token \
                  (\"How to do distributed locking\", 2016, the post 001 cites on line 491): the \
                  lock node's creation zxid",
         en: "The same freeze, but the holder's token is its node's creation zxid, which only \
