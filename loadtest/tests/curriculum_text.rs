@@ -364,10 +364,7 @@ fn citations(text: &str) -> Vec<Cited> {
             }
         }
         let mut lines = Vec::new();
-        loop {
-            let Some((first, after)) = line_number(rest) else {
-                break;
-            };
+        while let Some((first, after)) = line_number(rest) {
             rest = after;
             let mut last = first;
             if let Some(after) = rest.strip_prefix('–').or_else(|| rest.strip_prefix('-')) {
@@ -398,8 +395,8 @@ fn citations(text: &str) -> Vec<Cited> {
     out
 }
 
-/// A line number at the start of `s` (digits, not starting with 0, not followed by a letter
-/// or another digit group such as `2016`'s), and the rest after it.
+/// A line number at the start of `s` (digits, not starting with 0, not run into a letter),
+/// and the rest after it.
 fn line_number(s: &str) -> Option<(usize, &str)> {
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let digits = &s[..end];
@@ -420,20 +417,21 @@ fn citations_are_read_as_the_catalog_writes_them() {
          004's Jedis unlock; 10,000 and 8_000; Kleppmann 2016; 002 705, 774; \
          002（第 604、620 行）；003 第 41 行",
     );
-    let found: Vec<(usize, Vec<(usize, usize)>, bool)> = cited
-        .into_iter()
-        .map(|c| (c.article, c.lines, c.worded))
-        .collect();
+    let cite = |article, lines: &[(usize, usize)], worded| Cited {
+        article,
+        lines: lines.to_vec(),
+        worded,
+    };
     assert_eq!(
-        found,
+        cited,
         vec![
-            (1, vec![(94, 94)], true),
-            (2, vec![(602, 604), (678, 678)], true),
-            (3, vec![(67, 67)], true),
-            (0, vec![(83, 88), (102, 102)], true),
-            (2, vec![(705, 705), (774, 774)], false),
-            (2, vec![(604, 604), (620, 620)], true),
-            (3, vec![(41, 41)], true),
+            cite(1, &[(94, 94)], true),
+            cite(2, &[(602, 604), (678, 678)], true),
+            cite(3, &[(67, 67)], true),
+            cite(0, &[(83, 88), (102, 102)], true),
+            cite(2, &[(705, 705), (774, 774)], false),
+            cite(2, &[(604, 604), (620, 620)], true),
+            cite(3, &[(41, 41)], true),
         ]
     );
 }
