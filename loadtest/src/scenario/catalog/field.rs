@@ -385,8 +385,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              The Redisson code 001 prints does just this (lines 216–219): a failed renewal \
              logs \"Can't update lock … expiration\" and returns without scheduling another, \
              so 001's word (line 151) that a held lock's key never expires is true only while \
-             every renewal succeeds. 002's own renewal (lines 537–544) stops the same way, \
-             without a word.",
+             every renewal succeeds. 002's own renewal (lines 537–544) stops the same way: it \
+             schedules the next one only after a success.",
         zh: "持锁者刚拿到锁，锁存储的 Redis 就崩溃了，3.3 秒后带着这把锁回来：它在每次应答之前都先写\
              追加日志（AOF）。看门狗在 2 秒时的续期碰上了宕机的存储，失败了；而这个看门狗和报告里的 \
              Redisson 一样，只有续期成功才安排下一次：它就此停下，再也没有人续期。持锁者还要处理 7 秒\
@@ -396,7 +396,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              续期失败只记一行“Can't update lock … expiration”的日志就\
              返回，不再安排下一次；所以 001（第 151 行）说的“一直持有锁，键就不会过期”，\
              只在每次续期都成功时才成立。002 自己写的续期（第 537–544 行）\
-             也这样停下，连日志都没有。",
+             也一样：只有续期成功才安排下一次。",
         ..BASE
     },
     Scenario {

@@ -49,15 +49,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              everyone behind it waits until its session ends; the recipe here keeps its node's \
              name from the moment it creates it. \
              It slips before that too (lines 358–365): it sorts every node under the shared \
-             /locks, whatever lock it is for, so a lock's buyers queue behind other locks' \
-             holders; here each room has a dir of its own.",
+             /locks, whatever lock it is for, so a lock's buyers queue behind the \
+             nodes of other locks; here each room has a dir of its own.",
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
              其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
              没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。001 手写的版本（第 374–384 行）\
              在这里有个疏漏：等待者去看时，如果前一个节点已经没了，它就直接往下走，却没有记下自己的节点，\
              解锁时删不掉它，后面的人都得等到它的会话结束；这里的实现从创建节点的那一刻起就记着它的名字。\
              在这之前它还有一处疏漏（第 358–365 行）：它把公共目录 /locks 下的所有节\
-             点放在一起排序，不管属于哪把锁，于是一把锁的买家要排在别的锁的持有者后面；\
+             点放在一起排序，不管属于哪把锁，于是一把锁的买家要排在别的锁的节点后面；\
              这里每个房间都有自己的目录。",
         ..ZOOKEEPER
     },
