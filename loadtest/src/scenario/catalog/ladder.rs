@@ -349,7 +349,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         // measured in the hold-rate run.
         timing_sensitive: true,
         source: "001 lines 151–152: Redisson's watchdog guarantees no deadlock, because a machine \
-                 that dies takes its watchdog with it and the key expires after the 30 s lease",
+                 that dies takes its watchdog with it and the key expires after the 30 s lease \
+                 (true of a holder that dies; renewal-outlives-unlock shows a watchdog that \
+                 outlives its hold)",
         en: "The holder dies inside the critical section, and its watchdog dies with it: nobody \
              renews the lease, and the lock frees itself when the lease (1 s here) runs out. \
              Sales stall for one lease, then resume without a reset. That is how a watchdog \
