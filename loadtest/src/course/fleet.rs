@@ -1,6 +1,8 @@
 //! The fleet a chapter needs, started and stopped for it: `oversell up` with the chapter's
 //! flags on this machine, or the compose profile of the same fleet (`deploy/compose.sh`).
-//! A fleet that cannot start says why, in the last lines its launcher printed.
+//! A fleet that cannot start says why, in the last lines its launcher printed; one this
+//! machine cannot start at all (no root for its network, no ZooKeeper, no PostgreSQL) is not
+//! tried: its chapters are listed NOT RUN with what is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -37,8 +39,60 @@ pub struct FleetSpec {
     /// The compose profile (empty: the shared fleet) and its `LOCK_PERSISTENCE`.
     pub profile: String,
     pub persistence: String,
-    /// Whether `oversell up` needs root for it (a network of its own).
+    /// Whether `oversell up` needs root for it (a network of its own, made with `ip` and
+    /// `nft`).
     pub needs_root: bool,
+    /// Whether it runs ZooKeeper servers (java and Debian's jar).
+    pub needs_zookeeper: bool,
+    /// Whether it runs a PostgreSQL server.
+    pub needs_postgres: bool,
+}
+
+/// What this machine has of what `oversell up` needs beyond Redis and nginx, found once
+/// before the course starts its first fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    pub root: bool,
+    /// `ip` (iproute2) and `nft` (nftables), for the network namespaces.
+    pub ip: bool,
+    pub nft: bool,
+    /// `java` and `/usr/share/java/zookeeper.jar`, for ZooKeeper.
+    pub java: bool,
+    pub zookeeper_jar: bool,
+    /// A server binary at `/usr/lib/postgresql/<version>/bin/postgres`.
+    pub postgres: bool,
+}
+
+/// Debian's ZooKeeper jar, where `oversell up` looks for it.
+const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+/// Where Debian keeps PostgreSQL's server binaries, one dir per version.
+const POSTGRES_VERSIONS: &str = "/usr/lib/postgresql";
+
+impl Machine {
+    /// Looks at this machine: its user, its PATH (and the sbin dirs, where `ip` and `nft`
+    /// live, as `oversell up` looks for its tools), and Debian's places for the rest.
+    pub fn here() -> Machine {
+        let postgres = std::fs::read_dir(POSTGRES_VERSIONS).is_ok_and(|versions| {
+            versions
+                .flatten()
+                .any(|v| v.path().join("bin/postgres").is_file())
+        });
+        Machine {
+            root: is_root(),
+            ip: on_path("ip"),
+            nft: on_path("nft"),
+            java: on_path("java"),
+            zookeeper_jar: Path::new(ZOOKEEPER_JAR).is_file(),
+            postgres,
+        }
+    }
+}
+
+fn on_path(name: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
+        .any(|dir| dir.join(name).is_file())
 }
 
 impl FleetSpec {
@@ -60,6 +114,8 @@ impl FleetSpec {
                 .persistence
                 .map_or("none".into(), |p| p.id().to_owned()),
             needs_root: store.netns,
+            needs_zookeeper: store.zookeeper > 0,
+            needs_postgres: store.postgres,
         }
     }
 
@@ -76,14 +132,46 @@ impl FleetSpec {
         }
     }
 
-    /// Why this machine cannot start it, if it cannot: the partitions need network
-    /// namespaces, which `oversell up` makes as root (compose has a network anyway).
-    pub fn cannot_run_here(&self, on: On) -> Option<String> {
-        (on == On::Up && self.needs_root && !is_root()).then(|| {
-            "needs root: `oversell up --network netns` makes a network namespace per process \
-             (run the course as root, or with --on compose)"
-                .to_owned()
-        })
+    /// Why a machine with `here` cannot start it, if it cannot: everything it lacks, in one
+    /// line. The partitions need network namespaces, which `oversell up` makes as root with
+    /// `ip` and `nft`; ZooKeeper needs java and its jar, the database chapters PostgreSQL's
+    /// server. Compose brings all of them in its images, so it needs nothing here.
+    pub fn cannot_run_here(&self, on: On, here: &Machine) -> Option<String> {
+        if on == On::Compose {
+            return None;
+        }
+        let mut missing: Vec<&str> = Vec::new();
+        if self.needs_root {
+            if !here.root {
+                missing.push(
+                    "root: `oversell up --network netns` makes a network namespace per process \
+                     (run the course as root, or with --on compose)",
+                );
+            }
+            if !here.ip {
+                missing.push("`ip` for the network namespaces (sudo apt-get install -y iproute2)");
+            }
+            if !here.nft {
+                missing.push("`nft` for the network's cuts (sudo apt-get install -y nftables)");
+            }
+        }
+        if self.needs_zookeeper {
+            if !here.java {
+                missing.push("`java` for ZooKeeper (sudo apt-get install -y zookeeper)");
+            }
+            if !here.zookeeper_jar {
+                missing.push(
+                    "ZooKeeper, /usr/share/java/zookeeper.jar (sudo apt-get install -y zookeeper)",
+                );
+            }
+        }
+        if self.needs_postgres && !here.postgres {
+            missing.push(
+                "PostgreSQL's server, /usr/lib/postgresql/*/bin/postgres (sudo apt-get install \
+                 -y postgresql)",
+            );
+        }
+        (!missing.is_empty()).then(|| format!("needs {}", missing.join("; ")))
     }
 }
 
@@ -284,4 +372,156 @@ pub fn oversell_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     on_path.ok_or_else(|| {
         anyhow!("no oversell binary beside loadtest or on PATH: build it (cargo build --release) or pass --oversell PATH")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A machine with everything `oversell up` may need.
+    const EVERYTHING: Machine = Machine {
+        root: true,
+        ip: true,
+        nft: true,
+        java: true,
+        zookeeper_jar: true,
+        postgres: true,
+    };
+
+    fn spec(store: StoreSetup) -> FleetSpec {
+        FleetSpec::of(&store)
+    }
+
+    #[test]
+    fn a_machine_with_everything_runs_every_fleet() {
+        for store in [
+            StoreSetup::ANY,
+            StoreSetup::zookeeper(3),
+            StoreSetup::postgres(),
+            StoreSetup::zookeeper(1).partitioned(),
+            StoreSetup::postgres().partitioned(),
+        ] {
+            assert_eq!(spec(store).cannot_run_here(On::Up, &EVERYTHING), None);
+        }
+    }
+
+    #[test]
+    fn the_default_fleet_needs_nothing_beyond_redis() {
+        let bare = Machine {
+            root: false,
+            ip: false,
+            nft: false,
+            java: false,
+            zookeeper_jar: false,
+            postgres: false,
+        };
+        assert_eq!(spec(StoreSetup::ANY).cannot_run_here(On::Up, &bare), None);
+        assert_eq!(
+            spec(StoreSetup::single_any()).cannot_run_here(On::Up, &bare),
+            None
+        );
+    }
+
+    #[test]
+    fn each_missing_tool_is_named_for_the_fleets_that_need_it() {
+        let no_java = Machine {
+            java: false,
+            ..EVERYTHING
+        };
+        let why = spec(StoreSetup::zookeeper(1))
+            .cannot_run_here(On::Up, &no_java)
+            .unwrap();
+        assert!(why.contains("`java`"), "{why}");
+        assert_eq!(
+            spec(StoreSetup::postgres()).cannot_run_here(On::Up, &no_java),
+            None
+        );
+
+        let no_jar = Machine {
+            zookeeper_jar: false,
+            ..EVERYTHING
+        };
+        let why = spec(StoreSetup::zookeeper(3))
+            .cannot_run_here(On::Up, &no_jar)
+            .unwrap();
+        assert!(why.contains("zookeeper.jar"), "{why}");
+
+        let no_postgres = Machine {
+            postgres: false,
+            ..EVERYTHING
+        };
+        let why = spec(StoreSetup::postgres())
+            .cannot_run_here(On::Up, &no_postgres)
+            .unwrap();
+        assert!(why.contains("/usr/lib/postgresql/*/bin/postgres"), "{why}");
+        assert_eq!(
+            spec(StoreSetup::zookeeper(1)).cannot_run_here(On::Up, &no_postgres),
+            None
+        );
+
+        for (machine, tool) in [
+            (
+                Machine {
+                    root: false,
+                    ..EVERYTHING
+                },
+                "root",
+            ),
+            (
+                Machine {
+                    ip: false,
+                    ..EVERYTHING
+                },
+                "`ip`",
+            ),
+            (
+                Machine {
+                    nft: false,
+                    ..EVERYTHING
+                },
+                "`nft`",
+            ),
+        ] {
+            let why = spec(StoreSetup::single_any().partitioned())
+                .cannot_run_here(On::Up, &machine)
+                .unwrap();
+            assert!(why.contains(tool), "{tool}: {why}");
+            assert_eq!(
+                spec(StoreSetup::ANY).cannot_run_here(On::Up, &machine),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn a_fleet_missing_two_things_names_both() {
+        let machine = Machine {
+            root: false,
+            java: false,
+            ..EVERYTHING
+        };
+        let why = spec(StoreSetup::zookeeper(1).partitioned())
+            .cannot_run_here(On::Up, &machine)
+            .unwrap();
+        assert!(why.contains("root") && why.contains("`java`"), "{why}");
+    }
+
+    #[test]
+    fn compose_needs_nothing_of_this_machine() {
+        let bare = Machine {
+            root: false,
+            ip: false,
+            nft: false,
+            java: false,
+            zookeeper_jar: false,
+            postgres: false,
+        };
+        for store in [
+            StoreSetup::zookeeper(3),
+            StoreSetup::postgres(),
+            StoreSetup::zookeeper(1).partitioned(),
+        ] {
+            assert_eq!(spec(store).cannot_run_here(On::Compose, &bare), None);
+        }
+    }
 }

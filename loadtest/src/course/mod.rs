@@ -16,7 +16,7 @@ use clap::Args;
 use crate::admin::AdminClient;
 use crate::scenario::{group_of, Runner, Scenario, CATALOG, GROUPS};
 use crate::target::Targets;
-use fleet::{FleetSpec, Launchers, On};
+use fleet::{FleetSpec, Launchers, Machine, On};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -122,6 +122,7 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
         token: random_token()?,
         logs: logs.clone(),
     };
+    let here = Machine::here();
     let started = Instant::now();
     let total = chapters.len();
     let mut done: Vec<Chapter> = Vec::with_capacity(total);
@@ -134,7 +135,7 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
             .find(|&j| FleetSpec::of(&chapters[j].store) != spec)
             .unwrap_or(total);
         let described = spec.describe(args.on);
-        if let Some(why) = spec.cannot_run_here(args.on) {
+        if let Some(why) = spec.cannot_run_here(args.on, &here) {
             for scenario in &chapters[i..end] {
                 let chapter = not_run(scenario, &described, Outcome::NotRun(why.clone()));
                 progress(done.len() + 1, total, &chapter);

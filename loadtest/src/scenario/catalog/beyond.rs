@@ -79,10 +79,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
-                 write (checkLockSyncedSlaves, on by default since RedissonRedLock was deprecated \
-                 in 3.12.5); Redis' WAIT documentation, which warns that even WAIT does not make \
-                 a failover lossless",
+        source: "The loss it narrows is the articles' (001 line 94, 002 line 678, 003 line 67); \
+                 the remedy is not in them: Redisson's RLock waits for the replicas after each \
+                 lock write (checkLockSyncedSlaves, on by default since RedissonRedLock was \
+                 deprecated in 3.12.5); Redis' WAIT documentation, which warns that even WAIT \
+                 does not make a failover lossless",
         en: "The same failover, but every lock write waits (WAIT 1) until the replica has it, \
              or the acquire fails. The lock is on the replica before the holder goes on, so the \
              promoted replica still holds it: one holder, no oversell. The price: a round trip \
@@ -137,8 +138,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("orders", 1.0),
             Check::eq("store_faults", 1.0),
         ]),
-        source: "not in the articles: Redisson's RLock waits for the replicas after each lock \
-                 write on a cluster too (checkLockSyncedSlaves); Redis' WAIT documentation",
+        source: "The loss it narrows is 003 line 67's (a master that dies before its replica \
+                 has the lock; the deployment, 001 lines 86–90); the remedy is not in the \
+                 articles: Redisson's RLock waits for the replicas after each lock write on a \
+                 cluster too (checkLockSyncedSlaves); Redis' WAIT documentation",
         en: "The same shard failover, but every lock write waits (WAIT 1, sent to the master \
              owning the lock's slot) until that master's replica has it. The promoted replica \
              still holds the lock: one holder, no oversell. As with Sentinel it narrows the \
@@ -295,11 +298,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              so its lock stands on exactly three. Right after, one of those three crashes and \
              restarts empty (no persistence). The two others come back empty too: three masters \
              without the lock make a new majority, and a second buyer gets the 'same' lock while \
-             the first still works. One item, sold twice.",
+             the first still works. One item, sold twice. \
+             002 (lines 604, 620) says Redlock avoids the lock a failover loses and keeps the \
+             data correct: a master restarted without its data loses the lock just as a \
+             promoted replica did.",
         zh: "批评文章里的第一个反例。持锁者加锁时有两个主节点短暂宕机，锁只落在三个节点上，\
              刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
              三个没有这把锁的节点凑成了新的多数，第一个持锁者还在处理业务，第二个买家就拿到了“同一把”锁：\
-             一件商品卖了两次。",
+             一件商品卖了两次。\
+             002（第 604、620 行）说红锁避开了主从切换丢锁的问题、能保证数据正确：\
+             可一个不带数据重启的主节点，和被提升的从节点一样会把锁丢掉。",
         ..STORE_FAULT
     },
     Scenario {

@@ -4,7 +4,8 @@
 //! other chapter.
 //!
 //! Sources: the issues and pull requests each chapter names (Redisson, redsync,
-//! node-redlock), read in their own threads; none of the five articles tells these stories.
+//! node-redlock), read in their own threads; none of the five articles tells these stories,
+//! but each chapter names the lines where an article's code or word meets its failure.
 //! The chapters on the default fleet come first, then the Redlock one (five masters), then
 //! the two that need a lock store of their own, so a course runs them on three fleets.
 
@@ -86,7 +87,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  the other request had locked and released within milliseconds, and this one \
                  still failed after 3 s; #5761, locks that miss unlock messages, was confirmed \
                  and fixed); #3018, the maintainer's answer to the race: Redisson subscribes, \
-                 then tries once more, then waits",
+                 then tries once more, then waits, the order 004 lines 353–376 print (the \
+                 failed attempt, the subscription at line 359, the attempt again at line 365, \
+                 then a wait of at most the lease left): this waiter skips the attempt again",
         en: "Two buyers, two items, a lock held for 300 ms. The second buyer's attempt fails; \
              only then does it ask to hear release messages, and the subscription takes 600 ms \
              to come through. The holder releases and publishes inside that gap: the message \
@@ -122,8 +125,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ]),
         timing_sensitive: true,
         source: "Redisson issues #1763 and #3018: RedissonLock subscribes and then tries again \
-                 before it waits; this fleet's waiters go one step further and stand in line for \
-                 release messages before their first attempt",
+                 before it waits, as 004 lines 359–376 print it; this fleet's waiters go one step \
+                 further and stand in line for release messages before their first attempt",
         en: "The same two buyers and the same 600 ms gap after the failed attempt, but this \
              fleet's waiter was listening before it tried: it joins its instance's line for \
              release messages first, then attempts. The release published during the gap is \
@@ -156,7 +159,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  answers with an error, first a misleading \"lock already taken\", then its own \
                  ErrLockAlreadyExpired); Redisson issues #2269 and #4869 (unlock() throws \
                  IllegalMonitorStateException once the lease has run out): what a plain DEL \
-                 would do in their place",
+                 would do in their place, the DEL of 000's gold tier (lines 210–295) and of \
+                 003 lines 33–38",
         en: "The unlock both libraries refuse, done anyway: work (150 ms) outlasts the lease \
              (60 ms), the next buyer takes the lock, and the first one's plain DEL removes it, \
              letting a third in beside the second. The first holder hears nothing: a DEL \
@@ -187,7 +191,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "Redisson issue #2269 (lock(15, SECONDS), then unlock() in finally throws \
                  IllegalMonitorStateException, \"attempt to unlock lock, not locked by current \
                  thread\"; a commenter reproduced it with a tiny lockWatchdogTimeout) and #4869; \
-                 redsync pull request #143 (the same unlock returns ErrLockAlreadyExpired)",
+                 redsync pull request #143 (the same unlock returns ErrLockAlreadyExpired); the \
+                 unlock 004 lines 505–513 print turns the script's nil into that exception, and \
+                 002 lines 503–505 throw their own when the lock is gone",
         en: "Redisson's lock with a lease of its own, as in the report: lock(leaseTime) starts \
              no watchdog, the 500 ms of work outlasts the 200 ms lease, and the unlock in \
              finally finds the hash gone or someone else's. Its script compares the owner, so \
@@ -221,7 +227,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "Redisson issue #2665 (IllegalMonitorStateException at unlock, well inside the \
                  30 s watchdog timeout, on a server whose CPU had been at 100% for minutes; the \
                  maintainer's answer: the watchdog's thread was not scheduled, so the lease \
-                 ran out)",
+                 ran out); the renewal as a timer task every third of the lease, 001 lines \
+                 205–231 and 002 lines 537–544, offered against pauses by 002 line 644",
         en: "The holder reads the stock, and then its instance's CPU is taken: every worker \
              of its async runtime spins on CPU-bound work for 1.2 s. The process is alive and \
              busy, not paused, but the watchdog's next renewal is a task like any other and \
@@ -263,7 +270,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  cancel of the renewal can run before the acquire schedules it; the key then \
                  stays in Redis, its TTL pushed back up to the watchdog timeout again and again, \
                  with no holder) and pull request #7277, which proposes to register the renewal \
-                 before the SET and cancel it before the unlock",
+                 before the SET and cancel it before the unlock; 004 lines 495–518 print the \
+                 unlock that cancels the renewal only once its reply is in; 001 line 152 (the \
+                 watchdog said to guarantee no deadlock) and 002 lines 451–457 (a tryLock() \
+                 that keeps a lock it reports not taken)",
         en: "One buyer's unlock overtakes its own acquire, as the finally block of a lock call \
              interrupted while its SET was on the wire: the unlock runs first and finds \
              nothing (counted as a lost release), then the SET lands and takes the lock. The \
@@ -274,14 +284,22 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              the lease that was meant to free a lock whose holder is gone never runs out. Only \
              a reset, which deletes the lock, ends it (the renewal then finds nothing and \
              stops). The fix proposed upstream ties the renewal to the hold: start it before the lock is \
-             taken and cancel it before the unlock is sent, as this fleet drops it with the hold.",
+             taken and cancel it before the unlock is sent, as this fleet drops it with the hold. \
+             001 (line 152) says the watchdog guarantees no deadlock: here the watchdog is the \
+             deadlock. 002's tryLock() (lines 451–457) makes the same orphan another way: it \
+             takes the lock, starts the renewal and returns false, so a caller that unlocks \
+             only on true leaves a lock renewed for ever.",
         zh: "一个买家的解锁跑到了它自己的加锁前面，就像加锁调用在 SET 还在路上时被中断，\
              finally 里的解锁先执行了：解锁什么也没找到（记为“锁已丢失”），随后 SET 才到达，\
              拿到了锁。买家已经离开，以为自己什么也没持有，可它的加锁启动了看门狗，没有人让它停下：\
              它每 100 毫秒把 300 毫秒的租约续回去，却是在为没有人续期。之后的每个买家都等满 1.5 秒的\
              等待期限（五个租约），收到 503（六个买家用两个连接，最多只有一个能在孤儿锁出现之前卖出）；本该让失去主人的锁自动释放的租约永远不会到期。\
              只有重置删掉这把锁才能结束（续期随后找不到锁，自己停下）。上游提出的修复把续期和\
-             持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。",
+             持有绑在一起：在加锁之前登记续期，在发出解锁之前取消，本项目则让续期随持有一起结束。\
+             001（第 152 行）说看门狗保证不会死锁：在这里，死锁恰恰是看门狗造成的。\
+             002 的 tryLock()（第 451–457 行）换一条路造出同样的孤儿锁：\
+             它拿到锁、启动续期，却返回 false，只在返回 true 时才解锁的调用者就留下一把永\
+             远有人续期的锁。",
         ..BASE
     },
     Scenario {
@@ -310,7 +328,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  noticed, throwing \"Cannot extend an already-expired lock\"), issue #299 (the \
                  expiry counted from the start of the whole acquire, across its retries) and \
                  pull request #369 (check the validity at acquire, as the published algorithm \
-                 asks, and fail); Redlock as redis.io publishes it, step 3",
+                 asks, and fail); Redlock as redis.io publishes it, step 3; the check this \
+                 client skips is 001 lines 100–104 and 002 lines 612–615 (t2 − t1 against the \
+                 lease)",
         en: "The same slow vote as redlock-validity-runs-out: one master of five stopped for \
              80 ms while the next buyer asks for a 50 ms lock. Four masters grant at once, the \
              fifth late, and by then the lease has run out on the four. That chapter's client \
@@ -351,7 +371,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "Redisson issue #775 (a lock held indefinitely under the watchdog vanished after \
                  a master/slave failover: the renewal that timed out during the failover was \
                  logged, \"Can't update lock ... expiration\", and never scheduled again); the \
-                 same stop after a connection error in #2515 and #3194",
+                 same stop after a connection error in #2515 and #3194; the code 001 lines \
+                 200–236 print stops the same way (lines 216–219), against line 151's word that \
+                 a held lock never expires; 002 lines 537–544 renew only after a success too",
         en: "The lock store's Redis dies right after the holder took the lock and is back 3.3 s \
              later, with the lock: its append-only file is written before every reply. The \
              watchdog's renewal due at 2 s meets the dead store and fails, and this watchdog, \
@@ -359,12 +381,22 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              it stops. Nothing renews the lease again. The holder works on for 7 s, its 6 s \
              lease runs out, the waiting buyer takes the lock and works beside it, and the \
              holder's unlock finds the lock gone. The store was back with over 2 s of lease left; \
-             the lock was lost to the renewal that did not come back.",
+             the lock was lost to the renewal that did not come back. \
+             The Redisson code 001 prints does just this (lines 216–219): a failed renewal \
+             logs \"Can't update lock … expiration\" and returns without scheduling another, \
+             so 001's word (line 151) that a held lock's key never expires is true only while \
+             every renewal succeeds. 002's own renewal (lines 537–544) stops the same way: it \
+             schedules the next one only after a success.",
         zh: "持锁者刚拿到锁，锁存储的 Redis 就崩溃了，3.3 秒后带着这把锁回来：它在每次应答之前都先写\
              追加日志（AOF）。看门狗在 2 秒时的续期碰上了宕机的存储，失败了；而这个看门狗和报告里的 \
              Redisson 一样，只有续期成功才安排下一次：它就此停下，再也没有人续期。持锁者还要处理 7 秒\
              业务，6 秒的租约到期，等待的买家拿到锁，和它同时处理业务；持锁者解锁时发现锁已经没了。\
-             存储回来时租约还剩两秒多，锁却丢在了那次再也没有恢复的续期上。",
+             存储回来时租约还剩两秒多，锁却丢在了那次再也没有恢复的续期上。\
+             001 贴出的 Redisson 代码正是这样（第 216–219 行）：\
+             续期失败只记一行“Can't update lock … expiration”的日志就\
+             返回，不再安排下一次；所以 001（第 151 行）说的“一直持有锁，键就不会过期”，\
+             只在每次续期都成功时才成立。002 自己写的续期（第 537–544 行）\
+             也一样：只有续期成功才安排下一次。",
         ..BASE
     },
     Scenario {
@@ -384,8 +416,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::eq("store_faults", 1.0),
         ]),
         timing_sensitive: true,
-        source: "Redisson issue #775 and its fix (a failed renewal is scheduled again); this \
-                 fleet's watchdog tries again at the next tick",
+        source: "Redisson issue #775 and its fix (a failed renewal is scheduled again), against \
+                 the renewal 001 lines 216–219 print; this fleet's watchdog tries again at the \
+                 next tick",
         en: "The same outage under the same hold, with this fleet's watchdog: the renewal at \
              2 s fails, the one at 4 s finds the store back and the lock in it, and the lease \
              is pushed on as before. The holder finishes its 7 s of work under its lock, the \

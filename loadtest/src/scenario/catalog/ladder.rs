@@ -80,12 +80,20 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              The retry here is a loop, as 002 ends up writing it. 000 retries by calling itself \
              and sleeps 'so the stack does not overflow': the sleep only slows the recursion \
              down, every retry still adds a frame, and a lock that is never freed overflows the \
-             stack all the same. A loop keeps one frame however long it waits.",
+             stack all the same. A loop keeps one frame however long it waits. \
+             A slip of 000's own (lines 83–88, 102): it calls `SET key value NX` the SETNX \
+             command. SETNX is a command of its own that takes a key and a value and nothing \
+             else; NX is an option of SET, and only SET can take PX beside it in the same \
+             command, the confusion behind 003's `setnx … nx px` (line 41).",
         zh: "青铜方案：持锁的实例在临界区里崩溃。SETNX 没有设置租约，这把锁再也没人删，\
              之后的买家全部等到超时（死锁），只能手动重置。这里的重试是一个循环，\
              也就是 002 最后改成的 while 写法。000 用递归重试，说先睡一会儿是为了不让栈溢出：\
              其实睡眠只是让递归慢下来，每次重试仍然多压一层栈，锁永远不释放时照样会栈溢出。\
-             循环则不管等多久都只占一层栈。",
+             循环则不管等多久都只占一层栈。\
+             000 自己在这里也有个疏漏（第 83–88、102 行）：它把 `SET key value NX` 叫\
+             作 SETNX 命令。SETNX 是一条独立的命令，只接受键和值；NX 是 SET 的选\
+             项，也只有 SET 能在同一条命令里再带上 PX——003 第 41 行的 `setnx … nx px` 就\
+             出自同一种混淆。",
         ..BASE
     },
     Scenario {
@@ -124,8 +132,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "000 lines 161–209, silver tier: what the EXPIRE does buy; 003 line 21 says the \
                  same",
         en: "The holder dies after EXPIRE: sales stall until the lease runs out, then resume on \
-             their own.",
-        zh: "白银方案：实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。",
+             their own. \
+             003's version of this step (line 24) writes `expire lock 3000`: EXPIRE counts \
+             seconds, so its lease is 50 minutes, a stall nobody waits out; its next step's \
+             `px 3000` is 3 s.",
+        zh: "白银方案：实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。\
+             003 这一步（第 24 行）写的是 `expire lock 3000`：\
+             EXPIRE 以秒计，这个租约长达 50 分钟，销售要停将近一个小时；它下一步的 `px 3000` 才\
+             是 3 秒。",
         ..BASE
     },
     Scenario {
@@ -214,7 +228,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ]),
         timing_sensitive: true,
         source: "000 lines 366–410, diamond tier; the same compare-and-delete script is in 001 \
-                 lines 62–70, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
+                 lines 70–74, 002 lines 291–345, 003 lines 59–66 and 004's Jedis unlock",
         en: "With the work well inside the lease, the Lua-released lock is correct.",
         zh: "钻石方案：业务耗时远小于租约时，用 Lua 解锁的锁是正确的。",
         ..BASE
@@ -306,9 +320,21 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "002 lines 346–513, the reentrant lock on a Redis hash (HINCRBY); 004 lines \
                  430–560 walk Redisson's",
         en: "Each sale takes the lock again in a nested step (hold count 2, recorded in the \
-             ledger) and does not deadlock on itself.",
+             ledger) and does not deadlock on itself. \
+             The articles slip three times here. 002's hand-made lock (lines 438–442) \
+             fixes its owner id when the lock object is built, so threads that share one \
+             object all 're-enter' one another's lock; here the owner is each buyer. It also \
+             starts another renewal timer on every acquire, re-entry included (lines 482, \
+             569), and its unlock cancels none of them. And 004 (lines 472–474) has Redisson's \
+             unlock publish first and delete below 0: the script it prints decrements, deletes \
+             at 0, and publishes only once the lock is gone.",
         zh: "每次销售都在嵌套的步骤里再次获取同一把锁（重入次数为 2，记在订单流水里），\
-             不会被自己持有的锁挡住。",
+             不会被自己持有的锁挡住。\
+             文章在这里有三处疏漏。002 手写的锁（第 438–442 行）在构造锁对象时就定下了主\
+             人标识，多个线程共用一个锁对象时，谁都能“重入”别人的锁；这里的主人是每个买家自己。\
+             它每次加锁（包括重入）都另起一个续期定时器（第 482、569 行），解锁时一个也不取消。\
+             004（第 472–474 行）说 Redisson 解锁先发布消息、计数小于 0 才删\
+             除：它贴出的脚本是先减一，减到 0 就删除，锁没了才发布消息。",
         ..BASE
     },
     Scenario {
@@ -323,7 +349,9 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         // measured in the hold-rate run.
         timing_sensitive: true,
         source: "001 lines 151–152: Redisson's watchdog guarantees no deadlock, because a machine \
-                 that dies takes its watchdog with it and the key expires after the 30 s lease",
+                 that dies takes its watchdog with it and the key expires after the 30 s lease \
+                 (true of a holder that dies; renewal-outlives-unlock shows a watchdog that \
+                 outlives its hold)",
         en: "The holder dies inside the critical section, and its watchdog dies with it: nobody \
              renews the lease, and the lock frees itself when the lease (1 s here) runs out. \
              Sales stall for one lease, then resume without a reset. That is how a watchdog \
@@ -381,13 +409,18 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              client that got the fewest sales got clearly fewer than the luckiest. Under fair \
              the buyers queue in Redis itself, the release calls the first one in line by \
              name, and newcomers go to the end: every client gets about the same share, more \
-             evenly than under the race on the same load, which the run measures first.",
+             evenly than under the race on the same load, which the run measures first. \
+             004 (lines 126, 263) says its lock makes the threads run 'in order': a lock gives \
+             exclusion, one holder at a time, not order; under the race no order holds, and \
+             only a queue like fair's gives one.",
         zh: "同样的 64 个买家，每个下 20 单，抢 640 件商品：先用 reentrant-watchdog，再用 fair。\
              看门狗锁每次释放都在 Redis 里引发一场抢夺：每个实例唤醒自己等得最久的那个买家，\
              它们同时去抢，谁的请求先到谁赢。每个实例内部按顺序排队，可整个集群没有顺序：\
              一个买家可能一输再输，卖得最少的客户端明显少于最幸运的那个。\
              fair 让买家直接在 Redis 里排队，释放时按名字叫队首的买家，新来的排到队尾：\
-             每个客户端分到的份额差不多，比同样负载下的抢锁更均匀（本次运行先测了抢锁）。",
+             每个客户端分到的份额差不多，比同样负载下的抢锁更均匀（本次运行先测了抢锁）。\
+             004（第 126、263 行）说加了锁线程就会“按顺序”执行：锁只保证互斥、\
+             一次一个持锁者，并不保证顺序；抢锁时就没有任何顺序，只有 fair 这样的队列才有。",
         ..BASE
     },
     Scenario {
@@ -467,9 +500,16 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  check-and-decrement (the common DECR pattern), is in none of the articles",
         en: "No lock at all: one Lua script decrements if positive and records the order. Never \
              oversells, and sells faster than any lock (compared with lua-release on the same \
-             load).",
+             load). \
+             002's table (lines 281–282) says a command that fails inside MULTI/EXEC does not \
+             roll the transaction back 'by default': Redis never rolls one back. And it offers \
+             MULTI for updating stock and orders together, but queued commands cannot read the \
+             stock before deciding to sell: that takes WATCH, or a script like this one.",
         zh: "完全不用锁：一段 Lua 脚本在库存大于零时扣减库存并记录订单。不会超卖，\
-             而且比任何一种锁都快（与同样负载下的 lua-release 对比）。",
+             而且比任何一种锁都快（与同样负载下的 lua-release 对比）。\
+             002 的表格（第 281–282 行）说 MULTI/EXEC 中某条命令失败时“默认”不\
+             回滚整个事务：Redis 的事务根本不会回滚。它还推荐用 MULTI 同时更新库存和订单，\
+             可排进队列的命令没法先读库存再决定卖不卖：那要靠 WATCH，或者像这里一样用一段脚本。",
         ..BASE
     },
     Scenario {

@@ -199,12 +199,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              wins a majority, and the first one's write goes through the resource store anyway: \
              two holders, the one item sold twice. Five independent masters do not help a \
              holder that cannot reach any of them, and Redlock gives it no token a resource \
-             could check.",
+             could check. 002 (line 679) sees in a partition only a lock never released, which \
+             a lease prevents; the danger here is the lease running out under a holder that \
+             works on.",
         zh: "持锁者在五个主节点中拿到多数票，刚开始处理业务，它所在的实例就与所有主节点断开了网络。\
              它的续期（每隔租约的三分之一一次）一次也到不了；租约在所有主节点上都到期了，它还在处理业务，\
              第二个买家拿到了多数票，而第一个持锁者的写入照样写进了库存：两个持锁者，唯一的一件商品卖了\
              两次。五个相互独立的主节点帮不了一个谁也连不上的持锁者，而 Redlock 也不发放资源可以检查的\
-             令牌。",
+             令牌。002（第 679 行）只把网络分区看成锁释放不掉的问题，租约就能防住；这里的危险恰恰是\
+             租约到期了，持锁者却还在处理业务。",
         ..CUT_OFF
     },
     Scenario {
@@ -222,10 +225,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              The holder is not paused: it works on, and its watchdog keeps sending renewals, \
              which are dropped on the way. The lease runs out, the next buyer takes the lock, \
              and the cut-off holder, which never heard a thing, writes its stale stock: the one \
-             item is sold twice. The watchdog keeps a lock alive only while it can reach it.",
+             item is sold twice. The watchdog keeps a lock alive only while it can reach it. \
+             002 (line 679) says the lease is the cure for a cut-off client (its lock would \
+             otherwise never be released); here the lease is what lets the second holder in.",
         zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
              续期，可续期的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
-             写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。",
+             写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。\
+             002（第 679 行）说租约能治断网的客户端（否则它的锁永远释放不掉）；在这里，\
+             正是租约到期放进了第二个持锁者。",
         ..CUT_OFF
     },
     Scenario {

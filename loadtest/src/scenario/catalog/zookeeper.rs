@@ -47,12 +47,18 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              (lines 374–384) slips here: a waiter whose predecessor is already gone when it \
              looks goes on without recording its own node, so its unlock cannot delete it, and \
              everyone behind it waits until its session ends; the recipe here keeps its node's \
-             name from the moment it creates it.",
+             name from the moment it creates it. \
+             It slips before that too (lines 358–365): it sorts every node under the shared \
+             /locks, whatever lock it is for, so a lock's buyers queue behind the \
+             nodes of other locks; here each room has a dir of its own.",
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
              其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
              没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。001 手写的版本（第 374–384 行）\
              在这里有个疏漏：等待者去看时，如果前一个节点已经没了，它就直接往下走，却没有记下自己的节点，\
-             解锁时删不掉它，后面的人都得等到它的会话结束；这里的实现从创建节点的那一刻起就记着它的名字。",
+             解锁时删不掉它，后面的人都得等到它的会话结束；这里的实现从创建节点的那一刻起就记着它的名字。\
+             在这之前它还有一处疏漏（第 358–365 行）：它把公共目录 /locks 下的所有节\
+             点放在一起排序，不管属于哪把锁，于是一把锁的买家要排在别的锁的节点后面；\
+             这里每个房间都有自己的目录。",
         ..ZOOKEEPER
     },
     Scenario {
@@ -66,10 +72,19 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         en: "The holder's process dies inside the critical section. Its node is ephemeral: when \
              its session times out (4 s here), ZooKeeper deletes it and the next buyer goes on. \
              The stall is one session timeout, and nobody chose a lease for it: compare \
-             setnx-crash, which never recovers.",
+             setnx-crash, which never recovers. \
+             001's own waiter (lines 381–382, told at line 281) takes the deletion of the node \
+             ahead of it as its turn without looking again. Here that node was the holder's, \
+             so it is; but a waiter ahead that dies or gives up deletes its node too, and then \
+             two hold the lock at once. Curator (line 430) and this recipe list the nodes \
+             again first.",
         zh: "持锁进程在临界区里崩溃。它的节点是临时节点：会话超时（这里是 4 秒）后 ZooKeeper 把它删掉，\
              下一个买家接着卖。停顿的时间就是一次会话超时，不需要谁去设置租约；\
-             对比 setnx-crash，那里永远恢复不了。",
+             对比 setnx-crash，那里永远恢复不了。\
+             001 手写的等待者（第 381–382 行，第 281 行也这样讲）一看到前面的节点被\
+             删，就认定轮到自己了，不再核对一遍。这里被删的正是持锁者的节点，所以没错；\
+             可如果前面是个等待者，它死掉或放弃时同样会删掉节点，这时就有两个人同时持锁。\
+             Curator（第 430 行）和本项目的实现都会先重新列一遍节点。",
         ..ZOOKEEPER
     },
     Scenario {
@@ -102,7 +117,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::gt("stale_writes_rejected", 0.0),
         ]),
         timing_sensitive: true,
-        source: "001's ZooKeeper lock, lines 255–480, with Martin Kleppmann's fencing token \
+        source: "001 lines 255–480, the ZooKeeper lock, with Martin Kleppmann's fencing token \
                  (\"How to do distributed locking\", 2016, the post 001 cites on line 491): the \
                  lock node's creation zxid",
         en: "The same freeze, but the holder's token is its node's creation zxid, which only \
