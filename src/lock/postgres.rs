@@ -10,6 +10,14 @@
 //! `pubsub` (and `cohort`) queue in the database itself — a blocking `pg_advisory_xact_lock`
 //! bounded by `lock_timeout` at the buyer's deadline, woken by the server the moment the lock
 //! is free, first come first served (PostgreSQL grants a lock's waiters in queue order).
+//! Waking waiters with `LISTEN/NOTIFY` instead was measured (`bench/src/bin/pg-wait.rs`): a
+//! notification wakes every listener, and the herd sold a fourteenth as much.
+//!
+//! A transaction's lock, not a session's (`pg_advisory_lock`): the sessions are pooled, and a
+//! session lock is reentrant for its session, so one left behind by a sale that failed before
+//! its unlock would let the pool's next user straight in. A transaction's lock cannot outlive
+//! it, and the server's way of taking a lock back from a holder that stopped
+//! (`idle_in_transaction_session_timeout`) needs the transaction.
 //!
 //! # Guarantee
 //! One holder at a time while every holder's session lives. No lease: a holder that crashes
