@@ -57,8 +57,8 @@ export class Timeline {
   }
 
   /** Shows the server's window: `{base_us, instances, sections: [[owner, instance, enter,
-   * exit, outcome, stock, overlaps, fence, renews, took]], points: [[kind, instance, at, owner,
-   * detail]]}`, times in µs after base_us (`took`: µs from the sale's start to its write),
+   * exit, took, outcome, stock, overlaps, fence, renews]], points: [[kind, instance, at, owner,
+   * detail]]}`, times in µs after base_us (`took`: ms from the sale's start to its write),
    * trailing empty values left out. */
   setWindow(w) {
     const base = Number(w.base_us) || 0;
@@ -66,7 +66,7 @@ export class Timeline {
     const at = (dt) => base + Number(dt);
     let newest = 0;
     this.sections = new Map();
-    for (const [owner, i, enter, exit, outcome, stock, overlaps, fence, renews, took] of w.sections || []) {
+    for (const [owner, i, enter, exit, took, outcome, stock, overlaps, fence, renews] of w.sections || []) {
       const s = {
         owner, instance: names[i], fence: fence || '', enter: at(enter), stock,
         renews: (renews || []).map(at), exit: exit == null ? null : at(exit),
@@ -117,7 +117,7 @@ export class Timeline {
     const quantileMs = (us, q) => (us.length ? us[Math.ceil(q * us.length) - 1] / 1000 : null);
     gaps.sort((a, b) => a - b);
     const p99Ms = quantileMs(gaps, 0.99);
-    const took = sold.filter((s) => s.took != null).map((s) => s.took).sort((a, b) => a - b);
+    const took = sold.filter((s) => s.took != null).map((s) => s.took * 1000).sort((a, b) => a - b);
     const sale = { n: took.length, p50Ms: quantileMs(took, 0.5), p99Ms: quantileMs(took, 0.99) };
     const per = Object.fromEntries(instances.map((name) => [name, 0]));
     for (const s of sold) per[s.instance] = (per[s.instance] || 0) + 1;

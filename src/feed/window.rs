@@ -154,9 +154,10 @@ impl Window {
 
     /// The window of the newest `draw` sections, and the marks between its first enter and
     /// now; without sections, the newest `draw` marks. JSON:
-    /// `{"base_us", "instances", "sections": [[owner, instance, enter, exit, outcome, stock,
-    /// overlaps, fence, [renews], took]], "points": [[kind, instance, at, owner, detail]]}`
-    /// (`took`: µs from the sale's start on its instance to its write, not after `base_us`).
+    /// `{"base_us", "instances", "sections": [[owner, instance, enter, exit, took, outcome,
+    /// stock, overlaps, fence, [renews]]], "points": [[kind, instance, at, owner, detail]]}`
+    /// (`took`: ms, to a tenth, from the sale's start on its instance to its write; beside the
+    /// exit, which every section that has one also has, so it never forces fillers in).
     pub fn render(&self, draw: usize) -> String {
         let sections: Vec<&Section> = self.sections.values().rev().take(draw).rev().collect();
         let points: Vec<&Point> = match sections.first() {
@@ -191,12 +192,12 @@ impl Window {
                     json!(index(&s.instance)),
                     json!(s.enter - base),
                     json!(s.exit.map(|x| x - base)),
+                    json!(s.took.map(|us| (us / 100) as f64 / 10.0)),
                     json!(s.outcome),
                     json!(s.stock),
                     json!(s.overlaps),
                     json!(s.fence),
                     json!(s.renews.iter().map(|r| r - base).collect::<Vec<_>>()),
-                    json!(s.took),
                 ])
             })
             .collect();
@@ -296,7 +297,7 @@ mod tests {
         let sections = drawn["sections"].as_array().unwrap();
         assert_eq!(sections.len(), 100);
         assert_eq!(drawn["base_us"], 9_010, "the 901st sale enters first");
-        assert_eq!(sections[0], json!(["abcd:901", 0, 0, 5, "sold", 9]));
+        assert_eq!(sections[0], json!(["abcd:901", 0, 0, 5, null, "sold", 9]));
         assert_eq!(sections[99][0], "abcd:1000");
         assert_eq!(window.sections.len(), MAX_DRAWN);
     }
@@ -307,10 +308,16 @@ mod tests {
         let [enter, exit] = sale(1, "app1");
         window.add(&[enter]);
         let open: Value = serde_json::from_str(&window.render(20)).unwrap();
-        assert_eq!(open["sections"][0], json!(["abcd:1", 0, 0, null, null, 9]));
+        assert_eq!(
+            open["sections"][0],
+            json!(["abcd:1", 0, 0, null, null, null, 9])
+        );
         window.add(&[exit]);
         let closed: Value = serde_json::from_str(&window.render(20)).unwrap();
-        assert_eq!(closed["sections"][0], json!(["abcd:1", 0, 0, 5, "sold", 9]));
+        assert_eq!(
+            closed["sections"][0],
+            json!(["abcd:1", 0, 0, 5, null, "sold", 9])
+        );
     }
 
     #[test]
@@ -322,7 +329,7 @@ mod tests {
         let drawn: Value = serde_json::from_str(&window.render(20)).unwrap();
         assert_eq!(
             drawn["sections"][0],
-            json!(["abcd:1", 0, 0, 5, "sold", 9, 0, "", [], 1234])
+            json!(["abcd:1", 0, 0, 5, 1.2, "sold", 9])
         );
     }
 

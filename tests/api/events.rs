@@ -115,17 +115,19 @@ async fn events_stream_state_and_the_lock_timeline_of_a_sale() {
     assert_eq!(sold.status(), StatusCode::OK);
 
     // The window shows the sale's critical section: one bar, closed, "sold", at the stock it
-    // read. Rows: [owner, instance, enter, exit, outcome, stock, …], times after base_us.
+    // read. Rows: [owner, instance, enter, exit, took, outcome, stock, …], times after
+    // base_us, `took` the ms from the sale's start on its instance to its write.
     let window = sse
         .until(Duration::from_secs(10), |ev| {
             let section = ev.data["sections"].get(0)?;
-            (ev.name == "timeline" && section[4] == "sold").then(|| ev.data.clone())
+            (ev.name == "timeline" && section[5] == "sold").then(|| ev.data.clone())
         })
         .await;
     let section = &window["sections"][0];
     assert_eq!(window["sections"].as_array().unwrap().len(), 1, "{window}");
     assert!(section[2].as_i64().unwrap() <= section[3].as_i64().unwrap());
-    assert_eq!(section[5], 5, "{window}");
+    assert!(section[4].as_f64().is_some_and(|ms| ms >= 0.0), "{window}");
+    assert_eq!(section[6], 5, "{window}");
     let state = sse
         .until(Duration::from_secs(5), |ev| {
             (ev.name == "state" && ev.data["orders"] == 1).then(|| ev.data.clone())
@@ -183,7 +185,7 @@ async fn a_stream_receives_the_window_its_page_draws_whatever_the_rate() {
                 // The last sale read stock 701: the window ends with it once it is whole.
                 sections
                     .last()
-                    .filter(|s| s[5] == 701 && s[4] == "sold")
+                    .filter(|s| s[6] == 701 && s[5] == "sold")
                     .map(|_| (sections.len(), ev.bytes))
             })
             .await;
