@@ -388,6 +388,16 @@ mod tests {
         postgres: true,
     };
 
+    /// A machine with Redis and nginx alone.
+    const BARE: Machine = Machine {
+        root: false,
+        ip: false,
+        nft: false,
+        java: false,
+        zookeeper_jar: false,
+        postgres: false,
+    };
+
     fn spec(store: StoreSetup) -> FleetSpec {
         FleetSpec::of(&store)
     }
@@ -407,88 +417,54 @@ mod tests {
 
     #[test]
     fn the_default_fleet_needs_nothing_beyond_redis() {
-        let bare = Machine {
-            root: false,
-            ip: false,
-            nft: false,
-            java: false,
-            zookeeper_jar: false,
-            postgres: false,
-        };
-        assert_eq!(spec(StoreSetup::ANY).cannot_run_here(On::Up, &bare), None);
+        assert_eq!(spec(StoreSetup::ANY).cannot_run_here(On::Up, &BARE), None);
         assert_eq!(
-            spec(StoreSetup::single_any()).cannot_run_here(On::Up, &bare),
+            spec(StoreSetup::single_any()).cannot_run_here(On::Up, &BARE),
             None
         );
     }
 
     #[test]
     fn each_missing_tool_is_named_for_the_fleets_that_need_it() {
-        let no_java = Machine {
-            java: false,
-            ..EVERYTHING
+        let without = |missing: fn(&mut Machine)| {
+            let mut machine = EVERYTHING;
+            missing(&mut machine);
+            machine
         };
-        let why = spec(StoreSetup::zookeeper(1))
-            .cannot_run_here(On::Up, &no_java)
-            .unwrap();
-        assert!(why.contains("`java`"), "{why}");
-        assert_eq!(
-            spec(StoreSetup::postgres()).cannot_run_here(On::Up, &no_java),
-            None
-        );
-
-        let no_jar = Machine {
-            zookeeper_jar: false,
-            ..EVERYTHING
-        };
-        let why = spec(StoreSetup::zookeeper(3))
-            .cannot_run_here(On::Up, &no_jar)
-            .unwrap();
-        assert!(why.contains("zookeeper.jar"), "{why}");
-
-        let no_postgres = Machine {
-            postgres: false,
-            ..EVERYTHING
-        };
-        let why = spec(StoreSetup::postgres())
-            .cannot_run_here(On::Up, &no_postgres)
-            .unwrap();
-        assert!(why.contains("/usr/lib/postgresql/*/bin/postgres"), "{why}");
-        assert_eq!(
-            spec(StoreSetup::zookeeper(1)).cannot_run_here(On::Up, &no_postgres),
-            None
-        );
-
-        for (machine, tool) in [
+        // (what the machine lacks, a fleet that needs it, what it is called, a fleet that
+        // does not need it)
+        let zk = StoreSetup::zookeeper(1);
+        let cut = StoreSetup::single_any().partitioned();
+        let cases = [
             (
-                Machine {
-                    root: false,
-                    ..EVERYTHING
-                },
-                "root",
+                without(|m| m.java = false),
+                zk,
+                "`java`",
+                StoreSetup::postgres(),
             ),
             (
-                Machine {
-                    ip: false,
-                    ..EVERYTHING
-                },
-                "`ip`",
+                without(|m| m.zookeeper_jar = false),
+                StoreSetup::zookeeper(3),
+                "zookeeper.jar",
+                StoreSetup::ANY,
             ),
             (
-                Machine {
-                    nft: false,
-                    ..EVERYTHING
-                },
-                "`nft`",
+                without(|m| m.postgres = false),
+                StoreSetup::postgres(),
+                "/usr/lib/postgresql/*/bin/postgres",
+                zk,
             ),
-        ] {
-            let why = spec(StoreSetup::single_any().partitioned())
-                .cannot_run_here(On::Up, &machine)
-                .unwrap();
+            (without(|m| m.root = false), cut, "root", StoreSetup::ANY),
+            (without(|m| m.ip = false), cut, "`ip`", StoreSetup::ANY),
+            (without(|m| m.nft = false), cut, "`nft`", StoreSetup::ANY),
+        ];
+        for (machine, needs, tool, spared) in cases {
+            let why = spec(needs).cannot_run_here(On::Up, &machine).unwrap();
             assert!(why.contains(tool), "{tool}: {why}");
             assert_eq!(
-                spec(StoreSetup::ANY).cannot_run_here(On::Up, &machine),
-                None
+                spec(spared).cannot_run_here(On::Up, &machine),
+                None,
+                "{tool}"
             );
         }
     }
@@ -508,20 +484,12 @@ mod tests {
 
     #[test]
     fn compose_needs_nothing_of_this_machine() {
-        let bare = Machine {
-            root: false,
-            ip: false,
-            nft: false,
-            java: false,
-            zookeeper_jar: false,
-            postgres: false,
-        };
         for store in [
             StoreSetup::zookeeper(3),
             StoreSetup::postgres(),
             StoreSetup::zookeeper(1).partitioned(),
         ] {
-            assert_eq!(spec(store).cannot_run_here(On::Compose, &bare), None);
+            assert_eq!(spec(store).cannot_run_here(On::Compose, &BARE), None);
         }
     }
 }
