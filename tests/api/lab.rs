@@ -274,9 +274,13 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
                     .iter()
                     .any(|k| key.ends_with(k));
             // The fleet's own bookkeeping: live instances, rooms' last use, viewers.
-            let bookkeeping = ["oversell:instances", "oversell:rooms", "oversell:viewers"]
-                .iter()
-                .any(|k| key.starts_with(k));
+            let bookkeeping = [
+                "oversell:{.fleet}:instances",
+                "oversell:{.fleet}:rooms",
+                "oversell:{.fleet}:viewers",
+            ]
+            .iter()
+            .any(|k| key.starts_with(k));
             if !own_record && !bookkeeping {
                 assert_eq!(truth_after.get(key), Some(value), "{acquire} changed {key}");
             }
