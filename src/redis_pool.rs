@@ -314,6 +314,23 @@ impl RedisPool {
     /// one that answers tells where the others are). Nothing is contacted until a connection
     /// is asked for.
     pub fn cluster(seeds: &[String]) -> Result<Self, RedisError> {
+        Self::cluster_with(seeds, LOCK_RESPONSE_TIMEOUT)
+    }
+
+    /// A resource-store pool for a Redis Cluster (`--resource-store cluster`): each room's
+    /// stock and ledger on the master owning its `{room}` slot, the fleet's registry on the
+    /// master owning the fleet's. Answers are timed as one resource Redis' are.
+    pub fn resource_cluster(seeds: &[String]) -> Result<Self, RedisError> {
+        Self::cluster_with(seeds, DEFAULT_RESPONSE_TIMEOUT)
+    }
+
+    fn cluster_with(seeds: &[String], response_timeout: Duration) -> Result<Self, RedisError> {
+        if seeds.iter().all(|s| s.is_empty()) {
+            return Err(RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "no cluster node given",
+            )));
+        }
         let urls: Vec<String> = seeds.iter().map(|s| format!("redis://{s}")).collect();
         for url in &urls {
             url.as_str().into_connection_info()?;
@@ -336,7 +353,7 @@ impl RedisPool {
         Ok(Self {
             pool: build_pool(manager),
             source: Arc::new(Source::Cluster(seeds.to_vec())),
-            response_timeout: LOCK_RESPONSE_TIMEOUT,
+            response_timeout,
         })
     }
 
@@ -608,8 +625,15 @@ impl Conn {
 
     fn note<T>(&self, result: &RedisResult<T>) {
         // A cluster connection reconnects to a node by itself, and follows a failover by
-        // `MOVED`: replacing it would only cost a new slot map.
+        // `MOVED`: replacing it would only cost a new slot map. Except after a timeout: a
+        // master that stopped answering (a freeze, a partition) sends no `MOVED`, and
+        // redis-rs retries a timed-out command on the same node without asking the cluster
+        // again, so it would keep sending that slot's commands to the silent master after
+        // the cluster promoted its replica. A new connection reads the slot map afresh.
         if matches!(self.inner, Link::Cluster(_)) {
+            if result.as_ref().is_err_and(RedisError::is_timeout) {
+                self.broken.store(true, Ordering::Relaxed);
+            }
             return;
         }
         if let Err(err) = result {
