@@ -57,6 +57,39 @@ async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
     (addr, pid)
 }
 
+/// The address of a replica of the master owning `key`'s slot, as the cluster says.
+async fn replica_of(fleet: &Fleet, key: &str) -> String {
+    let node = &fleet.lock_store_processes()[0];
+    let client = redis::Client::open(format!("redis://{}:{}", node.ip, node.port)).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let slot: i64 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let ranges: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    // `[start, end, master, replica…]`, each node `[ip, port, id, …]`
+    ranges
+        .iter()
+        .find_map(|range| {
+            let bound = |i: usize| redis::from_redis_value::<i64>(range[i].clone()).unwrap();
+            let redis::Value::Array(replica) = range.get(3)? else {
+                return None;
+            };
+            let ip: String = redis::from_redis_value(replica[0].clone()).unwrap();
+            let port: i64 = redis::from_redis_value(replica[1].clone()).unwrap();
+            (bound(0)..=bound(1))
+                .contains(&slot)
+                .then(|| format!("{ip}:{port}"))
+        })
+        .expect("the master owning the slot has a replica")
+}
+
 fn signal(pid: u32, sig: &str) {
     let status = std::process::Command::new("kill")
         .args([sig, &pid.to_string()])
@@ -323,10 +356,17 @@ async fn rooms_on_a_cluster_resource_store_spread_over_the_masters_and_sell_exac
         .await
         .unwrap();
     assert_eq!(registered, ROOMS);
+    // A room nobody stocked: its status reads a room key and the fleet's epoch, on two
+    // masters, and says so.
+    let (status, _, body) = sale_in(&fleet, "never-stocked").await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "not_stocked", "{body}");
 
-    // A master that does not hold the fleet's slot stops answering (SIGSTOP): its rooms'
-    // buyers are told `redis_unavailable` within their deadline, the other masters' rooms
-    // sell on, and once the cluster has promoted its replica its rooms sell again.
+    // A master that does not hold the fleet's slot stops answering (SIGSTOP), its replica
+    // told not to take over yet (`cluster-replica-no-failover`: a failover within the buyer's
+    // wait would let it sell instead): its rooms' buyers are told `redis_unavailable`, the
+    // other masters' rooms sell on; once the replica may take over, the cluster promotes it
+    // and its rooms sell again.
     stock_rooms(
         &fleet,
         &rooms,
@@ -344,7 +384,24 @@ async fn rooms_on_a_cluster_resource_store_spread_over_the_masters_and_sell_exac
         .map(String::as_str)
         .filter(|room| !victims.contains(room))
         .collect();
-    let (_, pid) = master_of(&fleet, &format!("oversell:{{{}}}:stock", victims[0])).await;
+    let victim_key = format!("oversell:{{{}}}:stock", victims[0]);
+    let (_, pid) = master_of(&fleet, &victim_key).await;
+    let replica = replica_of(&fleet, &victim_key).await;
+    let set_no_failover = |yes: &'static str| {
+        let replica = replica.clone();
+        async move {
+            let client = redis::Client::open(format!("redis://{replica}")).unwrap();
+            let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+            let () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("cluster-replica-no-failover")
+                .arg(yes)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+    };
+    set_no_failover("yes").await;
     signal(pid, "-STOP");
     let asked = std::time::Instant::now();
     let (status, retry, refused) = sale_in(&fleet, victims[0]).await;
@@ -352,7 +409,7 @@ async fn rooms_on_a_cluster_resource_store_spread_over_the_masters_and_sell_exac
     assert_eq!(
         status,
         reqwest::StatusCode::SERVICE_UNAVAILABLE,
-        "{refused}"
+        "after {took:?}: {refused}"
     );
     assert_eq!(retry.as_deref(), Some("1"));
     assert_eq!(refused["error"], "redis_unavailable", "{refused}");
@@ -363,11 +420,17 @@ async fn rooms_on_a_cluster_resource_store_spread_over_the_masters_and_sell_exac
         })
         .await;
     }
+    set_no_failover("no").await;
     eventually(Duration::from_secs(30), || async {
         sale_in(&fleet, victims[0]).await.0 == reqwest::StatusCode::OK
     })
     .await;
     signal(pid, "-CONT");
+    assert_ne!(
+        master_of(&fleet, &victim_key).await.1,
+        pid,
+        "the stopped master was replaced"
+    );
 
     // Nothing sold twice anywhere: every acknowledged sale took an item of its own room.
     for room in &rooms {
