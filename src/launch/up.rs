@@ -263,8 +263,9 @@ impl UpArgs {
             ));
         }
         let why = if self.lab || self.tier == Tier::Custom {
-            "--lab needs a lock store apart from the stock, with a student's ACL user on it; \
-             on a cluster that user would have to be made on every node"
+            "--lab (the custom tier) needs a lock store apart from the stock, with a \
+             student's ACL user on it; on a cluster that user would have to be made on every \
+             node"
         } else if self.redis_port.is_some() || self.redis_dir.is_some() {
             "--redis-port and --redis-dir set the one resource Redis, which a cluster replaces"
         } else if self.network == NetworkKind::Netns {
