@@ -8,17 +8,71 @@
 #      replica);
 #   2. one shard's failover time under load: its master killed by the `failover` fault, to the
 #      first sale on the promoted replica, from the resource store's lock timeline;
-#   3. the cluster chapters' hold rates (--repeat N).
+#   3. the cluster chapters' hold rates (--repeat N);
+#   4. (part `rooms`) the stock itself on the cluster (`oversell up --resource-store cluster`)
+#      against one Redis: sales/s of 200 rooms at once, each its own stock, one closed-loop
+#      connection per room (`loadtest run --rooms 200`), in the same run.
 #
 #   bench/cluster.sh [REPEAT=10] [SECONDS=5]
-# PARTS (default "speed failover holds") picks the parts. Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
+# PARTS (default "speed failover holds rooms") picks the parts. Needs `cargo build --release` first. Prints markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-10} SECONDS_=${2:-5}
-OVERSELL=target/release/oversell LOADTEST=target/release/loadtest TOKEN=bench-cluster
-PARTS=${PARTS:-speed failover holds}
+# Binaries from `cargo build --release` (in CARGO_TARGET_DIR when set).
+BIN=${CARGO_TARGET_DIR:-target}/release
+OVERSELL=$BIN/oversell LOADTEST=$BIN/loadtest TOKEN=bench-cluster
+PARTS=${PARTS:-speed failover holds rooms}
+ROOMS=${ROOMS:-200}
 . bench/fleet.sh
 part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# rooms_rate TIER: stocks rooms bench-001… (a stock that never runs out), runs one closed loop
+# of SECONDS_ with one connection per room, and prints "items/s p50 p99" (items from every
+# room's ledger, latency from the buyers).
+rooms_rate() {
+    local tier=$1 out
+    for i in $(seq -f '%03g' 1 "$ROOMS"); do echo "bench-$i"; done | xargs -P 8 -I{} sh -c '
+        curl -sf -X PUT "$0/admin/config?room={}" -H "Authorization: Bearer $1" \
+            -d "{\"tier\":\"$2\",\"business_ms\":0,\"wait\":\"pubsub\",\"wait_deadline_ms\":20000}" >/dev/null &&
+        curl -sf -X POST "$0/admin/reset?room={}" -H "Authorization: Bearer $1" -d "{\"stock\":1000000}" >/dev/null' \
+        "$URL" "$TOKEN" "$tier"
+    out=$("$LOADTEST" run --url "$URL" --room bench --rooms "$ROOMS" -c "$ROOMS" -z "${SECONDS_}s" --quiet --json)
+    python3 - "$out" "$URL" "$ROOMS" <<'PY'
+import json, sys, urllib.request
+run, url, rooms = json.loads(sys.argv[1])['stats'], sys.argv[2], int(sys.argv[3])
+items = sum(json.load(urllib.request.urlopen(f"{url}/state?room=bench-{i:03d}"))['items_sold']
+            for i in range(1, rooms + 1))
+l = run['latency_ms']
+print(f"{items / run['elapsed_s']:.0f} {l['p50']:.2f} {l['p99']:.2f}")
+PY
+}
+
+if part rooms; then
+echo "### The stock on a Redis Cluster: $ROOMS rooms against one Redis"
+echo
+echo "$ROOMS rooms bench-001…, each its own stock; one closed-loop connection per room (\`loadtest run --rooms $ROOMS -c $ROOMS\`) for ${SECONDS_} s through nginx, 3 instances, business 0 ms, locks shared (on the same store); items summed from every room's ledger. Load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| resource store | tier | items/s | p50 ms | p99 ms |"
+echo "|---|---|---|---|---|"
+declare -A rate
+for store in single cluster; do
+    fleet_up --resource-store "$store"
+    for tier in lua-release atomic-deduct; do
+        read -r r p50 p99 <<<"$(rooms_rate "$tier")"
+        rate[$store-$tier]=$r
+        echo "| $store | $tier | $r | $p50 | $p99 |"
+    done
+    fleet_down
+    up=
+done
+echo
+for tier in lua-release atomic-deduct; do
+    echo "$tier: cluster / one Redis = $(python3 -c "import sys; print(f'{int(sys.argv[1]) / max(1, int(sys.argv[2])):.2f}')" "${rate[cluster-$tier]}" "${rate[single-$tier]}")"
+done
+echo
+echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+fi
 
 if part speed; then
 echo "### One room's lock on a Redis Cluster against one Redis"

@@ -13,7 +13,8 @@ fleet_up() {
         exit 1
     fi
     URL=$(grep -o '^ready: .*' "$log" | cut -d' ' -f2)
-    REDIS_PORT=$(grep -o '^redis: redis://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$')
+    # None with `--resource-store cluster`: the stock is on the cluster's nodes.
+    REDIS_PORT=$(grep -o '^redis: redis://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
 }
 fleet_down() { kill "$up" 2>/dev/null || true; wait "$up" 2>/dev/null || true; }
 trap 'fleet_down; rm -f "$log"' EXIT

@@ -19,6 +19,23 @@ pub struct ServeArgs {
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     pub redis_url: String,
 
+    /// What the resource store is: `single` (one Redis, `--redis-url`) or `cluster` (a Redis
+    /// Cluster, `--redis-cluster`: each room's stock and ledger on the master owning its
+    /// `{room}` slot, so rooms spread over the masters; the fleet's registry on one). With
+    /// `--lock-store shared` the locks go on the same cluster.
+    #[arg(long, env = "RESOURCE_STORE", value_enum, default_value_t = ResourceStoreKind::Single)]
+    pub resource_store: ResourceStoreKind,
+
+    /// Nodes of the resource store's Redis Cluster, as `host:port,host:port,…` (any that
+    /// answers tells where the others are), for `--resource-store cluster`.
+    #[arg(
+        long,
+        env = "REDIS_CLUSTER",
+        value_delimiter = ',',
+        required_if_eq("resource_store", "cluster")
+    )]
+    pub redis_cluster: Vec<String>,
+
     /// Where the locks live: `shared` (in the resource store's Redis), `single` (a Redis of
     /// their own, `--lock-redis-url`), `sentinel` (a primary and replica behind Sentinels,
     /// `--lock-sentinels`; connections follow a failover), `redlock` (independent masters,
@@ -175,9 +192,45 @@ pub struct ServeArgs {
     pub static_dir: Option<PathBuf>,
 }
 
+/// What holds the stock, the ledger and the ground truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ResourceStoreKind {
+    /// One Redis.
+    Single,
+    /// A Redis Cluster: the rooms spread over its masters by their `{room}` hash slot.
+    Cluster,
+}
+
+impl std::fmt::Display for ResourceStoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ResourceStoreKind::Single => "single",
+            ResourceStoreKind::Cluster => "cluster",
+        })
+    }
+}
+
 impl ServeArgs {
     /// Flags that parse but do not fit together, as one line naming the flag.
     pub fn validate(&self) -> Result<(), String> {
+        let cluster_given = self.redis_cluster.iter().any(|node| !node.is_empty());
+        match self.resource_store {
+            ResourceStoreKind::Single if cluster_given => {
+                return Err(
+                    "error: --redis-cluster names the resource store's cluster nodes \
+                            and needs --resource-store cluster"
+                        .into(),
+                );
+            }
+            ResourceStoreKind::Cluster if !cluster_given => {
+                return Err(
+                    "error: --redis-cluster: --resource-store cluster needs the \
+                            cluster's nodes, e.g. --redis-cluster 127.0.0.1:7001,127.0.0.1:7002"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
         let beside = oversell_api::Beside {
             zookeeper: self.zookeeper.as_deref().is_some_and(|z| !z.is_empty()),
             postgres: self.postgres.as_deref().is_some_and(|p| !p.is_empty()),
@@ -215,6 +268,17 @@ impl ServeArgs {
             sync_replicas: self.sync_replicas,
             sync_timeout_ms: self.sync_timeout_ms,
             lease: self.lease,
+        }
+    }
+
+    /// The resource store's pool: one Redis, or a Redis Cluster. Nothing is contacted yet.
+    pub fn resource_store(&self) -> anyhow::Result<RedisPool> {
+        match self.resource_store {
+            ResourceStoreKind::Single => RedisPool::new(&self.redis_url)
+                .with_context(|| format!("invalid --redis-url {}", self.redis_url)),
+            ResourceStoreKind::Cluster => {
+                RedisPool::resource_cluster(&self.redis_cluster).context("invalid --redis-cluster")
+            }
         }
     }
 

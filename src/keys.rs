@@ -1,42 +1,58 @@
 //! Every Redis key and channel the service uses, built in one place from a room name.
 //!
 //! A room is one independent experiment: its own stock, tier, ledger and counters. Keys carry
-//! the room in a `{hash tag}` so one room's keys would share a slot on a Redis Cluster, which
-//! the multi-key scripts need.
+//! the room in a `{hash tag}` so one room's keys share a slot on a Redis Cluster, which the
+//! multi-key scripts need. The fleet's own keys (rooms, instances, tokens, the class, the store
+//! epoch) share one fixed tag, [`FLEET_TAG`], so a script or pipeline over several of them stays
+//! in one slot too; no script mixes the two (a cluster would refuse it with `CROSSSLOT`).
 
 /// The room used when a request names none.
 pub const DEFAULT_ROOM: &str = "default";
 
+/// The hash tag of every fleet-wide key. A room name is letters, digits, `-` and `_` only,
+/// so no room's tag can be this one.
+const FLEET_TAG: &str = "{.fleet}";
+
+macro_rules! fleet_key {
+    ($name:literal) => {
+        concat!("oversell:{.fleet}:", $name)
+    };
+}
+
 /// Fleet-wide control messages (JSON, see `control::Control`): reload a room's settings and
 /// faults, crash or freeze one instance.
+/// A channel, not a key: on a Redis Cluster a plain `PUBLISH` reaches the subscribers of
+/// every node whatever the channel's slot, so it needs no tag.
 pub const CONTROL_CHANNEL: &str = "oversell:control";
 
 /// Instances seen recently: a sorted set of instance id by last heartbeat (ms).
-pub const INSTANCES: &str = "oversell:instances";
+pub const INSTANCES: &str = fleet_key!("instances");
 
 /// Rooms in use: a sorted set of room name by the time (ms) it expires unless used again. It
 /// bounds how many rooms the fleet holds (`--max-rooms`).
-pub const ROOMS: &str = "oversell:rooms";
+pub const ROOMS: &str = fleet_key!("rooms");
 
 /// The identity of the resource store's current contents: a random id written once. When
 /// Redis restarts empty it is gone (and a new one is written), which is how an instance tells a
-/// room that lost its state from one that expired or never existed (see `rooms`).
-pub const STORE_EPOCH: &str = "oversell:epoch";
+/// room that lost its state from one that expired or never existed (see `rooms`). On a Redis
+/// Cluster it lives on the master owning the fleet's slot only: it tells that the *fleet's*
+/// master came back empty, not another one (see `rooms` for what that means).
+pub const STORE_EPOCH: &str = fleet_key!("epoch");
 
 /// Room tokens: a hash of token digest (SHA-256, hex) -> the room it opens. Only digests are
 /// stored, so a copy of the store hands out no token.
-pub const ROOM_TOKENS: &str = "oversell:room-tokens";
+pub const ROOM_TOKENS: &str = fleet_key!("room-tokens");
 
 /// The other way round: room -> its token's digest, so a new token replaces the old one.
-pub const ROOM_TOKEN_OF: &str = "oversell:room-token-of";
+pub const ROOM_TOKEN_OF: &str = fleet_key!("room-token-of");
 
 /// The class: its room-name prefix and its rooms (see `routes::class`).
-pub const CLASS: &str = "oversell:class";
+pub const CLASS: &str = fleet_key!("class");
 
 /// Each instance's open `/events` streams per room: a hash per instance (room -> count),
 /// rewritten with every heartbeat and expiring soon after an instance stops.
 pub fn viewers(instance: &str) -> String {
-    format!("oversell:viewers:{instance}")
+    format!("oversell:{FLEET_TAG}:viewers:{instance}")
 }
 
 /// Pattern matching every room's lock-release channel.
@@ -250,6 +266,22 @@ mod tests {
         assert_eq!(keys.stock(), "oversell:{alice}:stock");
         assert_eq!(Keys::room_of(&keys.released_channel()), Some("alice"));
         assert_eq!(Keys::room_of("other"), None);
+    }
+
+    #[test]
+    fn fleet_keys_share_one_tag_no_room_can_have() {
+        for key in [
+            INSTANCES,
+            ROOMS,
+            STORE_EPOCH,
+            ROOM_TOKENS,
+            ROOM_TOKEN_OF,
+            CLASS,
+        ] {
+            assert!(key.starts_with("oversell:{.fleet}:"), "{key}");
+        }
+        assert!(viewers("app1").starts_with("oversell:{.fleet}:"));
+        assert!(FLEET_TAG.contains('.'), "room names have no dot");
     }
 
     #[test]

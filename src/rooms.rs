@@ -25,6 +25,14 @@
 //! (`Keys::lost`, so every instance answers alike) and it answers 503 `state_lost` until an
 //! admin resets it. An instance that never saw the room stocked before the loss cannot know,
 //! and says `not_stocked` until another instance has marked it.
+//!
+//! # On a Redis Cluster
+//! The registry and the epoch live in the fleet's hash slot, on one master; a room's keys in
+//! its own slot, on whichever master owns it. No script or pipeline spans the two. So the
+//! epoch tells that the *fleet slot's* master came back empty: every room whose stock then
+//! went with it reads `state_lost`. A room on another master that came back empty (its
+//! replica lost too, since a killed master is replaced by its replica, data and all) reads
+//! `not_stocked`, as if it had expired: one epoch per fleet, not per master.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -38,6 +46,7 @@ use crate::redis_pool::{RedisPool, StoreError};
 
 static CREATE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/create.lua")));
 static TOUCH: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/touch.lua")));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/renew.lua")));
 
 pub use oversell_api::RoomStatus;
 
@@ -118,19 +127,29 @@ impl Rooms {
 
     /// Gives every key of the room the full TTL and renews its registration (after an admin
     /// write, and now and then while it sells); never creates a key.
+    ///
+    /// Two scripts, sent at once: one over the room's keys (its slot), one over the registry
+    /// (the fleet's slot); a Redis Cluster refuses one script over both. Nothing
+    /// needs them together: a room whose registration was renewed a moment before its keys (or
+    /// after) lives the same TTL.
     pub async fn touch(&self, keys: &Keys) -> Result<(), StoreError> {
-        let mut conn = self.resource.conn().await?;
+        let conn = self.resource.conn().await?;
         let mut script = TOUCH.prepare_invoke();
-        script.key(ROOMS).key(STORE_EPOCH);
         // `Keys::all` starts with the stock.
         for key in keys.all() {
             script.key(key);
         }
-        let (stocked, epoch): (bool, String) = script
+        script.arg(self.ttl_ms());
+        let mut renew = RENEW.prepare_invoke();
+        renew
+            .key(ROOMS)
+            .key(STORE_EPOCH)
             .arg(keys.room())
-            .arg(self.ttl_ms())
-            .invoke_async(&mut conn)
-            .await?;
+            .arg(self.ttl_ms());
+        let (mut room_conn, mut fleet_conn) = (conn.clone(), conn);
+        let room = script.invoke_async::<bool>(&mut room_conn);
+        let registry = renew.invoke_async::<String>(&mut fleet_conn);
+        let (stocked, epoch) = tokio::try_join!(room, registry)?;
         if stocked && !epoch.is_empty() {
             self.remember(keys.room(), epoch);
         }
@@ -176,12 +195,8 @@ impl Rooms {
 
     /// The room's status, read from Redis (one round trip; two when the stock is missing).
     pub async fn status(&self, keys: &Keys) -> Result<RoomStatus, StoreError> {
-        let mut conn = self.resource.conn().await?;
-        let (stocked, epoch): (bool, Option<String>) = redis::pipe()
-            .exists(keys.stock())
-            .get(STORE_EPOCH)
-            .query_async(&mut conn)
-            .await?;
+        let conn = self.resource.conn().await?;
+        let (stocked, epoch) = room_and_epoch(conn, keys.stock()).await?;
         if stocked {
             if let Some(epoch) = epoch {
                 let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -224,12 +239,8 @@ impl Rooms {
     /// The stock key is missing: absent (never stocked, or expired) or lost (the store
     /// restarted empty under a room this instance saw stocked).
     pub async fn missing_stock(&self, keys: &Keys) -> Result<RoomStatus, StoreError> {
-        let mut conn = self.resource.conn().await?;
-        let (marked, epoch): (bool, Option<String>) = redis::pipe()
-            .exists(keys.lost())
-            .get(STORE_EPOCH)
-            .query_async(&mut conn)
-            .await?;
+        let conn = self.resource.conn().await?;
+        let (marked, epoch) = room_and_epoch(conn.clone(), keys.lost()).await?;
         if marked {
             return Ok(RoomStatus::Lost);
         }
@@ -248,24 +259,40 @@ impl Rooms {
                     "the resource store lost this room's state (it restarted empty?)"
                 );
                 let candidate = uuid::Uuid::new_v4().simple().to_string();
-                let _: () = redis::pipe()
-                    .cmd("SET")
-                    .arg(keys.lost())
+                let (mut room_conn, mut fleet_conn) = (conn.clone(), conn);
+                let mut mark = redis::cmd("SET");
+                mark.arg(keys.lost())
                     .arg(&seen.epoch)
                     .arg("PX")
-                    .arg(self.ttl_ms())
-                    .ignore()
-                    // A store that restarted empty gets a new identity, so rooms stocked from
-                    // now on are told apart from those it lost.
-                    .cmd("SET")
-                    .arg(STORE_EPOCH)
-                    .arg(candidate)
-                    .arg("NX")
-                    .ignore()
-                    .query_async(&mut conn)
-                    .await?;
+                    .arg(self.ttl_ms());
+                // A store that restarted empty gets a new identity, so rooms stocked from now
+                // on are told apart from those it lost. Its own command: the epoch is in the
+                // fleet's slot, the mark in the room's.
+                let mut identity = redis::cmd("SET");
+                identity.arg(STORE_EPOCH).arg(candidate).arg("NX");
+                tokio::try_join!(
+                    mark.query_async::<()>(&mut room_conn),
+                    identity.query_async::<()>(&mut fleet_conn)
+                )?;
                 Ok(RoomStatus::Lost)
             }
         }
     }
+}
+
+/// Whether the room's `key` exists, and the store epoch: two commands sent at once on one
+/// connection (one round trip on one Redis), not one pipeline, since on a Redis Cluster the
+/// room's slot and the fleet's may be on different masters.
+async fn room_and_epoch(
+    conn: crate::redis_pool::Conn,
+    key: String,
+) -> Result<(bool, Option<String>), redis::RedisError> {
+    let (mut room_conn, mut fleet_conn) = (conn.clone(), conn);
+    let (mut exists, mut epoch) = (redis::cmd("EXISTS"), redis::cmd("GET"));
+    exists.arg(key);
+    epoch.arg(STORE_EPOCH);
+    tokio::try_join!(
+        exists.query_async::<bool>(&mut room_conn),
+        epoch.query_async::<Option<String>>(&mut fleet_conn)
+    )
 }

@@ -17,7 +17,6 @@ use crate::config::ServeArgs;
 use crate::fleet_sync::FleetSync;
 use crate::keys::{Keys, DEFAULT_ROOM};
 use crate::lock::ReleaseSignals;
-use crate::redis_pool::RedisPool;
 use crate::routes;
 use crate::state::{AppState, Limits};
 
@@ -60,8 +59,7 @@ impl Application {
                 .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?,
         };
         let addr = listener.local_addr()?;
-        let resource = RedisPool::new(&args.redis_url)
-            .with_context(|| format!("invalid --redis-url {}", args.redis_url))?;
+        let resource = args.resource_store()?;
         let lock_store = args.lock_store(&resource)?;
         let instance = args
             .instance_id

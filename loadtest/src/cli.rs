@@ -143,6 +143,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_hand_off: bool,
 
+    /// Spread the connections over N rooms, `<room>-001` … (`--room`, default `room`): the
+    /// i-th connection sells in room i mod N, so give at least N connections for every room to
+    /// get load (1..=10000). Each room must be stocked first. The hand-off, one room's, is
+    /// not read.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    pub rooms: Option<u16>,
+
     /// Also write a chart of the run's hand-offs and acquires per client into this directory
     /// (made if missing), named after the tier and its way of waiting.
     #[arg(long, value_name = "DIR")]
@@ -371,13 +378,17 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
 
 async fn run(args: RunArgs) -> anyhow::Result<String> {
     let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    let targets = match args.rooms {
+        Some(n) => targets.spread_over_rooms(usize::from(n))?,
+        None => targets,
+    };
     let load = args.load();
     preflight(&targets, load.timeout).await?;
     let is_sale = load.request.buyer_qty.is_some();
     // The ground truth is read only around a sale run, and before it starts: a server that is
     // not oversell (or a room that is lost) costs the hand-off, never the run.
     let observer = AdminClient::new(&targets, None);
-    let before = match is_sale && !args.no_hand_off {
+    let before = match is_sale && !args.no_hand_off && args.rooms.is_none() {
         true => Some(observer.state().await.map_err(|e| format!("{e:#}"))),
         false => None,
     };

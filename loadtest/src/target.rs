@@ -76,6 +76,8 @@ impl fmt::Display for Target {
 pub struct Targets {
     list: Vec<Target>,
     room: Option<String>,
+    /// Rooms the connections are spread over (`loadtest run --rooms`); empty: `room` alone.
+    spread: Vec<String>,
 }
 
 impl Targets {
@@ -96,7 +98,26 @@ impl Targets {
         Ok(Targets {
             list,
             room: room.map(str::to_owned),
+            spread: vec![],
         })
+    }
+
+    /// The same targets, with the connections spread over `n` rooms named after the room
+    /// (`room` when none): `<room>-001`, `<room>-002`, … Admin calls still go to the room.
+    pub fn spread_over_rooms(mut self, n: usize) -> anyhow::Result<Targets> {
+        let prefix = self.room.clone().unwrap_or_else(|| "room".to_owned());
+        let width = n.to_string().len().max(3);
+        self.spread = (1..=n).map(|i| format!("{prefix}-{i:0width$}")).collect();
+        if let Some(long) = self.spread.iter().find(|r| r.len() > 64) {
+            bail!("invalid room `{long}`: 1 to 64 characters");
+        }
+        Ok(self)
+    }
+
+    /// The rooms the connections are spread over (`--rooms`); empty when they all sell in
+    /// one room.
+    pub fn spread(&self) -> &[String] {
+        &self.spread
     }
 
     /// Admin calls and state reads go here.
@@ -127,8 +148,13 @@ impl Targets {
 
     /// The origin-form request target for `path` on `target`: prefix, path, and the room.
     pub fn path_and_query(&self, target: &Target, path: &str) -> String {
+        self.path_and_query_in(target, path, self.room.as_deref())
+    }
+
+    /// The same, in `room` (none: no `?room=`).
+    pub fn path_and_query_in(&self, target: &Target, path: &str, room: Option<&str>) -> String {
         let mut out = format!("{}{path}", target.prefix);
-        if let Some(room) = &self.room {
+        if let Some(room) = room {
             out.push(if path.contains('?') { '&' } else { '?' });
             out.push_str("room=");
             out.push_str(&percent_encode(room));
@@ -174,6 +200,23 @@ mod tests {
         assert_eq!(
             t.url_of(first, "/state"),
             "http://127.0.0.1:8080/shop/state?room=a%20b"
+        );
+    }
+
+    #[test]
+    fn spread_rooms_are_numbered_after_the_room() {
+        let t = Targets::parse(&["http://127.0.0.1:1"], Some("bench"))
+            .unwrap()
+            .spread_over_rooms(200)
+            .unwrap();
+        assert_eq!(t.spread().len(), 200);
+        assert_eq!(t.spread()[0], "bench-001");
+        assert_eq!(t.spread()[199], "bench-200");
+        let first = t.first();
+        assert_eq!(t.path_and_query(first, "/state"), "/state?room=bench");
+        assert_eq!(
+            t.path_and_query_in(first, "/sale", Some("bench-007")),
+            "/sale?room=bench-007"
         );
     }
 

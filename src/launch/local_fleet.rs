@@ -20,6 +20,7 @@ use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::up::NetworkKind;
 use super::zookeeper_servers::{self, ZooKeeperPlan};
+use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
 
 const RUN_DIR_PREFIX: &str = "oversell-up-";
@@ -99,6 +100,9 @@ pub struct FleetConfig {
     pub program: PathBuf,
     /// Loopback, or a network namespace per process (`--network netns`).
     pub network: NetworkKind,
+    /// One Redis for the stock, or a Redis Cluster (six nodes, the lock store's launcher's):
+    /// then the lock store is `shared`, on the same cluster.
+    pub resource_store: ResourceStoreKind,
 }
 
 pub struct Fleet {
@@ -128,9 +132,11 @@ pub struct Fleet {
     store_stop: watch::Sender<bool>,
     lock_store: LockStoreKind,
     /// The resource store: supervised like every other child (a killed one comes back with
-    /// its append-only file), stopped with the lock store.
-    redis: Supervisor,
-    redis_url: String,
+    /// its append-only file), stopped with the lock store. None when the resource store is a
+    /// cluster: its nodes are `store_supervisors`.
+    redis: Option<Supervisor>,
+    redis_url: Option<String>,
+    resource_store: ResourceStoreKind,
     run_dir: tempfile::TempDir,
     /// The namespaces, veth pairs and bridge of `--network netns`: removed last, once every
     /// process in them has stopped.
@@ -143,6 +149,11 @@ impl Fleet {
     pub async fn start(config: FleetConfig) -> anyhow::Result<Self> {
         if redis_server::find_binary("redis-server").is_none() {
             bail!("redis-server not found; install it with: sudo apt-get install -y redis-server");
+        }
+        if config.resource_store == ResourceStoreKind::Cluster
+            && config.network == NetworkKind::Netns
+        {
+            bail!("--resource-store cluster runs on loopback only: the resource store is never partitioned");
         }
         let nginx_binary = nginx::find()?;
         let port = match config.port {
@@ -211,45 +222,40 @@ impl Fleet {
             run_dir.path().join(OWNER_FILE),
             std::process::id().to_string(),
         )?;
-        let redis_port = match config.redis_port {
-            Some(port) => port,
-            None => redis_server::free_port()?,
-        };
         let (store_stop, store_stopping) = watch::channel(false);
+        let on_cluster = config.resource_store == ResourceStoreKind::Cluster;
         // The stock and the ledger survive a killed Redis: an append-only file, fsynced each
-        // second, in the run dir (or in --redis-dir, across runs).
-        let redis = Supervisor::start(
-            RedisNodeSpec {
-                id: "redis".into(),
-                port: redis_port,
-                dir: config
-                    .redis_dir
-                    .clone()
-                    .unwrap_or_else(|| run_dir.path().join("redis")),
-                persistence: Persistence::Everysec,
-                sentinel: None,
-                clock_shim: None,
-                place: Place::LOOPBACK,
-                also_bind: gateway,
-                cluster_bus: None,
-            },
-            store_stopping.clone(),
-        );
-        wait_answering(&[("redis".into(), Place::LOOPBACK.addr(redis_port))]).await?;
-        let redis_url = format!("redis://127.0.0.1:{redis_port}");
+        // second, in the run dir (or in --redis-dir, across runs). On a cluster, the same on
+        // every node (below).
+        let redis = match on_cluster {
+            true => None,
+            false => Some(
+                start_resource_redis(&config, run_dir.path(), gateway, store_stopping.clone())
+                    .await?,
+            ),
+        };
+        let redis_url = redis
+            .as_ref()
+            .map(|(_, port)| format!("redis://127.0.0.1:{port}"));
         // Where the instances reach it: the gateway address from inside a namespace.
-        let instance_redis_url = format!("redis://{host_side}:{redis_port}");
+        let instance_redis_url = redis
+            .as_ref()
+            .map(|(_, port)| format!("redis://{host_side}:{port}"))
+            .unwrap_or_default();
+        let redis = redis.map(|(supervisor, _)| supervisor);
 
+        // A cluster resource store is the lock store's six-node cluster, holding the locks
+        // too (`shared`), kept on disk like the one Redis.
+        let (plan_kind, plan_persistence) = match on_cluster {
+            true => (LockStoreKind::Cluster, Persistence::Everysec),
+            false => (config.lock_store, config.lock_persistence),
+        };
         let plan = LockStorePlan::new(
-            config.lock_store,
-            config.lock_persistence,
+            plan_kind,
+            plan_persistence,
             config.lock_nodes,
             run_dir.path(),
-            &mut free_ports(LockStorePlan::ports_needed(
-                config.lock_store,
-                config.lock_nodes,
-            ))?
-            .into_iter(),
+            &mut free_ports(LockStorePlan::ports_needed(plan_kind, config.lock_nodes))?.into_iter(),
             &place_of,
         )?;
         let (lock_redis_url, lock_sentinels, lock_redis_nodes, lock_cluster) = (
@@ -258,6 +264,10 @@ impl Fleet {
             plan.redlock_urls().join(","),
             plan.cluster_addrs().join(","),
         );
+        let (lock_cluster, redis_cluster) = match on_cluster {
+            true => (String::new(), lock_cluster),
+            false => (lock_cluster, String::new()),
+        };
         let cluster = plan.is_cluster();
         let mut store_supervisors = Vec::new();
         if network.is_none() {
@@ -337,6 +347,8 @@ impl Fleet {
                     host: place.ip.to_string(),
                     port: app_port.to_string(),
                     redis_url: instance_redis_url.clone(),
+                    resource_store: config.resource_store.to_string(),
+                    redis_cluster: redis_cluster.clone(),
                     lock_store: config.lock_store.to_string(),
                     lock_redis_url: lock_redis_url.clone(),
                     lock_sentinels: lock_sentinels.clone(),
@@ -398,6 +410,7 @@ impl Fleet {
             lock_store: config.lock_store,
             redis,
             redis_url,
+            resource_store: config.resource_store,
             run_dir,
             network,
         })
@@ -431,14 +444,19 @@ impl Fleet {
         self.supervisors.iter().map(Supervisor::instance).collect()
     }
 
-    /// The resource store's URL.
-    pub fn redis_url(&self) -> &str {
-        &self.redis_url
+    /// The resource store's URL, when it is one Redis.
+    pub fn redis_url(&self) -> Option<&str> {
+        self.redis_url.as_deref()
     }
 
-    /// The resource store's process, with its current pid.
-    pub fn redis_process(&self) -> Instance {
-        self.redis.instance()
+    /// The resource store's process, with its current pid, when it is one Redis.
+    pub fn redis_process(&self) -> Option<Instance> {
+        self.redis.as_ref().map(Supervisor::instance)
+    }
+
+    /// One Redis, or a Redis Cluster (whose nodes are [`Fleet::lock_store_processes`]).
+    pub fn resource_store(&self) -> ResourceStoreKind {
+        self.resource_store
     }
 
     pub fn lock_store(&self) -> LockStoreKind {
@@ -510,7 +528,9 @@ impl Fleet {
         store.append(&mut self.zookeeper_supervisors);
         store.extend(self.postgres_supervisor.take());
         futures_util::future::join_all(store.into_iter().map(Supervisor::join)).await;
-        self.redis.join().await;
+        if let Some(redis) = self.redis {
+            redis.join().await;
+        }
         // Dropping `self` removes the run dir.
     }
 }
@@ -586,4 +606,36 @@ fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
         }
     }
     Ok(ports)
+}
+
+/// Starts the one-Redis resource store and waits for it to answer; returns it with its port.
+async fn start_resource_redis(
+    config: &FleetConfig,
+    run_dir: &std::path::Path,
+    gateway: Option<std::net::Ipv4Addr>,
+    stopping: watch::Receiver<bool>,
+) -> anyhow::Result<(Supervisor, u16)> {
+    let port = match config.redis_port {
+        Some(port) => port,
+        None => redis_server::free_port()?,
+    };
+    let redis = Supervisor::start(
+        RedisNodeSpec {
+            id: "redis".into(),
+            port,
+            dir: config
+                .redis_dir
+                .clone()
+                .unwrap_or_else(|| run_dir.join("redis")),
+            persistence: Persistence::Everysec,
+            sentinel: None,
+            clock_shim: None,
+            place: Place::LOOPBACK,
+            also_bind: gateway,
+            cluster_bus: None,
+        },
+        stopping,
+    );
+    wait_answering(&[("redis".into(), Place::LOOPBACK.addr(port))]).await?;
+    Ok((redis, port))
 }

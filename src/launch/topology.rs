@@ -46,6 +46,9 @@ pub struct InstanceEnv {
     pub host: String,
     pub port: String,
     pub redis_url: String,
+    /// `single` (`redis_url`) or `cluster` (`redis_cluster`: its nodes, `host:port,…`).
+    pub resource_store: String,
+    pub redis_cluster: String,
     /// `shared`, `single`, `sentinel`, `redlock` or `cluster`, and where that store is (empty
     /// when unused).
     pub lock_store: String,
@@ -76,6 +79,8 @@ impl InstanceEnv {
             ("HOST", self.host.clone()),
             ("PORT", self.port.clone()),
             ("REDIS_URL", self.redis_url.clone()),
+            ("RESOURCE_STORE", self.resource_store.clone()),
+            ("REDIS_CLUSTER", self.redis_cluster.clone()),
             ("LOCK_STORE", self.lock_store.clone()),
             ("LOCK_REDIS_URL", self.lock_redis_url.clone()),
             ("LOCK_SENTINELS", self.lock_sentinels.clone()),
@@ -106,6 +111,9 @@ impl InstanceEnv {
             host: "0.0.0.0".into(),
             port: COMPOSE_APP_PORT.to_string(),
             redis_url: "redis://redis:6379".into(),
+            // One Redis unless deploy/compose.sh puts the stock on the `cluster` profile's nodes.
+            resource_store: "${RESOURCE_STORE:-single}".into(),
+            redis_cluster: "${REDIS_CLUSTER:-}".into(),
             // `LOCK_STORE=sentinel docker compose --profile sentinel up` moves the locks (and
             // `LOCK_STORE=redlock … --profile redlock` spreads them over five masters).
             lock_store: "${LOCK_STORE:-shared}".into(),

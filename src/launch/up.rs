@@ -24,6 +24,7 @@ use super::supervisor::Instance;
 use super::topology::{
     ClientLimits, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_CONNS, DEFAULT_CLIENT_RATE,
 };
+use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
 
 /// Redlock masters when `--lock-nodes` is not given: the published algorithm's example.
@@ -64,6 +65,14 @@ pub struct UpArgs {
     /// the master owning a room's lock).
     #[arg(long, value_enum, default_value_t = LockStoreKind::Shared)]
     pub lock_store: LockStoreKind,
+
+    /// Where the stock, the ledger and the ground truth live: `single` (one private
+    /// redis-server) or `cluster` (six `cluster-enabled` nodes made one Redis Cluster of three
+    /// masters with a replica each, append-only files fsynced every second: each room's keys on
+    /// the master owning its `{room}` slot, so rooms spread over the masters). With `cluster`
+    /// the locks go on the same cluster (`--lock-store shared`).
+    #[arg(long, value_enum, default_value_t = ResourceStoreKind::Single)]
+    pub resource_store: ResourceStoreKind,
 
     /// The lab: students write their own locks (tier `custom`), which run only on a lock
     /// store apart from the stock. With the default `--lock-store shared` this starts a
@@ -162,6 +171,9 @@ impl UpArgs {
                 return Err(format!("error: {why}"));
             }
         }
+        if let Some(why) = self.resource_store_misfit() {
+            return Err(format!("error: --resource-store cluster: {why}"));
+        }
         if self.lab
             && matches!(
                 self.lock_store,
@@ -238,6 +250,33 @@ impl UpArgs {
         Ok(())
     }
 
+    /// Why these flags do not fit a cluster resource store, if they do not.
+    fn resource_store_misfit(&self) -> Option<String> {
+        if self.resource_store != ResourceStoreKind::Cluster {
+            return None;
+        }
+        if self.lock_store != LockStoreKind::Shared {
+            return Some(format!(
+                "the locks go on the same cluster: leave --lock-store at shared (this is \
+                 --lock-store {})",
+                self.lock_store
+            ));
+        }
+        let why = if self.lab || self.tier == Tier::Custom {
+            "--lab (the custom tier) needs a lock store apart from the stock, with a \
+             student's ACL user on it; on a cluster that user would have to be made on every \
+             node"
+        } else if self.redis_port.is_some() || self.redis_dir.is_some() {
+            "--redis-port and --redis-dir set the one resource Redis, which a cluster replaces"
+        } else if self.network == NetworkKind::Netns {
+            "--network netns: the resource store is never partitioned, so it stays on loopback \
+             with one Redis"
+        } else {
+            return None;
+        };
+        Some(why.into())
+    }
+
     /// The lock store to start: `--lock-store`, or `single` for the lab on a shared one.
     pub fn lock_store(&self) -> LockStoreKind {
         match (self.lab || self.tier == Tier::Custom, self.lock_store) {
@@ -276,6 +315,7 @@ impl UpArgs {
             redis_dir: self.redis_dir.clone(),
             tier: self.tier,
             lock_store: self.lock_store(),
+            resource_store: self.resource_store,
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             zookeeper_nodes: self.zookeeper_nodes(),
@@ -384,8 +424,12 @@ fn print_banner(
     let url = fleet.url();
     let instances = fleet.instances();
     let mut out = String::new();
+    let sharing = match fleet.resource_store() {
+        ResourceStoreKind::Single => "one redis",
+        ResourceStoreKind::Cluster => "a redis cluster",
+    };
     out += &format!(
-        "oversell up: {} instances behind nginx sharing one redis, lock tier {tier}\n",
+        "oversell up: {} instances behind nginx sharing {sharing}, lock tier {tier}\n",
         instances.len()
     );
     out += &format!(
@@ -413,11 +457,12 @@ fn print_banner(
         Some(dir) => format!("in {}, across runs", dir.display()),
         None => "in the run dir".into(),
     };
-    out += &format!(
-        "redis: {} pid={} (resource store: stock, ledger, ground truth; appendfsync everysec {kept})\n",
-        fleet.redis_url(),
-        pid(fleet.redis_process().pid)
-    );
+    if let (Some(url), Some(redis)) = (fleet.redis_url(), fleet.redis_process()) {
+        out += &format!(
+            "redis: {url} pid={} (resource store: stock, ledger, ground truth; appendfsync everysec {kept})\n",
+            pid(redis.pid)
+        );
+    }
     // One line per store process: `id: ip:port pid=N (what it is)`.
     let line = |process: &Instance, what: &str| {
         format!(
@@ -428,7 +473,14 @@ fn print_banner(
             pid(process.pid)
         )
     };
-    let lock_store = format!("lock store: {}", fleet.lock_store());
+    let lock_store = match fleet.resource_store() {
+        ResourceStoreKind::Single => format!("lock store: {}", fleet.lock_store()),
+        ResourceStoreKind::Cluster => {
+            "resource store: a room's stock, ledger and lock on its slot's master; \
+             appendfsync everysec"
+                .to_owned()
+        }
+    };
     for process in fleet.lock_store_processes() {
         out += &line(&process, &lock_store);
     }

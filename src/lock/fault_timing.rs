@@ -144,14 +144,15 @@ async fn struck(cx: &LockCx<'_>, fault: &Fault, what: &str) {
 
 async fn clear_pending(cx: &LockCx<'_>) -> Result<(), StoreError> {
     let mut conn = cx.resource.conn().await?;
-    let _: () = redis::pipe()
-        .del(cx.keys.store_fault_pending())
-        .ignore()
-        .publish(
-            crate::keys::CONTROL_CHANNEL,
-            crate::control::Control::reload(cx.keys.room()).to_json(),
-        )
-        .ignore()
+    // Two commands, not a pipeline: a Redis Cluster client routes PUBLISH by the channel's
+    // slot, which is not the room's.
+    let () = redis::cmd("DEL")
+        .arg(cx.keys.store_fault_pending())
+        .query_async(&mut conn)
+        .await?;
+    let () = redis::cmd("PUBLISH")
+        .arg(crate::keys::CONTROL_CHANNEL)
+        .arg(crate::control::Control::reload(cx.keys.room()).to_json())
         .query_async(&mut conn)
         .await?;
     Ok(())

@@ -240,7 +240,9 @@ type NodeAnswer = (
 );
 
 async fn ask_node(store: &LockStore, addr: &str, keys: &Keys) -> Option<NodeView> {
-    if store.kind == super::LockStoreKind::Cluster {
+    // A cluster's node answers only for its own slots: a shared lock store on a cluster
+    // resource store is one too.
+    if store.pool.cluster_seeds().is_some() {
         return ask_cluster_node(store, addr, keys).await;
     }
     let asked = async {

@@ -277,7 +277,7 @@ async fn a_rotated_or_revoked_token_stops_on_every_instance_at_once() {
     // Stored as digests: no key, field or value in Redis holds a token.
     let mut conn = fleet.redis_conn().await;
     let dump: Vec<String> = redis::cmd("HGETALL")
-        .arg("oversell:room-tokens")
+        .arg("oversell:{.fleet}:room-tokens")
         .query_async(&mut conn)
         .await
         .unwrap();

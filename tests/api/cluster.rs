@@ -3,6 +3,10 @@
 //! that shard's master failing over loses the lock (and `WAIT` keeps it), and while the
 //! master owning the room's slot does not answer, buyers are told `redis_unavailable` within
 //! their deadline and nothing is sold twice. Every figure is read from the resource store.
+//!
+//! Then the stock itself on a cluster (`oversell up --resource-store cluster`, the locks on
+//! it too): many rooms sold out at once, each exactly, their keys spread over the three
+//! masters; one master silent refuses its own rooms' buyers (503) while the others sell.
 
 use std::time::Duration;
 
@@ -10,9 +14,9 @@ use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
 
-use crate::helpers::eventually_sells;
+use crate::helpers::{assert_refused_in_one_line, eventually, eventually_sells};
 use crate::lock_store::{admin, run_scenarios, state};
-use crate::scenarios::start_fleet_with;
+use crate::scenarios::{start_cluster_resource_fleet, start_fleet_with};
 
 /// The address of the master owning `key`'s slot, and its pid, as the cluster says.
 async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
@@ -51,6 +55,39 @@ async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
         .and_then(|p| p.pid)
         .expect("the master is one of the fleet's nodes");
     (addr, pid)
+}
+
+/// The address of a replica of the master owning `key`'s slot, as the cluster says.
+async fn replica_of(fleet: &Fleet, key: &str) -> String {
+    let node = &fleet.lock_store_processes()[0];
+    let client = redis::Client::open(format!("redis://{}:{}", node.ip, node.port)).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let slot: i64 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let ranges: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    // `[start, end, master, replica…]`, each node `[ip, port, id, …]`
+    ranges
+        .iter()
+        .find_map(|range| {
+            let bound = |i: usize| redis::from_redis_value::<i64>(range[i].clone()).unwrap();
+            let redis::Value::Array(replica) = range.get(3)? else {
+                return None;
+            };
+            let ip: String = redis::from_redis_value(replica[0].clone()).unwrap();
+            let port: i64 = redis::from_redis_value(replica[1].clone()).unwrap();
+            (bound(0)..=bound(1))
+                .contains(&slot)
+                .then(|| format!("{ip}:{port}"))
+        })
+        .expect("the master owning the slot has a replica")
 }
 
 fn signal(pid: u32, sig: &str) {
@@ -168,4 +205,247 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
     assert_eq!(truth["orders"], 1, "{truth}");
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[test]
+fn bad_resource_store_flags_stop_with_one_line_naming_the_flag() {
+    assert_refused_in_one_line(&[
+        (
+            vec!["serve", "--resource-store", "cluster"],
+            "--redis-cluster",
+        ),
+        (
+            vec!["serve", "--redis-cluster", "127.0.0.1:7000"],
+            "--redis-cluster",
+        ),
+        (
+            vec!["serve", "--resource-store", "sharded"],
+            "--resource-store",
+        ),
+        (
+            vec![
+                "up",
+                "--resource-store",
+                "cluster",
+                "--lock-store",
+                "single",
+            ],
+            "--lock-store",
+        ),
+        (vec!["up", "--resource-store", "cluster", "--lab"], "--lab"),
+        (
+            vec!["up", "--resource-store", "cluster", "--redis-port", "7000"],
+            "--redis-port",
+        ),
+    ]);
+}
+
+const ROOMS: usize = 30;
+const STOCK: i64 = 10;
+
+/// One sale in `room` through nginx: its status, Retry-After and body.
+async fn sale_in(fleet: &Fleet, room: &str) -> (reqwest::StatusCode, Option<String>, Value) {
+    let resp = reqwest::Client::new()
+        .post(format!("{}/sale?room={room}", fleet.url()))
+        .json(&json!({ "buyer": format!("{room}-late") }))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, retry, resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn state_in(fleet: &Fleet, room: &str) -> Value {
+    reqwest::get(format!("{}/state?room={room}", fleet.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Every room configured and stocked with `stock`, all at once.
+async fn stock_rooms(fleet: &Fleet, rooms: &[String], config: Value, stock: i64) {
+    futures_util::future::join_all(rooms.iter().map(|room| {
+        let config = config.clone();
+        async move {
+            admin(
+                fleet,
+                reqwest::Method::PUT,
+                &format!("/admin/config?room={room}"),
+                config,
+            )
+            .await;
+            admin(
+                fleet,
+                reqwest::Method::POST,
+                &format!("/admin/reset?room={room}"),
+                json!({ "stock": stock }),
+            )
+            .await;
+        }
+    }))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_on_a_cluster_resource_store_spread_over_the_masters_and_sell_exactly() {
+    let fleet = start_cluster_resource_fleet(3).await;
+    let rooms: Vec<String> = (1..=ROOMS).map(|n| format!("shard-{n:02}")).collect();
+    stock_rooms(
+        &fleet,
+        &rooms,
+        json!({ "tier": "lua-release", "business_ms": 1, "wait_deadline_ms": 20_000 }),
+        STOCK,
+    )
+    .await;
+
+    // Every room sold out at once, twice as many buyers as items in each.
+    let reports = futures_util::future::join_all(rooms.iter().map(|room| {
+        let path = format!("/admin/burst?room={room}");
+        let fleet = &fleet;
+        async move {
+            let buyers = json!({ "buyers": 2 * STOCK, "via": "fleet" });
+            admin(fleet, reqwest::Method::POST, &path, buyers).await
+        }
+    }))
+    .await;
+    for (room, report) in rooms.iter().zip(&reports) {
+        assert_eq!(report["ok"], STOCK, "{room}: {report}");
+        let truth = state_in(&fleet, room).await;
+        for (figure, expected) in [
+            ("stock", 0),
+            ("orders", STOCK),
+            ("items_sold", STOCK),
+            ("oversold", 0),
+            ("lost_updates", 0),
+            ("overlaps", 0),
+        ] {
+            assert_eq!(truth[figure], expected, "{room} {figure}: {truth}");
+        }
+    }
+
+    // Where the stock lives: each room's stock key on the master owning its slot, asked
+    // directly (a node answers only for its own slots), and every master holding some.
+    let mut per_master: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for room in &rooms {
+        let key = format!("oversell:{{{room}}}:stock");
+        let (addr, _) = master_of(&fleet, &key).await;
+        let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let held: i64 = redis::cmd("EXISTS")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(held, 1, "{room}'s stock is not on {addr}");
+        per_master.entry(addr).or_default().push(room);
+    }
+    assert_eq!(per_master.len(), 3, "rooms per master: {per_master:?}");
+    // The registry is one key, on one master, in the fleet's slot.
+    let (fleet_master, _) = master_of(&fleet, "oversell:{.fleet}:rooms").await;
+    let client = redis::Client::open(format!("redis://{fleet_master}")).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let registered: usize = redis::cmd("ZCARD")
+        .arg("oversell:{.fleet}:rooms")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(registered, ROOMS);
+    // A room nobody stocked: its status reads a room key and the fleet's epoch, on two
+    // masters, and says so.
+    let (status, _, body) = sale_in(&fleet, "never-stocked").await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "not_stocked", "{body}");
+
+    // A master that does not hold the fleet's slot stops answering (SIGSTOP), its replica
+    // told not to take over yet (`cluster-replica-no-failover`: a failover within the buyer's
+    // wait would let it sell instead): its rooms' buyers are told `redis_unavailable`, the
+    // other masters' rooms sell on; once the replica may take over, the cluster promotes it
+    // and its rooms sell again.
+    stock_rooms(
+        &fleet,
+        &rooms,
+        json!({ "business_ms": 0, "wait_deadline_ms": 1_000 }),
+        5,
+    )
+    .await;
+    let (victim, victims) = per_master
+        .iter()
+        .find(|(addr, _)| **addr != fleet_master)
+        .map(|(addr, rooms)| (addr.clone(), rooms.clone()))
+        .expect("two masters do not hold the fleet's slot");
+    let bystanders: Vec<&str> = rooms
+        .iter()
+        .map(String::as_str)
+        .filter(|room| !victims.contains(room))
+        .collect();
+    let victim_key = format!("oversell:{{{}}}:stock", victims[0]);
+    let (_, pid) = master_of(&fleet, &victim_key).await;
+    let replica = replica_of(&fleet, &victim_key).await;
+    let set_no_failover = |yes: &'static str| {
+        let replica = replica.clone();
+        async move {
+            let client = redis::Client::open(format!("redis://{replica}")).unwrap();
+            let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+            let () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("cluster-replica-no-failover")
+                .arg(yes)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+    };
+    set_no_failover("yes").await;
+    signal(pid, "-STOP");
+    let asked = std::time::Instant::now();
+    let (status, retry, refused) = sale_in(&fleet, victims[0]).await;
+    let took = asked.elapsed();
+    assert_eq!(
+        status,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
+        "after {took:?}: {refused}"
+    );
+    assert_eq!(retry.as_deref(), Some("1"));
+    assert_eq!(refused["error"], "redis_unavailable", "{refused}");
+    assert!(took < Duration::from_secs(10), "503 after {took:?}");
+    for room in bystanders.iter().take(3) {
+        eventually(Duration::from_secs(10), || async {
+            sale_in(&fleet, room).await.0 == reqwest::StatusCode::OK
+        })
+        .await;
+    }
+    set_no_failover("no").await;
+    eventually(Duration::from_secs(30), || async {
+        sale_in(&fleet, victims[0]).await.0 == reqwest::StatusCode::OK
+    })
+    .await;
+    signal(pid, "-CONT");
+    assert_ne!(
+        master_of(&fleet, &victim_key).await.1,
+        pid,
+        "the stopped master was replaced"
+    );
+
+    // Nothing sold twice anywhere: every acknowledged sale took an item of its own room.
+    for room in &rooms {
+        let truth = state_in(&fleet, room).await;
+        assert_eq!(
+            truth["oversold"], 0,
+            "{room} after {victim} stopped: {truth}"
+        );
+        assert_eq!(truth["lost_updates"], 0, "{room}: {truth}");
+        let sold = truth["orders"].as_i64().unwrap_or(-1);
+        assert_eq!(
+            sold + truth["stock"].as_i64().unwrap_or(-1),
+            5,
+            "{room}: {truth}"
+        );
+    }
+    fleet.stop().await;
 }

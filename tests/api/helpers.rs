@@ -31,6 +31,8 @@ fn init_tracing() {
 pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
     ServeArgs {
         redis_url: redis_url.to_owned(),
+        resource_store: oversell::config::ResourceStoreKind::Single,
+        redis_cluster: vec![],
         lock_store: LockStoreKind::Shared,
         lock_redis_url: None,
         lock_sentinels: vec![],

@@ -248,7 +248,7 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
         ),
     ];
     for (acquire, said) in cases {
-        let truth_before = snapshot(fleet.redis_url()).await;
+        let truth_before = snapshot(fleet.redis_url().expect("one resource redis")).await;
         let lock = json!({ "acquire": [acquire], "release": release });
         let (status, body) = submit(&fleet, "student", &lock).await;
         assert_eq!(status, StatusCode::OK, "{acquire}: {body}");
@@ -267,16 +267,20 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
             "{shown}"
         );
         // The resource store: nothing but the student room's own lab record and counters.
-        let truth_after = snapshot(fleet.redis_url()).await;
+        let truth_after = snapshot(fleet.redis_url().expect("one resource redis")).await;
         for (key, value) in &truth_before {
             let own_record = key.starts_with("oversell:{student}:")
                 && ["lab", "timeline", "lock_timeouts"]
                     .iter()
                     .any(|k| key.ends_with(k));
             // The fleet's own bookkeeping: live instances, rooms' last use, viewers.
-            let bookkeeping = ["oversell:instances", "oversell:rooms", "oversell:viewers"]
-                .iter()
-                .any(|k| key.starts_with(k));
+            let bookkeeping = [
+                "oversell:{.fleet}:instances",
+                "oversell:{.fleet}:rooms",
+                "oversell:{.fleet}:viewers",
+            ]
+            .iter()
+            .any(|k| key.starts_with(k));
             if !own_record && !bookkeeping {
                 assert_eq!(truth_after.get(key), Some(value), "{acquire} changed {key}");
             }

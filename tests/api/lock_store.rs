@@ -374,7 +374,7 @@ async fn a_resource_store_killed_under_up_comes_back_by_itself_with_its_stock() 
             .map(|r| r.status())
     };
     assert_eq!(sale().await.unwrap(), StatusCode::OK);
-    let before = fleet.redis_process();
+    let before = fleet.redis_process().expect("one resource redis");
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(before.pid.unwrap() as i32, libc::SIGKILL) };
     // Its supervisor restarts it with the same append-only file: the stock is still there,
@@ -383,7 +383,7 @@ async fn a_resource_store_killed_under_up_comes_back_by_itself_with_its_stock() 
         sale().await.is_ok_and(|s| s == StatusCode::OK)
     })
     .await;
-    let after = fleet.redis_process();
+    let after = fleet.redis_process().expect("one resource redis");
     assert_eq!(after.restarts, 1, "{after:?}");
     assert_ne!(after.pid, before.pid);
     assert_eq!(state(&fleet).await["orders"], 2);

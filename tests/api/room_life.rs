@@ -66,7 +66,7 @@ async fn reads_and_refused_sales_create_no_key() {
     let fleet = spawn_fleet(1).await;
     // The instance registry is the one key a fleet writes on its own.
     eventually(Duration::from_secs(5), || async {
-        fleet.all_keys().await == ["oversell:instances"]
+        fleet.all_keys().await == ["oversell:{.fleet}:instances"]
     })
     .await;
     let before = fleet.all_keys().await;

@@ -4,6 +4,7 @@
 
 use loadtest::scenario::{Runner, Scenario, CATALOG};
 use loadtest::{AdminClient, Targets};
+use oversell::config::ResourceStoreKind;
 use oversell::launch::local_fleet::{Fleet, FleetConfig};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
@@ -121,7 +122,24 @@ fn config_on(
         static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
         program: env!("CARGO_BIN_EXE_oversell").into(),
         network,
+        resource_store: ResourceStoreKind::Single,
     }
+}
+
+/// A fleet whose resource store is a Redis Cluster (three masters, a replica each), the
+/// locks on it too (`shared`).
+pub async fn start_cluster_resource_fleet(instances: usize) -> Fleet {
+    let config = FleetConfig {
+        resource_store: ResourceStoreKind::Cluster,
+        ..config_on(
+            NetworkKind::Loopback,
+            instances,
+            LockStoreKind::Shared,
+            Persistence::None,
+            None,
+        )
+    };
+    Fleet::start(config).await.expect("start the fleet")
 }
 
 /// What a test needs to run catalog scenarios against a fleet from the client side: its URL

@@ -81,16 +81,25 @@ pub(super) struct Plan {
 
 impl Plan {
     pub(super) fn new(targets: &Targets, load: &Load, workers: usize, threads: usize) -> Plan {
-        let endpoints = targets
-            .iter()
-            .map(|target| Endpoint {
-                target: target.clone(),
-                head: RequestHead::new(
-                    &load.request.method,
-                    &targets.path_and_query(target, &load.request.path),
-                    target.authority(),
-                    load.request.buyer_qty.is_some(),
-                ),
+        // Worker w takes endpoint w mod len: spread over rooms, consecutive workers take
+        // consecutive rooms, each room's workers dealt over the targets in turn.
+        let rooms: Vec<Option<&str>> = match targets.spread() {
+            [] => vec![targets.room()],
+            spread => spread.iter().map(|room| Some(room.as_str())).collect(),
+        };
+        let endpoints = (0..rooms.len() * targets.len())
+            .map(|i| {
+                let room = rooms[i % rooms.len()];
+                let target = targets.for_connection(i / rooms.len());
+                Endpoint {
+                    target: target.clone(),
+                    head: RequestHead::new(
+                        &load.request.method,
+                        &targets.path_and_query_in(target, &load.request.path, room),
+                        target.authority(),
+                        load.request.buyer_qty.is_some(),
+                    ),
+                }
             })
             .collect();
         let release = match load.model {
@@ -167,5 +176,43 @@ mod tests {
         );
         assert_ne!(a.as_bytes(), b);
         assert_ne!(run_id(), run_id());
+    }
+
+    #[test]
+    fn spread_rooms_take_consecutive_workers_each_dealt_over_the_targets() {
+        let targets = Targets::parse(&["http://127.0.0.1:1", "http://127.0.0.1:2"], Some("b"))
+            .unwrap()
+            .spread_over_rooms(3)
+            .unwrap();
+        let plan = Plan::new(&targets, &load(Model::Burst { buyers: 6 }, 6), 6, 1);
+        let first_line = |w: usize| {
+            let mut out = Vec::new();
+            plan.request(
+                &plan.endpoints[w % plan.endpoints.len()],
+                w as u64,
+                &mut out,
+            );
+            let text = String::from_utf8(out).unwrap();
+            let host = text
+                .split("Host: ")
+                .nth(1)
+                .unwrap()
+                .split('\r')
+                .next()
+                .unwrap();
+            format!("{} {host}", text.split(' ').nth(1).unwrap())
+        };
+        let dealt: Vec<String> = (0..6).map(first_line).collect();
+        assert_eq!(
+            dealt,
+            [
+                "/sale?room=b-001 127.0.0.1:1",
+                "/sale?room=b-002 127.0.0.1:1",
+                "/sale?room=b-003 127.0.0.1:1",
+                "/sale?room=b-001 127.0.0.1:2",
+                "/sale?room=b-002 127.0.0.1:2",
+                "/sale?room=b-003 127.0.0.1:2",
+            ]
+        );
     }
 }
