@@ -211,15 +211,30 @@ impl Launchers {
     async fn start_up(&self, spec: &FleetSpec, port: u16, n: usize) -> anyhow::Result<Fleet> {
         let log = self.logs.join(format!("fleet-{n:02}.log"));
         let out = std::fs::File::create(&log).with_context(|| format!("{}", log.display()))?;
-        let mut child = Command::new(&self.oversell)
-            .args(["up", "--instances", "3", "--port", &port.to_string()])
+        let mut up = Command::new(&self.oversell);
+        up.args(["up", "--instances", "3", "--port", &port.to_string()])
             .args(["--admin-token", &self.token])
             .args(spec.up_flags.split_whitespace())
             .env("RUST_LOG", "oversell=error")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(out)
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        // The fleet dies with the course: `kill_on_drop` needs the course to unwind, and a
+        // course killed by a signal sent to it alone (not a terminal's Ctrl-C, which reaches
+        // the whole group) left its fleet running. `oversell up` stops everything on SIGTERM.
+        // SAFETY: between fork and exec, prctl only sets this process's own attribute and is
+        // async-signal-safe; nothing of the parent's is touched.
+        unsafe {
+            up.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let mut child = up
             .spawn()
             .with_context(|| format!("cannot start {}", self.oversell.display()))?;
         let stdout = child.stdout.take().context("oversell up's output")?;
