@@ -18,8 +18,9 @@ use crate::helpers::{assert_refused_in_one_line, eventually, eventually_sells};
 use crate::lock_store::{admin, run_scenarios, state};
 use crate::scenarios::{start_cluster_resource_fleet, start_fleet_with};
 
-/// The address of the master owning `key`'s slot, and its pid, as the cluster says.
-async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
+/// The address of a node serving `key`'s slot, as `CLUSTER SLOTS` lists it: `which` 0 is the
+/// master, 1 its first replica (`[start, end, master, replica…]`, each node `[ip, port, id, …]`).
+async fn serving(fleet: &Fleet, key: &str, which: usize) -> Option<(String, i64)> {
     let node = &fleet.lock_store_processes()[0];
     let client = redis::Client::open(format!("redis://{}:{}", node.ip, node.port)).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
@@ -34,18 +35,21 @@ async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
         .query_async(&mut conn)
         .await
         .unwrap();
-    // `[start, end, [ip, port, id, …], replicas…]`
-    let (ip, port) = ranges
-        .iter()
-        .find_map(|range| {
-            let bound = |i: usize| redis::from_redis_value::<i64>(range[i].clone()).unwrap();
-            let redis::Value::Array(master) = &range[2] else {
-                panic!("CLUSTER SLOTS: {range:?}")
-            };
-            let ip: String = redis::from_redis_value(master[0].clone()).unwrap();
-            let port: i64 = redis::from_redis_value(master[1].clone()).unwrap();
-            (bound(0)..=bound(1)).contains(&slot).then_some((ip, port))
-        })
+    ranges.iter().find_map(|range| {
+        let bound = |i: usize| redis::from_redis_value::<i64>(range[i].clone()).unwrap();
+        let redis::Value::Array(node) = range.get(2 + which)? else {
+            return None;
+        };
+        let ip: String = redis::from_redis_value(node[0].clone()).unwrap();
+        let port: i64 = redis::from_redis_value(node[1].clone()).unwrap();
+        (bound(0)..=bound(1)).contains(&slot).then_some((ip, port))
+    })
+}
+
+/// The address of the master owning `key`'s slot, and its pid, as the cluster says.
+async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
+    let (ip, port) = serving(fleet, key, 0)
+        .await
         .expect("a master owns the slot");
     let addr = format!("{ip}:{port}");
     let pid = fleet
@@ -59,35 +63,10 @@ async fn master_of(fleet: &Fleet, key: &str) -> (String, u32) {
 
 /// The address of a replica of the master owning `key`'s slot, as the cluster says.
 async fn replica_of(fleet: &Fleet, key: &str) -> String {
-    let node = &fleet.lock_store_processes()[0];
-    let client = redis::Client::open(format!("redis://{}:{}", node.ip, node.port)).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let slot: i64 = redis::cmd("CLUSTER")
-        .arg("KEYSLOT")
-        .arg(key)
-        .query_async(&mut conn)
+    let (ip, port) = serving(fleet, key, 1)
         .await
-        .unwrap();
-    let ranges: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
-        .arg("SLOTS")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    // `[start, end, master, replica…]`, each node `[ip, port, id, …]`
-    ranges
-        .iter()
-        .find_map(|range| {
-            let bound = |i: usize| redis::from_redis_value::<i64>(range[i].clone()).unwrap();
-            let redis::Value::Array(replica) = range.get(3)? else {
-                return None;
-            };
-            let ip: String = redis::from_redis_value(replica[0].clone()).unwrap();
-            let port: i64 = redis::from_redis_value(replica[1].clone()).unwrap();
-            (bound(0)..=bound(1))
-                .contains(&slot)
-                .then(|| format!("{ip}:{port}"))
-        })
-        .expect("the master owning the slot has a replica")
+        .expect("the master owning the slot has a replica");
+    format!("{ip}:{port}")
 }
 
 fn signal(pid: u32, sig: &str) {
