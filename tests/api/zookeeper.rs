@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oversell::launch::process;
+use oversell::launch::redis_server::free_ports;
 use oversell::launch::supervisor::{ChildSpec, Supervisor};
 use oversell::launch::zookeeper_servers::{self as servers, ZooKeeperMode, ZooKeeperPlan};
 use oversell::zookeeper_recipe::{self as zk, Released, ZkError, ZkSession};
@@ -31,7 +32,7 @@ struct Servers {
 impl Servers {
     async fn start(nodes: usize) -> Servers {
         let dir = tempfile::tempdir().expect("temp dir");
-        let ports = free_ports(ZooKeeperPlan::ports_needed(nodes));
+        let ports = free_ports(ZooKeeperPlan::ports_needed(nodes)).expect("free ports");
         let plan = ZooKeeperPlan::new(nodes, dir.path(), &mut ports.into_iter()).expect("plan");
         let started = Instant::now();
         let mut children = Vec::new();
@@ -106,16 +107,6 @@ impl Servers {
         .await;
         assert_eq!(held, n, "the servers' watches never reached {n}");
     }
-}
-
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
 }
 
 fn in_secs(secs: u64) -> Instant {
@@ -331,7 +322,7 @@ async fn zk_a_paused_holder_loses_its_node_when_its_session_expires() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_a_killed_server_comes_back_under_its_supervisor_with_the_lock_intact() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = ZooKeeperPlan::new(1, dir.path(), &mut free_ports(1).into_iter()).unwrap();
+    let plan = ZooKeeperPlan::new(1, dir.path(), &mut free_ports(1).unwrap().into_iter()).unwrap();
     let spec = plan.servers[0].clone();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let supervisor = Supervisor::start(spec.clone(), stop_rx);
