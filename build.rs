@@ -10,12 +10,14 @@
 //! the build when they cannot run (CI, which runs as root, sets it), `skip` sets the cfg
 //! whatever the machine (how to see the non-root run as root).
 
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+
+#[path = "src/launch/netns/needs.rs"]
+mod needs;
 
 fn main() {
     netns_tests();
+    println!("cargo::rerun-if-changed=src/launch/netns/needs.rs");
     let source = "src/clockshift.c";
     println!("cargo:rerun-if-changed={source}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -52,24 +54,10 @@ fn netns_tests() {
     println!("cargo::warning=the network-namespace tests will be ignored: {why}");
 }
 
-/// Why this machine cannot make network namespaces, if so: not root, or no `ip` or `nft`.
-/// (The launcher's own check, `launch::netns::unavailable`, is the same, at run time.)
+/// Why this machine cannot make network namespaces, if so (the launcher's own judgement).
 fn cannot_make_namespaces() -> Option<String> {
-    // /proc/self belongs to this process's effective user.
-    let euid = std::fs::metadata("/proc/self").map(|m| m.uid());
-    if euid.map_or(true, |uid| uid != 0) {
-        return Some("not root".to_owned());
-    }
-    for tool in ["ip", "nft"] {
-        let found = Command::new(tool)
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            return Some(format!("no `{tool}`"));
-        }
-    }
-    None
+    Some(match needs::missing()? {
+        needs::Missing::Root => "not root".to_owned(),
+        needs::Missing::Tool { tool, package } => format!("no `{tool}` (package {package})"),
+    })
 }
