@@ -5,6 +5,7 @@
 import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers as fetchTiers } from './feed.js';
 import { ROOM, call, showBurst, tokenPanel } from './room.js';
+import { Vote } from './vote.js';
 
 const $ = (sel) => document.querySelector(sel);
 const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lost_releases', 'stale_writes_rejected', 'lock_timeouts'];
@@ -276,10 +277,19 @@ function translate() {
   showScenarioText();
   showBurst(lastBurst);
   drawLab();
+  vote.render();
   if (state) render(state);
   makeChart();
   live.translate();
 }
+
+// ---------------------------------------------------------------- the class vote
+
+// The open question as a card on top, for the student who came in by the join link: shown from
+// the moment a vote opens until the next one, hidden while none is on.
+const vote = new Vote($('#vote'), {
+  onView: (view) => { $('#vote').hidden = !view.question || view.state === 'idle'; },
+});
 
 // ---------------------------------------------------------------- live state
 
@@ -468,4 +478,5 @@ loadTiers();
 loadScenarios();
 live.connect();
 live.draw();
+vote.connect();
 window.oversell = { timeline: live.timeline, get state() { return state; } };
