@@ -61,7 +61,9 @@ export function reveal(r, options) {
   for (const [name, value] of Object.entries(r.figures || {})) {
     const key = `fig.${name}`;
     const label = t(key);
-    figures.append(el('dt', '', label === key ? name.replaceAll('_', ' ') : label), el('dd', '', fmt(value)));
+    const pair = el('div');
+    pair.append(el('dt', '', label === key ? name.replaceAll('_', ' ') : label), el('dd', '', fmt(value)));
+    figures.append(pair);
   }
   box.append(figures);
   const why = el('p', 'reveal-why', inLanguage(r));
