@@ -218,9 +218,10 @@ const en = {
   'vote.landed': 'The run landed in {letter}: {option}',
   'vote.landed.none': 'The run landed in none of the options.',
   'vote.unexpected': 'This run did not show what the chapter expects ({expectation}).',
-  'vote.share': 'Round {round}: {share} right, of {voters} votes',
+  'vote.share': 'Round {round}: {share} right ({voters} voted)',
   'vote.gain': 'Gain from round 1 to round 2: {gain} (normalised)',
   'vote.source': 'In the articles: {source}',
+  'vote.figures.all': 'All {n} figures of the run',
   // The presenter's view (present.js).
   'present.title': 'oversell · the class vote',
   'present.chapter': 'chapter',
@@ -482,9 +483,10 @@ const zh = {
   'vote.landed': '这次运行落在 {letter}：{option}',
   'vote.landed.none': '这次运行不属于任何一个选项。',
   'vote.unexpected': '这次运行没有呈现本章预期的结果（{expectation}）。',
-  'vote.share': '第 {round} 轮：{voters} 票中答对 {share}',
+  'vote.share': '第 {round} 轮：答对 {share}（共 {voters} 票）',
   'vote.gain': '第 1 轮到第 2 轮的提升：{gain}（归一化）',
   'vote.source': '出处：{source}',
+  'vote.figures.all': '这次运行的全部 {n} 项数字',
   // 演示视图（present.js）。
   'present.title': 'oversell · 课堂投票',
   'present.chapter': '章节',

@@ -26,6 +26,25 @@ function el(tag, className, text) {
   return node;
 }
 
+/** The figures a reveal shows first, when not 0: what the ground truth counts. */
+const GROUND_TRUTH = ['orders', 'oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'stale_writes_rejected', 'lost_releases', 'lock_timeouts'];
+
+/** A run's figure: whole, or to a tenth (milliseconds, rates). */
+const figure = (v) => fmt(Number.isInteger(v) ? v : Math.round(v * 10) / 10);
+
+function figureList(entries) {
+  const list = el('dl', 'reveal-figures');
+  for (const [name, value] of entries) {
+    const key = `fig.${name}`;
+    const label = t(key);
+    const pair = el('div');
+    pair.dataset.figure = name;
+    pair.append(el('dt', '', label === key ? name.replaceAll('_', ' ') : label), el('dd', '', figure(value)));
+    list.append(pair);
+  }
+  return list;
+}
+
 /**
  * The reveal (`reveal` of the public view): the option the run landed in (or none), whether the
  * run showed what the chapter expects, the share right in each round and the gain, the run's
@@ -57,15 +76,17 @@ export function reveal(r, options) {
     rounds.append(gain);
   }
   box.append(rounds);
-  const figures = el('dl', 'reveal-figures');
-  for (const [name, value] of Object.entries(r.figures || {})) {
-    const key = `fig.${name}`;
-    const label = t(key);
-    const pair = el('div');
-    pair.append(el('dt', '', label === key ? name.replaceAll('_', ' ') : label), el('dd', '', fmt(value)));
-    figures.append(pair);
+  // The figures the chapter's expectation names, and the ground truth's own; every other
+  // figure of the run folded away beneath them.
+  const named = new Set((r.expectation || '').match(/[a-z_]+/g) || []);
+  const entries = Object.entries(r.figures || {});
+  const main = entries.filter(([name, value]) => named.has(name) || (GROUND_TRUTH.includes(name) && value !== 0));
+  box.append(figureList(main.length ? main : entries.slice(0, 6)));
+  if (entries.length > main.length) {
+    const all = el('details', 'reveal-all');
+    all.append(el('summary', '', t('vote.figures.all', { n: entries.length })), figureList(entries));
+    box.append(all);
   }
-  box.append(figures);
   const why = el('p', 'reveal-why', inLanguage(r));
   box.append(why);
   if (r.source) box.append(el('p', 'reveal-source muted', t('vote.source', { source: r.source })));

@@ -814,6 +814,16 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     await presenter.waitForFunction(() => document.querySelector('#voted').textContent === '2', null, { timeout: 5_000 });
   });
 
+  await t.test('discuss and vote again: round 2 opens with no vote marked, counted apart', async () => {
+    await presenter.click('#again');
+    await phone.waitForSelector('#vote[data-state="open"][data-round="2"]', { timeout: 5_000 });
+    assert.equal(await phone.$$eval('.vote-option[aria-pressed="true"]', (b) => b.length), 0);
+    await phone.click('.vote-option[data-option="2"]');
+    await phone.waitForSelector('.vote-option[data-option="2"][aria-pressed="true"]');
+    const view = await adminCall('GET', '/admin/class/poll');
+    assert.deepEqual(view.body.rounds.map((r) => r.counts.reduce((a, b) => a + b, 0)), [2, 1], JSON.stringify(view.body.rounds));
+  });
+
   await t.test('run & reveal: the phone and the projector show where the run landed', async () => {
     await presenter.click('#reveal');
     await presenter.waitForSelector('#reveal-box:not([hidden]) .reveal', { timeout: 120_000 });
@@ -824,8 +834,10 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
       assert.ok(await presenter.$(`#options li.landed[data-option="${landed}"]`));
     }
     assert.match(await phone.textContent('.reveal-landed'), /The run landed in/);
-    assert.match(await presenter.textContent('.reveal-rounds'), /Round 1: \d+ % right, of 2 votes/);
-    assert.equal(await presenter.$$eval('.present-bar', (bars) => bars.length), await presenter.$$eval('#options li', (li) => li.length));
+    assert.match(await presenter.textContent('.reveal-rounds'), /Round 1: [\d–]+ %? ?right \(2 voted\)/);
+    assert.match(await presenter.textContent('.reveal-rounds'), /Round 2: [\d–]+ %? ?right \(1 voted\)/);
+    // Each option's votes in both rounds, on the projector only now.
+    assert.equal(await presenter.$$eval('.present-bar', (bars) => bars.length), 2 * await presenter.$$eval('#options li', (li) => li.length));
     await noSideScroll(phone);
     await phone.screenshot({ path: join(SHOTS, '36-vote-phone-revealed.png'), fullPage: true });
     await presenter.screenshot({ path: join(SHOTS, '37-present-revealed.png') });
