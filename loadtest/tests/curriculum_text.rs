@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loadtest::scenario::{Expect, CATALOG, SENTENCE_CHECKS};
+use loadtest::scenario::{question, Expect, CATALOG, SENTENCE_CHECKS};
 
 const I18N: File = ("static/i18n.js", include_str!("../../static/i18n.js"));
 /// The lab page's strings, which join i18n.js's when its module loads.
@@ -55,7 +55,23 @@ const RETIRED: &[(&str, &str)] = &[
     // Reads as the write half of a read-write lock.
     ("写锁", "加锁 / 加锁写入"),
     ("惊群", "羊群效应（惊群）"),
+    // A stale write is what the holder does, not the data it holds.
+    ("陈旧数据", "陈旧写入"),
+    // One word for how long a buyer waits: the setting is the wait deadline.
+    ("等锁期限", "等待期限"),
+    // The lock's owner is its holder, as everywhere else.
+    ("主人", "持锁者"),
+    // One label for the lost-release figure, wherever it shows.
+    ("释放时锁已丢失", "锁已丢失"),
+    ("解锁时才发现锁已丢", "锁已丢失"),
+    // A room with no stock key has not been stocked; it is not sold out.
+    ("无库存", "未上架"),
+    ("管理令牌不对", "管理令牌错误"),
 ];
+
+/// 集群 is Redis Cluster's word: a Chinese text that uses it names Redis Cluster. The fleet
+/// (the instances, nginx and the stores) is 这套部署, or its instances 所有实例.
+const CLUSTER_WORD: (&str, &str) = ("集群", "Cluster");
 
 /// The articles' words where the curriculum uses its own: each is glossed this way, and only
 /// this way, once somewhere, so a student who read the articles finds the term again.
@@ -177,6 +193,16 @@ fn chinese_texts() -> Vec<(String, String)> {
     for a in loadtest::lab::ATTACKS {
         texts.push((format!("grader `{}` zh", a.id()), a.hole_zh.to_owned()));
     }
+    for s in CATALOG.iter() {
+        let q = question(s.id).unwrap_or_else(|| panic!("`{}` has no question", s.id));
+        texts.push((format!("question `{}` zh", s.id), q.zh.to_owned()));
+        for (i, choice) in q.options.iter().enumerate() {
+            texts.push((
+                format!("question `{}` option {i} zh", s.id),
+                choice.zh.to_owned(),
+            ));
+        }
+    }
     texts
 }
 
@@ -271,6 +297,44 @@ fn the_chinese_keeps_the_glossary() {
             texts.iter().any(|(_, text)| text.contains(gloss)),
             "no Chinese text glosses the articles' word as `{gloss}`"
         );
+    }
+    let (cluster, named) = CLUSTER_WORD;
+    for (name, text) in &texts {
+        assert!(
+            !text.contains(cluster) || text.contains(named),
+            "{name} says `{cluster}` of something that is not Redis Cluster: the fleet is \
+             这套部署 (or 所有实例): {text}"
+        );
+    }
+}
+
+/// The figure of releases that found their lock gone reads the same on the dashboard's
+/// figures, its timeline legend and the verdicts.
+#[test]
+fn the_lost_release_figure_has_one_chinese_label() {
+    let zh = table("const zh = {", "};");
+    let labels: BTreeSet<&str> = ["fig.lost_releases", "legend.lost", "check.lost_releases"]
+        .iter()
+        .map(|key| zh[*key].as_str())
+        .collect();
+    assert_eq!(
+        labels.len(),
+        1,
+        "the lost-release figure is labelled {labels:?}"
+    );
+}
+
+/// The class is asked in both languages: the English carries no Chinese, and each option
+/// says something in each.
+#[test]
+fn every_question_is_asked_in_english_and_chinese() {
+    for s in CATALOG.iter() {
+        let q = question(s.id).unwrap_or_else(|| panic!("`{}` has no question", s.id));
+        let options = q.options.iter().map(|c| (c.en, c.zh));
+        for (en, zh) in std::iter::once((q.en, q.zh)).chain(options) {
+            assert!(!has_han(en), "`{}`: Chinese in the English: {en}", s.id);
+            assert!(has_han(zh), "`{}`: no Chinese in: {zh}", s.id);
+        }
     }
 }
 
