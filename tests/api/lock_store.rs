@@ -37,14 +37,17 @@ pub async fn run_chapters(fleet: &Fleet, chapters: &[&Scenario]) -> Vec<String> 
         for _ in 0..tries {
             let run = runner.run(scenario).await.expect(id);
             let verdicts = crate::helpers::verdicts_line(&run);
-            eprintln!("{id} ({}): {} ({})", scenario.tier, run.passed, verdicts);
+            let landed = question(id).and_then(|q| q.landed(&run.figures));
+            eprintln!(
+                "{id} ({}): {} ({}), landed in option {landed:?}",
+                scenario.tier, run.passed, verdicts
+            );
             seen.push(verdicts);
             passed = run.passed;
             if passed {
                 // The class votes on what this run shows: a run that shows what its chapter
                 // expects lands in one of the options of the chapter's question.
-                let question = question(id).expect(id);
-                if question.landed(&run.figures).is_none() {
+                if landed.is_none() {
                     failures.push(format!(
                         "{id}: passed, but its figures land in no option of its question: {:?}",
                         run.figures
