@@ -253,7 +253,7 @@ const en = {
 //   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss
 //                         租约（文章里叫“过期时间”））；the lease runs out: 租约到期 / 锁到期
 //   renewal               续期
-//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期）
+//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期；不用 陈旧数据）
 //   fencing token         围栏令牌（不用 栅栏令牌；防护令牌 only in the gloss
 //                         围栏令牌（fencing token，也译“防护令牌”））；each text gives the
 //                         English once: 围栏令牌（fencing token）
@@ -261,7 +261,11 @@ const en = {
 //   thundering herd       羊群效应（惊群 only in the gloss 羊群效应（惊群））
 //   a lock write          加锁 / 加锁写入（不用 写锁：that is a read-write lock's write half）
 //   hold count            重入次数（不用 持有计数）
-//   critical section      临界区；holder 持锁者；waiter 等待者
+//   critical section      临界区；holder 持锁者（the lock's owner too: 不用 主人）；waiter 等待者
+//   wait deadline         等待期限（不用 等锁期限）
+//   lost release          锁已丢失（the figure, its legend and its verdict alike）
+//   the fleet             这套部署；its instances 所有实例（不用 集群：集群 is Redis Cluster）
+//   a room not stocked    未上架（不用 无库存, which reads as sold out）
 //   foreign release       误删他人锁（table headings: 误删）
 //   overlap               临界区重叠（short: 重叠）
 //   oversold / lost update   超卖 / 丢失更新
@@ -288,7 +292,7 @@ const zh = {
   'fig.foreign_releases': '误删他人锁',
   'fig.stale_writes_rejected': '陈旧写入被拒',
   'fig.lock_timeouts': '503 次数',
-  'fig.lost_releases': '释放时锁已丢失',
+  'fig.lost_releases': '锁已丢失',
   'store.title': '锁存储',
   'store.kind.shared': '与库存共用一个 Redis',
   'store.kind.single': '独立的 Redis',
@@ -319,7 +323,7 @@ const zh = {
   'ctl.heal': '恢复网络',
   'done.cut': '已隔离：{isolate}',
   'done.heal': '网络已恢复',
-  'ctl.fault.failover': '主从切换（哨兵，或房间所在的集群分片）',
+  'ctl.fault.failover': '主从切换（哨兵，或房间所在的 Redis Cluster 分片）',
   'ctl.fault.restart': '重启锁存储',
   'ctl.fault.storedown': '锁存储宕机（毫秒）',
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
@@ -343,7 +347,7 @@ const zh = {
   'legend.expiry': '租约到期（估算）',
   'legend.renew': '续期',
   'legend.foreign': '误删他人锁',
-  'legend.lost': '释放时锁已丢失',
+  'legend.lost': '锁已丢失',
   'legend.label': '色条上的数字：#围栏令牌，或读到的库存',
   'timeline.overlapband': '同时',
   'tip.fence': '围栏令牌 #{fence}',
@@ -372,9 +376,9 @@ const zh = {
   'admin.token': '管理令牌',
   'admin.unlock': '进入管理',
   'admin.lock': '退出管理',
-  'admin.readonly': '只读：输入管理令牌后才能操作集群。',
+  'admin.readonly': '只读：输入管理令牌后才能操作这套部署。',
   'admin.unlocked': '已进入管理模式（仅限本标签页）。',
-  'admin.badtoken': '管理令牌不对。',
+  'admin.badtoken': '管理令牌错误。',
   'ctl.tier': '锁方案',
   'ctl.reset': '重置库存',
   'ctl.stock': '库存',
@@ -429,7 +433,7 @@ const zh = {
   'check.overlaps': '临界区重叠',
   'check.foreign_releases': '误删他人锁',
   'check.stale_writes_rejected': '陈旧写入被拒',
-  'check.lost_releases': '解锁时才发现锁已丢',
+  'check.lost_releases': '锁已丢失',
   'check.orders': '订单',
   'check.sent_503': '收到 503 的买家',
   'check.store_faults': '锁存储故障次数',
