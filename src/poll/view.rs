@@ -24,7 +24,7 @@ pub enum PollState {
 }
 
 /// The poll as anyone may see it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PublicView {
     pub state: PollState,
     pub chapter: Option<String>,
