@@ -286,9 +286,16 @@ function translate() {
 // ---------------------------------------------------------------- the class vote
 
 // The open question as a card on top, for the student who came in by the join link: shown from
-// the moment a vote opens until the next one, hidden while none is on.
+// the moment a vote opens, hidden while none is on, or closed by the student until the vote
+// moves on (a new round, a closed round, the reveal, the next chapter).
+const voteStep = (v) => `${v.chapter}/${v.round}/${v.state}`;
+let voteClosed = null; // the step of the vote the student closed the card on
 const vote = new Vote($('#vote'), {
-  onView: (view) => { $('#vote').hidden = !view.question || view.state === 'idle'; },
+  onView: (view) => { $('#vote').hidden = !view.question || view.state === 'idle' || voteStep(view) === voteClosed; },
+  onClose: (view) => {
+    voteClosed = voteStep(view);
+    $('#vote').hidden = true;
+  },
 });
 
 // ---------------------------------------------------------------- live state

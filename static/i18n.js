@@ -222,6 +222,7 @@ const en = {
   'vote.gain': 'Gain from round 1 to round 2: {gain} (normalised)',
   'vote.source': 'In the articles: {source}',
   'vote.figures.all': 'All {n} figures of the run',
+  'vote.hide': 'Hide until the vote moves on',
   // The presenter's view (present.js).
   'present.title': 'oversell · the class vote',
   'present.chapter': 'chapter',
@@ -491,6 +492,7 @@ const zh = {
   'vote.gain': '第 1 轮到第 2 轮的提升：{gain}（归一化）',
   'vote.source': '出处：{source}',
   'vote.figures.all': '这次运行的全部 {n} 项数字',
+  'vote.hide': '先收起，投票有进展时再显示',
   // 演示视图（present.js）。
   'present.title': 'oversell · 课堂投票',
   'present.chapter': '章节',

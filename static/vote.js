@@ -98,9 +98,11 @@ export function reveal(r, options) {
  * (the dashboard hides its card while no vote is on).
  */
 export class Vote {
-  constructor(host, { onView = () => {} } = {}) {
+  /** `onClose`, when given, puts a close button on the card (the dashboard's). */
+  constructor(host, { onView = () => {}, onClose = null } = {}) {
     this.host = host;
     this.onView = onView;
+    this.onClose = onClose;
     this.view = null; // the last public view
     this.myVote = null; // {chapter, round, option}: this room's vote as the server answered it
     this.message = null; // [key, vars, error]: the last vote's outcome
@@ -175,6 +177,14 @@ export class Vote {
     const status = v.state === 'open'
       ? t('vote.open', { round: v.round, voted: fmt(v.voted), rooms: fmt(v.rooms) })
       : v.state === 'closed' ? t('vote.closedround', { round: v.round, voted: fmt(v.voted) }) : t('vote.revealed');
+    if (this.onClose) {
+      const close = el('button', 'vote-close', '×');
+      close.type = 'button';
+      close.title = t('vote.hide');
+      close.setAttribute('aria-label', t('vote.hide'));
+      close.addEventListener('click', () => this.onClose(v));
+      host.append(close);
+    }
     host.append(el('p', 'vote-status', status), el('h2', 'vote-question', inLanguage(v.question)));
     const chosen = this.chosen();
     const landed = v.state === 'revealed' ? v.reveal?.landed : undefined;
