@@ -30,7 +30,10 @@ const LAB: File = ("static/lab.js", include_str!("../../static/lab.js"));
 /// The class page's strings, likewise.
 const CLASS: File = ("static/class.js", include_str!("../../static/class.js"));
 /// The tiers' paragraphs, which the dashboard imports when it first describes a tier.
-const TIER_TEXT: File = ("static/tier-text.js", include_str!("../../static/tier-text.js"));
+const TIER_TEXT: File = (
+    "static/tier-text.js",
+    include_str!("../../static/tier-text.js"),
+);
 
 /// A file's name and text.
 type File = (&'static str, &'static str);
