@@ -3,7 +3,7 @@
 // same stream and drawing as the dashboard's), in the room and with the token the dashboard
 // uses (room.js). Stacks into one column on a phone.
 
-import { t, apply, fmt, language, setLanguage } from './i18n.js';
+import { apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers } from './feed.js';
 import { ROOM, call, say, showBurst, tokenPanel } from './room.js';
 import { startLab } from './lab.js';
