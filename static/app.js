@@ -1,6 +1,7 @@
 // The workshop dashboard: live state over SSE (/events), the lock timeline, a throughput chart
-// (chart.js, loaded when it comes into view), the admin controls and the room's lab at a glance (its editor is the lab
-// page, lab.html). No build step: plain ES modules.
+// (chart.js, loaded when it comes into view), the admin controls, the room's lab at a glance (its
+// editor is the lab page, lab.html) and the class vote's card (vote.js). No build step: plain
+// ES modules.
 
 import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers as fetchTiers } from './feed.js';
