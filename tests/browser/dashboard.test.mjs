@@ -12,6 +12,10 @@
 // Then a class: the instructor makes one on /class; a student's join link drives its own room
 // and no other; a new token refuses the old link; a tier and a scenario in every room; the
 // page in Chinese; new tokens for a tab that has none; closing the class.
+// The dashboard on a phone (390 × 844): stacked, 20 sections a window, nothing overlapping or
+// wider than the screen. The class vote: a phone's vote page from a join link, the presenter's
+// view (1920 × 1080) opening it, a vote changed and counted, the dashboard's card, a second
+// round, run & reveal on both screens, the results downloaded from the class page.
 // Screenshots go to artifacts/browser/.
 //
 // Env: OVERSELL_BIN (default target/debug/oversell), CHROMIUM (default /usr/bin/chromium).
