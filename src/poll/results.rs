@@ -270,7 +270,10 @@ mod tests {
     fn the_csv_has_a_row_per_round_and_a_column_per_room() {
         let csv = csv(&two_rounds());
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].starts_with("chapter,round,voters,votes_A,"), "{csv}");
+        assert!(
+            lines[0].starts_with("chapter,round,voters,votes_A,"),
+            "{csv}"
+        );
         assert!(lines[0].ends_with(",gain,s-01,s-02,s-03"), "{csv}");
         assert!(lines[1].starts_with("none-race,1,2,1,0,1"), "{csv}");
         assert!(lines[1].ends_with(",C,true,0.500,1.000,A,C,"), "{csv}");

@@ -177,19 +177,20 @@ pub enum RoundRefused {
 /// Closes the round in progress and opens the next; the new round.
 pub async fn next_round(resource: &RedisPool) -> Result<Result<u8, RoundRefused>, StoreError> {
     let mut conn = resource.conn().await?;
-    let reply: (String, Option<u8>) = ROUND
+    let reply: Vec<String> = ROUND
         .key(POLL)
         .key(POLL_ROUNDS)
         .arg(LAST_ROUND)
         .arg(POLL_CHANNEL)
         .invoke_async(&mut conn)
         .await?;
-    Ok(match (reply.0.as_str(), reply.1) {
-        ("ok", Some(round)) => Ok(round),
-        ("no_poll", _) => Err(RoundRefused::NoPoll),
-        ("revealed", _) => Err(RoundRefused::Revealed),
-        ("last_round", _) => Err(RoundRefused::LastRound),
-        (other, _) => return Err(unexpected("round.lua", other)),
+    let word = |i: usize| reply.get(i).map(String::as_str).unwrap_or_default();
+    Ok(match word(0) {
+        "ok" => Ok(word(1).parse().unwrap_or(LAST_ROUND)),
+        "no_poll" => Err(RoundRefused::NoPoll),
+        "revealed" => Err(RoundRefused::Revealed),
+        "last_round" => Err(RoundRefused::LastRound),
+        other => return Err(unexpected("round.lua", other)),
     })
 }
 
@@ -307,16 +308,16 @@ pub async fn records(
             pipe.hgetall(poll_votes(chapter, round));
         }
     }
-    let mut replies = pipe.query_async::<Vec<redis::Value>>(&mut conn).await?.into_iter();
+    let mut replies = pipe
+        .query_async::<Vec<redis::Value>>(&mut conn)
+        .await?
+        .into_iter();
     let mut records = Vec::with_capacity(chapters.len());
     for chapter in chapters {
         let votes = (1..=held(&chapter))
             .map(|_| votes(replies.next().unwrap_or(redis::Value::Nil)))
             .collect::<Result<_, _>>()?;
-        let run = runs
-            .get(&chapter)
-            .map(|json| parse_run(json))
-            .transpose()?;
+        let run = runs.get(&chapter).map(|json| parse_run(json)).transpose()?;
         records.push(ChapterRecord {
             chapter,
             votes,

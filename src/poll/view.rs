@@ -291,7 +291,10 @@ mod tests {
             run: None,
         };
         let view = public(&snapshot);
-        assert_eq!((view.state, view.voted, view.rooms), (PollState::Open, 1, 30));
+        assert_eq!(
+            (view.state, view.voted, view.rooms),
+            (PollState::Open, 1, 30)
+        );
         assert!(view.reveal.is_none());
         let json = serde_json::to_value(&view).unwrap();
         assert!(json.get("rounds").is_none() && json.get("counts").is_none());

@@ -83,9 +83,8 @@ pub async fn create(
             "stock must be 0..={MAX_STOCK}"
         )));
     }
-    // An older class's tokens stop working, and its votes go: one class at a time.
+    // An older class's tokens stop working: one class at a time.
     revoke_all(&state).await?;
-    crate::poll::store::delete_all(&state.resource).await?;
     let base = public_url(&state, &headers);
     let mut tickets = Vec::with_capacity(rooms.len());
     for room in &rooms {
@@ -102,6 +101,8 @@ pub async fn create(
         .query_async(&mut conn)
         .await
         .map_err(crate::redis_pool::StoreError::from)?;
+    // An older class's votes go too; every instance hears of it, and of the new class's size.
+    crate::poll::store::delete_all(&state.resource).await?;
     tracing::info!(students, prefix, "class created");
     Ok(Json(
         json!({ "rooms": tickets, "watch_url": format!("{base}/") }),

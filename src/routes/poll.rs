@@ -166,7 +166,9 @@ pub async fn reveal(
     }
     state.poll.changed();
     let snapshot = store::snapshot(&state.resource).await?;
-    let reveal = view::public(&snapshot).reveal.ok_or_else(|| moved(&chapter))?;
+    let reveal = view::public(&snapshot)
+        .reveal
+        .ok_or_else(|| moved(&chapter))?;
     tracing::info!(chapter, landed = ?reveal.landed, "class vote revealed");
     Ok(Json(reveal))
 }
@@ -201,7 +203,12 @@ async fn run_chapter(state: &AppState, chapter: &str, room: &str) -> Result<RunR
     let run = runner.run(scenario).await;
     running.release().await;
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    tracing::info!(chapter, room, passed = run.passed, "class vote: the chapter ran");
+    tracing::info!(
+        chapter,
+        room,
+        passed = run.passed,
+        "class vote: the chapter ran"
+    );
     Ok(RunRecord {
         room: room.to_owned(),
         landed: question.landed(&run.figures),
@@ -235,7 +242,13 @@ pub async fn class_results(
     let results: Results = results::results(&records, &rooms);
     let file = |kind: &'static str, name: &'static str, body: String| {
         let disposition = format!("attachment; filename=\"{name}\"");
-        ([(header::CONTENT_TYPE, kind.to_owned()), (header::CONTENT_DISPOSITION, disposition)], body)
+        (
+            [
+                (header::CONTENT_TYPE, kind.to_owned()),
+                (header::CONTENT_DISPOSITION, disposition),
+            ],
+            body,
+        )
             .into_response()
     };
     Ok(match query.format.as_deref() {
@@ -318,8 +331,7 @@ pub async fn vote(
         ))),
         Err(VoteRefused::NoOpenRound) => Err(AppError::Poll {
             code: "no_open_round",
-            message: "no round of the vote is open now: wait for the presenter to open one"
-                .into(),
+            message: "no round of the vote is open now: wait for the presenter to open one".into(),
         }),
         Err(VoteRefused::OutOfRange(options)) => Err(AppError::BadRequest(format!(
             "option {option} is not one of the question's: 0..={}",
