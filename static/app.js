@@ -39,6 +39,9 @@ const token = tokenPanel({
     // A token good in another room only: "Go to room" leads back to it.
     if (status === 'otherroom') $('#room-input').value = caller.room;
     markAdminOnly();
+    // The class vote's stream, for a tab that can vote in this room: a viewer without a room
+    // token holds one stream (its nginx connection budget), not two.
+    if (on && caller?.scope === 'room') vote.connect();
   },
 });
 /** Runs an admin action with its button disabled, reporting the outcome. */
@@ -486,5 +489,4 @@ loadTiers();
 loadScenarios();
 live.connect();
 live.draw();
-vote.connect();
 window.oversell = { timeline: live.timeline, get state() { return state; } };

@@ -109,8 +109,9 @@ export class Vote {
     this.source = null;
   }
 
+  /** Listens to the vote; again, a no-op while the stream is open. */
   connect() {
-    if (this.source) this.source.close();
+    if (this.source && this.source.readyState !== EventSource.CLOSED) return;
     const source = new EventSource(withRoom('/poll/events'));
     this.source = source;
     source.addEventListener('poll', (ev) => this.show(JSON.parse(ev.data)));
