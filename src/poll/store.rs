@@ -308,10 +308,12 @@ pub async fn records(
             pipe.hgetall(poll_votes(chapter, round));
         }
     }
-    let mut replies = pipe
-        .query_async::<Vec<redis::Value>>(&mut conn)
-        .await?
-        .into_iter();
+    // No chapter, no command: redis-rs refuses to send an empty pipeline.
+    let replies = match chapters.is_empty() {
+        true => Vec::new(),
+        false => pipe.query_async::<Vec<redis::Value>>(&mut conn).await?,
+    };
+    let mut replies = replies.into_iter();
     let mut records = Vec::with_capacity(chapters.len());
     for chapter in chapters {
         let votes = (1..=held(&chapter))

@@ -12,6 +12,11 @@ use crate::helpers::{serve_args, spawn_fleet, TestApp, TOKEN};
 
 const CHAPTER: &str = "none-race";
 
+/// How many options the chapter's question has.
+fn options() -> usize {
+    loadtest::scenario::question(CHAPTER).unwrap().options.len()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
     let fleet = spawn_fleet(2).await;
@@ -131,6 +136,22 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
     assert_refused(&third, StatusCode::CONFLICT, "last_round", "a third round");
     let view = admin(Method::GET, "/admin/class/poll", None).await;
     assert_eq!(counts_of(&view, 2), tally(&second, options), "{view}");
+    let results = admin(Method::GET, "/admin/class/results", None).await;
+    let rounds = &results["chapters"][0]["rounds"];
+    assert_eq!(
+        rounds[0]["counts"],
+        json!(tally(&first, options)),
+        "{results}"
+    );
+    assert_eq!(
+        rounds[1]["counts"],
+        json!(tally(second, options)),
+        "{results}"
+    );
+    assert_eq!(
+        results["rooms"][29]["answers"][0]["votes"],
+        json!([first[29], second[29]])
+    );
 }
 
 #[tokio::test]
@@ -259,7 +280,7 @@ async fn every_bad_input_gets_its_code_and_a_json_body() {
     }
     let mine_token = Some(mine.token.clone());
     for (body, what) in [
-        (json!({ "option": 3 }), "an option past the last"),
+        (json!({ "option": options() }), "an option past the last"),
         (json!({ "option": -1 }), "a negative option"),
         (json!({ "option": "b" }), "an option that is no number"),
         (json!({ "opt": 1 }), "a misspelt field"),
@@ -433,7 +454,7 @@ async fn an_instance_restarted_mid_vote_loses_nothing() {
     .await;
     let mut choices = vec![0usize; seats.len()];
     for (i, seat) in seats.iter().enumerate().take(6) {
-        choices[i] = i % 3;
+        choices[i] = i % options();
         assert_eq!(
             vote(&client, fleet.url(i), seat, choices[i]).await.0,
             StatusCode::OK
@@ -442,7 +463,7 @@ async fn an_instance_restarted_mid_vote_loses_nothing() {
     // The first instance goes (a graceful stop: a restart's first half)…
     fleet.apps.remove(0).shut_down().await;
     for (i, seat) in seats.iter().enumerate().skip(6) {
-        choices[i] = (i + 1) % 3;
+        choices[i] = (i + 1) % options();
         assert_eq!(
             vote(&client, fleet.url(0), seat, choices[i]).await.0,
             StatusCode::OK
@@ -452,7 +473,7 @@ async fn an_instance_restarted_mid_vote_loses_nothing() {
     let again = TestApp::spawn(&serve_args(&fleet.redis.url(), "app1")).await;
     fleet.apps.push(again);
     for (i, seat) in seats.iter().enumerate().take(3) {
-        choices[i] = 2 - i % 3;
+        choices[i] = options() - 1 - i % options();
         assert_eq!(
             vote(&client, fleet.url(1), seat, choices[i]).await.0,
             StatusCode::OK
@@ -468,7 +489,7 @@ async fn an_instance_restarted_mid_vote_loses_nothing() {
         None,
     )
     .await;
-    assert_eq!(counts_of(&view, 1), tally(&choices, 3), "{view}");
+    assert_eq!(counts_of(&view, 1), tally(&choices, options()), "{view}");
     assert_eq!(view["rounds"][0]["voters"], 12);
     // The restarted instance's stream starts from what Redis holds.
     let mut sse = crate::events::Sse::open(&client, &format!("{url}/poll/events")).await;
@@ -494,5 +515,5 @@ async fn an_instance_restarted_mid_vote_loses_nothing() {
         None,
     )
     .await;
-    assert_eq!(counts_of(&view, 1), tally(&choices, 3), "{view}");
+    assert_eq!(counts_of(&view, 1), tally(&choices, options()), "{view}");
 }
