@@ -2,8 +2,10 @@
 //! three or four options about what the ground truth will show. No option is stored as the
 //! answer: each carries a rule on the run's figures ([`super::ScenarioRun::figures`]), and the
 //! option a run landed in is the one whose rule holds on what that run measured. The options
-//! of a question do not overlap, so at most one holds; a run that shows something none of them
-//! names lands in none, and the reveal says so instead of pretending.
+//! of a question do not overlap, and between them they leave no figures out: a run lands in
+//! exactly one, whether or not it showed what its chapter expects (the run's own `passed` says
+//! that). Only a run that lacks a figure the rules read lands in none, and the reveal then says
+//! so instead of pretending.
 //!
 //! The questions live one file per chapter group, as the chapters do (`catalog/`); this file
 //! holds the types, the lookup and the helpers the rules are written with.
@@ -47,15 +49,16 @@ pub struct Choice {
     pub en: &'static str,
     pub zh: &'static str,
     /// Whether a run's figures land in this option. The options of a question do not
-    /// overlap: at most one holds for any figures. Not serialized: the class sees the options,
-    /// and learns which one the run chose from the run.
+    /// overlap (at most one holds for any figures) and leave none out (one holds for any
+    /// figures that name what the rules read). Not serialized: the class sees the options, and
+    /// learns which one the run chose from the run.
     #[serde(skip)]
     pub holds: fn(&Figures) -> bool,
 }
 
 impl Question {
     /// The option this run's figures landed in, by the question's own rule; `None` when the
-    /// run landed in no option.
+    /// run landed in no option (it lacks a figure the rules read).
     pub fn landed(&self, figures: &Figures) -> Option<usize> {
         self.options
             .iter()

@@ -37,7 +37,7 @@ pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "redlock-holder-cut-off",
         "Redlock, one item: the holder wins a majority, then its instance is cut off from all \
-         five masters for 6 s while it works 3 s past a 1 s lease. How often is the item sold?",
+         five masters for 6 s; its work takes 3 s, its lease is 1 s. How often is the item sold?",
         "Redlock，一件商品：持锁者拿到多数票后，它所在的实例与五个主节点全部断开 6 秒，\
          而它要处理 3 秒业务，租约只有 1 秒。这件商品会卖出几次？",
         &ONE_ITEM,
