@@ -69,12 +69,8 @@ async fn main() -> anyhow::Result<()> {
         bail!("--rooms must be 1..=200 (a class's most)");
     }
     let max_rooms = (args.rooms + 10).to_string();
-    let fleet = Fleet::start_with(
-        &args.oversell,
-        args.instances,
-        &[],
-        &["--max-rooms", &max_rooms],
-    )?;
+    // The instances read it from their environment, which `up` hands them.
+    let fleet = Fleet::start(&args.oversell, args.instances, &[("MAX_ROOMS", &max_rooms)])?;
     let admin = fleet.admin(DEMO)?;
     let made = admin
         .request(
@@ -99,7 +95,7 @@ async fn main() -> anyhow::Result<()> {
         .request(
             Method::POST,
             "/admin/reset",
-            Some(json!({ "stock": 100_000_000 })),
+            Some(json!({ "stock": 1_000_000 })),
         )
         .await?;
     let opened = admin

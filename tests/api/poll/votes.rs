@@ -91,7 +91,7 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
     .await;
     let view = admin(Method::GET, "/admin/class/poll", None).await;
     assert_eq!(counts_of(&view, 1), tally(&first, options), "{view}");
-    assert_eq!(counts_of(&view, 2), tally(&second, options), "{view}");
+    assert_eq!(counts_of(&view, 2), tally(second, options), "{view}");
     assert_eq!(view["rounds"][1]["voters"], 30);
 
     // Anyone sees how many voted, not what.
@@ -135,7 +135,7 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
     .await;
     assert_refused(&third, StatusCode::CONFLICT, "last_round", "a third round");
     let view = admin(Method::GET, "/admin/class/poll", None).await;
-    assert_eq!(counts_of(&view, 2), tally(&second, options), "{view}");
+    assert_eq!(counts_of(&view, 2), tally(second, options), "{view}");
     let results = admin(Method::GET, "/admin/class/results", None).await;
     let rounds = &results["chapters"][0]["rounds"];
     assert_eq!(
