@@ -2,10 +2,16 @@
 //! moves a Redis node's wall clock (see `src/launch/clock_shim.rs`, which embeds it in the binary).
 //! The `cc` crate only finds the C compiler: it builds static archives, and this is a shared
 //! object.
+//!
+//! It also declares the lock tiers' modules: one per file of `src/lock/tiers/`, each of which
+//! says which tiers it locks for (`fn locks()`). So a tier is its file, and adding one edits
+//! no list (see `src/lock/mod.rs`).
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 fn main() {
+    tier_modules();
     let source = "src/clockshift.c";
     println!("cargo:rerun-if-changed={source}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -22,4 +28,42 @@ fn main() {
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler ({command:?}): {e}"));
     assert!(status.success(), "{command:?} failed: {status}");
+}
+
+/// Writes `$OUT_DIR/lock_tiers.rs`: a `mod` for each file of `src/lock/tiers/` (by its path),
+/// and `tier_locks()`, which gathers every file's `locks()`. Included by `src/lock/mod.rs`.
+fn tier_modules() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lock/tiers");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable directory").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    // Sorted, so the generated file changes only when the folder does.
+    files.sort();
+    let mut code = String::new();
+    let mut gather = String::new();
+    for path in &files {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a UTF-8 file name");
+        println!("cargo:rerun-if-changed={}", path.display());
+        writeln!(
+            code,
+            "#[path = {:?}]\nmod {name};",
+            path.display().to_string()
+        )
+        .unwrap();
+        writeln!(gather, "    all.extend({name}::locks());").unwrap();
+    }
+    writeln!(
+        code,
+        "\n/// Every tier file's locks.\nfn tier_locks() -> Vec<(Tier, TierLock)> {{\n    \
+         let mut all = Vec::new();\n{gather}    all\n}}"
+    )
+    .unwrap();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("lock_tiers.rs"), code).expect("OUT_DIR is writable");
 }

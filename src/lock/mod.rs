@@ -20,33 +20,23 @@
 //! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
-mod atomic_expiry;
 pub(crate) mod cohort;
-mod custom;
 mod engine;
-mod fair;
 mod fault_timing;
-mod fenced;
-mod local;
-mod lua_release;
-mod none;
-mod postgres;
-mod redlock;
-mod reentrant_watchdog;
 mod renewals;
 mod replies;
 mod riding;
 mod send;
-mod setnx;
-mod setnx_expire;
 mod signals;
 mod sold_out;
 mod steps;
 #[cfg(test)]
 mod test_cx;
-mod uuid_owner;
 mod wait;
-mod zookeeper;
+
+// One module per file of `tiers/`, and `tier_locks()` gathering their locks: written by the
+// build script from the folder, so that a tier is its file and adding one edits no list here.
+include!(concat!(env!("OUT_DIR"), "/lock_tiers.rs"));
 
 use std::time::Duration;
 
@@ -323,86 +313,57 @@ pub trait Lock: Send + Sync {
     }
 }
 
-/// One lock object per tier for this instance (the `local` tier keeps its mutexes here).
+/// How a tier file gives its lock: as steps the engine runs (`steps.rs`), or as a [`Lock`]
+/// of its own.
+enum TierLock {
+    Steps(&'static dyn steps::Technique),
+    Own(Box<dyn Lock>),
+}
+
+/// One lock object per tier for this instance (the `local` tier keeps its mutexes here), by
+/// [`Tier::index`]; none for a tier that takes no lock (`atomic-deduct`).
 pub struct Locks {
-    none: none::NoLock,
-    local: local::LocalLock,
-    setnx: Stepped,
-    setnx_expire: Stepped,
-    atomic_expiry: Stepped,
-    uuid_owner: Stepped,
-    lua_release: Stepped,
-    reentrant: Stepped,
-    fair: Stepped,
-    fenced: Stepped,
-    redlock: redlock::Redlock,
-    zookeeper: zookeeper::ZooKeeperLock,
-    zookeeper_fenced: zookeeper::ZooKeeperLock,
-    postgres: postgres::PostgresLock,
-    postgres_fenced: postgres::PostgresLock,
-    custom: custom::CustomLock,
+    by_tier: Vec<Option<Box<dyn Lock>>>,
+    /// The steps of the tiers the engine runs as built-in step lists, for the tests.
+    #[cfg(test)]
+    techniques: Vec<Option<&'static dyn steps::Technique>>,
 }
 
 impl Default for Locks {
     fn default() -> Self {
+        let mut by_tier: Vec<Option<Box<dyn Lock>>> = Tier::ALL.iter().map(|_| None).collect();
+        #[cfg(test)]
+        let mut techniques = vec![None; Tier::ALL.len()];
+        for (tier, lock) in tier_locks() {
+            by_tier[tier.index()] = Some(match lock {
+                TierLock::Steps(technique) => {
+                    #[cfg(test)]
+                    {
+                        techniques[tier.index()] = Some(technique);
+                    }
+                    Box::new(Stepped(technique))
+                }
+                TierLock::Own(lock) => lock,
+            });
+        }
         Locks {
-            none: none::NoLock,
-            local: local::LocalLock::default(),
-            setnx: Stepped(&setnx::Setnx),
-            setnx_expire: Stepped(&setnx_expire::SetnxExpire),
-            atomic_expiry: Stepped(&atomic_expiry::AtomicExpiry),
-            uuid_owner: Stepped(&uuid_owner::UuidOwner),
-            lua_release: Stepped(&lua_release::LuaRelease),
-            reentrant: Stepped(&reentrant_watchdog::ReentrantWatchdog),
-            fair: Stepped(&fair::Fair),
-            fenced: Stepped(&fenced::Fenced),
-            redlock: redlock::Redlock,
-            zookeeper: zookeeper::ZooKeeperLock::plain(),
-            zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
-            postgres: postgres::PostgresLock::plain(),
-            postgres_fenced: postgres::PostgresLock::fencing(),
-            custom: custom::CustomLock::default(),
+            by_tier,
+            #[cfg(test)]
+            techniques,
         }
     }
 }
 
 impl Locks {
-    /// The lock of a tier the engine runs as a built-in step list (`steps.rs`).
-    fn stepped(&self, tier: Tier) -> Option<&Stepped> {
-        Some(match tier {
-            Tier::Setnx => &self.setnx,
-            Tier::SetnxExpire => &self.setnx_expire,
-            Tier::AtomicExpiry => &self.atomic_expiry,
-            Tier::UuidOwner => &self.uuid_owner,
-            Tier::LuaRelease => &self.lua_release,
-            Tier::ReentrantWatchdog => &self.reentrant,
-            Tier::Fair => &self.fair,
-            Tier::Fenced => &self.fenced,
-            _ => return None,
-        })
+    /// The lock of a tier; `None` for a tier that takes none (`atomic-deduct`).
+    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
+        self.by_tier[tier.index()].as_deref()
     }
 
-    /// The lock of a tier; `None` for `atomic-deduct`, which needs none.
-    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
-        Some(match tier {
-            Tier::None => &self.none,
-            Tier::Local => &self.local,
-            Tier::Redlock => &self.redlock,
-            Tier::Zookeeper => &self.zookeeper,
-            Tier::ZookeeperFenced => &self.zookeeper_fenced,
-            Tier::Postgres => &self.postgres,
-            Tier::PostgresFenced => &self.postgres_fenced,
-            Tier::Custom => &self.custom,
-            Tier::AtomicDeduct => return None,
-            Tier::Setnx
-            | Tier::SetnxExpire
-            | Tier::AtomicExpiry
-            | Tier::UuidOwner
-            | Tier::LuaRelease
-            | Tier::ReentrantWatchdog
-            | Tier::Fair
-            | Tier::Fenced => return self.stepped(tier).map(|lock| lock as &dyn Lock),
-        })
+    /// The steps of a tier the engine runs as a built-in step list (`steps.rs`).
+    #[cfg(test)]
+    fn technique(&self, tier: Tier) -> Option<&'static dyn steps::Technique> {
+        self.techniques[tier.index()]
     }
 }
 
@@ -479,7 +440,7 @@ mod tests {
             }
             let id = dir.file_name().unwrap().to_string_lossy().into_owned();
             let tier: Tier = id.parse().unwrap_or_else(|_| panic!("{id}: no such tier"));
-            let technique = locks.stepped(tier).map(|s| s.0);
+            let technique = locks.technique(tier);
             let technique = technique.unwrap_or_else(|| panic!("{id}: not a step list"));
             let sent = sent(technique);
             let presets = presets(&dir);
@@ -495,12 +456,35 @@ mod tests {
             }
             folders.push(tier);
         }
-        // Every Redis rung the engine runs as steps is a lab preset.
+        // Every Redis rung the engine runs as steps is a lab preset, in the folder its row
+        // names.
         for tier in Tier::ALL {
-            if locks.stepped(tier).map(|s| s.0).is_some() {
+            if locks.technique(tier).is_some() {
                 assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
             }
+            let preset = tier.facts().preset;
+            assert_eq!(preset.is_some(), folders.contains(&tier), "{tier}'s row");
+            assert!(
+                preset.is_none_or(|p| p == tier.id()),
+                "{tier}'s preset folder"
+            );
         }
+    }
+
+    /// Every tier that takes a lock has one, given by exactly one tier file.
+    #[test]
+    fn every_locking_tier_has_its_lock_from_one_file() {
+        let locks = Locks::default();
+        for tier in Tier::ALL {
+            if tier.locks() {
+                assert!(locks.get(tier).is_some(), "{tier}: no lock");
+            }
+        }
+        let mut given: Vec<Tier> = tier_locks().into_iter().map(|(t, _)| t).collect();
+        let all = given.len();
+        given.sort_by_key(|t| t.index());
+        given.dedup();
+        assert_eq!(given.len(), all, "a tier given by two files");
     }
 
     /// The walk from `POST /sale` to Redis goes one way: the sale calls the lock (through the

@@ -75,11 +75,8 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     }
     let faults = cx.fault_points();
     if let WaitStrategy::Cohort { passes } = cx.settings.wait {
-        // `none` has no lock to pass, `local` no lock beyond the instance, and the queues of
-        // ZooKeeper, PostgreSQL and `fair` are already first come first served across the
-        // fleet, their places bound to their owners (a node, a session, a queue entry): a pass
-        // within one instance would jump them.
-        if !matches!(tier, Tier::None | Tier::Local | Tier::Fair) && !tier.queues_in_store() {
+        // Not every tier's lock may pass within an instance (its row says why).
+        if tier.may_pass_in_cohort() {
             return sell_in_cohort(cx, lock, &faults, order, passes).await;
         }
     }
