@@ -33,7 +33,8 @@ fn main() {
 /// Writes `$OUT_DIR/lock_tiers.rs`: a `mod` for each file of `src/lock/tiers/` (by its path),
 /// and `tier_locks()`, which gathers every file's `locks()`. Included by `src/lock/mod.rs`.
 fn tier_modules() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lock/tiers");
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&root).join("src/lock/tiers");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))

@@ -51,8 +51,11 @@ use oversell_api::tier::Tier;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::{Held, Lock, LockCx, LockError, TripReplies};
+use super::riding::{Release, Replies};
+use super::{wait, Held, Lock, LockCx, LockError, TripReplies};
 use crate::composed::Call;
+use crate::lock_store::LockStoreKind;
+use crate::redis_pool::StoreError;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under
@@ -96,15 +99,14 @@ struct Waiter {
     /// Shared with the buyer, hence an atomic; both sides touch it under the queue's lock,
     /// which orders them.
     claimed: Arc<AtomicBool>,
-    read: Option<ReadAhead>,
+    /// The buyer's read, left with its place in the queue so that the holder before it can
+    /// send it in its own last round trip: its calls, as data, the fencing token to come where
+    /// an argument is [`crate::composed::ACQUIRED`].
+    read: Option<Vec<Call>>,
     /// The room's reset generation when the buyer's sale began: a lock is passed only within
     /// one (a reset deletes the lock a cohort holds).
     generation: String,
 }
-
-/// A waiting buyer's read, left with its place in the queue so that the holder before it can
-/// send it in its own last round trip: the calls, given the lock's fencing token.
-pub type ReadAhead = Box<dyn FnOnce(Option<u64>) -> Vec<Call> + Send>;
 
 /// How a buyer's turn starts.
 pub enum Start {
@@ -119,14 +121,15 @@ pub enum Start {
 /// The buyer a holder chose to hand the lock to; its read is sent with the holder's write.
 pub struct Successor {
     start: oneshot::Sender<Start>,
-    read: Option<ReadAhead>,
+    read: Option<Vec<Call>>,
 }
 
 impl Successor {
-    /// The successor's read, to send right after the holder's write; empty when it reads
-    /// on its own.
-    pub fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
-        self.read.take().map(|read| read(fence)).unwrap_or_default()
+    /// The successor's read under the lock's fencing token `fence`, to send right after the
+    /// holder's write; empty when it reads on its own.
+    fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
+        let calls = self.read.take().unwrap_or_default();
+        calls.iter().map(|call| call.with_token(fence)).collect()
     }
 }
 
@@ -164,16 +167,9 @@ impl Baton {
     }
 
     /// The owner the lock carries in Redis.
-    pub fn owner(&self) -> &str {
+    #[cfg(test)]
+    fn owner(&self) -> &str {
         &self.lease.owner
-    }
-
-    pub fn into_parts(self) -> (Held, Lease) {
-        (self.held, self.lease)
-    }
-
-    pub fn from_parts(held: Held, lease: Lease) -> Baton {
-        Baton { held, lease }
     }
 }
 
@@ -192,7 +188,7 @@ impl Queue {
     pub async fn turn(
         self: &Arc<Self>,
         deadline: Instant,
-        read: Option<ReadAhead>,
+        read: Option<Vec<Call>>,
         generation: &str,
     ) -> Result<(Turn, Start), LockError> {
         let claimed = Arc::new(AtomicBool::new(false));
@@ -278,7 +274,7 @@ impl Turn {
     /// generation the lock was taken in (else it takes the lock afresh, after a release).
     /// Asked at the write, as late as possible; the chosen buyer waits for the lock past its
     /// deadline.
-    pub fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
+    fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
         if !held.may_pass(max, lease) {
             return None;
         }
@@ -304,7 +300,7 @@ impl Turn {
 
     /// Hands the lock, and the replies to the successor's read, to the successor. Gives the
     /// lock back only if the successor's task is gone: the caller releases it then.
-    pub fn pass(
+    fn pass(
         mut self,
         to: Successor,
         mut baton: Baton,
@@ -326,7 +322,7 @@ impl Turn {
 
     /// The lock is released in Redis: the next buyer of this instance, if any, takes its turn
     /// after letting the release message go by.
-    pub fn released(mut self) {
+    fn released(mut self) {
         self.handed_on = true;
         self.queue.hand_on(true);
     }
@@ -340,10 +336,59 @@ impl Drop for Turn {
     }
 }
 
+/// A sale's place in its instance's cohort while it holds the lock (kept in its [`Held`]):
+/// its turn at the head of the queue, what the cohort knows of the lock, and how many passes
+/// in a row the settings allow.
+pub(super) struct Member {
+    turn: Turn,
+    lease: Lease,
+    passes: u32,
+}
+
+impl Member {
+    /// The owner the lock carries in Redis: the cohort's first holder's.
+    pub(super) fn owner(&self) -> &str {
+        &self.lease.owner
+    }
+}
+
+/// Takes the lock for the sale of `cx.owner` as a cohort does: in this instance's queue first;
+/// then from the previous holder of the instance, with this sale's read (`cx.read`) already
+/// done in that holder's last round trip, or, at the head of the queue, from Redis through the
+/// tier's own acquire (which waits as `pubsub` does), until the settings' deadline.
+pub(super) async fn acquire<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    passes: u32,
+) -> Result<Held, LockError> {
+    let deadline = Instant::now() + cx.settings.wait_deadline();
+    let queue = cx.signals.cohorts.queue(cx.keys.room(), cx.settings.tier);
+    // A reentrant lock's nested hold cannot ride around a read sent ahead when the lock lives
+    // on another server than the stock: that buyer reads on its own.
+    let ahead = !lock.reentrant() || cx.store.kind() == LockStoreKind::Shared;
+    let read = cx.read.filter(|_| ahead).map(<[Call]>::to_vec);
+    let (turn, start) = queue.turn(deadline, read, cx.generation).await?;
+    let (Baton { mut held, lease }, read) = match start {
+        Start::Passed(baton, read) => (baton, read),
+        // On an error the turn is dropped, which hands it to the next buyer.
+        Start::Lead { after_release } => (lead(lock, cx, after_release, deadline).await?, None),
+    };
+    // A lead's read may have ridden with its acquire (already in the hold).
+    if let Some(read) = read {
+        held.read = Some(Box::new(read));
+    }
+    held.cohort = Some(Box::new(Member {
+        turn,
+        lease,
+        passes,
+    }));
+    Ok(held)
+}
+
 /// Takes the Redis lock for the head of the queue, through the tier's own acquire (which waits
 /// as `pubsub` does), until `deadline`. Right after this instance's cohort released it, first
 /// lets the release message reach this instance, as it reaches the others.
-pub async fn lead<L: Lock + ?Sized>(
+async fn lead<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
     after_release: bool,
@@ -366,16 +411,146 @@ pub async fn lead<L: Lock + ?Sized>(
         ..*cx
     };
     let taken_at = Instant::now();
-    let held = lock.acquire(&cx).await?;
+    let held = wait::until_acquired(lock, &cx).await?;
     Ok(Baton::taken(held, cx.owner, taken_at, cx.generation))
 }
 
 /// Before a cohort releases the Redis lock: forgets a release message this instance heard
 /// while nobody here was waiting (a `Notify` keeps one), so that the courtesy of the next
 /// buyer waits for this release's message, not for an old one.
-pub fn forget_old_release(cx: &LockCx<'_>) {
+fn forget_old_release(cx: &LockCx<'_>) {
     let signal = cx.signals.room(cx.keys.room());
     let _ = signal.notified().now_or_never();
+}
+
+/// The lock on its way out, riding behind the sale's last calls in their round trip
+/// ([`Lock::exit_behind`]): the calls to send after the sale's, and what to do with their
+/// replies.
+pub struct Exit {
+    pub calls: Vec<Call>,
+    then: Then,
+}
+
+enum Then {
+    /// The lock's release rides there; a cohort's next buyer takes its turn after it.
+    Released {
+        release: Release,
+        member: Option<Box<Member>>,
+    },
+    /// Handed to the next buyer of this instance, whose read rides there (inside the lock's
+    /// nested hold for a reentrant lock; `nesting` `None`: it was not sent, the buyer reads on
+    /// its own).
+    Passed {
+        held: Held,
+        member: Box<Member>,
+        to: Successor,
+        nesting: Option<super::riding::Nesting>,
+    },
+}
+
+/// What rides behind the sale's last calls as `held` leaves: a pass to the next buyer of a
+/// cohort when one waits and the baton may pass again, else the lock's release when it can
+/// ride there (`release_behind`); `Err(held)` when nothing rides and the lock is let go after.
+pub(super) fn exit_behind<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    mut held: Held,
+    release_behind: Option<Release>,
+) -> Result<Exit, Held> {
+    let member = held.cohort.take();
+    if let Some(member) = member {
+        let ttl = cx.settings.ttl();
+        if let Some(mut to) = member.turn.successor(&member.lease, member.passes, ttl) {
+            let read = Some(to.read(held.fence)).filter(|read| !read.is_empty());
+            let wrapped = read.and_then(|read| lock.around(cx, read));
+            let (calls, nesting) = match wrapped {
+                Some(wrapped) => (wrapped.calls, Some(wrapped.nesting)),
+                None => (Vec::new(), None),
+            };
+            let then = Then::Passed {
+                held,
+                member,
+                to,
+                nesting,
+            };
+            return Ok(Exit { calls, then });
+        }
+        held.cohort = Some(member);
+    }
+    let Some(release) = release_behind else {
+        return Err(held);
+    };
+    let member = held.cohort.take();
+    if member.is_some() {
+        forget_old_release(cx);
+    }
+    // Stop renewing before giving the lock back, as the tier's own release does.
+    drop(held);
+    let calls = release.calls.to_vec();
+    let then = Then::Released { release, member };
+    Ok(Exit { calls, then })
+}
+
+impl Exit {
+    /// Reads the replies of the calls that rode (`theirs`: those after the sale's own, or the
+    /// trip's failure): records the release, or hands the lock and its read's replies to the
+    /// next buyer (given back and released if that buyer's task is gone).
+    pub async fn answered<L: Lock + ?Sized>(
+        self,
+        lock: &L,
+        cx: &LockCx<'_>,
+        theirs: Replies,
+    ) -> Result<(), StoreError> {
+        match self.then {
+            Then::Released { release, member } => {
+                let answered = match theirs {
+                    Ok(replies) => release.answered(cx, &mut replies.into_iter()).await,
+                    Err(err) => Err(err.into()),
+                };
+                if let Some(member) = member {
+                    member.turn.released();
+                }
+                answered
+            }
+            Then::Passed {
+                held,
+                member,
+                to,
+                nesting,
+            } => {
+                let read = nesting.map(|nesting| TripReplies::new(nesting, theirs));
+                let Member { turn, lease, .. } = *member;
+                match turn.pass(to, Baton { held, lease }, read) {
+                    Ok(()) => {
+                        cx.metrics.lock_passed(cx.settings.tier);
+                        Ok(())
+                    }
+                    // The successor's task is gone.
+                    Err(back) => {
+                        let (turn, baton) = *back;
+                        forget_old_release(cx);
+                        let released = lock.release(cx, baton.held).await;
+                        turn.released();
+                        released
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lets a cohort's lock go on its own: released in Redis, then the next buyer of this
+/// instance takes its turn.
+pub(super) async fn let_go<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    member: Box<Member>,
+    held: Held,
+) -> Result<(), StoreError> {
+    forget_old_release(cx);
+    let released = lock.release(cx, held).await;
+    member.turn.released();
+    released
 }
 
 #[cfg(test)]

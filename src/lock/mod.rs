@@ -41,7 +41,7 @@ include!(concat!(env!("OUT_DIR"), "/lock_tiers.rs"));
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oversell_api::settings::Settings;
+use oversell_api::settings::{Settings, WaitStrategy};
 use oversell_api::tier::Tier;
 
 use crate::faults::{Fault, FaultPoints};
@@ -53,6 +53,7 @@ use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
+pub use cohort::Exit;
 use engine::Stepped;
 pub use riding::{Release, TripReplies, Wrapped};
 pub use signals::ReleaseSignals;
@@ -180,6 +181,9 @@ pub struct Held {
     /// The replies to the sale's read when it rode with the acquire (`riding.rs`); boxed, as a
     /// hold is passed around and is rarely carrying one.
     pub read: Option<Box<TripReplies>>,
+    /// Its place in this instance's cohort (`wait: cohort`), which it hands on as it leaves;
+    /// boxed, as most holds are not a cohort's.
+    cohort: Option<Box<cohort::Member>>,
     _keep: Keep,
 }
 
@@ -223,8 +227,16 @@ impl Held {
             fence: None,
             depth: 1,
             read: None,
+            cohort: None,
             _keep: Keep::Nothing,
         }
+    }
+
+    /// The owner the lock carries in the store when that is not the sale's own: a cohort's
+    /// first holder's, under which every sale the lock is passed to releases, renews and
+    /// re-enters it.
+    pub fn owner(&self) -> Option<&str> {
+        self.cohort.as_ref().map(|member| member.owner())
     }
 
     /// A plain hold whose lease `renewals` keep alive (Redlock's extension).
@@ -274,9 +286,17 @@ pub trait Lock: Send + Sync {
     /// Gives the lock back. Errors leave the lock to its lease (or forever, for `setnx`).
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError>;
 
-    /// Takes the lock, waiting as the settings say, until the wait deadline.
+    /// Takes the lock, waiting as the settings say, until the wait deadline: in a cohort
+    /// (`cohort.rs`) when the settings ask for one and the tier's row allows it, with the
+    /// sale's read (`cx.read`) riding with the acquire or sent ahead by the previous holder
+    /// (its replies in [`Held::read`]).
     async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
-        wait::until_acquired(self, cx).await
+        match cx.settings.wait {
+            WaitStrategy::Cohort { passes } if cx.settings.tier.may_pass_in_cohort() => {
+                cohort::acquire(self, cx, passes).await
+            }
+            _ => wait::until_acquired(self, cx).await,
+        }
     }
 
     /// Takes the lock again for the owner who holds it (a nested step). A reentrant lock
@@ -310,6 +330,23 @@ pub trait Lock: Send + Sync {
     /// own, after.
     fn release_behind(&self, _cx: &LockCx<'_>) -> Option<Release> {
         None
+    }
+
+    /// The lock leaving `held` with the sale's last calls, as calls to ride behind them in
+    /// their round trip (read back with [`Exit::answered`]): handed to the next buyer of a
+    /// cohort with that buyer's read, or released. `Err(held)` when nothing can ride: the sale
+    /// lets it go after, with [`Lock::let_go`].
+    fn exit_behind(&self, cx: &LockCx<'_>, held: Held) -> Result<Exit, Held> {
+        cohort::exit_behind(self, cx, held, self.release_behind(cx))
+    }
+
+    /// Gives back the lock a sale acquired, on its own round trips: released, and a cohort's
+    /// turn handed to the next buyer of this instance.
+    async fn let_go(&self, cx: &LockCx<'_>, mut held: Held) -> Result<(), StoreError> {
+        match held.cohort.take() {
+            Some(member) => cohort::let_go(self, cx, member, held).await,
+            None => self.release(cx, held).await,
+        }
     }
 }
 
