@@ -51,11 +51,11 @@ use oversell_api::tier::Tier;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::riding::{Release, Replies};
-use super::{wait, Held, Lock, LockCx, LockError, TripReplies};
+use oversell_api::settings::WaitStrategy;
+
+use super::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::composed::Call;
 use crate::lock_store::LockStoreKind;
-use crate::redis_pool::StoreError;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under
@@ -127,7 +127,7 @@ pub struct Successor {
 impl Successor {
     /// The successor's read under the lock's fencing token `fence`, to send right after the
     /// holder's write; empty when it reads on its own.
-    fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
+    pub(super) fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
         let calls = self.read.take().unwrap_or_default();
         calls.iter().map(|call| call.with_token(fence)).collect()
     }
@@ -135,8 +135,8 @@ impl Successor {
 
 /// The Redis lock as it goes from sale to sale within a cohort.
 pub struct Baton {
-    held: Held,
-    lease: Lease,
+    pub(super) held: Held,
+    pub(super) lease: Lease,
 }
 
 /// What a cohort knows of the lock it passes around, besides the hold itself.
@@ -274,7 +274,7 @@ impl Turn {
     /// generation the lock was taken in (else it takes the lock afresh, after a release).
     /// Asked at the write, as late as possible; the chosen buyer waits for the lock past its
     /// deadline.
-    fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
+    pub(super) fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
         if !held.may_pass(max, lease) {
             return None;
         }
@@ -300,7 +300,7 @@ impl Turn {
 
     /// Hands the lock, and the replies to the successor's read, to the successor. Gives the
     /// lock back only if the successor's task is gone: the caller releases it then.
-    fn pass(
+    pub(super) fn pass(
         mut self,
         to: Successor,
         mut baton: Baton,
@@ -322,7 +322,7 @@ impl Turn {
 
     /// The lock is released in Redis: the next buyer of this instance, if any, takes its turn
     /// after letting the release message go by.
-    fn released(mut self) {
+    pub(super) fn released(mut self) {
         self.handed_on = true;
         self.queue.hand_on(true);
     }
@@ -340,9 +340,9 @@ impl Drop for Turn {
 /// its turn at the head of the queue, what the cohort knows of the lock, and how many passes
 /// in a row the settings allow.
 pub(super) struct Member {
-    turn: Turn,
-    lease: Lease,
-    passes: u32,
+    pub(super) turn: Turn,
+    pub(super) lease: Lease,
+    pub(super) passes: u32,
 }
 
 impl Member {
@@ -404,153 +404,25 @@ async fn lead<L: Lock + ?Sized>(
         return Err(LockError::Timeout);
     }
     // The tier's acquire waits at most the settings' deadline: give it what is left of ours.
+    // It waits as `pubsub` does (the queue is this cohort's, already waited in).
     let mut settings = *cx.settings;
     settings.wait_deadline_ms = (left.as_millis() as u64).max(1);
+    settings.wait = WaitStrategy::PubSub;
     let cx = LockCx {
         settings: &settings,
         ..*cx
     };
     let taken_at = Instant::now();
-    let held = wait::until_acquired(lock, &cx).await?;
+    let held = lock.acquire(&cx).await?;
     Ok(Baton::taken(held, cx.owner, taken_at, cx.generation))
 }
 
 /// Before a cohort releases the Redis lock: forgets a release message this instance heard
 /// while nobody here was waiting (a `Notify` keeps one), so that the courtesy of the next
 /// buyer waits for this release's message, not for an old one.
-fn forget_old_release(cx: &LockCx<'_>) {
+pub(super) fn forget_old_release(cx: &LockCx<'_>) {
     let signal = cx.signals.room(cx.keys.room());
     let _ = signal.notified().now_or_never();
-}
-
-/// The lock on its way out, riding behind the sale's last calls in their round trip
-/// ([`Lock::exit_behind`]): the calls to send after the sale's, and what to do with their
-/// replies.
-pub struct Exit {
-    pub calls: Vec<Call>,
-    then: Then,
-}
-
-enum Then {
-    /// The lock's release rides there; a cohort's next buyer takes its turn after it.
-    Released {
-        release: Release,
-        member: Option<Box<Member>>,
-    },
-    /// Handed to the next buyer of this instance, whose read rides there (inside the lock's
-    /// nested hold for a reentrant lock; `nesting` `None`: it was not sent, the buyer reads on
-    /// its own).
-    Passed {
-        held: Held,
-        member: Box<Member>,
-        to: Successor,
-        nesting: Option<super::riding::Nesting>,
-    },
-}
-
-/// What rides behind the sale's last calls as `held` leaves: a pass to the next buyer of a
-/// cohort when one waits and the baton may pass again, else the lock's release when it can
-/// ride there (`release_behind`); `Err(held)` when nothing rides and the lock is let go after.
-pub(super) fn exit_behind<L: Lock + ?Sized>(
-    lock: &L,
-    cx: &LockCx<'_>,
-    mut held: Held,
-    release_behind: Option<Release>,
-) -> Result<Exit, Held> {
-    let member = held.cohort.take();
-    if let Some(member) = member {
-        let ttl = cx.settings.ttl();
-        if let Some(mut to) = member.turn.successor(&member.lease, member.passes, ttl) {
-            let read = Some(to.read(held.fence)).filter(|read| !read.is_empty());
-            let wrapped = read.and_then(|read| lock.around(cx, read));
-            let (calls, nesting) = match wrapped {
-                Some(wrapped) => (wrapped.calls, Some(wrapped.nesting)),
-                None => (Vec::new(), None),
-            };
-            let then = Then::Passed {
-                held,
-                member,
-                to,
-                nesting,
-            };
-            return Ok(Exit { calls, then });
-        }
-        held.cohort = Some(member);
-    }
-    let Some(release) = release_behind else {
-        return Err(held);
-    };
-    let member = held.cohort.take();
-    if member.is_some() {
-        forget_old_release(cx);
-    }
-    // Stop renewing before giving the lock back, as the tier's own release does.
-    drop(held);
-    let calls = release.calls.to_vec();
-    let then = Then::Released { release, member };
-    Ok(Exit { calls, then })
-}
-
-impl Exit {
-    /// Reads the replies of the calls that rode (`theirs`: those after the sale's own, or the
-    /// trip's failure): records the release, or hands the lock and its read's replies to the
-    /// next buyer (given back and released if that buyer's task is gone).
-    pub async fn answered<L: Lock + ?Sized>(
-        self,
-        lock: &L,
-        cx: &LockCx<'_>,
-        theirs: Replies,
-    ) -> Result<(), StoreError> {
-        match self.then {
-            Then::Released { release, member } => {
-                let answered = match theirs {
-                    Ok(replies) => release.answered(cx, &mut replies.into_iter()).await,
-                    Err(err) => Err(err.into()),
-                };
-                if let Some(member) = member {
-                    member.turn.released();
-                }
-                answered
-            }
-            Then::Passed {
-                held,
-                member,
-                to,
-                nesting,
-            } => {
-                let read = nesting.map(|nesting| TripReplies::new(nesting, theirs));
-                let Member { turn, lease, .. } = *member;
-                match turn.pass(to, Baton { held, lease }, read) {
-                    Ok(()) => {
-                        cx.metrics.lock_passed(cx.settings.tier);
-                        Ok(())
-                    }
-                    // The successor's task is gone.
-                    Err(back) => {
-                        let (turn, baton) = *back;
-                        forget_old_release(cx);
-                        let released = lock.release(cx, baton.held).await;
-                        turn.released();
-                        released
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Lets a cohort's lock go on its own: released in Redis, then the next buyer of this
-/// instance takes its turn.
-pub(super) async fn let_go<L: Lock + ?Sized>(
-    lock: &L,
-    cx: &LockCx<'_>,
-    member: Box<Member>,
-    held: Held,
-) -> Result<(), StoreError> {
-    forget_old_release(cx);
-    let released = lock.release(cx, held).await;
-    member.turn.released();
-    released
 }
 
 #[cfg(test)]

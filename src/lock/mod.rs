@@ -22,6 +22,7 @@
 
 pub(crate) mod cohort;
 mod engine;
+mod exit;
 mod fault_timing;
 mod renewals;
 mod replies;
@@ -53,8 +54,8 @@ use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
-pub use cohort::Exit;
 use engine::Stepped;
+pub use exit::Exit;
 pub use riding::{Release, TripReplies, Wrapped};
 pub use signals::ReleaseSignals;
 use steps::On;
@@ -337,14 +338,14 @@ pub trait Lock: Send + Sync {
     /// cohort with that buyer's read, or released. `Err(held)` when nothing can ride: the sale
     /// lets it go after, with [`Lock::let_go`].
     fn exit_behind(&self, cx: &LockCx<'_>, held: Held) -> Result<Exit, Held> {
-        cohort::exit_behind(self, cx, held, self.release_behind(cx))
+        exit::exit_behind(self, cx, held, self.release_behind(cx))
     }
 
     /// Gives back the lock a sale acquired, on its own round trips: released, and a cohort's
     /// turn handed to the next buyer of this instance.
     async fn let_go(&self, cx: &LockCx<'_>, mut held: Held) -> Result<(), StoreError> {
         match held.cohort.take() {
-            Some(member) => cohort::let_go(self, cx, member, held).await,
+            Some(member) => exit::let_go(self, cx, member, held).await,
             None => self.release(cx, held).await,
         }
     }
