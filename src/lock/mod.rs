@@ -1,5 +1,8 @@
 //! The lock tiers behind one small interface ([`Lock`]: one attempt, `try_acquire`, and
-//! `release`), each in its own file opening with what it guarantees and what breaks it.
+//! `release`), each in its own file of `tiers/` opening with what it guarantees and what breaks
+//! it. A tier's other facts (its stores, lease, waits, lab preset, grading) are its row of
+//! `oversell_api::tier::TABLE`; its file says which tiers it locks for (`fn locks()`), and the
+//! build script declares every file of the folder, so adding a tier edits nothing here.
 //!
 //! The Redis tiers (`setnx` … `fenced`, `fair` among them) and the lab's locks (`custom`) are step lists
 //! (`steps.rs`): the Lua script of each step, in order, read by the lab's contract. A Redis
@@ -10,8 +13,9 @@
 //! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
 //! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`,
 //! `postgres`) implement [`Lock`] themselves and say why. Around every tier, the bounded wait
-//! for a busy lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort`
-//! `cohort.rs`.
+//! for a busy lock (spin, pub/sub) is `wait.rs`, the in-memory queue of `wait: cohort`
+//! `cohort.rs`, and the lock leaving with the sale's last calls (its release, or a cohort's
+//! pass with the next buyer's read) `exit.rs`: the sale meets all of them through [`Lock`].
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
