@@ -4,7 +4,9 @@ outside the tier table (api/src/tier.rs) and the tier files (src/lock/tiers/*.rs
 src/lock/<tier>.rs). Test modules (from `#[cfg(test)]` + `mod tests`) are left out, and so is
 the scenario catalog (each scenario names the tier it runs: data), unless --all."""
 import re, subprocess, sys
-rev = sys.argv[1]  # e.g. HEAD; run from the repository root: bench/tier-names.py HEAD; every = '--all' in sys.argv
+# Run from the repository root: bench/tier-names.py HEAD [--all]
+rev = sys.argv[1]
+every = '--all' in sys.argv
 tier_files = re.compile(r'^src/lock/(tiers/.*|(none|local|setnx|setnx_expire|atomic_expiry|uuid_owner|lua_release|reentrant_watchdog|fair|fenced|redlock|zookeeper|postgres|custom)\.rs)$')
 files = subprocess.run(['git', 'ls-tree', '-r', '--name-only', rev, '--', 'src', 'api/src', 'loadtest/src', 'bench/src'], capture_output=True, text=True).stdout.split()
 total = 0
