@@ -28,6 +28,7 @@ pub(crate) mod cohort;
 mod engine;
 mod exit;
 mod fault_timing;
+mod release_record;
 mod renewals;
 mod replies;
 mod riding;
