@@ -73,7 +73,7 @@ def image_programs():
 
 
 IMAGE = compose_image()
-PROGRAMS = image_programs()
+PROGRAMS = image_programs() | {"setpriv"}  # util-linux: in every Debian base
 
 
 def containers(doc):
