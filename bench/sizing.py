@@ -143,14 +143,17 @@ def main():
         print(f"\n{args.instances} instances behind nginx, one Redis (oversell up --lab)")
         print(f"instance memory idle: {', '.join(f'{m:.0f}' for m in idle)} MiB RSS")
         for tier in ("lua-release", "atomic-deduct"):
+            memory = fleet.redis_memory()
             sold, wall, used, stats = sale_cost(args, fleet, tier, 64, args.seconds)
+            per_order = (fleet.redis_memory() - memory) / sold
             rate = sold / wall
             per = {k: (sold / v if v else float("inf")) for k, v in used.items()}
             print(
                 f"{tier}: {sold} sold in {wall:.1f} s ({rate:,.0f}/s through the fleet, p50 "
                 f"{stats['latency_ms']['p50']:.1f} ms, non-200 {stats['sent'] - stats['ok']}); "
                 f"CPU s used: instances {used['instances']:.1f}, redis {used['redis']:.1f}, nginx {used['nginx']:.1f}; "
-                f"sales per CPU-second: instances {per['instances']:,.0f}, redis {per['redis']:,.0f}, nginx {per['nginx']:,.0f}"
+                f"sales per CPU-second: instances {per['instances']:,.0f}, redis {per['redis']:,.0f}, nginx {per['nginx']:,.0f}; "
+                f"Redis memory {per_order:.0f} B an order (the ledger, and the room's timeline, capped at 5,000 events)"
             )
         busy = [rss_mib(p) for p in fleet.apps]
         print(f"instance memory after the runs: {', '.join(f'{m:.0f}' for m in busy)} MiB RSS")
@@ -161,8 +164,12 @@ def main():
         for name in names:
             fleet.admin("POST", f"/admin/reset?room={name}", {"stock": 100})
         stocked = fleet.redis_memory()
+        before, t0 = fleet.cpu(), time.time()
         report = loadtest(args, fleet, "--room", "size", "--rooms", str(args.rooms), "-c", str(args.rooms),
                           "-n", str(args.rooms * 100))
+        wall = time.time() - t0
+        after = fleet.cpu()
+        used = {k: after[k] - before[k] for k in after}
         sold_out = fleet.redis_memory()
         sold = sum(fleet.state(n)["items_sold"] for n in names[:10])
         print(
@@ -170,6 +177,12 @@ def main():
             f"+{(stocked - base) / args.rooms / 1024:.1f} KiB a room; each sold out (100 orders, "
             f"{report['stats']['ok']} sold in all, statuses {report['stats']['statuses']}, {sold} in the first 10) "
             f"+{(sold_out - base) / args.rooms / 1024:.1f} KiB a room; redis RSS {rss_mib(fleet.redis):.0f} MiB"
+        )
+        ok = report["stats"]["ok"]
+        print(
+            f"lua-release over {args.rooms} rooms ({args.rooms} connections, one a room): {ok / wall:,.0f} sales/s; "
+            f"sales per CPU-second: instances {ok / used['instances']:,.0f}, redis {ok / used['redis']:,.0f}, "
+            f"nginx {ok / used['nginx']:,.0f}"
         )
 
         if not args.skip_grade:
