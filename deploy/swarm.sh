@@ -108,10 +108,10 @@ label_nodes() { # add | rm
     node="${nodes[$((i % ${#nodes[@]}))]}"
     i=$((i + 1))
     if [ "$1" = add ]; then
-      docker node update -q --label-add "oversell.$store=true" "$node" >/dev/null
+      docker node update --label-add "oversell.$store=true" "$node" >/dev/null
     else
       for node in "${nodes[@]}"; do
-        docker node update -q --label-rm "oversell.$store" "$node" >/dev/null 2>&1 || true
+        docker node update --label-rm "oversell.$store" "$node" >/dev/null 2>&1 || true
       done
     fi
   done
@@ -147,7 +147,8 @@ down() {
     sleep 1
   done
   if [ "$(docker info -f '{{.Swarm.LocalNodeState}}' 2>/dev/null)" = active ]; then label_nodes rm; fi
-  docker image ls -q "$registry/oversell" | sort -u | xargs -r docker rmi -f >/dev/null 2>&1 || true
+  # By tag: an id would take oversell:local with it (the pushed tag is the same image).
+  docker image ls --format '{{.Repository}}:{{.Tag}}' "$registry/oversell" | xargs -r docker rmi >/dev/null 2>&1 || true
   say "down: stack $stack removed"
 }
 
