@@ -180,6 +180,40 @@ if [ "$seen" = 6 ]; then pass "nginx reaches the 6 replicas without a restart"; 
 nginx_restarts="$(docker service ps -q "${STACK}_nginx" | grep -c .)"
 if [ "$nginx_restarts" = 1 ]; then pass "nginx ran as one task throughout (never restarted)"; else flunk "nginx had $nginx_restarts tasks"; fi
 
+# --- the Kubernetes stores' privileges, tried on this Docker ---
+# deploy/k8s gives a store's supervisor root, every capability dropped but the ones it lists,
+# no privilege escalation. No cluster runs here, but the same container can: each act of the
+# supervisor must work with exactly that set (Sentinel's config is written the same way).
+k8s_caps="$(python3 -c '
+import re, sys
+text = open("deploy/k8s/components/lock-single/lock.yaml").read()
+print(" ".join(re.search(r"add: \[(.*?)\]", text).group(1).replace("\"", "").replace(",", " ").split()))')"
+cap_args=(--cap-drop ALL)
+for cap in $k8s_caps; do cap_args+=(--cap-add "$cap"); done
+store="$(docker run -d --rm "${cap_args[@]}" --security-opt no-new-privileges --user 0 \
+  -e ADMIN_TOKEN="$ADMIN_TOKEN" -p 127.0.0.1::7070 --entrypoint oversell oversell:local \
+  member --clock-shim --child-uid 10001 --id lock -- redis-server --save "" --appendonly no --dir /tmp)"
+member_url="http://$(docker port "$store" 7070/tcp | head -n 1)"
+member() { curl -sf -X "$1" "${auth[@]}" -H 'content-type: application/json' "$member_url$2" ${3:+-d "$3"}; }
+pinged() { for _ in $(seq 50); do docker exec "$store" redis-cli ping 2>/dev/null | grep -q PONG && return 0; sleep 0.2; done; return 1; }
+acts=""
+pinged && acts="$acts up"
+member POST /member/kill '{"down_ms":0}' >/dev/null && pinged \
+  && [ "$(member GET /member | python3 -c 'import json,sys; print(json.load(sys.stdin)["restarts"])')" -ge 1 ] && acts="$acts kill"
+member POST /member/pause '{"ms":300}' >/dev/null && pinged && acts="$acts pause"
+[ "$(member POST /member/clock '{"add_ms":5000}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_offset_ms"])')" = 5000 ] && acts="$acts clock"
+member POST /member/cut '{"drop":["10.99.0.1"],"ms":1000}' >/dev/null && member DELETE /member/cut >/dev/null && acts="$acts cut"
+owner="$(docker exec "$store" sh -c 'stat -c %u /proc/$(pgrep -x redis-server)')"
+docker rm -f "$store" >/dev/null
+if [ "$acts" = " up kill pause clock cut" ] && [ "$owner" = 10001 ]; then
+  pass "a store under its supervisor with deploy/k8s's privileges only (root, $k8s_caps, no escalation): kill, pause, clock, cut all work; the store runs as 10001"
+else
+  flunk "deploy/k8s's store privileges ($k8s_caps): worked:$acts; the store's uid $owner"
+fi
+setpriv_ok="$(docker run --rm "${cap_args[@]}" --security-opt no-new-privileges --user 0 --entrypoint sh oversell:local -c \
+  "setpriv --reuid 10001 --regid 10001 --clear-groups sh -c 'mkdir -p /tmp/sentinel && echo x > /tmp/sentinel/c && stat -c %u /tmp/sentinel/c'" 2>&1)"
+if [ "$setpriv_ok" = 10001 ]; then pass "deploy/k8s's Sentinel writes its config as the store's user with the same privileges"; else flunk "setpriv under deploy/k8s's privileges: $setpriv_ok"; fi
+
 # --- down: nothing of ours left ---
 bash deploy/swarm.sh down >/dev/null
 bash deploy/swarm.sh registry-down >/dev/null
