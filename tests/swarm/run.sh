@@ -60,8 +60,12 @@ if ! docker image inspect oversell:local >/dev/null 2>&1; then
   bash deploy/base-images.sh
   nice -n 15 docker build -q -t oversell:local . >/dev/null
 fi
-cargo build --quiet -p loadtest --bin loadtest
-loadtest="$root/target/debug/loadtest"
+# LOADTEST: a loadtest binary to use instead of building this tree's (e.g. the image's own).
+loadtest="${LOADTEST:-}"
+if [ -z "$loadtest" ]; then
+  cargo build --quiet -p loadtest --bin loadtest
+  loadtest="$root/target/debug/loadtest"
+fi
 
 ss -Hltn "sport = :$OVERSELL_PORT" | grep -q . && { echo "swarm: port $OVERSELL_PORT is taken" >&2; exit 1; }
 if bash deploy/swarm.sh registry-up >/dev/null; then pass "registry from Debian's docker-registry on $REGISTRY"; else flunk "registry"; exit 1; fi
