@@ -13,8 +13,9 @@ pub struct ClassArgs {
     /// The fleet's URL (nginx).
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub url: String,
-    /// How many rooms (1..=200).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=200))]
+    /// How many rooms (1..=400, as `POST /admin/class` takes; more than the fleet's
+    /// MAX_ROOMS, 200 by default, needs it raised).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=400))]
     pub students: u16,
     /// The admin token of the fleet.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]

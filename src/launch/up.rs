@@ -117,9 +117,9 @@ pub struct UpArgs {
     pub admin_token: Option<String>,
 
     /// Make a class at start: rooms student-01…student-N, each stocked and given a room
-    /// token of its own; prints a table of room, token and join link (1..=200). The class
-    /// page (/class) shows them at a glance.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=200))]
+    /// token of its own; prints a table of room, token and join link (1..=400; more than MAX_ROOMS,
+    /// 200 by default, needs it raised). The class page (/class) shows them at a glance.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=400))]
     pub class: Option<u16>,
 
     /// The URL students reach the fleet at, for the join links of a class, e.g.

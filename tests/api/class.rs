@@ -395,8 +395,8 @@ async fn the_qr_code_decodes_to_the_join_link() {
 async fn bad_class_requests_are_400s_that_say_why() {
     let fleet = spawn_fleet(1).await;
     for (body, says) in [
-        (json!({ "students": 0 }), "students must be 1..=200"),
-        (json!({ "students": 201 }), "students must be 1..=200"),
+        (json!({ "students": 0 }), "students must be 1..=400"),
+        (json!({ "students": 401 }), "students must be 1..=400"),
         (json!({ "students": "ten" }), "invalid type"),
         (json!({ "students": 2, "prefix": "a b" }), "invalid prefix"),
         (json!({ "students": 2, "stock": -1 }), "stock must be"),
