@@ -66,6 +66,8 @@ fn cannot_make_namespaces() -> Option<String> {
         needs::Missing::Root => "not root".to_owned(),
         needs::Missing::Tool { tool, package } => format!("no `{tool}` (package {package})"),
     })
+}
+
 /// Writes `$OUT_DIR/lock_tiers.rs`: a `mod` for each file of `src/lock/tiers/` (by its path),
 /// and `tier_locks()`, which gathers every file's `locks()`. Included by `src/lock/mod.rs`.
 fn tier_modules() {
