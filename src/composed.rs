@@ -73,6 +73,26 @@ impl Call {
         self
     }
 
+    /// This call with every argument that is exactly [`ACQUIRED`] given as the fencing token
+    /// `fence` (`''` for none): what [`run_if_first_takes`] does in Redis, done here for calls
+    /// sent behind a lock already held (a cohort's pass).
+    pub fn with_token(&self, fence: Option<u64>) -> Call {
+        let token = fence.map(|f| f.to_string()).unwrap_or_default();
+        let args = self
+            .args
+            .iter()
+            .map(|arg| match arg.as_slice() == ACQUIRED.as_bytes() {
+                true => token.clone().into_bytes(),
+                false => arg.clone(),
+            })
+            .collect();
+        Call {
+            lua: self.lua,
+            keys: self.keys.clone(),
+            args,
+        }
+    }
+
     /// The script's source, as it is sent.
     pub fn source(&self) -> &'static str {
         self.lua.source

@@ -97,9 +97,8 @@ const zh = {
 
 addStrings({ en, zh });
 
-/** The steps in the order the contract runs them, and the ladder's rungs to start from. */
+/** The steps in the order the contract runs them. */
 const STEPS = ['acquire-1', 'acquire-2', 'acquire-3', 'release-1', 'release-2', 'renew'];
-const RUNGS = ['setnx', 'setnx-expire', 'atomic-expiry', 'uuid-owner', 'lua-release', 'reentrant-watchdog', 'fair', 'fenced'];
 
 /**
  * The editor whose step an error names ("acquire step 2: … user_script:3: …"), and the line:
@@ -138,12 +137,16 @@ export function startLab({ $, call, act, onSubmitted }) {
     name.id = `lab-${step}-name`;
     editors[step].area.setAttribute('aria-labelledby', name.id);
   }
-  for (const rung of RUNGS) {
-    const opt = document.createElement('option');
-    opt.value = rung;
-    opt.textContent = rung;
-    $('#lab-start').appendChild(opt);
-  }
+  // The rungs to start from: every tier with a preset folder, as the tier table lists them
+  // (`GET /tiers`), in the ladder's order.
+  call('GET', '/tiers').then(({ tiers }) => {
+    for (const tier of tiers.filter((row) => row.preset)) {
+      const opt = document.createElement('option');
+      opt.value = tier.preset;
+      opt.textContent = tier.id;
+      $('#lab-start').appendChild(opt);
+    }
+  }).catch(() => {}); // the picker stays empty; loading a rung is not needed to write one
 
   let shownError = ''; // said again in the page's new language
   const showError = (error) => {

@@ -1,4 +1,6 @@
-//! The lock tiers by id: parsing, listing, and what each one is.
+//! The lock tiers by id: parsing, listing, and what each one is and needs, one row per tier
+//! ([`TABLE`]). Adding a tier is a variant and a row here; its lock is a file of the service's
+//! `src/lock/tiers/`, its steps a folder of `static/locks/`, its text a paragraph of the page.
 
 use std::fmt;
 use std::str::FromStr;
@@ -34,149 +36,384 @@ pub enum Tier {
     Custom,
 }
 
-impl Tier {
-    pub const ALL: [Tier; 17] = [
-        Tier::None,
-        Tier::Local,
-        Tier::Setnx,
-        Tier::SetnxExpire,
-        Tier::AtomicExpiry,
-        Tier::UuidOwner,
-        Tier::LuaRelease,
-        Tier::ReentrantWatchdog,
-        Tier::Fair,
-        Tier::Fenced,
-        Tier::Redlock,
-        Tier::Zookeeper,
-        Tier::ZookeeperFenced,
-        Tier::Postgres,
-        Tier::PostgresFenced,
-        Tier::AtomicDeduct,
-        Tier::Custom,
-    ];
+/// One tier's facts: its row of [`TABLE`]. Everything about a tier that is not how its lock
+/// works (that is its own file under the service's `src/lock/tiers/`) is here, read by the
+/// sale, the launcher, the course, the grader and the page (`GET /tiers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Facts {
+    #[serde(skip)]
+    pub tier: Tier,
+    /// Its name: in flags, settings, URLs, and the key of its paragraph on the page
+    /// (`static/i18n.js`'s `TIER_TEXT`).
+    pub id: &'static str,
+    /// The articles' rung or technique it stands for.
+    pub rung: &'static str,
+    /// The stores it needs beyond the one Redis every fleet has.
+    pub needs: Needs,
+    /// What keeps its lock from being held forever.
+    pub lease: Lease,
+    /// How its buyers wait for a held lock.
+    pub waits: Waits,
+    /// Its folder of Lua steps under `static/locks/`: the lab's preset for this rung, the very
+    /// scripts the tier sends.
+    pub preset: Option<&'static str>,
+    /// The ladder rung whose outcomes the lab's grader expects of it (its own, or a twin's
+    /// the attacks cannot tell it from); `None`: the grader does not grade it.
+    pub graded_as: Option<Tier>,
+}
 
-    /// The built-in tiers: every tier but `custom`, whose lock a room must submit first.
+/// What a tier needs beyond one Redis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Needs {
+    /// Nothing: any lock store will do.
+    Redis,
+    /// The independent masters of a Redlock quorum (`--lock-store redlock`).
+    RedlockMasters,
+    ZooKeeper,
+    PostgreSQL,
+    /// A Redis lock store apart from the stock, where students' scripts may run (`--lab`).
+    LabStore,
+}
+
+/// What ends a hold the holder never gives back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lease {
+    /// There is no lock.
+    NoLock,
+    /// A mutex in each process: it goes with its process.
+    InProcess,
+    /// Nothing: a dead holder's lock stays forever.
+    Never,
+    /// A lease that runs out by itself (fixed, or renewed while held).
+    Expires,
+    /// The holder's session with the store (ZooKeeper's, PostgreSQL's).
+    Session,
+}
+
+/// How a tier's buyers wait for a held lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Waits {
+    /// Nothing to wait for.
+    Never,
+    /// In the process's own mutex queue.
+    InProcess,
+    /// As the settings say: spin, pub/sub, or in a cohort (an instance's buyers passing the
+    /// lock from one to the next in memory).
+    AnyWay,
+    /// Spin or pub/sub, in the order of a queue the lock keeps in its store: a pass within one
+    /// instance would jump it, so never in a cohort.
+    InStoreOrder,
+    /// In the store's own queue (ZooKeeper's sequential nodes, PostgreSQL's lock queue), whose
+    /// places are bound to their owners: the settings' wait does not apply.
+    StoreQueue,
+}
+
+/// The tiers' facts, one row per tier, in the order of [`Tier`]'s variants: the workshop's
+/// ladder.
+pub const TABLE: [Facts; 17] = [
+    Facts {
+        tier: Tier::None,
+        id: "none",
+        rung: "no lock: the race the articles open with",
+        needs: Needs::Redis,
+        lease: Lease::NoLock,
+        waits: Waits::Never,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::Local,
+        id: "local",
+        rung: "an in-process lock (Java's synchronized)",
+        needs: Needs::Redis,
+        lease: Lease::InProcess,
+        waits: Waits::InProcess,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::Setnx,
+        id: "setnx",
+        rung: "bronze (000): SETNX and DEL",
+        needs: Needs::Redis,
+        lease: Lease::Never,
+        waits: Waits::AnyWay,
+        preset: Some("setnx"),
+        graded_as: Some(Tier::Setnx),
+    },
+    Facts {
+        tier: Tier::SetnxExpire,
+        id: "setnx-expire",
+        rung: "silver (000): SETNX, then EXPIRE",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("setnx-expire"),
+        graded_as: Some(Tier::SetnxExpire),
+    },
+    Facts {
+        tier: Tier::AtomicExpiry,
+        id: "atomic-expiry",
+        rung: "gold (000): SET NX PX",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("atomic-expiry"),
+        graded_as: Some(Tier::AtomicExpiry),
+    },
+    Facts {
+        tier: Tier::UuidOwner,
+        id: "uuid-owner",
+        rung: "platinum (000): a unique value, GET then DEL",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("uuid-owner"),
+        graded_as: Some(Tier::UuidOwner),
+    },
+    Facts {
+        tier: Tier::LuaRelease,
+        id: "lua-release",
+        rung: "diamond (000): a Lua compare-and-delete",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("lua-release"),
+        graded_as: Some(Tier::LuaRelease),
+    },
+    Facts {
+        tier: Tier::ReentrantWatchdog,
+        id: "reentrant-watchdog",
+        rung: "Redisson's RLock: a reentrant hash, a watchdog renewing its lease",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("reentrant-watchdog"),
+        graded_as: Some(Tier::ReentrantWatchdog),
+    },
+    Facts {
+        tier: Tier::Fair,
+        id: "fair",
+        rung: "Redisson's fair lock: RLock served first come first served",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::InStoreOrder,
+        preset: Some("fair"),
+        // The attacks try a lock's safety, not the order it serves its waiters in.
+        graded_as: Some(Tier::ReentrantWatchdog),
+    },
+    Facts {
+        tier: Tier::Fenced,
+        id: "fenced",
+        rung: "Kleppmann's fencing token on RLock",
+        needs: Needs::Redis,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: Some("fenced"),
+        graded_as: Some(Tier::Fenced),
+    },
+    Facts {
+        tier: Tier::Redlock,
+        id: "redlock",
+        rung: "Redlock: a quorum of independent masters",
+        needs: Needs::RedlockMasters,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::Zookeeper,
+        id: "zookeeper",
+        rung: "ZooKeeper, as Curator locks it",
+        needs: Needs::ZooKeeper,
+        lease: Lease::Session,
+        waits: Waits::StoreQueue,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::ZookeeperFenced,
+        id: "zookeeper-fenced",
+        rung: "ZooKeeper with its node's sequence as a fencing token",
+        needs: Needs::ZooKeeper,
+        lease: Lease::Session,
+        waits: Waits::StoreQueue,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::Postgres,
+        id: "postgres",
+        rung: "the database's answer: a PostgreSQL advisory lock",
+        needs: Needs::PostgreSQL,
+        lease: Lease::Session,
+        waits: Waits::StoreQueue,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::PostgresFenced,
+        id: "postgres-fenced",
+        rung: "a PostgreSQL advisory lock with a sequence as a fencing token",
+        needs: Needs::PostgreSQL,
+        lease: Lease::Session,
+        waits: Waits::StoreQueue,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::AtomicDeduct,
+        id: "atomic-deduct",
+        rung: "no lock at all: one script that decrements if positive",
+        needs: Needs::Redis,
+        lease: Lease::NoLock,
+        waits: Waits::Never,
+        preset: None,
+        graded_as: None,
+    },
+    Facts {
+        tier: Tier::Custom,
+        id: "custom",
+        rung: "the lab: the students' own Lua steps",
+        needs: Needs::LabStore,
+        lease: Lease::Expires,
+        waits: Waits::AnyWay,
+        preset: None,
+        graded_as: None,
+    },
+];
+
+// The table is indexed by the variant: row `i` is the `i`-th variant's.
+const _: () = {
+    let mut i = 0;
+    while i < TABLE.len() {
+        assert!(
+            TABLE[i].tier as usize == i,
+            "TABLE's rows follow Tier's variants"
+        );
+        i += 1;
+    }
+};
+
+impl Tier {
+    pub const ALL: [Tier; TABLE.len()] = {
+        let mut all = [Tier::None; TABLE.len()];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].tier;
+            i += 1;
+        }
+        all
+    };
+
+    /// This tier's row of [`TABLE`].
+    pub fn facts(self) -> &'static Facts {
+        static ROWS: [Facts; TABLE.len()] = TABLE;
+        &ROWS[self as usize]
+    }
+
+    /// The built-in tiers: every tier but the lab's, whose lock a room must submit first.
     pub fn built_in() -> impl Iterator<Item = Tier> {
-        Tier::ALL.into_iter().filter(|t| *t != Tier::Custom)
+        Tier::ALL
+            .into_iter()
+            .filter(|t| t.facts().needs != Needs::LabStore)
     }
 
     pub fn id(self) -> &'static str {
-        match self {
-            Tier::None => "none",
-            Tier::Local => "local",
-            Tier::Setnx => "setnx",
-            Tier::SetnxExpire => "setnx-expire",
-            Tier::AtomicExpiry => "atomic-expiry",
-            Tier::UuidOwner => "uuid-owner",
-            Tier::LuaRelease => "lua-release",
-            Tier::ReentrantWatchdog => "reentrant-watchdog",
-            Tier::Fair => "fair",
-            Tier::Fenced => "fenced",
-            Tier::Redlock => "redlock",
-            Tier::Zookeeper => "zookeeper",
-            Tier::ZookeeperFenced => "zookeeper-fenced",
-            Tier::Postgres => "postgres",
-            Tier::PostgresFenced => "postgres-fenced",
-            Tier::AtomicDeduct => "atomic-deduct",
-            Tier::Custom => "custom",
-        }
+        self.facts().id
     }
 
     /// Position in `ALL`, for per-tier metric arrays.
     pub fn index(self) -> usize {
-        Tier::ALL.iter().position(|t| *t == self).unwrap_or(0)
+        self as usize
     }
 
     /// The lock store a tier cannot work without: Redlock's quorum needs its masters.
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
-        match self {
-            Tier::Redlock => Some(LockStoreKind::Redlock),
-            _ => None,
-        }
+        (self.facts().needs == Needs::RedlockMasters).then_some(LockStoreKind::Redlock)
     }
 
     /// Whether the tier's lock lives in ZooKeeper.
     pub fn needs_zookeeper(self) -> bool {
-        matches!(self, Tier::Zookeeper | Tier::ZookeeperFenced)
+        self.facts().needs == Needs::ZooKeeper
     }
 
     /// Whether the tier's lock lives in PostgreSQL.
     pub fn needs_postgres(self) -> bool {
-        matches!(self, Tier::Postgres | Tier::PostgresFenced)
+        self.facts().needs == Needs::PostgreSQL
     }
 
-    /// Whether the lock store keeps its own first-come-first-served queue of waiters
-    /// (ZooKeeper's sequential nodes, PostgreSQL's lock queue): an instance passes nothing on
-    /// in memory.
-    pub fn queues_in_store(self) -> bool {
-        self.needs_zookeeper() || self.needs_postgres()
+    /// Whether the tier runs students' scripts (the lab's).
+    pub fn needs_lab(self) -> bool {
+        self.facts().needs == Needs::LabStore
+    }
+
+    /// Whether the tier has a lock at all, for a buyer to queue for.
+    pub fn locks(self) -> bool {
+        self.facts().lease != Lease::NoLock
+    }
+
+    /// Whether an instance's buyers may pass the lock from one to the next in memory
+    /// (`wait: cohort`): not without a lock beyond the instance, nor past a queue the lock
+    /// store keeps in order.
+    pub fn may_pass_in_cohort(self) -> bool {
+        self.facts().waits == Waits::AnyWay
     }
 
     /// Why this tier cannot run on a lock store of kind `here` (with ZooKeeper or PostgreSQL
     /// beside it or not), as one sentence; `None` if it can.
     pub fn misfit(self, here: LockStoreKind, beside: Beside) -> Option<String> {
-        if self == Tier::Custom && !matches!(here, LockStoreKind::Single | LockStoreKind::Sentinel)
-        {
-            return Some(format!(
-                "tier custom runs students' scripts, which only a lock store apart from the \
-                 stock may hold; this fleet's lock store is `{here}` (start it with: oversell \
-                 up --lab, or --lock-store single|sentinel)"
-            ));
-        }
-        if self.needs_zookeeper() && !beside.zookeeper {
-            return Some(format!(
+        match self.facts().needs {
+            Needs::LabStore if !matches!(here, LockStoreKind::Single | LockStoreKind::Sentinel) => {
+                Some(format!(
+                    "tier {self} runs students' scripts, which only a lock store apart from the \
+                     stock may hold; this fleet's lock store is `{here}` (start it with: oversell \
+                     up --lab, or --lock-store single|sentinel)"
+                ))
+            }
+            Needs::ZooKeeper if !beside.zookeeper => Some(format!(
                 "tier {self} needs ZooKeeper, and this fleet has none (start it with: oversell \
                  up --tier {self}, or give each instance --zookeeper HOST:PORT)"
-            ));
-        }
-        if self.needs_postgres() && !beside.postgres {
-            return Some(format!(
+            )),
+            Needs::PostgreSQL if !beside.postgres => Some(format!(
                 "tier {self} needs PostgreSQL, and this fleet has none (start it with: oversell \
                  up --tier {self}, or give each instance --postgres postgres://USER@HOST:PORT/DB)"
-            ));
+            )),
+            _ => {
+                let needed = self.needs_lock_store().filter(|k| *k != here)?;
+                Some(format!(
+                    "tier {self} needs `--lock-store {needed}`; this fleet's lock store is \
+                     `{here}` (start it with: oversell up --lock-store {needed} --tier {self})"
+                ))
+            }
         }
-        let needed = self.needs_lock_store().filter(|k| *k != here)?;
-        Some(format!(
-            "tier {self} needs `--lock-store {needed}`; this fleet's lock store is `{here}` \
-             (start it with: oversell up --lock-store {needed} --tier {self})"
-        ))
     }
 
     /// Whether the lock has a lease that runs out by itself (an expiry worth marking on the
     /// dashboard's timeline). ZooKeeper's lock lasts as long as its session instead.
     pub fn leased(self) -> bool {
-        matches!(
-            self,
-            Tier::SetnxExpire
-                | Tier::AtomicExpiry
-                | Tier::UuidOwner
-                | Tier::LuaRelease
-                | Tier::ReentrantWatchdog
-                | Tier::Fair
-                | Tier::Fenced
-                | Tier::Redlock
-                | Tier::Custom
-        )
+        self.facts().lease == Lease::Expires
     }
 
     /// Whether the tier even claims mutual exclusion across instances (`none` has no lock,
     /// `local` a lock per process).
     pub fn excludes_across_instances(self) -> bool {
-        !matches!(self, Tier::None | Tier::Local)
+        !matches!(self.facts().lease, Lease::NoLock | Lease::InProcess)
     }
 
     /// The `oversell up` flags that give a fleet what this tier needs beyond one Redis.
     pub fn up_flags(self) -> Option<&'static str> {
-        if self.needs_zookeeper() {
-            return Some("--zookeeper");
+        match self.facts().needs {
+            Needs::Redis => None,
+            Needs::RedlockMasters => Some("--lock-store redlock"),
+            Needs::ZooKeeper => Some("--zookeeper"),
+            Needs::PostgreSQL => Some("--postgres"),
+            Needs::LabStore => Some("--lab"),
         }
-        if self.needs_postgres() {
-            return Some("--postgres");
-        }
-        if self == Tier::Custom {
-            return Some("--lab");
-        }
-        self.needs_lock_store().map(|_| "--lock-store redlock")
     }
 
     /// The valid ids, comma separated, for error messages and `--help`.

@@ -1,5 +1,7 @@
 //! What the fleet benchmarks share: a real fleet started with `oversell up` (Redis, N
-//! instances, nginx), dashboard streams held open against it, and Redis' own figures.
+//! instances, nginx), dashboard streams held open against it (and whether each stayed live),
+//! the flags and the closed loop of buyers of the benchmarks that sell in timed phases
+//! ([`SalePhases`]), and Redis' own figures.
 //!
 //! - `sse-cost`: what 200 open dashboards cost the sale path of a room with a long ledger.
 //! - `rehearsal`: a workshop's worth of rooms, dashboards and bursts of buyers.
@@ -16,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use loadtest::{Load, Model, RequestSpec, Stop};
+use oversell_api::Tier;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -253,6 +257,60 @@ impl Dashboard {
 
     pub fn bytes(&self) -> u64 {
         self.counts.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Why this stream was not live over `elapsed`, if it was not: fewer states than 80 % of
+    /// the ticks (a stream sends the state every other tick, 500 ms), or any `state_lost`,
+    /// `unavailable` or refusal.
+    pub fn stalled(&self, elapsed: Duration) -> Option<String> {
+        let ticks = elapsed.as_secs_f64() / 0.5;
+        let c = &self.counts;
+        let (states, lost, unavailable, refused) = (
+            c.state.load(Ordering::Relaxed),
+            c.state_lost.load(Ordering::Relaxed),
+            c.unavailable.load(Ordering::Relaxed),
+            c.refused.load(Ordering::Relaxed),
+        );
+        ((states as f64) < ticks * 0.8 || lost + unavailable + refused > 0).then(|| {
+            format!(
+                "{states} states in {ticks:.0} ticks, {lost} state_lost, {unavailable} \
+                 unavailable, {refused} refused"
+            )
+        })
+    }
+}
+
+/// The flags of the benchmarks that sell to one room in timed phases (`feed-cost`,
+/// `sse-cost`): the fleet, and the closed loop of buyers each phase runs.
+#[derive(clap::Args)]
+pub struct SalePhases {
+    /// The oversell binary (`oversell up` starts the fleet).
+    #[arg(long, default_value = "target/release/oversell")]
+    pub oversell: PathBuf,
+    #[arg(long, default_value_t = 3)]
+    pub instances: u16,
+    /// Seconds of selling per phase.
+    #[arg(long, default_value_t = 8)]
+    pub seconds: u64,
+    /// Buyers of the closed loop (each sends its next order when answered).
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// The tier the room sells under while measuring.
+    #[arg(long, default_value = "lua-release")]
+    pub tier: Tier,
+}
+
+impl SalePhases {
+    /// One phase's load: the closed loop of buyers, one item each, for `seconds`.
+    pub fn load(&self) -> Load {
+        Load {
+            model: Model::Closed {
+                stop: Stop::After(Duration::from_secs(self.seconds)),
+            },
+            connections: self.connections,
+            request: RequestSpec::sale(1),
+            timeout: Duration::from_secs(30),
+        }
     }
 }
 

@@ -159,7 +159,7 @@ impl MatrixRow {
     fn with_counts(mut self, counts: &Counts) -> MatrixRow {
         let sales = self.ledger_orders.max(1) as f64;
         let per_sale = |n: u64| round(n as f64 / sales, 2);
-        let zookeeper = matches!(self.tier, Tier::Zookeeper | Tier::ZookeeperFenced);
+        let zookeeper = self.tier.needs_zookeeper();
         // Redlock asks every master, so the first one sees every attempt too.
         let set_nx_px = matches!(
             self.tier,

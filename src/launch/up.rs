@@ -256,7 +256,7 @@ impl UpArgs {
                 self.lock_store
             ));
         }
-        let why = if self.lab || self.tier == Tier::Custom {
+        let why = if self.lab || self.tier.needs_lab() {
             "--lab (the custom tier) needs a lock store apart from the stock, with a \
              student's ACL user on it; on a cluster that user would have to be made on every \
              node"
@@ -273,7 +273,7 @@ impl UpArgs {
 
     /// The lock store to start: `--lock-store`, or `single` for the lab on a shared one.
     pub fn lock_store(&self) -> LockStoreKind {
-        match (self.lab || self.tier == Tier::Custom, self.lock_store) {
+        match (self.lab || self.tier.needs_lab(), self.lock_store) {
             (true, LockStoreKind::Shared) => LockStoreKind::Single,
             (_, kind) => kind,
         }

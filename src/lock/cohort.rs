@@ -51,8 +51,11 @@ use oversell_api::tier::Tier;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use oversell_api::settings::WaitStrategy;
+
 use super::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::composed::Call;
+use crate::lock_store::LockStoreKind;
 
 /// How long the next buyer waits for the message of its cohort's release before trying anyway
 /// (a lost message, a subscriber reconnecting). The message takes one pub/sub hop, well under
@@ -96,15 +99,14 @@ struct Waiter {
     /// Shared with the buyer, hence an atomic; both sides touch it under the queue's lock,
     /// which orders them.
     claimed: Arc<AtomicBool>,
-    read: Option<ReadAhead>,
+    /// The buyer's read, left with its place in the queue so that the holder before it can
+    /// send it in its own last round trip: its calls, as data, the fencing token to come where
+    /// an argument is [`crate::composed::ACQUIRED`].
+    read: Option<Vec<Call>>,
     /// The room's reset generation when the buyer's sale began: a lock is passed only within
     /// one (a reset deletes the lock a cohort holds).
     generation: String,
 }
-
-/// A waiting buyer's read, left with its place in the queue so that the holder before it can
-/// send it in its own last round trip: the calls, given the lock's fencing token.
-pub type ReadAhead = Box<dyn FnOnce(Option<u64>) -> Vec<Call> + Send>;
 
 /// How a buyer's turn starts.
 pub enum Start {
@@ -119,21 +121,22 @@ pub enum Start {
 /// The buyer a holder chose to hand the lock to; its read is sent with the holder's write.
 pub struct Successor {
     start: oneshot::Sender<Start>,
-    read: Option<ReadAhead>,
+    read: Option<Vec<Call>>,
 }
 
 impl Successor {
-    /// The successor's read, to send right after the holder's write; empty when it reads
-    /// on its own.
-    pub fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
-        self.read.take().map(|read| read(fence)).unwrap_or_default()
+    /// The successor's read under the lock's fencing token `fence`, to send right after the
+    /// holder's write; empty when it reads on its own.
+    pub(super) fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
+        let calls = self.read.take().unwrap_or_default();
+        calls.iter().map(|call| call.with_token(fence)).collect()
     }
 }
 
 /// The Redis lock as it goes from sale to sale within a cohort.
 pub struct Baton {
-    held: Held,
-    lease: Lease,
+    pub(super) held: Held,
+    pub(super) lease: Lease,
 }
 
 /// What a cohort knows of the lock it passes around, besides the hold itself.
@@ -164,16 +167,9 @@ impl Baton {
     }
 
     /// The owner the lock carries in Redis.
-    pub fn owner(&self) -> &str {
+    #[cfg(test)]
+    fn owner(&self) -> &str {
         &self.lease.owner
-    }
-
-    pub fn into_parts(self) -> (Held, Lease) {
-        (self.held, self.lease)
-    }
-
-    pub fn from_parts(held: Held, lease: Lease) -> Baton {
-        Baton { held, lease }
     }
 }
 
@@ -192,7 +188,7 @@ impl Queue {
     pub async fn turn(
         self: &Arc<Self>,
         deadline: Instant,
-        read: Option<ReadAhead>,
+        read: Option<Vec<Call>>,
         generation: &str,
     ) -> Result<(Turn, Start), LockError> {
         let claimed = Arc::new(AtomicBool::new(false));
@@ -278,7 +274,7 @@ impl Turn {
     /// generation the lock was taken in (else it takes the lock afresh, after a release).
     /// Asked at the write, as late as possible; the chosen buyer waits for the lock past its
     /// deadline.
-    pub fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
+    pub(super) fn successor(&self, held: &Lease, max: u32, lease: Duration) -> Option<Successor> {
         if !held.may_pass(max, lease) {
             return None;
         }
@@ -304,7 +300,7 @@ impl Turn {
 
     /// Hands the lock, and the replies to the successor's read, to the successor. Gives the
     /// lock back only if the successor's task is gone: the caller releases it then.
-    pub fn pass(
+    pub(super) fn pass(
         mut self,
         to: Successor,
         mut baton: Baton,
@@ -326,7 +322,7 @@ impl Turn {
 
     /// The lock is released in Redis: the next buyer of this instance, if any, takes its turn
     /// after letting the release message go by.
-    pub fn released(mut self) {
+    pub(super) fn released(mut self) {
         self.handed_on = true;
         self.queue.hand_on(true);
     }
@@ -340,10 +336,59 @@ impl Drop for Turn {
     }
 }
 
+/// A sale's place in its instance's cohort while it holds the lock (kept in its [`Held`]):
+/// its turn at the head of the queue, what the cohort knows of the lock, and how many passes
+/// in a row the settings allow.
+pub(super) struct Member {
+    pub(super) turn: Turn,
+    pub(super) lease: Lease,
+    pub(super) passes: u32,
+}
+
+impl Member {
+    /// The owner the lock carries in Redis: the cohort's first holder's.
+    pub(super) fn owner(&self) -> &str {
+        &self.lease.owner
+    }
+}
+
+/// Takes the lock for the sale of `cx.owner` as a cohort does: in this instance's queue first;
+/// then from the previous holder of the instance, with this sale's read (`cx.read`) already
+/// done in that holder's last round trip, or, at the head of the queue, from Redis through the
+/// tier's own acquire (which waits as `pubsub` does), until the settings' deadline.
+pub(super) async fn acquire<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    passes: u32,
+) -> Result<Held, LockError> {
+    let deadline = Instant::now() + cx.settings.wait_deadline();
+    let queue = cx.signals.cohorts.queue(cx.keys.room(), cx.settings.tier);
+    // A reentrant lock's nested hold cannot ride around a read sent ahead when the lock lives
+    // on another server than the stock: that buyer reads on its own.
+    let ahead = !lock.reentrant() || cx.store.kind() == LockStoreKind::Shared;
+    let read = cx.read.filter(|_| ahead).map(<[Call]>::to_vec);
+    let (turn, start) = queue.turn(deadline, read, cx.generation).await?;
+    let (Baton { mut held, lease }, read) = match start {
+        Start::Passed(baton, read) => (baton, read),
+        // On an error the turn is dropped, which hands it to the next buyer.
+        Start::Lead { after_release } => (lead(lock, cx, after_release, deadline).await?, None),
+    };
+    // A lead's read may have ridden with its acquire (already in the hold).
+    if let Some(read) = read {
+        held.read = Some(Box::new(read));
+    }
+    held.cohort = Some(Box::new(Member {
+        turn,
+        lease,
+        passes,
+    }));
+    Ok(held)
+}
+
 /// Takes the Redis lock for the head of the queue, through the tier's own acquire (which waits
 /// as `pubsub` does), until `deadline`. Right after this instance's cohort released it, first
 /// lets the release message reach this instance, as it reaches the others.
-pub async fn lead<L: Lock + ?Sized>(
+async fn lead<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
     after_release: bool,
@@ -359,8 +404,10 @@ pub async fn lead<L: Lock + ?Sized>(
         return Err(LockError::Timeout);
     }
     // The tier's acquire waits at most the settings' deadline: give it what is left of ours.
+    // It waits as `pubsub` does (the queue is this cohort's, already waited in).
     let mut settings = *cx.settings;
     settings.wait_deadline_ms = (left.as_millis() as u64).max(1);
+    settings.wait = WaitStrategy::PubSub;
     let cx = LockCx {
         settings: &settings,
         ..*cx
@@ -373,7 +420,7 @@ pub async fn lead<L: Lock + ?Sized>(
 /// Before a cohort releases the Redis lock: forgets a release message this instance heard
 /// while nobody here was waiting (a `Notify` keeps one), so that the courtesy of the next
 /// buyer waits for this release's message, not for an old one.
-pub fn forget_old_release(cx: &LockCx<'_>) {
+pub(super) fn forget_old_release(cx: &LockCx<'_>) {
     let signal = cx.signals.room(cx.keys.room());
     let _ = signal.notified().now_or_never();
 }

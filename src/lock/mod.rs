@@ -1,5 +1,8 @@
 //! The lock tiers behind one small interface ([`Lock`]: one attempt, `try_acquire`, and
-//! `release`), each in its own file opening with what it guarantees and what breaks it.
+//! `release`), each in its own file of `tiers/` opening with what it guarantees and what breaks
+//! it. A tier's other facts (its stores, lease, waits, lab preset, grading) are its row of
+//! `oversell_api::tier::TABLE`; its file says which tiers it locks for (`fn locks()`), and the
+//! build script declares every file of the folder, so adding a tier edits nothing here.
 //!
 //! The Redis tiers (`setnx` … `fenced`, `fair` among them) and the lab's locks (`custom`) are step lists
 //! (`steps.rs`): the Lua script of each step, in order, read by the lab's contract. A Redis
@@ -10,8 +13,9 @@
 //! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
 //! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`,
 //! `postgres`) implement [`Lock`] themselves and say why. Around every tier, the bounded wait
-//! for a busy lock (spin, pub/sub) is `wait.rs`, and the in-memory queue of `wait: cohort`
-//! `cohort.rs`.
+//! for a busy lock (spin, pub/sub) is `wait.rs`, the in-memory queue of `wait: cohort`
+//! `cohort.rs`, and the lock leaving with the sale's last calls (its release, or a cohort's
+//! pass with the next buyer's read) `exit.rs`: the sale meets all of them through [`Lock`].
 //! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
 //! runs its script instead (`sale/atomic_deduct.rs`).
 //!
@@ -20,39 +24,30 @@
 //! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
-mod atomic_expiry;
 pub(crate) mod cohort;
-mod custom;
 mod engine;
-mod fair;
+mod exit;
 mod fault_timing;
-mod fenced;
-mod local;
-mod lua_release;
-mod none;
-mod postgres;
-mod redlock;
-mod reentrant_watchdog;
 mod release_record;
 mod renewals;
 mod replies;
 mod riding;
 mod send;
-mod setnx;
-mod setnx_expire;
 mod signals;
 mod sold_out;
 mod steps;
 #[cfg(test)]
 mod test_cx;
-mod uuid_owner;
 mod wait;
-mod zookeeper;
+
+// One module per file of `tiers/`, and `tier_locks()` gathering their locks: written by the
+// build script from the folder, so that a tier is its file and adding one edits no list here.
+include!(concat!(env!("OUT_DIR"), "/lock_tiers.rs"));
 
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oversell_api::settings::Settings;
+use oversell_api::settings::{Settings, WaitStrategy};
 use oversell_api::tier::Tier;
 
 use crate::faults::{Fault, FaultPoints};
@@ -65,6 +60,7 @@ use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
 use engine::Stepped;
+pub use exit::Exit;
 pub use riding::{Release, TripReplies, Wrapped};
 pub use signals::ReleaseSignals;
 use steps::On;
@@ -191,6 +187,9 @@ pub struct Held {
     /// The replies to the sale's read when it rode with the acquire (`riding.rs`); boxed, as a
     /// hold is passed around and is rarely carrying one.
     pub read: Option<Box<TripReplies>>,
+    /// Its place in this instance's cohort (`wait: cohort`), which it hands on as it leaves;
+    /// boxed, as most holds are not a cohort's.
+    cohort: Option<Box<cohort::Member>>,
     _keep: Keep,
 }
 
@@ -234,8 +233,16 @@ impl Held {
             fence: None,
             depth: 1,
             read: None,
+            cohort: None,
             _keep: Keep::Nothing,
         }
+    }
+
+    /// The owner the lock carries in the store when that is not the sale's own: a cohort's
+    /// first holder's, under which every sale the lock is passed to releases, renews and
+    /// re-enters it.
+    pub fn owner(&self) -> Option<&str> {
+        self.cohort.as_ref().map(|member| member.owner())
     }
 
     /// A plain hold whose lease `renewals` keep alive (Redlock's extension).
@@ -285,9 +292,17 @@ pub trait Lock: Send + Sync {
     /// Gives the lock back. Errors leave the lock to its lease (or forever, for `setnx`).
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError>;
 
-    /// Takes the lock, waiting as the settings say, until the wait deadline.
+    /// Takes the lock, waiting as the settings say, until the wait deadline: in a cohort
+    /// (`cohort.rs`) when the settings ask for one and the tier's row allows it, with the
+    /// sale's read (`cx.read`) riding with the acquire or sent ahead by the previous holder
+    /// (its replies in [`Held::read`]).
     async fn acquire(&self, cx: &LockCx<'_>) -> Result<Held, LockError> {
-        wait::until_acquired(self, cx).await
+        match cx.settings.wait {
+            WaitStrategy::Cohort { passes } if cx.settings.tier.may_pass_in_cohort() => {
+                cohort::acquire(self, cx, passes).await
+            }
+            _ => wait::until_acquired(self, cx).await,
+        }
     }
 
     /// Takes the lock again for the owner who holds it (a nested step). A reentrant lock
@@ -322,88 +337,76 @@ pub trait Lock: Send + Sync {
     fn release_behind(&self, _cx: &LockCx<'_>) -> Option<Release> {
         None
     }
+
+    /// The lock leaving `held` with the sale's last calls, as calls to ride behind them in
+    /// their round trip (read back with [`Exit::answered`]): handed to the next buyer of a
+    /// cohort with that buyer's read, or released. `Err(held)` when nothing can ride: the sale
+    /// lets it go after, with [`Lock::let_go`].
+    fn exit_behind(&self, cx: &LockCx<'_>, held: Held) -> Result<Exit, Held> {
+        exit::exit_behind(self, cx, held, self.release_behind(cx))
+    }
+
+    /// Gives back the lock a sale acquired, on its own round trips: released, and a cohort's
+    /// turn handed to the next buyer of this instance.
+    async fn let_go(&self, cx: &LockCx<'_>, mut held: Held) -> Result<(), StoreError> {
+        match held.cohort.take() {
+            Some(member) => exit::let_go(self, cx, member, held).await,
+            None => self.release(cx, held).await,
+        }
+    }
 }
 
-/// One lock object per tier for this instance (the `local` tier keeps its mutexes here).
+/// How a tier file gives its lock: as steps the engine runs (`steps.rs`), or as a [`Lock`]
+/// of its own.
+enum TierLock {
+    Steps(&'static dyn steps::Technique),
+    Own(Box<dyn Lock>),
+}
+
+/// One lock object per tier for this instance (the `local` tier keeps its mutexes here), by
+/// [`Tier::index`]; none for a tier that takes no lock (`atomic-deduct`).
 pub struct Locks {
-    none: none::NoLock,
-    local: local::LocalLock,
-    setnx: Stepped,
-    setnx_expire: Stepped,
-    atomic_expiry: Stepped,
-    uuid_owner: Stepped,
-    lua_release: Stepped,
-    reentrant: Stepped,
-    fair: Stepped,
-    fenced: Stepped,
-    redlock: redlock::Redlock,
-    zookeeper: zookeeper::ZooKeeperLock,
-    zookeeper_fenced: zookeeper::ZooKeeperLock,
-    postgres: postgres::PostgresLock,
-    postgres_fenced: postgres::PostgresLock,
-    custom: custom::CustomLock,
+    by_tier: Vec<Option<Box<dyn Lock>>>,
+    /// The steps of the tiers the engine runs as built-in step lists, for the tests.
+    #[cfg(test)]
+    techniques: Vec<Option<&'static dyn steps::Technique>>,
 }
 
 impl Default for Locks {
     fn default() -> Self {
+        let mut by_tier: Vec<Option<Box<dyn Lock>>> = Tier::ALL.iter().map(|_| None).collect();
+        #[cfg(test)]
+        let mut techniques = vec![None; Tier::ALL.len()];
+        for (tier, lock) in tier_locks() {
+            by_tier[tier.index()] = Some(match lock {
+                TierLock::Steps(technique) => {
+                    #[cfg(test)]
+                    {
+                        techniques[tier.index()] = Some(technique);
+                    }
+                    Box::new(Stepped(technique))
+                }
+                TierLock::Own(lock) => lock,
+            });
+        }
         Locks {
-            none: none::NoLock,
-            local: local::LocalLock::default(),
-            setnx: Stepped(&setnx::Setnx),
-            setnx_expire: Stepped(&setnx_expire::SetnxExpire),
-            atomic_expiry: Stepped(&atomic_expiry::AtomicExpiry),
-            uuid_owner: Stepped(&uuid_owner::UuidOwner),
-            lua_release: Stepped(&lua_release::LuaRelease),
-            reentrant: Stepped(&reentrant_watchdog::ReentrantWatchdog),
-            fair: Stepped(&fair::Fair),
-            fenced: Stepped(&fenced::Fenced),
-            redlock: redlock::Redlock,
-            zookeeper: zookeeper::ZooKeeperLock::plain(),
-            zookeeper_fenced: zookeeper::ZooKeeperLock::fencing(),
-            postgres: postgres::PostgresLock::plain(),
-            postgres_fenced: postgres::PostgresLock::fencing(),
-            custom: custom::CustomLock::default(),
+            by_tier,
+            #[cfg(test)]
+            techniques,
         }
     }
 }
 
 impl Locks {
-    /// The lock of a tier the engine runs as a built-in step list (`steps.rs`).
-    fn stepped(&self, tier: Tier) -> Option<&Stepped> {
-        Some(match tier {
-            Tier::Setnx => &self.setnx,
-            Tier::SetnxExpire => &self.setnx_expire,
-            Tier::AtomicExpiry => &self.atomic_expiry,
-            Tier::UuidOwner => &self.uuid_owner,
-            Tier::LuaRelease => &self.lua_release,
-            Tier::ReentrantWatchdog => &self.reentrant,
-            Tier::Fair => &self.fair,
-            Tier::Fenced => &self.fenced,
-            _ => return None,
-        })
+    /// The lock of a tier; `None` for a tier that takes none (`atomic-deduct`).
+    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
+        self.by_tier[tier.index()].as_deref()
     }
 
-    /// The lock of a tier; `None` for `atomic-deduct`, which needs none.
-    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
-        Some(match tier {
-            Tier::None => &self.none,
-            Tier::Local => &self.local,
-            Tier::Redlock => &self.redlock,
-            Tier::Zookeeper => &self.zookeeper,
-            Tier::ZookeeperFenced => &self.zookeeper_fenced,
-            Tier::Postgres => &self.postgres,
-            Tier::PostgresFenced => &self.postgres_fenced,
-            Tier::Custom => &self.custom,
-            Tier::AtomicDeduct => return None,
-            Tier::Setnx
-            | Tier::SetnxExpire
-            | Tier::AtomicExpiry
-            | Tier::UuidOwner
-            | Tier::LuaRelease
-            | Tier::ReentrantWatchdog
-            | Tier::Fair
-            | Tier::Fenced => return self.stepped(tier).map(|lock| lock as &dyn Lock),
-        })
+    /// The steps of a tier the engine runs as a built-in step list (`steps.rs`).
+    #[cfg(test)]
+    fn technique(&self, tier: Tier) -> Option<&'static dyn steps::Technique> {
+        self.techniques[tier.index()]
     }
 }
 
@@ -480,7 +483,7 @@ mod tests {
             }
             let id = dir.file_name().unwrap().to_string_lossy().into_owned();
             let tier: Tier = id.parse().unwrap_or_else(|_| panic!("{id}: no such tier"));
-            let technique = locks.stepped(tier).map(|s| s.0);
+            let technique = locks.technique(tier);
             let technique = technique.unwrap_or_else(|| panic!("{id}: not a step list"));
             let sent = sent(technique);
             let presets = presets(&dir);
@@ -496,12 +499,35 @@ mod tests {
             }
             folders.push(tier);
         }
-        // Every Redis rung the engine runs as steps is a lab preset.
+        // Every Redis rung the engine runs as steps is a lab preset, in the folder its row
+        // names.
         for tier in Tier::ALL {
-            if locks.stepped(tier).map(|s| s.0).is_some() {
+            if locks.technique(tier).is_some() {
                 assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
             }
+            let preset = tier.facts().preset;
+            assert_eq!(preset.is_some(), folders.contains(&tier), "{tier}'s row");
+            assert!(
+                preset.is_none_or(|p| p == tier.id()),
+                "{tier}'s preset folder"
+            );
         }
+    }
+
+    /// Every tier that takes a lock has one, given by exactly one tier file.
+    #[test]
+    fn every_locking_tier_has_its_lock_from_one_file() {
+        let locks = Locks::default();
+        for tier in Tier::ALL {
+            if tier.locks() {
+                assert!(locks.get(tier).is_some(), "{tier}: no lock");
+            }
+        }
+        let mut given: Vec<Tier> = tier_locks().into_iter().map(|(t, _)| t).collect();
+        let all = given.len();
+        given.sort_by_key(|t| t.index());
+        given.dedup();
+        assert_eq!(given.len(), all, "a tier given by two files");
     }
 
     /// The walk from `POST /sale` to Redis goes one way: the sale calls the lock (through the

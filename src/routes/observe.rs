@@ -17,20 +17,22 @@ use crate::rooms::RoomStatus;
 use crate::state::AppState;
 use crate::view::StateView;
 
-/// `GET /tiers`: every tier in the ladder's order, and what a client needs to know of each:
-/// whether its lock has a lease that runs out by itself, whether it claims mutual exclusion
-/// across instances at all, and the `oversell up` flags it needs beyond one Redis. The
-/// dashboard builds its tier picker from this, so the list is written once.
+/// `GET /tiers`: every tier in the ladder's order, with its row of the tier table
+/// (`oversell_api::tier::TABLE`: its rung, needs, lease, waits, lab preset, what the grader
+/// grades it as) and what a client derives from it: whether its lock has a lease that runs
+/// out by itself, whether it claims mutual exclusion across instances at all, and the
+/// `oversell up` flags it needs beyond one Redis. The dashboard builds its tier picker and the
+/// lab its presets from this, so the list is written once.
 pub async fn tiers() -> Json<Value> {
     let tiers: Vec<Value> = Tier::ALL
         .into_iter()
         .map(|tier| {
-            json!({
-                "id": tier,
-                "leased": tier.leased(),
-                "excludes_across_instances": tier.excludes_across_instances(),
-                "up_flags": tier.up_flags(),
-            })
+            let mut row = json!(tier.facts());
+            row["leased"] = json!(tier.leased());
+            row["excludes_across_instances"] = json!(tier.excludes_across_instances());
+            row["up_flags"] = json!(tier.up_flags());
+            row["may_pass_in_cohort"] = json!(tier.may_pass_in_cohort());
+            row
         })
         .collect();
     Json(json!({ "tiers": tiers }))

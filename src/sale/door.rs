@@ -1,7 +1,5 @@
 //! The sold-out sign on the door: a buyer turned away before queueing for the lock.
 
-use oversell_api::tier::Tier;
-
 use crate::error::AppError;
 use crate::redis_pool::StoreError;
 
@@ -9,11 +7,11 @@ use super::{Order, SaleCx};
 
 /// The sold-out sign on the door (`lock/sold_out.rs`): once a locked read here found nothing
 /// left, a buyer reads the stock before queueing for the lock, and is turned away at once when
-/// too little is left. Never for `none` (no queue to skip) or while faults are armed (a fault
+/// too little is left. Never for a tier without a lock (no queue to skip) or while faults are armed (a fault
 /// must meet a buyer who took the lock). `None`: go on to the lock.
 pub(super) async fn at_the_door(cx: &SaleCx<'_>, order: &Order) -> Option<AppError> {
     let room = cx.keys.room();
-    if cx.settings.tier == Tier::None || !cx.faults.is_empty() || !cx.signals.sold_out.seen(room) {
+    if !cx.settings.tier.locks() || !cx.faults.is_empty() || !cx.signals.sold_out.seen(room) {
         return None;
     }
     let read = async {

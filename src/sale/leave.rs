@@ -1,12 +1,12 @@
 //! The way out of the critical section: the write (`commit.lua`), and the lock leaving with it
-//! ([`Leaving`]): handed to a local successor, released in the write's round trip, or still
-//! held, to be released after the sale on its own.
+//! ([`Leaving`]): whatever the lock sends behind the write in its round trip (its release, or
+//! a cohort's pass with the next buyer's read: [`Lock::exit_behind`]), or still held, to be let
+//! go after the sale on its own.
 
 use std::sync::LazyLock;
 
 use crate::composed::{self, Call, Lua};
-use crate::lock::cohort::{self, Successor};
-use crate::lock::{Held, Lock, LockCx, TripReplies};
+use crate::lock::{Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 
 use super::SaleCx;
@@ -14,43 +14,21 @@ use super::SaleCx;
 // Kept with its source, so that it can be composed with the lock's steps (`composed.rs`).
 static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
 
-/// Chooses, at the write, the buyer to hand the lock to (a cohort's), if any.
-pub(super) type NextHolder<'a> = &'a (dyn Fn() -> Option<Successor> + Sync);
-
-/// The lock on its way out of a sale. It leaves at the write: handed to a local successor
-/// when a cohort has one waiting (the successor's read riding behind the write), else released
-/// in the write's round trip when the release can ride with it (`lock/riding.rs`), else
-/// released after the sale, on its own.
-pub(super) struct Leaving<'a> {
-    /// `None` once released.
-    pub(super) held: Option<Held>,
+/// The lock on its way out of a sale. It leaves at the write, with whatever the lock sends
+/// behind it, or after the sale, on its own.
+pub(super) struct Leaving {
+    /// `None` once gone (released, passed on, or its holder dead).
+    held: Option<Held>,
     pub(super) fence: Option<u64>,
     pub(super) depth: u32,
-    next: NextHolder<'a>,
-    /// Whether this is a cohort's lock, which forgets old release messages before releasing.
-    cohort: bool,
-    /// The successor chosen at the write, and the replies to its read.
-    passing: Option<(Successor, Option<TripReplies>)>,
 }
 
-/// Where the lock is once the sale is over.
-pub(super) enum Left {
-    Released,
-    /// To be handed to a local successor, with the replies to the read sent for it.
-    Passing(Held, Successor, Option<TripReplies>),
-    /// Still held: the sale ended before its write, or the release could not ride with it.
-    Holding(Held),
-}
-
-impl<'a> Leaving<'a> {
-    pub(super) fn new(held: Held, next: NextHolder<'a>, cohort: bool) -> Self {
+impl Leaving {
+    pub(super) fn new(held: Held) -> Self {
         Leaving {
             fence: held.fence,
             depth: held.depth,
             held: Some(held),
-            next,
-            cohort,
-            passing: None,
         }
     }
 
@@ -67,12 +45,9 @@ impl<'a> Leaving<'a> {
         }
     }
 
-    pub(super) fn left(self) -> Left {
-        match (self.held, self.passing) {
-            (None, _) => Left::Released,
-            (Some(held), Some((to, read))) => Left::Passing(held, to, read),
-            (Some(held), None) => Left::Holding(held),
-        }
+    /// The lock, if the sale still holds it: to be let go on its own.
+    pub(super) fn left(self) -> Option<Held> {
+        self.held
     }
 }
 
@@ -83,57 +58,36 @@ pub(super) struct Write<'a> {
     pub(super) entry: &'a str,
 }
 
-/// Leaves the critical section, making the write when there is one, and lets the lock go as
-/// [`Leaving`] says. Returns what `commit.lua` did.
+/// Leaves the critical section, making the write when there is one, with whatever the lock
+/// sends behind it in the same round trip. Returns what `commit.lua` did.
 pub(super) async fn leave(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
-    leaving: &mut Leaving<'_>,
+    leaving: &mut Leaving,
     exits_at_enter: i64,
     write: Option<Write<'_>>,
 ) -> Result<Committed, StoreError> {
     let commit = commit(cx, exits_at_enter, write, leaving.fence);
     let mut conn = cx.resource.conn().await?;
-    if let Some(mut to) = (leaving.next)() {
-        // A pass: the successor's read rides right behind this write, inside the lock's
-        // nested hold for a reentrant lock.
-        let mut calls = vec![commit];
-        let theirs = Some(to.read(leaving.fence)).filter(|read| !read.is_empty());
-        let nesting = theirs.and_then(|read| lock.around(lcx, read)).map(|read| {
-            calls.extend(read.calls);
-            read.nesting
-        });
-        let refs: Vec<&Call> = calls.iter().collect();
-        let replies = composed::run_in_order(&mut conn, &refs).await;
-        let (mine, theirs) = match replies {
-            Ok(mut replies) => {
-                let mine = replies.remove(0);
-                (Ok(mine), Ok(replies))
-            }
-            Err(err) => (Err(err.clone()), Err(err)),
-        };
-        leaving.passing = Some((to, nesting.map(|n| TripReplies::new(n, theirs))));
-        return outcome(mine?);
-    }
-    let Some(release) = lock.release_behind(lcx) else {
-        return outcome(commit.invoke(&mut conn).await);
+    let exit = match leaving.held.take().map(|held| lock.exit_behind(lcx, held)) {
+        Some(Ok(exit)) => exit,
+        Some(Err(held)) => {
+            leaving.held = Some(held);
+            return outcome(commit.invoke(&mut conn).await);
+        }
+        None => return outcome(commit.invoke(&mut conn).await),
     };
-    if leaving.cohort {
-        cohort::forget_old_release(lcx);
-    }
-    // Stop renewing before giving the lock back, as the tier's own release does.
-    drop(leaving.held.take());
-    let calls: Vec<&Call> = std::iter::once(&commit).chain(&release.calls).collect();
-    let mut replies = composed::run_in_order(&mut conn, &calls).await?.into_iter();
-    let committed = replies
-        .next()
-        .ok_or_else(|| StoreError::Unavailable("a composed script gave no reply".into()))?;
-    if let Err(err) = release.answered(lcx, &mut replies).await {
+    let calls: Vec<&Call> = std::iter::once(&commit).chain(&exit.calls).collect();
+    let (mine, theirs) = match composed::run_in_order(&mut conn, &calls).await {
+        Ok(mut replies) => (replies.remove(0), Ok(replies)),
+        Err(err) => (Err(err.clone()), Err(err)),
+    };
+    if let Err(err) = exit.answered(lock, lcx, theirs).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }
-    outcome(committed)
+    outcome(mine)
 }
 
 /// What `commit.lua` did, read once from its reply.

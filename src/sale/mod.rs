@@ -19,10 +19,9 @@
 //!
 //! - `read`: the read (`enter.lua`) and its plan, which can ride with the acquire or be sent
 //!   by the holder before (a cohort's pass).
-//! - `leave`: the write (`commit.lua`) and the lock on its way out ([`Leaving`]): released in
-//!   the write's round trip, handed to a successor, or released on its own after.
-//! - `in_cohort`: the sale under `wait: cohort`, the same critical section entered with a lock
-//!   taken or handed over.
+//! - `leave`: the write (`commit.lua`) and the lock on its way out ([`Leaving`]): whatever the
+//!   lock sends behind the write (its release, or a cohort's pass with the next buyer's read)
+//!   in the write's round trip, or released on its own after.
 //! - `context`: what a sale needs from the instance ([`SaleCx`]), and the lock's view of it.
 //! - `store_fault`: claiming a lock-store fault before the acquire.
 //! - `door`: the sold-out sign, read before queueing for the lock.
@@ -33,7 +32,6 @@
 mod atomic_deduct;
 mod context;
 mod door;
-mod in_cohort;
 mod leave;
 mod ledger;
 mod partition_strike;
@@ -46,7 +44,6 @@ pub use run::run_sale;
 
 use std::time::{Duration, Instant};
 
-use oversell_api::settings::WaitStrategy;
 use oversell_api::tier::Tier;
 use serde::Serialize;
 
@@ -56,8 +53,7 @@ use crate::lock::{Held, Lock, LockCx, LockError, TripReplies};
 use crate::redis_pool::StoreError;
 use context::lock_cx;
 use door::at_the_door;
-use in_cohort::sell_in_cohort;
-use leave::{leave, Committed, Leaving, Left, Write};
+use leave::{leave, Committed, Leaving, Write};
 use ledger::ledger_entry;
 use read::{read, Entry, ReadPlan};
 use store_fault::claim_store_fault;
@@ -74,15 +70,6 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         return Err(sold_out);
     }
     let faults = cx.fault_points();
-    if let WaitStrategy::Cohort { passes } = cx.settings.wait {
-        // `none` has no lock to pass, `local` no lock beyond the instance, and the queues of
-        // ZooKeeper, PostgreSQL and `fair` are already first come first served across the
-        // fleet, their places bound to their owners (a node, a session, a queue entry): a pass
-        // within one instance would jump them.
-        if !matches!(tier, Tier::None | Tier::Local | Tier::Fair) && !tier.queues_in_store() {
-            return sell_in_cohort(cx, lock, &faults, order, passes).await;
-        }
-    }
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
     let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
@@ -111,14 +98,16 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         return Err(AppError::AcquireAbandoned);
     }
     cx.metrics.lock_wait(tier, waited.elapsed());
-    // The read, when it rode with the acquire.
+    // A lock passed within a cohort keeps the owner that took it in the store: the sale acts
+    // on it under that owner, and the ground truth still names this sale (`cx.owner`).
+    let owner = held.owner().unwrap_or(&cx.owner).to_owned();
+    let lcx = lock_cx(cx, &owner, &faults, &store_fault, &held_replicas);
+    // The read, when it rode with the acquire or was sent ahead by the previous holder.
     let read = held.read.take().map(|read| *read);
-    let mut leaving = Leaving::new(held, &|| None, false);
+    let mut leaving = Leaving::new(held);
     let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
-    match leaving.left() {
-        Left::Released => {}
-        Left::Holding(held) => release(lock, &lcx, held).await,
-        Left::Passing(..) => unreachable!("only a cohort passes the lock"),
+    if let Some(held) = leaving.left() {
+        release(lock, &lcx, held).await;
     }
     result
 }
@@ -128,7 +117,7 @@ async fn critical_section(
     cx: &SaleCx<'_>,
     lcx: &LockCx<'_>,
     lock: &dyn Lock,
-    leaving: &mut Leaving<'_>,
+    leaving: &mut Leaving,
     order: &Order,
     read_ahead: Option<TripReplies>,
 ) -> Result<Sold, AppError> {
@@ -219,7 +208,7 @@ async fn critical_section(
 
 /// Gives the lock back on its own round trip; a failure leaves it to its lease.
 async fn release(lock: &dyn Lock, lcx: &LockCx<'_>, held: Held) {
-    if let Err(err) = lock.release(lcx, held).await {
+    if let Err(err) = lock.let_go(lcx, held).await {
         // The sale's outcome stands; the lock is left to its lease.
         tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }

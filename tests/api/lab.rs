@@ -15,14 +15,14 @@ use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::eventually;
+use crate::helpers::{eventually, poll_until};
 use crate::scenarios::{start_fleet, start_fleet_with, TOKEN};
 
 /// The ladder's scripts for `tier` as a lab lock, and its shape.
 fn ladder_lock(tier: Tier) -> (Value, Shape) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("static/locks")
-        .join(tier.id());
+        .join(tier.facts().preset.expect("a rung with a preset"));
     let read = |name: String| std::fs::read_to_string(dir.join(name)).ok();
     let steps = |what: &str| -> Vec<String> {
         (1..=3)
@@ -122,9 +122,14 @@ fn ids(outcomes: &[Outcome]) -> Vec<String> {
 async fn the_ladders_own_scripts_are_graded_as_their_built_in_tiers() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
     let mut wrong = Vec::new();
+    // Every tier the table says the grader grades: the ladder's rungs, and their twins.
+    let graded: Vec<Tier> = Tier::ALL
+        .into_iter()
+        .filter(|t| t.facts().graded_as.is_some())
+        .collect();
     let rungs = LADDER.iter().map(|(tier, _)| *tier);
-    let twins = lab::GRADED_AS.iter().map(|(twin, _)| *twin);
-    for tier in &rungs.chain(twins).collect::<Vec<_>>() {
+    assert!(rungs.into_iter().all(|rung| graded.contains(&rung)));
+    for tier in &graded {
         // A twin's card names the rung the attacks cannot tell it from.
         let (rung, expected) = lab::ladder_outcomes(*tier).expect("a rung of the ladder");
         let room = format!("lab-{tier}");
@@ -299,14 +304,12 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
     // Not Lua: refused at submission with Redis's own message and the line. An instance that
     // has not yet reconnected to the restarted lock store says 503 (try again), as it should.
     let broken = json!({ "acquire": ["return 1", "local x = \n\nif then"], "release": release });
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let (status, body) = loop {
-        let (status, body) = submit(&fleet, "student", &broken).await;
-        if status != StatusCode::SERVICE_UNAVAILABLE || std::time::Instant::now() > deadline {
-            break (status, body);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (status, body) = poll_until(
+        Duration::from_secs(30),
+        || submit(&fleet, "student", &broken),
+        |(status, _)| *status != StatusCode::SERVICE_UNAVAILABLE,
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let message = body["message"].as_str().unwrap();
     assert!(

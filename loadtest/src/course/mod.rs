@@ -130,9 +130,9 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
     let mut fleets = 0;
     while i < total {
         // The run of chapters that share this one's fleet.
-        let spec = FleetSpec::of(&chapters[i].store);
+        let spec = FleetSpec::of(&chapters[i].fleet());
         let end = (i..total)
-            .find(|&j| FleetSpec::of(&chapters[j].store) != spec)
+            .find(|&j| FleetSpec::of(&chapters[j].fleet()) != spec)
             .unwrap_or(total);
         let described = spec.describe(args.on);
         if let Some(why) = spec.cannot_run_here(args.on, &here) {

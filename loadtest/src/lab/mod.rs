@@ -348,17 +348,11 @@ pub static LADDER: &[(Tier, [Outcome; RUNG_ATTACKS])] = {
     ]
 };
 
-/// Rungs the attacks cannot tell from another, and the rung their card names: the attacks try
-/// a lock's safety, not the order it serves its waiters in, and `fair` is `reentrant-watchdog`
-/// with a queue. The calibration holds them to that rung's outcomes.
-pub static GRADED_AS: &[(Tier, Tier)] = &[(Tier::Fair, Tier::ReentrantWatchdog)];
-
-/// The outcomes the ladder says a rung gets, a twin's ([`GRADED_AS`]) included.
+/// The outcomes the ladder says a tier gets: those of the rung its row of the tier table says
+/// it is graded as (its own, or a twin's the attacks cannot tell it from: they try a lock's
+/// safety, not the order it serves its waiters in), and that rung, which its card names.
 pub fn ladder_outcomes(tier: Tier) -> Option<(Tier, &'static [Outcome; RUNG_ATTACKS])> {
-    let rung = GRADED_AS
-        .iter()
-        .find(|(twin, _)| *twin == tier)
-        .map_or(tier, |(_, rung)| *rung);
+    let rung = tier.facts().graded_as?;
     LADDER
         .iter()
         .find(|(t, _)| *t == rung)

@@ -63,6 +63,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// What it needs of the fleet: its own store setup, and its tier's stores.
+    pub fn fleet(&self) -> StoreSetup {
+        self.store.with_needs_of(self.tier)
+    }
+
     fn settings(&self) -> SettingsPatch {
         SettingsPatch {
             tier: Some(self.tier),

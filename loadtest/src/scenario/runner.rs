@@ -36,7 +36,7 @@ impl Runner<'_> {
         if !scenario.store.is_special() {
             return Ok(None);
         }
-        Ok(scenario.store.misfit(&self.admin.state().await?))
+        Ok(scenario.fleet().misfit(&self.admin.state().await?))
     }
 
     pub async fn run(&self, scenario: &Scenario) -> anyhow::Result<ScenarioRun> {

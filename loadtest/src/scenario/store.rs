@@ -4,7 +4,7 @@
 //! because the catalog and the lab state it as data, while the runner asks it one question:
 //! can this fleet run the scenario, and if not, how to start one that can.
 
-use oversell_api::{LockStoreKind, Persistence, StateView};
+use oversell_api::{LockStoreKind, Persistence, StateView, Tier};
 use serde::Serialize;
 
 /// What a scenario needs of the fleet's lock store (`oversell up --lock-store …`), and the
@@ -138,6 +138,19 @@ impl StoreSetup {
             netns: false,
             min_replicas: 0,
         }
+    }
+
+    /// This setup with what `tier` needs beyond one Redis (its row of the tier table): its
+    /// stores are the fleet's too, whether the scenario names them or not.
+    pub fn with_needs_of(mut self, tier: Tier) -> StoreSetup {
+        if tier.needs_zookeeper() {
+            self.zookeeper = self.zookeeper.max(1);
+        }
+        self.postgres |= tier.needs_postgres();
+        if let Some(kind) = tier.needs_lock_store() {
+            self.lock_store = Some(kind);
+        }
+        self
     }
 
     /// The `oversell up` flags a fleet needs for this setup.

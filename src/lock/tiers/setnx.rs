@@ -19,11 +19,17 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/setnx/acquire-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/setnx/acquire-1.lua")));
 static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/setnx/release-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/setnx/release-1.lua")));
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::Setnx, super::TierLock::Steps(&Setnx))]
+}
 
 pub struct Setnx;
 

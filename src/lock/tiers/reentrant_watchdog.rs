@@ -26,22 +26,31 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/reentrant-watchdog/acquire-1.lua"
+        "../../../static/locks/reentrant-watchdog/acquire-1.lua"
     ))
 });
 static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/reentrant-watchdog/release-1.lua"
+        "../../../static/locks/reentrant-watchdog/release-1.lua"
     ))
 });
 static RENEW: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/reentrant-watchdog/renew.lua"
+        "../../../static/locks/reentrant-watchdog/renew.lua"
     ))
 });
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(
+        Tier::ReentrantWatchdog,
+        super::TierLock::Steps(&ReentrantWatchdog),
+    )]
+}
 
 pub struct ReentrantWatchdog;
 

@@ -36,13 +36,19 @@ use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
 use crate::keys::Keys;
+use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fair/acquire-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fair/acquire-1.lua")));
 static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fair/release-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fair/release-1.lua")));
 static RENEW: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fair/renew.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fair/renew.lua")));
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::Fair, super::TierLock::Steps(&Fair))]
+}
 
 pub struct Fair;
 

@@ -18,9 +18,18 @@ use tokio::time::Instant;
 
 use super::{Attempt, Held, Keep, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
+use oversell_api::tier::Tier;
 
 /// The map is a std `Mutex` (held only to look up a room, never across `.await`); each room's
 /// lock is a tokio `Mutex` because it is held across the whole async critical section.
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(
+        Tier::Local,
+        super::TierLock::Own(Box::new(LocalLock::default())),
+    )]
+}
+
 #[derive(Default)]
 pub struct LocalLock {
     rooms: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,

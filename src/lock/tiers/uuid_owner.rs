@@ -17,13 +17,28 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
-static ACQUIRE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/acquire-1.lua")));
-static CHECK: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/release-1.lua")));
-static DELETE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/uuid-owner/release-2.lua")));
+static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/uuid-owner/acquire-1.lua"
+    ))
+});
+static CHECK: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/uuid-owner/release-1.lua"
+    ))
+});
+static DELETE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/uuid-owner/release-2.lua"
+    ))
+});
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::UuidOwner, super::TierLock::Steps(&UuidOwner))]
+}
 
 pub struct UuidOwner;
 

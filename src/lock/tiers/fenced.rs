@@ -23,13 +23,19 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/acquire-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fenced/acquire-1.lua")));
 static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/release-1.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fenced/release-1.lua")));
 static RENEW: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/fenced/renew.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fenced/renew.lua")));
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::Fenced, super::TierLock::Steps(&Fenced))]
+}
 
 pub struct Fenced;
 

@@ -17,22 +17,28 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
 static SETNX: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/setnx-expire/acquire-1.lua"
+        "../../../static/locks/setnx-expire/acquire-1.lua"
     ))
 });
 static EXPIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/setnx-expire/acquire-2.lua"
+        "../../../static/locks/setnx-expire/acquire-2.lua"
     ))
 });
 static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/setnx-expire/release-1.lua"
+        "../../../static/locks/setnx-expire/release-1.lua"
     ))
 });
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::SetnxExpire, super::TierLock::Steps(&SetnxExpire))]
+}
 
 pub struct SetnxExpire;
 

@@ -21,12 +21,24 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
-static ACQUIRE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/lua-release/acquire-1.lua")));
+static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/lua-release/acquire-1.lua"
+    ))
+});
 /// The compare-and-delete; Redlock's release on each master too.
-pub(super) static COMPARE_AND_DELETE: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../static/locks/lua-release/release-1.lua")));
+pub(super) static COMPARE_AND_DELETE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(include_str!(
+        "../../../static/locks/lua-release/release-1.lua"
+    ))
+});
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::LuaRelease, super::TierLock::Steps(&LuaRelease))]
+}
 
 pub struct LuaRelease;
 

@@ -68,6 +68,7 @@ use crate::lock_store::node_faults as store;
 use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
 use crate::redis_pool::StoreError;
 use oversell_api::settings::LeaseMode;
+use oversell_api::tier::Tier;
 
 /// Clock drift allowance, as a share of the ttl (the published 1%), plus 2 ms.
 const DRIFT_FACTOR: f64 = 0.01;
@@ -77,6 +78,11 @@ const RETRY_JITTER_MS: u64 = 50;
 const CUT_OFF: Duration = Duration::from_millis(1_000);
 
 static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::Redlock, super::TierLock::Own(Box::new(Redlock)))]
+}
 
 pub struct Redlock;
 

@@ -52,6 +52,21 @@ use tokio_postgres::error::SqlState;
 use super::{fault_timing, wait, Attempt, Held, Keep, Lock, LockCx, LockError};
 use crate::pg_store::{self, PgStore, Session, FENCE_SEQUENCE, LOCK_CLASS, QUERY_TIMEOUT};
 use crate::redis_pool::StoreError;
+use oversell_api::tier::Tier;
+
+/// The tiers this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![
+        (
+            Tier::Postgres,
+            super::TierLock::Own(Box::new(PostgresLock::plain())),
+        ),
+        (
+            Tier::PostgresFenced,
+            super::TierLock::Own(Box::new(PostgresLock::fencing())),
+        ),
+    ]
+}
 
 pub struct PostgresLock {
     /// Whether the holder's fencing token is handed to the stock (`postgres-fenced`).

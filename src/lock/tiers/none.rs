@@ -14,6 +14,12 @@ use async_trait::async_trait;
 
 use super::{Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
+use oversell_api::tier::Tier;
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::None, super::TierLock::Own(Box::new(NoLock)))]
+}
 
 pub struct NoLock;
 

@@ -36,9 +36,24 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
+use oversell_api::tier::Tier;
 
 use crate::redis_pool::StoreError;
 use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
+
+/// The tiers this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![
+        (
+            Tier::Zookeeper,
+            super::TierLock::Own(Box::new(ZooKeeperLock::plain())),
+        ),
+        (
+            Tier::ZookeeperFenced,
+            super::TierLock::Own(Box::new(ZooKeeperLock::fencing())),
+        ),
+    ]
+}
 
 pub struct ZooKeeperLock {
     /// Whether the holder's fencing token is handed to the stock (`zookeeper-fenced`).

@@ -26,6 +26,15 @@ use super::{Attempt, Held, Lock, LockCx};
 use crate::lab::conns::LabConns;
 use crate::lab::{self, LabLock};
 use crate::redis_pool::StoreError;
+use oversell_api::tier::Tier;
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(
+        Tier::Custom,
+        super::TierLock::Own(Box::new(CustomLock::default())),
+    )]
+}
 
 #[derive(Default)]
 pub struct CustomLock {

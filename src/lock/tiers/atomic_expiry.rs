@@ -20,17 +20,23 @@
 use std::sync::LazyLock;
 
 use super::steps::{Lua, On, Step, Technique};
+use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/atomic-expiry/acquire-1.lua"
+        "../../../static/locks/atomic-expiry/acquire-1.lua"
     ))
 });
 static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
-        "../../static/locks/atomic-expiry/release-1.lua"
+        "../../../static/locks/atomic-expiry/release-1.lua"
     ))
 });
+
+/// The tier this file locks for.
+pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+    vec![(Tier::AtomicExpiry, super::TierLock::Steps(&AtomicExpiry))]
+}
 
 pub struct AtomicExpiry;
 
