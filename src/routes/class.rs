@@ -4,7 +4,8 @@
 //!   them and issues each a token (shown this once: only digests are stored, see
 //!   `room_tokens`), with its join link and that link as a QR code;
 //! - `GET /admin/class`: every room at a glance, for the class page (`/class`);
-//! - `DELETE /admin/class`: every room token of the class stops working at once;
+//! - `DELETE /admin/class`: every room token of the class stops working at once, and the
+//!   class's votes (`poll`) are deleted;
 //! - `POST /admin/rooms/{room}/token`: a new token for one room (the old one stops);
 //!   `DELETE …/token`: takes it away;
 //! - `GET /admin/whoami`: whose token this is (the dashboard asks, to know what to offer).
