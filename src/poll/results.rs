@@ -9,8 +9,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::store::ChapterRecord;
-use super::view::{gain, round_results, RoundResult};
+use super::ballot_box::ChapterRecord;
+use super::standings::{gain, round_results, RoundResult};
 
 /// Every chapter polled in this class, in the order first polled, and every room's answers.
 #[derive(Debug, Clone, Serialize)]
@@ -233,7 +233,7 @@ pub fn markdown(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::store::{RunRecord, Votes};
+    use crate::poll::ballot_box::{RunRecord, Votes};
 
     fn votes(pairs: &[(&str, usize)]) -> Votes {
         pairs.iter().map(|(r, o)| ((*r).to_owned(), *o)).collect()

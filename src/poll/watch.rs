@@ -14,8 +14,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 
-use super::store;
-use super::view::{self, PollState, PublicView};
+use super::ballot_box;
+use super::standings::{self, PollState, PublicView};
 use crate::keys::POLL_CHANNEL;
 use crate::redis_pool::RedisPool;
 
@@ -150,9 +150,9 @@ impl PollWatch {
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(REFRESH) => {}
             }
-            match store::snapshot(resource).await {
+            match ballot_box::snapshot(resource).await {
                 Ok(snapshot) => {
-                    let next = Current::of(&view::public(&snapshot));
+                    let next = Current::of(&standings::public(&snapshot));
                     self.current.send_if_modified(|current| {
                         let changed = !current.loaded || current.json != next.json;
                         if changed {

@@ -104,7 +104,7 @@ pub async fn create(
         .await
         .map_err(crate::redis_pool::StoreError::from)?;
     // An older class's votes go too; every instance hears of it, and of the new class's size.
-    crate::poll::store::delete_all(&state.resource).await?;
+    crate::poll::ballot_box::delete_all(&state.resource).await?;
     tracing::info!(students, prefix, "class created");
     Ok(Json(
         json!({ "rooms": tickets, "watch_url": format!("{base}/") }),
@@ -166,7 +166,7 @@ pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Va
 /// stay until idle.
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let revoked = revoke_all(&state).await?;
-    crate::poll::store::delete_all(&state.resource).await?;
+    crate::poll::ballot_box::delete_all(&state.resource).await?;
     tracing::info!(revoked, "class tokens revoked");
     Ok(Json(json!({ "revoked": revoked })))
 }

@@ -32,9 +32,9 @@ use super::extract::{bearer_token, required_json, token_matches, Admin, Body, Qu
 use super::scenario::FleetRunner;
 use crate::error::AppError;
 use crate::keys::{Keys, DEFAULT_ROOM};
+use crate::poll::ballot_box::{self, RevealRefused, RoundRefused, RunRecord, VoteRefused};
 use crate::poll::results::{self, Results};
-use crate::poll::store::{self, RevealRefused, RoundRefused, RunRecord, VoteRefused};
-use crate::poll::view::{self, AdminView, PublicView, Reveal};
+use crate::poll::standings::{self, AdminView, PublicView, Reveal};
 use crate::room_tokens;
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
@@ -63,7 +63,7 @@ pub async fn open(
             ids.join(", ")
         )));
     };
-    if !store::open(&state.resource, &chapter, question.options.len()).await? {
+    if !ballot_box::open(&state.resource, &chapter, question.options.len()).await? {
         return Err(no_class());
     }
     tracing::info!(chapter, "class vote opened");
@@ -75,7 +75,7 @@ pub async fn next_round(
     _: Admin,
     State(state): State<AppState>,
 ) -> Result<Json<AdminView>, AppError> {
-    match store::next_round(&state.resource).await? {
+    match ballot_box::next_round(&state.resource).await? {
         Ok(round) => tracing::info!(round, "class vote: next round"),
         Err(RoundRefused::NoPoll) => return Err(no_poll()),
         Err(RoundRefused::Revealed) => {
@@ -89,7 +89,7 @@ pub async fn next_round(
                 code: "last_round",
                 message: format!(
                     "round {} is the last of a vote: close it, or reveal",
-                    store::LAST_ROUND
+                    ballot_box::LAST_ROUND
                 ),
             })
         }
@@ -99,7 +99,9 @@ pub async fn next_round(
 
 /// `POST /admin/class/poll/close`: closes the round, opens none.
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<AdminView>, AppError> {
-    store::close(&state.resource).await?.ok_or_else(no_poll)?;
+    ballot_box::close(&state.resource)
+        .await?
+        .ok_or_else(no_poll)?;
     admin_view_now(&state).await
 }
 
@@ -108,15 +110,15 @@ pub async fn admin_view(
     _: Admin,
     State(state): State<AppState>,
 ) -> Result<Json<AdminView>, AppError> {
-    let snapshot = store::snapshot(&state.resource).await?;
-    Ok(Json(view::admin(&snapshot)))
+    let snapshot = ballot_box::snapshot(&state.resource).await?;
+    Ok(Json(standings::admin(&snapshot)))
 }
 
 /// The admin view after a change this instance made; its streams are told at once.
 async fn admin_view_now(state: &AppState) -> Result<Json<AdminView>, AppError> {
     state.poll.changed();
-    let snapshot = store::snapshot(&state.resource).await?;
-    Ok(Json(view::admin(&snapshot)))
+    let snapshot = ballot_box::snapshot(&state.resource).await?;
+    Ok(Json(standings::admin(&snapshot)))
 }
 
 #[derive(Deserialize)]
@@ -135,7 +137,7 @@ pub async fn reveal(
     Body(body): Body,
 ) -> Result<Json<Reveal>, AppError> {
     let RevealBody { run, room } = required_json(&body, r#"{"run": true}"#)?;
-    let snapshot = store::snapshot(&state.resource).await?;
+    let snapshot = ballot_box::snapshot(&state.resource).await?;
     let chapter = snapshot.poll.ok_or_else(no_poll)?.chapter;
     let record = match (run, room) {
         (true, room) => {
@@ -152,7 +154,7 @@ pub async fn reveal(
             ))
         }
     };
-    match store::reveal(&state.resource, &chapter, record.as_ref()).await? {
+    match ballot_box::reveal(&state.resource, &chapter, record.as_ref()).await? {
         Ok(()) => {}
         Err(RevealRefused::Moved) => return Err(moved(&chapter)),
         Err(RevealRefused::NoRun) => {
@@ -165,8 +167,8 @@ pub async fn reveal(
         }
     }
     state.poll.changed();
-    let snapshot = store::snapshot(&state.resource).await?;
-    let reveal = view::public(&snapshot)
+    let snapshot = ballot_box::snapshot(&state.resource).await?;
+    let reveal = standings::public(&snapshot)
         .reveal
         .ok_or_else(|| moved(&chapter))?;
     tracing::info!(chapter, landed = ?reveal.landed, "class vote revealed");
@@ -195,7 +197,7 @@ async fn run_chapter(state: &AppState, chapter: &str, room: &str) -> Result<RunR
     let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
         .await?
         .ok_or(AppError::Busy)?;
-    if store::close(&state.resource).await?.as_deref() != Some(chapter) {
+    if ballot_box::close(&state.resource).await?.as_deref() != Some(chapter) {
         running.release().await;
         return Err(moved(chapter));
     }
@@ -234,7 +236,7 @@ pub async fn class_results(
     State(state): State<AppState>,
     Query(query): Query<ResultsQuery>,
 ) -> Result<Response, AppError> {
-    let (records, class) = store::records(&state.resource).await?;
+    let (records, class) = ballot_box::records(&state.resource).await?;
     let rooms = match class {
         Some(class) => room_names(&class.prefix, class.students)?,
         None => Vec::new(),
@@ -304,7 +306,7 @@ pub async fn vote(
     }
     let VoteBody { option } = required_json(&body, r#"{"option": 0}"#)?;
     let room = keys.room();
-    let counted = store::vote(
+    let counted = ballot_box::vote(
         &state.resource,
         &room_tokens::digest(token),
         room,
@@ -378,7 +380,7 @@ pub async fn public_view(
         // The presenter and everyone without a token see the view, and no room's vote.
         _ => false,
     };
-    let snapshot = store::snapshot(&state.resource).await?;
+    let snapshot = ballot_box::snapshot(&state.resource).await?;
     let my_vote = match mine {
         true => snapshot
             .votes
@@ -387,7 +389,7 @@ pub async fn public_view(
         false => None,
     };
     Ok(Json(PublicPoll {
-        view: view::public(&snapshot),
+        view: standings::public(&snapshot),
         my_vote,
     }))
 }
@@ -401,7 +403,7 @@ pub async fn events(
         .poll
         .watch()
         .map_err(|max| AppError::TooManyStreams { max })?;
-    let events = crate::poll::stream::events(watching, state.stopping.subscribe());
+    let events = crate::poll::poll_events::events(watching, state.stopping.subscribe());
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(10))))
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use loadtest::scenario::{self, question, Question};
 use serde::Serialize;
 
-use super::store::{Poll, RunRecord, Snapshot, Votes};
+use super::ballot_box::{Poll, RunRecord, Snapshot, Votes};
 
 /// Where the poll stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -234,7 +234,7 @@ pub fn gain(rounds: &[RoundResult]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::store::{ClassRooms, Poll};
+    use crate::poll::ballot_box::{ClassRooms, Poll};
 
     fn votes(pairs: &[(&str, usize)]) -> Votes {
         pairs.iter().map(|(r, o)| ((*r).to_owned(), *o)).collect()
