@@ -251,7 +251,7 @@ impl Order {
 }
 
 /// What a successful sale returns to the buyer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Sold {
     pub order_id: String,
     pub stock_left: i64,

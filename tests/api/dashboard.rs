@@ -39,7 +39,7 @@ fn serve(redis: &RedisServer, port: u16, cwd: &std::path::Path, static_dir: Opti
     .env_remove("STATIC_DIR")
     .env("ADMIN_TOKEN", "t")
     .env_remove("RUST_LOG")
-    .stdout(log.reopen().expect("the log file").into())
+    .stdout(Stdio::from(log.reopen().expect("the log file")))
     .stderr(Stdio::null());
     if let Some(dir) = static_dir {
         cmd.args(["--static-dir", dir]);

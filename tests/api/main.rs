@@ -20,6 +20,7 @@ mod limits;
 mod listener;
 mod lock_store;
 mod matrix;
+mod openapi;
 mod member;
 mod partitions;
 mod postgres_tiers;
