@@ -81,9 +81,10 @@ pub fn document() -> utoipa::openapi::OpenApi {
 fn document_json() -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
     JSON.get_or_init(|| {
-        document()
-            .to_json()
-            .expect("the OpenAPI document is plain data")
+        let mut document =
+            serde_json::to_value(document()).expect("the OpenAPI document is plain data");
+        openapi::add_links(&mut document);
+        document.to_string()
     })
 }
 

@@ -192,6 +192,8 @@ pub async fn instances(State(state): State<AppState>) -> Result<Json<Value>, App
     responses((status = 200, description = "Prometheus' text exposition format", body = String, content_type = "text/plain"))
 )]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let viewers = state.feeds.viewers().iter().map(|(_, n)| n).sum();
+    state.metrics.set_viewers(viewers);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

@@ -110,6 +110,28 @@ impl Modify for Contract {
     }
 }
 
+/// The flow a room goes through, as links a client (and schemathesis' stateful phase) can
+/// follow: a reset puts stock on sale in a room, a sale sells in that room, and its state
+/// shows the sale. Written into the JSON: utoipa 5's `Link` serializes its operation's id as
+/// `operation_id`, which OpenAPI (`operationId`) does not know.
+pub fn add_links(document: &mut serde_json::Value) {
+    let steps = [
+        ("/admin/reset", "sale", "Buy in the room just stocked"),
+        ("/sale", "state", "The room's ground truth after the sale"),
+    ];
+    for (path, to, description) in steps {
+        if let Some(ok) = document.pointer_mut(&format!("/paths/{}/post/responses/200", path.replace('/', "~1"))) {
+            ok["links"] = serde_json::json!({
+                to: {
+                    "operationId": to,
+                    "parameters": { "room": "$request.query.room" },
+                    "description": description,
+                }
+            });
+        }
+    }
+}
+
 fn bearer(description: &str) -> SecurityScheme {
     SecurityScheme::Http(
         HttpBuilder::new()
