@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The API as a contract: /openapi.json validated by openapi-spec-validator, then fuzzed by
 # schemathesis against a live `oversell up --lab --class 2` fleet that this script starts and
-# stops (fuzz.py says what runs, with which token, and what must hold afterwards).
+# stops (fuzz.py says what runs, with which token, and what must hold afterwards); then every
+# instance's /metrics, after the fuzz, through `promtool check metrics`, and the observe
+# profile's Prometheus configuration and rules through `promtool check config`.
 #
 # Both tools come from PyPI, pinned, into a virtualenv under target/. CONTRACT_EXAMPLES
 # (examples per operation, default 25) and CONTRACT_SEED change the fuzz; reports (JUnit) go
@@ -16,6 +18,8 @@ missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v nginx >/dev/null || missing+=(nginx)
+# promtool (Debian's prometheus package) checks /metrics and the observe profile's rules.
+command -v promtool >/dev/null || missing+=(prometheus)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "contract: installing ${missing[*]}"
@@ -86,3 +90,10 @@ FLEET_URL="http://127.0.0.1:$port" ADMIN_TOKEN="$admin_token" ROOM="$room" ROOM_
   SCHEMATHESIS="$venv/bin/schemathesis" REPORT_DIR="$reports" \
   "$venv/bin/python" "$here/fuzz.py"
 echo "contract: the fuzz took $(( $(date +%s) - started )) s"
+
+echo "contract: promtool check metrics on every instance's /metrics"
+for url in $instances; do
+  curl -sf "$url/metrics" | promtool check metrics
+  echo "contract: $url/metrics: ok"
+done
+promtool check config "$root/deploy/prometheus/prometheus.yml"
