@@ -272,14 +272,40 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// The exposition, in Prometheus' text format (`# EOF` ends it, as OpenMetrics does; the
-    /// Prometheus server reads both).
+    /// The exposition, in Prometheus' text format 0.0.4 (see [`as_prometheus_text`]).
     pub fn render(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)
             .expect("writing to a String cannot fail");
-        out
+        as_prometheus_text(&out)
     }
+}
+
+/// The crate writes OpenMetrics, where a counter's family is named without the `_total` its
+/// samples carry and the text ends with `# EOF`. Prometheus' text format 0.0.4 — what
+/// `/metrics` says it serves, and what `promtool check metrics` reads — names the family as
+/// its samples: a counter's `# HELP` and `# TYPE` take `_total` here, and `# EOF` goes.
+fn as_prometheus_text(openmetrics: &str) -> String {
+    let counters: Vec<&str> = openmetrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len() + 16 * counters.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        let family = ["# HELP ", "# TYPE "].into_iter().find_map(|tag| {
+            let rest = line.strip_prefix(tag)?;
+            let name = rest.split(' ').next()?;
+            counters
+                .contains(&name)
+                .then(|| format!("{tag}{name}_total{}", &rest[name.len()..]))
+        });
+        out.push_str(family.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -327,8 +353,11 @@ mod tests {
             "oversell_lock_renewals_failed_total{tier=\"reentrant-watchdog\",instance=\"i1\"} 1",
             "oversell_viewers{instance=\"i1\"} 3",
             "oversell_oversold_items_total{tier=\"none\",instance=\"i1\"} 2",
+            "# TYPE oversell_sales_total counter",
+            "# HELP oversell_sales_total Sales acknowledged with 200",
         ] {
             assert!(text.contains(line), "{line} not in\n{text}");
         }
+        assert!(!text.contains("# EOF"), "{text}");
     }
 }
