@@ -90,7 +90,7 @@ const zh = {
   'class.viewers': '在看',
   'class.status': '状态',
   'class.status.live': '进行中',
-  'class.status.absent': '无库存',
+  'class.status.absent': '未上架',
   'class.status.lost': '状态已丢失',
   'class.key': '令牌',
   'class.last': '上次操作',

@@ -209,7 +209,7 @@ const en = {
 //   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss
 //                         租约（文章里叫“过期时间”））；the lease runs out: 租约到期 / 锁到期
 //   renewal               续期
-//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期）
+//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期；不用 陈旧数据）
 //   fencing token         围栏令牌（不用 栅栏令牌；防护令牌 only in the gloss
 //                         围栏令牌（fencing token，也译“防护令牌”））；each text gives the
 //                         English once: 围栏令牌（fencing token）
@@ -217,7 +217,11 @@ const en = {
 //   thundering herd       羊群效应（惊群 only in the gloss 羊群效应（惊群））
 //   a lock write          加锁 / 加锁写入（不用 写锁：that is a read-write lock's write half）
 //   hold count            重入次数（不用 持有计数）
-//   critical section      临界区；holder 持锁者；waiter 等待者
+//   critical section      临界区；holder 持锁者（the lock's owner too: 不用 主人）；waiter 等待者
+//   wait deadline         等待期限（不用 等锁期限）
+//   lost release          锁已丢失（the figure, its legend and its verdict alike）
+//   the fleet             这套部署；its instances 所有实例（不用 集群：集群 is Redis Cluster）
+//   a room not stocked    未上架（不用 无库存, which reads as sold out）
 //   foreign release       误删他人锁（table headings: 误删）
 //   overlap               临界区重叠（short: 重叠）
 //   oversold / lost update   超卖 / 丢失更新
@@ -244,7 +248,7 @@ const zh = {
   'fig.foreign_releases': '误删他人锁',
   'fig.stale_writes_rejected': '陈旧写入被拒',
   'fig.lock_timeouts': '503 次数',
-  'fig.lost_releases': '释放时锁已丢失',
+  'fig.lost_releases': '锁已丢失',
   'store.title': '锁存储',
   'store.kind.shared': '与库存共用一个 Redis',
   'store.kind.single': '独立的 Redis',
@@ -275,7 +279,7 @@ const zh = {
   'ctl.heal': '恢复网络',
   'done.cut': '已隔离：{isolate}',
   'done.heal': '网络已恢复',
-  'ctl.fault.failover': '主从切换（哨兵，或房间所在的集群分片）',
+  'ctl.fault.failover': '主从切换（哨兵，或房间所在的 Redis Cluster 分片）',
   'ctl.fault.restart': '重启锁存储',
   'ctl.fault.storedown': '锁存储宕机（毫秒）',
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
@@ -299,7 +303,7 @@ const zh = {
   'legend.expiry': '租约到期（估算）',
   'legend.renew': '续期',
   'legend.foreign': '误删他人锁',
-  'legend.lost': '释放时锁已丢失',
+  'legend.lost': '锁已丢失',
   'legend.label': '色条上的数字：#围栏令牌，或读到的库存',
   'timeline.overlapband': '同时',
   'tip.fence': '围栏令牌 #{fence}',
@@ -328,9 +332,9 @@ const zh = {
   'admin.token': '管理令牌',
   'admin.unlock': '进入管理',
   'admin.lock': '退出管理',
-  'admin.readonly': '只读：输入管理令牌后才能操作集群。',
+  'admin.readonly': '只读：输入管理令牌后才能操作这套部署。',
   'admin.unlocked': '已进入管理模式（仅限本标签页）。',
-  'admin.badtoken': '管理令牌不对。',
+  'admin.badtoken': '管理令牌错误。',
   'ctl.tier': '锁方案',
   'ctl.reset': '重置库存',
   'ctl.stock': '库存',
@@ -385,7 +389,7 @@ const zh = {
   'check.overlaps': '临界区重叠',
   'check.foreign_releases': '误删他人锁',
   'check.stale_writes_rejected': '陈旧写入被拒',
-  'check.lost_releases': '解锁时才发现锁已丢',
+  'check.lost_releases': '锁已丢失',
   'check.orders': '订单',
   'check.sent_503': '收到 503 的买家',
   'check.store_faults': '锁存储故障次数',
@@ -436,7 +440,7 @@ export const TIER_TEXT = {
     'reentrant-watchdog': 'A Redis hash of owner → hold count (the same holder can re-enter), a watchdog that renews the lease every TTL/3 while the holder runs, and pub/sub to wake waiters. Long work is safe — but a whole-process pause (a GC-like stop) longer than the lease stops the watchdog too: a second holder gets in and the paused one writes stale data when it wakes.',
     fair: 'The watchdog lock served first come first served, as Redisson\'s fair lock (getFairLock): a buyer who finds the lock taken gets a place at the end of a queue kept in Redis, the release calls the first buyer in line by name, and only that buyer is woken, on whichever instance it waits. Nobody starves and no newcomer jumps the line. The price of a queue: a buyer that dies in it is still first in line, and the lock stays free and unused until its place lapses (a lease after it last came back, or its own wait deadline). A pause longer than the lease still lets a second holder in, as with the watchdog lock.',
     fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice. 002\'s other fixes for the pause fall short: checking its own id before writing is check-then-act again (the pause can come right after the check), a longer lease only narrows the window, a watchdog pauses with the process. Only a token the resource checks closes it. Redisson\'s counterpart is RFencedLock.',
-    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP, in the CAP theorem\'s words): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data. Redis or ZooKeeper? Measured on one fleet (2 cores, 64 buyers): 663 sales/s against 1,850 for lua-release and 719 for redlock, but the lowest p99 (213 ms against 322 and 606 ms): a fair queue, no lost lock, a token for free — at a third of the speed.',
+    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP, in the CAP theorem\'s words): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data. Redis or ZooKeeper? Measured on one fleet in one run (BENCHMARKS.md section 7, the run with Redis, ZooKeeper and PostgreSQL side by side; 2 cores, 64 connections, a busy machine, so read the ratios): 0.39× the sales per second of lua-release, and redlock 0.36×, but a lower p99 than either (279 ms against 657 and 1,413 ms): a fair queue, no lost lock, a token for free — at about two fifths of the speed.',
     'zookeeper-fenced': 'The ZooKeeper lock plus a fencing token: the lock node\'s creation zxid, which only grows. The stock refuses a write with a lower token than it has seen, so the holder frozen past its session timeout wakes up and is refused — a token Redlock cannot give.',
     postgres: 'The database: each buyer opens a transaction and takes PostgreSQL\'s advisory lock for the room (pg_advisory_xact_lock); the server queues the waiters, first come first served, and COMMIT releases. No lease: the lock is the session\'s, so a holder that crashes frees it at once, and one that freezes keeps it — nobody overlaps, everybody waits, the availability price. With lease: fixed the session gets a timeout (idle_in_transaction_session_timeout = TTL) and the server takes the lock back from a frozen holder, which then writes stale data.',
     'postgres-fenced': 'The database lock plus a fencing token: under the lock each holder takes the next value of a sequence, which only grows, and the stock refuses a write with a lower token than it has seen. The holder whose session timed out wakes up and is refused.',
@@ -447,17 +451,17 @@ export const TIER_TEXT = {
   zh: {
     none: '完全不加锁。每个买家先读库存、处理业务，再写回「库存 − 1」。两个买家读到同一个数，就都会卖出：后写的覆盖先写的（丢失更新），卖出的件数超过库存（超卖）。后面每个方案要防的都是这个竞态。',
     local: '每个实例一把进程内的锁（相当于 Java 的 synchronized / ReentrantLock）。同一进程里的临界区轮流执行，所以只有一个实例时不会超卖。可一旦 nginx 把请求分发到两个及以上实例，每个进程只锁得住自己：不同泳道上的临界区互相重叠，又开始超卖。',
-    setnx: '青铜方案：SETNX 加锁、DEL 解锁，抢不到就重试。只要持锁者都活着，整个集群都能互斥。但锁没有租约：持锁者一旦崩溃，这把锁就再也没人删，之后的买家都等到超时、拿到 503——死锁。（000 用递归重试，说先睡一会儿是为了不让栈溢出；其实睡眠只让递归变慢，锁永远不释放时照样栈溢出。002 改成了 while 循环：等多久都只占一层栈。）',
-    'setnx-expire': '白银方案：先 SETNX，再用另一条命令 EXPIRE 设置租约（文章里叫“过期时间”），这样持锁者死了锁也会到期。但两条命令不是原子的：持锁者恰好死在两者之间，锁就没有租约，集群和青铜方案一样死锁。（004 把 SETEX 当作原子的解决办法：它确实是原子的，但没有 NX，会覆盖别人持有的锁，根本不是锁。真正原子的组合是 SET NX PX，也就是下一级方案。）',
+    setnx: '青铜方案：SETNX 加锁、DEL 解锁，抢不到就重试。只要持锁者都活着，所有实例之间都能互斥。但锁没有租约：持锁者一旦崩溃，这把锁就再也没人删，之后的买家都等到超时、拿到 503——死锁。（000 用递归重试，说先睡一会儿是为了不让栈溢出；其实睡眠只让递归变慢，锁永远不释放时照样栈溢出。002 改成了 while 循环：等多久都只占一层栈。）',
+    'setnx-expire': '白银方案：先 SETNX，再用另一条命令 EXPIRE 设置租约（文章里叫“过期时间”），这样持锁者死了锁也会到期。但两条命令不是原子的：持锁者恰好死在两者之间，锁就没有租约，结果和青铜方案一样死锁。（004 把 SETEX 当作原子的解决办法：它确实是原子的，但没有 NX，会覆盖别人持有的锁，根本不是锁。真正原子的组合是 SET NX PX，也就是下一级方案。）',
     'atomic-expiry': '黄金方案：SET key value NX PX ttl 一条命令同时加锁并设置租约，DEL 解锁，不会再死锁。但业务耗时超过租约时，锁到期，B 拿到锁，随后 A 的 DEL 把 B 的锁删了（误删他人锁），C 也跟着进来。',
     'uuid-owner': '铂金方案：每个持锁者写入自己的唯一值，删除前先核对：GET、比较、DEL 是三条独立的命令。看得出是别人的锁就不删——但租约可能恰好在 GET 和 DEL 之间到期，这时 DEL 删掉的是下一个持锁者的锁。',
     'lua-release': '钻石方案：唯一值加一段 Lua 脚本，原子地比较并删除，只有持锁者自己能解锁。但业务耗时超过 TTL 时，租约照样到期：第一个持锁者还在处理，第二个已经进来，两个都卖出。',
     'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全——但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
     fair: '看门狗锁再加上先来先得，即 Redisson 的公平锁（getFairLock）：发现锁被占的买家在 Redis 里的一个队列末尾排上号，释放时按名字叫队首的买家，只唤醒这一个，不管它在哪个实例上等。没有人会饿死，新来的也插不了队。排队的代价：死在队列里的等待者仍然排在第一个，锁空着却没人能拿，直到它的号作废（它上次回来之后一个租约，或者它自己的等待期限到了）。停顿超过租约时，第二个持锁者照样能进来，和看门狗锁一样。',
     fenced: '看门狗锁再加上围栏令牌（fencing token，也译“防护令牌”）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒——计入「陈旧写入被拒」，绝不会多卖。002 列出的其他对策都不够：写之前核对自己的标识仍是“先检查、后执行”，停顿可以恰好发生在核对之后；延长租约只是缩小窗口；看门狗会随进程一起停下。只有由资源自己校验的令牌才能关上这个窗口。Redisson 里对应的是 RFencedLock。',
-    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会出现羊群效应），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（按 CAP 定理的说法是 CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，写入陈旧数据。Redis 还是 ZooKeeper？同一套集群实测（2 核，64 个买家）：每秒 663 单，lua-release 是 1,850，redlock 是 719；但 p99 最低（213 毫秒，对比 322 和 606 毫秒）：公平排队、不丢锁，围栏令牌也现成可用——代价是只有三分之一的速度。',
+    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会出现羊群效应），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（按 CAP 定理的说法是 CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，造成陈旧写入。Redis 还是 ZooKeeper？同一套部署、同一轮实测（BENCHMARKS.md 第 7 节里把 Redis、ZooKeeper 和 PostgreSQL 放在一起比的那一轮；2 核，64 个连接，机器当时很忙，请看比值）：每秒卖出的件数是 lua-release 的 0.39 倍，redlock 是 0.36 倍；但 p99 比两者都低（279 毫秒，对比 657 和 1,413 毫秒）：公平排队、不丢锁，围栏令牌也现成可用——代价是只有大约五分之二的速度。',
     'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存只接受令牌不小于它见过的最大令牌的写入，所以冻结超过会话超时的持锁者醒来后写入被拒——这样的令牌 Redlock 给不了。',
-    postgres: '数据库：每个买家开启一个事务，申请 PostgreSQL 中以房间为键的咨询锁（pg_advisory_xact_lock）；等待者由服务器排队，先到先得，COMMIT 即释放。没有租约：锁属于会话，所以持锁者崩溃时锁当即释放，持锁者冻结时锁一直在——没有人重叠，所有人都在等，这是可用性的代价。lease: fixed 时会话有超时（idle_in_transaction_session_timeout = TTL），服务器从冻结的持锁者手里收回锁，它醒来后写入陈旧数据。',
+    postgres: '数据库：每个买家开启一个事务，申请 PostgreSQL 中以房间为键的咨询锁（pg_advisory_xact_lock）；等待者由服务器排队，先到先得，COMMIT 即释放。没有租约：锁属于会话，所以持锁者崩溃时锁当即释放，持锁者冻结时锁一直在——没有人重叠，所有人都在等，这是可用性的代价。lease: fixed 时会话有超时（idle_in_transaction_session_timeout = TTL），服务器从冻结的持锁者手里收回锁，它醒来后造成陈旧写入。',
     'postgres-fenced': '数据库锁再加上围栏令牌：每个持锁者在锁内从序列里取下一个值，只增不减；库存只接受令牌不小于它见过的最大令牌的写入。会话超时的持锁者醒来后写入被拒。',
     redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删；持锁期间每隔租约的三分之一在每个节点上续期一次。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入——Redlock 没有围栏令牌可以拦住它。001 推荐 Redisson 的 RedissonRedLock，但 Redisson 在 3.12.5 版已将其废弃，改为推荐 RLock（如今默认会等从节点收到加锁写入）和 RFencedLock。',
     'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成——状态全在 Redis 里时，这才是该用的工具。',
