@@ -114,10 +114,22 @@ impl Metrics {
         let outcomes = [
             ("oversell_sales", "Sales acknowledged with 200"),
             ("oversell_sold_out", "Sales refused with 409: sold out"),
-            ("oversell_lock_timeouts", "Buyers who hit the lock wait deadline"),
-            ("oversell_lock_lost", "Sales refused because a newer lock holder wrote first"),
-            ("oversell_redis_unavailable", "Sales refused because Redis was unavailable"),
-            ("oversell_failures", "Sales that failed with an internal error"),
+            (
+                "oversell_lock_timeouts",
+                "Buyers who hit the lock wait deadline",
+            ),
+            (
+                "oversell_lock_lost",
+                "Sales refused because a newer lock holder wrote first",
+            ),
+            (
+                "oversell_redis_unavailable",
+                "Sales refused because Redis was unavailable",
+            ),
+            (
+                "oversell_failures",
+                "Sales that failed with an internal error",
+            ),
         ];
         for ((name, help), family) in outcomes.into_iter().zip(&self.outcomes) {
             r.register(name, help, family.clone());
@@ -239,7 +251,9 @@ impl Metrics {
     /// A sale's write took `items` beyond the room's initial stock.
     pub fn oversold(&self, tier: Tier, items: u64) {
         if items > 0 {
-            self.oversold.get_or_create(&self.labels(tier)).inc_by(items);
+            self.oversold
+                .get_or_create(&self.labels(tier))
+                .inc_by(items);
         }
     }
 
@@ -264,9 +278,7 @@ impl Metrics {
 
     pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
         let labels = self.labels(tier);
-        self.outcomes[outcome as usize]
-            .get_or_create(&labels)
-            .inc();
+        self.outcomes[outcome as usize].get_or_create(&labels).inc();
         self.request
             .get_or_create(&labels)
             .observe(took.as_secs_f64());
@@ -318,7 +330,10 @@ mod tests {
         m.request(Tier::None, Outcome::Sold, Duration::from_micros(300));
         m.request(Tier::None, Outcome::Sold, Duration::from_millis(30));
         let text = m.render();
-        assert!(text.contains("oversell_sales_total{tier=\"none\",instance=\"i1\"} 2"), "{text}");
+        assert!(
+            text.contains("oversell_sales_total{tier=\"none\",instance=\"i1\"} 2"),
+            "{text}"
+        );
         assert!(text.contains(
             "oversell_request_duration_seconds_bucket{le=\"0.0005\",tier=\"none\",instance=\"i1\"} 1"
         ), "{text}");

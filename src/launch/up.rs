@@ -297,7 +297,11 @@ impl UpArgs {
     pub fn config(&self) -> anyhow::Result<FleetConfig> {
         let program = std::env::current_exe().context("cannot find the oversell executable")?;
         // Absolute: the instances may run in another directory than this command.
-        let static_dir = match self.static_dir.as_deref().filter(|d| !d.as_os_str().is_empty()) {
+        let static_dir = match self
+            .static_dir
+            .as_deref()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
             Some(dir) => Some(
                 std::path::absolute(dir)
                     .with_context(|| format!("bad --static-dir {}", dir.display()))?,

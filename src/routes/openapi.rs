@@ -85,7 +85,9 @@ impl Modify for Contract {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             ADMIN_TOKEN,
-            bearer("The instructor's admin token (`oversell up` prints it): every route, every room."),
+            bearer(
+                "The instructor's admin token (`oversell up` prints it): every route, every room.",
+            ),
         );
         components.add_security_scheme(
             ROOM_TOKEN,
@@ -120,7 +122,10 @@ pub fn add_links(document: &mut serde_json::Value) {
         ("/sale", "state", "The room's ground truth after the sale"),
     ];
     for (path, to, description) in steps {
-        if let Some(ok) = document.pointer_mut(&format!("/paths/{}/post/responses/200", path.replace('/', "~1"))) {
+        if let Some(ok) = document.pointer_mut(&format!(
+            "/paths/{}/post/responses/200",
+            path.replace('/', "~1")
+        )) {
             ok["links"] = serde_json::json!({
                 to: {
                     "operationId": to,
@@ -143,10 +148,7 @@ fn bearer(description: &str) -> SecurityScheme {
 
 fn add_shared_answers(operation: &mut Operation) {
     let takes_input = operation.request_body.is_some()
-        || operation
-            .parameters
-            .as_ref()
-            .is_some_and(|p| !p.is_empty());
+        || operation.parameters.as_ref().is_some_and(|p| !p.is_empty());
     let secured = operation.security.as_ref().is_some_and(|s| !s.is_empty());
     let mut answers = vec![
         (
@@ -163,10 +165,16 @@ fn add_shared_answers(operation: &mut Operation) {
         ),
     ];
     if takes_input {
-        answers.push(("400", error("The request is malformed; `message` says how", false)));
+        answers.push((
+            "400",
+            error("The request is malformed; `message` says how", false),
+        ));
     }
     if operation.request_body.is_some() {
-        answers.push(("413", error("The body is over the 64 KiB the API accepts", false)));
+        answers.push((
+            "413",
+            error("The body is over the 64 KiB the API accepts", false),
+        ));
     }
     if secured {
         answers.push(("401", error("No token, or one that names nobody", false)));

@@ -209,11 +209,11 @@ async fn critical_section(
         Committed::Sold { oversold } => {
             cx.metrics.oversold(cx.settings.tier, oversold);
             Ok(Sold {
-            order_id,
-            stock_left: stock - qty,
-            instance: cx.instance.to_owned(),
-            tier: cx.settings.tier,
-            fence,
+                order_id,
+                stock_left: stock - qty,
+                instance: cx.instance.to_owned(),
+                tier: cx.settings.tier,
+                fence,
             })
         }
         Committed::Stale => {

@@ -91,7 +91,12 @@ async fn the_dashboard_is_served_from_any_working_directory() {
         assert!(body.contains("\"not_found\""), "{body}");
         // The embedded copy is the quiet default; only a directory asked for and missing warns.
         let warned = app.log().contains("no such --static-dir");
-        assert_eq!(warned, static_dir.is_some(), "{static_dir:?}: {}", app.log());
+        assert_eq!(
+            warned,
+            static_dir.is_some(),
+            "{static_dir:?}: {}",
+            app.log()
+        );
     }
 }
 

@@ -70,10 +70,16 @@ async fn the_oversold_metric_adds_up_to_the_ground_truth() {
     assert!(oversold > 0, "no race to count: {state}");
     let mut counted = 0;
     for i in 0..3 {
-        let line = format!("oversell_oversold_items_total{{tier=\"none\",instance=\"app{}\"}} ", i + 1);
+        let line = format!(
+            "oversell_oversold_items_total{{tier=\"none\",instance=\"app{}\"}} ",
+            i + 1
+        );
         let text = fleet.metrics_of(i).await;
         let n = text.lines().find_map(|l| l.strip_prefix(&line));
-        counted += n.unwrap_or_else(|| panic!("no {line}")).parse::<i64>().unwrap();
+        counted += n
+            .unwrap_or_else(|| panic!("no {line}"))
+            .parse::<i64>()
+            .unwrap();
     }
     assert_eq!(counted, oversold, "{state}");
 }

@@ -31,7 +31,13 @@ fn the_router_registers_routes_only_with_their_entries() {
     for file in std::fs::read_dir(dir).unwrap() {
         let path = file.unwrap().path();
         let source = std::fs::read_to_string(&path).unwrap();
-        for call in [".route(", ".route_service(", ".nest(", ".nest_service(", ".merge("] {
+        for call in [
+            ".route(",
+            ".route_service(",
+            ".nest(",
+            ".nest_service(",
+            ".merge(",
+        ] {
             assert!(
                 !source.contains(call),
                 "{}: `{call}` adds a route without an OpenAPI entry; register it with `routes!`",
@@ -48,14 +54,28 @@ async fn the_document_names_every_route_and_only_routes_the_router_has() {
         .call(0, Method::GET, "/openapi.json", false, Value::Null)
         .await;
     assert_eq!(status, StatusCode::OK);
-    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{}", doc["openapi"]);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
     let ops = operations(&doc);
-    for required in ["/sale", "/state", "/events", "/admin/reset", "/openapi.json"] {
+    for required in [
+        "/sale",
+        "/state",
+        "/events",
+        "/admin/reset",
+        "/openapi.json",
+    ] {
         assert!(ops.iter().any(|(_, p)| p == required), "{required} missing");
     }
     let paths: BTreeSet<&String> = ops.iter().map(|(_, p)| p).collect();
     for path in paths {
-        let url = format!("{}{}", fleet.url(0), path.replace("{id}", "x").replace("{room}", "x"));
+        let url = format!(
+            "{}{}",
+            fleet.url(0),
+            path.replace("{id}", "x").replace("{room}", "x")
+        );
         for method in METHODS {
             let documented = ops.contains(&(method.to_owned(), path.clone()));
             let resp = fleet
@@ -76,7 +96,11 @@ async fn the_document_names_every_route_and_only_routes_the_router_has() {
                 assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
                 assert_ne!(body["error"], "not_found", "{method} {path}: {body}");
             } else {
-                assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path} is not documented: {body}");
+                assert_eq!(
+                    status,
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "{method} {path} is not documented: {body}"
+                );
             }
         }
     }
@@ -105,7 +129,10 @@ async fn each_operation_says_who_may_call_it_and_how_it_fails() {
     let admin: BTreeSet<String> = ["admin_token".into()].into();
     assert_eq!(names(&doc["paths"]["/admin/reset"]["post"]), both);
     assert_eq!(names(&doc["paths"]["/admin/class"]["delete"]), admin);
-    assert_eq!(names(&doc["paths"]["/admin/instances/{id}/crash"]["post"]), admin);
+    assert_eq!(
+        names(&doc["paths"]["/admin/instances/{id}/crash"]["post"]),
+        admin
+    );
     assert!(names(&doc["paths"]["/sale"]["post"]).is_empty());
 
     let reset = &doc["paths"]["/admin/reset"]["post"]["responses"];
@@ -122,7 +149,9 @@ async fn each_operation_says_who_may_call_it_and_how_it_fails() {
     }
     // Every operation answers errors in the one shape.
     for (method, path) in operations(&doc) {
-        let responses = doc["paths"][&path][&method]["responses"].as_object().unwrap();
+        let responses = doc["paths"][&path][&method]["responses"]
+            .as_object()
+            .unwrap();
         let errors = responses.iter().filter(|(code, _)| code.as_str() >= "400");
         for (code, answer) in errors {
             assert!(
