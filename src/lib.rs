@@ -53,6 +53,8 @@
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
+//! - [`poll`]: the class vote: a chapter's question voted on from the students' phones before
+//!   it runs, revealed beside the run's figures; one watcher per instance for its streams.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
@@ -92,6 +94,7 @@ pub mod lock_store;
 pub mod member;
 pub(crate) mod metrics;
 pub(crate) mod pg_store;
+pub(crate) mod poll;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
 pub(crate) mod room_tokens;

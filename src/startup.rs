@@ -136,6 +136,7 @@ impl Application {
         );
         let heartbeat = self.state.fleet.spawn_heartbeat();
         let viewers = crate::viewers::spawn_publisher(self.state.clone());
+        let poll = self.state.poll.spawn(self.state.resource.clone());
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
         let shutdown = async move {
@@ -147,6 +148,7 @@ impl Application {
         releases.abort();
         heartbeat.abort();
         viewers.abort();
+        poll.abort();
         Ok(())
     }
 

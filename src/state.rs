@@ -9,6 +9,7 @@ use crate::fleet_sync::FleetSync;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
+use crate::poll::PollWatch;
 use crate::redis_pool::RedisPool;
 use crate::rooms::{RoomLimits, Rooms};
 
@@ -45,6 +46,9 @@ pub struct Shared {
     pub rooms: Arc<Rooms>,
     /// The `/events` pollers of this instance, one per watched room, and the stream limit.
     pub feeds: Feeds,
+    /// The class vote as this instance last read it, for every `/poll/events` stream; an `Arc`
+    /// so its watcher runs in a task of its own.
+    pub poll: Arc<PollWatch>,
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
@@ -78,6 +82,7 @@ impl AppState {
         AppState(Arc::new(Shared {
             rooms: Arc::new(Rooms::new(resource.clone(), limits.rooms)),
             feeds: Feeds::new(limits.event_streams),
+            poll: Arc::new(PollWatch::new(limits.event_streams)),
             metrics: Metrics::new(&instance),
             resource,
             lock_store,

@@ -1,11 +1,14 @@
 //! What the fleet benchmarks share: a real fleet started with `oversell up` (Redis, N
-//! instances, nginx), dashboard streams held open against it, and Redis' own figures.
+//! instances, nginx), dashboard streams held open against it (and whether each stayed live),
+//! the flags and the closed loop of buyers of the benchmarks that sell in timed phases
+//! ([`SalePhases`]), and Redis' own figures.
 //!
 //! - `sse-cost`: what 200 open dashboards cost the sale path of a room with a long ledger.
 //! - `rehearsal`: a workshop's worth of rooms, dashboards and bursts of buyers.
 //! - `class-rehearsal`: a class with room tokens beside the instructor's curriculum.
 //! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
 //! - `fair-share`: a student flooding the fleet beside the demo, with and without limits.
+//! - `vote-storm`: 300 phones voting at once beside the demo's sale, what it costs the sale.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -15,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use loadtest::{Load, Model, RequestSpec, Stop};
+use oversell_api::Tier;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -163,6 +168,8 @@ pub struct StreamCounts {
     pub bytes: AtomicU64,
     /// `timeline` events received.
     pub timeline: AtomicU64,
+    /// `poll` events received (the class vote's stream).
+    pub poll: AtomicU64,
 }
 
 /// An open `GET /events` stream, counting its events; closed when dropped.
@@ -185,14 +192,19 @@ impl Dashboard {
 
     /// As [`Dashboard::open`], for a page that draws `draw` sections of the timeline.
     pub fn open_drawing(url: &str, room: &str, draw: Option<usize>) -> anyhow::Result<Dashboard> {
+        let draw = draw.map(|d| format!("&draw={d}")).unwrap_or_default();
+        Dashboard::open_stream(url, &format!("/events?room={room}{draw}"))
+    }
+
+    /// Any of the fleet's event streams, e.g. the class vote's `/poll/events?room=…`.
+    pub fn open_stream(url: &str, path_and_query: &str) -> anyhow::Result<Dashboard> {
         let authority = url
             .strip_prefix("http://")
             .context("the fleet URL is http://")?
             .trim_end_matches('/')
             .to_owned();
         let request = format!(
-            "GET /events?room={room}{} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
-            draw.map(|d| format!("&draw={d}")).unwrap_or_default()
+            "GET {path_and_query} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
         );
         let counts = Arc::new(StreamCounts::default());
         let seen = Arc::clone(&counts);
@@ -229,6 +241,7 @@ impl Dashboard {
                         "event: unavailable" => seen.unavailable.fetch_add(1, Ordering::Relaxed),
                         "event: state_lost" => seen.state_lost.fetch_add(1, Ordering::Relaxed),
                         "event: timeline" => seen.timeline.fetch_add(1, Ordering::Relaxed),
+                        "event: poll" => seen.poll.fetch_add(1, Ordering::Relaxed),
                         _ => 0,
                     };
                 }
@@ -244,6 +257,60 @@ impl Dashboard {
 
     pub fn bytes(&self) -> u64 {
         self.counts.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Why this stream was not live over `elapsed`, if it was not: fewer states than 80 % of
+    /// the ticks (a stream sends the state every other tick, 500 ms), or any `state_lost`,
+    /// `unavailable` or refusal.
+    pub fn stalled(&self, elapsed: Duration) -> Option<String> {
+        let ticks = elapsed.as_secs_f64() / 0.5;
+        let c = &self.counts;
+        let (states, lost, unavailable, refused) = (
+            c.state.load(Ordering::Relaxed),
+            c.state_lost.load(Ordering::Relaxed),
+            c.unavailable.load(Ordering::Relaxed),
+            c.refused.load(Ordering::Relaxed),
+        );
+        ((states as f64) < ticks * 0.8 || lost + unavailable + refused > 0).then(|| {
+            format!(
+                "{states} states in {ticks:.0} ticks, {lost} state_lost, {unavailable} \
+                 unavailable, {refused} refused"
+            )
+        })
+    }
+}
+
+/// The flags of the benchmarks that sell to one room in timed phases (`feed-cost`,
+/// `sse-cost`): the fleet, and the closed loop of buyers each phase runs.
+#[derive(clap::Args)]
+pub struct SalePhases {
+    /// The oversell binary (`oversell up` starts the fleet).
+    #[arg(long, default_value = "target/release/oversell")]
+    pub oversell: PathBuf,
+    #[arg(long, default_value_t = 3)]
+    pub instances: u16,
+    /// Seconds of selling per phase.
+    #[arg(long, default_value_t = 8)]
+    pub seconds: u64,
+    /// Buyers of the closed loop (each sends its next order when answered).
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// The tier the room sells under while measuring.
+    #[arg(long, default_value = "lua-release")]
+    pub tier: Tier,
+}
+
+impl SalePhases {
+    /// One phase's load: the closed loop of buyers, one item each, for `seconds`.
+    pub fn load(&self) -> Load {
+        Load {
+            model: Model::Closed {
+                stop: Stop::After(Duration::from_secs(self.seconds)),
+            },
+            connections: self.connections,
+            request: RequestSpec::sale(1),
+            timeout: Duration::from_secs(30),
+        }
     }
 }
 

@@ -35,6 +35,8 @@
 //! - [`course`]: `loadtest course`, the whole workshop rehearsed: every chapter in teaching
 //!   order, each on the fleet it needs (started with `oversell up` or compose, then stopped),
 //!   and a printable report.
+//! - [`ports`]: free ports for children that bind them by number, the one way the course, the
+//!   launcher (`oversell up`) and the tests pick them.
 //!
 //! The binary only parses the flags and calls [`execute`]; tests call [`run_cli`] with the same
 //! arguments and read the printed text (e.g. the matrix `--json`).
@@ -59,6 +61,7 @@ pub mod hand_off;
 pub mod http;
 pub mod lab;
 pub mod matrix;
+pub mod ports;
 pub mod progress;
 #[cfg(feature = "cli")]
 pub mod report;

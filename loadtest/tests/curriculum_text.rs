@@ -29,6 +29,11 @@ const I18N: File = ("static/i18n.js", include_str!("../../static/i18n.js"));
 const LAB: File = ("static/lab.js", include_str!("../../static/lab.js"));
 /// The class page's strings, likewise.
 const CLASS: File = ("static/class.js", include_str!("../../static/class.js"));
+/// The tiers' paragraphs, which the dashboard imports when it first describes a tier.
+const TIER_TEXT: File = (
+    "static/tier-text.js",
+    include_str!("../../static/tier-text.js"),
+);
 
 /// A file's name and text.
 type File = (&'static str, &'static str);
@@ -182,8 +187,8 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table("const zh = {", "};") {
         texts.push((format!("i18n.js zh `{k}`"), v));
     }
-    for (k, v) in table("zh: {", "},") {
-        texts.push((format!("i18n.js TIER_TEXT.zh `{k}`"), v));
+    for (k, v) in table_in(TIER_TEXT, "zh: {", "},") {
+        texts.push((format!("tier-text.js zh `{k}`"), v));
     }
     for (k, v) in table_in(LAB, "const zh = {", "};") {
         texts.push((format!("lab.js zh `{k}`"), v));
@@ -235,8 +240,8 @@ fn same_placeholders(en: &BTreeMap<String, String>, zh: &BTreeMap<String, String
 #[test]
 fn every_tier_has_a_paragraph_in_both_languages() {
     let tiers: BTreeSet<String> = oversell_api::Tier::ALL.map(|t| t.id().to_owned()).into();
-    let en = table("en: {", "},");
-    let zh = table("zh: {", "},");
+    let en = table_in(TIER_TEXT, "en: {", "},");
+    let zh = table_in(TIER_TEXT, "zh: {", "},");
     same_keys("TIER_TEXT", &en, &zh);
     let described: BTreeSet<String> = en.keys().cloned().collect();
     assert_eq!(

@@ -19,13 +19,13 @@ use super::nginx::{self, Nginx};
 use super::postgres_server::{self, PostgresSpec};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
-use super::redis_server;
+use super::redis_server::{self, free_ports};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
 use super::zookeeper_servers::{self, ZooKeeperPlan};
 use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
-use readiness::{ensure_free, free_listeners, free_ports, wait_answering, wait_healthy};
+use readiness::{ensure_free, free_listeners, wait_answering, wait_healthy};
 use run_dir::{remove_stale_run_dirs, OWNER_FILE, RUN_DIR_PREFIX};
 
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);

@@ -24,12 +24,15 @@
 //! pid gone and does it; and a later `up` removes what a watcher could not (the machine
 //! rebooted into the same names is impossible: namespaces do not survive a reboot).
 
+mod needs;
+
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
+use needs::Missing;
 
 use crate::member::cut;
 use crate::member::network::{Member, Network};
@@ -57,29 +60,14 @@ pub fn netns_path(name: &str) -> std::path::PathBuf {
 
 /// Why this process cannot make a fleet network, as one line: not root, or no `ip` / `nft`.
 pub fn unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some(
-            "--network netns needs root (it makes network namespaces, veth pairs and nft \
-             rules): run `sudo oversell up --network netns …`"
-                .into(),
-        );
-    }
-    for (tool, package) in [("ip", "iproute2"), ("nft", "nftables")] {
-        let found = Command::new(tool)
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            return Some(format!(
-                "--network netns needs `{tool}`; install it with: sudo apt-get install -y \
-                 {package}"
-            ));
-        }
-    }
-    None
+    Some(match needs::missing()? {
+        Missing::Root => "--network netns needs root (it makes network namespaces, veth pairs \
+                          and nft rules): run `sudo oversell up --network netns …`"
+            .into(),
+        Missing::Tool { tool, package } => format!(
+            "--network netns needs `{tool}`; install it with: sudo apt-get install -y {package}"
+        ),
+    })
 }
 
 /// Where a child process runs: on the host's loopback, or in a namespace of the fleet's with

@@ -1,12 +1,14 @@
 //! A private `redis-server` process: started on a free port in a temp dir, ready once it
 //! answers PING, killed and reaped on drop. `oversell up` runs one; so does every test.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+
+/// The one way this project picks a free port for a child, shared with `loadtest course`.
+pub use loadtest::ports::{free_port, free_ports};
 
 pub struct RedisServer {
     child: Child,
@@ -124,45 +126,6 @@ impl Drop for RedisServer {
     }
 }
 
-/// The lowest port [`free_port`] picks.
-const FIRST_PICKED_PORT: u16 = 10_000;
-
-/// A port free right now, picked at random below the kernel's ephemeral range. A port the
-/// kernel picks (`bind` to 0) comes from the range outgoing connections take their ports from:
-/// handed to a child, it can be taken by any connection before the child binds it. Below the
-/// range only a process binding that very port could take it.
-pub fn free_port() -> anyhow::Result<u16> {
-    let end = ephemeral_range_start().max(FIRST_PICKED_PORT + 1);
-    let span = u64::from(end - FIRST_PICKED_PORT);
-    let mut seed = random_seed();
-    for _ in 0..256 {
-        // xorshift64: enough to spread the picks of concurrent tests.
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let port = FIRST_PICKED_PORT + (seed % span) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return Ok(port);
-        }
-    }
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// Where the kernel's ephemeral ports start (`ip_local_port_range`; 32768 when unreadable).
-fn ephemeral_range_start() -> u16 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32_768)
-}
-
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    hasher.finish() | 1
-}
-
 /// Looks a program up on `PATH` and in the sbin directories Debian puts servers in.
 pub fn find_binary(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -170,22 +133,4 @@ pub fn find_binary(name: &str) -> Option<PathBuf> {
         .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_free_port_lies_below_the_ephemeral_range_and_can_be_bound() {
-        let start = ephemeral_range_start();
-        for _ in 0..20 {
-            let port = free_port().unwrap();
-            assert!(
-                (FIRST_PICKED_PORT..start).contains(&port),
-                "{port} (range from {start})"
-            );
-            TcpListener::bind(("127.0.0.1", port)).unwrap();
-        }
-    }
 }

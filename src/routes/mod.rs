@@ -10,6 +10,7 @@ mod lab;
 mod observe;
 mod openapi;
 pub(crate) mod partition;
+mod poll;
 mod sale;
 mod scenario;
 
@@ -68,6 +69,13 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(lab::grade))
         .routes(routes!(class::create, class::overview, class::close))
         .routes(routes!(class::rotate, class::revoke))
+        .routes(routes!(poll::open, poll::admin_view))
+        .routes(routes!(poll::next_round))
+        .routes(routes!(poll::close))
+        .routes(routes!(poll::reveal))
+        .routes(routes!(poll::class_results))
+        .routes(routes!(poll::vote, poll::public_view))
+        .routes(routes!(poll::events))
 }
 
 /// The API's OpenAPI document, as `GET /openapi.json` serves it.

@@ -14,8 +14,8 @@ use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_refused_in_one_line, eventually, eventually_sells};
-use crate::lock_store::{admin, run_scenarios, state};
+use crate::helpers::{assert_refused_in_one_line, eventually, eventually_sells, state};
+use crate::lock_store::{admin, run_scenarios};
 use crate::scenarios::{start_cluster_resource_fleet, start_fleet_with};
 
 /// The address of a node serving `key`'s slot, as `CLUSTER SLOTS` lists it: `which` 0 is the
@@ -80,7 +80,7 @@ fn signal(pid: u32, sig: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time() {
     let fleet = start_fleet_with(3, LockStoreKind::Cluster, Persistence::None).await;
-    let view = state(&fleet).await;
+    let view = state(fleet.url()).await;
     let roles: Vec<&str> = view["lock_store"]["nodes"]
         .as_array()
         .unwrap()
@@ -123,7 +123,7 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
             json!({ "buyers": 60, "via": "fleet" }),
         )
         .await;
-        let truth = state(&fleet).await;
+        let truth = state(fleet.url()).await;
         assert_eq!(report["ok"], 30, "{tier}: {report}");
         for (figure, expected) in [
             ("stock", 0),
@@ -179,7 +179,7 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
     // The deadline (1 s) plus one answer's limit (2 s) at most, with room for a loaded machine.
     assert!(took < Duration::from_secs(10), "503 after {took:?}");
     eventually_sells(fleet.url(), Duration::from_secs(30)).await;
-    let truth = state(&fleet).await;
+    let truth = state(fleet.url()).await;
     assert_eq!(truth["oversold"], 0, "after {addr} stopped: {truth}");
     assert_eq!(truth["orders"], 1, "{truth}");
     fleet.stop().await;

@@ -357,20 +357,39 @@ pub fn assert_all_zero(state: &Value, what: &str) {
     }
 }
 
-pub async fn eventually<F, Fut>(limit: Duration, mut check: F)
+/// `GET /state` at `url` (a fleet's nginx or one instance), as JSON: the ground truth.
+pub async fn state(url: &str) -> Value {
+    reqwest::get(format!("{url}/state"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Waits until `check` holds, trying again every 10 ms; fails the test after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
+    let held = poll_until(limit, check, |held| *held).await;
+    assert!(held, "condition not met within {limit:?}");
+}
+
+/// Runs `attempt` every 10 ms until `done` accepts what it returned, for at most `limit`;
+/// returns the last result either way, so the caller's assertion shows what was seen.
+pub async fn poll_until<T, F, Fut>(limit: Duration, mut attempt: F, done: impl Fn(&T) -> bool) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
     let deadline = Instant::now() + limit;
     loop {
-        if check().await {
-            return;
+        let seen = attempt().await;
+        if done(&seen) || Instant::now() >= deadline {
+            return seen;
         }
-        assert!(
-            Instant::now() < deadline,
-            "condition not met within {limit:?}"
-        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

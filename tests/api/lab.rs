@@ -15,7 +15,7 @@ use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::eventually;
+use crate::helpers::{eventually, poll_until};
 use crate::scenarios::{start_fleet, start_fleet_with, TOKEN};
 
 /// The ladder's scripts for `tier` as a lab lock, and its shape.
@@ -299,14 +299,12 @@ async fn a_students_script_cannot_reach_past_its_rooms_lock_and_is_stopped_when_
     // Not Lua: refused at submission with Redis's own message and the line. An instance that
     // has not yet reconnected to the restarted lock store says 503 (try again), as it should.
     let broken = json!({ "acquire": ["return 1", "local x = \n\nif then"], "release": release });
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let (status, body) = loop {
-        let (status, body) = submit(&fleet, "student", &broken).await;
-        if status != StatusCode::SERVICE_UNAVAILABLE || std::time::Instant::now() > deadline {
-            break (status, body);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (status, body) = poll_until(
+        Duration::from_secs(30),
+        || submit(&fleet, "student", &broken),
+        |(status, _)| *status != StatusCode::SERVICE_UNAVAILABLE,
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let message = body["message"].as_str().unwrap();
     assert!(

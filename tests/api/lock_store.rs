@@ -13,7 +13,9 @@ use oversell::lock_store::{LockStoreKind, Persistence};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_sale_refused, eventually, eventually_sells, serve_args, TestApp};
+use crate::helpers::{
+    assert_sale_refused, eventually, eventually_sells, serve_args, state, TestApp,
+};
 use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any. A
@@ -100,15 +102,6 @@ pub async fn arm_everywhere(fleet: &Fleet, fault: Value) {
     .await;
 }
 
-pub async fn state(fleet: &Fleet) -> Value {
-    reqwest::get(format!("{}/state", fleet.url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it() {
     let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
@@ -172,7 +165,7 @@ async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it
     .await;
     let armed = Instant::now();
     eventually(Duration::from_secs(30), || async {
-        state(&fleet).await["store_faults"] == 1
+        state(fleet.url()).await["store_faults"] == 1
             && sold
                 .lock()
                 .unwrap()
@@ -225,7 +218,7 @@ async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it
     assert!(failures.is_empty(), "{failures:?}");
 
     // --- with the replica stopped, a synced acquire fails with a clear 503
-    let replica = state(&fleet).await["lock_store"]["nodes"]
+    let replica = state(fleet.url()).await["lock_store"]["nodes"]
         .as_array()
         .unwrap()
         .iter()
@@ -399,6 +392,6 @@ async fn a_resource_store_killed_under_up_comes_back_by_itself_with_its_stock() 
     let after = fleet.redis_process().expect("one resource redis");
     assert_eq!(after.restarts, 1, "{after:?}");
     assert_ne!(after.pid, before.pid);
-    assert_eq!(state(&fleet).await["orders"], 2);
+    assert_eq!(state(fleet.url()).await["orders"], 2);
     fleet.stop().await;
 }

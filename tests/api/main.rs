@@ -23,6 +23,7 @@ mod matrix;
 mod member;
 mod openapi;
 mod partitions;
+mod poll;
 mod postgres_tiers;
 mod redis_atomicity;
 mod redis_outage;

@@ -11,18 +11,9 @@ use oversell::member::HOLD_DOWN_FILE;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{serve_args, TestApp, TOKEN};
+use crate::helpers::{poll_until, serve_args, state, TestApp, TOKEN};
 use crate::lock_store::run_scenarios;
 use crate::scenarios::start_postgres_fleet;
-
-async fn state(url: &str) -> Value {
-    reqwest::get(format!("{url}/state"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 async fn sale(url: &str) -> (StatusCode, Option<String>, Value) {
     let resp = reqwest::Client::new()
@@ -124,16 +115,14 @@ async fn postgres_down_answers_503_and_sales_resume_when_it_is_back() {
     );
 
     // Back by itself once the hold-down ends: the next sale goes through, no reset.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let sold = loop {
-        let (status, _, body) = sale(fleet.url()).await;
-        if status == StatusCode::OK || Instant::now() > deadline {
-            break (status, body);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let (status, _, body) = poll_until(
+        Duration::from_secs(60),
+        || sale(fleet.url()),
+        |(status, _, _)| *status == StatusCode::OK,
+    )
+    .await;
     fleet.stop().await;
-    assert_eq!(sold.0, StatusCode::OK, "{}", sold.1);
+    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 #[tokio::test]

@@ -5,14 +5,13 @@
 
 use std::time::{Duration, Instant};
 
-use oversell::launch::local_fleet::Fleet;
 use oversell::launch::redis_server::RedisServer;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_sale_refused, serve_args, TestApp, TOKEN};
+use crate::helpers::{assert_sale_refused, poll_until, serve_args, state, TestApp, TOKEN};
 use crate::lock_store::run_scenarios;
 use crate::scenarios::start_fleet_with;
 
@@ -39,7 +38,7 @@ async fn a_redlock_fleet_shows_what_the_quorum_fixes_and_what_it_cannot() {
         .iter()
         .filter(|p| p.restarts >= 1)
         .count();
-    let state = state_of(&fleet).await;
+    let state = state(fleet.url()).await;
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
     assert!(restarted >= 3, "only {restarted} masters were restarted");
@@ -71,7 +70,7 @@ async fn a_slow_master_spends_a_short_lease_and_the_lock_is_given_back_everywher
                 .is_some_and(|(_, rest)| rest.starts_with('T'))
         })
         .collect();
-    let state = state_of(&fleet).await;
+    let state = state(fleet.url()).await;
     let restarted = fleet
         .lock_store_processes()
         .iter()
@@ -116,24 +115,17 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
     .unwrap();
     assert_eq!(armed.status(), StatusCode::OK);
     // The fault reaches every instance over pub/sub: sell until one has struck with it.
-    let struck = async {
-        let until = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < until {
+    let struck = poll_until(
+        Duration::from_secs(10),
+        || async {
             let sold = post("/sale", json!({ "buyer": "b" })).await.unwrap();
             assert_eq!(sold.status(), StatusCode::OK);
-            let state: Value = reqwest::get(format!("{}/state", fleet.url()))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if state["store_faults"] == 1 {
-                return true;
-            }
-        }
-        false
-    };
-    assert!(struck.await, "node-down never struck");
+            state(fleet.url()).await["store_faults"] == 1
+        },
+        |struck| *struck,
+    )
+    .await;
+    assert!(struck, "node-down never struck");
     let down = || {
         fleet
             .lock_store_processes()
@@ -141,11 +133,12 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
             .filter(|p| p.pid.is_none())
             .count()
     };
-    let polled_until = Instant::now() + Duration::from_secs(5);
-    while down() < 2 && Instant::now() < polled_until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let down = down();
+    let down = poll_until(
+        Duration::from_secs(5),
+        || async { down() },
+        |down| *down >= 2,
+    )
+    .await;
     let stopping = Instant::now();
     fleet.stop().await;
     let stop_took = stopping.elapsed();
@@ -265,14 +258,4 @@ fn bad_redlock_flags_stop_with_one_line_naming_the_flag() {
             "--lock-redis-nodes",
         ),
     ]);
-}
-
-/// The fleet's `/state` as JSON.
-async fn state_of(fleet: &Fleet) -> Value {
-    reqwest::get(format!("{}/state", fleet.url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }

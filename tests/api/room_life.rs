@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_all_zero, eventually, spawn_fleet, spawn_fleet_with, TestFleet};
+use crate::helpers::{
+    assert_all_zero, eventually, poll_until, spawn_fleet, spawn_fleet_with, TestFleet,
+};
 
 async fn reset(fleet: &TestFleet, i: usize, room: &str, stock: i64) -> (StatusCode, Value) {
     let path = format!("/admin/reset?room={room}");
@@ -179,14 +181,12 @@ async fn a_store_restarted_empty_answers_503_state_lost_until_a_reset() {
     fleet.redis.restart().expect("restart redis empty");
     for i in 0..2 {
         // Once the instance reaches the new Redis, the answer is that the state is lost.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let (status, body) = loop {
-            let (status, body) = sale(&fleet, i, "class").await;
-            if body["error"] != "redis_unavailable" || Instant::now() > deadline {
-                break (status, body);
-            }
-            tokio::task::yield_now().await;
-        };
+        let (status, body) = poll_until(
+            Duration::from_secs(10),
+            || sale(&fleet, i, "class"),
+            |(_, body)| body["error"] != "redis_unavailable",
+        )
+        .await;
         assert_eq!(
             status,
             StatusCode::SERVICE_UNAVAILABLE,

@@ -10,11 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oversell::launch::process;
+use oversell::launch::redis_server::free_ports;
 use oversell::launch::supervisor::{ChildSpec, Supervisor};
 use oversell::launch::zookeeper_servers::{self as servers, ZooKeeperMode, ZooKeeperPlan};
 use oversell::zookeeper_recipe::{self as zk, Released, ZkError, ZkSession};
 use tokio::process::Child;
 use tokio::time::Instant;
+
+use crate::helpers::poll_until;
 
 const READY: Duration = Duration::from_secs(30);
 const SESSION: Duration = Duration::from_secs(4);
@@ -29,7 +32,7 @@ struct Servers {
 impl Servers {
     async fn start(nodes: usize) -> Servers {
         let dir = tempfile::tempdir().expect("temp dir");
-        let ports = free_ports(ZooKeeperPlan::ports_needed(nodes));
+        let ports = free_ports(ZooKeeperPlan::ports_needed(nodes)).expect("free ports");
         let plan = ZooKeeperPlan::new(nodes, dir.path(), &mut ports.into_iter()).expect("plan");
         let started = Instant::now();
         let mut children = Vec::new();
@@ -82,14 +85,28 @@ impl Servers {
     }
 }
 
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
+impl Servers {
+    /// Waits until the servers hold `n` watches in all (`mntr`'s `zk_watch_count`, summed).
+    async fn watches_reach(&self, n: u64) {
+        let held = poll_until(
+            Duration::from_secs(5),
+            || async {
+                let mut total = 0;
+                for spec in &self.plan.servers {
+                    let mntr = servers::four_letter(spec.client_addr(), "mntr").await;
+                    total += mntr
+                        .as_deref()
+                        .and_then(|m| m.lines().find_map(|l| l.strip_prefix("zk_watch_count")))
+                        .and_then(|n| n.trim().parse::<u64>().ok())
+                        .unwrap_or(0);
+                }
+                total
+            },
+            |total| *total == n,
+        )
+        .await;
+        assert_eq!(held, n, "the servers' watches never reached {n}");
+    }
 }
 
 fn in_secs(secs: u64) -> Instant {
@@ -98,18 +115,14 @@ fn in_secs(secs: u64) -> Instant {
 
 /// Waits until the room's queue has `n` nodes.
 async fn queue_reaches(session: &ZkSession, room: &str, n: usize) -> Vec<zk::ZkNode> {
-    let deadline = in_secs(5);
-    loop {
-        let queue = session.queue(room).await.expect("queue");
-        if queue.len() == n {
-            return queue;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "queue never reached {n}: {queue:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let queue = poll_until(
+        Duration::from_secs(5),
+        || async { session.queue(room).await.expect("queue") },
+        |queue| queue.len() == n,
+    )
+    .await;
+    assert_eq!(queue.len(), n, "queue never reached {n}: {queue:?}");
+    queue
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -138,7 +151,9 @@ async fn zk_waiters_get_in_one_at_a_time_in_arrival_order() {
     assert_eq!(queue[0].path, held_a.path);
     assert_eq!(queue[0].session, a.session_id().await);
 
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Each waiter has looked at the line and watches the node just ahead: from here only that
+    // node's deletion would let it in, so a waiter finished now got in while a held the lock.
+    servers.watches_reach(2).await;
     assert!(!b_waits.is_finished(), "b got in while a held the lock");
     assert!(!c_waits.is_finished(), "c got in while a held the lock");
 
@@ -149,7 +164,9 @@ async fn zk_waiters_get_in_one_at_a_time_in_arrival_order() {
         .unwrap()
         .expect("b locks");
     assert!(held_b.sequence > held_a.sequence && held_b.czxid > held_a.czxid);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // b's watch fired with a's release; c's, on b's node, is the one left, so c has looked
+    // at the line again if a's release woke it too.
+    servers.watches_reach(1).await;
     assert!(!c_waits.is_finished(), "c got in while b held the lock");
 
     assert_eq!(b.release(&held_b).await.unwrap(), Released::Deleted);
@@ -195,7 +212,9 @@ async fn zk_a_waiter_past_its_deadline_leaves_no_node_behind() {
     // The clean-ups run in the background: only a's node stays.
     let queue = queue_reaches(&a, room, 1).await;
     assert_eq!(queue[0].path, held.path);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // ZooKeeper runs one session's requests in the order they were sent: once a request of
+    // b's is answered, every create b's cancelled calls sent before it has landed.
+    b.queue(room).await.expect("a round trip on b's session");
     assert_eq!(a.queue(room).await.unwrap().len(), 1, "a node came back");
 
     // And nothing stray stands in line (a stray node of a live session would hold the room
@@ -303,7 +322,7 @@ async fn zk_a_paused_holder_loses_its_node_when_its_session_expires() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_a_killed_server_comes_back_under_its_supervisor_with_the_lock_intact() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = ZooKeeperPlan::new(1, dir.path(), &mut free_ports(1).into_iter()).unwrap();
+    let plan = ZooKeeperPlan::new(1, dir.path(), &mut free_ports(1).unwrap().into_iter()).unwrap();
     let spec = plan.servers[0].clone();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let supervisor = Supervisor::start(spec.clone(), stop_rx);
@@ -316,13 +335,13 @@ async fn zk_a_killed_server_comes_back_under_its_supervisor_with_the_lock_intact
     let pid = supervisor.instance().pid.expect("running");
     process::signal_group(pid, libc::SIGKILL);
     let killed = Instant::now();
-    while supervisor.instance().restarts == 0 {
-        assert!(
-            killed.elapsed() < READY,
-            "the supervisor never saw the kill"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let restarts = poll_until(
+        READY,
+        || async { supervisor.instance().restarts },
+        |restarts| *restarts > 0,
+    )
+    .await;
+    assert!(restarts > 0, "the supervisor never saw the kill");
     servers::wait_ready(&plan.endpoints(), READY).await.unwrap();
     let back = killed.elapsed();
     assert_eq!(supervisor.instance().restarts, 1);

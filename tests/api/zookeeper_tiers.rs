@@ -3,25 +3,16 @@
 //! unreachable, and the flags that make no sense refused. Every figure comes from the
 //! resource store.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use oversell::launch::redis_server::{free_port, RedisServer};
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_sale_refused, serve_args, TestApp, TOKEN};
+use crate::helpers::{assert_sale_refused, poll_until, serve_args, state, TestApp, TOKEN};
 use crate::lock_store::run_scenarios;
 use crate::scenarios::start_zookeeper_fleet;
-
-async fn state(url: &str) -> Value {
-    reqwest::get(format!("{url}/state"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_on_one_server_frees_a_dead_holders_lock_and_only_a_token_stops_a_paused_one() {
@@ -62,12 +53,12 @@ async fn a_zookeeper_ensemble_sells_with_one_server_down_and_refuses_without_a_q
             .filter_map(|s| s["mode"].as_str().map(str::to_owned))
             .collect()
     };
-    let until = Instant::now() + Duration::from_secs(30);
-    let mut seen = state(fleet.url()).await;
-    while modes(&seen).len() < 3 && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        seen = state(fleet.url()).await;
-    }
+    let seen = poll_until(
+        Duration::from_secs(30),
+        || state(fleet.url()),
+        |seen| modes(seen).len() >= 3,
+    )
+    .await;
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
     // One server killed, then two: each came back under its supervisor.

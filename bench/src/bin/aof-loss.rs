@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Parser;
+use oversell::launch::redis_server::free_port;
 
 #[derive(Parser)]
 #[command(about = "Acknowledged lock writes lost by a lock store killed with kill -9 under load")]
@@ -116,12 +117,6 @@ fn persistence_args(persistence: &str) -> anyhow::Result<Vec<&'static str>> {
         "rdb" => vec!["--appendonly", "no", "--save", "900 1 300 10 60 10000"],
         other => bail!("unknown persistence `{other}`"),
     })
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 fn start_redis(dir: &Path, port: u16, persistence: &str) -> anyhow::Result<Child> {

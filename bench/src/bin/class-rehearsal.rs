@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -210,22 +209,9 @@ async fn main() -> anyhow::Result<()> {
             failures.push(format!("{}: {other}", run.room));
         }
     }
-    // A stream sends the state every other tick (500 ms).
-    let ticks = elapsed.as_secs_f64() / 0.5;
     for (dashboard, (room, _)) in dashboards.iter().zip(&tickets) {
-        let c = &dashboard.counts;
-        let (states, lost, unavailable, refused) = (
-            c.state.load(Ordering::Relaxed),
-            c.state_lost.load(Ordering::Relaxed),
-            c.unavailable.load(Ordering::Relaxed),
-            c.refused.load(Ordering::Relaxed),
-        );
-        // A dashboard that stalled shows it here.
-        if (states as f64) < ticks * 0.8 || lost + unavailable + refused > 0 {
-            failures.push(format!(
-                "dashboard of {room}: {states} states in {ticks:.0} ticks, {lost} state_lost, \
-                 {unavailable} unavailable, {refused} refused"
-            ));
+        if let Some(why) = dashboard.stalled(elapsed) {
+            failures.push(format!("dashboard of {room}: {why}"));
         }
     }
     let total = |f: fn(&StudentRun) -> usize| runs.iter().map(f).sum::<usize>();

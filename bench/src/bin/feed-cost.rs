@@ -12,14 +12,13 @@
 //!   cargo build --release && target/release/feed-cost
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use loadtest::{fire, Load, Model, RequestSpec, Silent, Stop};
-use oversell_api::{SettingsPatch, Tier};
-use oversell_bench::{median, wait_until, Dashboard, Fleet};
+use loadtest::{fire, Silent};
+use oversell_api::SettingsPatch;
+use oversell_bench::{median, wait_until, Dashboard, Fleet, SalePhases};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -28,26 +27,14 @@ use tokio::net::TcpStream;
     about = "Bytes per viewer, bytes to open the page, and what 100/500 viewers cost the sale rate"
 )]
 struct Args {
-    /// The oversell binary (`oversell up` starts the fleet).
-    #[arg(long, default_value = "target/release/oversell")]
-    oversell: PathBuf,
-    #[arg(long, default_value_t = 3)]
-    instances: u16,
+    #[command(flatten)]
+    sale: SalePhases,
     /// Viewer counts of the rate phases (0 is the baseline).
     #[arg(long, value_delimiter = ',', default_value = "0,100,500")]
     viewers: Vec<usize>,
     /// Rounds of the rate phases.
     #[arg(long, default_value_t = 2)]
     rounds: usize,
-    /// Seconds of selling per phase.
-    #[arg(long, default_value_t = 8)]
-    seconds: u64,
-    /// Buyers of the closed loop (each sends its next order when answered).
-    #[arg(long, default_value_t = 32)]
-    connections: usize,
-    /// The tier the room sells under.
-    #[arg(long, default_value = "lua-release")]
-    tier: Tier,
 }
 
 const ROOM: &str = "demo";
@@ -58,20 +45,20 @@ const DRAW: usize = 100;
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let fleet = Fleet::start(
-        &args.oversell,
-        args.instances,
+        &args.sale.oversell,
+        args.sale.instances,
         &[("MAX_EVENT_STREAMS", "2000")],
     )?;
     let targets = fleet.targets(ROOM)?;
     let admin = fleet.admin(ROOM)?;
     println!(
         "fleet: {} ({} instances); room `{ROOM}` sells under {} (business 0 ms), {} buyers in a closed loop",
-        fleet.url, args.instances, args.tier, args.connections
+        fleet.url, args.sale.instances, args.sale.tier, args.sale.connections
     );
     admin.reset(1_000_000).await?;
     admin
         .set_config(&SettingsPatch {
-            tier: Some(args.tier),
+            tier: Some(args.sale.tier),
             business_ms: Some(0),
             ..SettingsPatch::default()
         })
@@ -81,24 +68,17 @@ async fn main() -> anyhow::Result<()> {
     // 2a. An idle room: what a viewer costs when nothing happens.
     let idle = viewers(&fleet.url, 5).await?;
     let before = total_bytes(&idle);
-    tokio::time::sleep(Duration::from_secs(args.seconds)).await;
-    let idle_rate = (total_bytes(&idle) - before) as f64 / 5.0 / args.seconds as f64;
+    tokio::time::sleep(Duration::from_secs(args.sale.seconds)).await;
+    let idle_rate = (total_bytes(&idle) - before) as f64 / 5.0 / args.sale.seconds as f64;
     drop(idle);
     println!(
         "idle room: {:.2} KB/s per viewer (5 viewers, {} s)",
         idle_rate / 1024.0,
-        args.seconds
+        args.sale.seconds
     );
 
     // 3 (and 2b). Sale rate with 0 / 100 / 500 viewers, and the bytes each viewer received.
-    let load = Load {
-        model: Model::Closed {
-            stop: Stop::After(Duration::from_secs(args.seconds)),
-        },
-        connections: args.connections,
-        request: RequestSpec::sale(1),
-        timeout: Duration::from_secs(30),
-    };
+    let load = args.sale.load();
     let mut rates: Vec<(usize, Vec<f64>)> = args.viewers.iter().map(|&v| (v, Vec::new())).collect();
     let mut per_viewer: Vec<f64> = Vec::new();
     let mut busiest = 0.0_f64;
@@ -160,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
     println!("opening the page: {:.1} KB of files ({} files, compressed) + {:.1} KB of first events (state and a {DRAW}-section window of a busy room) = {:.1} KB",
         page_bytes as f64 / 1024.0, files, first as f64 / 1024.0, (page_bytes + first) as f64 / 1024.0);
     println!(
-        "loaded when a panel opens (import()), not to open the page: {:.1} KB",
+        "loaded with import() when first needed (the chart, the tier texts), not to open the page: {:.1} KB",
         on_demand as f64 / 1024.0
     );
     println!(
@@ -247,8 +227,8 @@ async fn page_bytes(
     Ok((total, files))
 }
 
-/// What the page's modules load with `import()` when a panel opens (the lab), beyond the
-/// files the page opened with: a viewer who only watches never fetches it.
+/// What the page's modules load with `import()` when first needed (the chart when it comes
+/// into view, the tier texts when a tier is described), beyond the files the page opened with.
 async fn on_demand_bytes(authority: &str) -> anyhow::Result<u64> {
     let mut seen = BTreeSet::new();
     page_bytes(authority, vec!["/".to_owned()], &mut seen).await?;

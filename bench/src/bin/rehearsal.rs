@@ -7,7 +7,6 @@
 //!   cargo build --release && cargo run --release -p oversell-bench --bin rehearsal -- --duration 120
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
@@ -183,21 +182,9 @@ async fn main() -> anyhow::Result<()> {
         }
         merge(&mut all, &run.stats);
     }
-    // A stream sends the state every other tick (500 ms).
-    let ticks = elapsed.as_secs_f64() / 0.5;
     for (i, dashboard) in dashboards.iter().enumerate() {
-        let c = &dashboard.counts;
-        let (states, lost, unavailable, refused) = (
-            c.state.load(Ordering::Relaxed),
-            c.state_lost.load(Ordering::Relaxed),
-            c.unavailable.load(Ordering::Relaxed),
-            c.refused.load(Ordering::Relaxed),
-        );
-        // A dashboard that stalled would show it here (a tick is 250 ms).
-        if (states as f64) < ticks * 0.8 || lost + unavailable + refused > 0 {
-            failures.push(format!(
-                "dashboard of class-{i:02}: {states} states in {ticks:.0} ticks, {lost} state_lost, {unavailable} unavailable, {refused} refused"
-            ));
+        if let Some(why) = dashboard.stalled(elapsed) {
+            failures.push(format!("dashboard of class-{i:02}: {why}"));
         }
     }
     let states: u64 = dashboards.iter().map(|d| d.states()).sum();

@@ -6,7 +6,6 @@
 //!
 //!   cargo build --release && cargo run --release -p oversell-bench --bin sse-cost
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,16 +14,13 @@ use anyhow::bail;
 use clap::Parser;
 use loadtest::{fire, Load, Model, RequestSpec, Silent, Stop};
 use oversell_api::{SettingsPatch, Tier};
-use oversell_bench::{median, redis_calls, used_memory, wait_until, Dashboard, Fleet};
+use oversell_bench::{median, redis_calls, used_memory, wait_until, Dashboard, Fleet, SalePhases};
 
 #[derive(Parser)]
 #[command(about = "Sale throughput with and without dashboards open on a long-ledger room")]
 struct Args {
-    /// The oversell binary (`oversell up` starts the fleet).
-    #[arg(long, default_value = "target/release/oversell")]
-    oversell: PathBuf,
-    #[arg(long, default_value_t = 3)]
-    instances: u16,
+    #[command(flatten)]
+    sale: SalePhases,
     /// Orders in the room's ledger before measuring.
     #[arg(long, default_value_t = 20_000)]
     orders: u64,
@@ -34,15 +30,6 @@ struct Args {
     /// Phases of each kind (they alternate).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
-    /// Seconds of selling per phase.
-    #[arg(long, default_value_t = 8)]
-    seconds: u64,
-    /// Buyers of the closed loop (each sends its next order when answered).
-    #[arg(long, default_value_t = 32)]
-    connections: usize,
-    /// The tier sold under while measuring.
-    #[arg(long, default_value = "lua-release")]
-    tier: Tier,
 }
 
 const ROOM: &str = "dashboards";
@@ -50,11 +37,11 @@ const ROOM: &str = "dashboards";
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let fleet = Fleet::start(&args.oversell, args.instances, &[])?;
+    let fleet = Fleet::start(&args.sale.oversell, args.sale.instances, &[])?;
     let targets = fleet.targets(ROOM)?;
     let admin = fleet.admin(ROOM)?;
     let mut redis = fleet.redis().await?;
-    println!("fleet: {} ({} instances)", fleet.url, args.instances);
+    println!("fleet: {} ({} instances)", fleet.url, args.sale.instances);
 
     // A long ledger, filled fast by the lock-free tier.
     admin.reset(1_000_000).await?;
@@ -83,24 +70,17 @@ async fn main() -> anyhow::Result<()> {
     }
     admin
         .set_config(&SettingsPatch {
-            tier: Some(args.tier),
+            tier: Some(args.sale.tier),
             business_ms: Some(2),
             ..SettingsPatch::default()
         })
         .await?;
     println!(
         "room `{ROOM}`: {} orders in the ledger, tier {}",
-        args.orders, args.tier
+        args.orders, args.sale.tier
     );
 
-    let load = Load {
-        model: Model::Closed {
-            stop: Stop::After(Duration::from_secs(args.seconds)),
-        },
-        connections: args.connections,
-        request: RequestSpec::sale(1),
-        timeout: Duration::from_secs(30),
-    };
+    let load = args.sale.load();
     let memory_start = used_memory(&mut redis).await?;
     let mut memory_max = memory_start;
     let (mut without, mut with) = (Vec::new(), Vec::new());

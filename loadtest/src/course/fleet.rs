@@ -13,6 +13,7 @@ use oversell_api::LockStoreKind;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::ports::free_port;
 use crate::scenario::StoreSetup;
 
 /// How long a fleet may take to come up: a 3-server ZooKeeper ensemble and Sentinel's first
@@ -357,11 +358,6 @@ fn last_words(stdout: &[String], log: &Path) -> String {
         true => format!("it printed nothing (log: {})", log.display()),
         false => format!("{} (log: {})", tail.join(" / "), log.display()),
     }
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("no free port")?;
-    Ok(listener.local_addr()?.port())
 }
 
 /// The `oversell` binary: `--oversell`, else beside this program, else on `PATH`.

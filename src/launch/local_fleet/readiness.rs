@@ -1,4 +1,4 @@
-//! The fleet's start: ports checked free or picked, and waits until each child listens or
+//! The fleet's start: ports checked free or listened on, and waits until each child listens or
 //! answers, within a deadline.
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use crate::launch::process;
-use crate::launch::redis_server;
 use crate::launch::supervisor::Supervisor;
 
 /// How long the instances may take to answer `/health` at start-up.
@@ -72,16 +71,4 @@ pub(super) fn free_listeners(n: usize) -> anyhow::Result<Vec<TcpListener>> {
     Ok((0..n)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<Vec<_>, _>>()?)
-}
-
-/// `n` distinct ports that are free right now, for children that bind them by number.
-pub(super) fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
-    let mut ports: Vec<u16> = Vec::with_capacity(n);
-    while ports.len() < n {
-        let port = redis_server::free_port()?;
-        if !ports.contains(&port) {
-            ports.push(port);
-        }
-    }
-    Ok(ports)
 }
