@@ -34,9 +34,11 @@ FROM debian:bookworm-slim
 # envsubst (gettext-base) fills nginx's per-client limits in at start; procps for `ps` when
 # looking into a member; nftables for the stores' supervisors (`oversell member`), which cut a
 # member's links inside its own network namespace. ZooKeeper brings Debian's headless JRE.
+# prometheus: the `observe` profile's server (deploy/prometheus/).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       redis-server redis-sentinel redis-tools zookeeper postgresql nginx nftables gettext-base procps \
+      prometheus \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/

@@ -173,7 +173,8 @@ pub async fn ledger(
     let raw: Vec<String> = redis::cmd("LRANGE")
         .arg(keys.ledger())
         .arg(offset)
-        .arg(offset + limit - 1)
+        // Saturating: an offset near i64::MAX is a page past the end, not an overflow.
+        .arg(offset.saturating_add(limit - 1))
         .query_async(&mut conn)
         .await?;
     Ok(raw

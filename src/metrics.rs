@@ -1,49 +1,27 @@
-//! Prometheus metrics of one instance, per tier: sales, sold-outs, lock timeouts, errors, lost
-//! releases, and
-//! histograms of lock wait and request latency. Plain atomics: every request touches them and
-//! none needs a lock.
+//! Prometheus metrics of one instance, per tier, written by the `prometheus-client` crate (the
+//! Prometheus project's own Rust client): sales by outcome, the lock's wait and the request's
+//! latency as histograms, and what an operator of a lock watches — renewals and failed
+//! renewals, hand-offs, lost releases, fencing refusals — and the dashboards watching.
+//!
+//! Every series is a `Family` keyed by tier (and the instance, so that one scrape of several
+//! instances keeps them apart); the crate's counters and histograms are atomics behind an
+//! `Arc`, so every request touches them without a lock and a handle may be cloned into a task
+//! (the watchdog's renewals).
 
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use oversell_api::tier::Tier;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 /// Upper bounds of the histogram buckets, in seconds.
 const BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-#[derive(Default)]
-struct Histogram {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_us: AtomicU64,
-}
-
-impl Histogram {
-    fn observe(&self, d: Duration) {
-        let secs = d.as_secs_f64();
-        if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
-            self.buckets[i].fetch_add(1, Relaxed);
-        }
-        self.count.fetch_add(1, Relaxed);
-        self.sum_us.fetch_add(d.as_micros() as u64, Relaxed);
-    }
-
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let mut cumulative = 0;
-        for (bound, n) in BUCKETS.iter().zip(&self.buckets) {
-            cumulative += n.load(Relaxed);
-            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
-        }
-        let count = self.count.load(Relaxed);
-        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {count}");
-        let sum = self.sum_us.load(Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {sum}");
-        let _ = writeln!(out, "{name}_count{{{labels}}} {count}");
-    }
-}
 
 /// How a sale request ended, for the counters.
 #[derive(Debug, Clone, Copy)]
@@ -56,136 +34,290 @@ pub enum Outcome {
     Failed,
 }
 
-const OUTCOMES: [(&str, &str); 6] = [
-    ("oversell_sales_total", "Sales acknowledged with 200"),
-    (
-        "oversell_sold_out_total",
-        "Sales refused with 409: sold out",
-    ),
-    (
-        "oversell_lock_timeouts_total",
-        "Buyers who hit the lock wait deadline",
-    ),
-    (
-        "oversell_lock_lost_total",
-        "Sales refused because a newer lock holder wrote first",
-    ),
-    (
-        "oversell_redis_unavailable_total",
-        "Sales refused because Redis was unavailable",
-    ),
-    (
-        "oversell_failures_total",
-        "Sales that failed with an internal error",
-    ),
-];
-
-#[derive(Default)]
-struct TierMetrics {
-    outcomes: [AtomicU64; OUTCOMES.len()],
-    /// Locks a cohort handed to the next buyer of this instance (`wait: cohort`).
-    passes: AtomicU64,
-    /// Buyers told "sold out" at the door, without queueing for the lock.
-    at_the_door: AtomicU64,
-    /// Releases that found the lock already gone or someone else's.
-    lost_releases: AtomicU64,
-    lock_wait: Histogram,
-    request: Histogram,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TierLabels {
+    tier: String,
+    instance: String,
 }
 
-const COUNTERS: [(&str, &str); 3] = [
-    (
-        "oversell_lock_passes_total",
-        "Locks handed to the next buyer of the instance without a release (wait: cohort)",
-    ),
-    (
-        "oversell_sold_out_at_the_door_total",
-        "Buyers told sold out by an unlocked read, once the room was seen sold out",
-    ),
-    (
-        "oversell_lost_releases_total",
-        "Releases that found the lock already gone or someone else's: the holder had lost it \
-         without knowing (Redisson throws IllegalMonitorStateException here)",
-    ),
-];
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InstanceLabels {
+    instance: String,
+}
+
+type PerTier<M> = Family<TierLabels, M>;
+
+fn histograms() -> PerTier<Histogram> {
+    Family::new_with_constructor(|| Histogram::new(BUCKETS))
+}
+
+/// A lock's renewals as its watchdog counts them, for one tier: cloned into the watchdog's
+/// task, which outlives the borrow of the sale's metrics.
+#[derive(Clone)]
+pub struct RenewalCounters {
+    renewed: Counter,
+    failed: Counter,
+}
+
+impl RenewalCounters {
+    pub fn renewed(&self) {
+        self.renewed.inc();
+    }
+
+    pub fn failed(&self) {
+        self.failed.inc();
+    }
+}
 
 pub struct Metrics {
     instance: String,
-    tiers: [TierMetrics; Tier::ALL.len()],
+    registry: Registry,
+    /// By [`Outcome`], in its order.
+    outcomes: [PerTier<Counter>; 6],
+    passes: PerTier<Counter>,
+    at_the_door: PerTier<Counter>,
+    lost_releases: PerTier<Counter>,
+    renewals: PerTier<Counter>,
+    renewals_failed: PerTier<Counter>,
+    stale_writes: PerTier<Counter>,
+    oversold: PerTier<Counter>,
+    lock_wait: PerTier<Histogram>,
+    request: PerTier<Histogram>,
+    viewers: Family<InstanceLabels, Gauge>,
 }
 
 impl Metrics {
     pub fn new(instance: &str) -> Self {
-        Metrics {
+        let mut metrics = Metrics {
             instance: instance.to_owned(),
-            tiers: Default::default(),
+            registry: Registry::default(),
+            outcomes: Default::default(),
+            passes: Family::default(),
+            at_the_door: Family::default(),
+            lost_releases: Family::default(),
+            renewals: Family::default(),
+            renewals_failed: Family::default(),
+            stale_writes: Family::default(),
+            oversold: Family::default(),
+            lock_wait: histograms(),
+            request: histograms(),
+            viewers: Family::default(),
+        };
+        metrics.register();
+        metrics.touch_every_tier();
+        metrics
+    }
+
+    /// Names and help texts. A counter's name gets `_total` from the crate.
+    fn register(&mut self) {
+        let r = &mut self.registry;
+        let outcomes = [
+            ("oversell_sales", "Sales acknowledged with 200"),
+            ("oversell_sold_out", "Sales refused with 409: sold out"),
+            (
+                "oversell_lock_timeouts",
+                "Buyers who hit the lock wait deadline",
+            ),
+            (
+                "oversell_lock_lost",
+                "Sales refused because a newer lock holder wrote first",
+            ),
+            (
+                "oversell_redis_unavailable",
+                "Sales refused because Redis was unavailable",
+            ),
+            (
+                "oversell_failures",
+                "Sales that failed with an internal error",
+            ),
+        ];
+        for ((name, help), family) in outcomes.into_iter().zip(&self.outcomes) {
+            r.register(name, help, family.clone());
+        }
+        r.register(
+            "oversell_lock_passes",
+            "Locks handed to the next buyer of the instance without a release (wait: cohort)",
+            self.passes.clone(),
+        );
+        r.register(
+            "oversell_sold_out_at_the_door",
+            "Buyers told sold out by an unlocked read, once the room was seen sold out",
+            self.at_the_door.clone(),
+        );
+        r.register(
+            "oversell_lost_releases",
+            "Releases that found the lock already gone or someone else's: the holder had lost \
+             it without knowing (Redisson throws IllegalMonitorStateException here)",
+            self.lost_releases.clone(),
+        );
+        r.register(
+            "oversell_lock_renewals",
+            "Leases the watchdog renewed while their holder worked",
+            self.renewals.clone(),
+        );
+        r.register(
+            "oversell_lock_renewals_failed",
+            "Renewals that failed (the lock store did not answer): the lease runs on towards \
+             its end",
+            self.renewals_failed.clone(),
+        );
+        r.register(
+            "oversell_stale_writes_rejected",
+            "Stock writes the fencing check refused: a holder whose token was no longer the \
+             highest",
+            self.stale_writes.clone(),
+        );
+        r.register(
+            "oversell_oversold_items",
+            "Items this instance sold beyond the room's initial stock (the ground truth's \
+             oversold, as each sale's write found it)",
+            self.oversold.clone(),
+        );
+        r.register(
+            "oversell_lock_wait_seconds",
+            "Time spent waiting for the lock",
+            self.lock_wait.clone(),
+        );
+        r.register(
+            "oversell_request_duration_seconds",
+            "Time to answer POST /sale",
+            self.request.clone(),
+        );
+        r.register(
+            "oversell_viewers",
+            "Dashboards (event streams) this instance serves now",
+            self.viewers.clone(),
+        );
+    }
+
+    /// Every tier's series exists from the start, at zero: a rate over a series that appears
+    /// only with its first event misses that event.
+    fn touch_every_tier(&self) {
+        for tier in Tier::ALL {
+            let labels = self.labels(tier);
+            for family in self.outcomes.iter().chain([
+                &self.passes,
+                &self.at_the_door,
+                &self.lost_releases,
+                &self.renewals,
+                &self.renewals_failed,
+                &self.stale_writes,
+                &self.oversold,
+            ]) {
+                let _ = family.get_or_create(&labels);
+            }
+            let _ = self.lock_wait.get_or_create(&labels);
+            let _ = self.request.get_or_create(&labels);
+        }
+        let _ = self.viewers.get_or_create(&InstanceLabels {
+            instance: self.instance.clone(),
+        });
+    }
+
+    fn labels(&self, tier: Tier) -> TierLabels {
+        TierLabels {
+            tier: tier.to_string(),
+            instance: self.instance.clone(),
         }
     }
 
     pub fn lock_wait(&self, tier: Tier, waited: Duration) {
-        self.tiers[tier.index()].lock_wait.observe(waited);
+        let labels = self.labels(tier);
+        self.lock_wait
+            .get_or_create(&labels)
+            .observe(waited.as_secs_f64());
     }
 
     /// A cohort handed the lock to the next buyer of this instance.
     pub fn lock_passed(&self, tier: Tier) {
-        self.tiers[tier.index()].passes.fetch_add(1, Relaxed);
+        self.passes.get_or_create(&self.labels(tier)).inc();
     }
 
     /// A buyer was told "sold out" at the door, without the lock.
     pub fn turned_away(&self, tier: Tier) {
-        self.tiers[tier.index()].at_the_door.fetch_add(1, Relaxed);
+        self.at_the_door.get_or_create(&self.labels(tier)).inc();
     }
 
     /// A holder's release found its lock already gone or someone else's.
     pub fn lost_release(&self, tier: Tier) {
-        self.tiers[tier.index()].lost_releases.fetch_add(1, Relaxed);
+        self.lost_releases.get_or_create(&self.labels(tier)).inc();
+    }
+
+    /// The fencing check refused a holder's stock write.
+    pub fn stale_write_rejected(&self, tier: Tier) {
+        self.stale_writes.get_or_create(&self.labels(tier)).inc();
+    }
+
+    /// A sale's write took `items` beyond the room's initial stock.
+    pub fn oversold(&self, tier: Tier, items: u64) {
+        if items > 0 {
+            self.oversold
+                .get_or_create(&self.labels(tier))
+                .inc_by(items);
+        }
+    }
+
+    /// The counters a watchdog of this tier's lock counts its renewals in.
+    pub fn renewals(&self, tier: Tier) -> RenewalCounters {
+        let labels = self.labels(tier);
+        RenewalCounters {
+            renewed: self.renewals.get_or_create(&labels).clone(),
+            failed: self.renewals_failed.get_or_create(&labels).clone(),
+        }
+    }
+
+    /// The event streams this instance serves, as the feed counts them.
+    pub fn set_viewers(&self, streams: usize) {
+        let labels = InstanceLabels {
+            instance: self.instance.clone(),
+        };
+        self.viewers
+            .get_or_create(&labels)
+            .set(i64::try_from(streams).unwrap_or(i64::MAX));
     }
 
     pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
-        let t = &self.tiers[tier.index()];
-        t.outcomes[outcome as usize].fetch_add(1, Relaxed);
-        t.request.observe(took);
+        let labels = self.labels(tier);
+        self.outcomes[outcome as usize].get_or_create(&labels).inc();
+        self.request
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
     }
 
-    /// The Prometheus text exposition.
+    /// The exposition, in Prometheus' text format 0.0.4 (see [`as_prometheus_text`]).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let labels = |tier: Tier| format!("tier=\"{tier}\",instance=\"{}\"", self.instance);
-        for (i, (name, help)) in OUTCOMES.iter().enumerate() {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for tier in Tier::ALL {
-                let n = self.tiers[tier.index()].outcomes[i].load(Relaxed);
-                let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
-            }
-        }
-        for (i, (name, help)) in COUNTERS.iter().enumerate() {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for tier in Tier::ALL {
-                let t = &self.tiers[tier.index()];
-                let n = [&t.passes, &t.at_the_door, &t.lost_releases][i].load(Relaxed);
-                let _ = writeln!(out, "{name}{{{}}} {n}", labels(tier));
-            }
-        }
-        let histograms = [
-            (
-                "oversell_lock_wait_seconds",
-                "Time spent waiting for the lock",
-            ),
-            (
-                "oversell_request_duration_seconds",
-                "Time to answer POST /sale",
-            ),
-        ];
-        for (h, (name, help)) in histograms.iter().enumerate() {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-            for tier in Tier::ALL {
-                let t = &self.tiers[tier.index()];
-                let hist = if h == 0 { &t.lock_wait } else { &t.request };
-                hist.render(&mut out, name, &labels(tier));
-            }
-        }
-        out
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
+        as_prometheus_text(&out)
     }
+}
+
+/// The crate writes OpenMetrics, where a counter's family is named without the `_total` its
+/// samples carry and the text ends with `# EOF`. Prometheus' text format 0.0.4 — what
+/// `/metrics` says it serves, and what `promtool check metrics` reads — names the family as
+/// its samples: a counter's `# HELP` and `# TYPE` take `_total` here, and `# EOF` goes.
+fn as_prometheus_text(openmetrics: &str) -> String {
+    let counters: Vec<&str> = openmetrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len() + 16 * counters.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        let family = ["# HELP ", "# TYPE "].into_iter().find_map(|tag| {
+            let rest = line.strip_prefix(tag)?;
+            let name = rest.split(' ').next()?;
+            counters
+                .contains(&name)
+                .then(|| format!("{tag}{name}_total{}", &rest[name.len()..]))
+        });
+        out.push_str(family.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -198,28 +330,49 @@ mod tests {
         m.request(Tier::None, Outcome::Sold, Duration::from_micros(300));
         m.request(Tier::None, Outcome::Sold, Duration::from_millis(30));
         let text = m.render();
-        assert!(text.contains("oversell_sales_total{tier=\"none\",instance=\"i1\"} 2"));
+        assert!(
+            text.contains("oversell_sales_total{tier=\"none\",instance=\"i1\"} 2"),
+            "{text}"
+        );
         assert!(text.contains(
-            "oversell_request_duration_seconds_bucket{tier=\"none\",instance=\"i1\",le=\"0.0005\"} 1"
-        ));
+            "oversell_request_duration_seconds_bucket{le=\"0.0005\",tier=\"none\",instance=\"i1\"} 1"
+        ), "{text}");
         assert!(text.contains(
-            "oversell_request_duration_seconds_bucket{tier=\"none\",instance=\"i1\",le=\"0.05\"} 2"
+            "oversell_request_duration_seconds_bucket{le=\"0.05\",tier=\"none\",instance=\"i1\"} 2"
         ));
     }
 
     #[test]
-    fn passes_buyers_turned_away_and_lost_releases_are_counted_per_tier() {
+    fn what_a_lock_operator_watches_is_counted_per_tier() {
         let m = Metrics::new("i1");
         m.lock_passed(Tier::Fenced);
         m.lock_passed(Tier::Fenced);
         m.turned_away(Tier::LuaRelease);
         m.lost_release(Tier::Redlock);
+        m.stale_write_rejected(Tier::Fenced);
+        m.oversold(Tier::None, 2);
+        m.oversold(Tier::None, 0);
+        let renewals = m.renewals(Tier::ReentrantWatchdog);
+        renewals.renewed();
+        renewals.renewed();
+        renewals.failed();
+        m.set_viewers(3);
         let text = m.render();
-        assert!(text.contains("oversell_lost_releases_total{tier=\"redlock\",instance=\"i1\"} 1"));
-        assert!(text.contains("oversell_lock_passes_total{tier=\"fenced\",instance=\"i1\"} 2"));
-        assert!(text.contains("oversell_lock_passes_total{tier=\"lua-release\",instance=\"i1\"} 0"));
-        assert!(text.contains(
-            "oversell_sold_out_at_the_door_total{tier=\"lua-release\",instance=\"i1\"} 1"
-        ));
+        for line in [
+            "oversell_lost_releases_total{tier=\"redlock\",instance=\"i1\"} 1",
+            "oversell_lock_passes_total{tier=\"fenced\",instance=\"i1\"} 2",
+            "oversell_lock_passes_total{tier=\"lua-release\",instance=\"i1\"} 0",
+            "oversell_sold_out_at_the_door_total{tier=\"lua-release\",instance=\"i1\"} 1",
+            "oversell_stale_writes_rejected_total{tier=\"fenced\",instance=\"i1\"} 1",
+            "oversell_lock_renewals_total{tier=\"reentrant-watchdog\",instance=\"i1\"} 2",
+            "oversell_lock_renewals_failed_total{tier=\"reentrant-watchdog\",instance=\"i1\"} 1",
+            "oversell_viewers{instance=\"i1\"} 3",
+            "oversell_oversold_items_total{tier=\"none\",instance=\"i1\"} 2",
+            "# TYPE oversell_sales_total counter",
+            "# HELP oversell_sales_total Sales acknowledged with 200",
+        ] {
+            assert!(text.contains(line), "{line} not in\n{text}");
+        }
+        assert!(!text.contains("# EOF"), "{text}");
     }
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a burst's buyers come from.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Via {
     /// Through the fleet's URL (nginx): real HTTP requests spread over every instance.
@@ -21,6 +22,7 @@ pub const MAX_BURST_BUYERS: usize = 5_000;
 
 /// The body of `POST /admin/burst`; unknown fields are refused.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BurstRequest {
     pub buyers: usize,
@@ -33,6 +35,7 @@ pub struct BurstRequest {
 
 /// What the burst saw, by outcome.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BurstReport {
     pub buyers: usize,
     pub ok: usize,

@@ -11,6 +11,7 @@ use crate::store::LockStoreKind;
 
 /// Where and how a fault strikes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultKind {
     /// The holder's process aborts inside the critical section, after reading the stock.
@@ -290,6 +291,7 @@ impl FromStr for FaultKind {
 
 /// An armed fault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Fault {
     pub kind: FaultKind,
     /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
@@ -307,6 +309,7 @@ pub struct Fault {
     /// [`HOLDER`] names the instance of the holder it strikes, [`LOCK_PRIMARY`] the lock
     /// store's primary as the strike finds it. Empty for other faults.
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub isolate: Isolate,
 }
 

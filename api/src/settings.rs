@@ -103,9 +103,29 @@ impl<'de> Deserialize<'de> for WaitStrategy {
     }
 }
 
+/// In the API's document: a string, as it is written (`pubsub`, `spin:<ms>`, `cohort[:<passes>]`).
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for WaitStrategy {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .pattern(Some(r"^(pubsub|spin:[0-9]+|cohort(:[0-9]+)?)$"))
+            .description(Some(
+                "How a buyer waits for a held lock: `pubsub`, `spin:<ms>` (1..=10000) or \
+                 `cohort[:<passes>]` (0..=1000)",
+            ))
+            .examples(["pubsub", "spin:20", "cohort:32"])
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for WaitStrategy {}
+
 /// How the reentrant tiers keep their lease, as Redisson offers both; and whether the database
 /// tiers' sessions time out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseMode {
@@ -127,6 +147,7 @@ pub const SYNC_REPLICAS_RANGE: std::ops::RangeInclusive<u64> = 0..=4;
 pub const SYNC_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Settings {
     pub tier: Tier,
     /// Lease of the lock, for the tiers that have one.
@@ -234,6 +255,7 @@ fn check(name: &str, value: u64, range: std::ops::RangeInclusive<u64>) -> Result
 /// A partial update from `PUT /admin/config`; unknown fields are refused, and a field left
 /// out is not sent.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SettingsPatch {
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,6 +10,7 @@ use crate::store::LockStoreKind;
 use crate::tier::Tier;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StateView {
     pub instance: String,
     pub room: String,
@@ -36,11 +37,13 @@ pub struct StateView {
 
 /// A compose fleet's members, as compose's DNS names them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ContainersView {
     pub members: Vec<ContainerView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ContainerView {
     /// The service's name, which is the member's id (`app1`, `lock1`, `redlock3`, `zk2`).
     pub id: String,
@@ -52,6 +55,7 @@ pub struct ContainerView {
 
 /// What a room is right now, as `/state` and the sale path see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RoomStatus {
     /// Stocked: sales run.
@@ -65,6 +69,7 @@ pub enum RoomStatus {
 /// The figures `GET /state` reports. Counters are written by the sale scripts; `oversold` and
 /// `lost_updates` are derived from them when the service reads them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroundTruth {
     /// Whether the stock key exists; without it the figures below are zeros, not facts (see
     /// `rooms` for what a missing stock means).
@@ -129,12 +134,14 @@ impl GroundTruth {
 /// has no lease: a holder that died will never release it. `held: false, ttl_ms: None` also
 /// when the lock store cannot be reached (see `lock_store` in `/state` for each node).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LockView {
     pub held: bool,
     pub ttl_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LockStoreView {
     pub kind: LockStoreKind,
     pub nodes: Vec<NodeView>,
@@ -150,6 +157,7 @@ pub struct LockStoreView {
 
 /// The database lock store and the room's advisory lock in it (`pg_locks`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostgresView {
     pub addr: String,
     /// Whether the server answered.
@@ -161,6 +169,7 @@ pub struct PostgresView {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ZooKeeperView {
     pub servers: Vec<ZooKeeperServerView>,
     /// The room's lock queue, holder first: the owner id in each node, and its czxid.
@@ -168,6 +177,7 @@ pub struct ZooKeeperView {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ZooKeeperServerView {
     pub addr: String,
     /// `leader`, `follower` or `standalone` as the server says (`srvr`); `None` when it does not
@@ -176,6 +186,7 @@ pub struct ZooKeeperServerView {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ZooKeeperQueued {
     pub owner: String,
     pub sequence: u64,
@@ -183,6 +194,7 @@ pub struct ZooKeeperQueued {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeView {
     pub addr: String,
     pub up: bool,
@@ -203,6 +215,7 @@ pub struct NodeView {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SentinelView {
     pub addr: String,
     pub up: bool,
@@ -251,6 +264,7 @@ mod tests {
 
 /// The fleet's own network as `/state` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NetworkView {
     /// Every member with a namespace of its own (`lock1`, `sentinel2`, `app3`, …).
     pub members: Vec<String>,
@@ -261,6 +275,7 @@ pub struct NetworkView {
 /// A network partition in force (`oversell up --network netns`): which members are cut off
 /// from which, and for how much longer. The resource store and nginx are never cut off.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionView {
     /// The isolated side, as asked.
     pub isolate: Vec<String>,
@@ -274,6 +289,7 @@ pub struct PartitionView {
 
 /// `POST /admin/partition`: cut `isolate` off from the rest of the fleet's network for `ms`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PartitionRequest {
     pub isolate: Vec<String>,

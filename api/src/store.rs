@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which kind of lock store the instance talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum LockStoreKind {
@@ -68,6 +69,7 @@ impl FromStr for LockStoreKind {
 /// How a lock-store Redis keeps its data (RDB snapshots, or AOF `appendfsync`), as
 /// `oversell up` starts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Persistence {

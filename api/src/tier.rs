@@ -11,6 +11,7 @@ use crate::store::LockStoreKind;
 
 /// Which technique guards the deduct step. The order is the workshop's ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Tier {

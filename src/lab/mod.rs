@@ -56,8 +56,9 @@ pub const MAX_STEP_BYTES: usize = 8 * 1024;
 /// How long one step may run before it counts as a runaway and is stopped.
 pub const STEP_LIMIT: Duration = Duration::from_millis(1_000);
 
-/// A lock as a room submits it (`PUT /admin/lab`) and stores it: each step's Lua source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A lock as a room submits it (`PUT /admin/lab`) and stores it: each step's Lua source
+/// (1–3 acquire steps, 1–2 release steps, an optional renew; each at most 8 KiB).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LabSource {
     pub acquire: Vec<String>,

@@ -64,8 +64,9 @@ pub struct FleetConfig {
     pub public_url: Option<String>,
     /// Each client address's fair share, enforced by nginx; `None`: no limit.
     pub client_limits: Option<ClientLimits>,
-    /// An absolute path, handed to every instance as `STATIC_DIR`.
-    pub static_dir: PathBuf,
+    /// An absolute path, handed to every instance as `STATIC_DIR`; `None`: the dashboard
+    /// built into the binary.
+    pub static_dir: Option<PathBuf>,
     /// The `oversell` binary the instances run (`serve`): `up` passes its own executable.
     pub program: PathBuf,
     /// Loopback, or a network namespace per process (`--network netns`).
@@ -328,7 +329,11 @@ impl Fleet {
                     postgres: postgres.clone(),
                     admin_token: config.admin_token.clone(),
                     lock_tier: config.tier.to_string(),
-                    static_dir: config.static_dir.to_string_lossy().into_owned(),
+                    static_dir: config
+                        .static_dir
+                        .as_deref()
+                        .map(|dir| dir.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
                     fleet_url: format!("http://{host_side}:{port}"),
                     public_url: config.public_url.clone().unwrap_or_default(),
                     fleet: String::new(),

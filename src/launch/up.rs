@@ -144,9 +144,10 @@ pub struct UpArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub client_conns: u32,
 
-    /// Directory with the dashboard, served at /.
-    #[arg(long, env = "STATIC_DIR", default_value = "static")]
-    pub static_dir: PathBuf,
+    /// Serve the dashboard from this directory (for editing it without rebuilding)
+    /// [default: the copy built into the binary].
+    #[arg(long, env = "STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
 
     /// `loopback`: every process on this machine's loopback. `netns`: each Redis node,
     /// Sentinel, ZooKeeper server and instance in a network namespace of its own, on a bridge
@@ -295,8 +296,18 @@ impl UpArgs {
     /// The fleet these flags ask for, the instances running this very executable.
     pub fn config(&self) -> anyhow::Result<FleetConfig> {
         let program = std::env::current_exe().context("cannot find the oversell executable")?;
-        let static_dir = std::path::absolute(&self.static_dir)
-            .with_context(|| format!("bad --static-dir {}", self.static_dir.display()))?;
+        // Absolute: the instances may run in another directory than this command.
+        let static_dir = match self
+            .static_dir
+            .as_deref()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            Some(dir) => Some(
+                std::path::absolute(dir)
+                    .with_context(|| format!("bad --static-dir {}", dir.display()))?,
+            ),
+            None => None,
+        };
         let admin_token = match &self.admin_token {
             Some(token) if !token.is_empty() => token.clone(),
             _ => uuid::Uuid::new_v4().simple().to_string(),
@@ -340,16 +351,11 @@ const NGINX_RESTARTS: u32 = 5;
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let config = args.config()?;
     let tier = config.tier;
-    let static_dir = config.static_dir.clone();
     let mut fleet = tokio::select! {
         fleet = Fleet::start(config) => fleet?,
         // Dropping a half-started fleet kills what it had started.
         _ = crate::startup::shutdown_signal() => return Ok(()),
     };
-    if !static_dir.is_dir() {
-        // The dashboard is built into the binary; a directory only overrides it.
-        tracing::debug!(dir = %static_dir.display(), "no dashboard directory; serving the built-in one");
-    }
     let class = match args.class {
         Some(students) => {
             match crate::class_setup::make_class(fleet.url(), fleet.admin_token(), students, None)
@@ -518,4 +524,29 @@ fn print_banner(
 
 fn pid(pid: Option<u32>) -> String {
     pid.map_or_else(|| "-".into(), |p| p.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::UpArgs;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        up: UpArgs,
+    }
+
+    #[test]
+    fn the_instances_serve_the_embedded_dashboard_unless_a_directory_is_asked_for() {
+        std::env::remove_var("STATIC_DIR");
+        let config = Cli::parse_from(["up"]).up.config().unwrap();
+        assert_eq!(config.static_dir, None);
+        let config = Cli::parse_from(["up", "--static-dir", "static"])
+            .up
+            .config()
+            .unwrap();
+        assert!(config.static_dir.unwrap().is_absolute());
+    }
 }

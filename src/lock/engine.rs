@@ -154,6 +154,7 @@ fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
         gives_up: cx
             .striking_fault()
             .is_some_and(|f| f.kind == FaultKind::RenewalGivesUp),
+        counts: cx.metrics.renewals(cx.settings.tier),
     };
     Keep::Renewing {
         _renewals: watchdog.start(),

@@ -73,6 +73,8 @@ pub(super) struct Watchdog {
     /// Stop at the first failed renewal instead of trying again at the next tick (the
     /// `renewal-gives-up` fault).
     pub gives_up: bool,
+    /// The instance's renewal counters for the lock's tier.
+    pub counts: crate::metrics::RenewalCounters,
 }
 
 /// Where a renewal is sent.
@@ -115,6 +117,7 @@ impl Watchdog {
         };
         match renewed.await {
             Ok(true) => {
+                self.counts.renewed();
                 let noted =
                     record::renewal(&self.resource, &self.keys, &self.instance, &self.owner);
                 if let Err(err) = noted.await {
@@ -128,10 +131,12 @@ impl Watchdog {
             // second or two while the lease still has seconds left, and giving up then would
             // drop a lock its holder still holds. A student's error stops nothing either.
             Err(err) if self.gives_up => {
+                self.counts.failed();
                 tracing::warn!(%err, "lease renewal failed; not scheduled again");
                 false
             }
             Err(err) => {
+                self.counts.failed();
                 tracing::warn!(%err, "lease renewal failed; retrying");
                 true
             }

@@ -20,13 +20,27 @@ use crate::state::AppState;
 
 pub const MAX_STOCK: i64 = 1_000_000;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ResetBody {
+pub(super) struct ResetBody {
+    /// Items on sale, 0–1000000.
+    #[schema(minimum = 0, maximum = 1000000)]
     stock: i64,
 }
 
 /// `POST /admin/reset {"stock": N}`: clears ledger, locks and counters of the room.
+#[utoipa::path(
+    post,
+    path = "/admin/reset",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    request_body = ResetBody,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "`{\"room\", \"stock\"}`: the room is on sale with this stock", body = Object),
+        (status = 409, description = "The fleet already holds its most rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn reset(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -58,13 +72,27 @@ pub(super) async fn reset_room(state: &AppState, keys: &Keys, stock: i64) -> Res
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TierBody {
+pub(super) struct TierBody {
+    /// A tier's id, as `GET /tiers` lists them.
+    #[schema(value_type = Tier)]
     tier: String,
 }
 
 /// `PUT /admin/tier {"tier": "<id>"}`: switches the room's tier on every instance.
+#[utoipa::path(
+    put,
+    path = "/admin/tier",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    request_body = TierBody,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "The room's settings now", body = Settings),
+        (status = 409, description = "The fleet already holds its most rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn tier(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -80,6 +108,18 @@ pub async fn tier(
 }
 
 /// `PUT /admin/config {"ttl_ms", "business_ms", "wait", "wait_deadline_ms", "tier"}`, any subset.
+#[utoipa::path(
+    put,
+    path = "/admin/config",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    request_body = SettingsPatch,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "The room's settings now", body = Settings),
+        (status = 409, description = "The fleet already holds its most rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn config(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -115,11 +155,15 @@ pub(super) async fn apply(
     Ok(Json(settings))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct FaultBody {
+pub(super) struct FaultBody {
+    /// The fault, as the README's fault table names it.
+    #[schema(value_type = FaultKind)]
     kind: String,
+    /// Its duration, 1–120000 ms, for the faults that last.
     ms: Option<u64>,
+    /// The instance it strikes [default: the next holder anywhere].
     instance: Option<String>,
     /// How many Redlock masters `node-down` / `clock-jump` / `node-slow` strike.
     nodes: Option<u32>,
@@ -130,7 +174,21 @@ struct FaultBody {
 pub const MAX_FAULT_MS: u64 = 120_000;
 
 /// `POST /admin/faults {"kind", "ms"?, "instance"?, "nodes"?}`: arms a one-shot fault for the
-/// room.
+/// room. A fault that strikes beyond the room (an instance, the lock store) takes the admin
+/// token.
+#[utoipa::path(
+    post,
+    path = "/admin/faults",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    request_body = FaultBody,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "`{\"room\", \"armed\": Fault}`", body = Object),
+        (status = 404, description = "No live instance of that id", body = super::openapi::ErrorBody),
+        (status = 409, description = "The fleet already holds its most rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn arm_fault(
     caller: RoomAdmin,
     State(state): State<AppState>,
@@ -226,6 +284,14 @@ pub async fn arm_fault(
 }
 
 /// `DELETE /admin/faults`: disarms every fault of the room.
+#[utoipa::path(
+    delete,
+    path = "/admin/faults",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    security(("admin_token" = []), ("room_token" = [])),
+    responses((status = 200, description = "`{\"room\", \"armed\": []}`", body = Object))
+)]
 pub async fn clear_faults(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -248,6 +314,17 @@ async fn known_instance(state: &AppState, id: &str) -> Result<(), AppError> {
 }
 
 /// `POST /admin/instances/{id}/crash`: the instance aborts (its supervisor restarts it).
+#[utoipa::path(
+    post,
+    path = "/admin/instances/{id}/crash",
+    tag = "admin",
+    params(("id" = String, Path, description = "A live instance's id, as `GET /instances` lists them")),
+    security(("admin_token" = [])),
+    responses(
+        (status = 202, description = "`{\"instance\", \"action\": \"crash\"}`: the instance is told", body = Object),
+        (status = 404, description = "No live instance of that id", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn crash(
     _: Admin,
     State(state): State<AppState>,
@@ -264,13 +341,27 @@ pub async fn crash(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct FreezeBody {
+pub(super) struct FreezeBody {
+    /// How long the process stops, 1–120000 ms.
+    #[schema(minimum = 1, maximum = 120000)]
     ms: u64,
 }
 
 /// `POST /admin/instances/{id}/freeze {"ms": N}`: the whole process stops for N ms.
+#[utoipa::path(
+    post,
+    path = "/admin/instances/{id}/freeze",
+    tag = "admin",
+    params(("id" = String, Path, description = "A live instance's id, as `GET /instances` lists them")),
+    request_body = FreezeBody,
+    security(("admin_token" = [])),
+    responses(
+        (status = 202, description = "`{\"instance\", \"action\": \"freeze\", \"ms\"}`: the instance is told", body = Object),
+        (status = 404, description = "No live instance of that id", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn freeze(
     _: Admin,
     State(state): State<AppState>,

@@ -21,6 +21,19 @@ use crate::state::AppState;
 
 /// `POST /admin/burst {"buyers": N, "qty"?, "via"?}`: N buyers at once, through the fleet
 /// (default) or served by this instance alone (`"via": "instance"`).
+#[utoipa::path(
+    post,
+    path = "/admin/burst",
+    tag = "admin",
+    params(super::openapi::RoomParam),
+    request_body = BurstRequest,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "What the buyers saw, by outcome", body = BurstReport),
+        (status = 409, description = "A burst already runs in the room on this instance, or the instance runs its most buyers", body = super::openapi::ErrorBody),
+        (status = 502, description = "The fleet's front did not answer as expected (`fleet_error`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn burst(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,

@@ -35,6 +35,13 @@ const DEFAULT_PREFIX: &str = "student";
 const DEFAULT_STOCK: i64 = 100;
 
 /// `GET /admin/whoami`: `{"scope": "admin"}` or `{"scope": "room", "room": …}`.
+#[utoipa::path(
+    get,
+    path = "/admin/whoami",
+    tag = "class",
+    security(("admin_token" = []), ("room_token" = [])),
+    responses((status = 200, description = "`{\"scope\": \"admin\"}` or `{\"scope\": \"room\", \"room\"}`: what the token may do", body = Object))
+)]
 pub async fn whoami(caller: Caller) -> Json<Value> {
     Json(match caller {
         Caller::Admin => json!({ "scope": "admin" }),
@@ -42,16 +49,20 @@ pub async fn whoami(caller: Caller) -> Json<Value> {
     })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ClassBody {
+pub(super) struct ClassBody {
+    /// One room and token per student, 1–200.
+    #[schema(minimum = 1, maximum = 200)]
     students: usize,
+    /// The rooms' names: `<prefix>-1` … [default: `student`].
     prefix: Option<String>,
+    /// Each room's stock [default: 100].
     stock: Option<i64>,
 }
 
 /// One room's key as handed to its student: shown once.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Ticket {
     room: String,
     token: String,
@@ -61,6 +72,17 @@ pub struct Ticket {
 }
 
 /// `POST /admin/class {"students": 30, "prefix"?: "student", "stock"?: 100}`.
+#[utoipa::path(
+    post,
+    path = "/admin/class",
+    tag = "class",
+    request_body = ClassBody,
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "`{\"rooms\": [Ticket], \"watch_url\"}`: each room's token, shown once", body = Object),
+        (status = 409, description = "The fleet cannot hold that many more rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn create(
     _: Admin,
     State(state): State<AppState>,
@@ -129,6 +151,13 @@ struct RoomRow {
 }
 
 /// `GET /admin/class`: every room of the class at a glance.
+#[utoipa::path(
+    get,
+    path = "/admin/class",
+    tag = "class",
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"prefix\", \"rooms\": [{\"room\", \"tier\", \"status\", \"stock\", \"orders\", \"oversold\", \"viewers\", \"has_token\", …}]}`", body = Object))
+)]
 pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let Some((prefix, students)) = class(&state).await? else {
         return Ok(Json(json!({ "prefix": null, "rooms": [] })));
@@ -164,6 +193,13 @@ pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Va
 
 /// `DELETE /admin/class`: every room token stops working and the class's votes go; the rooms
 /// stay until idle.
+#[utoipa::path(
+    delete,
+    path = "/admin/class",
+    tag = "class",
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"revoked\": N}`: how many tokens stopped working", body = Object))
+)]
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let revoked = revoke_all(&state).await?;
     crate::poll::ballot_box::delete_all(&state.resource).await?;
@@ -172,6 +208,14 @@ pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Value
 }
 
 /// `POST /admin/rooms/{room}/token`: a new token for the room; the old one stops at once.
+#[utoipa::path(
+    post,
+    path = "/admin/rooms/{room}/token",
+    tag = "class",
+    params(("room" = String, Path, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "The room")),
+    security(("admin_token" = [])),
+    responses((status = 200, description = "The room's new token, shown once", body = Ticket))
+)]
 pub async fn rotate(
     _: Admin,
     State(state): State<AppState>,
@@ -184,7 +228,15 @@ pub async fn rotate(
     Ok(Json(ticket(&public_url(&state, &headers), &room, token)?))
 }
 
-/// `DELETE /admin/rooms/{room}/token`.
+/// `DELETE /admin/rooms/{room}/token`: the room's token stops working.
+#[utoipa::path(
+    delete,
+    path = "/admin/rooms/{room}/token",
+    tag = "class",
+    params(("room" = String, Path, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "The room")),
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"room\", \"revoked\": bool}`", body = Object))
+)]
 pub async fn revoke(
     _: Admin,
     State(state): State<AppState>,

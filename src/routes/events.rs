@@ -16,12 +16,27 @@ use crate::feed::stream;
 use crate::feed::window::{DEFAULT_DRAW, DRAW_SIZES};
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// How many critical sections the page draws: its timeline window.
+    #[param(value_type = Option<u32>)]
     draw: Option<String>,
 }
 
+/// The room's live feed as Server-Sent Events (`text/event-stream`): a `state` event with the
+/// `/state` document, then the room's changes as they happen; a comment every 10 s keeps it
+/// open. It never ends by itself.
+#[utoipa::path(
+    get,
+    path = "/events",
+    tag = "observe",
+    params(super::openapi::RoomParam, EventsQuery),
+    responses(
+        (status = 200, description = "An endless stream of Server-Sent Events: `event: state` (the `/state` document), then the room's figures, sections and chart points", content_type = "text/event-stream", body = String),
+        (status = 503, description = "The store does not answer, or this instance serves its most streams (`too_many_streams`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn events(
     State(state): State<AppState>,
     Room(keys): Room,

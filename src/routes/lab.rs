@@ -24,6 +24,13 @@ use crate::state::AppState;
 const EXAMPLE: &str = r#"{"acquire": ["return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])"], "release": ["if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"]}"#;
 
 /// `GET /lab`: the room's lock as submitted, and the last error its scripts met.
+#[utoipa::path(
+    get,
+    path = "/lab",
+    tag = "lab",
+    params(super::openapi::RoomParam),
+    responses((status = 200, description = "`{\"room\", \"lock\": LabSource | null, \"last_error\", \"contract\"}`", body = Object))
+)]
 pub async fn show(
     Room(keys): Room,
     State(state): State<AppState>,
@@ -58,6 +65,18 @@ pub async fn show(
 /// lock the student never sees at work, and the command line, the dashboard and the lab page
 /// each making a second call (`PUT /admin/tier`) could disagree, or stop half-way between the
 /// two. One request, one reload: every instance reads the new lock and the tier together.
+#[utoipa::path(
+    put,
+    path = "/admin/lab",
+    tag = "lab",
+    params(super::openapi::RoomParam),
+    request_body = LabSource,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "`{\"room\", \"shape\", \"tier\": \"custom\"}`: the room sells under its own lock", body = Object),
+        (status = 409, description = "The fleet already holds its most rooms (`room_limit`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn submit(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
@@ -97,15 +116,27 @@ pub async fn submit(
     })))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct GradeBody {
+pub(super) struct GradeBody {
     /// One attack only, to watch it again.
     only: Option<String>,
 }
 
 /// `POST /admin/lab/grade [{"only": "<attack>"}]`: runs the grader's suite (or one attack of
 /// it) in the room against its own lock.
+#[utoipa::path(
+    post,
+    path = "/admin/lab/grade",
+    tag = "lab",
+    params(super::openapi::RoomParam),
+    request_body(content = Option<GradeBody>, content_type = "application/json"),
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "The grader's report card: each attack and its verdict", body = Object),
+        (status = 409, description = "A scenario already runs in the room", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn grade(
     RoomAdmin { keys, caller }: RoomAdmin,
     State(state): State<AppState>,

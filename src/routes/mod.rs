@@ -8,23 +8,27 @@ mod events;
 mod extract;
 mod lab;
 mod observe;
+mod openapi;
 pub(crate) mod partition;
 mod poll;
 mod sale;
 mod scenario;
 
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::HeaderName;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::AppError;
 use crate::state::AppState;
@@ -34,53 +38,68 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// See [`last_resort_timeout`]; nginx's read timeout (310 s) is above it.
 const LAST_RESORT: Duration = Duration::from_secs(300);
 
+/// Every route of the API with its OpenAPI entry: utoipa-axum's `routes!` registers a
+/// handler and its `#[utoipa::path]` together (handlers on one path in one call), so a route
+/// cannot be added without its entry. The dashboard's files are the fallback, not routes.
+fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(sale::sale))
+        .routes(routes!(observe::state))
+        .routes(routes!(observe::ledger))
+        .routes(routes!(observe::tiers))
+        .routes(routes!(observe::health))
+        .routes(routes!(observe::metrics))
+        .routes(routes!(observe::instances))
+        .routes(routes!(events::events))
+        .routes(routes!(openapi::document))
+        .routes(routes!(admin::reset))
+        .routes(routes!(admin::tier))
+        .routes(routes!(admin::config))
+        .routes(routes!(burst::burst))
+        .routes(routes!(scenario::list))
+        .routes(routes!(scenario::run))
+        .routes(routes!(admin::arm_fault, admin::clear_faults))
+        .routes(routes!(partition::configure_store))
+        .routes(routes!(partition::cut, partition::heal))
+        .routes(routes!(admin::crash))
+        .routes(routes!(admin::freeze))
+        .routes(routes!(class::whoami))
+        .routes(routes!(lab::show))
+        .routes(routes!(lab::submit))
+        .routes(routes!(lab::grade))
+        .routes(routes!(class::create, class::overview, class::close))
+        .routes(routes!(class::rotate, class::revoke))
+        .routes(routes!(poll::open, poll::admin_view))
+        .routes(routes!(poll::next_round))
+        .routes(routes!(poll::close))
+        .routes(routes!(poll::reveal))
+        .routes(routes!(poll::class_results))
+        .routes(routes!(poll::vote, poll::public_view))
+        .routes(routes!(poll::events))
+}
+
+/// The API's OpenAPI document, as `GET /openapi.json` serves it.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let mut document = routes().split_for_parts().1;
+    openapi::Contract.modify(&mut document);
+    document
+}
+
+/// [`document`] as JSON, made once per process.
+fn document_json() -> &'static str {
+    static JSON: OnceLock<String> = OnceLock::new();
+    JSON.get_or_init(|| {
+        let mut document =
+            serde_json::to_value(document()).expect("the OpenAPI document is plain data");
+        openapi::add_links(&mut document);
+        document.to_string()
+    })
+}
+
 /// The API, with the dashboard at `/`: from `static_dir` when given, else embedded.
 pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
-    Router::new()
-        .route("/sale", post(sale::sale))
-        .route("/state", get(observe::state))
-        .route("/ledger", get(observe::ledger))
-        .route("/tiers", get(observe::tiers))
-        .route("/health", get(observe::health))
-        .route("/metrics", get(observe::metrics))
-        .route("/instances", get(observe::instances))
-        .route("/events", get(events::events))
-        .route("/admin/reset", post(admin::reset))
-        .route("/admin/tier", put(admin::tier))
-        .route("/admin/config", put(admin::config))
-        .route("/admin/burst", post(burst::burst))
-        .route("/scenarios", get(scenario::list))
-        .route("/admin/scenario", post(scenario::run))
-        .route("/admin/faults", post(admin::arm_fault).delete(admin::clear_faults))
-        .route("/admin/lock-store", put(partition::configure_store))
-        .route(
-            "/admin/partition",
-            post(partition::cut).delete(partition::heal),
-        )
-        .route("/admin/instances/{id}/crash", post(admin::crash))
-        .route("/admin/instances/{id}/freeze", post(admin::freeze))
-        .route("/admin/whoami", get(class::whoami))
-        .route("/lab", get(lab::show))
-        .route("/admin/lab", put(lab::submit))
-        .route("/admin/lab/grade", post(lab::grade))
-        .route(
-            "/admin/class",
-            post(class::create).get(class::overview).delete(class::close),
-        )
-        .route(
-            "/admin/class/poll",
-            post(poll::open).get(poll::admin_view),
-        )
-        .route("/admin/class/poll/round", post(poll::next_round))
-        .route("/admin/class/poll/close", post(poll::close))
-        .route("/admin/class/poll/reveal", post(poll::reveal))
-        .route("/admin/class/results", get(poll::class_results))
-        .route("/poll", post(poll::vote).get(poll::public_view))
-        .route("/poll/events", get(poll::events))
-        .route(
-            "/admin/rooms/{room}/token",
-            post(class::rotate).delete(class::revoke),
-        )
+    let (api, _) = routes().split_for_parts();
+    api
         .method_not_allowed_fallback(method_not_allowed)
         .fallback_service(assets::service(static_dir).with_state(state.clone()))
         .with_state(state)

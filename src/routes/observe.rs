@@ -23,6 +23,12 @@ use crate::view::StateView;
 /// out by itself, whether it claims mutual exclusion across instances at all, and the
 /// `oversell up` flags it needs beyond one Redis. The dashboard builds its tier picker and the
 /// lab its presets from this, so the list is written once.
+#[utoipa::path(
+    get,
+    path = "/tiers",
+    tag = "observe",
+    responses((status = 200, description = "`{\"tiers\": [{\"id\", the tier table's row, \"leased\", \"excludes_across_instances\", \"up_flags\"}]}`, in the ladder's order", body = Object))
+)]
 pub async fn tiers() -> Json<Value> {
     let tiers: Vec<Value> = Tier::ALL
         .into_iter()
@@ -40,6 +46,13 @@ pub async fn tiers() -> Json<Value> {
 
 /// `GET /state`: the room's settings and ground truth; 503 `state_lost` when the store lost
 /// the room. Reads only: a room nobody created is shown with this instance's settings.
+#[utoipa::path(
+    get,
+    path = "/state",
+    tag = "observe",
+    params(super::openapi::RoomParam),
+    responses((status = 200, description = "The room's settings, faults, lock and ground truth", body = StateView))
+)]
 pub async fn state(
     State(state): State<AppState>,
     Room(keys): Room,
@@ -71,12 +84,25 @@ pub async fn state(
 
 const MAX_PAGE: i64 = 10_000;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Page {
+    /// The first order to show [default: 0].
+    #[param(minimum = 0)]
     offset: Option<i64>,
+    /// How many orders, 1–10000 [default: 1000].
+    #[param(minimum = 1, maximum = 10000)]
     limit: Option<i64>,
 }
 
+/// `GET /ledger?offset=&limit=`: a page of the room's orders, oldest first.
+#[utoipa::path(
+    get,
+    path = "/ledger",
+    tag = "observe",
+    params(super::openapi::RoomParam, Page),
+    responses((status = 200, description = "`{\"offset\", \"orders\": [...]}`: one entry per acknowledged sale", body = Object))
+)]
 pub async fn ledger(
     State(state): State<AppState>,
     Room(keys): Room,
@@ -97,6 +123,16 @@ pub async fn ledger(
     Ok(Json(json!({ "offset": offset, "orders": orders })))
 }
 
+/// `GET /health`: whether this instance reaches its stores (200), or not (503).
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "observe",
+    responses(
+        (status = 200, description = "`{\"status\": \"ok\", \"redis\", \"lock_store\", \"instance\"}`", body = Object),
+        (status = 503, description = "A store does not answer: the same document, `status: unavailable`", body = Object),
+    )
+)]
 pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
     let ping = async {
         let mut conn = state.resource.conn().await.ok()?;
@@ -135,6 +171,12 @@ pub async fn health(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// `GET /instances`: the instances with a recent heartbeat.
+#[utoipa::path(
+    get,
+    path = "/instances",
+    tag = "observe",
+    responses((status = 200, description = "`{\"instances\": [{\"instance\", \"last_seen_ms\"}]}`", body = Object))
+)]
 pub async fn instances(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let live = state.fleet.live_instances().await?;
     let list: Vec<Value> = live
@@ -144,7 +186,16 @@ pub async fn instances(State(state): State<AppState>) -> Result<Json<Value>, App
     Ok(Json(json!({ "instances": list })))
 }
 
+/// `GET /metrics`: this instance's counters, for Prometheus.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "observe",
+    responses((status = 200, description = "Prometheus' text exposition format", body = String, content_type = "text/plain"))
+)]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let viewers = state.feeds.viewers().iter().map(|(_, n)| n).sum();
+    state.metrics.set_viewers(viewers);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

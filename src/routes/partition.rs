@@ -19,6 +19,15 @@ use crate::state::AppState;
 const EXAMPLE: &str = r#"{"isolate": ["lock1", "app1"], "ms": 8000}"#;
 
 /// Cuts the named members off from the rest of the network, both ways, for `ms`.
+#[utoipa::path(
+    post,
+    path = "/admin/partition",
+    tag = "faults",
+    params(super::openapi::RoomParam),
+    request_body = PartitionRequest,
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"partition\": PartitionView}`: the cut in force", body = Object))
+)]
 pub async fn cut(
     caller: RoomAdmin,
     State(state): State<AppState>,
@@ -52,6 +61,14 @@ pub async fn cut(
 }
 
 /// Heals the partition in force (a no-op without one).
+#[utoipa::path(
+    delete,
+    path = "/admin/partition",
+    tag = "faults",
+    params(super::openapi::RoomParam),
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"healed\": true}`", body = Object))
+)]
 pub async fn heal(
     caller: RoomAdmin,
     State(state): State<AppState>,
@@ -70,14 +87,25 @@ pub fn check_armed(isolate: &[String], ms: u64) -> Result<(), AppError> {
     cut::check_armed(&network()?.0, isolate, ms).map_err(refused)
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
+    /// Replicas a primary must reach to accept writes: 0 or 1.
+    #[schema(maximum = 1)]
     min_replicas: u32,
 }
 
 /// `PUT /admin/lock-store {"min_replicas": N}`: Redis' answer to split brain on a Sentinel
 /// store: a primary that cannot reach `N` replicas refuses writes (`min-replicas-to-write`).
+#[utoipa::path(
+    put,
+    path = "/admin/lock-store",
+    tag = "faults",
+    params(super::openapi::RoomParam),
+    request_body = StoreConfig,
+    security(("admin_token" = [])),
+    responses((status = 200, description = "`{\"min_replicas\", \"max_lag_s\", \"nodes\"}`", body = Object))
+)]
 pub async fn configure_store(
     caller: RoomAdmin,
     State(state): State<AppState>,

@@ -46,6 +46,7 @@ struct OpenBody {
 }
 
 /// `POST /admin/class/poll {"chapter"}`.
+#[utoipa::path(post, path = "/admin/class/poll", operation_id = "poll_open", tag = "poll", request_body(content = Object, description = "`{\"chapter\": \"<a chapter with a question>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The admin view: the question, rounds, counts", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn open(
     _: Admin,
     State(state): State<AppState>,
@@ -71,6 +72,7 @@ pub async fn open(
 }
 
 /// `POST /admin/class/poll/round`: closes the round and opens the next.
+#[utoipa::path(post, path = "/admin/class/poll/round", operation_id = "poll_next_round", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, the next round open", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn next_round(
     _: Admin,
     State(state): State<AppState>,
@@ -98,6 +100,7 @@ pub async fn next_round(
 }
 
 /// `POST /admin/class/poll/close`: closes the round, opens none.
+#[utoipa::path(post, path = "/admin/class/poll/close", operation_id = "poll_close", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, no round open", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<AdminView>, AppError> {
     ballot_box::close(&state.resource)
         .await?
@@ -106,6 +109,7 @@ pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Admin
 }
 
 /// `GET /admin/class/poll`: the admin view.
+#[utoipa::path(get, path = "/admin/class/poll", operation_id = "poll_admin_view", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view: counts per option per round", body = Object)))]
 pub async fn admin_view(
     _: Admin,
     State(state): State<AppState>,
@@ -131,6 +135,7 @@ struct RevealBody {
 }
 
 /// `POST /admin/class/poll/reveal {"run": true, "room"?: "default"}`.
+#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
 pub async fn reveal(
     _: Admin,
     State(state): State<AppState>,
@@ -231,6 +236,7 @@ pub struct ResultsQuery {
 }
 
 /// `GET /admin/class/results[?format=json|csv|md]`.
+#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = Option<String>, Query, description = "`json` (default), `csv` or `md`")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
 pub async fn class_results(
     _: Admin,
     State(state): State<AppState>,
@@ -288,6 +294,7 @@ pub struct Voted {
 }
 
 /// `POST /poll?room= {"option": N}` with the room's token.
+#[utoipa::path(post, path = "/poll", operation_id = "poll_vote", tag = "poll", params(super::openapi::RoomParam), request_body(content = Object, description = "`{\"option\": N}`"), security(("room_token" = [])), responses((status = 200, description = "`{\"chapter\", \"round\", \"option\"}`: counted in this round", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn vote(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -352,6 +359,7 @@ pub struct PublicPoll {
 }
 
 /// `GET /poll?room=`: anyone; with the room's token, also `my_vote`.
+#[utoipa::path(get, path = "/poll", operation_id = "poll_public_view", tag = "poll", params(super::openapi::RoomParam), security(()), responses((status = 200, description = "How many voted (not what); `my_vote` with the room's own token", body = Object)))]
 pub async fn public_view(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -395,6 +403,7 @@ pub async fn public_view(
 }
 
 /// `GET /poll/events?room=`: the public view as it changes.
+#[utoipa::path(get, path = "/poll/events", operation_id = "poll_events", tag = "poll", params(super::openapi::RoomParam), responses((status = 200, description = "An endless stream of Server-Sent Events: `event: poll`, the public view, on connect and each change", content_type = "text/event-stream", body = String), (status = 503, description = "This instance serves its most streams", body = super::openapi::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Room(_): Room,

@@ -9,10 +9,15 @@ use crate::error::AppError;
 use crate::sale::{run_sale, Order, Sold};
 use crate::state::AppState;
 
-#[derive(Debug, Default, Deserialize)]
+/// A buyer's order; an empty body buys one item as `anonymous`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct SaleBody {
+pub(super) struct SaleBody {
+    /// Who buys (1–64 bytes) [default: `anonymous`].
+    #[schema(min_length = 1, max_length = 64)]
     buyer: Option<String>,
+    /// Items in the order, 1–10 [default: 1].
+    #[schema(minimum = 1, maximum = 10)]
     qty: Option<u32>,
 }
 
@@ -22,6 +27,19 @@ fn parse_order(body: &[u8]) -> Result<Order, AppError> {
     Order::new(buyer, body.qty.unwrap_or(1)).map_err(AppError::BadRequest)
 }
 
+/// One buyer buys `qty` items under the room's tier: the stock is read and written inside
+/// the lock, and the order is recorded in the ledger.
+#[utoipa::path(
+    post,
+    path = "/sale",
+    tag = "sale",
+    params(super::openapi::RoomParam),
+    request_body(content = Option<SaleBody>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Sold: the order, and the stock the buyer's write left", body = Sold),
+        (status = 409, description = "Sold out (`stock_left`), or the room has no stock, or it was reset during the sale", body = super::openapi::ErrorBody),
+    )
+)]
 #[tracing::instrument(skip_all, fields(room = keys.room(), instance = %state.instance))]
 pub async fn sale(
     State(state): State<AppState>,

@@ -16,6 +16,12 @@ use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
 /// `GET /scenarios`: the catalog, in the order of the ladder.
+#[utoipa::path(
+    get,
+    path = "/scenarios",
+    tag = "scenarios",
+    responses((status = 200, description = "`{\"scenarios\": [{\"id\", \"tier\", \"expectation\", \"timing_sensitive\", \"admin_only\", \"source\", \"en\", \"zh\"}]}`", body = Object))
+)]
 pub async fn list() -> Json<Value> {
     let scenarios: Vec<Value> = CATALOG
         .iter()
@@ -46,13 +52,28 @@ fn reaches_beyond_room(scenario: &Scenario) -> Option<FaultKind> {
         .filter(|kind| !kind.strikes_room_only())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct RunBody {
+pub(super) struct RunBody {
+    /// A scenario's id, as `GET /scenarios` lists them.
     id: String,
 }
 
 /// `POST /admin/scenario {"id"}`: runs one scenario in the room, against every instance.
+/// A scenario whose fault strikes beyond the room takes the admin token.
+#[utoipa::path(
+    post,
+    path = "/admin/scenario",
+    tag = "scenarios",
+    params(super::openapi::RoomParam),
+    request_body = RunBody,
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "The run: its verdicts and figures", body = Object),
+        (status = 409, description = "A scenario already runs in the room (`busy`)", body = super::openapi::ErrorBody),
+        (status = 502, description = "The fleet did not answer the runner as expected (`fleet_error`)", body = super::openapi::ErrorBody),
+    )
+)]
 pub async fn run(
     caller: RoomAdmin,
     State(state): State<AppState>,

@@ -93,8 +93,9 @@ pub(super) async fn leave(
 /// What `commit.lua` did, read once from its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Committed {
-    /// The write is in: stock, ledger entry, items sold.
-    Sold,
+    /// The write is in: stock, ledger entry, items sold; `oversold`: how many of its items
+    /// were beyond the room's initial stock.
+    Sold { oversold: u64 },
     /// No write was asked for (too little stock): the section was only left.
     SoldOut,
     /// The fencing token was older than one the stock had seen: the write was refused.
@@ -104,9 +105,9 @@ pub(super) enum Committed {
 }
 
 fn outcome(reply: redis::RedisResult<redis::Value>) -> Result<Committed, StoreError> {
-    let (outcome, _overlaps): (String, i64) = composed::reply(reply)?;
+    let (outcome, _overlaps, oversold): (String, i64, u64) = composed::reply(reply)?;
     Ok(match outcome.as_str() {
-        "sold" => Committed::Sold,
+        "sold" => Committed::Sold { oversold },
         "sold_out" => Committed::SoldOut,
         "stale" => Committed::Stale,
         "reset" => Committed::Reset,
@@ -138,6 +139,7 @@ fn commit(
         .key(cx.keys.stale_writes_rejected())
         .key(cx.keys.timeline())
         .key(cx.keys.generation())
+        .key(cx.keys.initial_stock())
         .arg(exits_at_enter)
         .arg(
             write

@@ -129,6 +129,8 @@ async fn critical_section(
         enter_us,
     }) = entered
     else {
+        // The fencing check refused this holder's token: a newer one was seen.
+        cx.metrics.stale_write_rejected(cx.settings.tier);
         return Err(AppError::LockLost);
     };
     if lcx.faults.claim(FaultKind::CrashHolding).await.is_some() {
@@ -193,14 +195,20 @@ async fn critical_section(
         entry: &entry,
     };
     match leave(cx, lcx, lock, leaving, exits, Some(write)).await? {
-        Committed::Sold => Ok(Sold {
-            order_id,
-            stock_left: stock - qty,
-            instance: cx.instance.to_owned(),
-            tier: cx.settings.tier,
-            fence,
-        }),
-        Committed::Stale => Err(AppError::LockLost),
+        Committed::Sold { oversold } => {
+            cx.metrics.oversold(cx.settings.tier, oversold);
+            Ok(Sold {
+                order_id,
+                stock_left: stock - qty,
+                instance: cx.instance.to_owned(),
+                tier: cx.settings.tier,
+                fence,
+            })
+        }
+        Committed::Stale => {
+            cx.metrics.stale_write_rejected(cx.settings.tier);
+            Err(AppError::LockLost)
+        }
         Committed::Reset => Err(AppError::RoomReset { read: true }),
         Committed::SoldOut => Err(AppError::Internal("a write answered sold out".into())),
     }
@@ -240,7 +248,7 @@ impl Order {
 }
 
 /// What a successful sale returns to the buyer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Sold {
     pub order_id: String,
     pub stock_left: i64,

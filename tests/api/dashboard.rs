@@ -9,8 +9,14 @@ use reqwest::StatusCode;
 
 use crate::helpers::eventually;
 
-/// An `oversell serve` process; killed on drop.
-struct Serve(Child);
+/// An `oversell serve` process and the file its log goes to; killed on drop.
+struct Serve(Child, tempfile::NamedTempFile);
+
+impl Serve {
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.1.path()).unwrap_or_default()
+    }
+}
 
 impl Drop for Serve {
     fn drop(&mut self) {
@@ -20,6 +26,7 @@ impl Drop for Serve {
 }
 
 fn serve(redis: &RedisServer, port: u16, cwd: &std::path::Path, static_dir: Option<&str>) -> Serve {
+    let log = tempfile::NamedTempFile::new().expect("a log file");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_oversell"));
     cmd.args([
         "serve",
@@ -31,12 +38,13 @@ fn serve(redis: &RedisServer, port: u16, cwd: &std::path::Path, static_dir: Opti
     .current_dir(cwd)
     .env_remove("STATIC_DIR")
     .env("ADMIN_TOKEN", "t")
-    .stdout(Stdio::null())
+    .env_remove("RUST_LOG")
+    .stdout(Stdio::from(log.reopen().expect("the log file")))
     .stderr(Stdio::null());
     if let Some(dir) = static_dir {
         cmd.args(["--static-dir", dir]);
     }
-    Serve(cmd.spawn().expect("spawn oversell serve"))
+    Serve(cmd.spawn().expect("spawn oversell serve"), log)
 }
 
 async fn get(client: &reqwest::Client, url: &str) -> Option<(StatusCode, String, String)> {
@@ -60,7 +68,7 @@ async fn the_dashboard_is_served_from_any_working_directory() {
     // repository passes one): both serve the built-in copy.
     for static_dir in [None, Some("no-such-dir")] {
         let port = free_port().unwrap();
-        let _app = serve(&redis, port, elsewhere.path(), static_dir);
+        let app = serve(&redis, port, elsewhere.path(), static_dir);
         let base = format!("http://127.0.0.1:{port}");
         eventually(Duration::from_secs(20), || async {
             get(&client, &format!("{base}/health")).await.is_some()
@@ -81,6 +89,14 @@ async fn the_dashboard_is_served_from_any_working_directory() {
             .unwrap();
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(body.contains("\"not_found\""), "{body}");
+        // The embedded copy is the quiet default; only a directory asked for and missing warns.
+        let warned = app.log().contains("no such --static-dir");
+        assert_eq!(
+            warned,
+            static_dir.is_some(),
+            "{static_dir:?}: {}",
+            app.log()
+        );
     }
 }
 

@@ -55,6 +55,35 @@ async fn metrics_count_sales_per_tier_and_instance() {
     assert!(text.contains("oversell_lock_wait_seconds_bucket"));
 }
 
+/// `oversell_oversold_items_total`, summed over the instances, is the ground truth's oversold:
+/// each sale's write counts what it took beyond the initial stock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oversold_metric_adds_up_to_the_ground_truth() {
+    let fleet = spawn_fleet(3).await;
+    fleet
+        .configure(serde_json::json!({ "tier": "none", "business_ms": 20 }))
+        .await;
+    fleet.reset(5).await;
+    fleet.burst(60).await;
+    let state = fleet.state().await;
+    let oversold = state["oversold"].as_i64().unwrap();
+    assert!(oversold > 0, "no race to count: {state}");
+    let mut counted = 0;
+    for i in 0..3 {
+        let line = format!(
+            "oversell_oversold_items_total{{tier=\"none\",instance=\"app{}\"}} ",
+            i + 1
+        );
+        let text = fleet.metrics_of(i).await;
+        let n = text.lines().find_map(|l| l.strip_prefix(&line));
+        counted += n
+            .unwrap_or_else(|| panic!("no {line}"))
+            .parse::<i64>()
+            .unwrap();
+    }
+    assert_eq!(counted, oversold, "{state}");
+}
+
 /// The dashboard builds its tier picker from `GET /tiers`: every tier of the API crate, in
 /// the ladder's order, with what the dashboard marks (a lease that runs out by itself).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,6 +21,7 @@ mod listener;
 mod lock_store;
 mod matrix;
 mod member;
+mod openapi;
 mod partitions;
 mod poll;
 mod postgres_tiers;

@@ -119,7 +119,7 @@ fn config_on(
         admin_token: TOKEN.into(),
         public_url: None,
         client_limits: None,
-        static_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/static").into(),
+        static_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/static").into()),
         program: env!("CARGO_BIN_EXE_oversell").into(),
         network,
         resource_store: ResourceStoreKind::Single,
