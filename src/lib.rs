@@ -49,6 +49,7 @@
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
+//! - [`grading_queue`]: the lab's gradings as one fleet-wide line, a few rooms at a time.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections.
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
@@ -77,6 +78,7 @@ pub(crate) mod error;
 pub(crate) mod faults;
 pub(crate) mod feed;
 pub(crate) mod fleet_sync;
+pub(crate) mod grading_queue;
 pub(crate) mod ground_truth;
 pub(crate) mod keys;
 pub(crate) mod lab;

@@ -6,6 +6,7 @@ mod burst;
 pub(crate) mod class;
 mod events;
 mod extract;
+mod grading;
 mod lab;
 mod observe;
 pub(crate) mod partition;
@@ -61,7 +62,10 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
         .route("/admin/whoami", get(class::whoami))
         .route("/lab", get(lab::show))
         .route("/admin/lab", put(lab::submit))
-        .route("/admin/lab/grade", post(lab::grade))
+        .route(
+            "/admin/lab/grade",
+            post(grading::grade).get(grading::status),
+        )
         .route(
             "/admin/class",
             post(class::create).get(class::overview).delete(class::close),
