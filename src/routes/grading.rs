@@ -34,6 +34,9 @@ use crate::redis_pool::StoreError;
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
+/// Looks in a row at a grading under way that may fail before its press gives up.
+const LOOKS_FAILED_AT_MOST: u32 = 20;
+
 /// How long a room's last answer is kept for a student who comes back for it.
 const ANSWER_KEPT: Duration = Duration::from_secs(24 * 3600);
 
@@ -70,16 +73,34 @@ pub async fn grade(
         state.grading.turn(&room).await?;
         tokio::spawn(drive(state.clone(), keys.clone(), caller, only, job));
     }
+    // A look that fails (a slow answer of the resource store on a busy machine) is tried
+    // again: the grading goes on without this request, and only so many in a row end it.
+    let mut failed = 0;
     loop {
-        if let Some(answer) = answer_of(&state, &keys, Some(job)).await? {
-            return Ok(answer);
+        match look(&state, &keys, job).await {
+            Ok(Some(answer)) => return Ok(answer),
+            Ok(None) => failed = 0,
+            Err(err) if failed < LOOKS_FAILED_AT_MOST => {
+                tracing::debug!(room, %err, "cannot look at the grading; again");
+                failed += 1;
+            }
+            Err(err) => return Err(err),
         }
-        match state.grading.position(&room).await? {
-            Position::Running { .. } => tokio::time::sleep(POLL).await,
-            queued @ Position::Queued { .. } => return Ok(waiting(queued)),
-            // Neither in line, nor graded, nor answered: its instance died on the way.
-            Position::Idle => return Err(AppError::GradingLost),
-        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// What the press can answer now: the job's answer, the room's place (`202`) while it waits,
+/// `grading_lost` when it is nowhere; `None` while it is graded.
+async fn look(state: &AppState, keys: &Keys, job: u64) -> Result<Option<Response>, AppError> {
+    if let Some(answer) = answer_of(state, keys, Some(job)).await? {
+        return Ok(Some(answer));
+    }
+    match state.grading.position(keys.room()).await? {
+        Position::Running { .. } => Ok(None),
+        queued @ Position::Queued { .. } => Ok(Some(waiting(queued))),
+        // Neither in line, nor graded, nor answered: its instance died on the way.
+        Position::Idle => Err(AppError::GradingLost),
     }
 }
 
@@ -156,8 +177,13 @@ async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>
             (err.status(), err.body())
         }
     };
-    if let Err(err) = keep_answer(&state, &keys, job, answer).await {
-        tracing::warn!(room, %err, "cannot keep the grading's answer");
+    // Kept before the slot goes back: a room neither graded nor answered is a lost one.
+    for attempt in 1..=5 {
+        match keep_answer(&state, &keys, job, answer.clone()).await {
+            Ok(()) => break,
+            Err(err) => tracing::warn!(room, attempt, %err, "cannot keep the grading's answer"),
+        }
+        tokio::time::sleep(POLL).await;
     }
     renewals.abort();
     if let Err(err) = state.grading.finish(room, started.elapsed()).await {
