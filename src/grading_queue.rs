@@ -188,18 +188,18 @@ impl GradingQueue {
                 place: rank + 1,
                 in_line,
                 slots: self.slots,
-                estimate_s: self.wait_estimate(rank + 1, one).as_secs(),
+                estimate_s: wait_estimate(rank + 1, self.slots, one).as_secs(),
             }),
             _ => Ok(Position::Idle),
         }
     }
+}
 
-    /// How long the `place`-th in line waits for its card: the rounds of gradings before its
-    /// own and its own, at the recent gradings' average.
-    fn wait_estimate(&self, place: u64, one: Duration) -> Duration {
-        let rounds = place.div_ceil(self.slots as u64) + 1;
-        one * rounds as u32
-    }
+/// How long the `place`-th in line waits for its card with `slots` graded at once: the
+/// rounds of gradings before its own and its own, at the recent gradings' average.
+fn wait_estimate(place: u64, slots: usize, one: Duration) -> Duration {
+    let rounds = place.div_ceil(slots.max(1) as u64) + 1;
+    one * rounds as u32
 }
 
 /// The mean of the last gradings' durations (ms), or the first guess.
@@ -216,15 +216,11 @@ mod tests {
 
     #[test]
     fn the_estimate_counts_rounds_of_slots_and_the_room_own() {
-        let queue = GradingQueue {
-            resource: RedisPool::new("redis://127.0.0.1:1").unwrap(),
-            slots: 4,
-        };
         let one = Duration::from_secs(10);
         // Next in line: the round under way, then its own.
-        assert_eq!(queue.wait_estimate(1, one), Duration::from_secs(20));
-        assert_eq!(queue.wait_estimate(4, one), Duration::from_secs(20));
-        assert_eq!(queue.wait_estimate(5, one), Duration::from_secs(30));
+        assert_eq!(wait_estimate(1, 4, one), Duration::from_secs(20));
+        assert_eq!(wait_estimate(4, 4, one), Duration::from_secs(20));
+        assert_eq!(wait_estimate(5, 4, one), Duration::from_secs(30));
     }
 
     #[test]
