@@ -13,9 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_=${SECONDS_:-8} ROUNDS=${ROUNDS:-2} FLOOD=${FLOOD:-300}
 DEMO_CONNECTIONS=${DEMO_CONNECTIONS:-16} BUSINESS_MS=${BUSINESS_MS:-2} TIER=${TIER:-lua-release}
-OVERSELL=target/release/oversell LOADTEST=target/release/loadtest
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install -y wrk" >&2; exit 1; }
-cargo build --release --quiet --bins -p oversell -p loadtest
+if [ -z "${OVERSELL:-}" ]; then
+    cargo build --release --quiet --bins -p oversell -p loadtest
+fi
+OVERSELL=${OVERSELL:-target/release/oversell} LOADTEST=${LOADTEST:-target/release/loadtest}
 work=$(mktemp -d)
 cc -shared -fPIC -o "$work/bind-source.so" bench/bind-source.c -ldl
 cat >"$work/flood.lua" <<'LUA'
@@ -34,8 +36,8 @@ trap 'fleet_down; rm -f "$log"; rm -rf "$work"' EXIT
 RUST_LOG=oversell=error fleet_up --instances 3
 room() { curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $TOKEN" -d "$3" >/dev/null; }
 room PUT "/admin/config?room=demo" "{\"tier\":\"$TIER\",\"business_ms\":$BUSINESS_MS}"
-room POST "/admin/reset?room=demo" '{"stock":100000000}'
-room POST "/admin/reset?room=flood" '{"stock":100000000}'
+room POST "/admin/reset?room=demo" '{"stock":1000000}'
+room POST "/admin/reset?room=flood" '{"stock":1000000}'
 echo "# flood ($(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores): wrk -c $FLOOD from 127.0.0.2; demo $DEMO_CONNECTIONS connections, $TIER, business $BUSINESS_MS ms; ${SECONDS_} s phases"
 
 # demo: one closed-loop phase from 127.0.0.1; prints its sales/s.
