@@ -1,6 +1,7 @@
 //! Making a class from the command line: `oversell up --class N` does it for the fleet it
 //! starts, `oversell class` for a fleet already running (compose's `class` service). Both ask
-//! `POST /admin/class` through nginx, as the class page does, and print one line per room.
+//! `POST /admin/class` through nginx, as the class page does, and print where the presenter's
+//! view is and one line per room.
 
 use clap::Args;
 
@@ -45,6 +46,11 @@ pub async fn make_class(
         "class: {} rooms, each with its own token (shown only now; the class page /class \
          shows the rooms and issues new tokens)\n",
         rooms.len()
+    );
+    table += &format!(
+        "presenter's view: {}/present.html (the class vote: a chapter's question, the votes \
+         from the students' phones, then the run; it asks for the admin token)\n",
+        url.trim_end_matches('/')
     );
     table += &format!("{:<12} {:<38} {}\n", "room", "token", "join link");
     for room in &rooms {

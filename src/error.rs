@@ -90,6 +90,10 @@ pub enum AppError {
          fire the next when it has answered"
     )]
     BurstRunning { room: String },
+    /// The class vote is not where this asks it to be (no class, no open round, …); `code`
+    /// says which, e.g. `no_open_round`.
+    #[error("{message}")]
+    Poll { code: &'static str, message: String },
     #[error("redis is unavailable")]
     RedisUnavailable(String),
     #[error("the lock reached {acked} of {wanted} replicas within sync_timeout_ms; not acquired")]
@@ -133,6 +137,7 @@ impl AppError {
             | AppError::BurstRunning { .. }
             | AppError::RoomReset { .. }
             | AppError::NotStocked
+            | AppError::Poll { .. }
             | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
@@ -182,6 +187,7 @@ impl AppError {
             AppError::Busy => "busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
             AppError::BurstRunning { .. } => "burst_running",
+            AppError::Poll { code, .. } => code,
             AppError::RedisUnavailable(_) => "redis_unavailable",
             AppError::LockNotReplicated { .. } => "lock_not_replicated",
             AppError::LockNoQuorum { .. } => "lock_no_quorum",

@@ -63,6 +63,31 @@ pub const GRADING_SEQ: &str = fleet_key!("grading:seq");
 /// … and the last gradings' durations (ms), newest first, for the estimates.
 pub const GRADING_TIMES: &str = fleet_key!("grading:times");
 
+/// The class's vote (see `poll`): the poll in progress, a hash (chapter, round, whether the
+/// round is open, whether it was revealed, how many options). Gone with the class.
+pub const POLL: &str = fleet_key!("class:poll");
+
+/// Every chapter this class was polled on: a sorted set of chapter id by when it was first
+/// polled (ms), the order of the results.
+pub const POLL_CHAPTERS: &str = fleet_key!("class:poll:chapters");
+
+/// How many rounds each chapter polled has had: a hash chapter -> 1 or 2.
+pub const POLL_ROUNDS: &str = fleet_key!("class:poll:rounds");
+
+/// The run each revealed chapter was revealed with: a hash chapter -> JSON (the room it ran
+/// in, its figures, the option it landed in, whether it passed).
+pub const POLL_RUNS: &str = fleet_key!("class:poll:runs");
+
+/// The votes of one round of one chapter: a hash room -> option (from 0), one vote per room.
+pub fn poll_votes(chapter: &str, round: u8) -> String {
+    format!("oversell:{FLEET_TAG}:class:poll:votes:{chapter}:{round}")
+}
+
+/// Told of every change of the poll (opened, a vote, closed, a round, revealed, deleted), so
+/// each instance re-reads it once for all its `/poll/events` streams. Like
+/// [`CONTROL_CHANNEL`], a channel needs no tag.
+pub const POLL_CHANNEL: &str = "oversell:poll";
+
 /// Each instance's open `/events` streams per room: a hash per instance (room -> count),
 /// rewritten with every heartbeat and expiring soon after an instance stops.
 pub fn viewers(instance: &str) -> String {
@@ -296,10 +321,15 @@ mod tests {
             ROOM_TOKENS,
             ROOM_TOKEN_OF,
             CLASS,
+            POLL,
+            POLL_CHAPTERS,
+            POLL_ROUNDS,
+            POLL_RUNS,
         ] {
             assert!(key.starts_with("oversell:{.fleet}:"), "{key}");
         }
         assert!(viewers("app1").starts_with("oversell:{.fleet}:"));
+        assert!(poll_votes("none-race", 1).starts_with("oversell:{.fleet}:class:poll"));
         assert!(FLEET_TAG.contains('.'), "room names have no dot");
     }
 

@@ -9,7 +9,11 @@
 //! Modules are crate-private unless the binary or the integration tests start something
 //! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper_recipe`, `telemetry`),
 //! or the serial-floor bench sends what the service sends with them (`composed`), so the
-//! compiler reports whatever nothing uses.
+//! compiler reports whatever nothing uses. No two files share a name (`mod.rs` aside), so a
+//! file's name says which one it is: `error.rs` is [`error`], ZooKeeper's own is
+//! `zookeeper_recipe/zk_error.rs`; the `partition` routes are `routes/partition.rs`, the cut
+//! a holder meets `sale/partition_strike.rs`; the launcher's process plumbing is
+//! `launch/process.rs`, a member's process found on this machine `member/local_process.rs`.
 //!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
 //! - [`startup`]: `Application::build` binds, wires state and serves; graceful shutdown.
@@ -32,9 +36,10 @@
 //! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
 //!   `/state` document are types of the `oversell-api` crate, shared with `loadtest`.
 //! - [`member`]: the acts a store fault does on a member's process (kill, keep down, pause,
-//!   move its clock, cut its links): on this machine by pid, or on compose through the
-//!   member's supervisor (`oversell member`), which the store's container runs; the fleet's
-//!   network as an instance is handed it, and the `partition` fault's drops between members.
+//!   move its clock, cut its links): on this machine by pid (`local_process`), or on compose
+//!   through the member's supervisor (`oversell member`), which the store's container runs;
+//!   the fleet's network as an instance is handed it, and the `partition` fault's drops
+//!   between members.
 //! - [`lock_store`]: where the locks live (shared, single, Sentinel, Redlock masters), what
 //!   `/state` shows of it, and its faults.
 //! - [`zookeeper_recipe`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the
@@ -48,10 +53,13 @@
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
+//! - [`poll`]: the class vote: a chapter's question voted on from the students' phones before
+//!   it runs, revealed beside the run's figures; one watcher per instance for its streams.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
 //! - [`grading_queue`]: the lab's gradings as one fleet-wide line, a few rooms at a time.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
-//! - [`redis_pool`]: the bb8 pool of multiplexed connections.
+//! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
+//!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`error`]: the one error type and its HTTP mapping.
@@ -88,6 +96,7 @@ pub mod lock_store;
 pub mod member;
 pub(crate) mod metrics;
 pub(crate) mod pg_store;
+pub(crate) mod poll;
 pub(crate) mod poller;
 pub(crate) mod redis_pool;
 pub(crate) mod room_tokens;

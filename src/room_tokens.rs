@@ -68,7 +68,7 @@ async fn set(redis: &RedisPool, room: &str, digest: &str) -> Result<bool, StoreE
 
 /// SHA-256 of the token, in hex. A plain hash (no salt, no stretching) is enough: the token
 /// is 122 random bits, not a password someone chose.
-fn digest(token: &str) -> String {
+pub(crate) fn digest(token: &str) -> String {
     Sha256::digest(token.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -137,6 +137,7 @@ impl Application {
         );
         let heartbeat = self.state.fleet.spawn_heartbeat();
         let viewers = crate::viewers::spawn_publisher(self.state.clone());
+        let poll = self.state.poll.spawn(self.state.resource.clone());
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
         let shutdown = async move {
@@ -148,6 +149,7 @@ impl Application {
         releases.abort();
         heartbeat.abort();
         viewers.abort();
+        poll.abort();
         Ok(())
     }
 

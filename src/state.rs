@@ -10,6 +10,7 @@ use crate::grading_queue::GradingQueue;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
+use crate::poll::PollWatch;
 use crate::redis_pool::RedisPool;
 use crate::rooms::{RoomLimits, Rooms};
 
@@ -48,6 +49,9 @@ pub struct Shared {
     pub rooms: Arc<Rooms>,
     /// The `/events` pollers of this instance, one per watched room, and the stream limit.
     pub feeds: Feeds,
+    /// The class vote as this instance last read it, for every `/poll/events` stream; an `Arc`
+    /// so its watcher runs in a task of its own.
+    pub poll: Arc<PollWatch>,
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
@@ -86,6 +90,7 @@ impl AppState {
         AppState(Arc::new(Shared {
             rooms: Arc::new(Rooms::new(resource.clone(), limits.rooms)),
             feeds: Feeds::new(limits.event_streams),
+            poll: Arc::new(PollWatch::new(limits.event_streams)),
             metrics: Metrics::new(&instance),
             grading: GradingQueue::new(resource.clone(), limits.grading_slots),
             fleet_pool: loadtest::http::Pool::default(),

@@ -1,19 +1,18 @@
 // The workshop dashboard: live state over SSE (/events), the lock timeline, a throughput chart
-// (uPlot, vendored), the admin controls and the room's lab at a glance (its editor is the lab
-// page, lab.html). No build step: plain ES modules.
+// (chart.js, loaded when it comes into view), the admin controls, the room's lab at a glance (its
+// editor is the lab page, lab.html) and the class vote's card (vote.js). No build step: plain
+// ES modules.
 
-import { TIER_TEXT, t, apply, fmt, language, setLanguage } from './i18n.js';
+import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { LiveRoom, fillLegend, loadTiers as fetchTiers } from './feed.js';
-import { ROOM, STATUS, actor, call, currentToken, forgetToken, say, whoIs } from './room.js';
+import { ROOM, call, showBurst, tokenPanel } from './room.js';
+import { Vote } from './vote.js';
 
 const $ = (sel) => document.querySelector(sel);
 const FIGURES = ['oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'lost_releases', 'stale_writes_rejected', 'lock_timeouts'];
 
 let state = null; // the last `state` event
 let scenarios = [];
-// Whose token this tab holds (`GET /admin/whoami`): `{scope: 'admin'}`, or a student's
-// `{scope: 'room', room}`, which drives that room only. `null` when read-only.
-let caller = null;
 const live = new LiveRoom({
   timeline: $('#timeline'),
   handOff: $('#handoff'),
@@ -28,81 +27,30 @@ const live = new LiveRoom({
   },
 });
 
-// ---------------------------------------------------------------- helpers
-
-/** Runs an admin action with its button disabled, reporting the outcome. */
-const act = actor({
-  say,
-  errorWord: () => t('error'),
-  refused: () => lock(caller?.scope === 'room' ? 'refused' : 'bad'),
-});
-
-
 // ---------------------------------------------------------------- admin or room token
 
-function setAdmin(on, status, vars = {}) {
-  $('#admin').disabled = !on;
-  $('#forget').hidden = !on && status !== 'otherroom';
-  $('#token').hidden = on;
-  $('#unlock').hidden = on;
-  const [key, cls] = STATUS[status];
-  const s = $('#admin-status');
-  s.className = `status ${cls}`;
-  s.dataset.i18n = key;
-  s.dataset.vars = JSON.stringify(vars);
-  s.textContent = t(key, vars);
-  document.body.dataset.admin = on ? 'on' : 'off';
-  // A student's own room, named in the header; their controls lose what reaches beyond it.
-  document.body.dataset.scope = caller?.scope || '';
-  $('#your-room').hidden = caller?.scope !== 'room';
-  $('#your-room-name').textContent = caller?.room || '';
-  markAdminOnly();
-}
-
-function lock(status = 'readonly') {
-  forgetToken();
-  caller = null;
-  setAdmin(false, status);
-}
-
-async function unlock(candidate) {
-  let who;
-  try {
-    who = await whoIs(candidate);
-  } catch (err) {
-    // The fleet did not answer (restarting?): the token is kept and asked about again.
-    caller = null;
-    setAdmin(false, 'readonly');
-    say(`${t('error')}: ${err.message}`, true);
-    setTimeout(() => unlock(candidate), 3000);
-    return;
-  }
-  caller = who.caller;
-  // A join link's token refused is a revoked or replaced one: `refused`, not "wrong".
-  if (!caller) {
-    lock(who.status);
-    return;
-  }
-  if (who.status === 'otherroom') {
-    // Good in its own room only: this one stays read-only, and "Go to room" leads back.
-    setAdmin(false, 'otherroom', { room: caller.room });
-    $('#room-input').value = caller.room;
-    return;
-  }
-  setAdmin(true, who.status, { room: caller.room });
-}
-
-$('#token-form').addEventListener('submit', (ev) => {
-  ev.preventDefault();
-  const value = $('#token').value.trim();
-  if (value) unlock(value);
+// Whose token this tab holds (`token.caller`, `GET /admin/whoami`): `{scope: 'admin'}`, or a
+// student's `{scope: 'room', room}`, which drives that room only. `null` when read-only.
+const token = tokenPanel({
+  enable(on, caller, status) {
+    $('#admin').disabled = !on;
+    // A student's own room, named in the header; their controls lose what reaches beyond it.
+    document.body.dataset.scope = caller?.scope || '';
+    // A token good in another room only: "Go to room" leads back to it.
+    if (status === 'otherroom') $('#room-input').value = caller.room;
+    markAdminOnly();
+    // The class vote's stream, for a tab that can vote in this room: a viewer without a room
+    // token holds one stream (its nginx connection budget), not two.
+    if (on && caller?.scope === 'room') vote.connect();
+  },
 });
-$('#forget').addEventListener('click', () => lock());
+/** Runs an admin action with its button disabled, reporting the outcome. */
+const act = token.act;
 
 // Scenarios whose fault reaches beyond the room (`admin_only` in GET /scenarios) are greyed
 // out for a room token: the server would refuse them with a 403.
 function markAdminOnly() {
-  const room = caller?.scope === 'room';
+  const room = token.caller?.scope === 'room';
   const select = $('#scenario-select');
   for (const opt of select.options) {
     const s = scenarios.find((x) => x.id === opt.value);
@@ -138,8 +86,13 @@ async function loadTiers() {
   }
 }
 
+// The tiers' paragraphs (tier-text.js) load the first time a tier is described.
+let tierTexts = null;
 function showTierText(tier) {
-  $('#tier-text').textContent = TIER_TEXT[language()][tier] || '';
+  tierTexts ??= import('./tier-text.js').then((module) => module.TIER_TEXT);
+  tierTexts.then((texts) => {
+    if ($('#tier-select').value === tier) $('#tier-text').textContent = texts[language()][tier] || '';
+  });
 }
 
 $('#tier-select').addEventListener('change', (ev) => {
@@ -200,20 +153,12 @@ $('#fire').addEventListener('click', (ev) => act(ev.target, async () => {
   const out = $('#burst-result');
   out.textContent = '…';
   lastBurst = await call('POST', '/admin/burst', body);
-  showBurst();
+  showBurst(lastBurst);
   out.dataset.ok = String(lastBurst.ok);
   return '';
 }));
 
 let lastBurst = null;
-function showBurst() {
-  const r = lastBurst;
-  if (!r) return;
-  $('#burst-result').textContent = t('burst.result', {
-    ok: r.ok, sold_out: r.sold_out, unavailable: r.unavailable, errors: r.errors,
-    ms: Math.round(r.elapsed_ms), rps: Math.round(r.throughput_rps),
-  });
-}
 
 // Scenarios (the catalog may not exist on an older server).
 async function loadScenarios() {
@@ -318,6 +263,7 @@ $('#room-form').addEventListener('submit', (ev) => {
 });
 
 // The server sends the window this many sections wide: ask for the new width.
+$('#tl-count').value = String(live.timeline.count);
 $('#tl-count').addEventListener('change', (ev) => {
   live.count = Number(ev.target.value);
 });
@@ -329,17 +275,32 @@ $('#lang-toggle').addEventListener('click', () => {
 
 function translate() {
   apply();
-  const s = $('#admin-status');
-  if (s.dataset.i18n) s.textContent = t(s.dataset.i18n, JSON.parse(s.dataset.vars || '{}'));
+  token.translate();
   markAdminOnly();
   showTierText($('#tier-select').value);
   showScenarioText();
-  showBurst();
+  showBurst(lastBurst);
   drawLab();
+  vote.render();
   if (state) render(state);
   makeChart();
   live.translate();
 }
+
+// ---------------------------------------------------------------- the class vote
+
+// The open question as a card on top, for the student who came in by the join link: shown from
+// the moment a vote opens, hidden while none is on, or closed by the student until the vote
+// moves on (a new round, a closed round, the reveal, the next chapter).
+const voteStep = (v) => `${v.chapter}/${v.round}/${v.state}`;
+let voteClosed = null; // the step of the vote the student closed the card on
+const vote = new Vote($('#vote'), {
+  onView: (view) => { $('#vote').hidden = !view.question || view.state === 'idle' || voteStep(view) === voteClosed; },
+  onClose: (view) => {
+    voteClosed = voteStep(view);
+    $('#vote').hidden = true;
+  },
+});
 
 // ---------------------------------------------------------------- live state
 
@@ -348,28 +309,22 @@ const history = [[], [], []];
 let chart = null;
 let lastChartAt = 0;
 
+// The chart and uPlot (chart.js) load when the chart first comes into view: at once on a
+// projector, after scrolling down on a phone. The points gather from the start meanwhile.
+let drawChart = null;
 function makeChart() {
-  if (!window.uPlot) return;
-  const host = $('#chart');
+  if (!drawChart) return;
   if (chart) chart.destroy();
-  chart = new window.uPlot({
-    width: Math.max(200, host.clientWidth),
-    height: host.clientHeight || 130,
-    legend: { show: false },
-    cursor: { show: false },
-    scales: { x: { time: true, range: (u, lo, hi) => [Math.max(lo, hi - 60), Math.max(hi, lo + 5)] }, rps: { range: (u, lo, hi) => [0, Math.max(10, hi)] }, stock: { range: (u, lo, hi) => [0, Math.max(10, hi)] } },
-    axes: [
-      { stroke: '#5a6270', grid: { stroke: '#eef0f3' }, size: 24, font: '12px system-ui' },
-      { scale: 'rps', stroke: '#0072b2', grid: { stroke: '#eef0f3' }, size: 44, font: '12px system-ui' },
-      { scale: 'stock', side: 1, stroke: '#d55e00', grid: { show: false }, size: 44, font: '12px system-ui' },
-    ],
-    series: [
-      {},
-      { label: t('chart.rps'), scale: 'rps', stroke: '#0072b2', width: 2.5, fill: 'rgba(0,114,178,0.12)' },
-      { label: t('chart.stock'), scale: 'stock', stroke: '#d55e00', width: 2, dash: [6, 4] },
-    ],
-  }, history, host);
+  chart = drawChart($('#chart'), history);
 }
+new IntersectionObserver((seen, observer) => {
+  if (!seen.some((e) => e.isIntersecting)) return;
+  observer.disconnect();
+  import('./chart.js').then((module) => {
+    drawChart = module.drawChart;
+    makeChart();
+  });
+}).observe($('#chart'));
 
 function pushHistory(s) {
   const now = Date.now() / 1000;
@@ -528,8 +483,7 @@ window.addEventListener('resize', () => {
 
 fillLegend($('#legend'));
 apply();
-setAdmin(false, 'readonly');
-if (currentToken()) unlock(currentToken());
+token.start();
 makeChart();
 loadTiers();
 loadScenarios();

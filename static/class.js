@@ -58,6 +58,11 @@ const en = {
   'class.bulk.rotate.what': 'new tokens',
   'class.bulk.rotate.confirm': 'Every room gets a new token: the join links handed out so far stop working. Go on?',
   'class.rotate.done': 'new token',
+  'class.present': 'Presenter\'s view (the class vote) →',
+  'class.results': 'The class vote\'s results',
+  'class.results.csv': 'Download CSV',
+  'class.results.md': 'Download Markdown',
+  'class.results.saved': 'saved {file}',
 };
 
 const zh = {
@@ -90,7 +95,7 @@ const zh = {
   'class.viewers': '在看',
   'class.status': '状态',
   'class.status.live': '进行中',
-  'class.status.absent': '无库存',
+  'class.status.absent': '未上架',
   'class.status.lost': '状态已丢失',
   'class.key': '令牌',
   'class.last': '上次操作',
@@ -107,6 +112,11 @@ const zh = {
   'class.bulk.rotate.what': '换新令牌',
   'class.bulk.rotate.confirm': '每个房间都会换新令牌：已经发出去的加入链接全部失效。继续吗？',
   'class.rotate.done': '已换新令牌',
+  'class.present': '演示视图（课堂投票）→',
+  'class.results': '课堂投票的结果',
+  'class.results.csv': '下载 CSV',
+  'class.results.md': '下载 Markdown',
+  'class.results.saved': '已保存 {file}',
 };
 
 addStrings({ en, zh });
@@ -234,6 +244,34 @@ $('#token-form').addEventListener('submit', (ev) => {
   if (value) unlock(value);
 });
 $('#forget').addEventListener('click', () => lock());
+
+// ---------------------------------------------------------------- the class vote's results
+
+// `GET /admin/class/results?format=csv|md`, fetched with the admin token and saved as a file: a
+// plain link could not carry the token.
+async function download(format, button) {
+  await act(button, async () => {
+    const resp = await fetch(`/admin/class/results?format=${format}`, { headers: { authorization: `Bearer ${token}` } });
+    if (!resp.ok) {
+      let data = null;
+      try { data = await resp.json(); } catch { /* no JSON body */ }
+      const err = new Error((data && (data.message || data.error)) || `HTTP ${resp.status}`);
+      err.status = resp.status;
+      throw err;
+    }
+    const file = `class-results.${format}`;
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(await resp.blob());
+    link.download = file;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+    return t('class.results.saved', { file });
+  });
+}
+$('#results-csv').addEventListener('click', (ev) => download('csv', ev.target));
+$('#results-md').addEventListener('click', (ev) => download('md', ev.target));
 
 // ---------------------------------------------------------------- tickets (token, link, QR)
 

@@ -5,6 +5,9 @@ import { t } from './i18n.js';
 import { Timeline } from './timeline.js';
 import { withRoom } from './room.js';
 
+/** The pages' phone layout (app.css's media query). */
+export const PHONE = '(max-width: 640px)';
+
 const ms = (v) => (v < 10 ? v.toFixed(2) : v.toFixed(0));
 
 // The hand-off p99, how long the buyers waited to be served, and how evenly the instances got
@@ -31,6 +34,8 @@ export class LiveRoom {
   /** `conn`, `connText`: the connection's dot and words; `onState(state)`: each state event. */
   constructor({ timeline, handOff, conn, connText, onState }) {
     this.timeline = new Timeline(timeline);
+    // On a phone's width, 20 sections a window: bars wide enough to read and to tell apart.
+    if (matchMedia(PHONE).matches) this.timeline.count = 20;
     this.handOffLine = handOff;
     this.conn = conn;
     this.connText = connText;

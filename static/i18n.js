@@ -1,8 +1,8 @@
 // English and Chinese strings of the dashboard. `t(key)` looks up the current language;
 // elements with data-i18n="key" get their text from here, data-i18n-title their tooltip.
-// Both tables have the same keys and the same {placeholders}, and TIER_TEXT one paragraph per
-// tier in each language (the tiers themselves come from `GET /tiers`):
-// loadtest/tests/curriculum_text.rs checks it.
+// Both tables have the same keys and the same {placeholders} (the tiers' paragraphs are in
+// tier-text.js, the tiers themselves come from `GET /tiers`): loadtest/tests/curriculum_text.rs
+// checks it.
 
 const en = {
   title: 'oversell — distributed locks, measured',
@@ -200,6 +200,51 @@ const en = {
   'ctl.faults.room': 'Faults that strike a whole instance or the lock store hit every room: only the instructor arms them.',
   'ctl.scenario.adminonly': 'instructor only',
   error: 'Error',
+  // The class vote (vote.js), on the vote page and the dashboard's card.
+  'vote.title': 'oversell · the vote',
+  'vote.dashboard': '← dashboard',
+  'vote.lab': 'the lab →',
+  'vote.waiting': 'No vote is open. The question appears here as soon as the instructor opens one.',
+  'vote.open': 'Round {round} · {voted} of {rooms} rooms voted',
+  'vote.closedround': 'Round {round} closed · {voted} rooms voted',
+  'vote.revealed': 'The run has answered',
+  'vote.counted': 'Your vote is counted. You may change it until the round closes.',
+  'vote.changeable': 'Your vote is marked. You may change it until the round closes.',
+  'vote.notoken': 'To vote, open your room\'s join link (its QR code on the class page).',
+  'vote.forbidden': 'Only this room\'s own join link votes here; the instructor\'s token does not vote.',
+  'vote.closed': 'The round has closed: no vote is open now.',
+  'vote.error': 'The vote was not counted: {error}',
+  'vote.wait': 'Voting is closed. Wait for the run and the reveal.',
+  'vote.landed': 'The run landed in {letter}: {option}',
+  'vote.landed.none': 'The run landed in none of the options.',
+  'vote.unexpected': 'This run did not show what the chapter expects ({expectation}).',
+  'vote.share': 'Round {round}: {share} right ({voters} voted)',
+  'vote.gain': 'Gain from round 1 to round 2: {gain} (normalised)',
+  'vote.source': 'In the articles: {source}',
+  'vote.figures.all': 'All {n} figures of the run',
+  'vote.hide': 'Hide until the vote moves on',
+  // The presenter's view (present.js).
+  'present.title': 'oversell · the class vote',
+  'present.chapter': 'chapter',
+  'present.class': 'class page',
+  'present.pick': 'Pick a chapter, then open the vote: the question shows here.',
+  'present.open': 'Open the vote',
+  'present.close': 'Close',
+  'present.again': 'Discuss with your neighbour, vote again',
+  'present.reveal': 'Run & reveal',
+  'present.room': 'in room',
+  'present.voted': 'voted',
+  'present.bar': 'round {round}: {n}',
+  'present.state.idle': 'No vote open',
+  'present.state.open': 'Round {round}: voting',
+  'present.state.closed': 'Round {round}: closed',
+  'present.state.revealed': 'Revealed',
+  'present.opened': 'Round 1 of {chapter} is open.',
+  'present.closed': 'Voting closed.',
+  'present.again.done': 'Round 2 is open: the votes of round 1 are kept apart.',
+  'present.running': 'Running {chapter} in room {room}…',
+  'present.revealed': 'Revealed.',
+  'present.adminonly': 'The presenter\'s view needs the instructor\'s admin token.',
 };
 
 // Chinese. 中文术语表 — one term per concept, in the dashboard, the scenario catalog
@@ -209,7 +254,7 @@ const en = {
 //   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss
 //                         租约（文章里叫“过期时间”））；the lease runs out: 租约到期 / 锁到期
 //   renewal               续期
-//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期）
+//   stale write           陈旧写入（不用 过期写入：过期 只指租约到期；不用 陈旧数据）
 //   fencing token         围栏令牌（不用 栅栏令牌；防护令牌 only in the gloss
 //                         围栏令牌（fencing token，也译“防护令牌”））；each text gives the
 //                         English once: 围栏令牌（fencing token）
@@ -217,7 +262,11 @@ const en = {
 //   thundering herd       羊群效应（惊群 only in the gloss 羊群效应（惊群））
 //   a lock write          加锁 / 加锁写入（不用 写锁：that is a read-write lock's write half）
 //   hold count            重入次数（不用 持有计数）
-//   critical section      临界区；holder 持锁者；waiter 等待者
+//   critical section      临界区；holder 持锁者（the lock's owner too: 不用 主人）；waiter 等待者
+//   wait deadline         等待期限（不用 等锁期限）
+//   lost release          锁已丢失（the figure, its legend and its verdict alike）
+//   the fleet             这套部署；its instances 所有实例（不用 集群：集群 is Redis Cluster）
+//   a room not stocked    未上架（不用 无库存, which reads as sold out）
 //   foreign release       误删他人锁（table headings: 误删）
 //   overlap               临界区重叠（short: 重叠）
 //   oversold / lost update   超卖 / 丢失更新
@@ -244,7 +293,7 @@ const zh = {
   'fig.foreign_releases': '误删他人锁',
   'fig.stale_writes_rejected': '陈旧写入被拒',
   'fig.lock_timeouts': '503 次数',
-  'fig.lost_releases': '释放时锁已丢失',
+  'fig.lost_releases': '锁已丢失',
   'store.title': '锁存储',
   'store.kind.shared': '与库存共用一个 Redis',
   'store.kind.single': '独立的 Redis',
@@ -275,7 +324,7 @@ const zh = {
   'ctl.heal': '恢复网络',
   'done.cut': '已隔离：{isolate}',
   'done.heal': '网络已恢复',
-  'ctl.fault.failover': '主从切换（哨兵，或房间所在的集群分片）',
+  'ctl.fault.failover': '主从切换（哨兵，或房间所在的 Redis Cluster 分片）',
   'ctl.fault.restart': '重启锁存储',
   'ctl.fault.storedown': '锁存储宕机（毫秒）',
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
@@ -299,7 +348,7 @@ const zh = {
   'legend.expiry': '租约到期（估算）',
   'legend.renew': '续期',
   'legend.foreign': '误删他人锁',
-  'legend.lost': '释放时锁已丢失',
+  'legend.lost': '锁已丢失',
   'legend.label': '色条上的数字：#围栏令牌，或读到的库存',
   'timeline.overlapband': '同时',
   'tip.fence': '围栏令牌 #{fence}',
@@ -328,9 +377,9 @@ const zh = {
   'admin.token': '管理令牌',
   'admin.unlock': '进入管理',
   'admin.lock': '退出管理',
-  'admin.readonly': '只读：输入管理令牌后才能操作集群。',
+  'admin.readonly': '只读：输入管理令牌后才能操作这套部署。',
   'admin.unlocked': '已进入管理模式（仅限本标签页）。',
-  'admin.badtoken': '管理令牌不对。',
+  'admin.badtoken': '管理令牌错误。',
   'ctl.tier': '锁方案',
   'ctl.reset': '重置库存',
   'ctl.stock': '库存',
@@ -385,7 +434,7 @@ const zh = {
   'check.overlaps': '临界区重叠',
   'check.foreign_releases': '误删他人锁',
   'check.stale_writes_rejected': '陈旧写入被拒',
-  'check.lost_releases': '解锁时才发现锁已丢',
+  'check.lost_releases': '锁已丢失',
   'check.orders': '订单',
   'check.sent_503': '收到 503 的买家',
   'check.store_faults': '锁存储故障次数',
@@ -421,48 +470,51 @@ const zh = {
   'ctl.faults.room': '作用于整个实例或锁存储的故障会波及所有房间：只有老师能注入。',
   'ctl.scenario.adminonly': '仅限老师',
   error: '出错了',
-};
-
-// One paragraph per tier: the technique and its defect.
-export const TIER_TEXT = {
-  en: {
-    none: 'No lock at all. Every buyer reads the stock, works, and writes stock − 1. Two buyers that read the same number both sell: the counter loses updates and more items are sold than exist. This is the race every other tier tries to stop.',
-    local: 'An in-process mutex per instance. Inside one process the sections take turns, so with a single instance nothing is oversold. Behind nginx with two or more instances each process has its own mutex: sections on different lanes overlap and the stock is oversold again.',
-    setnx: 'SETNX takes the lock, DEL releases it, waiters retry in a loop. Exclusion holds across the fleet while every holder lives. But the lock has no lease: a holder that crashes never releases it, and every buyer after it waits until its deadline and gets a 503 — a deadlock. (000 retries by recursion and sleeps so the stack does not overflow; the sleep only slows the recursion down, a lock never freed overflows it all the same. 002 switches to a while loop: one frame, however long the wait.)',
-    'setnx-expire': 'SETNX, then EXPIRE as a second command, so a dead holder\'s lock times out. The two commands are not atomic: a holder that dies between them leaves a lock with no expiry, and the fleet deadlocks exactly as with plain SETNX. (004 offers SETEX as the atomic answer: it is atomic, but it has no NX and overwrites a held lock, so it is no lock at all. The atomic pair is SET NX PX, the next tier.)',
-    'atomic-expiry': 'SET key value NX PX ttl takes the lock and its lease in one command, and DEL releases it. No more deadlock. But when the work outlasts the lease, the lock expires, B takes it, and A\'s DEL then deletes B\'s lock — a foreign release that lets C in too.',
-    'uuid-owner': 'Each holder writes a unique value and checks it before deleting: GET, compare, DEL as separate commands. It never deletes a lock it can see is foreign — yet the lease can expire between GET and DEL, and the DEL then removes the next holder\'s lock.',
-    'lua-release': 'A unique value and a Lua script that compares and deletes atomically: only the owner can release. But the lease still runs out when the business work is longer than the TTL: a second holder gets in while the first is still working, and both sell.',
-    'reentrant-watchdog': 'A Redis hash of owner → hold count (the same holder can re-enter), a watchdog that renews the lease every TTL/3 while the holder runs, and pub/sub to wake waiters. Long work is safe — but a whole-process pause (a GC-like stop) longer than the lease stops the watchdog too: a second holder gets in and the paused one writes stale data when it wakes.',
-    fair: 'The watchdog lock served first come first served, as Redisson\'s fair lock (getFairLock): a buyer who finds the lock taken gets a place at the end of a queue kept in Redis, the release calls the first buyer in line by name, and only that buyer is woken, on whichever instance it waits. Nobody starves and no newcomer jumps the line. The price of a queue: a buyer that dies in it is still first in line, and the lock stays free and unused until its place lapses (a lease after it last came back, or its own wait deadline). A pause longer than the lease still lets a second holder in, as with the watchdog lock.',
-    fenced: 'The watchdog lock plus a fencing token: every holder gets a number that only grows, and the stock accepts a write only with the highest token it has seen. The frozen holder wakes with an old token and its write is refused — counted under stale writes, never sold twice. 002\'s other fixes for the pause fall short: checking its own id before writing is check-then-act again (the pause can come right after the check), a longer lease only narrows the window, a watchdog pauses with the process. Only a token the resource checks closes it. Redisson\'s counterpart is RFencedLock.',
-    zookeeper: 'ZooKeeper, as Curator locks it: each buyer creates an ephemeral sequential node, the lowest holds the lock, every other buyer watches only the node just ahead (no herd), release deletes the node. No lease: a dead holder\'s node goes when its session times out. Consistent (CP, in the CAP theorem\'s words): a server down loses no lock, no quorum means 503s. But a holder frozen past its session timeout loses its node while it still believes it holds the lock, and writes stale data. Redis or ZooKeeper? Measured on one fleet (2 cores, 64 buyers): 663 sales/s against 1,850 for lua-release and 719 for redlock, but the lowest p99 (213 ms against 322 and 606 ms): a fair queue, no lost lock, a token for free — at a third of the speed.',
-    'zookeeper-fenced': 'The ZooKeeper lock plus a fencing token: the lock node\'s creation zxid, which only grows. The stock refuses a write with a lower token than it has seen, so the holder frozen past its session timeout wakes up and is refused — a token Redlock cannot give.',
-    postgres: 'The database: each buyer opens a transaction and takes PostgreSQL\'s advisory lock for the room (pg_advisory_xact_lock); the server queues the waiters, first come first served, and COMMIT releases. No lease: the lock is the session\'s, so a holder that crashes frees it at once, and one that freezes keeps it — nobody overlaps, everybody waits, the availability price. With lease: fixed the session gets a timeout (idle_in_transaction_session_timeout = TTL) and the server takes the lock back from a frozen holder, which then writes stale data.',
-    'postgres-fenced': 'The database lock plus a fencing token: under the lock each holder takes the next value of a sequence, which only grows, and the stock refuses a write with a lower token than it has seen. The holder whose session timed out wakes up and is refused.',
-    redlock: 'Redlock: the same SET NX PX on N independent masters at once, granted only by a majority and only while lease − acquire time − drift is left; released on every master, and extended on every master every third of the lease while held. One master dying, restarting or failing over no longer loses the lock. But a master that restarts empty, or whose clock jumps, can hand a second buyer a majority, and a paused holder writes stale data just as with one Redis — Redlock has no fencing token to stop it. 001 recommends Redisson\'s RedissonRedLock; Redisson deprecated it in 3.12.5 and points to RLock (its lock writes now wait for the replicas by default) and RFencedLock.',
-    'atomic-deduct': 'No lock at all: one Lua script checks the stock, decrements it and records the order in a single atomic step. Nothing to expire, nothing to release, one round trip — the right tool when the whole state lives in Redis.',
-    custom: 'The lab: this room\'s own lock, its acquire, release and renew steps written in Lua by the students, each step its own round trip. It guarantees what its scripts guarantee: the grader attacks it with the ladder\'s faults and says where it broke.',
-  },
-  zh: {
-    none: '完全不加锁。每个买家先读库存、处理业务，再写回「库存 − 1」。两个买家读到同一个数，就都会卖出：后写的覆盖先写的（丢失更新），卖出的件数超过库存（超卖）。后面每个方案要防的都是这个竞态。',
-    local: '每个实例一把进程内的锁（相当于 Java 的 synchronized / ReentrantLock）。同一进程里的临界区轮流执行，所以只有一个实例时不会超卖。可一旦 nginx 把请求分发到两个及以上实例，每个进程只锁得住自己：不同泳道上的临界区互相重叠，又开始超卖。',
-    setnx: '青铜方案：SETNX 加锁、DEL 解锁，抢不到就重试。只要持锁者都活着，整个集群都能互斥。但锁没有租约：持锁者一旦崩溃，这把锁就再也没人删，之后的买家都等到超时、拿到 503——死锁。（000 用递归重试，说先睡一会儿是为了不让栈溢出；其实睡眠只让递归变慢，锁永远不释放时照样栈溢出。002 改成了 while 循环：等多久都只占一层栈。）',
-    'setnx-expire': '白银方案：先 SETNX，再用另一条命令 EXPIRE 设置租约（文章里叫“过期时间”），这样持锁者死了锁也会到期。但两条命令不是原子的：持锁者恰好死在两者之间，锁就没有租约，集群和青铜方案一样死锁。（004 把 SETEX 当作原子的解决办法：它确实是原子的，但没有 NX，会覆盖别人持有的锁，根本不是锁。真正原子的组合是 SET NX PX，也就是下一级方案。）',
-    'atomic-expiry': '黄金方案：SET key value NX PX ttl 一条命令同时加锁并设置租约，DEL 解锁，不会再死锁。但业务耗时超过租约时，锁到期，B 拿到锁，随后 A 的 DEL 把 B 的锁删了（误删他人锁），C 也跟着进来。',
-    'uuid-owner': '铂金方案：每个持锁者写入自己的唯一值，删除前先核对：GET、比较、DEL 是三条独立的命令。看得出是别人的锁就不删——但租约可能恰好在 GET 和 DEL 之间到期，这时 DEL 删掉的是下一个持锁者的锁。',
-    'lua-release': '钻石方案：唯一值加一段 Lua 脚本，原子地比较并删除，只有持锁者自己能解锁。但业务耗时超过 TTL 时，租约照样到期：第一个持锁者还在处理，第二个已经进来，两个都卖出。',
-    'reentrant-watchdog': 'Redis 哈希记录「持锁者 → 重入次数」，同一持锁者可以重入；持锁期间看门狗每隔 TTL/3 续期一次；等待者靠 pub/sub 唤醒。业务再慢也安全——但整个进程停顿（类似 GC 的 stop-the-world）超过租约时，看门狗也跟着停了：第二个持锁者进来，停顿的那个醒来后做了一次陈旧写入。',
-    fair: '看门狗锁再加上先来先得，即 Redisson 的公平锁（getFairLock）：发现锁被占的买家在 Redis 里的一个队列末尾排上号，释放时按名字叫队首的买家，只唤醒这一个，不管它在哪个实例上等。没有人会饿死，新来的也插不了队。排队的代价：死在队列里的等待者仍然排在第一个，锁空着却没人能拿，直到它的号作废（它上次回来之后一个租约，或者它自己的等待期限到了）。停顿超过租约时，第二个持锁者照样能进来，和看门狗锁一样。',
-    fenced: '看门狗锁再加上围栏令牌（fencing token，也译“防护令牌”）：每个持锁者拿到一个只增不减的编号，库存只接受带着迄今最大令牌的写入。被冻结的持锁者醒来时令牌已经旧了，写入被拒——计入「陈旧写入被拒」，绝不会多卖。002 列出的其他对策都不够：写之前核对自己的标识仍是“先检查、后执行”，停顿可以恰好发生在核对之后；延长租约只是缩小窗口；看门狗会随进程一起停下。只有由资源自己校验的令牌才能关上这个窗口。Redisson 里对应的是 RFencedLock。',
-    zookeeper: 'ZooKeeper，按 Curator 的做法加锁：每个买家创建一个临时顺序节点，序号最小的持有锁，其余买家只监听排在自己前面的节点（不会出现羊群效应），释放就是删除节点。没有租约：持锁者死掉，会话超时后它的节点自动消失。强一致（按 CAP 定理的说法是 CP）：宕一台服务器不会丢锁，凑不成多数就返回 503。但持锁者冻结超过会话超时，节点会被删掉，它醒来仍以为自己持有锁，写入陈旧数据。Redis 还是 ZooKeeper？同一套集群实测（2 核，64 个买家）：每秒 663 单，lua-release 是 1,850，redlock 是 719；但 p99 最低（213 毫秒，对比 322 和 606 毫秒）：公平排队、不丢锁，围栏令牌也现成可用——代价是只有三分之一的速度。',
-    'zookeeper-fenced': 'ZooKeeper 锁再加上围栏令牌：锁节点创建时的 zxid，只增不减。库存只接受令牌不小于它见过的最大令牌的写入，所以冻结超过会话超时的持锁者醒来后写入被拒——这样的令牌 Redlock 给不了。',
-    postgres: '数据库：每个买家开启一个事务，申请 PostgreSQL 中以房间为键的咨询锁（pg_advisory_xact_lock）；等待者由服务器排队，先到先得，COMMIT 即释放。没有租约：锁属于会话，所以持锁者崩溃时锁当即释放，持锁者冻结时锁一直在——没有人重叠，所有人都在等，这是可用性的代价。lease: fixed 时会话有超时（idle_in_transaction_session_timeout = TTL），服务器从冻结的持锁者手里收回锁，它醒来后写入陈旧数据。',
-    'postgres-fenced': '数据库锁再加上围栏令牌：每个持锁者在锁内从序列里取下一个值，只增不减；库存只接受令牌不小于它见过的最大令牌的写入。会话超时的持锁者醒来后写入被拒。',
-    redlock: 'Redlock（红锁）：同一条 SET NX PX 同时发给 N 个相互独立的主节点，只有过半数节点同意、且「租约 − 加锁耗时 − 时钟漂移」仍有剩余时才算加锁成功；释放时每个节点都删；持锁期间每隔租约的三分之一在每个节点上续期一次。单个节点宕机、重启或主从切换不会再丢锁。但节点重启后数据全空，或者时钟跳变，都可能让第二个买家也凑齐多数；持锁者停顿时照样会陈旧写入——Redlock 没有围栏令牌可以拦住它。001 推荐 Redisson 的 RedissonRedLock，但 Redisson 在 3.12.5 版已将其废弃，改为推荐 RLock（如今默认会等从节点收到加锁写入）和 RFencedLock。',
-    'atomic-deduct': '完全不用锁：一段 Lua 脚本在一个原子步骤里检查库存、扣减并记录订单。没有会到期的租约，也没有要释放的锁，一次往返就完成——状态全在 Redis 里时，这才是该用的工具。',
-    custom: '实验课：这个房间自己的锁，加锁、释放、续期的每一步都是学生写的 Lua 脚本，每一步单独一次往返。它能保证什么，取决于脚本本身：评分器用阶梯上的各种故障攻击它，告诉你它在哪里失守。',
-  },
+  // 课堂投票（vote.js），在投票页和仪表盘的卡片上。
+  'vote.title': 'oversell · 投票',
+  'vote.dashboard': '← 仪表盘',
+  'vote.lab': '实验页 →',
+  'vote.waiting': '现在没有进行中的投票。老师一开始投票，题目就会出现在这里。',
+  'vote.open': '第 {round} 轮 · {rooms} 个房间中已有 {voted} 个投票',
+  'vote.closedround': '第 {round} 轮已截止 · {voted} 个房间投了票',
+  'vote.revealed': '运行结果揭晓',
+  'vote.counted': '你的票已计入。本轮截止前都可以改。',
+  'vote.changeable': '已标出你的选择。本轮截止前都可以改。',
+  'vote.notoken': '要投票，请打开你房间的加入链接（课堂页上它的二维码）。',
+  'vote.forbidden': '只有这个房间自己的加入链接能在这里投票；老师的令牌不能投票。',
+  'vote.closed': '本轮已截止：现在没有进行中的投票。',
+  'vote.error': '这一票没有计入：{error}',
+  'vote.wait': '投票已截止。请等待运行和揭晓。',
+  'vote.landed': '这次运行落在 {letter}：{option}',
+  'vote.landed.none': '这次运行不属于任何一个选项。',
+  'vote.unexpected': '这次运行没有呈现本章预期的结果（{expectation}）。',
+  'vote.share': '第 {round} 轮：答对 {share}（共 {voters} 票）',
+  'vote.gain': '第 1 轮到第 2 轮的提升：{gain}（归一化）',
+  'vote.source': '出处：{source}',
+  'vote.figures.all': '这次运行的全部 {n} 项数字',
+  'vote.hide': '先收起，投票有进展时再显示',
+  // 演示视图（present.js）。
+  'present.title': 'oversell · 课堂投票',
+  'present.chapter': '章节',
+  'present.class': '课堂页',
+  'present.pick': '先选一个章节，再开始投票：题目会显示在这里。',
+  'present.open': '开始投票',
+  'present.close': '截止',
+  'present.again': '和邻座讨论，再投一次',
+  'present.reveal': '运行并揭晓',
+  'present.room': '运行的房间',
+  'present.voted': '已投票',
+  'present.bar': '第 {round} 轮：{n}',
+  'present.state.idle': '没有进行中的投票',
+  'present.state.open': '第 {round} 轮：投票中',
+  'present.state.closed': '第 {round} 轮：已截止',
+  'present.state.revealed': '已揭晓',
+  'present.opened': '{chapter} 第 1 轮投票开始。',
+  'present.closed': '投票已截止。',
+  'present.again.done': '第 2 轮投票开始：第 1 轮的票单独保留。',
+  'present.running': '正在房间 {room} 里运行 {chapter}……',
+  'present.revealed': '已揭晓。',
+  'present.adminonly': '演示视图需要老师的管理令牌。',
 };
 
 const STRINGS = { en, zh };

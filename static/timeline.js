@@ -12,6 +12,7 @@ import { t } from './i18n.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const LANE_LABEL = 92;
+const LANE_LABEL_NARROW = 56; // on a phone's width, room for the bars
 const BAND = 18;
 const AXIS = 20;
 
@@ -206,7 +207,8 @@ export class Timeline {
       b.row = r;
     }
 
-    const plotX = LANE_LABEL, plotW = width - LANE_LABEL - 24;
+    const label = width < 480 ? LANE_LABEL_NARROW : LANE_LABEL;
+    const plotX = label, plotW = width - label - (width < 480 ? 10 : 24);
     const top = BAND + 4, plotH = height - top - AXIS;
     const laneH = plotH / lanes.length;
     const x = (us) => plotX + ((us - t0) / (t1 - t0)) * plotW;
@@ -245,7 +247,7 @@ export class Timeline {
 
     // The "at once" band.
     const bandLabel = el('text', { x: 8, y: BAND - 4, 'font-size': 12, 'font-weight': 700, fill: band.length ? '#d55e00' : '#9aa3ae' }, svg);
-    bandLabel.textContent = `≥2 ${t('timeline.overlapband')}`;
+    bandLabel.textContent = label === LANE_LABEL ? `≥2 ${t('timeline.overlapband')}` : '≥2';
     el('rect', { x: plotX, y: 2, width: plotW, height: BAND - 4, fill: '#f1f3f6' }, svg);
     for (const [a, b, n] of band) {
       const bx = x(a), bw = Math.max(2, x(b) - x(a));

@@ -6,6 +6,7 @@
 //! - `class-rehearsal`: a class with room tokens beside the instructor's curriculum.
 //! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
 //! - `fair-share`: a student flooding the fleet beside the demo, with and without limits.
+//! - `vote-storm`: 300 phones voting at once beside the demo's sale, what it costs the sale.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -163,6 +164,8 @@ pub struct StreamCounts {
     pub bytes: AtomicU64,
     /// `timeline` events received.
     pub timeline: AtomicU64,
+    /// `poll` events received (the class vote's stream).
+    pub poll: AtomicU64,
 }
 
 /// An open `GET /events` stream, counting its events; closed when dropped.
@@ -185,14 +188,19 @@ impl Dashboard {
 
     /// As [`Dashboard::open`], for a page that draws `draw` sections of the timeline.
     pub fn open_drawing(url: &str, room: &str, draw: Option<usize>) -> anyhow::Result<Dashboard> {
+        let draw = draw.map(|d| format!("&draw={d}")).unwrap_or_default();
+        Dashboard::open_stream(url, &format!("/events?room={room}{draw}"))
+    }
+
+    /// Any of the fleet's event streams, e.g. the class vote's `/poll/events?room=…`.
+    pub fn open_stream(url: &str, path_and_query: &str) -> anyhow::Result<Dashboard> {
         let authority = url
             .strip_prefix("http://")
             .context("the fleet URL is http://")?
             .trim_end_matches('/')
             .to_owned();
         let request = format!(
-            "GET /events?room={room}{} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
-            draw.map(|d| format!("&draw={d}")).unwrap_or_default()
+            "GET {path_and_query} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
         );
         let counts = Arc::new(StreamCounts::default());
         let seen = Arc::clone(&counts);
@@ -229,6 +237,7 @@ impl Dashboard {
                         "event: unavailable" => seen.unavailable.fetch_add(1, Ordering::Relaxed),
                         "event: state_lost" => seen.state_lost.fetch_add(1, Ordering::Relaxed),
                         "event: timeline" => seen.timeline.fetch_add(1, Ordering::Relaxed),
+                        "event: poll" => seen.poll.fetch_add(1, Ordering::Relaxed),
                         _ => 0,
                     };
                 }

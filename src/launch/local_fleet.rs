@@ -1,16 +1,20 @@
 //! The whole local topology as one value: a private Redis, N supervised instances and nginx in
 //! front, in a temp run dir. `Fleet::start` brings it up in that order and returns once nginx
 //! answers; `Fleet::stop` takes it down in the reverse order and leaves nothing behind.
+//! Beside it: its run dir (`run_dir`) and the waits and port checks of its start (`readiness`).
 
-use std::net::{IpAddr, SocketAddr, TcpListener};
+mod readiness;
+mod run_dir;
+
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::bail;
 use oversell_api::tier::Tier;
 use tokio::sync::watch;
 
-use super::netns::{FleetNetwork, Place};
+use super::netns::{FleetNetwork, NetworkKind, Place};
 use super::nginx::{self, Nginx};
 use super::postgres_server::{self, PostgresSpec};
 use super::process;
@@ -18,42 +22,11 @@ use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::redis_server;
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv};
-use super::up::NetworkKind;
 use super::zookeeper_servers::{self, ZooKeeperPlan};
 use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
-
-const RUN_DIR_PREFIX: &str = "oversell-up-";
-const OWNER_FILE: &str = "up.pid";
-
-/// Removes the run dirs of earlier `up`s that were killed before they could clean up: those
-/// whose owner pid is gone. A run dir without an owner file is left alone (not ours to judge).
-fn remove_stale_run_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for dir in entries.flatten().map(|e| e.path()) {
-        let ours = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(RUN_DIR_PREFIX));
-        let owner = std::fs::read_to_string(dir.join(OWNER_FILE))
-            .ok()
-            .and_then(|pid| pid.trim().parse::<i32>().ok());
-        let Some(owner) = owner.filter(|_| ours) else {
-            continue;
-        };
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        let alive = unsafe { libc::kill(owner, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive && std::fs::remove_dir_all(&dir).is_ok() {
-            process::say(&format!(
-                "removed {}: the run dir of an up (pid {owner}) killed before it could clean up",
-                dir.display()
-            ));
-        }
-    }
-}
+use readiness::{ensure_free, free_listeners, free_ports, wait_answering, wait_healthy};
+use run_dir::{remove_stale_run_dirs, OWNER_FILE, RUN_DIR_PREFIX};
 
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
@@ -63,9 +36,6 @@ const ZOOKEEPER_READY: Duration = Duration::from_secs(30);
 const POSTGRES_READY: Duration = Duration::from_secs(60);
 /// PostgreSQL's id: its supervisor's name and its namespace under `--network netns`.
 const POSTGRES_ID: &str = "postgres";
-/// How long the instances may take to answer `/health` at start-up.
-const START_DEADLINE: Duration = Duration::from_secs(30);
-
 /// What `oversell up` was asked for.
 #[derive(Debug, Clone)]
 pub struct FleetConfig {
@@ -533,79 +503,6 @@ impl Fleet {
         }
         // Dropping `self` removes the run dir.
     }
-}
-
-/// Waits until each `(id, address)` accepts connections.
-async fn wait_answering(children: &[(String, SocketAddr)]) -> anyhow::Result<()> {
-    let deadline = Instant::now() + START_DEADLINE;
-    for (id, addr) in children {
-        while tokio::net::TcpStream::connect(addr).await.is_err() {
-            if Instant::now() > deadline {
-                bail!("{id} did not listen on {addr} within {START_DEADLINE:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    Ok(())
-}
-
-/// Waits until every instance answers `GET /health` (which needs Redis); fails at once if one
-/// exits meanwhile: its error is then in its output, just above.
-async fn wait_healthy(supervisors: &[Supervisor]) -> anyhow::Result<()> {
-    let deadline = Instant::now() + START_DEADLINE;
-    for supervisor in supervisors {
-        let instance = supervisor.instance();
-        let addr = SocketAddr::from((instance.ip, instance.port));
-        loop {
-            let instance = supervisor.instance();
-            if let Some(how) = instance.last_exit {
-                bail!(
-                    "{} exited at start-up ({how}); its error is above",
-                    instance.id
-                );
-            }
-            if process::http_ok(addr, "/health").await {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{} did not answer /health on {addr} within {START_DEADLINE:?}",
-                    instance.id
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    Ok(())
-}
-
-fn ensure_free(host: IpAddr, port: u16, what: &str, flag: &str) -> anyhow::Result<()> {
-    match TcpListener::bind((host, port)) {
-        Ok(_) => Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
-            bail!("port {port} is in use ({what}); pick another with {flag}")
-        }
-        Err(err) => bail!("cannot use port {port} ({what}): {err}"),
-    }
-}
-
-/// `n` listening sockets on distinct free ports, kept open so the port stays ours.
-fn free_listeners(n: usize) -> anyhow::Result<Vec<TcpListener>> {
-    Ok((0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()?)
-}
-
-/// `n` distinct ports that are free right now, for children that bind them by number.
-fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
-    let mut ports: Vec<u16> = Vec::with_capacity(n);
-    while ports.len() < n {
-        let port = redis_server::free_port()?;
-        if !ports.contains(&port) {
-            ports.push(port);
-        }
-    }
-    Ok(ports)
 }
 
 /// Starts the one-Redis resource store and waits for it to answer; returns it with its port.

@@ -33,7 +33,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::supervisor::{stay_down, ChildSpec, Supervisor};
-use crate::member::process::{down_until, Process};
+use crate::member::local_process::{down_until, Process};
 use crate::member::remote;
 
 /// `oversell member --id lock1 -- redis-server --port 6379 …`

@@ -34,6 +34,13 @@ use anyhow::{bail, Context};
 use crate::member::cut;
 use crate::member::network::{Member, Network};
 
+/// Where the fleet's processes talk to each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NetworkKind {
+    Loopback,
+    Netns,
+}
+
 /// The first two octets of every fleet network: a /16 of the private range, one /24 per run.
 const SUBNET: [u8; 2] = [10, 231];
 /// Prefix of every name a fleet network takes: `o<pid>x<n>`, the `n`th network of process

@@ -19,6 +19,7 @@ use clap::Args;
 use oversell_api::tier::Tier;
 
 use super::local_fleet::{Fleet, FleetConfig};
+pub use super::netns::NetworkKind;
 use super::process;
 use super::supervisor::Instance;
 use super::topology::{
@@ -154,13 +155,6 @@ pub struct UpArgs {
     /// `ip` (iproute2) and `nft` (nftables); all of it goes with the fleet.
     #[arg(long, value_enum, default_value_t = NetworkKind::Loopback)]
     pub network: NetworkKind,
-}
-
-/// Where the fleet's processes talk to each other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NetworkKind {
-    Loopback,
-    Netns,
 }
 
 impl UpArgs {

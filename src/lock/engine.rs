@@ -11,7 +11,8 @@
 //! - strikes the fault points between steps: a crash or a dying holder between the first and
 //!   second acquire step, a pause between the first and second release step;
 //! - tries a release again while a lock store of its own fails over ([`through_failover`]);
-//! - records in the ground truth what a release saw: a lost release, a foreign release.
+//! - records in the ground truth what a release saw: a lost release, a foreign release
+//!   (`release_record.rs`, shared with the release that rides with the sale's write).
 //!
 //! Waiting for a busy lock is the wait loop's (`wait.rs`, `cohort.rs`), around every tier.
 
@@ -19,17 +20,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oversell_api::settings::LeaseMode;
-use redis::{RedisResult, Value};
 
+use super::release_record::released;
 use super::renewals::{RenewConn, Watchdog};
 use super::replies::{self, Took};
 use super::riding::{self, Wrapped};
 use super::send::{send, Env};
-use super::steps::{Reply, Step, Technique};
+use super::steps::{Step, Technique};
 use super::{Attempt, Held, Keep, Lock, LockCx};
 use crate::composed::Call;
 use crate::faults::FaultKind;
-use crate::ground_truth::record;
 use crate::lab::conns::LabConns;
 use crate::lab::LabLock;
 use crate::redis_pool::{Conn, StoreError};
@@ -193,37 +193,6 @@ pub async fn release(
     Ok(())
 }
 
-/// Reads a release step's reply and records what it saw in the resource store; whether the
-/// release goes on. Only the first step sees the lock as its holder left it, so only its
-/// finding the lock gone or someone else's is a lost release.
-async fn released(
-    cx: &LockCx<'_>,
-    reply: Reply,
-    answer: Result<Value, StoreError>,
-    first: bool,
-) -> Result<bool, StoreError> {
-    let seen = replies::seen(reply, answer?, cx.owner)?;
-    if seen.lost && first {
-        // Redisson throws IllegalMonitorStateException here: the only moment a holder whose
-        // lease ran out learns it.
-        cx.lost_release().await?;
-    }
-    if let Some(victim) = &seen.foreign {
-        let since = cx.generation;
-        record::foreign_release(cx.resource, cx.keys, since, cx.instance, cx.owner, victim).await?;
-    }
-    Ok(seen.go_on)
-}
-
-/// [`released`] for a reply that came back in a composed script's round trip.
-pub(super) async fn released_in_trip(
-    cx: &LockCx<'_>,
-    reply: Reply,
-    answer: RedisResult<Value>,
-) -> Result<bool, StoreError> {
-    released(cx, reply, answer.map_err(StoreError::from), true).await
-}
-
 /// The point between a lock's first and second acquire step, where `setnx-expire` dies before
 /// its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone stops dead
 /// (`holder-dies-between-steps`, answered as [`Attempt::HolderDied`]).
@@ -270,7 +239,7 @@ mod tests {
     //! which steps it sends, how it reads their replies, what a release records.
     use oversell_api::settings::WaitStrategy;
 
-    use super::super::steps::{On, Request};
+    use super::super::steps::{On, Reply, Request};
     use super::super::test_cx::{settings, TestCx, OWNER};
     use super::*;
     use crate::composed::Lua;

@@ -33,6 +33,7 @@ mod none;
 mod postgres;
 mod redlock;
 mod reentrant_watchdog;
+mod release_record;
 mod renewals;
 mod replies;
 mod riding;

@@ -27,7 +27,7 @@
 
 use redis::{RedisResult, Value};
 
-use super::engine;
+use super::release_record;
 use super::replies::{self, Took};
 use super::send;
 use super::steps::{Reply, Request, Step, Technique};
@@ -156,7 +156,7 @@ impl TripReplies {
             // will find that out and record it.
             return Err(LockError::Lost);
         };
-        engine::released_in_trip(cx, back, back_answer).await?;
+        release_record::released_in_trip(cx, back, back_answer).await?;
         Ok(Opened {
             replies: own,
             depth: Some(depth),
@@ -227,7 +227,7 @@ impl Release {
         replies: &mut (impl Iterator<Item = RedisResult<Value>> + Send),
     ) -> Result<(), StoreError> {
         let answer = send::seen(replies.take(self.calls.len()).collect());
-        engine::released_in_trip(cx, self.reply, answer)
+        release_record::released_in_trip(cx, self.reply, answer)
             .await
             .map(drop)
     }

@@ -1,7 +1,7 @@
 //! The file that moves a Redis node's wall clock (the `clock-jump` fault): a little-endian
 //! i64, the offset in milliseconds, which the clock shim the node runs under
 //! (`src/clockshift.c`) maps shared, so a write is in force at the node's very next clock
-//! call, without a restart. The fault writes it ([`super::process::Process::shift_clock`]);
+//! call, without a restart. The fault writes it ([`super::local_process::Process::shift_clock`]);
 //! the launcher creates it before the node starts, and starts the node under the shim
 //! (`src/launch/clock_shim.rs`).
 

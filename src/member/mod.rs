@@ -4,7 +4,7 @@
 //!
 //! - on this machine (`oversell up`, on loopback or in the fleet's namespaces): the process is
 //!   found by what the store reports of itself (its pid, its data dir) and acted on directly
-//!   ([`process`]);
+//!   ([`local_process`]);
 //! - in a container (docker compose): its supervisor, `oversell member`
 //!   (`src/launch/member_supervisor.rs`, beside `oversell up`'s own supervision), runs the same
 //!   acts on its one child when asked over the fleet's network with the admin token
@@ -20,13 +20,13 @@
 pub mod clock_offset;
 pub mod containers;
 pub mod cut;
+pub mod local_process;
 pub mod network;
-pub mod process;
 pub mod remote;
 
 use std::time::Duration;
 
-pub use process::{Process, HOLD_DOWN_FILE};
+pub use local_process::{Process, HOLD_DOWN_FILE};
 
 use cut::{Links, Namespaces};
 use network::Network;

@@ -136,6 +136,15 @@ mod tests {
             "editor.js",
             "feed.js",
             "room.js",
+            "chart.js",
+            "tier-text.js",
+            "vote.html",
+            "vote.js",
+            "vote-page.js",
+            "present.html",
+            "present.js",
+            "present.css",
+            "vendor/uplot/uPlot.esm.min.js",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }

@@ -101,6 +101,8 @@ pub async fn create(
         .query_async(&mut conn)
         .await
         .map_err(crate::redis_pool::StoreError::from)?;
+    // An older class's votes go too; every instance hears of it, and of the new class's size.
+    crate::poll::store::delete_all(&state.resource).await?;
     tracing::info!(students, prefix, "class created");
     Ok(Json(
         json!({ "rooms": tickets, "watch_url": format!("{base}/") }),
@@ -158,9 +160,11 @@ pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Va
     Ok(Json(json!({ "prefix": prefix, "rooms": rows })))
 }
 
-/// `DELETE /admin/class`: every room token stops working; the rooms stay until idle.
+/// `DELETE /admin/class`: every room token stops working and the class's votes go; the rooms
+/// stay until idle.
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let revoked = revoke_all(&state).await?;
+    crate::poll::store::delete_all(&state.resource).await?;
     tracing::info!(revoked, "class tokens revoked");
     Ok(Json(json!({ "revoked": revoked })))
 }
@@ -213,7 +217,7 @@ async fn class(state: &AppState) -> Result<Option<(String, usize)>, AppError> {
 
 /// `student-01` … `student-30`: numbered with as many digits as the largest number needs (at
 /// least two), so the rooms sort in order.
-fn room_names(prefix: &str, students: usize) -> Result<Vec<String>, AppError> {
+pub(super) fn room_names(prefix: &str, students: usize) -> Result<Vec<String>, AppError> {
     let width = students.to_string().len().max(2);
     let names: Vec<String> = (1..=students)
         .map(|n| format!("{prefix}-{n:0width$}"))
@@ -231,7 +235,7 @@ fn room_names(prefix: &str, students: usize) -> Result<Vec<String>, AppError> {
     Ok(names)
 }
 
-fn valid_room(room: &str) -> Result<(), AppError> {
+pub(super) fn valid_room(room: &str) -> Result<(), AppError> {
     let valid = !room.is_empty()
         && room.len() <= 32
         && room

@@ -209,7 +209,7 @@ impl RoomAdmin {
 
 /// The token of an `Authorization: Bearer <token>` value. The scheme is case-insensitive
 /// (RFC 9110, 11.1), so `bearer` and `BEARER` work as well.
-fn bearer_token(value: &str) -> Option<&str> {
+pub(super) fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;
     let token = token.trim_start();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
@@ -217,7 +217,7 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 /// Compares in time that does not depend on where the first wrong byte is, so the token
 /// cannot be guessed byte by byte from response times (only its length may show).
-fn token_matches(given: &str, expected: &str) -> bool {
+pub(super) fn token_matches(given: &str, expected: &str) -> bool {
     use subtle::ConstantTimeEq;
     bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
 }

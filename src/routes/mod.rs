@@ -10,6 +10,7 @@ mod grading;
 mod lab;
 mod observe;
 pub(crate) mod partition;
+mod poll;
 mod sale;
 mod scenario;
 
@@ -70,6 +71,16 @@ pub fn app(state: AppState, static_dir: Option<&Path>) -> Router {
             "/admin/class",
             post(class::create).get(class::overview).delete(class::close),
         )
+        .route(
+            "/admin/class/poll",
+            post(poll::open).get(poll::admin_view),
+        )
+        .route("/admin/class/poll/round", post(poll::next_round))
+        .route("/admin/class/poll/close", post(poll::close))
+        .route("/admin/class/poll/reveal", post(poll::reveal))
+        .route("/admin/class/results", get(poll::class_results))
+        .route("/poll", post(poll::vote).get(poll::public_view))
+        .route("/poll/events", get(poll::events))
         .route(
             "/admin/rooms/{room}/token",
             post(class::rotate).delete(class::revoke),

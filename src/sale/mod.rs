@@ -27,7 +27,7 @@
 //! - `store_fault`: claiming a lock-store fault before the acquire.
 //! - `door`: the sold-out sign, read before queueing for the lock.
 //! - `ledger`: the ledger entry a write appends.
-//! - `partition`: the network cut a holder meets as it starts its work.
+//! - `partition_strike`: the network cut a holder meets as it starts its work.
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
 
 mod atomic_deduct;
@@ -36,7 +36,7 @@ mod door;
 mod in_cohort;
 mod leave;
 mod ledger;
-mod partition;
+mod partition_strike;
 mod read;
 mod run;
 mod store_fault;
@@ -177,7 +177,7 @@ async fn critical_section(
     }
     // A partition strikes as the holder starts its work: it works on, cut off or not.
     if let Some(fault) = lcx.faults.claim(FaultKind::Partition).await {
-        partition::strike(lcx, &fault).await;
+        partition_strike::strike(lcx, &fault).await;
     }
     // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
     if cx.settings.business_ms > 0 {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use super::error::is_session_over;
 use super::naming::{lock_dir, LOCK_NAME};
+use super::zk_error::is_session_over;
 
 /// Between retries of a background clean-up whose request failed with the connection.
 const CLEANUP_RETRY: Duration = Duration::from_millis(100);

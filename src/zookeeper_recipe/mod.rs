@@ -33,19 +33,19 @@
 //!   (each server's mode, each room's queue).
 //! - `four_letter`: what a server tells of itself outside any session (its four-letter
 //!   words, and where it keeps its process id).
-//! - `error`: what a failed request means to a buyer.
+//! - `zk_error`: what a failed request means to a buyer.
 
 mod cleanup;
-mod error;
 mod four_letter;
 mod naming;
 mod recipe;
 mod session;
 mod store;
+mod zk_error;
 
-pub use error::ZkError;
 pub use four_letter::{four_letter, PID_FILE};
 pub use naming::{lock_dir, LOCK_ROOT};
 pub use recipe::{Released, ZkHeld};
 pub use session::{connect, ZkSession};
 pub use store::{ServerModes, ZkNode, ZkStore};
+pub use zk_error::ZkError;

@@ -22,9 +22,9 @@ use tokio::time::Instant;
 use zookeeper_client as zk;
 
 use super::cleanup::{spawn_delete, Cleanup};
-use super::error::{connection_lost, is_session_over, unreachable_at_deadline, ZkError};
 use super::naming::{sequence_of, sorted_contenders};
 use super::session::{retry_on_connection_loss, ZkSession};
+use super::zk_error::{connection_lost, is_session_over, unreachable_at_deadline, ZkError};
 
 /// A lock this holder took.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::error::{connection_lost, unreachable_at_deadline, ZkError};
+use super::zk_error::{connection_lost, unreachable_at_deadline, ZkError};
 
 /// A ZooKeeper session, re-opened when it expired. Dropping it closes the session (once no
 /// background clean-up still uses it), and ZooKeeper deletes its nodes at once.

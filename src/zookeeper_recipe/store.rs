@@ -6,10 +6,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::error::{unreachable_at_deadline, ZkError};
 use super::four_letter::four_letter;
 use super::naming::{lock_dir, sorted_contenders};
 use super::session::{connect, retry_on_connection_loss, ZkSession};
+use super::zk_error::{unreachable_at_deadline, ZkError};
 
 /// A contender in a room's queue, as [`ZkSession::queue`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -498,6 +498,9 @@ async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
     up.line(&format!("ready: {url}"), Duration::from_secs(90))
         .await;
     let run_dir = std::path::PathBuf::from(up.banner("run dir").await.0);
+    // Beside the class, where the presenter's view is.
+    let presenter = up.banner("presenter's view").await.0;
+    assert_eq!(presenter, format!("{url}/present.html"));
     let table: Vec<Vec<String>> = up
         .output()
         .iter()

@@ -8,22 +8,22 @@ use serde_json::{json, Value};
 
 use crate::helpers::{spawn_fleet, TOKEN};
 
-/// An open SSE response, parsed event by event.
-struct Sse {
+/// An open SSE response, parsed event by event (the class vote's stream is read with it too).
+pub(crate) struct Sse {
     resp: reqwest::Response,
     buf: String,
 }
 
 /// One parsed event: its name, JSON data and size on the wire.
 #[derive(Debug)]
-struct Ev {
-    name: String,
-    data: Value,
-    bytes: usize,
+pub(crate) struct Ev {
+    pub name: String,
+    pub data: Value,
+    pub bytes: usize,
 }
 
 impl Sse {
-    async fn open(client: &reqwest::Client, url: &str) -> Sse {
+    pub async fn open(client: &reqwest::Client, url: &str) -> Sse {
         let req = client.get(url).header("accept", "text/event-stream");
         let resp = req.send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
@@ -36,7 +36,7 @@ impl Sse {
     }
 
     /// The next event, or `None` when the deadline passes first.
-    async fn next(&mut self, within: Duration) -> Option<Ev> {
+    pub async fn next(&mut self, within: Duration) -> Option<Ev> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             if let Some(end) = self.buf.find("\n\n") {
@@ -65,7 +65,11 @@ impl Sse {
     }
 
     /// Reads events until `pick` returns something, failing after `within`.
-    async fn until<T>(&mut self, within: Duration, mut pick: impl FnMut(&Ev) -> Option<T>) -> T {
+    pub async fn until<T>(
+        &mut self,
+        within: Duration,
+        mut pick: impl FnMut(&Ev) -> Option<T>,
+    ) -> T {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());

@@ -22,6 +22,7 @@ mod lock_store;
 mod matrix;
 mod member;
 mod partitions;
+mod poll;
 mod postgres_tiers;
 mod redis_atomicity;
 mod redis_outage;

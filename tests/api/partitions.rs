@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use loadtest::scenario::CATALOG;
+use loadtest::scenario::{question, CATALOG};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
@@ -89,6 +89,14 @@ async fn chapters_on(kind: LockStoreKind, zookeeper: Option<usize>, postgres: bo
                 run.id, run.figures
             );
             if run.passed {
+                // A run that shows what its chapter expects lands in an option of its question.
+                let question = question(scenario.id).expect(scenario.id);
+                assert!(
+                    question.landed(&run.figures).is_some(),
+                    "{}: passed, but lands in no option: {:?}",
+                    run.id,
+                    run.figures
+                );
                 passed = true;
                 break;
             }

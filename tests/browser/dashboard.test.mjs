@@ -12,6 +12,10 @@
 // Then a class: the instructor makes one on /class; a student's join link drives its own room
 // and no other; a new token refuses the old link; a tier and a scenario in every room; the
 // page in Chinese; new tokens for a tab that has none; closing the class.
+// The dashboard on a phone (390 × 844): stacked, 20 sections a window, nothing overlapping or
+// wider than the screen. The class vote: a phone's vote page from a join link, the presenter's
+// view (1920 × 1080) opening it, a vote changed and counted, the dashboard's card, a second
+// round, run & reveal on both screens, the results downloaded from the class page.
 // Screenshots go to artifacts/browser/.
 //
 // Env: OVERSELL_BIN (default target/debug/oversell), CHROMIUM (default /usr/bin/chromium).
@@ -655,4 +659,233 @@ test('a class: made on /class, each join link drives its own room and no other',
     assert.equal((await putTier('student-01', fresh, 'none')).status, 401);
   });
   await page.context().close();
+});
+
+/** A new page at a phone's size (390 × 844, touch), its errors counted. */
+async function newPhone(locale = 'en-US') {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  const phone = await context.newPage();
+  phone.on('pageerror', (err) => {
+    console.error(`page error: ${err.message}`);
+    pageErrors.push(err.message);
+  });
+  return phone;
+}
+
+/** The boxes of `selector`'s elements, as the page lays them out. */
+function boxes(page, selector) {
+  return page.$$eval(selector, (els) => els.map((e) => {
+    const r = e.getBoundingClientRect();
+    return { id: e.id || e.className, left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+  }));
+}
+
+/** No two of `list`'s boxes overlap, and each lies inside the window's width. */
+function apart(list, width, what) {
+  for (const b of list) assert.ok(b.left >= 0 && b.right <= width + 0.5, `${what}: ${b.id} reaches past the screen (${b.left}–${b.right} of ${width})`);
+  for (let i = 0; i < list.length; i++) {
+    for (let j = i + 1; j < list.length; j++) {
+      const a = list[i], b = list[j];
+      const overlap = a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+      assert.ok(!overlap, `${what}: ${a.id} and ${b.id} overlap`);
+    }
+  }
+}
+
+/** An admin call, as the presenter's buttons make it: status and body. */
+async function adminCall(method, path, body) {
+  const resp = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: resp.status, body: await resp.json().catch(() => null) };
+}
+
+test('on a phone (390 × 844): the dashboard stacks, its timeline readable, nothing scrolls sideways', async (t) => {
+  // Sections on the timeline, whichever tests ran before.
+  assert.equal((await adminCall('POST', `/admin/reset?room=${ROOM}`, { stock: 20 })).status, 200);
+  assert.equal((await adminCall('POST', `/admin/burst?room=${ROOM}`, { buyers: 30 })).status, 200);
+  for (const [locale, name] of [['en-US', '30-dashboard-phone-en'], ['zh-CN', '31-dashboard-phone-zh']]) {
+    await t.test(locale, async () => {
+      const phone = await newPhone(locale);
+      await phone.goto(`${base}/?room=${ROOM}`);
+      await phone.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
+      await phone.waitForFunction(() => document.querySelector('#timeline svg') !== null, null, { timeout: 10_000 });
+      await noSideScroll(phone);
+      const width = await phone.evaluate(() => innerWidth);
+      // Fewer sections a window, so each bar is wide enough to read.
+      assert.equal(await phone.inputValue('#tl-count'), '20');
+      // Stacked: the figures, then the timeline, then the controls, then the chart and tables.
+      const [figures] = await boxes(phone, '#figures');
+      const [timeline] = await boxes(phone, '.timeline-panel');
+      const [controls] = await boxes(phone, 'aside.controls');
+      const [bottom] = await boxes(phone, '.bottom');
+      assert.ok(figures.bottom <= timeline.top, 'the timeline is under the figures');
+      assert.ok(timeline.bottom <= controls.top, 'the controls are under the timeline');
+      assert.ok(controls.bottom <= bottom.top, 'the chart and the tables are under the controls');
+      apart(await boxes(phone, '#figures .fig'), width, 'figure cards');
+      apart(await boxes(phone, '#figures, .timeline-panel, aside.controls, .bottom > .panel'), width, 'panels');
+      apart(await boxes(phone, 'header > *:not([hidden])'), width, 'the header');
+      const svg = await phone.$eval('#timeline svg', (el) => el.getBoundingClientRect().width);
+      assert.ok(svg <= width, `the timeline is ${svg} px wide in a ${width} px window`);
+      // The controls are reachable: the token field and the fault buttons fit the screen.
+      apart(await boxes(phone, '#token-form > *:not([hidden])'), width, 'the token form');
+      apart(await boxes(phone, '.buttons button.fault:not([hidden])'), width, 'the fault buttons');
+      // The chart loads when scrolled to, and fits too.
+      await phone.$eval('#chart', (el) => el.scrollIntoView());
+      await phone.waitForSelector('#chart canvas', { timeout: 10_000 });
+      await noSideScroll(phone);
+      await phone.evaluate(() => scrollTo(0, 0));
+      await phone.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+      await phone.context().close();
+    });
+  }
+});
+
+test('the class vote: a phone votes with its join link, the presenter reveals', async (t) => {
+  const probe = await adminCall('GET', '/admin/class/poll');
+  if (probe.status === 404 && probe.body?.error === 'not_found') {
+    t.skip('this server has no class vote yet');
+    return;
+  }
+  const made = await adminCall('POST', '/admin/class', { students: 2, prefix: 'voter', stock: 20 });
+  assert.equal(made.status, 200, JSON.stringify(made.body));
+  const [mine, other] = made.body.rooms;
+  const phone = await newPhone();
+  let dash; // the other room's dashboard, opened by its join link
+  const presenter = await newPage('en-US');
+  await presenter.setViewportSize({ width: 1920, height: 1080 });
+  presenter.on('dialog', (dialog) => dialog.accept());
+
+  await t.test('the vote page, opened by a join link, waits for a question', async () => {
+    await phone.goto(`${base}/vote.html?room=${mine.room}#token=${mine.token}`);
+    await phone.waitForSelector('#vote[data-state="idle"] .vote-waiting', { timeout: 15_000 });
+    assert.ok(!(await phone.evaluate(() => location.href)).includes('token'), 'the token left the address bar');
+    assert.equal(await phone.textContent('#room-name'), mine.room);
+    await noSideScroll(phone);
+    await phone.screenshot({ path: join(SHOTS, '32-vote-phone-waiting.png') });
+  });
+
+  await t.test('the presenter opens the vote: the question is on the phone within seconds', async () => {
+    await presenter.goto(`${base}/present.html`);
+    await presenter.fill('#token', token);
+    await presenter.click('#unlock');
+    await presenter.waitForSelector('#admin-status.unlocked');
+    await presenter.waitForFunction(() => document.querySelectorAll('#chapter option').length > 0);
+    await presenter.selectOption('#chapter', 'none-race');
+    const opened = Date.now();
+    await presenter.click('#open');
+    await phone.waitForSelector('#vote[data-state="open"] .vote-option', { timeout: 5_000 });
+    const took = Date.now() - opened;
+    console.log(`the question reached the phone ${took} ms after the click`);
+    assert.equal(await phone.$$eval('.vote-option', (b) => b.length), await presenter.$$eval('#options li', (li) => li.length));
+    assert.match(await presenter.textContent('#poll-state'), /Round 1: voting/);
+    await noSideScroll(phone);
+  });
+
+  await t.test('a tap votes, a second tap changes it, the admin view counts one vote', async () => {
+    await phone.click('.vote-option[data-option="1"]');
+    await phone.waitForSelector('.vote-option[data-option="1"][aria-pressed="true"]');
+    await phone.click('.vote-option[data-option="0"]');
+    await phone.waitForSelector('.vote-option[data-option="0"][aria-pressed="true"]');
+    assert.equal(await phone.$$eval('.vote-option[aria-pressed="true"]', (b) => b.length), 1);
+    const view = await adminCall('GET', '/admin/class/poll');
+    assert.equal(view.status, 200, JSON.stringify(view.body));
+    const counts = view.body.rounds[0].counts;
+    assert.equal(counts[0], 1, JSON.stringify(counts));
+    assert.equal(counts.reduce((a, b) => a + b, 0), 1, JSON.stringify(counts));
+    // The projector shows how many voted, never for what.
+    await presenter.waitForFunction(() => document.querySelector('#voted').textContent === '1', null, { timeout: 5_000 });
+    assert.equal(await presenter.$('.present-bar'), null, 'no counts per option before the reveal');
+    await presenter.screenshot({ path: join(SHOTS, '33-present-open.png') });
+    await phone.screenshot({ path: join(SHOTS, '34-vote-phone-voted.png') });
+  });
+
+  await t.test('reloaded, the phone still shows its vote; the dashboard shows the question on top', async () => {
+    await phone.reload();
+    await phone.waitForSelector('.vote-option[data-option="0"][aria-pressed="true"]', { timeout: 10_000 });
+    dash = await newPhone();
+    await dash.goto(`${base}/?room=${other.room}#token=${other.token}`);
+    await dash.waitForSelector('#vote:not([hidden]) .vote-option', { timeout: 10_000 });
+    const [card] = await boxes(dash, '#vote');
+    const [figures] = await boxes(dash, '#figures');
+    assert.ok(card.bottom <= figures.top, 'the question is on top');
+    await dash.click('.vote-option[data-option="2"]');
+    await dash.waitForSelector('.vote-option[data-option="2"][aria-pressed="true"]');
+    await noSideScroll(dash);
+    await dash.screenshot({ path: join(SHOTS, '35-dashboard-phone-vote.png') });
+    // Closed by the student, the card stays away until the vote moves on.
+    await dash.click('#vote .vote-close');
+    assert.equal(await dash.isHidden('#vote'), true);
+    await presenter.waitForFunction(() => document.querySelector('#voted').textContent === '2', null, { timeout: 5_000 });
+  });
+
+  await t.test('discuss and vote again: round 2 opens with no vote marked, counted apart', async () => {
+    await presenter.click('#again');
+    await phone.waitForSelector('#vote[data-state="open"][data-round="2"]', { timeout: 5_000 });
+    assert.equal(await phone.$$eval('.vote-option[aria-pressed="true"]', (b) => b.length), 0);
+    await phone.click('.vote-option[data-option="2"]');
+    await phone.waitForSelector('.vote-option[data-option="2"][aria-pressed="true"]');
+    await dash.waitForSelector('#vote:not([hidden])[data-round="2"]', { timeout: 5_000 });
+    await dash.context().close();
+    const view = await adminCall('GET', '/admin/class/poll');
+    assert.deepEqual(view.body.rounds.map((r) => r.counts.reduce((a, b) => a + b, 0)), [2, 1], JSON.stringify(view.body.rounds));
+  });
+
+  await t.test('run & reveal: the phone and the projector show where the run landed', async () => {
+    await presenter.click('#reveal');
+    await presenter.waitForSelector('#reveal-box:not([hidden]) .reveal', { timeout: 120_000 });
+    await phone.waitForSelector('#vote[data-state="revealed"] .reveal', { timeout: 10_000 });
+    const landed = await phone.getAttribute('.reveal', 'data-landed');
+    if (landed !== 'none') {
+      assert.ok(await phone.$(`.vote-option.landed[data-option="${landed}"]`), 'the landed option is marked');
+      assert.ok(await presenter.$(`#options li.landed[data-option="${landed}"]`));
+    }
+    assert.match(await phone.textContent('.reveal-landed'), /The run landed in/);
+    assert.match(await presenter.textContent('.reveal-rounds'), /Round 1: [\d–]+ %? ?right \(2 voted\)/);
+    assert.match(await presenter.textContent('.reveal-rounds'), /Round 2: [\d–]+ %? ?right \(1 voted\)/);
+    // Each option's votes in both rounds, on the projector only now.
+    assert.equal(await presenter.$$eval('.present-bar', (bars) => bars.length), 2 * await presenter.$$eval('#options li', (li) => li.length));
+    await noSideScroll(phone);
+    await phone.screenshot({ path: join(SHOTS, '36-vote-phone-revealed.png'), fullPage: true });
+    await presenter.screenshot({ path: join(SHOTS, '37-present-revealed.png') });
+  });
+
+  await t.test('the class page downloads the results as CSV and Markdown', async () => {
+    const page = await newPage('en-US');
+    await page.goto(`${base}/class`);
+    await page.fill('#token', token);
+    await page.click('#unlock');
+    await page.waitForSelector('#admin-status.unlocked');
+    assert.match(await page.getAttribute('#to-present', 'href'), /present\.html$/);
+    for (const [button, format] of [['#results-csv', 'csv'], ['#results-md', 'md']]) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+      assert.equal(download.suggestedFilename(), `class-results.${format}`);
+      const path = await download.path();
+      const text = (await import('node:fs')).readFileSync(path, 'utf8');
+      assert.match(text, /none-race/, `${format}: ${text.slice(0, 300)}`);
+    }
+    await page.context().close();
+  });
+
+  await t.test('the class page and the presenter\'s view at a phone\'s width', async () => {
+    const page = await newPhone();
+    await page.goto(`${base}/class`);
+    await page.fill('#token', token);
+    await page.click('#unlock');
+    await page.waitForSelector('#admin-status.unlocked');
+    await page.waitForFunction(() => document.querySelectorAll('#rooms tbody tr').length === 2);
+    await noSideScroll(page);
+    apart(await boxes(page, 'main > section, fieldset > section'), 390, 'the class page\'s panels');
+    await page.screenshot({ path: join(SHOTS, '38-class-phone.png'), fullPage: true });
+    await page.goto(`${base}/present.html`);
+    await page.waitForSelector('#reveal-box:not([hidden])', { timeout: 10_000 });
+    await noSideScroll(page);
+    await page.context().close();
+  });
+
+  await phone.context().close();
+  await presenter.context().close();
+  assert.equal((await adminCall('DELETE', '/admin/class')).status, 200);
 });

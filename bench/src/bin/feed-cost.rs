@@ -160,7 +160,7 @@ async fn main() -> anyhow::Result<()> {
     println!("opening the page: {:.1} KB of files ({} files, compressed) + {:.1} KB of first events (state and a {DRAW}-section window of a busy room) = {:.1} KB",
         page_bytes as f64 / 1024.0, files, first as f64 / 1024.0, (page_bytes + first) as f64 / 1024.0);
     println!(
-        "loaded when a panel opens (import()), not to open the page: {:.1} KB",
+        "loaded with import() when first needed (the chart, the tier texts), not to open the page: {:.1} KB",
         on_demand as f64 / 1024.0
     );
     println!(
@@ -247,8 +247,8 @@ async fn page_bytes(
     Ok((total, files))
 }
 
-/// What the page's modules load with `import()` when a panel opens (the lab), beyond the
-/// files the page opened with: a viewer who only watches never fetches it.
+/// What the page's modules load with `import()` when first needed (the chart when it comes
+/// into view, the tier texts when a tier is described), beyond the files the page opened with.
 async fn on_demand_bytes(authority: &str) -> anyhow::Result<u64> {
     let mut seen = BTreeSet::new();
     page_bytes(authority, vec!["/".to_owned()], &mut seen).await?;

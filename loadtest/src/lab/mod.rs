@@ -269,7 +269,7 @@ pub static ATTACKS: &[Attack] = &[
                   holder came, and the first wrote stale data on resuming. No lock alone closes \
                   this: a fencing token checked by the stock does (Kleppmann 2016; the `fenced` \
                   tier; 002 line 656's version numbers are the articles' nearest approach).",
-        hole_zh: "持锁者停顿超过租约（GC 停顿）：续期也停了，第二个持锁者进来，第一个恢复后写入陈旧数据。\
+        hole_zh: "持锁者停顿超过租约（GC 停顿）：续期也停了，第二个持锁者进来，第一个恢复后造成陈旧写入。\
                   任何锁本身都堵不上这个洞，要靠库存那一侧检查的围栏令牌（Kleppmann 2016；fenced 方案；\
                   文章里最接近的是 002 第 656 行提到的版本号）。",
     },

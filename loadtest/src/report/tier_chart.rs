@@ -2,7 +2,8 @@
 //! gaps between sold sections, on Redis' clock) and how evenly the clients shared it (every
 //! client's acquires, fewest first, against the mean).
 
-use super::{ratio, Svg};
+use super::ratio;
+use super::svg::Svg;
 use crate::fairness::Fairness;
 use crate::hand_off::{thousands, Bucket, HandOff};
 

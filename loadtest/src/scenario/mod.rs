@@ -6,7 +6,7 @@
 //! `/state` (and the ledger where a check needs it) → judge.
 //!
 //! This file holds the scenario itself; beside it, `catalog` holds the chapters, `store` what
-//! a scenario needs of the fleet, `expect` what it must show, `runner` the run against a
+//! a scenario needs of the fleet, `expect` what it must show, `question` what the class is asked before it runs, `runner` the run against a
 //! fleet, and `verdict` what a run reports. Everything callers use is re-exported here, so
 //! they name it `scenario::…` whichever file it lives in.
 
@@ -14,6 +14,7 @@ mod catalog;
 #[cfg(feature = "cli")]
 pub mod command;
 mod expect;
+mod question;
 mod runner;
 mod store;
 mod verdict;
@@ -27,6 +28,7 @@ pub use oversell_api::{Fault, FaultKind, Via};
 pub(crate) use catalog::BASE;
 pub use catalog::{find, group_of, CATALOG, GROUPS};
 pub use expect::{Check, Expect, Op};
+pub use question::{question, Choice, Figures, Question};
 pub use runner::Runner;
 pub use store::StoreSetup;
 pub use verdict::{ScenarioRun, Verdict, SENTENCE_CHECKS};

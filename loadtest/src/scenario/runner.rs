@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context};
 use http::Method;
 use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, StateView, Tier};
 
-use super::verdict::{judge_figures, judge_recovery, verdict};
+use super::verdict::{judge_figures, judge_recovery, verdict, Fired};
 use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
 use crate::admin::AdminClient;
 use crate::fairness::Fairness;
@@ -28,34 +28,6 @@ pub struct Runner<'a> {
     /// An instance the fault must not strike: the one running the scenario from the server
     /// side, which would otherwise crash under its own runner.
     pub spare: Option<String>,
-}
-
-/// The load's own counts, kept beside the ground truth.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Fired {
-    pub(super) ok: f64,
-    pub(super) sold_out: f64,
-    pub(super) unavailable: f64,
-    pub(super) other: f64,
-    pub(super) throughput: f64,
-    pub(super) max_ms: f64,
-    /// The sale's p99 and the fewest sales a client got over the most, when the load knows
-    /// its clients (through the fleet, not a server-side burst).
-    pub(super) p99_ms: Option<f64>,
-    pub(super) min_over_max: Option<f64>,
-}
-
-impl Fired {
-    /// The figures of the load's own, under `prefix`.
-    fn figures(&self, prefix: &str, figures: &mut BTreeMap<String, f64>) {
-        let mut put = |name: &str, value: Option<f64>| {
-            if let Some(value) = value {
-                figures.insert(format!("{prefix}{name}"), value);
-            }
-        };
-        put("sale_p99_ms", self.p99_ms);
-        put("acquires_min_over_max", self.min_over_max);
-    }
 }
 
 impl Runner<'_> {

@@ -1,15 +1,43 @@
-//! What a run reports and how it is judged: a verdict per check, the checks that are a
-//! sentence (keyed for the dashboard's translation), and the judging that needs only what the
-//! run saw. Apart from the runner, which talks to the fleet: these are plain functions of the
-//! figures and counts, and the dashboard, the command and the tests read what they return.
+//! What a run reports and how it is judged: the load's own counts (`Fired`), a verdict per
+//! check, the checks that are a sentence (keyed for the dashboard's translation), and the
+//! judging that needs only what the run saw. Apart from the runner, which talks to the fleet:
+//! these are plain functions of the figures and counts, and the dashboard, the command and the
+//! tests read what they return.
 
 use std::collections::BTreeMap;
 
 use oversell_api::{StateView, Tier};
 use serde::Serialize;
 
-use super::runner::Fired;
 use super::{Check, Scenario};
+
+/// The load's own counts, kept beside the ground truth.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Fired {
+    pub(super) ok: f64,
+    pub(super) sold_out: f64,
+    pub(super) unavailable: f64,
+    pub(super) other: f64,
+    pub(super) throughput: f64,
+    pub(super) max_ms: f64,
+    /// The sale's p99 and the fewest sales a client got over the most, when the load knows
+    /// its clients (through the fleet, not a server-side burst).
+    pub(super) p99_ms: Option<f64>,
+    pub(super) min_over_max: Option<f64>,
+}
+
+impl Fired {
+    /// The figures of the load's own, under `prefix`.
+    pub(super) fn figures(&self, prefix: &str, figures: &mut BTreeMap<String, f64>) {
+        let mut put = |name: &str, value: Option<f64>| {
+            if let Some(value) = value {
+                figures.insert(format!("{prefix}{name}"), value);
+            }
+        };
+        put("sale_p99_ms", self.p99_ms);
+        put("acquires_min_over_max", self.min_over_max);
+    }
+}
 
 /// One judged check.
 #[derive(Debug, Clone, Serialize)]

@@ -1,6 +1,6 @@
 //! The database: the lock as a PostgreSQL session's advisory lock — the normal run, a holder
-//! that crashes (its session ends, the lock with it, at once), a holder frozen past any lease
-//! (it keeps the lock: nobody overlaps, everybody waits), the same freeze with a session
+//! that crashes (its session ends, the lock with it, at once), a holder frozen for 5 s (it
+//! keeps the lock: nobody overlaps, everybody waits), the same freeze with a session
 //! timeout (the server takes the lock back: a stale write), and fencing by a sequence.
 //!
 //! Sources: 001 line 45 (the lock's "something" can be Redis, ZooKeeper, or a database) and
@@ -82,13 +82,15 @@ pub(super) static SCENARIOS: &[Scenario] = &[
             Check::gt("sent_503", 0.0),
         ]),
         source: DATABASE_SOURCE,
-        en: "The holder's whole process freezes for 5 s after reading the stock, longer than \
-             any lease the Redis chapters use. Its connection stays open, so its session and \
+        en: "The holder's whole process freezes for 5 s after reading the stock: over ten \
+             times the 300 ms lease of the Redis freeze chapters, and past the 1.5 s session \
+             timeout of the next chapter. Its connection stays open, so its session and \
              its lock live on: nobody else gets in, no stale write, nothing oversold. The price \
              is the other way round: every buyer queued behind the frozen holder waits, and \
              those whose 2 s deadline comes first get a 503. A lock without a lease is safe \
              and unavailable at once.",
-        zh: "持锁进程读完库存后整体冻结 5 秒，比 Redis 各章用的任何租约都长。它的连接没断，\
+        zh: "持锁进程读完库存后整体冻结 5 秒：是 Redis 各冻结章节 300 毫秒租约的十几倍，\
+             也超过了下一章 1.5 秒的会话超时。它的连接没断，\
              会话和锁也就都还在：没有别人能进来，没有陈旧写入，一件也没超卖。代价在另一头：\
              排在冻结者后面的买家全都在等，2 秒期限先到的就收到 503。没有租约的锁，\
              安全了，却也不可用了。",

@@ -74,7 +74,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         expect: Expect::StallUntilReset,
         source: "000 lines 107–159, bronze tier (SETNX + DEL; the retry by recursion, lines \
                  126–145); the 20 ms retry is 002's sale() loop, lines 96–112 (000 line 137 and \
-                 004 line 176 sleep 100 ms)",
+                 004 line 176 sleep 100 ms); the unlock outside a finally block, 000 lines \
+                 126–141, 188–199 and 319–342, and 004 lines 302–305",
         en: "The holder dies inside the critical section. SETNX set no lease, so nobody ever \
              deletes the lock: every later buyer waits out its deadline. Only a reset ends it. \
              The retry here is a loop, as 002 ends up writing it. 000 retries by calling itself \
@@ -84,7 +85,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              A slip of 000's own (lines 83–88, 102): it calls `SET key value NX` the SETNX \
              command. SETNX is a command of its own that takes a key and a value and nothing \
              else; NX is an option of SET, and only SET can take PX beside it in the same \
-             command, the confusion behind 003's `setnx … nx px` (line 41).",
+             command, the confusion behind 003's `setnx … nx px` (line 41). \
+             The same stall needs no crash at all. 000's code (lines 126–141, 188–199, 319–342) \
+             and 004's Redisson example (lines 302–305) unlock after the work, not in a finally \
+             block: work that throws skips the unlock while the process lives on. With SETNX's \
+             lock, which has no lease, that is this deadlock; with a lease, a stall until it \
+             ends; under Redisson's watchdog, a lock renewed for as long as the client runs.",
         zh: "青铜方案：持锁的实例在临界区里崩溃。SETNX 没有设置租约，这把锁再也没人删，\
              之后的买家全部等到超时（死锁），只能手动重置。这里的重试是一个循环，\
              也就是 002 最后改成的 while 写法。000 用递归重试，说先睡一会儿是为了不让栈溢出：\
@@ -93,7 +99,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              000 自己在这里也有个疏漏（第 83–88、102 行）：它把 `SET key value NX` 叫\
              作 SETNX 命令。SETNX 是一条独立的命令，只接受键和值；NX 是 SET 的选\
              项，也只有 SET 能在同一条命令里再带上 PX——003 第 41 行的 `setnx … nx px` 就\
-             出自同一种混淆。",
+             出自同一种混淆。\
+             同样的停顿其实连崩溃都不需要。000（第 126–141、188–199、319–342 行）和 \
+             004（第 302–305 行）的示例代码都把解锁写在业务之后，而不是 finally 里：业务一抛异常，\
+             解锁就被跳过，进程却还活着。SETNX 的锁没有租约，这就是本章的死锁；有租约时，\
+             销售停到租约到期；换成 Redisson 的看门狗，只要客户端还在运行，这把锁就一直被续期。",
         ..BASE
     },
     Scenario {
@@ -204,17 +214,32 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         source: "000 lines 366–410, diamond tier (Lua compare-and-delete); the lock as 001 lines \
                  58–80 show it, and the lease problem as 001 lines 123–127 state it for PX \
                  30000; 004's Jedis lock, lines 136–142, is this \
-                 tier with PX 3",
+                 tier with PX 3; its clock called costly (line 148) and cached in a static field \
+                 (lines 188–221)",
         en: "The Lua release never deletes another's lock, but a fixed lease shorter than the \
              work still lets a second holder in while the first is working. 004's example sets PX \
              3: a 3 ms lease, far too short for real work. It has a slip of its own too (line \
              143): one Jedis connection in a static field, shared by every thread though Jedis \
-             is not thread-safe, and closed in lock()'s finally, before the unlock that needs it.",
+             is not thread-safe, and closed in lock()'s finally, before the unlock that needs it. \
+             And for its wait deadline 004 calls System.currentTimeMillis() costly (line 148) \
+             and proposes (lines 188–221) to read the time from a static field that a thread \
+             refreshes every 5 ms. Reading the clock costs far less than the Redis round trip \
+             every try already makes, let alone the 100 ms sleep between tries; the cache is \
+             worse than the call. Its field is not volatile, so the Java memory model does not \
+             promise that other threads ever see it change (a waiter may never reach its \
+             deadline); it lags by up to 5 ms anyway; and a time elapsed is System.nanoTime()'s \
+             to measure, which a step of the wall clock cannot move.",
         zh: "钻石方案：Lua 脚本解锁不会误删别人的锁，但固定租约短于业务耗时，\
              第一个持锁者还在处理时第二个已经进来了。004 的示例写的是 PX 3，租约只有 3 毫秒，\
              对真实业务远远不够。这个示例自己也有疏漏（第 143 行）：一个 Jedis 连接放在静态字段里，\
              所有线程共用，而 Jedis 不是线程安全的；它还在 lock() 的 finally 里被关掉，\
-             后面解锁时却还要用它。",
+             后面解锁时却还要用它。\
+             为了判断等待期限，004 还嫌 System.currentTimeMillis() 开销大（第 148 行），\
+             提议改为读一个静态字段，由一个线程每 5 毫秒刷新一次（第 188–221 行）。\
+             读一次时钟比每次重试本来就要做的 Redis 往返便宜得多，更不用说两次重试之间还要睡 \
+             100 毫秒；这个缓存反而比直接调用更糟。字段不是 volatile，按 Java 内存模型，\
+             别的线程不一定能看到它的更新（等待者可能永远等不到期限）；它本身也会落后最多 \
+             5 毫秒；而计算经过的时间本该用 System.nanoTime()，系统时钟被拨动也不受影响。",
         ..BASE
     },
     Scenario {
@@ -301,10 +326,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              most of them time out too. A lock that is not reentrant deadlocks on itself; the \
              next chapter's reentrant lock counts its owner's holds instead.",
         zh: "第一个持锁者的销售调用了一个辅助方法，它又去获取同一把锁，就像在加了锁的方法里再加锁的代码那样。\
-             lua-release 的 SET NX 不认得锁的主人：键已经在了，于是辅助方法开始等待——等的正是调用它的自己。\
-             它一直等到 1.5 秒的等锁期限（5 秒的租约比这还长），销售放弃，返回 503，什么也没写；排在它后面的\
+             lua-release 的 SET NX 不认得持锁者：键已经在了，于是辅助方法开始等待——等的正是调用它的自己。\
+             它一直等到 1.5 秒的等待期限（5 秒的租约比这还长），销售放弃，返回 503，什么也没写；排在它后面的\
              买家也都白等了同样的 1.5 秒，大多数同样超时。不可重入的锁会被自己锁死；下一章的可重入锁则为\
-             主人记下重入次数。",
+             持锁者记下重入次数。",
         ..BASE
     },
     Scenario {
@@ -330,8 +355,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              at 0, and publishes only once the lock is gone.",
         zh: "每次销售都在嵌套的步骤里再次获取同一把锁（重入次数为 2，记在订单流水里），\
              不会被自己持有的锁挡住。\
-             文章在这里有三处疏漏。002 手写的锁（第 438–442 行）在构造锁对象时就定下了主\
-             人标识，多个线程共用一个锁对象时，谁都能“重入”别人的锁；这里的主人是每个买家自己。\
+             文章在这里有三处疏漏。002 手写的锁（第 438–442 行）在构造锁对象时就定下了持\
+             锁者标识，多个线程共用一个锁对象时，谁都能“重入”别人的锁；这里每个买家各有自己的持锁者标识。\
              它每次加锁（包括重入）都另起一个续期定时器（第 482、569 行），解锁时一个也不取消。\
              004（第 472–474 行）说 Redisson 解锁先发布消息、计数小于 0 才删\
              除：它贴出的脚本是先减一，减到 0 就删除，锁没了才发布消息。",
@@ -415,7 +440,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              only a queue like fair's gives one.",
         zh: "同样的 64 个买家，每个下 20 单，抢 640 件商品：先用 reentrant-watchdog，再用 fair。\
              看门狗锁每次释放都在 Redis 里引发一场抢夺：每个实例唤醒自己等得最久的那个买家，\
-             它们同时去抢，谁的请求先到谁赢。每个实例内部按顺序排队，可整个集群没有顺序：\
+             它们同时去抢，谁的请求先到谁赢。每个实例内部按顺序排队，可所有实例合在一起就没有顺序了：\
              一个买家可能一输再输，卖得最少的客户端明显少于最幸运的那个。\
              fair 让买家直接在 Redis 里排队，释放时按名字叫队首的买家，新来的排到队尾：\
              每个客户端分到的份额差不多，比同样负载下的抢锁更均匀（本次运行先测了抢锁）。\
@@ -437,9 +462,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ]),
         // How long the line stalls depends on when the dead waiter's turn comes.
         timing_sensitive: true,
-        source: "001 lines 244–246 (getFairLock); the stall is Redisson's own documented cost of \
-                 its fair lock (a dead waiter holds the queue until its wait timeout, \
-                 threadWaitTime, 5 s by default), which none of the articles mentions",
+        source: "001 lines 244–246 (getFairLock); the stall is Redisson's own cost of its fair \
+                 lock, which none of the articles mentions: a dead waiter holds the queue until \
+                 its wait timeout, threadWaitTime. Redisson's documentation gives it as 5 s, \
+                 which RedissonFairLock's constructor defaulted to in its 2019 source (5000 ms); \
+                 its source since 2020 defaults to 60000 * 5 ms, five minutes (issue #3004 calls \
+                 that the default), replaced by the wait time when tryLock is given one",
         en: "A buyer that finds the lock taken queues, then dies in line without a word (its \
              process gone). The release calls it by name; nobody answers; the lock stays free \
              and every buyer behind it waits, because the lock is owed to the dead one. What \
@@ -447,13 +475,18 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              lease (2 s here) after its last visit or at its own wait deadline if sooner, and \
              every acquire and release first clears lapsed places from the front. The line \
              stalls about one lease, then moves on by itself: every item sold, nobody behind \
-             it timed out, nothing oversold.",
+             it timed out, nothing oversold. Redisson's fair lock waits for a dead waiter too, \
+             its threadWaitTime: 5 s in its documentation, but five minutes in its constructor \
+             since 2020 unless tryLock is given a wait time, long enough to stall a line of \
+             lock() callers for minutes per dead waiter.",
         zh: "一个买家发现锁被占，排上了队，随后一声不吭地死在队列里（进程没了）。释放时按名字叫它，\
              没人应答；锁空着，后面的买家全都在等，因为锁是留给这个死掉的等待者的。fair 的对策：\
-             排队的号要靠主人回来续，主人不再回来，号就作废——在它最后一次回来之后一个租约\
+             排队的号要靠排队的人回来续，人不再回来，号就作废——在它最后一次回来之后一个租约\
              （这里是 2 秒），如果它自己的等待期限更早，就在期限到时作废；每次加锁和释放都先把队首\
              作废的号清掉。队伍停顿大约一个租约，然后自己继续：货全部卖出，后面没有人等到超时，\
-             也没有超卖。",
+             也没有超卖。Redisson 的公平锁同样要等死掉的等待者，等的是 threadWaitTime：\
+             文档里写的是 5 秒，可 2020 年以来它的构造函数默认是 5 分钟（除非 tryLock 给了等待时间），\
+             足以让一队调用 lock() 的线程每遇到一个死掉的等待者就停上几分钟。",
         ..BASE
     },
     Scenario {

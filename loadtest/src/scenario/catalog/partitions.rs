@@ -103,7 +103,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              old primary and its lock writes vanish, but the sales made meanwhile stay.",
         zh: "一个持锁者读完库存、刚开始处理业务，主节点就被网络隔开：哨兵、从节点和三个实例中的两个都连不上它，只有 app1 \
              还能连上。哨兵看不到主节点，于是把从节点提升为新主节点。此时有了两个主节点：app1 继续在旧主节点\
-             上加锁，其他实例在新主节点上加锁，两边各自轮流持锁，临界区却彼此重叠：同时有两个持锁者，更新丢失，\
+             上加锁，其他实例在新主节点上加锁，两边各自轮流持锁，临界区却彼此重叠：同时有两个持锁者，出现丢失更新和\
              超卖。所有进程都好好的，丢的只是网络包。这就是脑裂。网络恢复后，哨兵把旧主节点降为从节点，\
              它上面写过的锁随之消失，可这期间卖出的订单都留下了。",
         ..SPLIT
@@ -131,7 +131,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         zh: "同样的网络隔离，但锁存储配置了 min-replicas-to-write 1（min-replicas-max-lag 1 秒）：\
              主节点一秒没有收到从节点的确认，就拒绝写入（NOREPLICAS）。隔离开始约一秒后，旧主节点就不再\
              发放锁，所以始终不会出现第二个持锁者：临界区没有重叠，也没有超卖。只有一个从节点时，代价是整个\
-             锁存储：被提升的新主节点在隔离期间自己也没有从节点，同样拒绝写入，所有买家都收到 503，直到网络\
+             锁存储都停了：被提升的新主节点在隔离期间自己也没有从节点，同样拒绝写入，所有买家都收到 503，直到网络\
              恢复。有两个从节点，多数一侧就还能写入。Redis 在这里用可用性换来了安全，Redlock 和 ZooKeeper \
              也是这样取舍的。",
         ..SPLIT
@@ -229,7 +229,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              002 (line 679) says the lease is the cure for a cut-off client (its lock would \
              otherwise never be released); here the lease is what lets the second holder in.",
         zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
-             续期，可续期的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者什么也没听到，\
+             续期，可续期的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者毫不知情，\
              写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。\
              002（第 679 行）说租约能治断网的客户端（否则它的锁永远释放不掉）；在这里，\
              正是租约到期放进了第二个持锁者。",
@@ -294,8 +294,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              Its heartbeats never arrive: ZooKeeper expires the session, deletes the node, and \
              the next buyer takes the lock. The holder was never paused and never told; it \
              finishes and writes: the one item is sold twice.",
-        zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了网络，断开的时间超过 4 秒的会话超时，\
-             而持锁者还在处理业务（6 秒）。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
+        zh: "持锁者刚开始处理业务，它所在的实例就和 ZooKeeper 断开了 9 秒，超过 4 秒的会话超时；\
+             而持锁者要处理 6 秒业务。心跳发不出去：ZooKeeper 判定会话过期、删掉节点，下一个买家拿到锁。\
              持锁者既没有停顿，也没有收到任何通知；它处理完业务就写入：唯一的一件商品卖了两次。",
         ..SESSION_CUT_OFF
     },
@@ -315,8 +315,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              the cut-off holder finally writes, its write is refused. The partition still costs \
              the lock; the token keeps it from costing the stock.",
         zh: "同样的网络隔离，但库存只接受令牌（锁节点创建时的 zxid）不小于它见过的最大令牌的写入。下一个\
-             持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它失去了锁，\
-             围栏令牌让这次失去不至于让库存出错。",
+             持锁者的令牌更大；被隔开的持锁者最后写入时，它的写入被拒绝。网络分区照样让它丢了锁，\
+             但有围栏令牌把关，库存不会因此出错。",
         ..SESSION_CUT_OFF
     },
     Scenario {
@@ -340,8 +340,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              quorum, so the majority side has every one: every item is sold once. Unlike a \
              cut-off Sentinel primary, a cut-off ZooKeeper server keeps nothing from the rest.",
         zh: "第一个持锁者开始处理业务时，三台 ZooKeeper 服务器中的一台与另外两台和所有实例断开了网络。\
-             它自己构不成多数：宁可停止服务，也不独自应答；原先连着它的客户端把会话转到另外两台上（如果它是\
-             leader，另外两台会选出新的）。锁节点由多数派写入，多数一侧一个都不缺：每件商品只卖一次。\
+             它自己构不成多数：宁可停止服务，也不独自应答；原先连着它的客户端把会话转到另外两台上（如果它是 \
+             leader，另外两台会选出新的）。锁节点由多数派写入，多数一侧保有全部锁节点：每件商品只卖一次。\
              被隔开的哨兵主节点会独自发放锁，被隔开的 ZooKeeper 服务器不会。",
         ..BASE
     },

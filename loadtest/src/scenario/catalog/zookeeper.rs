@@ -13,8 +13,8 @@ use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The ZooKeeper chapters' source.
 const ZOOKEEPER_SOURCE: &str = "001 lines 255–480 (ephemeral sequential nodes, the lowest \
-    holds the lock, each waiter watches its predecessor, Curator's InterProcessMutex) and \
-    481–504 (the comparison: ZooKeeper strongly consistent by design, Redis' data not; CP and AP \
+    holds the lock, each waiter watches its predecessor, its unlock at line 394, Curator's \
+    InterProcessMutex) and 481–504 (the comparison: ZooKeeper strongly consistent by design, Redis' data not; CP and AP \
     are the CAP theorem's words for it, not 001's)";
 
 /// The ZooKeeper session timeout `oversell up` gives its instances (`ZOOKEEPER_SESSION_MS`):
@@ -50,7 +50,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              name from the moment it creates it. \
              It slips before that too (lines 358–365): it sorts every node under the shared \
              /locks, whatever lock it is for, so a lock's buyers queue behind the \
-             nodes of other locks; here each room has a dir of its own.",
+             nodes of other locks; here each room has a dir of its own. \
+             And its unlock (line 394) tests `null != nodeId`: the ThreadLocal itself, which is \
+             never null, not the node name it holds. After the slip above that name is null, \
+             the delete is called without a path and throws (no catch there takes it), and the \
+             `nodeId.remove()` after it never runs.",
         zh: "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，序号最小的持有锁，\
              其余买家只监听排在自己前面的那个节点，释放时只唤醒一个等待者，不会出现羊群效应（惊群）。\
              没有租约要调，也没有重试循环：每件商品只卖一次，先到先得。001 手写的版本（第 374–384 行）\
@@ -58,7 +62,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              解锁时删不掉它，后面的人都得等到它的会话结束；这里的实现从创建节点的那一刻起就记着它的名字。\
              在这之前它还有一处疏漏（第 358–365 行）：它把公共目录 /locks 下的所有节\
              点放在一起排序，不管属于哪把锁，于是一把锁的买家要排在别的锁的节点后面；\
-             这里每个房间都有自己的目录。",
+             这里每个房间都有自己的目录。\
+             它的解锁（第 394 行）判断的是 `null != nodeId`：这是 ThreadLocal 对象本身，永远不是 null，\
+             而不是它里面存的节点名。出了上面那个疏漏之后节点名是 null，delete 拿不到路径就抛出异常\
+             （那里的 catch 接不住它），后面的 `nodeId.remove()` 也就执行不到。",
         ..ZOOKEEPER
     },
     Scenario {

@@ -1,0 +1,292 @@
+//! The class's results: per chapter polled, each round's votes per option, the share right
+//! and the gain; per room its answers. As JSON, CSV (one row per chapter and round, a column
+//! per room) and Markdown (for the course's report or a handout).
+//!
+//! In CSV and Markdown the options are letters, A for the first (option 0 in the API), as
+//! the pages show them.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::store::ChapterRecord;
+use super::view::{gain, round_results, RoundResult};
+
+/// Every chapter polled in this class, in the order first polled, and every room's answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub chapters: Vec<ChapterResult>,
+    pub rooms: Vec<RoomAnswers>,
+}
+
+/// One chapter polled.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChapterResult {
+    pub chapter: String,
+    /// The question, in English (`null` for a chapter the catalog no longer has).
+    pub question: Option<&'static str>,
+    pub options: Vec<&'static str>,
+    pub rounds: Vec<RoundResult>,
+    /// Whether the chapter was run for its reveal; if so, the option its run landed in and
+    /// whether the run passed.
+    pub revealed: bool,
+    pub landed: Option<usize>,
+    pub passed: Option<bool>,
+    pub gain: Option<f64>,
+}
+
+/// One room's answers, chapter by chapter.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoomAnswers {
+    pub room: String,
+    pub answers: Vec<RoomAnswer>,
+}
+
+/// One room's votes in one chapter, round by round (`null`: no vote that round).
+#[derive(Debug, Clone, Serialize)]
+pub struct RoomAnswer {
+    pub chapter: String,
+    pub votes: Vec<Option<usize>>,
+}
+
+/// The results of the records, for the class's `rooms` (every room that voted is listed too,
+/// should one have left the class since).
+pub fn results(records: &[ChapterRecord], rooms: &[String]) -> Results {
+    let chapters = records.iter().map(chapter_result).collect();
+    let mut all: Vec<String> = rooms.to_vec();
+    for record in records {
+        for votes in &record.votes {
+            for room in votes.keys() {
+                if !all.contains(room) {
+                    all.push(room.clone());
+                }
+            }
+        }
+    }
+    let rooms = all
+        .into_iter()
+        .map(|room| RoomAnswers {
+            answers: records
+                .iter()
+                .map(|record| RoomAnswer {
+                    chapter: record.chapter.clone(),
+                    votes: record.votes.iter().map(|v| v.get(&room).copied()).collect(),
+                })
+                .collect(),
+            room,
+        })
+        .collect();
+    Results { chapters, rooms }
+}
+
+fn chapter_result(record: &ChapterRecord) -> ChapterResult {
+    let question = loadtest::scenario::question(&record.chapter);
+    let landed = record.run.as_ref().and_then(|run| run.landed);
+    let rounds = round_results(&record.chapter, landed, &record.votes);
+    ChapterResult {
+        chapter: record.chapter.clone(),
+        question: question.map(|q| q.en),
+        options: question.map_or_else(Vec::new, |q| q.options.iter().map(|o| o.en).collect()),
+        gain: gain(&rounds),
+        rounds,
+        revealed: record.run.is_some(),
+        landed,
+        passed: record.run.as_ref().map(|run| run.passed),
+    }
+}
+
+/// Option `i` as the pages name it: A, B, C, …
+fn letter(option: usize) -> String {
+    u8::try_from(option)
+        .ok()
+        .filter(|o| *o < 26)
+        .map_or_else(|| (option + 1).to_string(), |o| char::from(b'A' + o).into())
+}
+
+fn share(share: Option<f64>) -> String {
+    share.map_or_else(String::new, |s| format!("{s:.3}"))
+}
+
+/// The most options any chapter has: the CSV's columns.
+fn widest(results: &Results) -> usize {
+    results
+        .chapters
+        .iter()
+        .flat_map(|c| c.rounds.iter().map(|r| r.counts.len()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// One row per chapter and round: its votes per option, the landed option, the share right
+/// and the gain (on each round of the chapter), then each room's answer that round. Chapter
+/// ids and room names are letters, digits, `-` and `_`: no field needs quoting.
+pub fn csv(results: &Results) -> String {
+    let options = widest(results);
+    let mut out = String::from("chapter,round,voters");
+    for option in 0..options {
+        let _ = write!(out, ",votes_{}", letter(option));
+    }
+    out += ",landed,passed,share_right,gain";
+    for room in &results.rooms {
+        let _ = write!(out, ",{}", room.room);
+    }
+    out.push('\n');
+    for (i, chapter) in results.chapters.iter().enumerate() {
+        for (r, round) in chapter.rounds.iter().enumerate() {
+            let _ = write!(out, "{},{},{}", chapter.chapter, round.round, round.voters);
+            for option in 0..options {
+                let count = round.counts.get(option).map(usize::to_string);
+                let _ = write!(out, ",{}", count.unwrap_or_default());
+            }
+            let _ = write!(
+                out,
+                ",{},{},{},{}",
+                chapter.landed.map(letter).unwrap_or_default(),
+                chapter.passed.map(|p| p.to_string()).unwrap_or_default(),
+                share(round.share_right),
+                share(chapter.gain),
+            );
+            for room in &results.rooms {
+                let vote = room.answers[i].votes.get(r).copied().flatten();
+                let _ = write!(out, ",{}", vote.map(letter).unwrap_or_default());
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A section per chapter (its question, a table of rounds, what the run landed in and the
+/// gain), then a table of every room's answers.
+pub fn markdown(results: &Results) -> String {
+    let mut out = String::from("# The class's votes\n\n");
+    if results.chapters.is_empty() {
+        out += "No chapter was polled in this class.\n";
+        return out;
+    }
+    for chapter in &results.chapters {
+        let _ = writeln!(out, "## {}\n", chapter.chapter);
+        if let Some(question) = chapter.question {
+            let _ = writeln!(out, "{question}\n");
+        }
+        for (i, option) in chapter.options.iter().enumerate() {
+            let _ = writeln!(out, "- **{}** {option}", letter(i));
+        }
+        if !chapter.options.is_empty() {
+            out.push('\n');
+        }
+        let options = chapter.rounds.first().map_or(0, |r| r.counts.len());
+        out += "| round |";
+        for option in 0..options {
+            let _ = write!(out, " {} |", letter(option));
+        }
+        out += " voters | share right |\n|---|";
+        out += &"---:|".repeat(options + 2);
+        out.push('\n');
+        for round in &chapter.rounds {
+            let _ = write!(out, "| {} |", round.round);
+            for count in &round.counts {
+                let _ = write!(out, " {count} |");
+            }
+            let right = round
+                .share_right
+                .map_or_else(|| "–".to_owned(), |s| format!("{:.0} %", s * 100.0));
+            let _ = writeln!(out, " {} | {right} |", round.voters);
+        }
+        out.push('\n');
+        let landed = match (chapter.revealed, chapter.landed) {
+            (false, _) => "not run for a reveal yet".to_owned(),
+            (true, None) => "the run landed in no option".to_owned(),
+            (true, Some(option)) => format!("the run landed in **{}**", letter(option)),
+        };
+        let passed = match chapter.passed {
+            Some(false) => " (this run did not show what the chapter expects)",
+            _ => "",
+        };
+        let gain = chapter
+            .gain
+            .map_or_else(String::new, |g| format!("; normalised gain {g:.2}"));
+        let _ = writeln!(out, "{landed}{passed}{gain}.\n");
+    }
+    out += "## Answers per room\n\nRound 1 → round 2; – is no vote.\n\n| room |";
+    for chapter in &results.chapters {
+        let _ = write!(out, " {} |", chapter.chapter);
+    }
+    out += "\n|---|";
+    out += &"---|".repeat(results.chapters.len());
+    out.push('\n');
+    for room in &results.rooms {
+        let _ = write!(out, "| {} |", room.room);
+        for answer in &room.answers {
+            let votes: Vec<String> = answer
+                .votes
+                .iter()
+                .map(|v| v.map_or_else(|| "–".to_owned(), letter))
+                .collect();
+            let _ = write!(out, " {} |", votes.join(" → "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::poll::store::{RunRecord, Votes};
+
+    fn votes(pairs: &[(&str, usize)]) -> Votes {
+        pairs.iter().map(|(r, o)| ((*r).to_owned(), *o)).collect()
+    }
+
+    fn two_rounds() -> Results {
+        let record = ChapterRecord {
+            chapter: "none-race".into(),
+            votes: vec![
+                votes(&[("s-01", 0), ("s-02", 2)]),
+                votes(&[("s-01", 2), ("s-02", 2)]),
+            ],
+            run: Some(RunRecord {
+                room: "default".into(),
+                landed: Some(2),
+                passed: true,
+                figures: Default::default(),
+            }),
+        };
+        results(&[record], &["s-01".into(), "s-02".into(), "s-03".into()])
+    }
+
+    #[test]
+    fn both_rounds_and_the_gain_are_in_the_results() {
+        let results = two_rounds();
+        let chapter = &results.chapters[0];
+        assert_eq!(chapter.rounds[0].share_right, Some(0.5));
+        assert_eq!(chapter.rounds[1].share_right, Some(1.0));
+        assert_eq!(chapter.gain, Some(1.0));
+        assert_eq!(results.rooms[2].answers[0].votes, [None, None]);
+    }
+
+    #[test]
+    fn the_csv_has_a_row_per_round_and_a_column_per_room() {
+        let csv = csv(&two_rounds());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[0].starts_with("chapter,round,voters,votes_A,"),
+            "{csv}"
+        );
+        assert!(lines[0].ends_with(",gain,s-01,s-02,s-03"), "{csv}");
+        assert!(lines[1].starts_with("none-race,1,2,1,0,1"), "{csv}");
+        assert!(lines[1].ends_with(",C,true,0.500,1.000,A,C,"), "{csv}");
+        assert!(lines[2].ends_with(",C,true,1.000,1.000,C,C,"), "{csv}");
+        let columns = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == columns));
+    }
+
+    #[test]
+    fn the_markdown_names_the_landed_option_and_every_room() {
+        let md = markdown(&two_rounds());
+        assert!(md.contains("the run landed in **C**"), "{md}");
+        assert!(md.contains("| s-01 | A → C |"), "{md}");
+        assert!(md.contains("| s-03 | – → – |"), "{md}");
+    }
+}

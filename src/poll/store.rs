@@ -1,0 +1,438 @@
+//! The poll in the resource store, beside the class (every key under the fleet's tag, see
+//! `keys`): the poll in progress, and per chapter polled its rounds' votes and the run it was
+//! revealed with. Every change is one script that checks the state it changes and tells the
+//! fleet ([`POLL_CHANNEL`]); reads are at most two round trips.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use redis::Script;
+use serde::{Deserialize, Serialize};
+
+use crate::keys::{
+    poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS, POLL_RUNS, ROOM_TOKENS,
+};
+use crate::redis_pool::{RedisPool, StoreError};
+
+/// A poll has round 1 and, after a discussion, round 2: Mazur's peer instruction votes twice.
+pub const LAST_ROUND: u8 = 2;
+
+static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.lua")));
+static OPEN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("open.lua")));
+static ROUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("round.lua")));
+static CLOSE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("close.lua")));
+static REVEAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("reveal.lua")));
+
+/// The poll in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Poll {
+    pub chapter: String,
+    pub round: u8,
+    /// Whether votes are taken now.
+    pub open: bool,
+    pub revealed: bool,
+}
+
+/// One round's votes: room -> option (from 0).
+pub type Votes = BTreeMap<String, usize>;
+
+/// The run a chapter was revealed with, as kept in the store.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// The room it ran in.
+    pub room: String,
+    /// The option its figures landed in, by the question's rule.
+    pub landed: Option<usize>,
+    /// Whether the run showed what the chapter expects.
+    pub passed: bool,
+    pub figures: BTreeMap<String, f64>,
+}
+
+/// The class as the poll needs it: its rooms' prefix and how many there are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassRooms {
+    pub prefix: String,
+    pub students: usize,
+}
+
+/// What the views are made of, read at once.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// `None`: no poll (idle).
+    pub poll: Option<Poll>,
+    /// `None`: no class.
+    pub class: Option<ClassRooms>,
+    /// The votes of rounds 1 ..= the poll's round.
+    pub votes: Vec<Votes>,
+    /// The run the poll's chapter was last revealed with.
+    pub run: Option<RunRecord>,
+}
+
+/// One chapter polled, for the results.
+#[derive(Debug, Clone)]
+pub struct ChapterRecord {
+    pub chapter: String,
+    /// Each round held, its votes.
+    pub votes: Vec<Votes>,
+    pub run: Option<RunRecord>,
+}
+
+/// Why a vote was not counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VoteRefused {
+    /// The token opens no room (never issued, revoked, or rotated since).
+    UnknownToken,
+    /// The token opens another room, named here.
+    OtherRoom(String),
+    /// The room is not one of the class's (or there is no class).
+    NotInClass,
+    NoOpenRound,
+    /// The question has this many options.
+    OutOfRange(usize),
+}
+
+/// The round a vote was counted in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub chapter: String,
+    pub round: u8,
+}
+
+/// A vote, atomically (see `vote.lua`). `believed` is the round the caller thinks open (the
+/// instance's watcher knows it): right, it costs one round trip; stale, the script names the
+/// open one and the vote is sent again once.
+pub async fn vote(
+    resource: &RedisPool,
+    token_digest: &str,
+    room: &str,
+    option: usize,
+    believed: Option<(String, u8)>,
+) -> Result<Result<Counted, VoteRefused>, StoreError> {
+    let mut conn = resource.conn().await?;
+    let (mut chapter, mut round) = believed.unwrap_or_default();
+    for _ in 0..3 {
+        let reply: Vec<String> = VOTE
+            .key(POLL)
+            .key(CLASS)
+            .key(ROOM_TOKENS)
+            .key(poll_votes(&chapter, round))
+            .arg(token_digest)
+            .arg(room)
+            .arg(option)
+            .arg(&chapter)
+            .arg(round)
+            .arg(POLL_CHANNEL)
+            .invoke_async(&mut conn)
+            .await?;
+        let word = |i: usize| reply.get(i).map(String::as_str).unwrap_or_default();
+        let refused = match word(0) {
+            "ok" => return Ok(Ok(Counted { chapter, round })),
+            "stale" => {
+                chapter = word(1).to_owned();
+                round = word(2).parse().unwrap_or(0);
+                continue;
+            }
+            "unknown_token" => VoteRefused::UnknownToken,
+            "other_room" => VoteRefused::OtherRoom(word(1).to_owned()),
+            "not_in_class" => VoteRefused::NotInClass,
+            "no_open_round" => VoteRefused::NoOpenRound,
+            "out_of_range" => VoteRefused::OutOfRange(word(1).parse().unwrap_or(0)),
+            other => return Err(unexpected("vote.lua", other)),
+        };
+        return Ok(Err(refused));
+    }
+    // The round changed three times while this vote was sent: it is the same as arriving
+    // between rounds.
+    Ok(Err(VoteRefused::NoOpenRound))
+}
+
+/// Opens round 1 of `chapter` (whose question has `options` options), replacing any poll;
+/// `false` when there is no class.
+pub async fn open(resource: &RedisPool, chapter: &str, options: usize) -> Result<bool, StoreError> {
+    let mut conn = resource.conn().await?;
+    let opened: i64 = OPEN
+        .key(POLL)
+        .key(CLASS)
+        .key(POLL_CHAPTERS)
+        .key(POLL_ROUNDS)
+        .key(POLL_RUNS)
+        .key(poll_votes(chapter, 1))
+        .key(poll_votes(chapter, 2))
+        .arg(chapter)
+        .arg(options)
+        .arg(POLL_CHANNEL)
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(opened == 1)
+}
+
+/// Why the next round was not opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoundRefused {
+    NoPoll,
+    Revealed,
+    LastRound,
+}
+
+/// Closes the round in progress and opens the next; the new round.
+pub async fn next_round(resource: &RedisPool) -> Result<Result<u8, RoundRefused>, StoreError> {
+    let mut conn = resource.conn().await?;
+    let reply: Vec<String> = ROUND
+        .key(POLL)
+        .key(POLL_ROUNDS)
+        .arg(LAST_ROUND)
+        .arg(POLL_CHANNEL)
+        .invoke_async(&mut conn)
+        .await?;
+    let word = |i: usize| reply.get(i).map(String::as_str).unwrap_or_default();
+    Ok(match word(0) {
+        "ok" => Ok(word(1).parse().unwrap_or(LAST_ROUND)),
+        "no_poll" => Err(RoundRefused::NoPoll),
+        "revealed" => Err(RoundRefused::Revealed),
+        "last_round" => Err(RoundRefused::LastRound),
+        other => return Err(unexpected("round.lua", other)),
+    })
+}
+
+/// Closes the round in progress (a closed one stays closed); the chapter polled, `None` when
+/// there is no poll.
+pub async fn close(resource: &RedisPool) -> Result<Option<String>, StoreError> {
+    let mut conn = resource.conn().await?;
+    let chapter: Option<String> = CLOSE
+        .key(POLL)
+        .arg(POLL_CHANNEL)
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(chapter)
+}
+
+/// Why a poll was not revealed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevealRefused {
+    /// The poll moved to another chapter (or went) while the run ran.
+    Moved,
+    /// No run to reveal: this poll has not run its chapter yet.
+    NoRun,
+}
+
+/// Reveals the poll of `chapter` with `run`, or with the run it was revealed with before
+/// (`None`).
+pub async fn reveal(
+    resource: &RedisPool,
+    chapter: &str,
+    run: Option<&RunRecord>,
+) -> Result<Result<(), RevealRefused>, StoreError> {
+    let run = match run {
+        Some(run) => serde_json::to_string(run)
+            .map_err(|e| bad_reply("a run that is no JSON", e.to_string()))?,
+        None => String::new(),
+    };
+    let mut conn = resource.conn().await?;
+    let reply: String = REVEAL
+        .key(POLL)
+        .key(POLL_RUNS)
+        .arg(chapter)
+        .arg(run)
+        .arg(POLL_CHANNEL)
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(match reply.as_str() {
+        "ok" => Ok(()),
+        "moved" => Err(RevealRefused::Moved),
+        "no_run" => Err(RevealRefused::NoRun),
+        other => return Err(unexpected("reveal.lua", other)),
+    })
+}
+
+/// The poll in progress, its votes and its run, and the class: two round trips.
+pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
+    let mut conn = resource.conn().await?;
+    let (fields, class): (BTreeMap<String, String>, (Option<String>, Option<usize>)) =
+        redis::pipe()
+            .hgetall(POLL)
+            .cmd("HMGET")
+            .arg(CLASS)
+            .arg("prefix")
+            .arg("students")
+            .query_async(&mut conn)
+            .await?;
+    let class = class_rooms(class);
+    let Some(poll) = parse_poll(&fields) else {
+        return Ok(Snapshot {
+            class,
+            ..Snapshot::default()
+        });
+    };
+    let mut pipe = redis::pipe();
+    for round in 1..=poll.round {
+        pipe.hgetall(poll_votes(&poll.chapter, round));
+    }
+    pipe.hget(POLL_RUNS, &poll.chapter);
+    let mut replies: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+    let run = replies.pop().map(run_record).transpose()?.flatten();
+    let votes = replies.into_iter().map(votes).collect::<Result<_, _>>()?;
+    Ok(Snapshot {
+        poll: Some(poll),
+        class,
+        votes,
+        run,
+    })
+}
+
+/// Every chapter this class was polled on, in the order first polled, and the class: two
+/// round trips.
+pub async fn records(
+    resource: &RedisPool,
+) -> Result<(Vec<ChapterRecord>, Option<ClassRooms>), StoreError> {
+    let mut conn = resource.conn().await?;
+    type Read = (
+        Vec<String>,
+        BTreeMap<String, u8>,
+        BTreeMap<String, String>,
+        (Option<String>, Option<usize>),
+    );
+    let (chapters, rounds, runs, class): Read = redis::pipe()
+        .zrange(POLL_CHAPTERS, 0, -1)
+        .hgetall(POLL_ROUNDS)
+        .hgetall(POLL_RUNS)
+        .cmd("HMGET")
+        .arg(CLASS)
+        .arg("prefix")
+        .arg("students")
+        .query_async(&mut conn)
+        .await?;
+    let held = |chapter: &str| rounds.get(chapter).copied().unwrap_or(1).min(LAST_ROUND);
+    let mut pipe = redis::pipe();
+    for chapter in &chapters {
+        for round in 1..=held(chapter) {
+            pipe.hgetall(poll_votes(chapter, round));
+        }
+    }
+    // No chapter, no command: redis-rs refuses to send an empty pipeline.
+    let replies = match chapters.is_empty() {
+        true => Vec::new(),
+        false => pipe.query_async::<Vec<redis::Value>>(&mut conn).await?,
+    };
+    let mut replies = replies.into_iter();
+    let mut records = Vec::with_capacity(chapters.len());
+    for chapter in chapters {
+        let votes = (1..=held(&chapter))
+            .map(|_| votes(replies.next().unwrap_or(redis::Value::Nil)))
+            .collect::<Result<_, _>>()?;
+        let run = runs.get(&chapter).map(|json| parse_run(json)).transpose()?;
+        records.push(ChapterRecord {
+            chapter,
+            votes,
+            run,
+        });
+    }
+    Ok((records, class_rooms(class)))
+}
+
+/// Deletes the poll and every result of the class (a class closed, or a new one made).
+pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
+    let mut conn = resource.conn().await?;
+    let chapters: Vec<String> = redis::cmd("ZRANGE")
+        .arg(POLL_CHAPTERS)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await?;
+    let mut keys = vec![
+        POLL.to_owned(),
+        POLL_CHAPTERS.to_owned(),
+        POLL_ROUNDS.to_owned(),
+        POLL_RUNS.to_owned(),
+    ];
+    for chapter in &chapters {
+        keys.extend((1..=LAST_ROUND).map(|round| poll_votes(chapter, round)));
+    }
+    let () = redis::pipe()
+        .atomic()
+        .del(keys)
+        .ignore()
+        .publish(POLL_CHANNEL, "deleted")
+        .ignore()
+        .query_async(&mut conn)
+        .await?;
+    Ok(())
+}
+
+fn class_rooms((prefix, students): (Option<String>, Option<usize>)) -> Option<ClassRooms> {
+    let (prefix, students) = prefix.zip(students)?;
+    Some(ClassRooms { prefix, students })
+}
+
+fn parse_poll(fields: &BTreeMap<String, String>) -> Option<Poll> {
+    let field = |name: &str| fields.get(name).map(String::as_str);
+    Some(Poll {
+        chapter: field("chapter")?.to_owned(),
+        round: field("round")?.parse().ok()?,
+        open: field("open") == Some("1"),
+        revealed: field("revealed") == Some("1"),
+    })
+}
+
+/// One round's votes from `HGETALL`; an option that is not a number is a vote for none.
+fn votes(reply: redis::Value) -> Result<Votes, StoreError> {
+    let fields: BTreeMap<String, String> =
+        redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
+    Ok(fields
+        .into_iter()
+        .filter_map(|(room, option)| Some((room, option.parse().ok()?)))
+        .collect())
+}
+
+fn run_record(reply: redis::Value) -> Result<Option<RunRecord>, StoreError> {
+    let json: Option<String> = redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
+    json.as_deref().map(parse_run).transpose()
+}
+
+fn parse_run(json: &str) -> Result<RunRecord, StoreError> {
+    serde_json::from_str(json)
+        .map_err(|e| bad_reply("a kept run is not the JSON of a run", e.to_string()))
+}
+
+fn unexpected(script: &str, reply: &str) -> StoreError {
+    bad_reply(
+        "unexpected reply of a poll script",
+        format!("{script}: `{reply}`"),
+    )
+}
+
+fn bad_reply(what: &'static str, detail: String) -> StoreError {
+    StoreError::Failed(redis::RedisError::from((
+        redis::ErrorKind::UnexpectedReturnType,
+        what,
+        detail,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poll_is_read_from_its_fields() {
+        let fields: BTreeMap<String, String> = [
+            ("chapter", "none-race"),
+            ("round", "2"),
+            ("open", "0"),
+            ("revealed", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let poll = parse_poll(&fields).unwrap();
+        assert_eq!(
+            poll,
+            Poll {
+                chapter: "none-race".into(),
+                round: 2,
+                open: false,
+                revealed: true
+            }
+        );
+        assert_eq!(parse_poll(&BTreeMap::new()), None);
+    }
+}

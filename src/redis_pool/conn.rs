@@ -1,0 +1,132 @@
+//! The pool's connection kinds: a link to one server or to a Redis Cluster, the pooled
+//! connection with the flag that drops it, and the handle a caller gets, which times each
+//! answer and marks its connection broken when the socket is gone.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+
+use super::answer_limits::{answered_within, limit_for};
+
+/// A pooled connection plus the flag the pool reads to drop it.
+pub struct Pooled {
+    pub(super) conn: Link,
+    pub(super) broken: Arc<AtomicBool>,
+}
+
+/// A connection to one server, or to a Redis Cluster (routed by slot, one socket per node).
+#[derive(Clone)]
+pub(super) enum Link {
+    Node(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Link::Node(conn) => conn.req_packed_command(cmd),
+            Link::Cluster(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Link::Node(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Link::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Link::Node(conn) => conn.get_db(),
+            Link::Cluster(conn) => conn.get_db(),
+        }
+    }
+}
+
+/// A connection handle; marks its pooled connection broken when the socket is gone. Clones
+/// share the socket and the mark.
+#[derive(Clone)]
+pub struct Conn {
+    pub(super) inner: Link,
+    pub(super) broken: Arc<AtomicBool>,
+    pub(super) response_timeout: Duration,
+}
+
+impl Conn {
+    /// Whether an error showed the socket gone: a connection kept outside the pool is made
+    /// anew then.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+
+    fn note<T>(&self, result: &RedisResult<T>) {
+        // A cluster connection reconnects to a node by itself, and follows a failover by
+        // `MOVED`: replacing it would only cost a new slot map. Except after a timeout: a
+        // master that stopped answering (a freeze, a partition) sends no `MOVED`, and
+        // redis-rs retries a timed-out command on the same node without asking the cluster
+        // again, so it would keep sending that slot's commands to the silent master after
+        // the cluster promoted its replica. A new connection reads the slot map afresh.
+        if matches!(self.inner, Link::Cluster(_)) {
+            if result.as_ref().is_err_and(RedisError::is_timeout) {
+                self.broken.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if let Err(err) = result {
+            // READONLY: the server was demoted to a replica by a failover; reconnect to the
+            // new primary.
+            let demoted = err.code() == Some("READONLY");
+            if demoted
+                || err.is_unrecoverable_error()
+                || err.is_connection_dropped()
+                || err.is_io_error()
+            {
+                self.broken.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let answer = self.inner.req_packed_command(cmd);
+            let result = answered_within(limit_for(cmd, self.response_timeout), answer).await;
+            self.note(&result);
+            result
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let limit = pipeline
+                .cmd_iter()
+                .map(|cmd| limit_for(cmd, self.response_timeout))
+                .max()
+                .unwrap_or(self.response_timeout);
+            let answer = self.inner.req_packed_commands(pipeline, offset, count);
+            let result = answered_within(limit, answer).await;
+            self.note(&result);
+            result
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+}

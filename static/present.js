@@ -1,0 +1,192 @@
+// The presenter's view (present.html), for the projector at 1920 × 1080: a chapter in the
+// course's order (`GET /scenarios`), its question, Open the vote / Close / Discuss and vote
+// again / Run & reveal, how many rooms voted (never what, until the reveal), then the reveal:
+// the votes per option in each round, the option the run landed in, the share right and the
+// gain, the run's figures, the chapter's explanation and its article lines.
+//
+// What the room sees comes from the public stream (`GET /poll/events`), as on the students'
+// phones; the buttons are the admin's (`/admin/class/poll…`), with the admin token typed once
+// per tab as on the class page.
+
+import { t, apply, fmt, language, setLanguage } from './i18n.js';
+import { request, say, tokenPanel, withRoom } from './room.js';
+import { inLanguage, letter, reveal } from './vote.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+let chapters = []; // GET /scenarios, in the course's order
+let view = null; // the last public view of the vote
+let admin = false; // this tab holds the admin token
+let running = false; // a run & reveal is under way
+
+const token = tokenPanel({
+  enable(on, caller) {
+    admin = on && caller?.scope === 'admin';
+    // A student's token may vote, never drive the vote.
+    if (on && !admin) say(t('present.adminonly'), true);
+    draw();
+  },
+});
+
+/** Runs an admin call; the answer, when it is a view or a reveal, is drawn at once (the stream
+ * brings it too, a moment later). */
+const act = (button, fn) => token.act(button, async () => {
+  const text = await fn();
+  draw();
+  return text;
+});
+
+// ---------------------------------------------------------------- the buttons
+
+$('#open').addEventListener('click', (ev) => act(ev.target, async () => {
+  const chapter = $('#chapter').value;
+  show(await request('POST', '/admin/class/poll', { chapter }));
+  return t('present.opened', { chapter });
+}));
+
+$('#close').addEventListener('click', (ev) => act(ev.target, async () => {
+  show(await request('POST', '/admin/class/poll/close'));
+  return t('present.closed');
+}));
+
+$('#again').addEventListener('click', (ev) => act(ev.target, async () => {
+  show(await request('POST', '/admin/class/poll/round'));
+  return t('present.again.done');
+}));
+
+$('#reveal').addEventListener('click', (ev) => act(ev.target, async () => {
+  const room = $('#run-room').value.trim() || 'default';
+  running = true;
+  say(t('present.running', { chapter: view?.chapter || '', room }));
+  draw();
+  try {
+    const answer = await request('POST', '/admin/class/poll/reveal', { run: true, room });
+    if (view) show({ ...view, state: 'revealed', reveal: answer });
+  } finally {
+    running = false;
+  }
+  return t('present.revealed');
+}));
+
+/** A view from an admin call's answer (the admin view is the public view and more). */
+function show(next) {
+  if (next && next.state) view = next;
+}
+
+// ---------------------------------------------------------------- drawing
+
+function draw() {
+  const v = view;
+  const state = v?.state || 'idle';
+  document.body.dataset.state = state;
+  const open = state === 'open';
+  const closed = state === 'closed';
+  $('#admin').disabled = !admin;
+  $('#open').disabled = !$('#chapter').value || running;
+  $('#close').disabled = !open || running;
+  $('#again').disabled = !((open || closed) && v.round === 1) || running;
+  $('#reveal').disabled = !v?.chapter || state === 'idle' || running;
+
+  const chapter = chapters.find((c) => c.id === (v?.chapter || $('#chapter').value));
+  $('#present-chapter').textContent = chapter ? `${chapter.id} · ${t('tier')} ${chapter.tier}` : '';
+  const question = $('#question');
+  if (v?.question && state !== 'idle') {
+    delete question.dataset.i18n;
+    question.textContent = inLanguage(v.question);
+  } else {
+    question.dataset.i18n = 'present.pick';
+    question.textContent = t('present.pick');
+  }
+  drawOptions(v);
+
+  $('#voted').textContent = v && state !== 'idle' ? fmt(v.voted) : '–';
+  $('#voted-of').textContent = v && state !== 'idle' ? ` / ${fmt(v.rooms)} ${t('present.voted')}` : '';
+  $('#poll-state').textContent = t(`present.state.${state}`, { round: v?.round ?? '' });
+
+  const box = $('#reveal-box');
+  box.hidden = !(state === 'revealed' && v.reveal);
+  box.replaceChildren();
+  if (!box.hidden) box.append(reveal(v.reveal, v.question?.options));
+}
+
+/** The options; once revealed, each with its votes in every round as bars (never before: the
+ * room must not see where the others lean). */
+function drawOptions(v) {
+  const list = $('#options');
+  list.replaceChildren();
+  if (!v?.question || v.state === 'idle') return;
+  const revealed = v.state === 'revealed' && v.reveal;
+  v.question.options.forEach((option, i) => {
+    const li = document.createElement('li');
+    li.dataset.option = i;
+    if (revealed && v.reveal.landed === i) li.className = 'landed';
+    const mark = document.createElement('b');
+    mark.className = 'vote-letter';
+    mark.textContent = letter(i);
+    const text = document.createElement('span');
+    text.className = 'present-option-text';
+    text.textContent = inLanguage(option);
+    li.append(mark, text);
+    if (revealed) {
+      const bars = document.createElement('div');
+      bars.className = 'present-bars';
+      for (const round of v.reveal.rounds || []) {
+        const n = round.counts?.[i] ?? 0;
+        const bar = document.createElement('div');
+        bar.className = `present-bar round-${round.round}`;
+        bar.dataset.count = n;
+        const fill = document.createElement('i');
+        fill.style.width = `${round.voters ? (100 * n) / round.voters : 0}%`;
+        const label = document.createElement('span');
+        label.textContent = t('present.bar', { round: round.round, n: fmt(n) });
+        bar.append(fill, label);
+        bars.append(bar);
+      }
+      li.append(bars);
+    }
+    list.append(li);
+  });
+}
+
+// ---------------------------------------------------------------- the chapters and the stream
+
+async function loadChapters() {
+  try {
+    chapters = (await request('GET', '/scenarios')).scenarios || [];
+  } catch {
+    setTimeout(loadChapters, 3000); // the fleet is restarting: ask again
+    return;
+  }
+  const select = $('#chapter');
+  select.replaceChildren(...chapters.map((c, i) => new Option(`${i + 1}. ${c.id}`, c.id)));
+  if (view?.chapter) select.value = view.chapter;
+  draw();
+}
+$('#chapter').addEventListener('change', draw);
+
+function connect() {
+  const source = new EventSource(withRoom('/poll/events'));
+  source.addEventListener('poll', (ev) => {
+    const next = JSON.parse(ev.data);
+    view = next;
+    if (next.chapter && document.activeElement !== $('#chapter')) $('#chapter').value = next.chapter;
+    draw();
+  });
+  source.addEventListener('error', () => {
+    if (source.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+  });
+}
+
+$('#lang-toggle').addEventListener('click', () => {
+  setLanguage(language() === 'zh' ? 'en' : 'zh');
+  token.translate();
+  say('');
+  draw();
+});
+
+apply();
+token.start();
+loadChapters();
+connect();
+draw();
+window.oversell = { get view() { return view; } };

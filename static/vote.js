@@ -1,0 +1,217 @@
+// The class vote, as a student sees it: the open question as large option buttons, their own
+// vote marked and changeable until the round closes, a waiting state, and the reveal. The vote
+// page (vote.html) shows it alone, phone-first; the dashboard shows it as a card on top while a
+// vote is open or revealed. The presenter's view (present.js) draws its reveal with `reveal`.
+//
+// The API (the poll contract): `GET /poll/events?room=` sends the public view (event `poll`) on
+// connect and on every change; `GET /poll?room=` with the room's token adds `my_vote`;
+// `POST /poll?room=` `{"option": N}` votes, again in the same round replaces the vote.
+
+import { t, fmt, language } from './i18n.js';
+import { call, currentToken, withRoom } from './room.js';
+
+const LETTERS = 'ABCD';
+/** An option's letter: A, B, C, D, as the projector shows them. */
+export const letter = (i) => LETTERS[i] ?? String(i + 1);
+
+/** A text's version in the page's language (`{en, zh}`). */
+export const inLanguage = (x) => (x ? (language() === 'zh' ? x.zh : x.en) || x.en || '' : '');
+
+const percent = (share) => (share == null ? '–' : `${Math.round(share * 100)} %`);
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** The figures a reveal shows first, when not 0: what the ground truth counts. */
+const GROUND_TRUTH = ['orders', 'oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'stale_writes_rejected', 'lost_releases', 'lock_timeouts'];
+
+/** A run's figure: whole, or to a tenth (milliseconds, rates). */
+const figure = (v) => fmt(Number.isInteger(v) ? v : Math.round(v * 10) / 10);
+
+function figureList(entries) {
+  const list = el('dl', 'reveal-figures');
+  for (const [name, value] of entries) {
+    const key = `fig.${name}`;
+    const label = t(key);
+    const pair = el('div');
+    pair.dataset.figure = name;
+    pair.append(el('dt', '', label === key ? name.replaceAll('_', ' ') : label), el('dd', '', figure(value)));
+    list.append(pair);
+  }
+  return list;
+}
+
+/**
+ * The reveal (`reveal` of the public view): the option the run landed in (or none), whether the
+ * run showed what the chapter expects, the share right in each round and the gain, the run's
+ * figures, the chapter's explanation and its article lines. `options` are the question's.
+ */
+export function reveal(r, options) {
+  const box = el('div', 'reveal');
+  box.dataset.landed = r.landed ?? 'none';
+  box.dataset.passed = String(r.passed);
+  const landed = el('p', 'reveal-landed');
+  landed.textContent = r.landed == null
+    ? t('vote.landed.none')
+    : t('vote.landed', { letter: letter(r.landed), option: inLanguage(options?.[r.landed]) });
+  box.append(landed);
+  if (!r.passed) {
+    const off = el('p', 'reveal-unexpected', t('vote.unexpected', { expectation: r.expectation || '' }));
+    box.append(off);
+  }
+  const rounds = el('ul', 'reveal-rounds');
+  for (const round of r.rounds || []) {
+    const li = el('li', '', t('vote.share', { round: round.round, share: percent(round.share_right), voters: fmt(round.voters) }));
+    li.dataset.round = round.round;
+    li.dataset.share = round.share_right ?? '';
+    rounds.append(li);
+  }
+  if (r.gain != null) {
+    const gain = el('li', 'reveal-gain', t('vote.gain', { gain: percent(r.gain) }));
+    gain.dataset.gain = r.gain;
+    rounds.append(gain);
+  }
+  box.append(rounds);
+  // The figures the chapter's expectation names, and the ground truth's own; every other
+  // figure of the run folded away beneath them.
+  const named = new Set((r.expectation || '').match(/[a-z_]+/g) || []);
+  const entries = Object.entries(r.figures || {});
+  const main = entries.filter(([name, value]) => named.has(name) || (GROUND_TRUTH.includes(name) && value !== 0));
+  box.append(figureList(main.length ? main : entries.slice(0, 6)));
+  if (entries.length > main.length) {
+    const all = el('details', 'reveal-all');
+    all.append(el('summary', '', t('vote.figures.all', { n: entries.length })), figureList(entries));
+    box.append(all);
+  }
+  const why = el('p', 'reveal-why', inLanguage(r));
+  box.append(why);
+  if (r.source) box.append(el('p', 'reveal-source muted', t('vote.source', { source: r.source })));
+  return box;
+}
+
+/**
+ * The vote of this page's room, live, drawn into `host`: `onView(view)` hears every public view
+ * (the dashboard hides its card while no vote is on).
+ */
+export class Vote {
+  /** `onClose`, when given, puts a close button on the card (the dashboard's). */
+  constructor(host, { onView = () => {}, onClose = null } = {}) {
+    this.host = host;
+    this.onView = onView;
+    this.onClose = onClose;
+    this.view = null; // the last public view
+    this.myVote = null; // {chapter, round, option}: this room's vote as the server answered it
+    this.message = null; // [key, vars, error]: the last vote's outcome
+    this.source = null;
+  }
+
+  /** Listens to the vote; again, a no-op while the stream is open. */
+  connect() {
+    if (this.source && this.source.readyState !== EventSource.CLOSED) return;
+    const source = new EventSource(withRoom('/poll/events'));
+    this.source = source;
+    source.addEventListener('poll', (ev) => this.show(JSON.parse(ev.data)));
+    // A fleet without the vote, or one restarting: the browser retries a dropped stream by
+    // itself, but not one refused; try again later.
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED && this.source === source) {
+        setTimeout(() => { if (this.source === source) this.connect(); }, 5000);
+      }
+    });
+  }
+
+  show(view) {
+    const before = this.view;
+    this.view = view;
+    const sameRound = before && before.chapter === view.chapter && before.round === view.round;
+    if (!sameRound) this.readMyVote();
+    if (!sameRound || before.state !== view.state) this.message = null;
+    this.render();
+    this.onView(view);
+  }
+
+  /** This room's vote in the open round (`my_vote`), after a reload or a new round. */
+  async readMyVote() {
+    if (!currentToken()) return;
+    try {
+      const view = await call('GET', '/poll');
+      if (view.my_vote != null) this.myVote = { chapter: view.chapter, round: view.round, option: view.my_vote };
+      this.render();
+    } catch {
+      // Not this room's token (the instructor's, or a refused link): no vote of its own to show.
+    }
+  }
+
+  /** The option this room chose in the round on screen, or null. */
+  chosen() {
+    const v = this.view;
+    const m = this.myVote;
+    return v && m && m.chapter === v.chapter && m.round === v.round ? m.option : null;
+  }
+
+  async vote(option, button) {
+    button.disabled = true;
+    try {
+      this.myVote = await call('POST', '/poll', { option });
+      this.message = ['vote.counted', {}, false];
+    } catch (err) {
+      const key = { 401: 'vote.notoken', 403: 'vote.forbidden', 409: 'vote.closed' }[err.status];
+      this.message = key ? [key, {}, true] : ['vote.error', { error: err.message }, true];
+    }
+    this.render();
+  }
+
+  render() {
+    const v = this.view;
+    const host = this.host;
+    host.replaceChildren();
+    host.dataset.state = v?.state || 'idle';
+    host.dataset.round = v?.round ?? '';
+    if (!v || v.state === 'idle' || !v.question) {
+      host.append(el('p', 'vote-waiting', t('vote.waiting')));
+      return;
+    }
+    const status = v.state === 'open'
+      ? t('vote.open', { round: v.round, voted: fmt(v.voted), rooms: fmt(v.rooms) })
+      : v.state === 'closed' ? t('vote.closedround', { round: v.round, voted: fmt(v.voted) }) : t('vote.revealed');
+    if (this.onClose) {
+      const close = el('button', 'vote-close', '×');
+      close.type = 'button';
+      close.title = t('vote.hide');
+      close.setAttribute('aria-label', t('vote.hide'));
+      close.addEventListener('click', () => this.onClose(v));
+      host.append(close);
+    }
+    host.append(el('p', 'vote-status', status), el('h2', 'vote-question', inLanguage(v.question)));
+    const chosen = this.chosen();
+    const landed = v.state === 'revealed' ? v.reveal?.landed : undefined;
+    const list = el('ol', 'vote-options');
+    v.question.options.forEach((option, i) => {
+      const button = el('button', 'vote-option');
+      button.type = 'button';
+      button.dataset.option = i;
+      button.append(el('b', 'vote-letter', letter(i)), el('span', '', inLanguage(option)));
+      button.setAttribute('aria-pressed', String(chosen === i));
+      if (landed === i) button.classList.add('landed');
+      button.disabled = v.state !== 'open';
+      button.addEventListener('click', () => this.vote(i, button));
+      const li = el('li');
+      li.append(button);
+      list.append(li);
+    });
+    host.append(list);
+    const [key, vars, error] = this.message
+      || (chosen != null && v.state === 'open' ? ['vote.changeable', {}, false] : null)
+      || (v.state === 'open' && !currentToken() ? ['vote.notoken', {}, true] : null)
+      || [v.state === 'closed' ? 'vote.wait' : '', {}, false];
+    if (key) {
+      const note = el('p', `vote-note${error ? ' error' : ''}`, t(key, vars));
+      host.append(note);
+    }
+    if (v.state === 'revealed' && v.reveal) host.append(reveal(v.reveal, v.question.options));
+  }
+}
