@@ -156,16 +156,18 @@ impl AdminClient {
     ) -> anyhow::Result<Value> {
         let url = self.targets.url_of(target, path);
         let body = body.map(|b| b.to_string().into_bytes());
-        let reply = self.pool.fetch(
-            &self.targets,
-            target,
-            method.clone(),
-            path,
-            self.token.as_deref(),
-            body,
-            self.timeout,
-        )
-        .await?;
+        let reply = self
+            .pool
+            .fetch(
+                &self.targets,
+                target,
+                method.clone(),
+                path,
+                self.token.as_deref(),
+                body,
+                self.timeout,
+            )
+            .await?;
         if reply.status == StatusCode::UNAUTHORIZED {
             bail!("admin token rejected (401) — {TOKEN_HINT}");
         }

@@ -149,7 +149,10 @@ async fn compile(state: &AppState, lab: &LabLock) -> Result<(), AppError> {
 }
 
 /// The error the room's scripts last met, taken (so the next attack sees only its own).
-pub(super) async fn take_last_error(resource: &RedisPool, keys: &Keys) -> Result<Option<String>, StoreError> {
+pub(super) async fn take_last_error(
+    resource: &RedisPool,
+    keys: &Keys,
+) -> Result<Option<String>, StoreError> {
     let mut conn = resource.conn().await?;
     let (error, _): (Option<String>, i64) = redis::pipe()
         .atomic()

@@ -530,7 +530,10 @@ async fn rooms_grading_at_once_wait_their_turn_and_all_get_their_cards() {
         async move {
             let path = format!("/admin/lab/grade?room={room}");
             let only = Some(json!({ "only": "contention" }));
-            (room, send(fleet, reqwest::Method::POST, &path, TOKEN, only).await)
+            (
+                room,
+                send(fleet, reqwest::Method::POST, &path, TOKEN, only).await,
+            )
         }
     };
     let answers = futures_util::future::join_all(rooms.iter().cloned().map(press)).await;
@@ -554,7 +557,10 @@ async fn rooms_grading_at_once_wait_their_turn_and_all_get_their_cards() {
     let (status, again) = send(&fleet, reqwest::Method::POST, &path, TOKEN, None).await;
     if status == StatusCode::ACCEPTED && again["state"] == "queued" {
         assert_eq!(again["job"], first["job"], "{again} against {first}");
-        assert!(again["place"].as_u64() <= first["place"].as_u64(), "{again}");
+        assert!(
+            again["place"].as_u64() <= first["place"].as_u64(),
+            "{again}"
+        );
     }
     // Every room's card, the waiting ones' from the status route.
     for (room, (status, body)) in &answers {

@@ -546,7 +546,10 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
     // Not one line per refusal in either log (a flood's lines cost more than its answers).
     for log in ["error.log", "access.log"] {
         let text = std::fs::read_to_string(nginx.dir.path().join(log)).unwrap_or_default();
-        assert!(!text.contains("limiting") && !text.contains(" 429 "), "{log}: {text}");
+        assert!(
+            !text.contains("limiting") && !text.contains(" 429 "),
+            "{log}: {text}"
+        );
     }
 }
 

@@ -59,7 +59,9 @@ async fn main() -> anyhow::Result<()> {
         "# lab-class ({} instances, up {:?}), load {}",
         args.instances,
         up,
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
     for &students in &args.students {
         let fleet = Fleet::start_with(&args.oversell, args.instances, &[], &up)?;
@@ -85,7 +87,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         rooms.push((admin, *tier));
     }
     let demo_admin = fleet.admin("demo")?;
-    demo_admin.reset(10_000_000).await?;
+    demo_admin.reset(1_000_000).await?;
     demo_admin
         .set_config(&SettingsPatch {
             tier: Some(Tier::LuaRelease),
@@ -159,7 +161,11 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         alone_rate,
         median(&slices) / alone_rate,
     );
-    for wrong in results.iter().filter_map(|r| r.right.as_ref().err()).take(10) {
+    for wrong in results
+        .iter()
+        .filter_map(|r| r.right.as_ref().err())
+        .take(10)
+    {
         println!("  not right: {wrong}");
     }
     Ok(())
