@@ -186,11 +186,21 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_event_streams: u64,
 
+    /// Rooms the fleet grades at once (the lab's "Attack my lock"); the others wait in one
+    /// line, in the order they pressed, and see their place. The same on every instance
+    /// (1..=64). The default is what two cores carry with every card right (BENCHMARKS).
+    #[arg(long, env = "GRADING_SLOTS", default_value_t = DEFAULT_GRADING_SLOTS,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub grading_slots: u64,
+
     /// Serve the dashboard from this directory instead of the copy built into the binary (for
     /// editing it without rebuilding) [default: the embedded copy].
     #[arg(long, env = "STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
 }
+
+/// `--grading-slots`' default.
+pub const DEFAULT_GRADING_SLOTS: u64 = 4;
 
 /// What holds the stock, the ledger and the ground truth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -58,6 +58,15 @@ pub enum AppError {
     RoomReset { read: bool },
     #[error("the fleet did not answer as expected: {0}")]
     Fleet(String),
+    /// The fleet could not be reached at all (nginx or every instance down): not the
+    /// request's fault, nor the grader's; try again once the fleet is back.
+    #[error("the fleet is down, nothing could be graded: {0}")]
+    FleetDown(String),
+    #[error(
+        "the instance grading this room stopped before the card was ready (crashed or \
+         restarting); press again"
+    )]
+    GradingLost,
     #[error("the sale's holder died (a holder-dies fault): it wrote nothing and released nothing")]
     HolderDied,
     #[error("the buyer died waiting in line for the lock (a waiter-dies fault): it never came back for its place")]
@@ -144,6 +153,8 @@ impl AppError {
             | AppError::WaiterDied
             | AppError::AcquireAbandoned
             | AppError::LabLock(_)
+            | AppError::FleetDown(_)
+            | AppError::GradingLost
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -167,6 +178,8 @@ impl AppError {
             AppError::LockLost => "lock_lost",
             AppError::RoomReset { .. } => "room_reset",
             AppError::Fleet(_) => "fleet_error",
+            AppError::FleetDown(_) => "fleet_down",
+            AppError::GradingLost => "grading_lost",
             AppError::HolderDied => "holder_died",
             AppError::WaiterDied => "waiter_died",
             AppError::AcquireAbandoned => "acquire_abandoned",
@@ -222,6 +235,17 @@ impl From<StoreError> for AppError {
     }
 }
 
+impl AppError {
+    /// The answer's JSON body: `{"error": code, "message": text}`.
+    pub fn body(&self) -> serde_json::Value {
+        let mut body = json!({ "error": self.code(), "message": self.to_string() });
+        if let AppError::SoldOut { stock_left, .. } = self {
+            body["stock_left"] = json!(stock_left);
+        }
+        body
+    }
+}
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match &self {
@@ -230,11 +254,7 @@ impl IntoResponse for AppError {
             AppError::RedisUnavailable(detail) => tracing::warn!(%detail, "redis unavailable"),
             _ => {}
         }
-        let mut body = json!({ "error": self.code(), "message": self.to_string() });
-        if let AppError::SoldOut { stock_left, .. } = &self {
-            body["stock_left"] = json!(stock_left);
-        }
-        let mut response = (self.status(), Json(body)).into_response();
+        let mut response = (self.status(), Json(self.body())).into_response();
         if self.status() == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()

@@ -49,6 +49,20 @@ pub const ROOM_TOKEN_OF: &str = fleet_key!("room-token-of");
 /// The class: its room-name prefix and its rooms (see `routes::class`).
 pub const CLASS: &str = fleet_key!("class");
 
+/// The lab's gradings, one line for the fleet (see `grading_queue`): the rooms waiting, a
+/// sorted set of room by job number (the order they pressed in) …
+pub const GRADING_LINE: &str = fleet_key!("grading:line");
+/// … each waiting room's place, by the time (ms) it lapses unless its instance asks again …
+pub const GRADING_PLACES: &str = fleet_key!("grading:places");
+/// … the rooms being graded (the slots taken), by the time (ms) each slot lapses …
+pub const GRADING_RUNNING: &str = fleet_key!("grading:running");
+/// … their jobs, room -> `<job>:<started ms>` …
+pub const GRADING_JOB: &str = fleet_key!("grading:job");
+/// … the job counter …
+pub const GRADING_SEQ: &str = fleet_key!("grading:seq");
+/// … and the last gradings' durations (ms), newest first, for the estimates.
+pub const GRADING_TIMES: &str = fleet_key!("grading:times");
+
 /// The class's vote (see `poll`): the poll in progress, a hash (chapter, round, whether the
 /// round is open, whether it was revealed, how many options). Gone with the class.
 pub const POLL: &str = fleet_key!("class:poll");
@@ -148,6 +162,11 @@ impl Keys {
     /// password of the room's lock-store user. In the resource store, out of the scripts' reach.
     pub fn lab(&self) -> String {
         self.key("lab")
+    }
+    /// The room's last grading's answer: its job number, HTTP status and body (the card, or
+    /// the error), for a student who comes back for it.
+    pub fn lab_grading(&self) -> String {
+        self.key("lab:grading")
     }
     /// Run-time settings of the room (tier, TTL, business time, wait), as JSON.
     pub fn settings(&self) -> String {

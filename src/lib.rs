@@ -56,6 +56,7 @@
 //! - [`poll`]: the class vote: a chapter's question voted on from the students' phones before
 //!   it runs, revealed beside the run's figures; one watcher per instance for its streams.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
+//! - [`grading_queue`]: the lab's gradings as one fleet-wide line, a few rooms at a time.
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
 //!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
@@ -85,6 +86,7 @@ pub(crate) mod error;
 pub(crate) mod faults;
 pub(crate) mod feed;
 pub(crate) mod fleet_sync;
+pub(crate) mod grading_queue;
 pub(crate) mod ground_truth;
 pub(crate) mod keys;
 pub(crate) mod lab;

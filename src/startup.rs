@@ -93,6 +93,7 @@ impl Application {
         let limits = Limits {
             rooms: args.room_limits(),
             event_streams: usize::try_from(args.max_event_streams).unwrap_or(usize::MAX),
+            grading_slots: usize::try_from(args.grading_slots).unwrap_or(1),
         };
         let public_url = args.public_url.clone().filter(|url| !url.is_empty());
         let state = AppState::new(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::feed::Feeds;
 use crate::fleet_sync::FleetSync;
+use crate::grading_queue::GradingQueue;
 use crate::lock::{Locks, ReleaseSignals};
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
@@ -19,6 +20,8 @@ pub struct Limits {
     pub rooms: RoomLimits,
     /// Most `/events` streams this instance serves at once.
     pub event_streams: usize,
+    /// Rooms the fleet grades at once (the same on every instance).
+    pub grading_slots: usize,
 }
 
 /// Cheap to clone: one `Arc` around what the instance owns.
@@ -52,6 +55,11 @@ pub struct Shared {
     pub locks: Locks,
     pub signals: Arc<ReleaseSignals>,
     pub metrics: Metrics,
+    /// The fleet's line of lab gradings.
+    pub grading: GradingQueue,
+    /// The keep-alive connections of this instance's calls to the fleet (`fleet_url`): every
+    /// grading and scenario run from here shares them.
+    pub fleet_pool: loadtest::http::Pool,
     /// Buyers of server-side bursts running on this instance, at most
     /// [`MAX_BURST_BUYERS`](oversell_api::burst::MAX_BURST_BUYERS) across every burst.
     pub burst_buyers: Arc<tokio::sync::Semaphore>,
@@ -84,6 +92,8 @@ impl AppState {
             feeds: Feeds::new(limits.event_streams),
             poll: Arc::new(PollWatch::new(limits.event_streams)),
             metrics: Metrics::new(&instance),
+            grading: GradingQueue::new(resource.clone(), limits.grading_slots),
+            fleet_pool: loadtest::http::Pool::default(),
             resource,
             lock_store,
             instance,

@@ -14,6 +14,9 @@ const en = {
   'lab.submit': 'Submit my lock',
   'lab.grade': 'Attack my lock',
   'lab.grading': 'attacking… (about half a minute)',
+  'lab.queued': 'in line for the grader, place {place}: your card in about {secs} s (the class is graded a few rooms at a time)',
+  'lab.running': 'attacking… about {secs} s left',
+  'lab.lost': 'the grading was lost (an instance restarted): press again',
   'lab.submitted': 'Lock submitted: this room now sells under it (tier custom) on every instance.',
   'lab.page.title': 'oversell · the lab: your own lock',
   'lab.page.back': '← dashboard',
@@ -58,6 +61,9 @@ const zh = {
   'lab.submit': '提交我的锁',
   'lab.grade': '攻击我的锁',
   'lab.grading': '攻击中……（大约半分钟）',
+  'lab.queued': '排队等待评分，第 {place} 位：大约 {secs} 秒后出结果（全班每次只评几个房间）',
+  'lab.running': '攻击中……大约还剩 {secs} 秒',
+  'lab.lost': '评分丢失了（有实例重启）：请再按一次',
   'lab.submitted': '锁已提交：这个房间的每个实例现在都用它来卖（custom 方案）。',
   'lab.page.title': 'oversell · 实验课：你自己的锁',
   'lab.page.back': '← 仪表盘',
@@ -234,12 +240,27 @@ export function startLab({ $, call, act, onSubmitted }) {
     }
   }
 
+  /** The grader's card. A room behind others in the class's line is answered its place
+   * (202, `state`), shown in the card's box and asked about again until the card is there. */
+  async function waitForCard(box, only) {
+    let reply = await call('POST', '/admin/lab/grade', only ? { only } : undefined);
+    while (reply?.state === 'queued' || reply?.state === 'running') {
+      box.textContent = reply.state === 'queued'
+        ? t('lab.queued', { place: reply.place, secs: reply.estimate_s })
+        : t('lab.running', { secs: reply.estimate_s });
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      reply = await call('GET', '/admin/lab/grade');
+    }
+    if (reply?.state === 'idle') throw new Error(t('lab.lost'));
+    return reply;
+  }
+
   async function grade(only) {
     const box = $('#lab-card');
     box.dataset.result = 'running';
     box.textContent = t('lab.grading');
     try {
-      const graded = await call('POST', '/admin/lab/grade', only ? { only } : undefined);
+      const graded = await waitForCard(box, only);
       // One attack watched again keeps the whole card, with that attack's new outcome.
       card = only && card
         ? { ...card, attacks: card.attacks.map((a) => (a.attack === only ? graded.attacks[0] : a)) }

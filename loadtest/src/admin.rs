@@ -10,7 +10,7 @@ use oversell_api::{Settings, SettingsPatch, StateView, Tier};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::http::fetch;
+use crate::http::Pool;
 use crate::target::{Target, Targets};
 
 /// How often a condition is polled while waiting for the fleet.
@@ -18,12 +18,23 @@ const POLL: Duration = Duration::from_millis(10);
 
 pub const TOKEN_HINT: &str = "pass --token or OVERSELL_ADMIN_TOKEN";
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AdminClient {
     targets: Targets,
     token: Option<String>,
     /// Limit for each call.
     timeout: Duration,
+    /// Its connections, kept open between calls (and shared with its clones).
+    pool: Pool,
+}
+
+impl std::fmt::Debug for AdminClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminClient")
+            .field("targets", &self.targets)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AdminClient {
@@ -32,7 +43,15 @@ impl AdminClient {
             targets: targets.clone(),
             token,
             timeout: Duration::from_secs(10),
+            pool: Pool::default(),
         }
+    }
+
+    /// The same client on `pool`'s connections: a process making many clients (a server
+    /// grading rooms) keeps one set of connections for them all.
+    pub fn with_pool(mut self, pool: Pool) -> AdminClient {
+        self.pool = pool;
+        self
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> AdminClient {
@@ -137,16 +156,18 @@ impl AdminClient {
     ) -> anyhow::Result<Value> {
         let url = self.targets.url_of(target, path);
         let body = body.map(|b| b.to_string().into_bytes());
-        let reply = fetch(
-            &self.targets,
-            target,
-            method.clone(),
-            path,
-            self.token.as_deref(),
-            body,
-            self.timeout,
-        )
-        .await?;
+        let reply = self
+            .pool
+            .fetch(
+                &self.targets,
+                target,
+                method.clone(),
+                path,
+                self.token.as_deref(),
+                body,
+                self.timeout,
+            )
+            .await?;
         if reply.status == StatusCode::UNAUTHORIZED {
             bail!("admin token rejected (401) — {TOKEN_HINT}");
         }

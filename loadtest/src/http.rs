@@ -1,5 +1,6 @@
-//! The HTTP/1.1 plumbing: [`Conn`], the lean keep-alive connection each worker drives, and a
-//! one-shot hyper [`fetch`] for admin calls and state reads.
+//! The HTTP/1.1 plumbing: [`Conn`], the lean keep-alive connection each worker drives, a
+//! one-shot hyper [`fetch`], and the [`Pool`] of keep-alive connections admin calls and state
+//! reads share.
 //!
 //! Why a hand-written client on the hot path: with a hyper connection per worker the generator
 //! reached about 0.8x wrk's requests/s on this 2-core machine (hyper's dispatcher hands every
@@ -16,7 +17,9 @@ use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
 use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -366,43 +369,139 @@ pub async fn fetch(
         let mut sender = hyper_connect(target)
             .await
             .map_err(|e| anyhow!("cannot reach {target}: {}", phrase(&e)))?;
-        let has_body = body.is_some();
-        let mut req = Request::new(Full::new(Bytes::from(body.unwrap_or_default())));
-        *req.method_mut() = method.clone();
-        *req.uri_mut() = targets.path_and_query(target, path).parse()?;
-        let headers = req.headers_mut();
-        headers.insert(HOST, HeaderValue::from_str(target.authority())?);
-        if has_body {
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        }
-        if let Some(token) = token {
-            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                anyhow!("the admin token contains characters a header cannot carry")
-            })?;
-            headers.insert(AUTHORIZATION, value);
-        }
+        let req = request(targets, target, &method, path, token, body, false)?;
         let resp = sender
             .send_request(req)
             .await
             .map_err(|e| anyhow!("{method} {url} failed: {e}"))?;
-        let status = resp.status();
-        let content_type = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| anyhow!("{method} {url} failed while reading the body: {e}"))?
-            .to_bytes();
-        anyhow::Ok(Reply {
-            status,
-            content_type,
-            body,
-        })
+        read_reply(resp, &method, &url).await
     };
+    within(limit, exchange, &method, &url).await
+}
+
+/// Keep-alive connections for admin calls, shared by every clone: a client that makes many
+/// calls (a scenario's runner polls `/state` every 10 ms while the fleet takes new settings)
+/// opens a few connections and reuses them, instead of one per call, which a class grading at
+/// once turned into thousands of connections a second.
+#[derive(Clone)]
+pub struct Pool(Client<HttpConnector, Body>);
+
+impl Default for Pool {
+    fn default() -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            // Below nginx's own keep-alive timeout (75 s) and the instances' (5 s), so an idle
+            // connection is dropped here before the far side closes it.
+            .pool_idle_timeout(Duration::from_secs(3))
+            .build(connector);
+        Pool(client)
+    }
+}
+
+impl Pool {
+    /// [`fetch`] on one of the pool's connections (a new one if none is idle).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn fetch(
+        &self,
+        targets: &Targets,
+        target: &Target,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Vec<u8>>,
+        limit: Duration,
+    ) -> anyhow::Result<Reply> {
+        let url = targets.url_of(target, path);
+        let exchange = async {
+            let req = request(targets, target, &method, path, token, body, true)?;
+            let resp = self.0.request(req).await.map_err(|e| {
+                // A refused or unreachable address is the fleet being down: said as `fetch`
+                // says it, so callers can tell it from a request that failed.
+                if e.is_connect() {
+                    anyhow!("cannot reach {target}: {}", connect_phrase(&e))
+                } else {
+                    anyhow!("{method} {url} failed: {e}")
+                }
+            })?;
+            read_reply(resp, &method, &url).await
+        };
+        within(limit, exchange, &method, &url).await
+    }
+}
+
+/// Why a connection could not be made, from the innermost I/O error.
+fn connect_phrase(err: &hyper_util::client::legacy::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return phrase(io);
+        }
+        source = e.source();
+    }
+    err.to_string()
+}
+
+/// The request, its URI absolute for a pool (which picks the connection by it).
+fn request(
+    targets: &Targets,
+    target: &Target,
+    method: &Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Vec<u8>>,
+    absolute: bool,
+) -> anyhow::Result<Request<Body>> {
+    let has_body = body.is_some();
+    let mut req = Request::new(Full::new(Bytes::from(body.unwrap_or_default())));
+    *req.method_mut() = method.clone();
+    *req.uri_mut() = match absolute {
+        true => targets.url_of(target, path).parse()?,
+        false => targets.path_and_query(target, path).parse()?,
+    };
+    let headers = req.headers_mut();
+    headers.insert(HOST, HeaderValue::from_str(target.authority())?);
+    if has_body {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    if let Some(token) = token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| anyhow!("the admin token contains characters a header cannot carry"))?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    Ok(req)
+}
+
+async fn read_reply(
+    resp: hyper::Response<hyper::body::Incoming>,
+    method: &Method,
+    url: &str,
+) -> anyhow::Result<Reply> {
+    let status = resp.status();
+    let content_type = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| anyhow!("{method} {url} failed while reading the body: {e}"))?
+        .to_bytes();
+    Ok(Reply {
+        status,
+        content_type,
+        body,
+    })
+}
+
+async fn within(
+    limit: Duration,
+    exchange: impl std::future::Future<Output = anyhow::Result<Reply>>,
+    method: &Method,
+    url: &str,
+) -> anyhow::Result<Reply> {
     match tokio::time::timeout(limit, exchange).await {
         Ok(reply) => reply,
         Err(_) => Err(anyhow!("{method} {url} did not answer within {limit:?}")),

@@ -80,6 +80,8 @@ pub struct Fleet {
     url: String,
     host: IpAddr,
     port: u16,
+    /// nginx's port for the fleet's own calls (`FLEET_URL`), never limited per client.
+    fleet_port: u16,
     admin_token: String,
     /// Fields drop in declaration order: an interrupted start kills nginx, then the
     /// instances, then Redis, and removes the run dir last.
@@ -301,6 +303,8 @@ impl Fleet {
         };
 
         let url = format!("http://127.0.0.1:{port}");
+        // nginx's port for the fleet's own calls, which no per-client limit counts.
+        let fleet_port = free_ports(1)?[0];
         let (stop, stopping) = watch::channel(false);
         let mut app_listeners = app_listeners.into_iter();
         let upstreams: Vec<SocketAddr> = app_ids
@@ -334,7 +338,7 @@ impl Fleet {
                         .as_deref()
                         .map(|dir| dir.to_string_lossy().into_owned())
                         .unwrap_or_default(),
-                    fleet_url: format!("http://{host_side}:{port}"),
+                    fleet_url: format!("http://{host_side}:{fleet_port}"),
                     public_url: config.public_url.clone().unwrap_or_default(),
                     fleet: String::new(),
                 };
@@ -351,17 +355,13 @@ impl Fleet {
             .collect();
         wait_healthy(&supervisors).await?;
         let gateway = gateway.map(IpAddr::V4);
-        let mut client_limits = config.client_limits;
-        if let (Some(limits), Some(network)) = (&mut client_limits, &network) {
-            // The namespaced instances' server-side bursts come through the bridge.
-            let [a, b, c, _] = network.network().gateway.octets();
-            limits.exempt.push(format!("{a}.{b}.{c}.0/24"));
-        }
+        // The namespaced instances reach nginx through the bridge, on the fleet's own port.
+        let client_limits = config.client_limits;
         let nginx = Nginx::start(
             &nginx_binary,
             run_dir.path(),
             (config.host, gateway),
-            port,
+            (port, fleet_port),
             &upstreams,
             client_limits.as_ref(),
         )
@@ -370,6 +370,7 @@ impl Fleet {
             url,
             host: config.host,
             port,
+            fleet_port,
             admin_token: config.admin_token,
             nginx,
             nginx_binary,
@@ -478,12 +479,11 @@ impl Fleet {
     /// may have removed it.
     pub async fn restart_nginx(&mut self) -> anyhow::Result<()> {
         std::fs::create_dir_all(self.run_dir.path())?;
-        let port = self.port;
         let nginx = Nginx::start(
             &self.nginx_binary,
             self.run_dir.path(),
             (self.host, self.gateway),
-            port,
+            (self.port, self.fleet_port),
             &self.upstreams,
             self.client_limits.as_ref(),
         );

@@ -28,23 +28,26 @@ pub struct Nginx {
 }
 
 impl Nginx {
-    /// Renders the config for `upstreams` into `run_dir`, starts nginx on `host:port` (and
-    /// on `also:port`: the gateway of a fleet network) and waits until it proxies
-    /// `GET /health` to an instance.
+    /// Renders the config for `upstreams` into `run_dir`, starts nginx on `host:port` for
+    /// everyone and on `127.0.0.1:fleet_port` (and `also:fleet_port`: the gateway of a fleet
+    /// network) for the fleet's own calls, and waits until it proxies `GET /health` to an
+    /// instance.
     pub async fn start(
         binary: &Path,
         run_dir: &Path,
         (host, also): (IpAddr, Option<IpAddr>),
-        port: u16,
+        (port, fleet_port): (u16, u16),
         upstreams: &[SocketAddr],
         limits: Option<&ClientLimits>,
     ) -> anyhow::Result<Self> {
         let run = run_dir.to_string_lossy().into_owned();
         let values = NginxValues {
-            listen: std::iter::once(host)
+            listen: vec![SocketAddr::new(host, port).to_string()],
+            fleet_listen: std::iter::once(IpAddr::from([127, 0, 0, 1]))
                 .chain(also)
-                .map(|ip| SocketAddr::new(ip, port).to_string())
+                .map(|ip| SocketAddr::new(ip, fleet_port).to_string())
                 .collect(),
+            fleet_port,
             upstreams: upstreams.iter().map(SocketAddr::to_string).collect(),
             error_log: "stderr".into(),
             access_log: format!("{run}/access.log"),

@@ -18,6 +18,9 @@ pub const COMPOSE_INSTANCES: usize = 3;
 pub const COMPOSE_APP_PORT: u16 = 3000;
 /// The port nginx listens on, in its container and published on the host.
 pub const COMPOSE_NGINX_PORT: u16 = 8080;
+/// nginx's port for the fleet's own calls (`FLEET_URL`), never limited per client: reachable
+/// on the compose network only (not published).
+pub const COMPOSE_NGINX_FLEET_PORT: u16 = 8081;
 /// The Sentinels of the compose `sentinel` profile.
 pub const COMPOSE_SENTINELS: [&str; 3] = ["sentinel1:26379", "sentinel2:26379", "sentinel3:26379"];
 /// The Redlock masters of the compose `redlock` profile.
@@ -133,7 +136,7 @@ impl InstanceEnv {
             // Empty (left out): the dashboard built into the binary; the image has no copy of
             // static/.
             static_dir: String::new(),
-            fleet_url: format!("http://nginx:{COMPOSE_NGINX_PORT}"),
+            fleet_url: format!("http://nginx:{COMPOSE_NGINX_FLEET_PORT}"),
             // `PUBLIC_URL=http://<this machine>:8080 docker compose up` for a class's join
             // links; empty: the address each request came to.
             public_url: "${PUBLIC_URL:-}".into(),
@@ -148,6 +151,11 @@ pub struct NginxValues {
     /// The `listen` arguments: `8080`, or `127.0.0.1:8080` (and the bridge's address of a
     /// fleet network, where its namespaced instances reach nginx).
     pub listen: Vec<String>,
+    /// The `listen` arguments of the fleet's own port (`FLEET_URL`), which no per-client
+    /// limit counts: `127.0.0.1:8081` (and the fleet network's gateway).
+    pub fleet_listen: Vec<String>,
+    /// That port alone, which the limits' map tells the fleet's requests apart by.
+    pub fleet_port: u16,
     /// The instances, as `host:port`, in round-robin order.
     pub upstreams: Vec<String>,
     /// Where the pid file and temp paths go.
@@ -185,19 +193,29 @@ impl ClientLimits {
     fn http_block(&self) -> String {
         format!(
             "    # Fair share per client address: {rate} requests/s, bursts of {burst} served at once,
-    # {conns} connections. The key is empty (never limited) for ::1 and {exempt}.
+    # {conns} connections. The key is empty (never limited) for ::1 and {exempt}, and on the
+    # fleet's own port.
     geo $oversell_limited {{
         default 1;
         ::1/128 0;
 {exempt_lines}    }}
-    map $oversell_limited $oversell_client {{
-        0 \"\";
-        default $binary_remote_addr;
+    map $server_port $oversell_fleet_port {{
+        {{{{fleet_port}}}} 1;
+        default 0;
+    }}
+    map $oversell_fleet_port$oversell_limited $oversell_client {{
+        01 $binary_remote_addr;
+        default \"\";
     }}
     limit_req_zone $oversell_client zone=oversell_rate:10m rate={rate}r/s;
     limit_conn_zone $oversell_client zone=oversell_conns:10m;
     limit_req_status 429;
     limit_conn_status 429;
+    # A refusal is answered, not logged (below the error log's `warn`): a line on nginx's
+    # stderr for each of a flood's 100,000 refusals a second, which `oversell up` reads and
+    # prints, cost the demo half its rate.
+    limit_req_log_level info;
+    limit_conn_log_level info;
 
 ",
             rate = self.rate,
@@ -229,6 +247,8 @@ impl NginxValues {
     pub fn compose() -> Self {
         NginxValues {
             listen: vec![COMPOSE_NGINX_PORT.to_string()],
+            fleet_listen: vec![COMPOSE_NGINX_FLEET_PORT.to_string()],
+            fleet_port: COMPOSE_NGINX_FLEET_PORT,
             upstreams: (1..=COMPOSE_INSTANCES)
                 .map(|n| format!("{}:{COMPOSE_APP_PORT}", instance_id(n)))
                 .collect(),
@@ -265,6 +285,11 @@ impl NginxValues {
             .replace("{{client_limits_http}}\n", &http)
             .replace("{{client_limits_server}}\n", &server)
             .replace("{{listen}}", &self.listen.join(";\n        listen "))
+            .replace(
+                "{{fleet_listen}}",
+                &self.fleet_listen.join(";\n        listen "),
+            )
+            .replace("{{fleet_port}}", &self.fleet_port.to_string())
             .replace("{{run_dir}}", &self.run_dir)
             .replace("{{error_log}}", &self.error_log)
             .replace("{{access_log}}", &self.access_log)

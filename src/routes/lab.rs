@@ -1,24 +1,19 @@
 //! The lab over HTTP: `GET /lab` shows the room's own lock (its steps and the last error its
-//! scripts met), `PUT /admin/lab` submits one and switches the room to tier `custom`,
-//! `POST /admin/lab/grade` attacks it with the grader's suite and answers the report card. A
-//! room token does all three in its room.
+//! scripts met), `PUT /admin/lab` submits one and switches the room to tier `custom`; the
+//! grading (`POST /admin/lab/grade`) is `grading.rs`'s. A room token does them all in its room.
 
 use axum::extract::State;
 use axum::Json;
-use loadtest::lab::{self as grader, ReportCard, Shape};
+use loadtest::lab::Shape;
 use oversell_api::settings::SettingsPatch;
 use oversell_api::tier::Tier;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{json_body, required_json, Body, Caller, Room, RoomAdmin};
-use super::scenario::FleetRunner;
+use super::extract::{required_json, Body, Room, RoomAdmin};
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::lab::{acl, LabLock, LabSource, LabUser, STEP_LIMIT};
-use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{RedisPool, StoreError};
-use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
 const EXAMPLE: &str = r#"{"acquire": ["return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])"], "release": ["if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"]}"#;
@@ -116,78 +111,7 @@ pub async fn submit(
     })))
 }
 
-#[derive(Deserialize, Default, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct GradeBody {
-    /// One attack only, to watch it again.
-    only: Option<String>,
-}
-
-/// `POST /admin/lab/grade [{"only": "<attack>"}]`: runs the grader's suite (or one attack of
-/// it) in the room against its own lock.
-#[utoipa::path(
-    post,
-    path = "/admin/lab/grade",
-    tag = "lab",
-    params(super::openapi::RoomParam),
-    request_body(content = Option<GradeBody>, content_type = "application/json"),
-    security(("admin_token" = []), ("room_token" = [])),
-    responses(
-        (status = 200, description = "The grader's report card: each attack and its verdict", body = Object),
-        (status = 409, description = "A scenario already runs in the room", body = super::openapi::ErrorBody),
-    )
-)]
-pub async fn grade(
-    RoomAdmin { keys, caller }: RoomAdmin,
-    State(state): State<AppState>,
-    Body(body): Body,
-) -> Result<Json<ReportCard>, AppError> {
-    let GradeBody { only } = json_body(&body)?.unwrap_or_default();
-    if let Some(id) = &only {
-        if grader::find(id).is_none() {
-            let ids: Vec<&str> = grader::ATTACKS.iter().map(|a| a.id()).collect();
-            return Err(AppError::BadRequest(format!(
-                "unknown attack `{id}`; valid: {}",
-                ids.join(", ")
-            )));
-        }
-    }
-    lab_fits(&state)?;
-    let lab = LabLock::load(&state.resource, &keys)
-        .await?
-        .ok_or_else(|| {
-            AppError::BadRequest(format!(
-                "room {} has no lock of its own to grade: submit one first (PUT /admin/lab)",
-                keys.room()
-            ))
-        })?;
-    let fleet = FleetRunner::new(&state, &keys).await?;
-    let runner = fleet.runner(&state);
-    let holder = format!("{}:{}", state.instance, state.next_owner());
-    let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
-        .await?
-        .ok_or(AppError::Busy)?;
-    take_last_error(&state.resource, &keys).await?;
-    let resource = &state.resource;
-    let keys_ref = &keys;
-    let only = only.as_deref();
-    // A failover strikes every room's locks: the admin token's to order, on a fleet that has one.
-    let failover = state.lock_store.kind() == LockStoreKind::Sentinel && caller == Caller::Admin;
-    let shape = Shape {
-        failover,
-        ..shape(&lab)
-    };
-    let card = grader::grade(&runner, shape, Tier::Custom, only, || async move {
-        Ok(take_last_error(resource, keys_ref).await?)
-    })
-    .await;
-    running.release().await;
-    let card = card.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    tracing::info!(room = keys.room(), outcomes = ?card.outcomes(), "lab lock graded");
-    Ok(Json(card))
-}
-
-fn shape(lab: &LabLock) -> Shape {
+pub(super) fn shape(lab: &LabLock) -> Shape {
     Shape {
         acquire_steps: lab.acquire.len(),
         release_steps: lab.release.len(),
@@ -197,7 +121,7 @@ fn shape(lab: &LabLock) -> Shape {
 }
 
 /// A lab lock needs a lock store apart from the stock.
-fn lab_fits(state: &AppState) -> Result<(), AppError> {
+pub(super) fn lab_fits(state: &AppState) -> Result<(), AppError> {
     match Tier::Custom.misfit(state.lock_store.kind(), state.lock_store.beside()) {
         Some(why) => Err(AppError::BadRequest(why)),
         None => Ok(()),
@@ -244,7 +168,10 @@ async fn compile(state: &AppState, lab: &LabLock) -> Result<(), AppError> {
 }
 
 /// The error the room's scripts last met, taken (so the next attack sees only its own).
-async fn take_last_error(resource: &RedisPool, keys: &Keys) -> Result<Option<String>, StoreError> {
+pub(super) async fn take_last_error(
+    resource: &RedisPool,
+    keys: &Keys,
+) -> Result<Option<String>, StoreError> {
     let mut conn = resource.conn().await?;
     let (error, _): (Option<String>, i64) = redis::pipe()
         .atomic()

@@ -6,6 +6,7 @@ mod burst;
 pub(crate) mod class;
 mod events;
 mod extract;
+mod grading;
 mod lab;
 mod observe;
 mod openapi;
@@ -66,7 +67,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(class::whoami))
         .routes(routes!(lab::show))
         .routes(routes!(lab::submit))
-        .routes(routes!(lab::grade))
+        .routes(routes!(grading::grade, grading::status))
         .routes(routes!(class::create, class::overview, class::close))
         .routes(routes!(class::rotate, class::revoke))
         .routes(routes!(poll::open, poll::admin_view))

@@ -2,6 +2,8 @@
 //! `POST /admin/scenario {"id"}` runs one against the whole fleet (through `FLEET_URL`) and
 //! answers with its verdicts — the dashboard's scenario picker.
 
+use std::time::Duration;
+
 use axum::extract::State;
 use axum::Json;
 use loadtest::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
@@ -129,12 +131,21 @@ impl FleetRunner {
         let instances = state.fleet.live_instances().await?.len().max(1);
         let targets = Targets::parse(&[state.fleet_url.as_str()], Some(keys.room()))
             .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
-        let admin = AdminClient::new(&targets, Some(state.admin_token.clone()));
+        // On the instance's own connections to the fleet, kept open between calls.
+        let admin = AdminClient::new(&targets, Some(state.admin_token.clone()))
+            .with_pool(state.fleet_pool.clone());
         Ok(FleetRunner {
             targets,
             admin,
             instances,
         })
+    }
+
+    /// Whether the fleet answers at all (its `/state`, which reads the resource store), within
+    /// a few seconds.
+    pub(super) async fn reachable(&self) -> bool {
+        let quick = self.admin.clone().with_timeout(Duration::from_secs(3));
+        quick.state().await.is_ok()
     }
 
     pub(super) fn runner(&self, state: &AppState) -> Runner<'_> {

@@ -60,6 +60,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         max_rooms: 200,
         room_ttl_secs: 86_400,
         max_event_streams: 500,
+        grading_slots: oversell::config::DEFAULT_GRADING_SLOTS,
         static_dir: None,
     }
 }

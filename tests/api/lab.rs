@@ -509,3 +509,84 @@ async fn the_failover_attack_loses_a_lab_lock_and_only_the_admin_may_order_it() 
     assert_eq!(outcomes(&card), ["overlap"], "{card}");
     fleet.stop().await;
 }
+
+/// A class pressing "Attack my lock" together: more rooms than the fleet grades at once. Every
+/// room gets its card; those behind are answered at once with their place in the one line of
+/// the fleet (202), and a room pressing again keeps its place and its job instead of queuing
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_grading_at_once_wait_their_turn_and_all_get_their_cards() {
+    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
+    // SETNX and DEL: no lease to run out on a loaded machine, so the plain contention holds
+    // whatever the timing (a lease-based lock starved of CPU past its lease can overlap).
+    let (lock, _) = ladder_lock(Tier::Setnx);
+    let rooms: Vec<String> = (0..oversell::config::DEFAULT_GRADING_SLOTS + 2)
+        .map(|n| format!("class-{n}"))
+        .collect();
+    for room in &rooms {
+        let (status, body) = submit(&fleet, room, &lock).await;
+        assert_eq!(status, StatusCode::OK, "{room}: {body}");
+    }
+    // One attack each keeps the test short; the line is the same for a whole suite.
+    let press = |room: String| {
+        let fleet = &fleet;
+        async move {
+            let path = format!("/admin/lab/grade?room={room}");
+            let only = Some(json!({ "only": "contention" }));
+            (
+                room,
+                send(fleet, reqwest::Method::POST, &path, TOKEN, only).await,
+            )
+        }
+    };
+    let answers = futures_util::future::join_all(rooms.iter().cloned().map(press)).await;
+    let queued: Vec<(String, Value)> = answers
+        .iter()
+        .filter(|(_, (status, _))| *status == StatusCode::ACCEPTED)
+        .map(|(room, (_, body))| (room.clone(), body.clone()))
+        .collect();
+    assert!(
+        !queued.is_empty(),
+        "more rooms than slots, yet none waited: {answers:?}"
+    );
+    for (room, place) in &queued {
+        assert_eq!(place["state"], "queued", "{room}: {place}");
+        assert!(place["place"].as_u64().unwrap() >= 1, "{place}");
+        assert!(place["estimate_s"].as_u64().unwrap() >= 1, "{place}");
+    }
+    // Pressed again while it waits: the same job, no place further back.
+    let (again_room, first) = &queued[queued.len() - 1];
+    let path = format!("/admin/lab/grade?room={again_room}");
+    let (status, again) = send(&fleet, reqwest::Method::POST, &path, TOKEN, None).await;
+    if status == StatusCode::ACCEPTED && again["state"] == "queued" {
+        assert_eq!(again["job"], first["job"], "{again} against {first}");
+        assert!(
+            again["place"].as_u64() <= first["place"].as_u64(),
+            "{again}"
+        );
+    }
+    // Every room's card, the waiting ones' from the status route.
+    for (room, (status, body)) in &answers {
+        let card = match *status {
+            StatusCode::OK => body.clone(),
+            StatusCode::ACCEPTED => {
+                let path = format!("/admin/lab/grade?room={room}");
+                let card = std::sync::Mutex::new(Value::Null);
+                eventually(Duration::from_secs(240), || {
+                    let (fleet, path, card) = (&fleet, &path, &card);
+                    async move {
+                        let (status, body) =
+                            send(fleet, reqwest::Method::GET, path, TOKEN, None).await;
+                        *card.lock().unwrap() = body;
+                        status != StatusCode::ACCEPTED
+                    }
+                })
+                .await;
+                card.into_inner().unwrap()
+            }
+            other => panic!("{room}: {other} {body}"),
+        };
+        assert_eq!(outcomes(&card), ["held"], "{room}: {card}");
+    }
+    fleet.stop().await;
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use oversell::launch::redis_server::free_port;
 use oversell::launch::topology::{
     instance_id, ClientLimits, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES,
-    COMPOSE_NGINX_PORT,
+    COMPOSE_NGINX_FLEET_PORT, COMPOSE_NGINX_PORT,
 };
 use serde_yaml::Value;
 
@@ -86,7 +86,14 @@ fn nginx_conf_round_robins_over_the_compose_app_services_and_listens_on_the_publ
         .map(|id| format!("{id}:{COMPOSE_APP_PORT}"))
         .collect();
     assert_eq!(upstreams, expected);
-    assert_eq!(listen, [COMPOSE_NGINX_PORT.to_string()]);
+    // The published port, and the fleet's own (`FLEET_URL`), which the apps are given.
+    assert_eq!(
+        listen,
+        [
+            COMPOSE_NGINX_PORT.to_string(),
+            COMPOSE_NGINX_FLEET_PORT.to_string()
+        ]
+    );
     assert!(conf.contains("keepalive 64;"));
     assert!(conf.contains("proxy_http_version 1.1;"));
     assert!(conf.contains("proxy_set_header Connection \"\";"));
@@ -417,7 +424,9 @@ async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
 /// passes nginx is a 502 `no_instance`.
 struct NginxAlone {
     _stop: StopNginx,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
+    /// The fleet's own port (`FLEET_URL`), which no per-client limit counts.
+    fleet_url: String,
 }
 
 impl NginxAlone {
@@ -426,8 +435,11 @@ impl NginxAlone {
         let run = dir.path().to_string_lossy().into_owned();
         let port = free_port().unwrap();
         let nobody = free_port().unwrap();
+        let fleet_port = free_port().unwrap();
         let values = NginxValues {
             listen: vec![format!("127.0.0.1:{port}")],
+            fleet_listen: vec![format!("127.0.0.1:{fleet_port}")],
+            fleet_port,
             upstreams: vec![format!("127.0.0.1:{nobody}")],
             run_dir: run.clone(),
             error_log: format!("{run}/error.log"),
@@ -466,7 +478,8 @@ impl NginxAlone {
         assert!(listening, "nginx did not listen on {port}: {log}");
         let alone = NginxAlone {
             _stop: stop,
-            _dir: dir,
+            dir,
+            fleet_url: format!("http://127.0.0.1:{fleet_port}"),
         };
         (alone, format!("http://127.0.0.1:{port}"))
     }
@@ -474,7 +487,8 @@ impl NginxAlone {
 
 /// Per-client limits: an address over its burst gets JSON 429s with `Retry-After`, another
 /// address at the same moment does not, and loopback's 127.0.0.1 (the host's own tools) is
-/// never limited. 127.0.0.2, .3 … are loopback too, seen by nginx as other clients.
+/// never limited, nor is any address on the fleet's own port. 127.0.0.2, .3 … are loopback
+/// too, seen by nginx as other clients. The refusals are answered, not logged.
 #[tokio::test]
 async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
     let limits = ClientLimits {
@@ -483,15 +497,15 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
         conns: "100".into(),
         exempt: vec!["127.0.0.1/32".into()],
     };
-    let (_nginx, url) = NginxAlone::start(Some(limits)).await;
+    let (nginx, url) = NginxAlone::start(Some(limits)).await;
     let from = |ip: &str| {
         reqwest::Client::builder()
             .local_address(Some(ip.parse().unwrap()))
             .build()
             .unwrap()
     };
-    let statuses = |client: reqwest::Client, n: usize| {
-        let url = url.clone();
+    let statuses_at = |url: &str, client: reqwest::Client, n: usize| {
+        let url = url.to_owned();
         async move {
             let mut seen = Vec::new();
             for _ in 0..n {
@@ -509,6 +523,7 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
             seen
         }
     };
+    let statuses = |client, n| statuses_at(&url, client, n);
     let count = |seen: &[u16], status: u16| seen.iter().filter(|s| **s == status).count();
 
     // 20 at once-ish from one address: the first and a burst of 5 pass (a few more if the
@@ -525,6 +540,17 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
     // 127.0.0.1 is exempt: never a 429.
     let host = statuses(from("127.0.0.1"), 30).await;
     assert_eq!(count(&host, 429), 0, "{host:?}");
+    // The flooding address itself, on the fleet's own port: never a 429 either.
+    let fleet = statuses_at(&nginx.fleet_url, from("127.0.0.2"), 30).await;
+    assert_eq!(count(&fleet, 429), 0, "{fleet:?}");
+    // Not one line per refusal in either log (a flood's lines cost more than its answers).
+    for log in ["error.log", "access.log"] {
+        let text = std::fs::read_to_string(nginx.dir.path().join(log)).unwrap_or_default();
+        assert!(
+            !text.contains("limiting") && !text.contains(" 429 "),
+            "{log}: {text}"
+        );
+    }
 }
 
 /// Stops nginx's master gracefully, so that it takes its workers with it.

@@ -184,9 +184,7 @@ async fn grade(args: GradeArgs) -> anyhow::Result<String> {
     );
     let mut cards = Vec::new();
     for round in 1..=args.repeat {
-        let card = admin
-            .request(Method::POST, "/admin/lab/grade", None)
-            .await?;
+        let card = card_of(&admin).await?;
         if args.repeat > 1 && !args.json && !args.common.target.quiet {
             eprintln!(
                 "grading {round}/{}: {}",
@@ -214,6 +212,22 @@ async fn grade(args: GradeArgs) -> anyhow::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Grades the room and waits for its card: a room behind others in the class's line is
+/// answered its place (`202`), then asked about until the card is there.
+pub async fn card_of(admin: &AdminClient) -> anyhow::Result<Value> {
+    let mut reply = admin
+        .request(Method::POST, "/admin/lab/grade", None)
+        .await?;
+    while matches!(reply["state"].as_str(), Some("queued" | "running")) {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        reply = admin.request(Method::GET, "/admin/lab/grade", None).await?;
+    }
+    if reply["state"] == "idle" {
+        bail!("the room's grading was lost (an instance restarted on the way): grade again");
+    }
+    Ok(reply)
 }
 
 fn outcomes(card: &Value) -> Vec<String> {
