@@ -81,8 +81,11 @@ pub enum Needs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lease {
-    /// There is no lock.
+    /// There is no lock, and nothing else keeps two buyers apart.
     NoLock,
+    /// There is no lock: the deduct itself is one atomic script, which is what keeps buyers
+    /// apart, on every instance at once.
+    AtomicDeduct,
     /// A mutex in each process: it goes with its process.
     InProcess,
     /// Nothing: a dead holder's lock stays forever.
@@ -271,7 +274,7 @@ pub const TABLE: [Facts; 17] = [
         id: "atomic-deduct",
         rung: "no lock at all: one script that decrements if positive",
         needs: Needs::Redis,
-        lease: Lease::NoLock,
+        lease: Lease::AtomicDeduct,
         waits: Waits::Never,
         preset: None,
         graded_as: None,
@@ -355,7 +358,7 @@ impl Tier {
 
     /// Whether the tier has a lock at all, for a buyer to queue for.
     pub fn locks(self) -> bool {
-        self.facts().lease != Lease::NoLock
+        !matches!(self.facts().lease, Lease::NoLock | Lease::AtomicDeduct)
     }
 
     /// Whether an instance's buyers may pass the lock from one to the next in memory
