@@ -40,7 +40,12 @@ def clap_env(path):
 SERVE_ENV = clap_env("src/config.rs")
 MEMBER_ENV = clap_env("src/launch/member_supervisor.rs")
 CLASS_ENV = clap_env("src/class_setup.rs")
-ROUTES = set(re.findall(r'\.route\("([^"]+)"', (ROOT / "src/routes/mod.rs").read_text()))
+# The service's routes are registered with their OpenAPI entries (`#[utoipa::path(… path = "…")]`).
+ROUTES = {
+    path
+    for file in (ROOT / "src/routes").glob("*.rs")
+    for path in re.findall(r'\bpath = "(/[^"]*)"', file.read_text())
+}
 MEMBER_ROUTES = set(re.findall(r'\.route\("([^"]+)"', (ROOT / "src/launch/member_supervisor.rs").read_text()))
 SUBCOMMANDS = {w.lower() for w in re.findall(r"^\s+([A-Z][a-z]+)\(", (ROOT / "src/main.rs").read_text(), re.M)}
 
