@@ -47,8 +47,9 @@ pub const DEFAULT_CLIENT_RATE: u32 = 20;
 /// `--client-burst`'s default: a page load, a class page's loop over every room.
 pub const DEFAULT_CLIENT_BURST: u32 = 100;
 
-/// `--trusted-proxies`' default: this machine only (`oversell up`'s nginx).
-pub const DEFAULT_TRUSTED_PROXIES: &str = "127.0.0.0/8,::1/128";
+/// `--trusted-proxies`' default: where `oversell up`'s nginx reaches its instances from; the
+/// other loopback addresses stay clients (tests and benches send from 127.0.0.2 as one).
+pub const DEFAULT_TRUSTED_PROXIES: &str = "127.0.0.1/32,::1/128";
 
 /// Most addresses kept at once: about 10 MB of state. Past it the table starts afresh (every
 /// address gets a fresh burst), which a flood of distinct addresses gets anyway.
