@@ -44,6 +44,16 @@ pub enum AppError {
     )]
     RoomLimit { max: usize },
     #[error(
+        "a class of {rooms} rooms does not fit: the fleet holds at most {max} rooms \
+         (--max-rooms / MAX_ROOMS) and {others} others are in use; nothing was changed. Make a \
+         smaller class, or start the fleet with a larger --max-rooms"
+    )]
+    ClassRoomLimit {
+        rooms: usize,
+        others: usize,
+        max: usize,
+    },
+    #[error(
         "this instance already serves {max} event streams (--max-event-streams); retry \
              later or close a dashboard"
     )]
@@ -138,7 +148,8 @@ impl AppError {
             | AppError::RoomReset { .. }
             | AppError::NotStocked
             | AppError::Poll { .. }
-            | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
+            | AppError::RoomLimit { .. }
+            | AppError::ClassRoomLimit { .. } => StatusCode::CONFLICT,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
             | AppError::LockLost
@@ -172,7 +183,7 @@ impl AppError {
             AppError::SoldOut { .. } => "sold_out",
             AppError::NotStocked => "not_stocked",
             AppError::StateLost => "state_lost",
-            AppError::RoomLimit { .. } => "room_limit",
+            AppError::RoomLimit { .. } | AppError::ClassRoomLimit { .. } => "room_limit",
             AppError::TooManyStreams { .. } => "too_many_streams",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
