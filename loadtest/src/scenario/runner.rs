@@ -121,7 +121,11 @@ impl Runner<'_> {
                 }
                 judge_figures(checks, &figures)
             }
-            Expect::StallUntilReset => self.judge_deadlock(scenario, &state, &fired).await?,
+            Expect::StallUntilReset => {
+                let (verdicts, sold_after) = self.judge_deadlock(scenario, &state, &fired).await?;
+                figures.insert("sold_after_stall".into(), sold_after);
+                verdicts
+            }
             Expect::StallThenResume => judge_recovery(scenario, &state, &fired),
             Expect::RefusedThenResume(checks) => {
                 let mut verdicts = judge_figures(checks, &figures);
@@ -357,7 +361,7 @@ impl Runner<'_> {
         scenario: &Scenario,
         state: &StateView,
         fired: &Fired,
-    ) -> anyhow::Result<Vec<Verdict>> {
+    ) -> anyhow::Result<(Vec<Verdict>, f64)> {
         let lock_ttl = state.truth.lock.ttl_ms;
         let mut verdicts = vec![verdict(
             "deadlock-no-ttl",
@@ -367,8 +371,8 @@ impl Runner<'_> {
         // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
-        let (sold, refused) = self.probe(5).await?;
-        verdicts.push(verdict("deadlock-stalled", sold, sold == 0.0));
+        let (sold_after, refused) = self.probe(5).await?;
+        verdicts.push(verdict("deadlock-stalled", sold_after, sold_after == 0.0));
         // The burst's own buyers may all have been sold or gone with the crashed instance
         // (whichever instance the fault strikes, its buyers die with it); the probe's buyers
         // wait on the dead holder's lock until their deadline either way.
@@ -377,7 +381,7 @@ impl Runner<'_> {
         self.admin.reset(scenario.stock).await?;
         let (sold, _) = self.probe(5).await?;
         verdicts.push(verdict("deadlock-reset", sold, sold == 5.0));
-        Ok(verdicts)
+        Ok((verdicts, sold_after))
     }
 
     /// Sales come back by themselves once the lock store is: waits until it is healthy again
