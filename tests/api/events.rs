@@ -71,15 +71,17 @@ impl Sse {
         mut pick: impl FnMut(&Ev) -> Option<T>,
     ) -> T {
         let deadline = tokio::time::Instant::now() + within;
+        // The last event seen, for the failure's message: what the stream said instead.
+        let mut last: Option<String> = None;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let ev = self
-                .next(left)
-                .await
-                .unwrap_or_else(|| panic!("no matching event within {within:?}"));
+            let Some(ev) = self.next(left).await else {
+                panic!("no matching event within {within:?}; the last one: {last:?}");
+            };
             if let Some(found) = pick(&ev) {
                 return found;
             }
+            last = Some(format!("{} {}", ev.name, ev.data));
         }
     }
 }
