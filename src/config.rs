@@ -9,6 +9,9 @@ use anyhow::Context;
 use oversell_api::settings::{LeaseMode, Settings, WaitStrategy, DEFAULT_SYNC_TIMEOUT_MS};
 use oversell_api::tier::Tier;
 
+use crate::client_limit::{
+    self, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE, DEFAULT_TRUSTED_PROXIES,
+};
 use crate::lock_store::{LockStore, LockStoreKind, DEFAULT_SENTINEL_MASTER};
 use crate::redis_pool::RedisPool;
 
@@ -185,6 +188,27 @@ pub struct ServeArgs {
     #[arg(long, env = "MAX_EVENT_STREAMS", default_value_t = 500,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_event_streams: u64,
+
+    /// Requests per second each client address may send this instance, on average (0: no
+    /// limit); over it a JSON 429 `too_many_requests` with Retry-After. The numbers of nginx's
+    /// per-client limit in front (`oversell up`, compose), which holds an address to them over
+    /// the whole fleet, so behind it this second line refuses nobody; it is the first line
+    /// where no nginx of ours stands (an ingress, a client pointed at one instance).
+    #[arg(long, env = "CLIENT_RATE", value_name = "N", default_value_t = DEFAULT_CLIENT_RATE)]
+    pub client_rate: u32,
+
+    /// Requests over --client-rate served at once before the 429s start.
+    #[arg(long, env = "CLIENT_BURST", value_name = "N", default_value_t = DEFAULT_CLIENT_BURST,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub client_burst: u32,
+
+    /// Peers that name the client in `X-Real-IP` (nginx, an ingress), as CIDRs or addresses,
+    /// comma-separated. Their requests count against the address named; without one they are
+    /// the fleet's own (nginx's fleet port, the grader, health checks) and never limited.
+    /// Any other peer counts as itself, whatever it sends.
+    #[arg(long, env = "TRUSTED_PROXIES", value_name = "CIDR,…", value_delimiter = ',',
+          default_value = DEFAULT_TRUSTED_PROXIES, value_parser = client_limit::parse_network)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 
     /// Rooms the fleet grades at once (the lab's "Attack my lock"); the others wait in one
     /// line, in the order they pressed, and see their place. The same on every instance

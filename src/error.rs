@@ -44,10 +44,26 @@ pub enum AppError {
     )]
     RoomLimit { max: usize },
     #[error(
+        "a class of {rooms} rooms does not fit: the fleet holds at most {max} rooms \
+         (--max-rooms / MAX_ROOMS) and {others} others are in use; nothing was changed. Make a \
+         smaller class, or start the fleet with a larger --max-rooms"
+    )]
+    ClassRoomLimit {
+        rooms: usize,
+        others: usize,
+        max: usize,
+    },
+    #[error(
         "this instance already serves {max} event streams (--max-event-streams); retry \
              later or close a dashboard"
     )]
     TooManyStreams { max: usize },
+    /// This instance's own per-client limit (`client_limit`), as nginx's in front says it.
+    #[error(
+        "this address sends more requests than its fair share of this instance (per-client \
+         limits: --client-rate, --client-burst); retry after {retry_after_secs} s"
+    )]
+    TooManyRequests { retry_after_secs: u64 },
     #[error("could not get the lock within {deadline_ms} ms")]
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
@@ -138,7 +154,9 @@ impl AppError {
             | AppError::RoomReset { .. }
             | AppError::NotStocked
             | AppError::Poll { .. }
-            | AppError::RoomLimit { .. } => StatusCode::CONFLICT,
+            | AppError::RoomLimit { .. }
+            | AppError::ClassRoomLimit { .. } => StatusCode::CONFLICT,
+            AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
             | AppError::LockLost
@@ -172,8 +190,9 @@ impl AppError {
             AppError::SoldOut { .. } => "sold_out",
             AppError::NotStocked => "not_stocked",
             AppError::StateLost => "state_lost",
-            AppError::RoomLimit { .. } => "room_limit",
+            AppError::RoomLimit { .. } | AppError::ClassRoomLimit { .. } => "room_limit",
             AppError::TooManyStreams { .. } => "too_many_streams",
+            AppError::TooManyRequests { .. } => "too_many_requests",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
             AppError::RoomReset { .. } => "room_reset",
@@ -255,10 +274,17 @@ impl IntoResponse for AppError {
             _ => {}
         }
         let mut response = (self.status(), Json(self.body())).into_response();
-        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let retry_after = match &self {
+            AppError::TooManyRequests { retry_after_secs } => {
+                Some(HeaderValue::from(*retry_after_secs))
+            }
+            _ if self.status() == StatusCode::SERVICE_UNAVAILABLE => {
+                Some(HeaderValue::from_static("1"))
+            }
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, seconds);
         }
         response
     }

@@ -83,6 +83,12 @@ pub fn poll_votes(chapter: &str, round: u8) -> String {
     format!("oversell:{FLEET_TAG}:class:poll:votes:{chapter}:{round}")
 }
 
+/// A chapter's runs in every room of the class after its reveal: a hash room -> JSON (the
+/// option the room's run landed in and whether it passed, or why it failed).
+pub fn poll_room_runs(chapter: &str) -> String {
+    format!("oversell:{FLEET_TAG}:class:poll:rooms:{chapter}")
+}
+
 /// Told of every change of the poll (opened, a vote, closed, a round, revealed, deleted), so
 /// each instance re-reads it once for all its `/poll/events` streams. Like
 /// [`CONTROL_CHANNEL`], a channel needs no tag.
@@ -330,6 +336,7 @@ mod tests {
         }
         assert!(viewers("app1").starts_with("oversell:{.fleet}:"));
         assert!(poll_votes("none-race", 1).starts_with("oversell:{.fleet}:class:poll"));
+        assert!(poll_room_runs("none-race").starts_with("oversell:{.fleet}:class:poll"));
         assert!(FLEET_TAG.contains('.'), "room names have no dot");
     }
 

@@ -7,7 +7,8 @@
 //! # Layout
 //!
 //! Modules are crate-private unless the binary or the integration tests start something
-//! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper_recipe`, `telemetry`),
+//! with them (`config`, `startup`, `launch`, `lock_store`, `zookeeper_recipe`, `telemetry`,
+//! `client_limit`),
 //! or the serial-floor bench sends what the service sends with them (`composed`), so the
 //! compiler reports whatever nothing uses. No two files share a name (`mod.rs` aside), so a
 //! file's name says which one it is: `error.rs` is [`error`], ZooKeeper's own is
@@ -62,6 +63,7 @@
 //!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
+//! - [`client_limit`]: each instance's own per-client request limit, behind nginx's.
 //! - [`error`]: the one error type and its HTTP mapping.
 //! - [`metrics`]: Prometheus counters and histograms.
 //! - [`telemetry`]: tracing set-up.
@@ -79,6 +81,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod class_setup;
+pub mod client_limit;
 pub mod composed;
 pub mod config;
 pub(crate) mod control;

@@ -1,7 +1,8 @@
 //! Prometheus metrics of one instance, per tier, written by the `prometheus-client` crate (the
 //! Prometheus project's own Rust client): sales by outcome, the lock's wait and the request's
 //! latency as histograms, and what an operator of a lock watches — renewals and failed
-//! renewals, hand-offs, lost releases, fencing refusals — and the dashboards watching.
+//! renewals, hand-offs, lost releases, fencing refusals — and the dashboards watching, and the
+//! class's votes.
 //!
 //! Every series is a `Family` keyed by tier (and the instance, so that one scrape of several
 //! instances keeps them apart); the crate's counters and histograms are atomics behind an
@@ -45,6 +46,20 @@ struct InstanceLabels {
     instance: String,
 }
 
+/// A vote counted, by the round it was counted in.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RoundLabels {
+    round: String,
+    instance: String,
+}
+
+/// A vote refused, by why (`no_token`, `other_room`, `no_open_round`, …).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusedLabels {
+    reason: String,
+    instance: String,
+}
+
 type PerTier<M> = Family<TierLabels, M>;
 
 fn histograms() -> PerTier<Histogram> {
@@ -84,6 +99,8 @@ pub struct Metrics {
     lock_wait: PerTier<Histogram>,
     request: PerTier<Histogram>,
     viewers: Family<InstanceLabels, Gauge>,
+    votes: Family<RoundLabels, Counter>,
+    votes_refused: Family<RefusedLabels, Counter>,
 }
 
 impl Metrics {
@@ -102,6 +119,8 @@ impl Metrics {
             lock_wait: histograms(),
             request: histograms(),
             viewers: Family::default(),
+            votes: Family::default(),
+            votes_refused: Family::default(),
         };
         metrics.register();
         metrics.touch_every_tier();
@@ -188,6 +207,18 @@ impl Metrics {
             "Dashboards (event streams) this instance serves now",
             self.viewers.clone(),
         );
+        r.register(
+            "oversell_votes",
+            "Class votes counted, by the round they were cast in (a room voting again in the round \
+             counts again)",
+            self.votes.clone(),
+        );
+        r.register(
+            "oversell_votes_refused",
+            "Class votes refused, by why (no_token, admin_token, unknown_token, other_room, \
+             not_in_class, no_open_round, out_of_range)",
+            self.votes_refused.clone(),
+        );
     }
 
     /// Every tier's series exists from the start, at zero: a rate over a series that appears
@@ -212,6 +243,30 @@ impl Metrics {
         let _ = self.viewers.get_or_create(&InstanceLabels {
             instance: self.instance.clone(),
         });
+        for round in 1..=crate::poll::ballot_box::LAST_ROUND {
+            let _ = self.votes.get_or_create(&self.round_labels(round));
+        }
+    }
+
+    fn round_labels(&self, round: u8) -> RoundLabels {
+        RoundLabels {
+            round: round.to_string(),
+            instance: self.instance.clone(),
+        }
+    }
+
+    /// A class vote was counted in `round`.
+    pub fn vote_counted(&self, round: u8) {
+        self.votes.get_or_create(&self.round_labels(round)).inc();
+    }
+
+    /// A class vote was refused for `reason`.
+    pub fn vote_refused(&self, reason: &str) {
+        let labels = RefusedLabels {
+            reason: reason.to_owned(),
+            instance: self.instance.clone(),
+        };
+        self.votes_refused.get_or_create(&labels).inc();
     }
 
     fn labels(&self, tier: Tier) -> TierLabels {
@@ -357,6 +412,8 @@ mod tests {
         renewals.renewed();
         renewals.failed();
         m.set_viewers(3);
+        m.vote_counted(2);
+        m.vote_refused("no_open_round");
         let text = m.render();
         for line in [
             "oversell_lost_releases_total{tier=\"redlock\",instance=\"i1\"} 1",
@@ -368,6 +425,10 @@ mod tests {
             "oversell_lock_renewals_failed_total{tier=\"reentrant-watchdog\",instance=\"i1\"} 1",
             "oversell_viewers{instance=\"i1\"} 3",
             "oversell_oversold_items_total{tier=\"none\",instance=\"i1\"} 2",
+            "oversell_votes_total{round=\"1\",instance=\"i1\"} 0",
+            "oversell_votes_total{round=\"2\",instance=\"i1\"} 1",
+            "oversell_votes_refused_total{reason=\"no_open_round\",instance=\"i1\"} 1",
+            "# TYPE oversell_votes_total counter",
             "# TYPE oversell_sales_total counter",
             "# HELP oversell_sales_total Sales acknowledged with 200",
         ] {

@@ -47,6 +47,7 @@ use crate::redis_pool::{RedisPool, StoreError};
 static CREATE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/create.lua")));
 static TOUCH: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/touch.lua")));
 static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/renew.lua")));
+static LIVE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("rooms/live.lua")));
 
 pub use oversell_api::RoomStatus;
 
@@ -120,6 +121,33 @@ impl Rooms {
         match created {
             true => Ok(()),
             false => Err(AppError::RoomLimit {
+                max: self.limits.max_rooms,
+            }),
+        }
+    }
+
+    /// Whether all of `wanted` fit under `--max-rooms` beside the other rooms live now (those
+    /// of `wanted` already registered count once), before a class writes any of them: a class
+    /// too big for the fleet is refused whole, never half made. Concurrent creations may still
+    /// take the last places; [`Rooms::create`] refuses each room past the limit then.
+    pub async fn fit(&self, wanted: &[String]) -> Result<(), AppError> {
+        let mut conn = self.resource.conn().await?;
+        let live: Vec<String> = LIVE
+            .key(ROOMS)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(StoreError::from)?;
+        let wanted_set: std::collections::HashSet<&str> =
+            wanted.iter().map(String::as_str).collect();
+        let others = live
+            .iter()
+            .filter(|r| !wanted_set.contains(r.as_str()))
+            .count();
+        match others + wanted_set.len() <= self.limits.max_rooms {
+            true => Ok(()),
+            false => Err(AppError::ClassRoomLimit {
+                rooms: wanted_set.len(),
+                others,
                 max: self.limits.max_rooms,
             }),
         }

@@ -13,6 +13,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
+use crate::client_limit::{self, ClientLimiter};
 use crate::config::ServeArgs;
 use crate::fleet_sync::FleetSync;
 use crate::keys::{Keys, DEFAULT_ROOM};
@@ -25,6 +26,8 @@ pub struct Application {
     addr: SocketAddr,
     state: AppState,
     router: axum::Router,
+    /// `None`: `--client-rate 0`.
+    client_limit: Option<Arc<ClientLimiter>>,
 }
 
 /// tokio's `TcpListener::bind` backlog.
@@ -108,11 +111,17 @@ impl Application {
             limits,
         );
         let router = routes::app(state.clone(), args.dashboard_dir());
+        let client_limit = ClientLimiter::new(
+            args.client_rate,
+            args.client_burst,
+            args.trusted_proxies.clone(),
+        );
         Ok(Application {
             listener,
             addr,
             state,
             router,
+            client_limit,
         })
     }
 
@@ -138,18 +147,22 @@ impl Application {
         let heartbeat = self.state.fleet.spawn_heartbeat();
         let viewers = crate::viewers::spawn_publisher(self.state.clone());
         let poll = self.state.poll.spawn(self.state.resource.clone());
+        let sweeper = self.client_limit.as_ref().map(ClientLimiter::spawn_sweeper);
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
         let shutdown = async move {
             shutdown.await;
             state.stopping.send_replace(true);
         };
-        serve(self.listener, self.router, shutdown).await;
+        serve(self.listener, self.router, self.client_limit, shutdown).await;
         subscriber.abort();
         releases.abort();
         heartbeat.abort();
         viewers.abort();
         poll.abort();
+        if let Some(sweeper) = sweeper {
+            sweeper.abort();
+        }
         Ok(())
     }
 
@@ -167,10 +180,12 @@ impl Application {
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Accepts and serves connections until `shutdown` completes, then waits for the open ones to
-/// finish. `axum::serve` has no header-read timeout, hence hyper-util's builder here.
+/// finish. `axum::serve` has no header-read timeout, hence hyper-util's builder here. Each
+/// connection's requests pass the per-client limit, which knows its peer, before the router.
 async fn serve(
     listener: TcpListener,
     router: axum::Router,
+    client_limit: Option<Arc<ClientLimiter>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -181,9 +196,9 @@ async fn serve(
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _peer)) => tcp,
+                Ok(accepted) => accepted,
                 Err(err) => {
                     // Out of file descriptors, typically: wait rather than spin on accept.
                     tracing::warn!(%err, "accept failed");
@@ -197,7 +212,11 @@ async fn serve(
         if let Err(err) = tcp.set_nodelay(true) {
             tracing::debug!(%err, "TCP_NODELAY not set");
         }
-        let service = TowerToHyperService::new(router.clone());
+        let service = TowerToHyperService::new(client_limit::guard(
+            router.clone(),
+            client_limit.clone(),
+            peer.ip(),
+        ));
         let conn = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), service)
             .into_owned();

@@ -222,6 +222,12 @@ const en = {
   'vote.gain': 'Gain from round 1 to round 2: {gain} (normalised)',
   'vote.source': 'In the articles: {source}',
   'vote.figures.all': 'All {n} figures of the run',
+  'vote.rooms': 'In every room: {ran} of {rooms} rooms ran it, and landed in',
+  'vote.rooms.option': '{letter}: {n}',
+  'vote.rooms.none': 'no option: {n}',
+  'vote.rooms.unexpected': '{n} did not show what the chapter expects',
+  'vote.rooms.pending': '{n} not run yet',
+  'vote.rooms.failed': '{n} rooms could not run it',
   'vote.hide': 'Hide until the vote moves on',
   // The presenter's view (present.js).
   'present.title': 'oversell · the class vote',
@@ -243,6 +249,8 @@ const en = {
   'present.closed': 'Voting closed.',
   'present.again.done': 'Round 2 is open: the votes of round 1 are kept apart.',
   'present.running': 'Running {chapter} in room {room}…',
+  'present.every': 'then in every room',
+  'present.running.every': 'Running {chapter} in room {room}; every room of the class runs it after the reveal…',
   'present.revealed': 'Revealed.',
   'present.adminonly': 'The presenter\'s view needs the instructor\'s admin token.',
 };
@@ -492,6 +500,12 @@ const zh = {
   'vote.gain': '第 1 轮到第 2 轮的提升：{gain}（归一化）',
   'vote.source': '出处：{source}',
   'vote.figures.all': '这次运行的全部 {n} 项数字',
+  'vote.rooms': '所有房间：{rooms} 个房间中已有 {ran} 个运行完毕，结果落在',
+  'vote.rooms.option': '{letter}：{n}',
+  'vote.rooms.none': '不属于任何选项：{n}',
+  'vote.rooms.unexpected': '{n} 个没有呈现本章预期的结果',
+  'vote.rooms.pending': '{n} 个尚未运行',
+  'vote.rooms.failed': '{n} 个房间未能运行',
   'vote.hide': '先收起，投票有进展时再显示',
   // 演示视图（present.js）。
   'present.title': 'oversell · 课堂投票',
@@ -513,6 +527,8 @@ const zh = {
   'present.closed': '投票已截止。',
   'present.again.done': '第 2 轮投票开始：第 1 轮的票单独保留。',
   'present.running': '正在房间 {room} 里运行 {chapter}……',
+  'present.every': '随后在所有房间运行',
+  'present.running.every': '正在房间 {room} 里运行 {chapter}；揭晓之后，课堂的每个房间也会运行它……',
   'present.revealed': '已揭晓。',
   'present.adminonly': '演示视图需要老师的管理令牌。',
 };

@@ -1,8 +1,10 @@
 // The presenter's view (present.html), for the projector at 1920 × 1080: a chapter in the
 // course's order (`GET /scenarios`), its question, Open the vote / Close / Discuss and vote
-// again / Run & reveal, how many rooms voted (never what, until the reveal), then the reveal:
-// the votes per option in each round, the option the run landed in, the share right and the
-// gain, the run's figures, the chapter's explanation and its article lines.
+// again / Run & reveal (in one room, and optionally in every room of the class after it), how
+// many rooms voted (never what, until the reveal), then the reveal: the votes per option in
+// each round, the option the run landed in, the share right and the gain, where the rooms'
+// runs landed as they finish, the run's figures, the chapter's explanation and its article
+// lines.
 //
 // What the room sees comes from the public stream (`GET /poll/events`), as on the students'
 // phones; the buttons are the admin's (`/admin/class/poll…`), with the admin token typed once
@@ -56,11 +58,13 @@ $('#again').addEventListener('click', (ev) => act(ev.target, async () => {
 
 $('#reveal').addEventListener('click', (ev) => act(ev.target, async () => {
   const room = $('#run-room').value.trim() || 'default';
+  const every = $('#run-every').checked;
   running = true;
-  say(t('present.running', { chapter: view?.chapter || '', room }));
+  say(t(every ? 'present.running.every' : 'present.running', { chapter: view?.chapter || '', room }));
   draw();
   try {
-    const answer = await request('POST', '/admin/class/poll/reveal', { run: true, room });
+    const body = every ? { run: true, room, every_room: true } : { run: true, room };
+    const answer = await request('POST', '/admin/class/poll/reveal', body);
     if (view) show({ ...view, state: 'revealed', reveal: answer });
   } finally {
     running = false;

@@ -47,8 +47,9 @@ function figureList(entries) {
 
 /**
  * The reveal (`reveal` of the public view): the option the run landed in (or none), whether the
- * run showed what the chapter expects, the share right in each round and the gain, the run's
- * figures, the chapter's explanation and its article lines. `options` are the question's.
+ * run showed what the chapter expects, the share right in each round and the gain, where the
+ * runs in every room landed (when it ran in every room), the run's figures, the chapter's
+ * explanation and its article lines. `options` are the question's.
  */
 export function reveal(r, options) {
   const box = el('div', 'reveal');
@@ -76,6 +77,7 @@ export function reveal(r, options) {
     rounds.append(gain);
   }
   box.append(rounds);
+  if (r.every_room) box.append(everyRoom(r.every_room, r.landed));
   // The figures the chapter's expectation names, and the ground truth's own; every other
   // figure of the run folded away beneath them.
   const named = new Set((r.expectation || '').match(/[a-z_]+/g) || []);
@@ -90,6 +92,42 @@ export function reveal(r, options) {
   const why = el('p', 'reveal-why', inLanguage(r));
   box.append(why);
   if (r.source) box.append(el('p', 'reveal-source muted', t('vote.source', { source: r.source })));
+  return box;
+}
+
+/**
+ * Where the chapter's runs in the class's rooms landed (`every_room` of a reveal): rooms per
+ * option, the shown run's option marked; rooms in no option, those that did not show what the
+ * chapter expects, those whose run failed and why, and those not run yet. It fills in as the
+ * rooms finish.
+ */
+function everyRoom(rooms, shown) {
+  const box = el('div', 'reveal-rooms');
+  const ran = rooms.rooms - rooms.pending - rooms.failed.length;
+  box.dataset.rooms = rooms.rooms;
+  box.dataset.pending = rooms.pending;
+  box.append(el('p', 'reveal-rooms-head', t('vote.rooms', { ran: fmt(ran), rooms: fmt(rooms.rooms) })));
+  const counts = el('ul', 'reveal-rooms-counts');
+  rooms.landed.forEach((n, i) => {
+    const li = el('li', i === shown ? 'shown' : '', t('vote.rooms.option', { letter: letter(i), n: fmt(n) }));
+    li.dataset.option = i;
+    li.dataset.count = n;
+    counts.append(li);
+  });
+  if (rooms.landed_none) counts.append(el('li', 'off', t('vote.rooms.none', { n: fmt(rooms.landed_none) })));
+  box.append(counts);
+  const notes = [];
+  if (rooms.not_passed) notes.push(t('vote.rooms.unexpected', { n: fmt(rooms.not_passed) }));
+  if (rooms.pending) notes.push(t('vote.rooms.pending', { n: fmt(rooms.pending) }));
+  if (notes.length) box.append(el('p', 'reveal-rooms-note', notes.join(' · ')));
+  if (rooms.failed.length) {
+    const failed = el('details', 'reveal-rooms-failed');
+    failed.append(el('summary', '', t('vote.rooms.failed', { n: fmt(rooms.failed.length) })));
+    const list = el('ul');
+    for (const f of rooms.failed) list.append(el('li', '', `${f.room}: ${f.error}`));
+    failed.append(list);
+    box.append(failed);
+  }
   return box;
 }
 

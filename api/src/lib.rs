@@ -8,6 +8,7 @@
 
 pub mod burst;
 pub mod fault;
+pub mod grade;
 pub mod member;
 pub mod settings;
 pub mod state;

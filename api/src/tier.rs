@@ -7,7 +7,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::LockStoreKind;
+mod fit;
+pub use fit::Beside;
+
+use crate::grade::{Outcome::*, RungOutcomes};
 
 /// Which technique guards the deduct step. The order is the workshop's ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,6 +64,16 @@ pub struct Facts {
     /// The ladder rung whose outcomes the lab's grader expects of it (its own, or a twin's
     /// the attacks cannot tell it from); `None`: the grader does not grade it.
     pub graded_as: Option<Tier>,
+    /// On a rung of the ladder: the outcome the grader's attacks get on it, per telling attack
+    /// (`grade::RUNG_ATTACKS`), which calibrates the grader and names a student's card.
+    #[serde(skip)]
+    pub outcomes: Option<RungOutcomes>,
+    /// The same lock without its queue, racing for the store: what a chapter sets this tier's
+    /// order beside (the `race_*` figures).
+    pub race: Option<Tier>,
+    /// Whether each acquire try is one `SET … NX PX` in the lock store (Redlock's on each
+    /// master), so that the store's count of `SET` calls counts the tries.
+    pub set_per_try: bool,
 }
 
 /// What a tier needs beyond one Redis.
@@ -115,6 +128,9 @@ pub enum Waits {
     StoreQueue,
 }
 
+/// The tier a room's own lock runs as in the lab: its steps are the room's scripts.
+pub const LAB_LOCK: Tier = Tier::Custom;
+
 /// The tiers' facts, one row per tier, in the order of [`Tier`]'s variants: the workshop's
 /// ladder.
 pub const TABLE: [Facts; 17] = [
@@ -127,6 +143,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::Never,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Local,
@@ -137,6 +156,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::InProcess,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Setnx,
@@ -147,6 +169,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("setnx"),
         graded_as: Some(Tier::Setnx),
+        outcomes: Some([Held, Deadlock, NotApplicable, Held, NotApplicable, Held]),
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::SetnxExpire,
@@ -157,6 +182,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("setnx-expire"),
         graded_as: Some(Tier::SetnxExpire),
+        outcomes: Some([Held, Held, Deadlock, ForeignRelease, NotApplicable, Overlap]),
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::AtomicExpiry,
@@ -167,6 +195,16 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("atomic-expiry"),
         graded_as: Some(Tier::AtomicExpiry),
+        outcomes: Some([
+            Held,
+            Held,
+            NotApplicable,
+            ForeignRelease,
+            NotApplicable,
+            Overlap,
+        ]),
+        race: None,
+        set_per_try: true,
     },
     Facts {
         tier: Tier::UuidOwner,
@@ -177,6 +215,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("uuid-owner"),
         graded_as: Some(Tier::UuidOwner),
+        outcomes: Some([Held, Held, NotApplicable, Overlap, ForeignRelease, Overlap]),
+        race: None,
+        set_per_try: true,
     },
     Facts {
         tier: Tier::LuaRelease,
@@ -187,6 +228,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("lua-release"),
         graded_as: Some(Tier::LuaRelease),
+        outcomes: Some([Held, Held, NotApplicable, Overlap, NotApplicable, Overlap]),
+        race: None,
+        set_per_try: true,
     },
     Facts {
         tier: Tier::ReentrantWatchdog,
@@ -197,6 +241,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("reentrant-watchdog"),
         graded_as: Some(Tier::ReentrantWatchdog),
+        outcomes: Some([Held, Held, NotApplicable, Held, NotApplicable, Overlap]),
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Fair,
@@ -208,6 +255,9 @@ pub const TABLE: [Facts; 17] = [
         preset: Some("fair"),
         // The attacks try a lock's safety, not the order it serves its waiters in.
         graded_as: Some(Tier::ReentrantWatchdog),
+        outcomes: None,
+        race: Some(Tier::ReentrantWatchdog),
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Fenced,
@@ -218,6 +268,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: Some("fenced"),
         graded_as: Some(Tier::Fenced),
+        outcomes: Some([Held, Held, NotApplicable, Held, NotApplicable, Held]),
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Redlock,
@@ -228,6 +281,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: true,
     },
     Facts {
         tier: Tier::Zookeeper,
@@ -238,6 +294,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::StoreQueue,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::ZookeeperFenced,
@@ -248,6 +307,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::StoreQueue,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Postgres,
@@ -258,6 +320,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::StoreQueue,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::PostgresFenced,
@@ -268,6 +333,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::StoreQueue,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::AtomicDeduct,
@@ -278,6 +346,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::Never,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
     Facts {
         tier: Tier::Custom,
@@ -288,6 +359,9 @@ pub const TABLE: [Facts; 17] = [
         waits: Waits::AnyWay,
         preset: None,
         graded_as: None,
+        outcomes: None,
+        race: None,
+        set_per_try: false,
     },
 ];
 
@@ -336,26 +410,6 @@ impl Tier {
         self as usize
     }
 
-    /// The lock store a tier cannot work without: Redlock's quorum needs its masters.
-    pub fn needs_lock_store(self) -> Option<LockStoreKind> {
-        (self.facts().needs == Needs::RedlockMasters).then_some(LockStoreKind::Redlock)
-    }
-
-    /// Whether the tier's lock lives in ZooKeeper.
-    pub fn needs_zookeeper(self) -> bool {
-        self.facts().needs == Needs::ZooKeeper
-    }
-
-    /// Whether the tier's lock lives in PostgreSQL.
-    pub fn needs_postgres(self) -> bool {
-        self.facts().needs == Needs::PostgreSQL
-    }
-
-    /// Whether the tier runs students' scripts (the lab's).
-    pub fn needs_lab(self) -> bool {
-        self.facts().needs == Needs::LabStore
-    }
-
     /// Whether the tier has a lock at all, for a buyer to queue for.
     pub fn locks(self) -> bool {
         !matches!(self.facts().lease, Lease::NoLock | Lease::AtomicDeduct)
@@ -366,35 +420,6 @@ impl Tier {
     /// store keeps in order.
     pub fn may_pass_in_cohort(self) -> bool {
         self.facts().waits == Waits::AnyWay
-    }
-
-    /// Why this tier cannot run on a lock store of kind `here` (with ZooKeeper or PostgreSQL
-    /// beside it or not), as one sentence; `None` if it can.
-    pub fn misfit(self, here: LockStoreKind, beside: Beside) -> Option<String> {
-        match self.facts().needs {
-            Needs::LabStore if !matches!(here, LockStoreKind::Single | LockStoreKind::Sentinel) => {
-                Some(format!(
-                    "tier {self} runs students' scripts, which only a lock store apart from the \
-                     stock may hold; this fleet's lock store is `{here}` (start it with: oversell \
-                     up --lab, or --lock-store single|sentinel)"
-                ))
-            }
-            Needs::ZooKeeper if !beside.zookeeper => Some(format!(
-                "tier {self} needs ZooKeeper, and this fleet has none (start it with: oversell \
-                 up --tier {self}, or give each instance --zookeeper HOST:PORT)"
-            )),
-            Needs::PostgreSQL if !beside.postgres => Some(format!(
-                "tier {self} needs PostgreSQL, and this fleet has none (start it with: oversell \
-                 up --tier {self}, or give each instance --postgres postgres://USER@HOST:PORT/DB)"
-            )),
-            _ => {
-                let needed = self.needs_lock_store().filter(|k| *k != here)?;
-                Some(format!(
-                    "tier {self} needs `--lock-store {needed}`; this fleet's lock store is \
-                     `{here}` (start it with: oversell up --lock-store {needed} --tier {self})"
-                ))
-            }
-        }
     }
 
     /// Whether the lock has a lease that runs out by itself (an expiry worth marking on the
@@ -409,43 +434,10 @@ impl Tier {
         !matches!(self.facts().lease, Lease::NoLock | Lease::InProcess)
     }
 
-    /// The `oversell up` flags that give a fleet what this tier needs beyond one Redis.
-    pub fn up_flags(self) -> Option<&'static str> {
-        match self.facts().needs {
-            Needs::Redis => None,
-            Needs::RedlockMasters => Some("--lock-store redlock"),
-            Needs::ZooKeeper => Some("--zookeeper"),
-            Needs::PostgreSQL => Some("--postgres"),
-            Needs::LabStore => Some("--lab"),
-        }
-    }
-
     /// The valid ids, comma separated, for error messages and `--help`.
     pub fn valid_ids() -> String {
         Tier::ALL.map(Tier::id).join(", ")
     }
-}
-
-/// The lock stores a fleet has beside its Redis lock store.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Beside {
-    pub zookeeper: bool,
-    pub postgres: bool,
-}
-
-impl Beside {
-    pub const NOTHING: Beside = Beside {
-        zookeeper: false,
-        postgres: false,
-    };
-    pub const ZOOKEEPER: Beside = Beside {
-        zookeeper: true,
-        postgres: false,
-    };
-    pub const BOTH: Beside = Beside {
-        zookeeper: true,
-        postgres: true,
-    };
 }
 
 impl fmt::Display for Tier {
@@ -475,41 +467,6 @@ mod tests {
             assert_eq!(tier.id().parse::<Tier>(), Ok(tier));
             assert_eq!(serde_json::to_string(&tier).unwrap(), format!("\"{tier}\""));
         }
-    }
-
-    #[test]
-    fn redlock_needs_its_masters_and_zookeeper_its_servers() {
-        assert!(Tier::Redlock
-            .misfit(LockStoreKind::Redlock, Beside::NOTHING)
-            .is_none());
-        let why = Tier::Redlock
-            .misfit(LockStoreKind::Shared, Beside::ZOOKEEPER)
-            .unwrap();
-        assert!(why.contains("--lock-store redlock"), "{why}");
-        assert!(Tier::LuaRelease
-            .misfit(LockStoreKind::Redlock, Beside::NOTHING)
-            .is_none());
-        let why = Tier::Zookeeper
-            .misfit(LockStoreKind::Shared, Beside::NOTHING)
-            .unwrap();
-        assert!(why.contains("--zookeeper"), "{why}");
-        let why = Tier::Custom
-            .misfit(LockStoreKind::Shared, Beside::NOTHING)
-            .unwrap();
-        assert!(why.contains("--lab"), "{why}");
-        assert!(Tier::Custom
-            .misfit(LockStoreKind::Single, Beside::NOTHING)
-            .is_none());
-        assert!(Tier::ZookeeperFenced
-            .misfit(LockStoreKind::Single, Beside::ZOOKEEPER)
-            .is_none());
-        let why = Tier::Postgres
-            .misfit(LockStoreKind::Shared, Beside::ZOOKEEPER)
-            .unwrap();
-        assert!(why.contains("--postgres"), "{why}");
-        assert!(Tier::PostgresFenced
-            .misfit(LockStoreKind::Shared, Beside::BOTH)
-            .is_none());
     }
 
     #[test]

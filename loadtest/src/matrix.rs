@@ -161,11 +161,8 @@ impl MatrixRow {
         let per_sale = |n: u64| round(n as f64 / sales, 2);
         let zookeeper = self.tier.needs_zookeeper();
         // Redlock asks every master, so the first one sees every attempt too.
-        let set_nx_px = matches!(
-            self.tier,
-            Tier::AtomicExpiry | Tier::UuidOwner | Tier::LuaRelease | Tier::Redlock
-        );
-        self.acquire_tries_per_sale = set_nx_px.then(|| per_sale(counts.set_calls));
+        let set_per_try = self.tier.facts().set_per_try;
+        self.acquire_tries_per_sale = set_per_try.then(|| per_sale(counts.set_calls));
         self.lock_requests_per_sale = Some(per_sale(match zookeeper {
             true => counts.zk_packets,
             false => counts.redis_commands,

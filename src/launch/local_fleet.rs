@@ -21,8 +21,9 @@ use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
 use super::redis_server::{self, free_ports};
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
-use super::topology::{instance_id, ClientLimits, InstanceEnv};
+use super::topology::{instance_id, ClientLimits, InstanceEnv, DEFAULT_CLIENT_BURST};
 use super::zookeeper_servers::{self, ZooKeeperPlan};
+use crate::client_limit::DEFAULT_TRUSTED_PROXIES;
 use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
 use readiness::{ensure_free, free_listeners, wait_answering, wait_healthy};
@@ -62,7 +63,8 @@ pub struct FleetConfig {
     /// Where students reach the fleet, for join links (`--public-url`); `None`: the address
     /// each request came to.
     pub public_url: Option<String>,
-    /// Each client address's fair share, enforced by nginx; `None`: no limit.
+    /// Each client address's fair share, enforced by nginx and, behind it, by each instance;
+    /// `None`: no limit.
     pub client_limits: Option<ClientLimits>,
     /// An absolute path, handed to every instance as `STATIC_DIR`; `None`: the dashboard
     /// built into the binary.
@@ -312,6 +314,13 @@ impl Fleet {
             .zip(&app_ports)
             .map(|(id, &p)| place_of(id).addr(p))
             .collect();
+        // The instances keep a per-client limit of their own, with nginx's numbers, and
+        // believe the X-Real-IP of nginx only: on loopback, or the bridge's gateway.
+        let limits = config.client_limits.as_ref();
+        let trusted_proxies = match gateway {
+            Some(gateway) => format!("{DEFAULT_TRUSTED_PROXIES},{gateway}/32"),
+            None => DEFAULT_TRUSTED_PROXIES.to_owned(),
+        };
         let supervisors: Vec<Supervisor> = app_ids
             .iter()
             .zip(&app_ports)
@@ -340,6 +349,11 @@ impl Fleet {
                         .unwrap_or_default(),
                     fleet_url: format!("http://{host_side}:{fleet_port}"),
                     public_url: config.public_url.clone().unwrap_or_default(),
+                    client_rate: limits.as_ref().map_or("0".into(), |l| l.rate.clone()),
+                    client_burst: limits
+                        .as_ref()
+                        .map_or(DEFAULT_CLIENT_BURST.to_string(), |l| l.burst.clone()),
+                    trusted_proxies: trusted_proxies.clone(),
                     fleet: String::new(),
                 };
                 let spec = InstanceSpec {

@@ -31,6 +31,10 @@ pub const COMPOSE_REDLOCK_NODES: [&str; 5] = [
     "redis://redlock4:6379",
     "redis://redlock5:6379",
 ];
+/// Whose `X-Real-IP` the compose instances believe: loopback and the private ranges, one of
+/// which holds the compose network (Docker picks which).
+pub const COMPOSE_TRUSTED_PROXIES: &str =
+    "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7";
 /// The ZooKeeper server of the compose `zookeeper` profile.
 pub const COMPOSE_ZOOKEEPER: &str = "zk:2181";
 /// The dashboard's directory in the image.
@@ -70,6 +74,12 @@ pub struct InstanceEnv {
     pub fleet_url: String,
     /// Where students reach the fleet, for join links (empty: each request's own address).
     pub public_url: String,
+    /// The instances' own per-client limit (`serve --client-rate`, `--client-burst`): the
+    /// numbers nginx's is given, `0` rate for none.
+    pub client_rate: String,
+    pub client_burst: String,
+    /// Whose `X-Real-IP` the instances believe: where nginx reaches them from.
+    pub trusted_proxies: String,
     /// `compose` on the compose fleet, so the dashboard shows its members (empty: `up`).
     pub fleet: String,
 }
@@ -96,6 +106,9 @@ impl InstanceEnv {
             ("STATIC_DIR", self.static_dir.clone()),
             ("FLEET_URL", self.fleet_url.clone()),
             ("PUBLIC_URL", self.public_url.clone()),
+            ("CLIENT_RATE", self.client_rate.clone()),
+            ("CLIENT_BURST", self.client_burst.clone()),
+            ("TRUSTED_PROXIES", self.trusted_proxies.clone()),
             ("OVERSELL_FLEET", self.fleet.clone()),
         ];
         // No STATIC_DIR at all for the built-in dashboard: an empty one is a flag given no
@@ -140,6 +153,12 @@ impl InstanceEnv {
             // `PUBLIC_URL=http://<this machine>:8080 docker compose up` for a class's join
             // links; empty: the address each request came to.
             public_url: "${PUBLIC_URL:-}".into(),
+            // The same variables as nginx's limits, with the same defaults.
+            client_rate: format!("${{CLIENT_RATE:-{DEFAULT_CLIENT_RATE}}}"),
+            client_burst: format!("${{CLIENT_BURST:-{DEFAULT_CLIENT_BURST}}}"),
+            // nginx has an address of the compose network, which Docker picks from the private
+            // ranges; nothing but the compose network reaches an instance.
+            trusted_proxies: format!("${{TRUSTED_PROXIES:-{COMPOSE_TRUSTED_PROXIES}}}"),
             fleet: "compose".into(),
         }
     }
@@ -182,10 +201,8 @@ pub struct ClientLimits {
     pub exempt: Vec<String>,
 }
 
-/// `--client-rate`'s default: a student clicking through the dashboard stays far below it,
-/// a load generator pointed at the fleet does not.
-pub const DEFAULT_CLIENT_RATE: u32 = 20;
-pub const DEFAULT_CLIENT_BURST: u32 = 100;
+/// The instances' own limit takes the same numbers (`oversell serve --client-rate`).
+pub use crate::client_limit::{DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE};
 pub const DEFAULT_CLIENT_CONNS: u32 = 20;
 
 impl ClientLimits {
@@ -205,6 +222,13 @@ impl ClientLimits {
     }}
     map $oversell_fleet_port$oversell_limited $oversell_client {{
         01 $binary_remote_addr;
+        default \"\";
+    }}
+    # The address the instances count a request against (their own limit, behind this one):
+    # the one counted here, as X-Real-IP; none for the exempt and the fleet's port, which
+    # the instances do not count either.
+    map $oversell_fleet_port$oversell_limited $oversell_real_ip {{
+        01 $remote_addr;
         default \"\";
     }}
     limit_req_zone $oversell_client zone=oversell_rate:10m rate={rate}r/s;
@@ -230,10 +254,12 @@ impl ClientLimits {
         )
     }
 
-    /// The `server` block's part: every route counts.
+    /// The `server` block's part: every route counts, and every location (the streams' too)
+    /// names the client to the instance, an empty value sending no header at all.
     fn server_block(&self) -> String {
         format!(
-            "        limit_req zone=oversell_rate burst={} nodelay;
+            "        proxy_set_header X-Real-IP $oversell_real_ip;
+        limit_req zone=oversell_rate burst={} nodelay;
         limit_conn oversell_conns {};
 ",
             self.burst, self.conns
@@ -278,7 +304,11 @@ impl NginxValues {
         }
         let (http, server) = match &self.limits {
             Some(limits) => (limits.http_block(), limits.server_block()),
-            None => (String::new(), String::new()),
+            // No limits: a client's own X-Real-IP is dropped all the same.
+            None => (
+                String::new(),
+                "        proxy_set_header X-Real-IP \"\";\n".to_owned(),
+            ),
         };
         NGINX_TEMPLATE
             .replace("{{upstream_servers}}\n", &servers)

@@ -129,7 +129,9 @@ pub struct UpArgs {
 
     /// Requests per second each client address may send through nginx, on average (0: no
     /// per-client limits). Over it a client gets a JSON 429 with Retry-After. Loopback is
-    /// never limited: the host's own load generator and tests are the fleet's.
+    /// never limited: the host's own load generator and tests are the fleet's. Each instance
+    /// keeps the same limit (and --client-burst) behind nginx, for whoever reaches its port
+    /// directly; nginx names the client to it in X-Real-IP.
     #[arg(long, env = "CLIENT_RATE", value_name = "N", default_value_t = DEFAULT_CLIENT_RATE)]
     pub client_rate: u32,
 

@@ -10,7 +10,8 @@ use redis::Script;
 use serde::{Deserialize, Serialize};
 
 use crate::keys::{
-    poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS, POLL_RUNS, ROOM_TOKENS,
+    poll_room_runs, poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS, POLL_RUNS,
+    ROOM_TOKENS,
 };
 use crate::redis_pool::{RedisPool, StoreError};
 
@@ -22,6 +23,7 @@ static OPEN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("open.
 static ROUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("round.lua")));
 static CLOSE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("close.lua")));
 static REVEAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("reveal.lua")));
+static ROOM_RUN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("room_run.lua")));
 
 /// The poll in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +41,10 @@ pub type Votes = BTreeMap<String, usize>;
 /// The run a chapter was revealed with, as kept in the store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
+    /// Tells this run from a later one of the same chapter: a room's run in the background
+    /// is kept only while the reveal it belongs to is the poll's.
+    #[serde(default)]
+    pub id: String,
     /// The room it ran in.
     pub room: String,
     /// The option its figures landed in, by the question's rule.
@@ -46,7 +52,23 @@ pub struct RunRecord {
     /// Whether the run showed what the chapter expects.
     pub passed: bool,
     pub figures: BTreeMap<String, f64>,
+    /// The class's rooms it was also run in, one by one after the reveal (empty: only `room`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub every_room: Vec<String>,
 }
+
+/// How a chapter's run in one of the class's rooms ended, after the reveal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RoomRun {
+    /// It ran: the option its figures landed in, and whether it showed what the chapter expects.
+    Ran { landed: Option<usize>, passed: bool },
+    /// It did not run to its end (the room was busy, the fleet did not answer the runner).
+    Failed { error: String },
+}
+
+/// Each room's run: room -> how it ended.
+pub type RoomRuns = BTreeMap<String, RoomRun>;
 
 /// The class as the poll needs it: its rooms' prefix and how many there are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +88,8 @@ pub struct Snapshot {
     pub votes: Vec<Votes>,
     /// The run the poll's chapter was last revealed with.
     pub run: Option<RunRecord>,
+    /// Its runs in the class's rooms, when it was revealed in every room.
+    pub room_runs: RoomRuns,
 }
 
 /// One chapter polled, for the results.
@@ -75,6 +99,7 @@ pub struct ChapterRecord {
     /// Each round held, its votes.
     pub votes: Vec<Votes>,
     pub run: Option<RunRecord>,
+    pub room_runs: RoomRuns,
 }
 
 /// Why a vote was not counted.
@@ -158,6 +183,7 @@ pub async fn open(resource: &RedisPool, chapter: &str, options: usize) -> Result
         .key(POLL_RUNS)
         .key(poll_votes(chapter, 1))
         .key(poll_votes(chapter, 2))
+        .key(poll_room_runs(chapter))
         .arg(chapter)
         .arg(options)
         .arg(POLL_CHANNEL)
@@ -244,6 +270,51 @@ pub async fn reveal(
     })
 }
 
+/// Keeps `room`'s run of `chapter` if the reveal `run_id` is still the poll's; `false` when
+/// it is not (the vote moved on): the rooms after it need not run.
+pub async fn record_room_run(
+    resource: &RedisPool,
+    chapter: &str,
+    run_id: &str,
+    room: &str,
+    run: &RoomRun,
+) -> Result<bool, StoreError> {
+    let run = serde_json::to_string(run)
+        .map_err(|e| bad_reply("a room's run that is no JSON", e.to_string()))?;
+    room_run(resource, chapter, run_id, room, &run).await
+}
+
+/// Whether the reveal `run_id` of `chapter` is still the poll's.
+pub async fn reveal_is_current(
+    resource: &RedisPool,
+    chapter: &str,
+    run_id: &str,
+) -> Result<bool, StoreError> {
+    room_run(resource, chapter, run_id, "", "").await
+}
+
+async fn room_run(
+    resource: &RedisPool,
+    chapter: &str,
+    run_id: &str,
+    room: &str,
+    run: &str,
+) -> Result<bool, StoreError> {
+    let mut conn = resource.conn().await?;
+    let kept: i64 = ROOM_RUN
+        .key(POLL)
+        .key(POLL_RUNS)
+        .key(poll_room_runs(chapter))
+        .arg(chapter)
+        .arg(run_id)
+        .arg(room)
+        .arg(run)
+        .arg(POLL_CHANNEL)
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(kept == 1)
+}
+
 /// The poll in progress, its votes and its run, and the class: two round trips.
 pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
     let mut conn = resource.conn().await?;
@@ -268,7 +339,9 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         pipe.hgetall(poll_votes(&poll.chapter, round));
     }
     pipe.hget(POLL_RUNS, &poll.chapter);
+    pipe.hgetall(poll_room_runs(&poll.chapter));
     let mut replies: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+    let room_runs = room_runs(replies.pop().unwrap_or(redis::Value::Nil))?;
     let run = replies.pop().map(run_record).transpose()?.flatten();
     let votes = replies.into_iter().map(votes).collect::<Result<_, _>>()?;
     Ok(Snapshot {
@@ -276,6 +349,7 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         class,
         votes,
         run,
+        room_runs,
     })
 }
 
@@ -307,6 +381,7 @@ pub async fn records(
         for round in 1..=held(chapter) {
             pipe.hgetall(poll_votes(chapter, round));
         }
+        pipe.hgetall(poll_room_runs(chapter));
     }
     // No chapter, no command: redis-rs refuses to send an empty pipeline.
     let replies = match chapters.is_empty() {
@@ -319,11 +394,13 @@ pub async fn records(
         let votes = (1..=held(&chapter))
             .map(|_| votes(replies.next().unwrap_or(redis::Value::Nil)))
             .collect::<Result<_, _>>()?;
+        let room_runs = room_runs(replies.next().unwrap_or(redis::Value::Nil))?;
         let run = runs.get(&chapter).map(|json| parse_run(json)).transpose()?;
         records.push(ChapterRecord {
             chapter,
             votes,
             run,
+            room_runs,
         });
     }
     Ok((records, class_rooms(class)))
@@ -346,6 +423,7 @@ pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
     ];
     for chapter in &chapters {
         keys.extend((1..=LAST_ROUND).map(|round| poll_votes(chapter, round)));
+        keys.push(poll_room_runs(chapter));
     }
     let () = redis::pipe()
         .atomic()
@@ -380,6 +458,16 @@ fn votes(reply: redis::Value) -> Result<Votes, StoreError> {
     Ok(fields
         .into_iter()
         .filter_map(|(room, option)| Some((room, option.parse().ok()?)))
+        .collect())
+}
+
+/// Each room's run from `HGETALL`; one that is not the JSON of a room's run is left out.
+fn room_runs(reply: redis::Value) -> Result<RoomRuns, StoreError> {
+    let fields: BTreeMap<String, String> =
+        redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
+    Ok(fields
+        .into_iter()
+        .filter_map(|(room, json)| Some((room, serde_json::from_str(&json).ok()?)))
         .collect())
 }
 

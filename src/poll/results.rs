@@ -10,7 +10,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::ballot_box::ChapterRecord;
-use super::standings::{gain, round_results, RoundResult};
+use super::standings::{every_room, gain, round_results, EveryRoom, RoundResult};
 
 /// Every chapter polled in this class, in the order first polled, and every room's answers.
 #[derive(Debug, Clone, Serialize)]
@@ -33,6 +33,8 @@ pub struct ChapterResult {
     pub landed: Option<usize>,
     pub passed: Option<bool>,
     pub gain: Option<f64>,
+    /// Where its runs in the class's rooms landed, when it was run in every room.
+    pub every_room: Option<EveryRoom>,
 }
 
 /// One room's answers, chapter by chapter.
@@ -92,6 +94,10 @@ fn chapter_result(record: &ChapterRecord) -> ChapterResult {
         revealed: record.run.is_some(),
         landed,
         passed: record.run.as_ref().map(|run| run.passed),
+        every_room: record
+            .run
+            .as_ref()
+            .and_then(|run| every_room(&record.chapter, run, &record.votes, &record.room_runs)),
     }
 }
 
@@ -156,6 +162,46 @@ pub fn csv(results: &Results) -> String {
     out
 }
 
+/// Where the runs in every room landed, in one sentence.
+fn every_room_line(rooms: &EveryRoom) -> String {
+    let ran = rooms.rooms - rooms.pending - rooms.failed.len();
+    let mut parts: Vec<String> = rooms
+        .landed
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(option, n)| format!("{n} in **{}**", letter(option)))
+        .collect();
+    if rooms.landed_none > 0 {
+        parts.push(format!("{} in no option", rooms.landed_none));
+    }
+    let mut line = format!(
+        "Run in every room as well: {ran} of {} rooms ran it",
+        rooms.rooms
+    );
+    if !parts.is_empty() {
+        line += &format!(", landing {}", parts.join(", "));
+    }
+    if rooms.not_passed > 0 {
+        line += &format!(
+            "; {} did not show what the chapter expects",
+            rooms.not_passed
+        );
+    }
+    if !rooms.failed.is_empty() {
+        let failed: Vec<String> = rooms
+            .failed
+            .iter()
+            .map(|f| format!("{} ({})", f.room, f.error))
+            .collect();
+        line += &format!("; failed: {}", failed.join(", "));
+    }
+    if rooms.pending > 0 {
+        line += &format!("; {} not run", rooms.pending);
+    }
+    line + "."
+}
+
 /// A section per chapter (its question, a table of rounds, what the run landed in and the
 /// gain), then a table of every room's answers.
 pub fn markdown(results: &Results) -> String {
@@ -207,6 +253,9 @@ pub fn markdown(results: &Results) -> String {
             .gain
             .map_or_else(String::new, |g| format!("; normalised gain {g:.2}"));
         let _ = writeln!(out, "{landed}{passed}{gain}.\n");
+        if let Some(rooms) = &chapter.every_room {
+            let _ = writeln!(out, "{}\n", every_room_line(rooms));
+        }
     }
     out += "## Answers per room\n\nRound 1 → round 2; – is no vote.\n\n| room |";
     for chapter in &results.chapters {
@@ -233,7 +282,7 @@ pub fn markdown(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::ballot_box::{RunRecord, Votes};
+    use crate::poll::ballot_box::{RoomRun, RunRecord, Votes};
 
     fn votes(pairs: &[(&str, usize)]) -> Votes {
         pairs.iter().map(|(r, o)| ((*r).to_owned(), *o)).collect()
@@ -247,11 +296,29 @@ mod tests {
                 votes(&[("s-01", 2), ("s-02", 2)]),
             ],
             run: Some(RunRecord {
+                id: "app1:1".into(),
                 room: "default".into(),
                 landed: Some(2),
                 passed: true,
                 figures: Default::default(),
+                every_room: vec!["s-01".into(), "s-02".into(), "s-03".into()],
             }),
+            room_runs: [
+                (
+                    "s-01".to_owned(),
+                    RoomRun::Ran {
+                        landed: Some(2),
+                        passed: true,
+                    },
+                ),
+                (
+                    "s-02".to_owned(),
+                    RoomRun::Failed {
+                        error: "busy".into(),
+                    },
+                ),
+            ]
+            .into(),
         };
         results(&[record], &["s-01".into(), "s-02".into(), "s-03".into()])
     }
@@ -288,5 +355,9 @@ mod tests {
         assert!(md.contains("the run landed in **C**"), "{md}");
         assert!(md.contains("| s-01 | A → C |"), "{md}");
         assert!(md.contains("| s-03 | – → – |"), "{md}");
+        assert!(
+            md.contains("1 of 3 rooms ran it, landing 1 in **C**; failed: s-02 (busy); 1 not run."),
+            "{md}"
+        );
     }
 }

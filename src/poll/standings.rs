@@ -1,14 +1,15 @@
 //! What the poll looks like to its readers, built from a [`Snapshot`]: the public view
 //! (students, the stream: how many voted, never what, until the reveal), the admin view (the
 //! counts of every round) and the reveal (the run's figures, the option they landed in, the
-//! share right per round and the gain).
+//! share right per round and the gain; after a run in every room, where each room's run
+//! landed).
 
 use std::collections::BTreeMap;
 
 use loadtest::scenario::{self, question, Question};
 use serde::Serialize;
 
-use super::ballot_box::{Poll, RunRecord, Snapshot, Votes};
+use super::ballot_box::{Poll, RoomRun, RoomRuns, RunRecord, Snapshot, Votes};
 
 /// Where the poll stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,6 +78,36 @@ pub struct Reveal {
     pub zh: &'static str,
     /// Where in the articles the chapter comes from.
     pub source: &'static str,
+    /// Where the runs in the class's rooms landed, when the presenter ran it in every room;
+    /// the figures above are the one room's (`room`).
+    pub every_room: Option<EveryRoom>,
+}
+
+/// Where a chapter's runs in the class's rooms landed: each room runs it on the same fleet,
+/// and a run may land elsewhere than the one shown (a timing, a busy fleet): counted, not
+/// hidden.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EveryRoom {
+    /// The class's rooms it runs in, beside the room of the figures.
+    pub rooms: usize,
+    /// Rooms whose run ended, per option it landed in, in the question's order.
+    pub landed: Vec<usize>,
+    /// Rooms whose run landed in no option.
+    pub landed_none: usize,
+    /// Rooms whose run did not show what the chapter expects.
+    pub not_passed: usize,
+    /// Rooms whose run failed, and why.
+    pub failed: Vec<RoomFailed>,
+    /// Rooms without an outcome: still to run, or never (the vote moved on, or the instance
+    /// running them stopped).
+    pub pending: usize,
+}
+
+/// A room whose run failed.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RoomFailed {
+    pub room: String,
+    pub error: String,
 }
 
 /// One round's votes and how many were right.
@@ -116,7 +147,12 @@ pub fn public(snapshot: &Snapshot) -> PublicView {
         Poll { .. } => PollState::Closed,
     };
     let reveal = match (state, &snapshot.run) {
-        (PollState::Revealed, Some(run)) => Some(reveal(&poll.chapter, run, &snapshot.votes)),
+        (PollState::Revealed, Some(run)) => Some(reveal(
+            &poll.chapter,
+            run,
+            &snapshot.votes,
+            &snapshot.room_runs,
+        )),
         _ => None,
     };
     PublicView {
@@ -153,8 +189,9 @@ pub fn admin(snapshot: &Snapshot) -> AdminView {
     }
 }
 
-/// The reveal of `chapter`'s poll with `run`, whose rounds' votes are `votes`.
-pub fn reveal(chapter: &str, run: &RunRecord, votes: &[Votes]) -> Reveal {
+/// The reveal of `chapter`'s poll with `run`, whose rounds' votes are `votes` (and its runs
+/// in the class's rooms, `room_runs`).
+pub fn reveal(chapter: &str, run: &RunRecord, votes: &[Votes], room_runs: &RoomRuns) -> Reveal {
     let rounds = round_results(chapter, run.landed, votes);
     let scenario = scenario::find(chapter);
     Reveal {
@@ -169,7 +206,45 @@ pub fn reveal(chapter: &str, run: &RunRecord, votes: &[Votes]) -> Reveal {
         en: scenario.map_or("", |s| s.en),
         zh: scenario.map_or("", |s| s.zh),
         source: scenario.map_or("", |s| s.source),
+        every_room: every_room(chapter, run, votes, room_runs),
     }
+}
+
+/// The tally of the runs in the class's rooms; `None` when the chapter ran in one room only.
+pub fn every_room(
+    chapter: &str,
+    run: &RunRecord,
+    votes: &[Votes],
+    room_runs: &RoomRuns,
+) -> Option<EveryRoom> {
+    if run.every_room.is_empty() {
+        return None;
+    }
+    let mut tally = EveryRoom {
+        rooms: run.every_room.len(),
+        landed: vec![0; options_of(chapter, votes)],
+        landed_none: 0,
+        not_passed: 0,
+        failed: Vec::new(),
+        pending: 0,
+    };
+    for room in &run.every_room {
+        match room_runs.get(room) {
+            None => tally.pending += 1,
+            Some(RoomRun::Failed { error }) => tally.failed.push(RoomFailed {
+                room: room.clone(),
+                error: error.clone(),
+            }),
+            Some(RoomRun::Ran { landed, passed }) => {
+                match landed.and_then(|option| tally.landed.get_mut(option)) {
+                    Some(count) => *count += 1,
+                    None => tally.landed_none += 1,
+                }
+                tally.not_passed += usize::from(!passed);
+            }
+        }
+    }
+    Some(tally)
 }
 
 /// Each round's counts and share right, given the option the run landed in.
@@ -289,6 +364,7 @@ mod tests {
             }),
             votes: vec![votes(&[("a", 0), ("b", 1)]), votes(&[("a", 1)])],
             run: None,
+            room_runs: RoomRuns::new(),
         };
         let view = public(&snapshot);
         assert_eq!(
@@ -302,5 +378,50 @@ mod tests {
         assert_eq!(admin.rounds.len(), 2);
         assert!(!admin.rounds[0].open && admin.rounds[1].open);
         assert_eq!(admin.rounds[0].counts[..2], [1, 1]);
+    }
+
+    #[test]
+    fn every_room_counts_each_room_once_and_names_the_failed() {
+        let run = RunRecord {
+            id: "i1:1".into(),
+            room: "default".into(),
+            landed: Some(2),
+            passed: true,
+            figures: Default::default(),
+            every_room: ["s-01", "s-02", "s-03", "s-04", "s-05"]
+                .map(String::from)
+                .into(),
+        };
+        let ran = |landed, passed| RoomRun::Ran { landed, passed };
+        let room_runs: RoomRuns = [
+            ("s-01", ran(Some(2), true)),
+            ("s-02", ran(Some(1), false)),
+            ("s-03", ran(None, false)),
+            (
+                "s-04",
+                RoomRun::Failed {
+                    error: "busy".into(),
+                },
+            ),
+            // A room no longer asked is not counted.
+            ("other", ran(Some(0), true)),
+        ]
+        .into_iter()
+        .map(|(room, run)| (room.to_owned(), run))
+        .collect();
+        let tally = every_room("none-race", &run, &[], &room_runs).unwrap();
+        assert_eq!(tally.rooms, 5);
+        assert_eq!(tally.landed.iter().sum::<usize>(), 2);
+        assert_eq!((tally.landed[2], tally.landed[1]), (1, 1));
+        assert_eq!(
+            (tally.landed_none, tally.not_passed, tally.pending),
+            (1, 2, 1)
+        );
+        assert_eq!(tally.failed[0].room, "s-04");
+        let one_room = RunRecord {
+            every_room: Vec::new(),
+            ..run
+        };
+        assert_eq!(every_room("none-race", &one_room, &[], &room_runs), None);
     }
 }

@@ -80,7 +80,7 @@ pub struct Ticket {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "`{\"rooms\": [Ticket], \"watch_url\"}`: each room's token, shown once", body = Object),
-        (status = 409, description = "The fleet cannot hold that many more rooms (`room_limit`)", body = super::openapi::ErrorBody),
+        (status = 409, description = "The fleet cannot hold that many more rooms (`room_limit`): refused before anything is written", body = super::openapi::ErrorBody),
     )
 )]
 pub async fn create(
@@ -107,6 +107,8 @@ pub async fn create(
             "stock must be 0..={MAX_STOCK}"
         )));
     }
+    // Checked before anything is written: a class that cannot be made whole is not begun.
+    state.rooms.fit(&rooms).await?;
     // An older class's tokens stop working: one class at a time.
     revoke_all(&state).await?;
     let base = public_url(&state, &headers);

@@ -18,7 +18,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use loadtest::lab::{self as grader, ReportCard, Shape};
-use oversell_api::tier::Tier;
+use oversell_api::tier::LAB_LOCK;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -239,7 +239,7 @@ async fn run(
         failover,
         ..shape(&lab)
     };
-    let card = grader::grade(&runner, shape, Tier::Custom, only, || async move {
+    let card = grader::grade(&runner, shape, LAB_LOCK, only, || async move {
         Ok(take_last_error(resource, keys).await?)
     })
     .await;

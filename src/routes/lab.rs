@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::Json;
 use loadtest::lab::Shape;
 use oversell_api::settings::SettingsPatch;
-use oversell_api::tier::Tier;
+use oversell_api::tier::LAB_LOCK;
 use serde_json::{json, Value};
 
 use super::extract::{required_json, Body, Room, RoomAdmin};
@@ -99,7 +99,7 @@ pub async fn submit(
         .map_err(StoreError::from)?;
     // The settings' swap tells the fleet to reload the room, the lock stored above included.
     let custom = SettingsPatch {
-        tier: Some(Tier::Custom),
+        tier: Some(LAB_LOCK),
         ..Default::default()
     };
     let Json(settings) = super::admin::apply(&state, &keys, &custom).await?;
@@ -122,7 +122,7 @@ pub(super) fn shape(lab: &LabLock) -> Shape {
 
 /// A lab lock needs a lock store apart from the stock.
 pub(super) fn lab_fits(state: &AppState) -> Result<(), AppError> {
-    match Tier::Custom.misfit(state.lock_store.kind(), state.lock_store.beside()) {
+    match LAB_LOCK.misfit(state.lock_store.kind(), state.lock_store.beside()) {
         Some(why) => Err(AppError::BadRequest(why)),
         None => Ok(()),
     }

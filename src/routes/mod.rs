@@ -12,6 +12,7 @@ mod observe;
 mod openapi;
 pub(crate) mod partition;
 mod poll;
+mod poll_runs;
 mod sale;
 mod scenario;
 

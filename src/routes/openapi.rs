@@ -5,8 +5,8 @@
 //! adds the route and its entry in one call: no route exists without its entry.
 //!
 //! What holds for many operations at once is added here, by [`Contract`], from what each
-//! operation declares: the error answers every request may meet (the front's 429, the stores'
-//! 503, both with `Retry-After`), those a body or a parameter may meet (400, 413), and those a
+//! operation declares: the error answers every request may meet (the per-client 429, nginx's
+//! or the instance's own, and the stores' 503, both with `Retry-After`), those a body or a parameter may meet (400, 413), and those a
 //! token may meet (401, 403). A handler lists only the answers that are its own (a 404 for an
 //! unknown instance, a 409 for a sold-out room).
 
@@ -153,7 +153,12 @@ fn add_shared_answers(operation: &mut Operation) {
     let mut answers = vec![
         (
             "429",
-            error("The front (nginx) refuses this client address more requests or connections for now", true),
+            error(
+                "`too_many_requests`: this client address is over its fair share for now, of \
+                 the fleet (nginx in front: requests or connections) or of this instance \
+                 (requests; `--client-rate`, `--client-burst`)",
+                true,
+            ),
         ),
         (
             "503",

@@ -3,9 +3,10 @@
 //! - `POST /admin/class/poll {"chapter"}`: opens round 1 of the chapter's question, replacing
 //!   any poll; `POST /admin/class/poll/round`: the next round (the last is 2);
 //!   `POST /admin/class/poll/close`: closes the round; `GET /admin/class/poll`: the admin view;
-//! - `POST /admin/class/poll/reveal {"run": true, "room"?}`: runs the chapter in the room (as
-//!   `POST /admin/scenario` does), closes the vote and answers the reveal; `{"run": false}`
-//!   reveals the run this poll made before;
+//! - `POST /admin/class/poll/reveal {"run": true, "room"?, "every_room"?}`: runs the chapter in
+//!   the room (as `POST /admin/scenario` does), closes the vote and answers the reveal; with
+//!   `every_room`, the class's rooms run it too, after the answer (`poll_runs`);
+//!   `{"run": false}` reveals the run this poll made before;
 //! - `GET /admin/class/results[?format=csv|md]`: every chapter polled in this class;
 //! - `POST /poll?room= {"option"}` with the room's token: the room's vote;
 //! - `GET /poll?room=`: the public view (with the room's token, also the room's own vote);
@@ -14,7 +15,6 @@
 //! The admin token opens, closes, runs and reveals, and alone reads the counts before the
 //! reveal; it does not vote.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -24,19 +24,18 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::Stream;
-use loadtest::scenario::{self, question, CATALOG};
+use loadtest::scenario::{question, CATALOG};
 use serde::{Deserialize, Serialize};
 
 use super::class::{room_names, valid_room};
 use super::extract::{bearer_token, required_json, token_matches, Admin, Body, Query, Room};
-use super::scenario::FleetRunner;
+use super::poll_runs::{moved, run_chapter, spawn_every_room, BeforeTheRun};
 use crate::error::AppError;
-use crate::keys::{Keys, DEFAULT_ROOM};
-use crate::poll::ballot_box::{self, RevealRefused, RoundRefused, RunRecord, VoteRefused};
+use crate::keys::DEFAULT_ROOM;
+use crate::poll::ballot_box::{self, RevealRefused, RoundRefused, VoteRefused};
 use crate::poll::results::{self, Results};
 use crate::poll::standings::{self, AdminView, PublicView, Reveal};
 use crate::room_tokens;
-use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -130,37 +129,60 @@ async fn admin_view_now(state: &AppState) -> Result<Json<AdminView>, AppError> {
 struct RevealBody {
     /// Whether to run the chapter now (else: reveal the run this poll made before).
     run: bool,
-    /// Where to run it: the instructor's room unless named.
+    /// Where to run it for the figures: the instructor's room unless named.
     room: Option<String>,
+    /// Whether to run it in every room of the class as well, after the reveal.
+    #[serde(default)]
+    every_room: bool,
 }
 
-/// `POST /admin/class/poll/reveal {"run": true, "room"?: "default"}`.
-#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
+/// `POST /admin/class/poll/reveal {"run": true, "room"?: "default", "every_room"?: false}`.
+#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\", \"every_room\"?: bool}`: `run` runs the chapter in `room` (the instructor's, `default`, unless named) and reveals its figures; `false` reveals the run this vote made before. `every_room` (with `run`) also runs it in each of the class's rooms after the reveal answered, two rooms at a time (one when its fault strikes beyond the room), in the background: the reveal's `every_room` counts the rooms per option their run landed in, those whose run did not show what the chapter expects, those whose run failed (and why) and those not run yet, and fills in over `GET /poll/events` as the rooms finish"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes; `every_room`: where the class's rooms' runs landed", body = Object), (status = 400, description = "A bad room, `room` or `every_room` without `run`, or a chapter this fleet cannot run", body = super::openapi::ErrorBody), (status = 409, description = "No class, no poll, the vote moved on, no run to reveal, or a scenario already runs in the room; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
 pub async fn reveal(
     _: Admin,
     State(state): State<AppState>,
     Body(body): Body,
 ) -> Result<Json<Reveal>, AppError> {
-    let RevealBody { run, room } = required_json(&body, r#"{"run": true}"#)?;
+    let RevealBody {
+        run,
+        room,
+        every_room,
+    } = required_json(&body, r#"{"run": true}"#)?;
     let snapshot = ballot_box::snapshot(&state.resource).await?;
     let chapter = snapshot.poll.ok_or_else(no_poll)?.chapter;
-    let record = match (run, room) {
-        (true, room) => {
-            let room = room.unwrap_or_else(|| DEFAULT_ROOM.to_owned());
-            valid_room(&room)?;
-            Some(run_chapter(&state, &chapter, &room).await?)
+    if !run && (room.is_some() || every_room) {
+        return Err(AppError::BadRequest(
+            "a room and every_room go with {\"run\": true}: without a run, the reveal shows \
+             the run this vote made before"
+                .into(),
+        ));
+    }
+    // The class's rooms, but the one the figures come from: it ran already.
+    let main_room = room.unwrap_or_else(|| DEFAULT_ROOM.to_owned());
+    let others = match (every_room, snapshot.class) {
+        (false, _) => Vec::new(),
+        (true, None) => return Err(no_class()),
+        (true, Some(class)) => room_names(&class.prefix, class.students)?
+            .into_iter()
+            .filter(|r| *r != main_room)
+            .collect(),
+    };
+    let record = match run {
+        true => {
+            valid_room(&main_room)?;
+            let mut record =
+                run_chapter(&state, &chapter, &main_room, BeforeTheRun::CloseTheVote).await?;
+            record.every_room = others;
+            Some(record)
         }
-        (false, None) => None,
-        (false, Some(_)) => {
-            return Err(AppError::BadRequest(
-                "a room goes with {\"run\": true}: without a run, the reveal shows the run \
-                 this vote made before"
-                    .into(),
-            ))
-        }
+        false => None,
     };
     match ballot_box::reveal(&state.resource, &chapter, record.as_ref()).await? {
-        Ok(()) => {}
+        Ok(()) => {
+            if let Some(record) = record.as_ref().filter(|r| !r.every_room.is_empty()) {
+                spawn_every_room(state.clone(), chapter.clone(), record);
+            }
+        }
         Err(RevealRefused::Moved) => return Err(moved(&chapter)),
         Err(RevealRefused::NoRun) => {
             return Err(AppError::Poll {
@@ -178,55 +200,6 @@ pub async fn reveal(
         .ok_or_else(|| moved(&chapter))?;
     tracing::info!(chapter, landed = ?reveal.landed, "class vote revealed");
     Ok(Json(reveal))
-}
-
-/// Runs `chapter` in `room` through the fleet, as `POST /admin/scenario` does, closing the
-/// vote once the run is sure to start (nobody votes while the projector shows the figures).
-async fn run_chapter(state: &AppState, chapter: &str, room: &str) -> Result<RunRecord, AppError> {
-    let (Some(scenario), Some(question)) = (scenario::find(chapter), question(chapter)) else {
-        return Err(AppError::BadRequest(format!(
-            "chapter {chapter} is no longer in the catalog: it cannot run"
-        )));
-    };
-    let keys = Keys::for_room(room);
-    let fleet = FleetRunner::new(state, &keys).await?;
-    let runner = fleet.runner(state);
-    let misfit = runner
-        .misfit(scenario)
-        .await
-        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    if let Some(why) = misfit {
-        return Err(AppError::BadRequest(format!("chapter {chapter}: {why}")));
-    }
-    let holder = format!("{}:{}", state.instance, state.next_owner());
-    let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
-        .await?
-        .ok_or(AppError::Busy)?;
-    if ballot_box::close(&state.resource).await?.as_deref() != Some(chapter) {
-        running.release().await;
-        return Err(moved(chapter));
-    }
-    state.poll.changed();
-    let run = runner.run(scenario).await;
-    running.release().await;
-    let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    tracing::info!(
-        chapter,
-        room,
-        passed = run.passed,
-        "class vote: the chapter ran"
-    );
-    Ok(RunRecord {
-        room: room.to_owned(),
-        landed: question.landed(&run.figures),
-        passed: run.passed,
-        // JSON has no NaN; a figure the run did not measure reads the same to the rules.
-        figures: run
-            .figures
-            .into_iter()
-            .filter(|(_, value)| value.is_finite())
-            .collect::<BTreeMap<_, _>>(),
-    })
 }
 
 #[derive(Deserialize)]
@@ -304,9 +277,13 @@ pub async fn vote(
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(bearer_token)
-        .ok_or(AppError::Unauthorized)?;
+        .and_then(bearer_token);
+    let Some(token) = token else {
+        state.metrics.vote_refused("no_token");
+        return Err(AppError::Unauthorized);
+    };
     if token_matches(token, &state.admin_token) {
+        state.metrics.vote_refused("admin_token");
         return Err(AppError::Forbidden(
             "the admin token does not vote: each room votes with its own token".into(),
         ));
@@ -321,32 +298,56 @@ pub async fn vote(
         state.poll.open_round(),
     )
     .await?;
-    match counted {
-        Ok(counted) => Ok(Json(Voted {
-            chapter: counted.chapter,
-            round: counted.round,
-            option,
-        })),
-        Err(VoteRefused::UnknownToken) => Err(AppError::Forbidden(
-            "this token opens no room (revoked, replaced, or never issued): ask the \
-             instructor for a new join link"
-                .into(),
-        )),
-        Err(VoteRefused::OtherRoom(own)) => Err(AppError::Forbidden(format!(
-            "this is room {own}'s token: it votes for room {own} only, not for room {room}"
-        ))),
-        Err(VoteRefused::NotInClass) => Err(AppError::Forbidden(format!(
-            "room {room} is not a room of the class: only the class's rooms vote"
-        ))),
-        Err(VoteRefused::NoOpenRound) => Err(AppError::Poll {
-            code: "no_open_round",
-            message: "no round of the vote is open now: wait for the presenter to open one".into(),
-        }),
-        Err(VoteRefused::OutOfRange(options)) => Err(AppError::BadRequest(format!(
-            "option {option} is not one of the question's: 0..={}",
-            options.saturating_sub(1)
-        ))),
-    }
+    let refused = match counted {
+        Ok(counted) => {
+            state.metrics.vote_counted(counted.round);
+            return Ok(Json(Voted {
+                chapter: counted.chapter,
+                round: counted.round,
+                option,
+            }));
+        }
+        Err(refused) => refused,
+    };
+    let (reason, error) = match refused {
+        VoteRefused::UnknownToken => (
+            "unknown_token",
+            AppError::Forbidden(
+                "this token opens no room (revoked, replaced, or never issued): ask the \
+                 instructor for a new join link"
+                    .into(),
+            ),
+        ),
+        VoteRefused::OtherRoom(own) => (
+            "other_room",
+            AppError::Forbidden(format!(
+                "this is room {own}'s token: it votes for room {own} only, not for room {room}"
+            )),
+        ),
+        VoteRefused::NotInClass => (
+            "not_in_class",
+            AppError::Forbidden(format!(
+                "room {room} is not a room of the class: only the class's rooms vote"
+            )),
+        ),
+        VoteRefused::NoOpenRound => (
+            "no_open_round",
+            AppError::Poll {
+                code: "no_open_round",
+                message: "no round of the vote is open now: wait for the presenter to open one"
+                    .into(),
+            },
+        ),
+        VoteRefused::OutOfRange(options) => (
+            "out_of_range",
+            AppError::BadRequest(format!(
+                "option {option} is not one of the question's: 0..={}",
+                options.saturating_sub(1)
+            )),
+        ),
+    };
+    state.metrics.vote_refused(reason);
+    Err(error)
 }
 
 /// The public view, and the room's own vote when its token came with the request.
@@ -428,15 +429,5 @@ fn no_poll() -> AppError {
         code: "no_poll",
         message: "no vote is in progress: open one with POST /admin/class/poll {\"chapter\"}"
             .into(),
-    }
-}
-
-fn moved(chapter: &str) -> AppError {
-    AppError::Poll {
-        code: "poll_moved",
-        message: format!(
-            "the vote moved on from {chapter} (another chapter was opened, or the class \
-             closed) before this finished"
-        ),
     }
 }

@@ -11,7 +11,7 @@ type Case = (
 
 #[test]
 fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
-    let cases: [Case; 8] = [
+    let cases: [Case; 10] = [
         (&["--lock-tier", "chubby"], &[], "--lock-tier"),
         // The valid values on the same line, from the API crate's list.
         (
@@ -26,6 +26,13 @@ fn an_invalid_flag_stops_start_up_with_one_line_naming_it() {
         (&[], &[("WAIT", "poll")], "--wait"),
         (&["--lock-ttl-ms", "0"], &[], "--lock-ttl-ms"),
         (&["--port", "http"], &[], "--port"),
+        // A proxy named by host name: its X-Real-IP would be believed from nowhere.
+        (
+            &[],
+            &[("TRUSTED_PROXIES", "10.0.0.0/8,nginx")],
+            "--trusted-proxies",
+        ),
+        (&["--client-burst", "0"], &[], "--client-burst"),
     ];
     for (args, env, flag) in cases {
         let out = Command::new(env!("CARGO_BIN_EXE_oversell"))

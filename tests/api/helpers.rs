@@ -3,6 +3,7 @@
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use oversell::client_limit;
 use oversell::config::ServeArgs;
 use oversell::launch::redis_server::RedisServer;
 use oversell::lock_store::LockStoreKind;
@@ -61,6 +62,12 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         room_ttl_secs: 86_400,
         max_event_streams: 500,
         grading_slots: oversell::config::DEFAULT_GRADING_SLOTS,
+        client_rate: client_limit::DEFAULT_CLIENT_RATE,
+        client_burst: client_limit::DEFAULT_CLIENT_BURST,
+        trusted_proxies: client_limit::DEFAULT_TRUSTED_PROXIES
+            .split(',')
+            .map(|net| client_limit::parse_network(net).unwrap())
+            .collect(),
         static_dir: None,
     }
 }

@@ -1,9 +1,11 @@
-//! `oversell up`'s per-client limits, end to end through its nginx: an address holding more
+//! `oversell up`'s per-client limits, end to end: through its nginx, an address holding more
 //! streams than its share is refused with a JSON 429 while the host's own are not, and
-//! `--client-rate 0` turns the limits off.
+//! `--client-rate 0` turns the limits off; behind it, each instance's own limit holds a client
+//! pointed straight at it, keyed by its own address, and never the fleet's own traffic.
 
 use std::time::Duration;
 
+use oversell::launch::topology::NginxValues;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -85,5 +87,184 @@ async fn client_rate_zero_turns_the_limits_off() {
             .unwrap()
             .status();
         assert_eq!(status, StatusCode::OK);
+    }
+}
+
+/// The statuses of up to `n` GETs of `url` by `client` (with `headers`), stopping at the first
+/// 429, which is returned with its body; every 429 must be the API's JSON with Retry-After.
+async fn until_refused(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    n: usize,
+) -> (Vec<StatusCode>, Option<Value>) {
+    let mut seen = Vec::new();
+    for _ in 0..n {
+        let mut request = client.get(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        seen.push(response.status());
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            let retry_after: u64 = response.headers()["retry-after"]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(retry_after >= 1, "Retry-After {retry_after}");
+            assert_eq!(response.headers()["content-type"], "application/json");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "too_many_requests", "{body}");
+            return (seen, Some(body));
+        }
+        assert_eq!(response.status(), StatusCode::OK, "{seen:?}");
+    }
+    (seen, None)
+}
+
+/// A fleet whose limits are easy to reach (1 request/s, bursts of 5), and the URL of its
+/// first instance.
+async fn strict_fleet() -> (Up, String, String) {
+    let (up, url) = start(&["--client-rate", "1", "--client-burst", "5"]).await;
+    let app1 = up.banner("app1").await.0;
+    (up, url, app1)
+}
+
+/// Straight at an instance, past its burst: the instance's own JSON 429 with Retry-After,
+/// counted against the peer whatever `X-Real-IP` it sends; another address has its own share
+/// and cannot spend someone else's by naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_straight_at_an_instance_past_its_burst_gets_the_instances_429() {
+    let (_up, _url, app1) = strict_fleet().await;
+    let state = format!("{app1}/state");
+    let student = from("127.0.0.2");
+    let (seen, refused) = until_refused(&student, &state, &[], 60).await;
+    let body = refused.unwrap_or_else(|| panic!("never refused: {seen:?}"));
+    assert!(seen.len() > 5, "the burst of 5 is served first: {seen:?}");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("this instance") && message.contains("--client-rate"),
+        "{body}"
+    );
+    // Naming another client does not give it a fresh share: the key is the peer's.
+    let forged = [("x-real-ip", "203.0.113.9")];
+    let (seen, refused) = until_refused(&student, &state, &forged, 10).await;
+    assert!(
+        refused.is_some(),
+        "a forged X-Real-IP bought a fresh share: {seen:?}"
+    );
+    // Nor can another address spend this one's share by naming it.
+    let other = from("127.0.0.3");
+    let naming_student = [("x-real-ip", "127.0.0.2")];
+    let answer = other
+        .get(&state)
+        .headers(header_map(&naming_student))
+        .send();
+    assert_eq!(answer.await.unwrap().status(), StatusCode::OK);
+}
+
+/// Through nginx from a student's address, the same flood meets nginx's 429 first: the
+/// instances, each seeing its share of what nginx lets through, never refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_nginx_the_first_429_is_nginxs() {
+    let (_up, url, _) = strict_fleet().await;
+    let student = from("127.0.0.4");
+    for _ in 0..3 {
+        let (seen, refused) = until_refused(&student, &format!("{url}/state"), &[], 60).await;
+        let body = refused.unwrap_or_else(|| panic!("never refused: {seen:?}"));
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("of the fleet"),
+            "not nginx's refusal: {body}"
+        );
+    }
+}
+
+/// The fleet's own requests are never the instances' to limit: nginx's fleet port (the
+/// grader's and the bursts' way in) from any address, a burst of many buyers, and the host
+/// through the public port even naming a client in a header of its own (nginx drops it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleets_own_traffic_is_never_limited_by_an_instance() {
+    let (up, url, _) = strict_fleet().await;
+    let run_dir = up.banner("run dir").await.0;
+    let conf = std::fs::read_to_string(format!("{run_dir}/nginx.conf")).unwrap();
+    let fleet_port = conf
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("listen "))
+        .nth(1)
+        .and_then(|l| l.trim_end_matches(';').rsplit(':').next())
+        .expect("nginx listens on the fleet port second")
+        .to_owned();
+    let fleet = format!("http://127.0.0.1:{fleet_port}/state");
+    let (seen, refused) = until_refused(&from("127.0.0.6"), &fleet, &[], 40).await;
+    assert!(refused.is_none(), "the fleet port was limited: {seen:?}");
+    let forged = [("x-real-ip", "127.0.0.6")];
+    let host = from("127.0.0.1");
+    let (seen, refused) = until_refused(&host, &format!("{url}/state"), &forged, 40).await;
+    assert!(refused.is_none(), "the host was limited: {seen:?}");
+    // A burst's buyers reach the fleet through its own port: all of them sell.
+    let token = up.banner("admin token").await.0;
+    let admin = |path: &str, body: Value| {
+        host.post(format!("{url}{path}"))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let reset = admin(
+        "/admin/reset?room=limits",
+        serde_json::json!({"stock": 1000}),
+    );
+    assert_eq!(reset.await.unwrap().status(), StatusCode::OK);
+    let burst = admin(
+        "/admin/burst?room=limits",
+        serde_json::json!({"buyers": 60}),
+    );
+    let report: Value = burst.await.unwrap().json().await.unwrap();
+    assert_eq!(report["ok"], 60, "{report}");
+}
+
+fn header_map(pairs: &[(&str, &str)]) -> reqwest::header::HeaderMap {
+    pairs
+        .iter()
+        .map(|(name, value)| (name.parse().unwrap(), value.parse().unwrap()))
+        .collect()
+}
+
+/// nginx names the client to the instances on every location it proxies, the streams' too:
+/// `X-Real-IP` is set once for the server, and no location sets a header of its own (nginx
+/// would then pass that location none of the server's). Without limits, a client's own
+/// `X-Real-IP` is still dropped.
+#[test]
+fn every_proxied_location_names_the_client_to_the_instances() {
+    let values = NginxValues::compose();
+    let limited = values.render();
+    let unlimited = NginxValues {
+        limits: None,
+        ..values
+    }
+    .render();
+    for (conf, set) in [
+        (&limited, "proxy_set_header X-Real-IP $oversell_real_ip;"),
+        (&unlimited, "proxy_set_header X-Real-IP \"\";"),
+    ] {
+        let mut in_location = false;
+        let mut server_sets = false;
+        let mut locations = 0;
+        for line in conf.lines().map(str::trim) {
+            if line.starts_with("location ") {
+                in_location = true;
+                locations += 1;
+            } else if line == "}" {
+                in_location = false;
+            } else if line.starts_with("proxy_set_header") {
+                assert!(!in_location, "a location sets its own headers: {line}");
+                server_sets |= line == set;
+            }
+        }
+        assert!(
+            server_sets && locations >= 4,
+            "{set} for the server:\n{conf}"
+        );
     }
 }

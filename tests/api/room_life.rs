@@ -268,3 +268,53 @@ async fn a_sale_under_way_when_the_room_is_reset_writes_and_counts_nothing() {
         assert_eq!(state["stale_writes_rejected"], 0, "{tier}: {state}");
     }
 }
+
+#[tokio::test]
+async fn a_class_too_big_for_the_room_limit_is_refused_whole_and_the_old_class_keeps_working() {
+    let fleet = spawn_fleet_with(1, |args| args.max_rooms = 4).await;
+    let made = fleet
+        .admin(Method::POST, "/admin/class", json!({ "students": 2 }))
+        .await;
+    let token = made["rooms"][0]["token"].as_str().unwrap().to_owned();
+    let room = made["rooms"][0]["room"].as_str().unwrap().to_owned();
+    let keys_before = fleet.all_keys().await;
+    // Five rooms cannot fit under four: refused before a room, a token or a vote is touched.
+    let (status, body) = fleet
+        .call(
+            0,
+            Method::POST,
+            "/admin/class",
+            true,
+            json!({ "students": 5 }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "room_limit", "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("5 rooms") && message.contains("at most 4"),
+        "{message}"
+    );
+    assert_eq!(fleet.all_keys().await, keys_before);
+    // The class made before still stands: its token still acts in its room.
+    let resp = fleet
+        .client
+        .post(format!("{}/admin/reset?room={room}", fleet.url(0)))
+        .bearer_auth(&token)
+        .json(&json!({ "stock": 3 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // A class that fits (its own two rooms counted once) is made.
+    let (status, body) = fleet
+        .call(
+            0,
+            Method::POST,
+            "/admin/class",
+            true,
+            json!({ "students": 4 }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}

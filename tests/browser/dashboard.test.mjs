@@ -834,6 +834,7 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
   });
 
   await t.test('run & reveal: the phone and the projector show where the run landed', async () => {
+    await presenter.check('#run-every');
     await presenter.click('#reveal');
     await presenter.waitForSelector('#reveal-box:not([hidden]) .reveal', { timeout: 120_000 });
     await phone.waitForSelector('#vote[data-state="revealed"] .reveal', { timeout: 10_000 });
@@ -847,6 +848,14 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     assert.match(await presenter.textContent('.reveal-rounds'), /Round 2: [\d–]+ %? ?right \(1 voted\)/);
     // Each option's votes in both rounds, on the projector only now.
     assert.equal(await presenter.$$eval('.present-bar', (bars) => bars.length), 2 * await presenter.$$eval('#options li', (li) => li.length));
+    // Then in every room of the class: the tally fills in as the rooms finish, on both screens.
+    await presenter.waitForSelector('.reveal-rooms[data-pending="0"]', { timeout: 120_000 });
+    await phone.waitForSelector('.reveal-rooms[data-pending="0"]', { timeout: 10_000 });
+    const rooms = await presenter.evaluate(() => window.oversell.view.reveal.every_room);
+    assert.equal(rooms.rooms, 2, JSON.stringify(rooms));
+    assert.deepEqual(rooms.failed, [], JSON.stringify(rooms));
+    assert.equal(rooms.landed.reduce((a, b) => a + b, 0) + rooms.landed_none, 2, JSON.stringify(rooms));
+    assert.match(await presenter.textContent('.reveal-rooms-head'), /In every room: 2 of 2 rooms ran it/);
     await noSideScroll(phone);
     await phone.screenshot({ path: join(SHOTS, '36-vote-phone-revealed.png'), fullPage: true });
     await presenter.screenshot({ path: join(SHOTS, '37-present-revealed.png') });

@@ -48,16 +48,16 @@ struct Args {
     /// Seconds the rehearsal lasts.
     #[arg(long, default_value_t = 120)]
     duration: u64,
+    /// The tiers a student switches between: safe ones, each keeping the ground truth at zero,
+    /// so that any oversold item or overlap in a student room is the fleet's fault, not the
+    /// tier's.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "lua-release,reentrant-watchdog,fenced,atomic-deduct"
+    )]
+    tiers: Vec<Tier>,
 }
-
-/// The tiers a student switches between: each keeps the ground truth at zero, so any oversold
-/// item or overlap in a student room is the fleet's fault, not the tier's.
-const SAFE: [Tier; 4] = [
-    Tier::LuaRelease,
-    Tier::ReentrantWatchdog,
-    Tier::Fenced,
-    Tier::AtomicDeduct,
-];
 const DEMO_ROOM: &str = "demo";
 const STOCK: i64 = 1_000_000;
 
@@ -143,6 +143,7 @@ async fn main() -> anyhow::Result<()> {
             room.clone(),
             token.clone(),
             i,
+            args.tiers.clone(),
             args.buyers,
             every,
             offset,
@@ -261,6 +262,7 @@ async fn run_student(
     room: String,
     token: String,
     index: usize,
+    tiers: Vec<Tier>,
     buyers: usize,
     every: Duration,
     offset: Duration,
@@ -277,7 +279,7 @@ async fn run_student(
         next += every;
         step += 1;
         let answer = if step.is_multiple_of(4) {
-            let tier = SAFE[(index + step / 4) % SAFE.len()];
+            let tier = tiers[(index + step / 4) % tiers.len()];
             let answer = call(
                 &mine,
                 &token,

@@ -43,6 +43,9 @@ struct Args {
     /// put on the instances and Redis (with a lock, the flood would mostly wait for it).
     #[arg(long, default_value = "atomic-deduct")]
     flood_tier: Tier,
+    /// The demo's tier.
+    #[arg(long, default_value = "lua-release")]
+    demo_tier: Tier,
 }
 
 #[derive(Default)]
@@ -62,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
     ] {
         let fleet = Fleet::start_with(&args.oversell, args.instances, &[], flags)?;
         println!("fleet {name}: {} ({} instances)", fleet.url, args.instances);
-        for (room, tier) in [("demo", Tier::LuaRelease), ("flood", args.flood_tier)] {
+        for (room, tier) in [("demo", args.demo_tier), ("flood", args.flood_tier)] {
             let admin = fleet.admin(room)?;
             admin.reset(1_000_000).await?;
             admin

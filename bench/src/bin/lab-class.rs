@@ -39,6 +39,13 @@ struct Args {
     /// Seconds the demo sells alone before the class presses.
     #[arg(long, default_value_t = 10)]
     alone: u64,
+    /// The ladder's locks the students submit, dealt alternately: each rung's own scripts
+    /// (`static/locks/<tier>/`), as a student would write them.
+    #[arg(long, value_delimiter = ',', default_value = "setnx,lua-release")]
+    locks: Vec<Tier>,
+    /// The demo room's tier.
+    #[arg(long, default_value = "lua-release")]
+    demo_tier: Tier,
 }
 
 /// One student's result: the wait from the press to the card, and what came back.
@@ -71,14 +78,13 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()> {
-    let locks = [
-        (Tier::Setnx, lock_of(Tier::Setnx)?),
-        (Tier::LuaRelease, lock_of(Tier::LuaRelease)?),
-    ];
+    let locks = (args.locks.iter())
+        .map(|&tier| Ok((tier, lock_of(tier)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut rooms = Vec::new();
     for n in 1..=students {
         let room = format!("student-{n:03}");
-        let (tier, lock) = &locks[n % 2];
+        let (tier, lock) = &locks[n % locks.len()];
         let admin = fleet.admin(&room)?.with_timeout(Duration::from_secs(300));
         admin
             .request(Method::PUT, "/admin/lab", Some(lock.clone()))
@@ -90,7 +96,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
     demo_admin.reset(1_000_000).await?;
     demo_admin
         .set_config(&SettingsPatch {
-            tier: Some(Tier::LuaRelease),
+            tier: Some(args.demo_tier),
             business_ms: Some(2),
             ..SettingsPatch::default()
         })

@@ -36,15 +36,14 @@ struct Args {
     /// Seconds the rehearsal lasts.
     #[arg(long, default_value_t = 120)]
     duration: u64,
+    /// Safe tiers, dealt round robin over the rooms.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "lua-release,reentrant-watchdog,fenced,atomic-deduct"
+    )]
+    tiers: Vec<Tier>,
 }
-
-/// Safe tiers, dealt round robin over the rooms.
-const TIERS: [Tier; 4] = [
-    Tier::LuaRelease,
-    Tier::ReentrantWatchdog,
-    Tier::Fenced,
-    Tier::AtomicDeduct,
-];
 
 struct RoomRun {
     room: String,
@@ -77,7 +76,7 @@ async fn main() -> anyhow::Result<()> {
         let admin = fleet.admin(&room)?;
         admin
             .set_config(&SettingsPatch {
-                tier: Some(TIERS[i % TIERS.len()]),
+                tier: Some(args.tiers[i % args.tiers.len()]),
                 ..SettingsPatch::default()
             })
             .await?;
@@ -122,7 +121,7 @@ async fn main() -> anyhow::Result<()> {
         let (room, stats) = run.await??;
         results.push(RoomRun {
             room,
-            tier: TIERS[i % TIERS.len()],
+            tier: args.tiers[i % args.tiers.len()],
             stock,
             stats,
             bursts: bursts_per_room,

@@ -30,6 +30,9 @@ struct Args {
     /// Phases of each kind (they alternate).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// The room's tier (lock-free by default: the streams' cost, not a lock's, is measured).
+    #[arg(long, default_value = "atomic-deduct")]
+    tier: Tier,
 }
 
 const ROOM: &str = "dashboards";
@@ -47,7 +50,7 @@ async fn main() -> anyhow::Result<()> {
     admin.reset(1_000_000).await?;
     admin
         .set_config(&SettingsPatch {
-            tier: Some(Tier::AtomicDeduct),
+            tier: Some(args.tier),
             ..SettingsPatch::default()
         })
         .await?;

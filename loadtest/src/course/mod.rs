@@ -2,8 +2,10 @@
 //! each on the fleet it needs. Chapters that need the same fleet share one, started before the
 //! first of them and stopped after the last (`fleet.rs`); a chapter this machine cannot run is
 //! listed with the reason, never skipped in silence. One progress line per chapter as it
-//! ends, then a report: on the terminal, and as a Markdown file an instructor can print.
+//! ends, then a report: on the terminal, and as a Markdown file an instructor can print; with
+//! `--class URL`, the class's votes beside each chapter (`class.rs`).
 
+mod class;
 mod fleet;
 
 use std::fmt::Write as _;
@@ -14,8 +16,9 @@ use anyhow::{anyhow, bail, Context};
 use clap::Args;
 
 use crate::admin::AdminClient;
-use crate::scenario::{group_of, Runner, Scenario, CATALOG, GROUPS};
+use crate::scenario::{group_of, question, Runner, Scenario, CATALOG, GROUPS};
 use crate::target::Targets;
+use class::{ClassFleet, ClassResults};
 use fleet::{FleetSpec, Launchers, Machine, On};
 
 #[derive(Debug, Args)]
@@ -24,7 +27,9 @@ use fleet::{FleetSpec, Launchers, Machine, On};
   sudo loadtest course --repeat 20 --report course.md
   loadtest course --only ladder                     # one group: ladder, beyond, zookeeper, database, partitions, field
   loadtest course --from redlock-clock-jump         # from a chapter to the end
-  loadtest course --on compose                      # the same on Docker Compose (from the repository)")]
+  loadtest course --on compose                      # the same on Docker Compose (from the repository)
+  OVERSELL_ADMIN_TOKEN=secret loadtest course --class http://127.0.0.1:8080
+                                                    # the class's votes on that fleet beside each chapter")]
 pub struct CourseArgs {
     /// Run each chapter this many times and report how often it held.
     #[arg(long, value_name = "N", default_value_t = 1,
@@ -50,6 +55,17 @@ pub struct CourseArgs {
     /// Where the Markdown report is written.
     #[arg(long, value_name = "FILE", default_value = "course-report.md")]
     pub report: PathBuf,
+
+    /// The fleet a class voted on (`oversell up --class N`): per chapter, the class's votes
+    /// in each round, the share right, the gain, and where the class's run landed against
+    /// the rehearsal's, in the report. Read before the first fleet starts (an error stops the
+    /// course there) and again at the end.
+    #[arg(long, value_name = "URL")]
+    pub class: Option<String>,
+
+    /// The admin token of the class's fleet (the fleets the course starts make their own).
+    #[arg(long, env = "OVERSELL_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// How one chapter ended.
@@ -60,6 +76,8 @@ enum Outcome {
         runs: u32,
         /// The checks that did not hold, in the last run that failed.
         missed: Vec<String>,
+        /// The option of the chapter's question each run landed in (`None`: in none).
+        landed: Vec<Option<usize>>,
     },
     /// Its fleet could not be started, or the run itself failed.
     Error(String),
@@ -112,6 +130,19 @@ fn chosen(args: &CourseArgs) -> anyhow::Result<Vec<&'static Scenario>> {
 
 pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
     let chapters = chosen(&args)?;
+    // The class first: a wrong URL or token stops the course before its first fleet.
+    let class = match &args.class {
+        Some(url) => {
+            let fleet = ClassFleet::connect(url, args.token.clone()).await?;
+            let results = fleet.results().await?;
+            eprintln!(
+                "class at {url}: {} chapters polled so far",
+                results.chapters.len()
+            );
+            Some((fleet, results))
+        }
+        None => None,
+    };
     let logs = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
     std::fs::create_dir_all(&logs).with_context(|| format!("{}", logs.display()))?;
     let launchers = Launchers {
@@ -180,10 +211,19 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
         fleet.stop().await;
         i = end;
     }
-    let report = markdown(&done, &args, started.elapsed().as_secs_f64());
+    let mut report = markdown(&done, &args, started.elapsed().as_secs_f64());
+    let mut summary = summary(&done);
+    if let Some((fleet, before)) = class {
+        let (results, stale) = match fleet.results().await {
+            Ok(results) => (results, None),
+            Err(err) => (before, Some(format!("{err:#}"))),
+        };
+        let (section, line) = class_report(&fleet.url, &results, &done, stale.as_deref());
+        report += &section;
+        summary += &format!("\n{line}");
+    }
     std::fs::write(&args.report, &report)
         .with_context(|| format!("cannot write the report to {}", args.report.display()))?;
-    let summary = summary(&done);
     let text = format!(
         "{}\n{summary}\nreport: {}\n",
         table(&done),
@@ -227,6 +267,27 @@ async fn rehearse(
     }
 }
 
+/// The class's section of the report and its line on the terminal.
+fn class_report(
+    url: &str,
+    results: &ClassResults,
+    done: &[Chapter<'_>],
+    stale: Option<&str>,
+) -> (String, String) {
+    let rehearsed: Vec<(&str, Vec<Option<usize>>)> = done
+        .iter()
+        .map(|c| match &c.outcome {
+            Outcome::Ran { landed, .. } => (c.scenario.id, landed.clone()),
+            _ => (c.scenario.id, Vec::new()),
+        })
+        .collect();
+    let mut line = class::summary(results, &rehearsed);
+    if let Some(why) = stale {
+        line += &format!(" (read before the course: {why})");
+    }
+    (class::markdown(url, results, &rehearsed, stale), line)
+}
+
 async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyhow::Result<Outcome> {
     let targets = Targets::parse(&[url], None)?;
     let admin = AdminClient::new(&targets, Some(token.to_owned()));
@@ -236,9 +297,10 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         instances: 3,
         spare: None,
     };
-    let (mut held, mut missed) = (0, Vec::new());
+    let (mut held, mut missed, mut landed) = (0, Vec::new(), Vec::new());
     for _ in 0..repeat {
         let run = runner.run(scenario).await?;
+        landed.push(question(scenario.id).and_then(|q| q.landed(&run.figures)));
         if run.passed {
             held += 1;
         } else {
@@ -254,6 +316,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         held,
         runs: repeat,
         missed,
+        landed,
     })
 }
 

@@ -21,37 +21,7 @@ use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
 
 use crate::scenario::{Expect, Runner, Scenario, ScenarioRun, StoreSetup};
 
-/// What one attack found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    /// Every figure exact: the lock held.
-    Held,
-    /// Two holders at once: overlapping critical sections, lost updates or oversell.
-    Overlap,
-    /// A release deleted a lock another holder had taken (and two holders followed).
-    ForeignRelease,
-    /// The lock outlived its holder: sales stalled until a reset.
-    Deadlock,
-    /// The attack needs a step the lock does not have (a gap between two of them).
-    NotApplicable,
-    /// The lock's own scripts failed (an error, a refused command, a runaway): see the
-    /// message.
-    Failed,
-}
-
-impl Outcome {
-    pub fn id(self) -> &'static str {
-        match self {
-            Outcome::Held => "held",
-            Outcome::Overlap => "overlap",
-            Outcome::ForeignRelease => "foreign-release",
-            Outcome::Deadlock => "deadlock",
-            Outcome::NotApplicable => "not-applicable",
-            Outcome::Failed => "failed",
-        }
-    }
-}
+pub use oversell_api::grade::{Outcome, RungOutcomes, RUNG_ATTACKS};
 
 /// How many steps of each kind the lock has: which attacks apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -154,7 +124,7 @@ impl Attack {
 /// watchdog on when the lock has a renew step; each attack sets its lease, work, wait, fault
 /// and load. Timing-sensitive all: the grader's hold rate is measured (BENCHMARKS).
 const BASE: Scenario = Scenario {
-    tier: Tier::Custom,
+    tier: oversell_api::tier::LAB_LOCK,
     expect: NO_FIGURES,
     timing_sensitive: true,
     ..crate::scenario::BASE
@@ -301,62 +271,24 @@ pub fn find(id: &str) -> Option<&'static Attack> {
     ATTACKS.iter().find(|a| a.id() == id)
 }
 
-/// The ladder's tiers as the grader sees them: each one's outcome per attack, in the order of
-/// [`ATTACKS`], the first [`RUNG_ATTACKS`] of them (the failover, which needs a fleet of its
-/// own, tells no rung from another). The calibration test holds the built-in tiers, and the
-/// ladder's scripts submitted as custom locks, to these.
-pub const RUNG_ATTACKS: usize = 6;
-
-pub static LADDER: &[(Tier, [Outcome; RUNG_ATTACKS])] = {
-    use Outcome::*;
-    &[
-        (
-            Tier::Setnx,
-            [Held, Deadlock, NotApplicable, Held, NotApplicable, Held],
-        ),
-        (
-            Tier::SetnxExpire,
-            [Held, Held, Deadlock, ForeignRelease, NotApplicable, Overlap],
-        ),
-        (
-            Tier::AtomicExpiry,
-            [
-                Held,
-                Held,
-                NotApplicable,
-                ForeignRelease,
-                NotApplicable,
-                Overlap,
-            ],
-        ),
-        (
-            Tier::UuidOwner,
-            [Held, Held, NotApplicable, Overlap, ForeignRelease, Overlap],
-        ),
-        (
-            Tier::LuaRelease,
-            [Held, Held, NotApplicable, Overlap, NotApplicable, Overlap],
-        ),
-        (
-            Tier::ReentrantWatchdog,
-            [Held, Held, NotApplicable, Held, NotApplicable, Overlap],
-        ),
-        (
-            Tier::Fenced,
-            [Held, Held, NotApplicable, Held, NotApplicable, Held],
-        ),
-    ]
-};
+/// The ladder's tiers as the grader sees them: the rows of the tier table with each one's
+/// outcome per attack, in the order of [`ATTACKS`], the first [`RUNG_ATTACKS`] of them (the
+/// failover, which needs a fleet of its own, tells no rung from another). The calibration test
+/// holds the built-in tiers, and the ladder's scripts submitted as custom locks, to these.
+pub static LADDER: std::sync::LazyLock<Vec<(Tier, RungOutcomes)>> =
+    std::sync::LazyLock::new(|| {
+        Tier::ALL
+            .iter()
+            .filter_map(|tier| Some((*tier, tier.facts().outcomes?)))
+            .collect()
+    });
 
 /// The outcomes the ladder says a tier gets: those of the rung its row of the tier table says
 /// it is graded as (its own, or a twin's the attacks cannot tell it from: they try a lock's
 /// safety, not the order it serves its waiters in), and that rung, which its card names.
-pub fn ladder_outcomes(tier: Tier) -> Option<(Tier, &'static [Outcome; RUNG_ATTACKS])> {
+pub fn ladder_outcomes(tier: Tier) -> Option<(Tier, &'static RungOutcomes)> {
     let rung = tier.facts().graded_as?;
-    LADDER
-        .iter()
-        .find(|(t, _)| *t == rung)
-        .map(|(t, outcomes)| (*t, outcomes))
+    Some((rung, rung.facts().outcomes.as_ref()?))
 }
 
 /// One attack on the report card.

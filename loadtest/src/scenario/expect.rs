@@ -9,9 +9,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Check {
     /// A `/state` figure, or `min_depth` (lowest hold count in the ledger),
-    /// `throughput_vs_lua_release` (this load's requests/s over lua-release's on the same
-    /// load), `acquires_min_over_max` (the fewest sales a client got over the most) and
-    /// `sale_p99_ms`, or either of those two of `reentrant-watchdog` on the same load first
+    /// `throughput_vs_<tier>`, e.g. `throughput_vs_lua_release` (this load's requests/s over
+    /// that tier's on the same load), `acquires_min_over_max` (the fewest sales a client got over the most) and
+    /// `sale_p99_ms`, or either of those two of the tier's race twin (its table row's `race`) on the same load first
     /// (`race_acquires_min_over_max`, `race_sale_p99_ms`), and `acquires_vs_race` (the first
     /// over the race's).
     pub figure: &'static str,

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context};
+use anyhow::{anyhow, bail, Context};
 use http::Method;
 use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, StateView, Tier};
 
@@ -45,15 +45,26 @@ impl Runner<'_> {
         }
         let started = Instant::now();
         let mut figures = BTreeMap::new();
-        let needs_baseline = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure == "throughput_vs_lua_release"));
-        let baseline = match needs_baseline {
-            true => Some(self.fire_as(scenario, Tier::LuaRelease).await?.throughput),
-            false => None,
+        // `throughput_vs_<tier>`: the same load under that tier first, as the reference.
+        let baseline = match reference_tier(scenario)? {
+            Some((figure, tier)) => {
+                let reference = self.fire_as(scenario, tier).await?.throughput;
+                Some((figure, reference))
+            }
+            None => None,
         };
-        // The same load under the race for the lock first, to set the queue beside it.
+        // The same load under the race for the lock first, to set the queue beside it: the
+        // tier's own lock without its queue (its row of the tier table says which).
         let needs_race = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure.starts_with("race_") || c.figure.ends_with("_vs_race")));
         if needs_race {
-            let race = self.fire_as(scenario, Tier::ReentrantWatchdog).await?;
+            let Some(race) = scenario.tier.facts().race else {
+                bail!(
+                    "scenario {}: its race figures need a tier with a race twin; {} has none",
+                    scenario.id,
+                    scenario.tier
+                );
+            };
+            let race = self.fire_as(scenario, race).await?;
             race.figures("race_", &mut figures);
         }
         self.prepare(scenario, scenario.settings()).await?;
@@ -99,11 +110,8 @@ impl Runner<'_> {
             let vs = ours / race.max(1e-9);
             figures.insert("acquires_vs_race".into(), vs);
         }
-        if let Some(reference) = baseline {
-            figures.insert(
-                "throughput_vs_lua_release".into(),
-                fired.throughput / reference.max(1e-9),
-            );
+        if let Some((figure, reference)) = baseline {
+            figures.insert(figure.into(), fired.throughput / reference.max(1e-9));
         }
 
         let verdicts = match scenario.expect {
@@ -113,7 +121,11 @@ impl Runner<'_> {
                 }
                 judge_figures(checks, &figures)
             }
-            Expect::StallUntilReset => self.judge_deadlock(scenario, &state, &fired).await?,
+            Expect::StallUntilReset => {
+                let (verdicts, sold_after) = self.judge_deadlock(scenario, &state, &fired).await?;
+                figures.insert("sold_after_stall".into(), sold_after);
+                verdicts
+            }
             Expect::StallThenResume => judge_recovery(scenario, &state, &fired),
             Expect::RefusedThenResume(checks) => {
                 let mut verdicts = judge_figures(checks, &figures);
@@ -349,7 +361,7 @@ impl Runner<'_> {
         scenario: &Scenario,
         state: &StateView,
         fired: &Fired,
-    ) -> anyhow::Result<Vec<Verdict>> {
+    ) -> anyhow::Result<(Vec<Verdict>, f64)> {
         let lock_ttl = state.truth.lock.ttl_ms;
         let mut verdicts = vec![verdict(
             "deadlock-no-ttl",
@@ -359,8 +371,8 @@ impl Runner<'_> {
         // Twice the lease: a lock with an expiry would have been gone by now. Waiting is the
         // point of this check, not a guess at a timing.
         tokio::time::sleep(Duration::from_millis(2 * scenario.ttl_ms)).await;
-        let (sold, refused) = self.probe(5).await?;
-        verdicts.push(verdict("deadlock-stalled", sold, sold == 0.0));
+        let (sold_after, refused) = self.probe(5).await?;
+        verdicts.push(verdict("deadlock-stalled", sold_after, sold_after == 0.0));
         // The burst's own buyers may all have been sold or gone with the crashed instance
         // (whichever instance the fault strikes, its buyers die with it); the probe's buyers
         // wait on the dead holder's lock until their deadline either way.
@@ -369,7 +381,7 @@ impl Runner<'_> {
         self.admin.reset(scenario.stock).await?;
         let (sold, _) = self.probe(5).await?;
         verdicts.push(verdict("deadlock-reset", sold, sold == 5.0));
-        Ok(verdicts)
+        Ok((verdicts, sold_after))
     }
 
     /// Sales come back by themselves once the lock store is: waits until it is healthy again
@@ -390,4 +402,23 @@ impl Runner<'_> {
         let stats = burst(self.targets, buyers, &options).await?;
         Ok((stats.status(200) as f64, stats.status(503) as f64))
     }
+}
+
+/// The reference tier a chapter's `throughput_vs_<tier>` figure names (its id with `_` for
+/// `-`), and that figure's name.
+fn reference_tier(scenario: &Scenario) -> anyhow::Result<Option<(&'static str, Tier)>> {
+    let Expect::Figures(checks) = scenario.expect else {
+        return Ok(None);
+    };
+    let Some((figure, id)) = checks
+        .iter()
+        .find_map(|c| Some((c.figure, c.figure.strip_prefix("throughput_vs_")?)))
+    else {
+        return Ok(None);
+    };
+    let tier = id
+        .replace('_', "-")
+        .parse::<Tier>()
+        .map_err(|e| anyhow!("scenario {}: figure {figure}: {e}", scenario.id))?;
+    Ok(Some((figure, tier)))
 }

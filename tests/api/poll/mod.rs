@@ -4,6 +4,7 @@
 //! chapter and lands where its question's rule says; the results show both rounds; closing
 //! the class removes the vote.
 
+mod every_room;
 mod reveal;
 mod stream;
 mod votes;

@@ -168,6 +168,31 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
         results["rooms"][29]["answers"][0]["votes"],
         json!([first[29], second[29]])
     );
+
+    // The metrics count every vote cast, per round (the ten changed minds twice), and the late
+    // one refused, summed over the instances.
+    let (mut per_round, mut refused) = ([0; 2], 0);
+    for i in 0..2 {
+        let text = fleet.metrics_of(i).await;
+        let sample = |name: String| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&name))
+                .map_or(0, |n| n.trim().parse::<u64>().unwrap())
+        };
+        for (r, n) in per_round.iter_mut().enumerate() {
+            let round = r + 1;
+            let instance = i + 1;
+            *n += sample(format!(
+                "oversell_votes_total{{round=\"{round}\",instance=\"app{instance}\"}} "
+            ));
+        }
+        refused += sample(format!(
+            "oversell_votes_refused_total{{reason=\"no_open_round\",instance=\"app{}\"}} ",
+            i + 1
+        ));
+    }
+    assert_eq!(per_round, [30, 40]);
+    assert_eq!(refused, 1);
 }
 
 #[tokio::test]

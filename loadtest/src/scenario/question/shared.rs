@@ -6,7 +6,7 @@
 //! Every set cuts the figures into options that do not overlap: each rule is a conjunction of
 //! comparisons that the others contradict (the tests check it on a grid of figures).
 
-use super::{fig, Choice, Family};
+use super::{fig, Choice, Family, Figures};
 
 /// How much was sold beyond the stock, relative to the stock.
 pub(super) const OVERSOLD: Family = Family {
@@ -77,6 +77,13 @@ pub(super) const AVAILABILITY: Family = Family {
 /// lease (`StallThenResume` counts 0.8 of it) begins.
 const STALL_MS: f64 = 800.0;
 
+/// Whether nothing more was sold once the holder crashed: nothing at all, or nothing to the
+/// buyers a deadlock's run sends after twice the lease (`sold_after_stall`; a sale or two may
+/// go through before the crash strikes).
+fn stuck(f: &Figures) -> bool {
+    fig(f, "orders") == 0.0 || fig(f, "sold_after_stall") == 0.0
+}
+
 /// What the other buyers get when the holder crashes with the lock held.
 pub(super) const CRASH: Family = Family {
     reads: &["orders", "max_latency_ms"],
@@ -84,17 +91,17 @@ pub(super) const CRASH: Family = Family {
         Choice {
             en: "They barely notice: sales go on, nobody waits near a second",
             zh: "几乎没影响：照常在卖，没有谁等得接近一秒",
-            holds: |f| fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") < STALL_MS,
+            holds: |f| !stuck(f) && fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") < STALL_MS,
         },
         Choice {
             en: "Sales stall for a second or more, then resume by themselves",
             zh: "销售停顿一秒或更久，然后自行恢复",
-            holds: |f| fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") >= STALL_MS,
+            holds: |f| !stuck(f) && fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") >= STALL_MS,
         },
         Choice {
             en: "Nothing more is sold: every buyer waits until it gives up",
             zh: "再也卖不出去：每个买家都一直等到放弃",
-            holds: |f| fig(f, "orders") == 0.0,
+            holds: stuck,
         },
     ],
 };

@@ -193,6 +193,16 @@ fn landed_picks_the_option_the_figures_say_for_chapters_of_every_kind() {
             ],
             Some(2),
         ),
+        // A sale went through before the crash struck; nothing after it.
+        (
+            "setnx-crash",
+            &[
+                ("orders", 1.0),
+                ("max_latency_ms", 1_520.0),
+                ("sold_after_stall", 0.0),
+            ],
+            Some(2),
+        ),
         // A recovery: a stall of one lease, then sales.
         (
             "setnx-expire-crash-after",

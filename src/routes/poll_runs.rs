@@ -1,0 +1,191 @@
+//! The class vote's runs of its chapter: in one room for the reveal's figures (the instructor's
+//! unless named), and, when the presenter asks for every room, in each of the class's rooms
+//! after it, as the class page's "Run in every room" does.
+//!
+//! The rooms run in the background, after the reveal has answered: a class of 30 running a
+//! chapter of ten seconds two at a time takes minutes, longer than a request may last, and the
+//! projector shows the first room's figures at once while the tally of the rooms fills in
+//! (each room's outcome is kept with the poll and told over its channel). Two rooms at a time,
+//! as the class page runs them, so that the verdicts still measure locks and not a saturated
+//! fleet; one at a time when the chapter's fault strikes beyond its room (an instance, the lock
+//! store), else one room's crash would land in another room's run. The rooms stop when the vote
+//! moves on (another chapter, the chapter opened again, the class closed) or the instance
+//! stops: the rooms left are counted as not run, never as landed.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures_util::StreamExt;
+use loadtest::scenario::{self, question, Scenario};
+
+use super::scenario::FleetRunner;
+use crate::error::AppError;
+use crate::keys::Keys;
+use crate::poll::ballot_box::{self, RoomRun, RunRecord};
+use crate::scenario_guard::ScenarioGuard;
+use crate::state::AppState;
+
+/// Rooms run at once in the background, as the class page runs a scenario in every room.
+const ROOMS_AT_ONCE: usize = 2;
+
+/// What to do once the room's scenario guard is held and before the run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BeforeTheRun {
+    /// The reveal's own run: the vote closes once the run is sure to start (nobody votes
+    /// while the projector shows the figures), unless it moved on to another chapter.
+    CloseTheVote,
+    /// A room's run after the reveal.
+    Nothing,
+}
+
+/// Runs `chapter` in `room` through the fleet, as `POST /admin/scenario` does.
+pub(super) async fn run_chapter(
+    state: &AppState,
+    chapter: &str,
+    room: &str,
+    before: BeforeTheRun,
+) -> Result<RunRecord, AppError> {
+    let (Some(scenario), Some(question)) = (scenario::find(chapter), question(chapter)) else {
+        return Err(AppError::BadRequest(format!(
+            "chapter {chapter} is no longer in the catalog: it cannot run"
+        )));
+    };
+    let keys = Keys::for_room(room);
+    let fleet = FleetRunner::new(state, &keys).await?;
+    let runner = fleet.runner(state);
+    let misfit = runner
+        .misfit(scenario)
+        .await
+        .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    if let Some(why) = misfit {
+        return Err(AppError::BadRequest(format!("chapter {chapter}: {why}")));
+    }
+    let holder = format!("{}:{}", state.instance, state.next_owner());
+    let running = ScenarioGuard::try_take(&state.resource, &keys, &holder)
+        .await?
+        .ok_or(AppError::Busy)?;
+    if before == BeforeTheRun::CloseTheVote {
+        if ballot_box::close(&state.resource).await?.as_deref() != Some(chapter) {
+            running.release().await;
+            return Err(moved(chapter));
+        }
+        state.poll.changed();
+    }
+    let run = runner.run(scenario).await;
+    running.release().await;
+    let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    tracing::info!(
+        chapter,
+        room,
+        passed = run.passed,
+        "class vote: the chapter ran"
+    );
+    Ok(RunRecord {
+        id: holder,
+        room: room.to_owned(),
+        landed: question.landed(&run.figures),
+        passed: run.passed,
+        // JSON has no NaN; a figure the run did not measure reads the same to the rules.
+        figures: run
+            .figures
+            .into_iter()
+            .filter(|(_, value)| value.is_finite())
+            .collect::<BTreeMap<_, _>>(),
+        every_room: Vec::new(),
+    })
+}
+
+/// The vote moved on while a run of `chapter` ran.
+pub(super) fn moved(chapter: &str) -> AppError {
+    AppError::Poll {
+        code: "poll_moved",
+        message: format!(
+            "the vote moved on from {chapter} (another chapter was opened, or the class \
+             closed) before this finished"
+        ),
+    }
+}
+
+/// Runs the revealed `run`'s chapter in each of its `every_room` rooms, in the background.
+pub(super) fn spawn_every_room(state: AppState, chapter: String, run: &RunRecord) {
+    let Some(scenario) = scenario::find(&chapter) else {
+        return;
+    };
+    let (run_id, rooms) = (run.id.clone(), run.every_room.clone());
+    tokio::spawn(async move {
+        let stop = AtomicBool::new(false);
+        futures_util::stream::iter(rooms)
+            .for_each_concurrent(rooms_at_once(scenario), |room| {
+                let (state, chapter, run_id, stop) = (&state, &chapter, &run_id, &stop);
+                async move {
+                    if !stop.load(Ordering::Relaxed)
+                        && !run_in_room(state, chapter, run_id, &room).await
+                    {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            })
+            .await;
+        tracing::info!(chapter, "class vote: the runs in every room ended");
+    });
+}
+
+/// One room at a time when the chapter's fault strikes beyond the room.
+fn rooms_at_once(scenario: &Scenario) -> usize {
+    match &scenario.fault {
+        Some(fault) if !fault.kind.strikes_room_only() => 1,
+        _ => ROOMS_AT_ONCE,
+    }
+}
+
+/// Runs the chapter in `room` and keeps how it ended; `false` when the rooms should stop (the
+/// vote moved on, the instance stops, the store cannot be reached).
+async fn run_in_room(state: &AppState, chapter: &str, run_id: &str, room: &str) -> bool {
+    if *state.stopping.borrow() {
+        return false;
+    }
+    match ballot_box::reveal_is_current(&state.resource, chapter, run_id).await {
+        Ok(true) => {}
+        Ok(false) => return false,
+        Err(err) => {
+            tracing::warn!(%err, chapter, "class vote: the runs in every room stop");
+            return false;
+        }
+    }
+    let outcome = match run_chapter(state, chapter, room, BeforeTheRun::Nothing).await {
+        Ok(run) => RoomRun::Ran {
+            landed: run.landed,
+            passed: run.passed,
+        },
+        Err(err) => {
+            tracing::warn!(?err, chapter, room, "class vote: a room's run failed");
+            // The message the API would answer (an internal error's detail stays in the log).
+            RoomRun::Failed {
+                error: err.to_string(),
+            }
+        }
+    };
+    match ballot_box::record_room_run(&state.resource, chapter, run_id, room, &outcome).await {
+        Ok(kept) => {
+            state.poll.changed();
+            kept
+        }
+        Err(err) => {
+            tracing::warn!(%err, chapter, room, "class vote: a room's run was not kept");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_beyond_the_room_runs_the_rooms_one_at_a_time() {
+        let at_once = |id| rooms_at_once(scenario::find(id).unwrap());
+        assert_eq!(at_once("none-race"), ROOMS_AT_ONCE);
+        assert_eq!(at_once("uuid-owner-release-gap"), ROOMS_AT_ONCE);
+        assert_eq!(at_once("setnx-crash"), 1);
+    }
+}

@@ -1,0 +1,147 @@
+//! Run & reveal in every room, on a real fleet (nginx, three supervised instances): the reveal
+//! answers with the instructor's room's figures at once, then each room of the class runs the
+//! chapter in the background and the reveal's tally fills in until every room is counted, in
+//! the public view and in the results.
+
+use std::time::Duration;
+
+use oversell::lock_store::{LockStoreKind, Persistence};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use super::{assert_refused, call, make_class, ok, vote};
+use crate::helpers::poll_until;
+use crate::scenarios::{start_fleet_with, TOKEN};
+
+const CHAPTER: &str = "none-race";
+
+/// The rooms' outcomes in a tally: (landed in an option, in none, failed, pending).
+fn outcomes(tally: &Value) -> (u64, u64, u64, u64) {
+    let landed = tally["landed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no landed: {tally}"))
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    (
+        landed,
+        tally["landed_none"].as_u64().unwrap(),
+        tally["failed"].as_array().unwrap().len() as u64,
+        tally["pending"].as_u64().unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reveal_in_every_room_counts_where_each_rooms_run_landed() {
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let client = reqwest::Client::new();
+    let base = fleet.url().to_owned();
+    let seats = make_class(&client, &base, TOKEN, 3).await;
+    let admin = |method: Method, path: &'static str, body: Option<Value>| {
+        ok(&client, &base, method, path, Some(TOKEN), body)
+    };
+    admin(
+        Method::POST,
+        "/admin/class/poll",
+        Some(json!({ "chapter": CHAPTER })),
+    )
+    .await;
+    for seat in &seats {
+        assert_eq!(vote(&client, &base, seat, 0).await.0, StatusCode::OK);
+    }
+
+    // Every room goes with a run only; the vote is still open after the refusal.
+    let refused = call(
+        &client,
+        &base,
+        Method::POST,
+        "/admin/class/poll/reveal",
+        Some(TOKEN),
+        Some(json!({ "run": false, "every_room": true })),
+    )
+    .await;
+    assert_refused(
+        &refused,
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+        "every_room without a run",
+    );
+
+    let reveal = admin(
+        Method::POST,
+        "/admin/class/poll/reveal",
+        Some(json!({ "run": true, "every_room": true })),
+    )
+    .await;
+    // The figures are the instructor's room's; the class's three rooms come after.
+    assert_eq!(reveal["room"], "default", "{reveal}");
+    let tally = &reveal["every_room"];
+    assert_eq!(tally["rooms"], 3, "{reveal}");
+    let (landed, none, failed, pending) = outcomes(tally);
+    assert_eq!(landed + none + failed + pending, 3, "{reveal}");
+
+    // The tally fills in, in the view everyone reads, until no room is left to run.
+    let view = poll_until(
+        Duration::from_secs(120),
+        || ok(&client, &base, Method::GET, "/poll", None, None),
+        |view| view["reveal"]["every_room"]["pending"] == 0,
+    )
+    .await;
+    let tally = &view["reveal"]["every_room"];
+    assert_eq!(tally["pending"], 0, "rooms still to run: {view}");
+    assert_eq!(tally["failed"], json!([]), "{view}");
+    let (landed, none, _, _) = outcomes(tally);
+    assert_eq!(landed + none, 3, "{view}");
+    let options = view["question"]["options"].as_array().unwrap().len();
+    assert_eq!(tally["landed"].as_array().unwrap().len(), options, "{view}");
+    // The main figures are still the instructor's room's.
+    assert_eq!(view["reveal"]["figures"], reveal["figures"]);
+
+    // Each room's own ground truth shows its run: its orders are the chapter's buyers' sales.
+    for seat in &seats {
+        let state = ok(
+            &client,
+            &base,
+            Method::GET,
+            &format!("/state?room={}", seat.room),
+            None,
+            None,
+        )
+        .await;
+        assert!(
+            state["orders"].as_i64().unwrap() > 0,
+            "{}: {state}",
+            seat.room
+        );
+    }
+
+    // The results keep the tally with the chapter, and the Markdown says it.
+    let results = admin(Method::GET, "/admin/class/results", None).await;
+    assert_eq!(results["chapters"][0]["every_room"], *tally, "{results}");
+    let md = client
+        .get(format!("{base}/admin/class/results?format=md"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(md.contains("3 of 3 rooms ran it"), "{md}");
+
+    // Opened again, the chapter starts from nothing: no tally of the run before.
+    let reopened = admin(
+        Method::POST,
+        "/admin/class/poll",
+        Some(json!({ "chapter": CHAPTER })),
+    )
+    .await;
+    assert_eq!(reopened["reveal"], Value::Null);
+    let results = admin(Method::GET, "/admin/class/results", None).await;
+    assert_eq!(
+        results["chapters"][0]["every_room"],
+        Value::Null,
+        "{results}"
+    );
+    fleet.stop().await;
+}
