@@ -184,6 +184,24 @@ impl Rooms {
         Ok(())
     }
 
+    /// Why a sale cannot happen in a room nobody created (or that expired), before any lock is
+    /// taken for it; `None` when the room is on sale (its TTL renewed when due). A created
+    /// room (`stored`) costs nothing here: its missing stock, if it goes missing, is found by
+    /// the sale scripts.
+    pub async fn not_on_sale(
+        self: &std::sync::Arc<Self>,
+        keys: &Keys,
+        stored: bool,
+    ) -> Result<Option<AppError>, StoreError> {
+        if !stored {
+            if let Some(err) = sale_error(self.status(keys).await?) {
+                return Ok(Some(err));
+            }
+        }
+        self.touch_if_due(keys);
+        Ok(None)
+    }
+
     /// Renews the room's TTL in the background when this instance has not done so for
     /// [`Rooms::touch_every`]; costs nothing on the sale path otherwise.
     pub fn touch_if_due(self: &std::sync::Arc<Self>, keys: &Keys) {

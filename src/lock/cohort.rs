@@ -139,11 +139,10 @@ pub struct Baton {
     pub(super) lease: Lease,
 }
 
-/// What a cohort knows of the lock it passes around, besides the hold itself.
+/// What a cohort knows of the lock it passes around, besides the hold itself (which carries the
+/// owner of the sale that took it: every sale of the cohort releases, renews and re-enters
+/// under it).
 pub struct Lease {
-    /// The lock's value (or hash field) in Redis: the owner of the sale that took it. Every
-    /// sale of the cohort releases, renews and re-enters under it.
-    owner: String,
     /// When the acquire that took it began: the lease runs from no earlier than this.
     taken_at: Instant,
     /// Passes made so far.
@@ -154,11 +153,11 @@ pub struct Lease {
 
 impl Baton {
     /// The lock a sale just took in Redis, under its own owner.
-    fn taken(held: Held, owner: &str, taken_at: Instant, generation: &str) -> Baton {
+    fn taken(mut held: Held, owner: &str, taken_at: Instant, generation: &str) -> Baton {
+        held.owner = Some(owner.to_owned());
         Baton {
             held,
             lease: Lease {
-                owner: owner.to_owned(),
                 taken_at,
                 passes: 0,
                 generation: generation.to_owned(),
@@ -169,7 +168,7 @@ impl Baton {
     /// The owner the lock carries in Redis.
     #[cfg(test)]
     fn owner(&self) -> &str {
-        &self.lease.owner
+        self.held.owner.as_deref().unwrap_or_default()
     }
 }
 
@@ -343,13 +342,6 @@ pub(super) struct Member {
     pub(super) turn: Turn,
     pub(super) lease: Lease,
     pub(super) passes: u32,
-}
-
-impl Member {
-    /// The owner the lock carries in Redis: the cohort's first holder's.
-    pub(super) fn owner(&self) -> &str {
-        &self.lease.owner
-    }
 }
 
 /// Takes the lock for the sale of `cx.owner` as a cohort does: in this instance's queue first;

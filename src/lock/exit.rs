@@ -1,5 +1,5 @@
 //! The lock leaving a sale with the sale's last calls, in their round trip
-//! ([`Lock::exit_behind`](super::Lock::exit_behind)): its release riding there (`riding.rs`),
+//! ([`exit_behind`], for `section.rs`): its release riding there (`riding.rs`),
 //! or, in a cohort (`cohort.rs`), the lock handed to the next buyer of this instance with that
 //! buyer's read riding there instead; and a cohort's lock let go on its own.
 
@@ -10,8 +10,7 @@ use crate::composed::Call;
 use crate::redis_pool::StoreError;
 
 /// The lock on its way out, riding behind the sale's last calls in their round trip
-/// ([`Lock::exit_behind`](super::Lock::exit_behind)): the calls to send after the sale's, and what to do with their
-/// replies.
+/// ([`exit_behind`]): the calls to send after the sale's, and what to do with their replies.
 pub struct Exit {
     pub calls: Vec<Call>,
     then: Then,
@@ -36,12 +35,12 @@ enum Then {
 
 /// What rides behind the sale's last calls as `held` leaves: a pass to the next buyer of a
 /// cohort when one waits and the baton may pass again, else the lock's release when it can
-/// ride there (`release_behind`); `Err(held)` when nothing rides and the lock is let go after.
+/// ride there (`release_behind`); `Err(held)` when nothing rides and the lock is let go after
+/// ([`let_go`]).
 pub(super) fn exit_behind<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
     mut held: Held,
-    release_behind: Option<Release>,
 ) -> Result<Exit, Held> {
     let member = held.cohort.take();
     if let Some(member) = member {
@@ -63,7 +62,7 @@ pub(super) fn exit_behind<L: Lock + ?Sized>(
         }
         held.cohort = Some(member);
     }
-    let Some(release) = release_behind else {
+    let Some(release) = lock.release_behind(cx) else {
         return Err(held);
     };
     let member = held.cohort.take();
@@ -125,14 +124,16 @@ impl Exit {
     }
 }
 
-/// Lets a cohort's lock go on its own: released in Redis, then the next buyer of this
-/// instance takes its turn.
+/// Gives back the lock a sale acquired, on its own round trips: released, and a cohort's
+/// turn handed to the next buyer of this instance.
 pub(super) async fn let_go<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
-    member: Box<Member>,
-    held: Held,
+    mut held: Held,
 ) -> Result<(), StoreError> {
+    let Some(member) = held.cohort.take() else {
+        return lock.release(cx, held).await;
+    };
     forget_old_release(cx);
     let released = lock.release(cx, held).await;
     member.turn.released();

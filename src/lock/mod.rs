@@ -15,16 +15,19 @@
 //! `postgres`) implement [`Lock`] themselves and say why. Around every tier, the bounded wait
 //! for a busy lock (spin, pub/sub) is `wait.rs`, the in-memory queue of `wait: cohort`
 //! `cohort.rs`, and the lock leaving with the sale's last calls (its release, or a cohort's
-//! pass with the next buyer's read) `exit.rs`: the sale meets all of them through [`Lock`].
-//! `atomic-deduct` takes no lock at all, so [`Locks::get`] has nothing for it: the sale path
-//! runs its script instead (`sale/atomic_deduct.rs`).
+//! pass with the next buyer's read) `exit.rs`. The sale meets all of them through one door,
+//! [`Section`] (`section.rs`): it hands over its read and its write as calls and gets their
+//! replies back, and the acquire, the riding, the passing and the release happen in here. It
+//! finds its room's lock with [`Locks::in_room`] (for the lab, the room's own).
+//! `atomic-deduct` takes no lock at all, so [`Locks::in_room`] has nothing for it: the sale
+//! path runs its script instead (`sale/atomic_deduct.rs`).
 //!
 //! Locks live in the *lock store* (`cx.store`), the ground truth in the *resource store*
 //! (`cx.resource`): a release step only reports what it saw (whose lock the key held before and
 //! after it, `send.rs`), and the engine records that in the resource store, so a
 //! lock store that fails never takes the measurement with it.
 
-pub(crate) mod cohort;
+mod cohort;
 mod engine;
 mod exit;
 mod fault_timing;
@@ -32,12 +35,15 @@ mod release_record;
 mod renewals;
 mod replies;
 mod riding;
+mod section;
 mod send;
 mod signals;
 mod sold_out;
 mod steps;
 #[cfg(test)]
 mod test_cx;
+#[cfg(test)]
+mod tier_checks;
 mod wait;
 
 // One module per file of `tiers/`, and `tier_locks()` gathering their locks: written by the
@@ -53,6 +59,7 @@ use oversell_api::tier::Tier;
 use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
+use crate::lab::LabLock;
 use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
@@ -60,12 +67,13 @@ use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
 use engine::Stepped;
-pub use exit::Exit;
 pub use riding::{Release, TripReplies, Wrapped};
+pub use section::Section;
 pub use signals::ReleaseSignals;
 use steps::On;
 
 /// Everything one acquire or release needs to know.
+#[derive(Clone, Copy)]
 pub struct LockCx<'a> {
     /// Where the lock lives.
     pub store: &'a LockStore,
@@ -92,8 +100,6 @@ pub struct LockCx<'a> {
     /// The room's reset generation when the sale began (empty: none): what the lock's
     /// releases record counts only if no reset came since (a reset deletes the room's locks).
     pub generation: &'a str,
-    /// The room's own lock, for the `custom` tier (the lab); `None` when it has none.
-    pub lab: Option<&'a crate::lab::LabLock>,
 }
 
 impl LockCx<'_> {
@@ -187,6 +193,10 @@ pub struct Held {
     /// The replies to the sale's read when it rode with the acquire (`riding.rs`); boxed, as a
     /// hold is passed around and is rarely carrying one.
     pub read: Option<Box<TripReplies>>,
+    /// The owner the lock carries in the store while a cohort passes it from sale to sale: the
+    /// owner of the sale that took it, under which every sale it is passed to releases, renews
+    /// and re-enters it. `None`: the sale's own.
+    owner: Option<String>,
     /// Its place in this instance's cohort (`wait: cohort`), which it hands on as it leaves;
     /// boxed, as most holds are not a cohort's.
     cohort: Option<Box<cohort::Member>>,
@@ -233,16 +243,10 @@ impl Held {
             fence: None,
             depth: 1,
             read: None,
+            owner: None,
             cohort: None,
             _keep: Keep::Nothing,
         }
-    }
-
-    /// The owner the lock carries in the store when that is not the sale's own: a cohort's
-    /// first holder's, under which every sale the lock is passed to releases, renews and
-    /// re-enters it.
-    pub fn owner(&self) -> Option<&str> {
-        self.cohort.as_ref().map(|member| member.owner())
     }
 
     /// A plain hold whose lease `renewals` keep alive (Redlock's extension).
@@ -280,6 +284,10 @@ pub enum LockError {
     /// A nested re-entry found the lock someone else's: the owner had lost it.
     #[error("the lock was lost before the re-entry")]
     Lost,
+    /// The acquire was overtaken by its own unlock and given up, its watchdog left renewing
+    /// the lock for nobody (the `renewal-outlives-release` fault).
+    #[error("the acquire was abandoned behind its own unlock (a fault)")]
+    Abandoned,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -338,20 +346,26 @@ pub trait Lock: Send + Sync {
         None
     }
 
-    /// The lock leaving `held` with the sale's last calls, as calls to ride behind them in
-    /// their round trip (read back with [`Exit::answered`]): handed to the next buyer of a
-    /// cohort with that buyer's read, or released. `Err(held)` when nothing can ride: the sale
-    /// lets it go after, with [`Lock::let_go`].
-    fn exit_behind(&self, cx: &LockCx<'_>, held: Held) -> Result<Exit, Held> {
-        exit::exit_behind(self, cx, held, self.release_behind(cx))
+    /// The lock of one room, when the tier's lock is the room's own: the lab's, whose steps
+    /// the room submitted (`lab`). `None`: this lock serves every room.
+    fn in_room<'a>(&'a self, _lab: Option<&'a LabLock>) -> Option<Box<dyn Lock + 'a>> {
+        None
     }
+}
 
-    /// Gives back the lock a sale acquired, on its own round trips: released, and a cohort's
-    /// turn handed to the next buyer of this instance.
-    async fn let_go(&self, cx: &LockCx<'_>, mut held: Held) -> Result<(), StoreError> {
-        match held.cohort.take() {
-            Some(member) => exit::let_go(self, cx, member, held).await,
-            None => self.release(cx, held).await,
+/// The lock a sale in one room takes ([`Locks::in_room`]): its tier's, or the room's own.
+pub enum RoomLock<'a> {
+    Tier(&'a dyn Lock),
+    Own(Box<dyn Lock + 'a>),
+}
+
+impl<'a> std::ops::Deref for RoomLock<'a> {
+    type Target = dyn Lock + 'a;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            RoomLock::Tier(lock) => *lock,
+            RoomLock::Own(lock) => lock.as_ref(),
         }
     }
 }
@@ -399,197 +413,23 @@ impl Default for Locks {
 
 impl Locks {
     /// The lock of a tier; `None` for a tier that takes none (`atomic-deduct`).
-    pub fn get(&self, tier: Tier) -> Option<&dyn Lock> {
+    fn get(&self, tier: Tier) -> Option<&dyn Lock> {
         self.by_tier[tier.index()].as_deref()
+    }
+
+    /// The lock a sale in a room of `tier` takes: the tier's, or, for the lab, the room's own
+    /// made of the steps it submitted (`lab`); `None` for a tier that takes none.
+    pub fn in_room<'a>(&'a self, tier: Tier, lab: Option<&'a LabLock>) -> Option<RoomLock<'a>> {
+        let lock = self.get(tier)?;
+        Some(match lock.in_room(lab) {
+            Some(own) => RoomLock::Own(own),
+            None => RoomLock::Tier(lock),
+        })
     }
 
     /// The steps of a tier the engine runs as a built-in step list (`steps.rs`).
     #[cfg(test)]
     fn technique(&self, tier: Tier) -> Option<&'static dyn steps::Technique> {
         self.techniques[tier.index()]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-    use std::path::{Path, PathBuf};
-
-    use super::steps::{On, Request, Step, Technique};
-    use super::*;
-
-    fn static_locks() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("static/locks")
-    }
-
-    /// The scripts a tier sends, by the name of the lab file each step is: `acquire-1.lua`…
-    fn sent(technique: &dyn Technique) -> BTreeMap<String, &'static str> {
-        let keys = Keys::for_room("presets");
-        let on = On {
-            keys: &keys,
-            owner: "holder",
-            ttl_ms: 1_000,
-            wait_ms: 5_000,
-        };
-        let source = |step: &Step| match &step.request {
-            Request::Script(call) => call.source(),
-            Request::Lab(_) => panic!("a built-in tier sent a lab step"),
-        };
-        let mut named = BTreeMap::new();
-        for (what, steps) in [
-            ("acquire", technique.acquire(&on)),
-            ("release", technique.release(&on)),
-        ] {
-            for (i, step) in steps.iter().enumerate() {
-                named.insert(format!("{what}-{}.lua", i + 1), source(step));
-            }
-        }
-        if let Some(renew) = technique.renew(&on) {
-            named.insert("renew.lua".into(), source(&renew));
-        }
-        named
-    }
-
-    /// A preset folder's scripts, by file name.
-    fn presets(dir: &Path) -> BTreeMap<String, String> {
-        let mut named = BTreeMap::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "lua") {
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                named.insert(name, std::fs::read_to_string(&path).unwrap());
-            }
-        }
-        named
-    }
-
-    /// The code of a script or source file without its `--` comments and whitespace: what a
-    /// copy would keep even with its comments reworded.
-    fn code(text: &str) -> String {
-        text.lines()
-            .filter(|line| !line.trim_start().starts_with("--"))
-            .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
-            .collect()
-    }
-
-    #[test]
-    fn every_preset_is_the_very_script_its_built_in_tier_sends() {
-        let locks = Locks::default();
-        let mut folders = Vec::new();
-        for entry in std::fs::read_dir(static_locks()).unwrap() {
-            let dir = entry.unwrap().path();
-            if !dir.is_dir() {
-                continue;
-            }
-            let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let tier: Tier = id.parse().unwrap_or_else(|_| panic!("{id}: no such tier"));
-            let technique = locks.technique(tier);
-            let technique = technique.unwrap_or_else(|| panic!("{id}: not a step list"));
-            let sent = sent(technique);
-            let presets = presets(&dir);
-            let names = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
-            assert_eq!(
-                names(sent.keys().collect()),
-                names(presets.keys().collect()),
-                "{id}: the tier's steps and the lab's files"
-            );
-            for (name, source) in &sent {
-                // The same bytes, and the same `&'static str`: the file itself, not a copy.
-                assert_eq!(*source, presets[name], "{id}/{name}");
-            }
-            folders.push(tier);
-        }
-        // Every Redis rung the engine runs as steps is a lab preset, in the folder its row
-        // names.
-        for tier in Tier::ALL {
-            if locks.technique(tier).is_some() {
-                assert!(folders.contains(&tier), "{tier}: no static/locks/{tier}/");
-            }
-            let preset = tier.facts().preset;
-            assert_eq!(preset.is_some(), folders.contains(&tier), "{tier}'s row");
-            assert!(
-                preset.is_none_or(|p| p == tier.id()),
-                "{tier}'s preset folder"
-            );
-        }
-    }
-
-    /// Every tier that takes a lock has one, given by exactly one tier file.
-    #[test]
-    fn every_locking_tier_has_its_lock_from_one_file() {
-        let locks = Locks::default();
-        for tier in Tier::ALL {
-            if tier.locks() {
-                assert!(locks.get(tier).is_some(), "{tier}: no lock");
-            }
-        }
-        let mut given: Vec<Tier> = tier_locks().into_iter().map(|(t, _)| t).collect();
-        let all = given.len();
-        given.sort_by_key(|t| t.index());
-        given.dedup();
-        assert_eq!(given.len(), all, "a tier given by two files");
-    }
-
-    /// The walk from `POST /sale` to Redis goes one way: the sale calls the lock (through the
-    /// `Lock` trait and the types beside it; the engine, its steps and the round-trip planner
-    /// are private to this module, so the compiler holds that half), and nothing here calls
-    /// back into the sale.
-    #[test]
-    fn the_lock_never_reaches_into_the_sale() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lock");
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                // The code, not its tests (this one names what it looks for).
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-                for needle in ["crate::sale", "super::super::sale"] {
-                    assert!(!code.contains(needle), "{} names {needle}", path.display());
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn no_copy_of_a_preset_lives_under_src() {
-        let mut scripts = Vec::new();
-        for entry in std::fs::read_dir(static_locks()).unwrap() {
-            let dir = entry.unwrap().path();
-            if dir.is_dir() {
-                for (name, text) in presets(&dir) {
-                    scripts.push((dir.join(name), code(&text)));
-                }
-            }
-        }
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut dirs = vec![src];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                // A script file is a copy when its code is the preset's; a Rust file, when it
-                // holds the preset's code (in a string) anywhere.
-                let text = code(&text);
-                let lua = path.extension().is_some_and(|e| e == "lua");
-                for (preset, script) in &scripts {
-                    let copies = match lua {
-                        true => text == *script,
-                        false => text.contains(script.as_str()),
-                    };
-                    assert!(
-                        !copies,
-                        "{} copies {}: include the preset instead",
-                        path.display(),
-                        preset.display()
-                    );
-                }
-            }
-        }
     }
 }

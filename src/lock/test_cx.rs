@@ -70,7 +70,6 @@ impl TestCx {
             held_replicas: &self.held_replicas,
             read: None,
             generation: "",
-            lab: None,
         }
     }
 }

@@ -1,17 +1,19 @@
-//! What one sale needs from the instance ([`SaleCx`]), and the lock's view of it.
+//! What one sale needs from the instance ([`SaleCx`]), and the lock's view of it: the faults
+//! it meets, and the lock-store fault it claims before its acquire, which meets the next
+//! holder (a sale claims it, or waits for the claimant to strike).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use oversell_api::settings::Settings;
 
-use crate::faults::{Fault, FaultPoints};
+use crate::faults::{self, Fault, FaultKind, FaultPoints};
 use crate::keys::Keys;
-use crate::lock::{self, LockCx, ReleaseSignals};
+use crate::lock::{Lock, LockCx, ReleaseSignals};
 use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
-use crate::redis_pool::RedisPool;
+use crate::redis_pool::{RedisPool, StoreError};
 
 /// What one sale needs from the instance.
 pub struct SaleCx<'a> {
@@ -23,7 +25,8 @@ pub struct SaleCx<'a> {
     pub settings: Settings,
     pub instance: &'a str,
     pub owner: String,
-    pub locks: &'a lock::Locks,
+    /// The room's lock (its tier's, or the lab's own); `None` for a tier that takes none.
+    pub lock: Option<&'a dyn Lock>,
     pub signals: &'a ReleaseSignals,
     pub metrics: &'a Metrics,
     /// The faults armed for the room when the sale started.
@@ -34,8 +37,6 @@ pub struct SaleCx<'a> {
     /// on every instance at a reset): its write, and what its lock's release records, count
     /// only if no reset came since. Empty when the room has none: then nothing is checked.
     pub generation: String,
-    /// The room's own lock, for the `custom` tier.
-    pub lab: Option<Arc<crate::lab::LabLock>>,
     /// When this instance began the sale: its write records how long the buyer had been
     /// served by then, waiting for the lock included, so the page can tell a queue's even
     /// waits from a race's long tail.
@@ -53,11 +54,10 @@ impl SaleCx<'_> {
     }
 }
 
-/// The lock's view of a sale; `owner` is the lock's value in Redis (the sale's own owner, or
-/// the owner of the cohort that handed the lock to it).
+/// The lock's view of a sale, under the sale's own owner (the lock carries another when it was
+/// handed over in a cohort: `lock::Section` knows which).
 pub(super) fn lock_cx<'a>(
     cx: &'a SaleCx<'_>,
-    owner: &'a str,
     faults: &'a FaultPoints<'a>,
     store_fault: &'a std::sync::Mutex<Option<Fault>>,
     held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
@@ -67,7 +67,7 @@ pub(super) fn lock_cx<'a>(
         resource: cx.resource,
         keys: cx.keys,
         settings: &cx.settings,
-        owner,
+        owner: &cx.owner,
         instance: cx.instance,
         signals: cx.signals,
         metrics: cx.metrics,
@@ -76,6 +76,52 @@ pub(super) fn lock_cx<'a>(
         held_replicas,
         read: None,
         generation: &cx.generation,
-        lab: cx.lab.as_deref(),
     }
+}
+
+/// Claims a lock-store fault armed for this sale's acquire, if any (no round trip when none
+/// is armed).
+///
+/// The fault is meant for the next holder. A sale that finds one armed but loses the claim
+/// waits until the claimant has struck (or `faults::STORE_FAULT_PENDING` has passed): the claimant spends
+/// a few round trips holding the replicas off, and on a busy machine another buyer would
+/// otherwise take the lock first, normally replicated, and the fault would strike whoever
+/// came after.
+pub(super) async fn claim_store_fault(cx: &SaleCx<'_>, faults: &FaultPoints<'_>) -> Option<Fault> {
+    let mut lost = false;
+    let store_faults = FaultKind::ALL
+        .into_iter()
+        .filter(|k| k.strikes_lock_store());
+    for kind in store_faults {
+        if !faults.is_armed(kind) {
+            continue;
+        }
+        match faults.claim(kind).await {
+            // The claim marked it pending, in the same step.
+            Some(fault) => return Some(fault),
+            None => lost = true,
+        }
+    }
+    // `lost`: this sale tried to claim and another won. Or the claim was already known when
+    // the sale began: the claimant's reload reached this instance first.
+    if lost || cx.store_fault_pending {
+        let until = Instant::now() + faults::STORE_FAULT_PENDING;
+        while Instant::now() < until && strike_pending(cx).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    None
+}
+
+/// Whether a claimed lock-store fault has yet to strike (a store error counts as no).
+async fn strike_pending(cx: &SaleCx<'_>) -> bool {
+    let asked = async {
+        let mut conn = cx.resource.conn().await?;
+        let pending: bool = redis::cmd("EXISTS")
+            .arg(cx.keys.store_fault_pending())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(pending)
+    };
+    asked.await.unwrap_or(false)
 }

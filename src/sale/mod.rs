@@ -14,55 +14,47 @@
 //! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
 //! and that buyer's enter rides behind the holder's commit: one round trip per sale.
 //!
-//! This file is the sale as it runs, top to bottom: [`sell`] acquires, the critical section
-//! reads, checks, does the business work and writes, and the lock is let go. Beside it:
+//! This file is the sale as it runs, top to bottom: [`sell`] hands its read to the lock
+//! (`lock::Section`), which takes the lock and gives the read's replies back; the critical
+//! section checks, does the business work and hands its write to the lock to leave with.
+//! Beside it:
 //!
-//! - `read`: the read (`enter.lua`) and its plan, which can ride with the acquire or be sent
-//!   by the holder before (a cohort's pass).
-//! - `leave`: the write (`commit.lua`) and the lock on its way out ([`Leaving`]): whatever the
-//!   lock sends behind the write (its release, or a cohort's pass with the next buyer's read)
-//!   in the write's round trip, or released on its own after.
-//! - `context`: what a sale needs from the instance ([`SaleCx`]), and the lock's view of it.
-//! - `store_fault`: claiming a lock-store fault before the acquire.
+//! - `scripts`: the read (`enter.lua`) and the write (`commit.lua`) as calls, the ledger entry
+//!   the write appends, and what their replies say.
+//! - `context`: what a sale needs from the instance ([`SaleCx`]), the lock's view of it, and
+//!   the lock-store fault it claims before the acquire.
 //! - `door`: the sold-out sign, read before queueing for the lock.
-//! - `ledger`: the ledger entry a write appends.
 //! - `partition_strike`: the network cut a holder meets as it starts its work.
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
 
 mod atomic_deduct;
 mod context;
 mod door;
-mod leave;
-mod ledger;
 mod partition_strike;
-mod read;
 mod run;
-mod store_fault;
+mod scripts;
 
 pub use context::SaleCx;
 pub use run::run_sale;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use oversell_api::tier::Tier;
 use serde::Serialize;
 
 use crate::error::AppError;
-use crate::faults::{self, FaultKind};
-use crate::lock::{Held, Lock, LockCx, LockError, TripReplies};
+use crate::faults::{self, FaultKind, FaultPoints};
+use crate::lock::{LockError, Section};
 use crate::redis_pool::StoreError;
-use context::lock_cx;
+use context::{claim_store_fault, lock_cx};
 use door::at_the_door;
-use leave::{leave, Committed, Leaving, Write};
-use ledger::ledger_entry;
-use read::{read, Entry, ReadPlan};
-use store_fault::claim_store_fault;
+use scripts::{commit, committed, entered, ledger_entry, Committed, Entry, Write};
 
 /// One sale under the room's tier: acquire, the critical section (read, check, business work,
 /// write), release.
 pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let tier = cx.settings.tier;
-    let Some(lock) = cx.locks.get(tier) else {
+    let Some(lock) = cx.lock else {
         return sell_lock_free(cx, order).await;
     };
     if let Some(sold_out) = at_the_door(cx, order).await {
@@ -72,73 +64,47 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
     let faults = cx.fault_points();
     let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
     let held_replicas = std::sync::Mutex::new(None);
-    let lcx = lock_cx(cx, &cx.owner, &faults, &store_fault, &held_replicas);
-    // Built once: a waiter under pubsub may try several times.
-    let read = ReadPlan::of(cx).calls_behind_acquire();
-    let acquiring = LockCx {
-        read: Some(&read),
-        ..lcx
-    };
-    // An unlock that overtakes its own acquire runs first and finds nothing; the acquire
-    // lands after it, and the buyer leaves without the lock its watchdog goes on renewing.
-    let overtaken = faults
-        .claim(FaultKind::RenewalOutlivesRelease)
-        .await
-        .is_some();
-    if overtaken {
-        release(lock, &lcx, Held::plain()).await;
-    }
-    let waited = Instant::now();
-    let mut held = match lock.acquire(&acquiring).await {
-        Ok(held) => held,
+    let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
+    // Built once, as data: a waiter under pubsub may try several times, and a cohort's holder
+    // may send it for this sale.
+    let read = [scripts::read(cx)];
+    let (mut section, read) = match Section::enter(lock, lcx, &read).await {
+        Ok(entered) => entered,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
-    if overtaken {
-        held.abandon_renewing();
-        return Err(AppError::AcquireAbandoned);
-    }
-    cx.metrics.lock_wait(tier, waited.elapsed());
-    // A lock passed within a cohort keeps the owner that took it in the store: the sale acts
-    // on it under that owner, and the ground truth still names this sale (`cx.owner`).
-    let owner = held.owner().unwrap_or(&cx.owner).to_owned();
-    let lcx = lock_cx(cx, &owner, &faults, &store_fault, &held_replicas);
-    // The read, when it rode with the acquire or was sent ahead by the previous holder.
-    let read = held.read.take().map(|read| *read);
-    let mut leaving = Leaving::new(held);
-    let result = critical_section(cx, &lcx, lock, &mut leaving, order, read).await;
-    if let Some(held) = leaving.left() {
-        release(lock, &lcx, held).await;
-    }
+    let result = match read {
+        Ok(replies) => critical_section(cx, &faults, &mut section, order, replies).await,
+        Err(err) => Err(lock_failed(cx, err).await),
+    };
+    section.done().await;
     result
 }
 
-/// Read, check, business work, write; the lock leaves as `leaving` says.
+/// Read, check, business work, write; the lock leaves with the write.
 async fn critical_section(
     cx: &SaleCx<'_>,
-    lcx: &LockCx<'_>,
-    lock: &dyn Lock,
-    leaving: &mut Leaving,
+    faults: &FaultPoints<'_>,
+    section: &mut Section<'_>,
     order: &Order,
-    read_ahead: Option<TripReplies>,
+    read: Vec<redis::RedisResult<redis::Value>>,
 ) -> Result<Sold, AppError> {
-    let fence = leaving.fence;
-    let (entered, depth) = read(cx, lcx, lock, leaving.depth, fence, read_ahead).await?;
+    let (fence, depth) = (section.fence, section.depth);
     let Some(Entry {
         stock,
         exits,
         enter_us,
-    }) = entered
+    }) = entered(read.into_iter().next(), fence)?
     else {
         // The fencing check refused this holder's token: a newer one was seen.
         cx.metrics.stale_write_rejected(cx.settings.tier);
         return Err(AppError::LockLost);
     };
-    if lcx.faults.claim(FaultKind::CrashHolding).await.is_some() {
+    if faults.claim(FaultKind::CrashHolding).await.is_some() {
         faults::crash("holding the lock");
     }
     // The same death for the room alone: nothing more is sent, the lock is left as it is.
-    if lcx.faults.claim(FaultKind::HolderDies).await.is_some() {
-        leaving.die();
+    if faults.claim(FaultKind::HolderDies).await.is_some() {
+        section.die();
         return Err(AppError::HolderDied);
     }
     let qty = i64::from(order.qty);
@@ -146,7 +112,8 @@ async fn critical_section(
         if stock <= 0 {
             cx.signals.sold_out.saw(cx.keys.room());
         }
-        if leave(cx, lcx, lock, leaving, exits, None).await? == Committed::Reset {
+        let left = section.leave(&commit(cx, exits, None, fence)?).await?;
+        if committed(left)? == Committed::Reset {
             return Err(AppError::RoomReset { read: true });
         }
         return Err(AppError::SoldOut {
@@ -156,45 +123,51 @@ async fn critical_section(
     }
     // A helper that locks too, called in the work: the nested step `reentrant-nested` makes on
     // every sale, here for any tier. A lock that does not know its owner waits for itself.
-    if lcx.faults.claim(FaultKind::NestedLock).await.is_some() {
-        match lock.acquire_again(lcx).await {
-            Ok(again) => lock.release(lcx, again).await?,
+    if faults.claim(FaultKind::NestedLock).await.is_some() {
+        let (lock, lcx) = (section.lock(), section.cx());
+        match lock.acquire_again(&lcx).await {
+            Ok(again) => lock.release(&lcx, again).await?,
             Err(err) => {
                 // The sale gives up: it leaves the section without writing.
-                leave(cx, lcx, lock, leaving, exits, None).await?;
+                let left = section.leave(&commit(cx, exits, None, fence)?).await?;
+                committed(left)?;
                 return Err(lock_failed(cx, err).await);
             }
         }
     }
     // A partition strikes as the holder starts its work: it works on, cut off or not.
-    if let Some(fault) = lcx.faults.claim(FaultKind::Partition).await {
-        partition_strike::strike(lcx, &fault).await;
+    if let Some(fault) = faults.claim(FaultKind::Partition).await {
+        partition_strike::strike(&section.cx(), &fault).await;
     }
     // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
     if cx.settings.business_ms > 0 {
         tokio::time::sleep(cx.settings.business()).await;
     }
     // Read done, write not yet: the articles' GC pause strikes here.
-    if let Some(fault) = lcx.faults.claim(FaultKind::Freeze).await {
+    if let Some(fault) = faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
     }
     // Here too the instance's CPU runs out: the process runs on, its renewals wait for a worker.
-    if let Some(fault) = lcx.faults.claim(FaultKind::CpuStarve).await {
+    if let Some(fault) = faults.claim(FaultKind::CpuStarve).await {
         faults::starve_runtime(Duration::from_millis(fault.ms)).await;
     }
     // The same pause for the room alone: its renewals stop with it, as a paused process's do.
-    if let Some(fault) = lcx.faults.claim(FaultKind::HolderPause).await {
-        leaving.stop_renewing();
+    if let Some(fault) = faults.claim(FaultKind::HolderPause).await {
+        section.stop_renewing();
         tokio::time::sleep(Duration::from_millis(fault.ms)).await;
     }
     let order_id = uuid::Uuid::now_v7().to_string();
-    let entry = ledger_entry(cx, order, &order_id, fence, depth, Some(enter_us))?;
     let write = Write {
+        order,
+        order_id: &order_id,
         new_stock: stock - qty,
-        qty: order.qty,
-        entry: &entry,
+        depth,
+        enter_us,
     };
-    match leave(cx, lcx, lock, leaving, exits, Some(write)).await? {
+    let left = section
+        .leave(&commit(cx, exits, Some(write), fence)?)
+        .await?;
+    match committed(left)? {
         Committed::Sold { oversold } => {
             cx.metrics.oversold(cx.settings.tier, oversold);
             Ok(Sold {
@@ -211,14 +184,6 @@ async fn critical_section(
         }
         Committed::Reset => Err(AppError::RoomReset { read: true }),
         Committed::SoldOut => Err(AppError::Internal("a write answered sold out".into())),
-    }
-}
-
-/// Gives the lock back on its own round trip; a failure leaves it to its lease.
-async fn release(lock: &dyn Lock, lcx: &LockCx<'_>, held: Held) {
-    if let Err(err) = lock.let_go(lcx, held).await {
-        // The sale's outcome stands; the lock is left to its lease.
-        tracing::warn!(%err, tier = %lcx.settings.tier, "release failed");
     }
 }
 
@@ -283,6 +248,7 @@ async fn lock_failed(cx: &SaleCx<'_>, err: LockError) -> AppError {
         LockError::HolderDied => AppError::HolderDied,
         LockError::WaiterDied => AppError::WaiterDied,
         LockError::Lost => AppError::LockLost,
+        LockError::Abandoned => AppError::AcquireAbandoned,
         LockError::Store(err) => err.into(),
     }
 }

@@ -1,6 +1,6 @@
 //! A sale as the HTTP API and the server-side burst run it: the room's current settings and
-//! faults, the checks that it is on sale at all, the sale in a task of its own, and the
-//! metrics.
+//! faults, whether it is on sale at all (`rooms.rs`), the room's lock, the sale in a task of
+//! its own, and the metrics.
 
 use std::time::Instant;
 
@@ -17,9 +17,10 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
     let room = state.fleet.room(&keys).await?;
     let settings = room.settings;
     let started = Instant::now();
-    let result = match not_on_sale(state, &keys, room.stored).await {
+    let result = match state.rooms.not_on_sale(&keys, room.stored).await {
         Ok(None) => sell_in_task(state, &keys, room, order).await,
-        Ok(Some(err)) | Err(err) => Err(err),
+        Ok(Some(err)) => Err(err),
+        Err(err) => Err(err.into()),
     };
     // Refused after its read for a reset: the next sale starts from the room as it is now
     // (this instance may have heard of the reset late, its reload message lost).
@@ -46,23 +47,6 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
         .metrics
         .request(settings.tier, outcome, started.elapsed());
     result
-}
-
-/// Why a sale cannot happen in a room nobody created (or that expired), before any lock is
-/// taken for it; `None` when the room is on sale. A created room costs nothing here: its
-/// missing stock, if it goes missing, is found by the sale scripts.
-async fn not_on_sale(
-    state: &AppState,
-    keys: &Keys,
-    stored: bool,
-) -> Result<Option<AppError>, AppError> {
-    if !stored {
-        if let Some(err) = sale_error(state.rooms.status(keys).await?) {
-            return Ok(Some(err));
-        }
-    }
-    state.rooms.touch_if_due(keys);
-    Ok(None)
 }
 
 async fn sell_in_task(
@@ -99,6 +83,7 @@ async fn sell_once(
     room: RoomConfig,
     order: &Order,
 ) -> Result<Sold, AppError> {
+    let lock = state.locks.in_room(room.settings.tier, room.lab.as_deref());
     let cx = SaleCx {
         resource: &state.resource,
         store: &state.lock_store,
@@ -106,13 +91,12 @@ async fn sell_once(
         settings: room.settings,
         instance: &state.instance,
         owner: state.next_owner(),
-        locks: &state.locks,
+        lock: lock.as_deref(),
         signals: &state.signals,
         metrics: &state.metrics,
         faults: room.faults,
         store_fault_pending: room.store_fault_pending,
         generation: room.generation,
-        lab: room.lab,
         began: std::time::Instant::now(),
     };
     sell(&cx, order).await

@@ -36,6 +36,7 @@ pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
     )]
 }
 
+/// The tier's lock: each room's own is made of the steps it submitted ([`Lock::in_room`]).
 #[derive(Default)]
 pub struct CustomLock {
     conns: LabConns,
@@ -43,25 +44,58 @@ pub struct CustomLock {
 
 #[async_trait]
 impl Lock for CustomLock {
+    /// No room's steps: nothing to take.
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        let lab = submitted(cx)?;
-        engine::attempt(cx, &LabSteps(lab), Via::Lab(&self.conns, lab)).await
+        self.room(None).try_acquire(cx).await
     }
 
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
-        let lab = submitted(cx)?;
-        engine::release(cx, &LabSteps(lab), Via::Lab(&self.conns, lab), held).await
+        self.room(None).release(cx, held).await
+    }
+
+    fn in_room<'a>(&'a self, lab: Option<&'a LabLock>) -> Option<Box<dyn Lock + 'a>> {
+        Some(Box::new(self.room(lab)))
     }
 }
 
-fn submitted<'a>(cx: &LockCx<'a>) -> Result<&'a LabLock, StoreError> {
-    cx.lab.ok_or_else(|| {
-        StoreError::Lab(
-            "this room's tier is custom but it has no lock of its own: submit one first \
-             (PUT /admin/lab, or `loadtest lab submit`)"
-                .into(),
-        )
-    })
+impl CustomLock {
+    fn room<'a>(&'a self, lab: Option<&'a LabLock>) -> RoomLab<'a> {
+        RoomLab {
+            conns: &self.conns,
+            lab,
+        }
+    }
+}
+
+/// One room's lock: its submitted steps (`None`: it has none yet), sent on its connection.
+struct RoomLab<'a> {
+    conns: &'a LabConns,
+    lab: Option<&'a LabLock>,
+}
+
+#[async_trait]
+impl Lock for RoomLab<'_> {
+    async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
+        let lab = self.submitted()?;
+        engine::attempt(cx, &LabSteps(lab), Via::Lab(self.conns, lab)).await
+    }
+
+    async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
+        let lab = self.submitted()?;
+        engine::release(cx, &LabSteps(lab), Via::Lab(self.conns, lab), held).await
+    }
+}
+
+impl RoomLab<'_> {
+    fn submitted(&self) -> Result<&LabLock, StoreError> {
+        self.lab.ok_or_else(|| {
+            StoreError::Lab(
+                "this room's tier is custom but it has no lock of its own: submit one first \
+                 (PUT /admin/lab, or `loadtest lab submit`)"
+                    .into(),
+            )
+        })
+    }
 }
 
 /// The room's lock as steps, each read by the lab's contract.

@@ -109,9 +109,9 @@ impl Lock for ZooKeeperLock {
             Ok(held) => Ok(Attempt::Acquired(held)),
             // The recipe never says `Lost`, nor that a waiter died (its session ends and takes
             // its node with it); all mean someone else holds the lock.
-            Err(LockError::Timeout | LockError::Lost | LockError::WaiterDied) => {
-                Ok(Attempt::Busy { lease_left: None })
-            }
+            Err(
+                LockError::Timeout | LockError::Lost | LockError::WaiterDied | LockError::Abandoned,
+            ) => Ok(Attempt::Busy { lease_left: None }),
             Err(LockError::HolderDied) => Ok(Attempt::HolderDied),
             Err(LockError::Store(err)) => Err(err),
         }

@@ -17,6 +17,22 @@ fn options() -> usize {
     loadtest::scenario::question(CHAPTER).unwrap().options.len()
 }
 
+/// A class of `students` made through `base`, its poll opened on the chapter's question.
+async fn class_voting(client: &reqwest::Client, base: &str, students: usize) -> Vec<Seat> {
+    let seats = make_class(client, base, TOKEN, students).await;
+    let open = Some(json!({ "chapter": CHAPTER }));
+    ok(
+        client,
+        base,
+        Method::POST,
+        "/admin/class/poll",
+        Some(TOKEN),
+        open,
+    )
+    .await;
+    seats
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
     let fleet = spawn_fleet(2).await;
@@ -409,18 +425,8 @@ async fn a_room_token_reads_its_own_vote_and_nobody_elses() {
     let fleet = spawn_fleet(1).await;
     let client = &fleet.client;
     let base = fleet.url(0);
-    let seats = make_class(client, base, TOKEN, 2).await;
+    let seats = class_voting(client, base, 2).await;
     let (mine, theirs) = (&seats[0], &seats[1]);
-    let open = Some(json!({ "chapter": CHAPTER }));
-    ok(
-        client,
-        base,
-        Method::POST,
-        "/admin/class/poll",
-        Some(TOKEN),
-        open,
-    )
-    .await;
     assert_eq!(vote(client, base, mine, 2).await.0, StatusCode::OK);
     assert_eq!(vote(client, base, theirs, 0).await.0, StatusCode::OK);
 
@@ -466,17 +472,7 @@ async fn a_room_token_reads_its_own_vote_and_nobody_elses() {
 async fn an_instance_restarted_mid_vote_loses_nothing() {
     let mut fleet = spawn_fleet(2).await;
     let client = fleet.client.clone();
-    let seats: Vec<Seat> = make_class(&client, fleet.url(0), TOKEN, 12).await;
-    let open = Some(json!({ "chapter": CHAPTER }));
-    ok(
-        &client,
-        fleet.url(0),
-        Method::POST,
-        "/admin/class/poll",
-        Some(TOKEN),
-        open,
-    )
-    .await;
+    let seats = class_voting(&client, fleet.url(0), 12).await;
     let mut choices = vec![0usize; seats.len()];
     for (i, seat) in seats.iter().enumerate().take(6) {
         choices[i] = i % options();

@@ -1,0 +1,216 @@
+//! A sale's critical section as the lock runs it: the sale hands over its read as calls (data)
+//! and gets their replies back with the lock held ([`Section::enter`]), works, and hands over
+//! its write the same way to leave ([`Section::leave`]). Everything between is the lock's:
+//!
+//! - the acquire, waiting as the settings say, in a cohort when they ask for one (`cohort.rs`);
+//! - where the read goes: riding with the acquire (`riding.rs`), sent by the previous holder of
+//!   a cohort with its own write, inside a reentrant lock's nested hold ([`Lock::around`]), or,
+//!   when that hold cannot ride with it, one by one after a re-entry;
+//! - where the lock goes with the write: its release riding behind it, or a cohort's pass with
+//!   the next buyer's read (`exit.rs`), or, when nothing can ride, let go on its own after the
+//!   section ([`Section::done`]);
+//! - the owner the lock carries in the store: a sale handed the lock within a cohort acts on it
+//!   under the owner that took it, while its own calls still name the sale.
+//!
+//! # What it guarantees
+//! The same calls in the same order as the sale made them itself before: acquire, read,
+//! (work), write, release, with the lock held across the read and the write.
+
+use std::time::Instant;
+
+use redis::{RedisResult, Value};
+
+use super::{exit, Held, Lock, LockCx, LockError, TripReplies};
+use crate::composed::{self, Call};
+use crate::faults::FaultKind;
+use crate::redis_pool::StoreError;
+
+/// The replies to the sale's read, one per call, or why the read failed (the lock is still
+/// held then, and let go with [`Section::done`]).
+pub type Read = Result<Vec<RedisResult<Value>>, LockError>;
+
+/// A sale's hold on the lock, from its read to its write.
+pub struct Section<'a> {
+    lock: &'a dyn Lock,
+    /// The sale's view of the lock, under its own owner.
+    cx: LockCx<'a>,
+    /// The owner the lock carries in the store: the sale's own, or that of the cohort's first
+    /// holder when the lock was passed to it.
+    owner: String,
+    /// `None` once gone: passed on or released with the write, or its holder dead.
+    held: Option<Held>,
+    /// The fencing token the lock was taken with, for the fenced tiers.
+    pub fence: Option<u64>,
+    /// How many holds the owner had at the read (2 proves a reentrant lock's nested re-entry).
+    pub depth: u32,
+}
+
+impl<'a> Section<'a> {
+    /// Takes the lock and reads: `read` rides with the acquire, or comes with the lock from
+    /// the previous holder of this instance, or is sent once the lock is held. An error: the
+    /// lock was not taken.
+    pub async fn enter(
+        lock: &'a dyn Lock,
+        cx: LockCx<'a>,
+        read: &[Call],
+    ) -> Result<(Section<'a>, Read), LockError> {
+        // An unlock that overtakes its own acquire runs first and finds nothing; the acquire
+        // lands after it, and the buyer leaves without the lock its watchdog goes on renewing.
+        let overtaken = cx
+            .faults
+            .claim(FaultKind::RenewalOutlivesRelease)
+            .await
+            .is_some();
+        if overtaken {
+            let_go(lock, &cx, Held::plain()).await;
+        }
+        let waited = Instant::now();
+        let mut held = lock
+            .acquire(&LockCx {
+                read: Some(read),
+                ..cx
+            })
+            .await?;
+        if overtaken {
+            held.abandon_renewing();
+            return Err(LockError::Abandoned);
+        }
+        cx.metrics.lock_wait(cx.settings.tier, waited.elapsed());
+        let ahead = held.read.take();
+        let mut section = Section {
+            lock,
+            cx,
+            owner: held.owner.clone().unwrap_or_else(|| cx.owner.to_owned()),
+            fence: held.fence,
+            depth: held.depth,
+            held: Some(held),
+        };
+        let read = section.read(ahead.map(|trip| *trip), read).await;
+        Ok((section, read))
+    }
+
+    /// The read's replies: those that came with the lock (`ahead`), or sent now.
+    async fn read(&mut self, ahead: Option<TripReplies>, read: &[Call]) -> Read {
+        let cx = LockCx {
+            owner: &self.owner,
+            ..self.cx
+        };
+        let trip = match ahead {
+            Some(trip) => trip,
+            None => {
+                let calls = read.iter().map(|call| call.with_token(self.fence));
+                match self.lock.around(&cx, calls.collect()) {
+                    Some(wrapped) => {
+                        let calls: Vec<&Call> = wrapped.calls.iter().collect();
+                        let mut conn = cx.resource.conn().await?;
+                        let replies = composed::run_in_order(&mut conn, &calls).await;
+                        TripReplies::new(wrapped.nesting, replies)
+                    }
+                    None => {
+                        let (replies, depth) = one_by_one(self.lock, &cx, read, self.fence).await?;
+                        self.depth = depth;
+                        return Ok(replies);
+                    }
+                }
+            }
+        };
+        let opened = trip.open(&cx).await?;
+        self.depth = opened.depth.unwrap_or(self.depth);
+        Ok(opened.replies)
+    }
+
+    /// The lock, for a step the sale takes in its work (a nested acquire).
+    pub fn lock(&self) -> &'a dyn Lock {
+        self.lock
+    }
+
+    /// The lock's view of the section, under the owner the lock carries in the store.
+    pub fn cx(&self) -> LockCx<'_> {
+        LockCx {
+            owner: &self.owner,
+            ..self.cx
+        }
+    }
+
+    /// The holder is dead: the lock stays where it is (no release, no pass), and renewals
+    /// stop; an in-process guard goes, as it would with its process.
+    pub fn die(&mut self) {
+        drop(self.held.take());
+    }
+
+    /// The holder is paused: its lease is no longer renewed.
+    pub fn stop_renewing(&mut self) {
+        if let Some(held) = self.held.as_mut() {
+            held.stop_renewing();
+        }
+    }
+
+    /// Leaves with the sale's last call (its write): sent with whatever the lock sends behind
+    /// it in the same round trip (its release, or a cohort's pass with the next buyer's read),
+    /// or alone, the lock then let go after with [`Section::done`]. Returns the call's reply.
+    pub async fn leave(&mut self, last: &Call) -> Result<RedisResult<Value>, StoreError> {
+        let cx = LockCx {
+            owner: &self.owner,
+            ..self.cx
+        };
+        let mut conn = cx.resource.conn().await?;
+        let exit = match self
+            .held
+            .take()
+            .map(|held| exit::exit_behind(self.lock, &cx, held))
+        {
+            Some(Ok(exit)) => exit,
+            Some(Err(held)) => {
+                self.held = Some(held);
+                return Ok(last.invoke(&mut conn).await);
+            }
+            None => return Ok(last.invoke(&mut conn).await),
+        };
+        let calls: Vec<&Call> = std::iter::once(last).chain(&exit.calls).collect();
+        let (mine, theirs) = match composed::run_in_order(&mut conn, &calls).await {
+            Ok(mut replies) => (replies.remove(0), Ok(replies)),
+            Err(err) => (Err(err.clone()), Err(err)),
+        };
+        if let Err(err) = exit.answered(self.lock, &cx, theirs).await {
+            // The sale's outcome stands; the lock is left to its lease.
+            tracing::warn!(%err, tier = %cx.settings.tier, "release failed");
+        }
+        Ok(mine)
+    }
+
+    /// Ends the section: a lock still held (no write, or nothing could ride with it) is let go
+    /// on its own round trips.
+    pub async fn done(mut self) {
+        if let Some(held) = self.held.take() {
+            let_go(self.lock, &self.cx(), held).await;
+        }
+    }
+}
+
+/// The read when a reentrant lock's nested hold cannot ride with it (the lock lives on another
+/// server than the stock): re-entry, read and nested release one after the other. Returns the
+/// replies and the hold depth at the read.
+async fn one_by_one(
+    lock: &dyn Lock,
+    cx: &LockCx<'_>,
+    read: &[Call],
+    fence: Option<u64>,
+) -> Result<(Vec<RedisResult<Value>>, u32), LockError> {
+    let nested = lock.acquire_again(cx).await?;
+    let depth = nested.depth;
+    let mut conn = cx.resource.conn().await?;
+    let mut replies = Vec::with_capacity(read.len());
+    for call in read {
+        replies.push(call.with_token(fence).invoke(&mut conn).await);
+    }
+    lock.release(cx, nested).await?;
+    Ok((replies, depth))
+}
+
+/// Gives the lock back on its own round trip; a failure leaves it to its lease.
+async fn let_go(lock: &dyn Lock, cx: &LockCx<'_>, held: Held) {
+    if let Err(err) = exit::let_go(lock, cx, held).await {
+        // The sale's outcome stands; the lock is left to its lease.
+        tracing::warn!(%err, tier = %cx.settings.tier, "release failed");
+    }
+}
