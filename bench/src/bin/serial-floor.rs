@@ -122,6 +122,14 @@ async fn main() -> anyhow::Result<()> {
             .arg(600)
             .query_async::<()>(&mut conn)
             .await?;
+        // The stock a reset put on sale: the write counts what it sells beyond it.
+        redis::cmd("SET")
+            .arg(key("initial"))
+            .arg(1_000_000_000)
+            .arg("EX")
+            .arg(600)
+            .query_async::<()>(&mut conn)
+            .await?;
         // As a reset leaves it: the read and the write check it.
         redis::cmd("SET")
             .arg(key("generation"))
@@ -164,6 +172,7 @@ async fn clean(conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
         "stale_writes_rejected",
         "timeline",
         "generation",
+        "initial",
     ];
     let keys: Vec<String> = names.iter().map(|n| key(n)).collect();
     redis::cmd("DEL").arg(keys).query_async(conn).await
@@ -198,6 +207,7 @@ fn commit(owner: &str, (stock, exits): &Entered) -> Call {
         "stale_writes_rejected",
         "timeline",
         "generation",
+        "initial",
     ] {
         call = call.key(key(name));
     }
@@ -209,6 +219,8 @@ fn commit(owner: &str, (stock, exits): &Entered) -> Call {
         .arg("floor")
         .arg(owner)
         .arg(GENERATION)
+        // µs the sale took: the timeline's, not the floor's concern.
+        .arg(0)
 }
 
 fn release(owner: &str) -> Call {
