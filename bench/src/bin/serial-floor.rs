@@ -115,21 +115,16 @@ async fn main() -> anyhow::Result<()> {
         Chain::CohortPass,
     ] {
         clean(&mut conn).await?;
-        redis::cmd("SET")
-            .arg(key("stock"))
-            .arg(1_000_000_000)
-            .arg("EX")
-            .arg(600)
-            .query_async::<()>(&mut conn)
-            .await?;
-        // The stock a reset put on sale: the write counts what it sells beyond it.
-        redis::cmd("SET")
-            .arg(key("initial"))
-            .arg(1_000_000_000)
-            .arg("EX")
-            .arg(600)
-            .query_async::<()>(&mut conn)
-            .await?;
+        // The stock, and what a reset put on sale (the write counts what it sells beyond it).
+        for name in ["stock", "initial"] {
+            redis::cmd("SET")
+                .arg(key(name))
+                .arg(1_000_000_000)
+                .arg("EX")
+                .arg(600)
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
         // As a reset leaves it: the read and the write check it.
         redis::cmd("SET")
             .arg(key("generation"))
