@@ -841,7 +841,9 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     const landed = await phone.getAttribute('.reveal', 'data-landed');
     if (landed !== 'none') {
       assert.ok(await phone.$(`.vote-option.landed[data-option="${landed}"]`), 'the landed option is marked');
-      assert.ok(await presenter.$(`#options li.landed[data-option="${landed}"]`));
+      // The projector may draw one stream view from before the reveal after the reveal's own
+      // answer (the stream sends at most every 500 ms), then the revealed one: wait for it.
+      await presenter.waitForSelector(`#options li.landed[data-option="${landed}"]`, { timeout: 10_000 });
     }
     assert.match(await phone.textContent('.reveal-landed'), /The run landed in/);
     assert.match(await presenter.textContent('.reveal-rounds'), /Round 1: [\d–]+ %? ?right \(2 voted\)/);
