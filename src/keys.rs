@@ -160,6 +160,12 @@ impl Keys {
     pub fn timeouts_of(lock: &str) -> String {
         format!("{lock}:timeouts")
     }
+    /// Where the release of a queueing lock (`fair`) calls `owner`, queued in
+    /// [`Keys::queue_of`], when its turn comes: a list the release pushes to and the owner's
+    /// parked attempt pops (`lock/parked.rs`).
+    pub fn call_of(lock: &str, owner: &str) -> String {
+        format!("{lock}:call:{owner}")
+    }
     /// Published to when a lock is released, to wake waiters.
     pub fn released_channel(&self) -> String {
         self.key("released")

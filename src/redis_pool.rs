@@ -19,6 +19,7 @@
 mod answer_limits;
 mod cluster;
 mod conn;
+mod parking;
 mod sentinel;
 mod store_error;
 
@@ -34,10 +35,12 @@ use answer_limits::{
 };
 use cluster::{answering_node, slot_owner};
 use conn::{Link, Pooled};
+use parking::Parking;
 use sentinel::{SentinelTarget, SENTINEL_STEP};
 
 pub(crate) use answer_limits::tcp_settings;
 pub use conn::Conn;
+pub use parking::Ahead;
 pub use sentinel::named_primary;
 pub use store_error::StoreError;
 
@@ -91,6 +94,8 @@ pub struct RedisPool {
     source: Arc<Source>,
     /// How long an answer may take before Redis counts as unavailable.
     response_timeout: Duration,
+    /// Connections of their own for parked requests (`parking.rs`); none on a cluster.
+    parking: Option<Arc<Parking>>,
 }
 
 impl RedisPool {
@@ -108,14 +113,16 @@ impl RedisPool {
     fn direct(url: &str, response_timeout: Duration) -> Result<Self, RedisError> {
         let info = url.into_connection_info()?.set_tcp_settings(tcp_settings());
         let client = redis::Client::open(info)?;
-        let manager = Manager {
+        let manager = || Manager {
             target: Target::Direct(client.clone()),
             config: connection_config(),
         };
+        let parked = build_pool(manager(), RESOURCE_CONNECT, parking::PARKED_PER_POOL);
         Ok(Self {
-            pool: build_pool(manager, RESOURCE_CONNECT),
+            pool: build_pool(manager(), RESOURCE_CONNECT, SHARED_PER_POOL),
             source: Arc::new(Source::Direct(client)),
             response_timeout,
+            parking: Some(Arc::new(Parking::new(parked))),
         })
     }
 
@@ -131,14 +138,16 @@ impl RedisPool {
             master: master.to_owned(),
             config: config.clone(),
         };
-        let manager = Manager {
+        let manager = || Manager {
             target: Target::Sentinel(target.clone()),
-            config,
+            config: config.clone(),
         };
+        let parked = build_pool(manager(), FAILOVER_CONNECT, parking::PARKED_PER_POOL);
         Ok(Self {
-            pool: build_pool(manager, FAILOVER_CONNECT),
+            pool: build_pool(manager(), FAILOVER_CONNECT, SHARED_PER_POOL),
             source: Arc::new(Source::Sentinel(target)),
             response_timeout: LOCK_RESPONSE_TIMEOUT,
+            parking: Some(Arc::new(Parking::new(parked))),
         })
     }
 
@@ -193,9 +202,10 @@ impl RedisPool {
             config: connection_config(),
         };
         Ok(Self {
-            pool: build_pool(manager, connect_timeout),
+            pool: build_pool(manager, connect_timeout, SHARED_PER_POOL),
             source: Arc::new(Source::Cluster(seeds.to_vec())),
             response_timeout,
+            parking: None,
         })
     }
 
@@ -216,7 +226,28 @@ impl RedisPool {
             inner: pooled.conn.clone(),
             broken: pooled.broken.clone(),
             response_timeout: self.response_timeout,
+            ahead: None,
+            _own: None,
         })
+    }
+
+    /// A connection of its own whose next request goes behind `ahead` (a blocking pop) and
+    /// runs in the server when it returns (`parking.rs`). `None`: no request can park here
+    /// now (a cluster, or as many parked as the pool allows); the caller waits its own way.
+    pub async fn parked(&self, ahead: Ahead) -> Result<Option<Conn>, StoreError> {
+        let Some(parking) = &self.parking else {
+            return Ok(None);
+        };
+        let Some((checkout, inner, broken)) = parking.checkout().await? else {
+            return Ok(None);
+        };
+        Ok(Some(Conn {
+            inner,
+            broken,
+            response_timeout: self.response_timeout,
+            ahead: Some(ahead),
+            _own: Some(Arc::new(checkout)),
+        }))
     }
 
     /// A dedicated pub/sub connection to the server (the current primary, behind Sentinel).
@@ -289,6 +320,8 @@ impl RedisPool {
             inner: Link::Node(inner),
             broken: Arc::default(),
             response_timeout,
+            ahead: None,
+            _own: None,
         })
     }
 
@@ -326,9 +359,12 @@ const RESOURCE_CONNECT: Duration = Duration::from_millis(1000);
 /// for a second or two, so the pool gives up sooner and the wait loop tries again sooner.
 const FAILOVER_CONNECT: Duration = Duration::from_millis(250);
 
-fn build_pool(manager: Manager, timeout: Duration) -> bb8::Pool<Manager> {
+/// Sockets per shared pool: multiplexed, each carries many requests at once.
+const SHARED_PER_POOL: u32 = 8;
+
+fn build_pool(manager: Manager, timeout: Duration, size: u32) -> bb8::Pool<Manager> {
     bb8::Pool::builder()
-        .max_size(8)
+        .max_size(size)
         .test_on_check_out(false)
         .connection_timeout(timeout)
         .retry_connection(false)

@@ -55,6 +55,10 @@ impl Lock for Stepped {
         self.0.queues()
     }
 
+    fn call_key(&self, cx: &LockCx<'_>) -> Option<String> {
+        self.0.call_key(&cx.on())
+    }
+
     fn around(&self, cx: &LockCx<'_>, calls: Vec<Call>) -> Option<Wrapped> {
         riding::nested(cx, self.0, calls)
     }

@@ -31,6 +31,7 @@ mod cohort;
 mod engine;
 mod exit;
 mod fault_timing;
+mod parked;
 mod release_record;
 mod renewals;
 mod replies;
@@ -100,6 +101,9 @@ pub struct LockCx<'a> {
     /// The room's reset generation when the sale began (empty: none): what the lock's
     /// releases record counts only if no reset came since (a reset deletes the room's locks).
     pub generation: &'a str,
+    /// A connection whose next request waits in the lock store for this buyer's call (a
+    /// parked attempt, `parked.rs`): the next [`LockCx::conn`] is it, once.
+    pub parked: Option<&'a parked::Parked>,
 }
 
 impl LockCx<'_> {
@@ -154,6 +158,9 @@ impl LockCx<'_> {
 
     /// A connection to the lock store.
     async fn conn(&self) -> Result<Conn, StoreError> {
+        if let Some(conn) = self.parked.and_then(parked::Parked::take) {
+            return Ok(conn);
+        }
         self.store.pool().conn().await
     }
 
@@ -328,6 +335,12 @@ pub trait Lock: Send + Sync {
     /// a buyer then tries at once, to get its place there.
     fn queues(&self) -> bool {
         false
+    }
+
+    /// The list a queueing lock's release pushes to when it is `cx.owner`'s turn, if it calls
+    /// its waiters that way (see [`steps::Technique::call_key`]).
+    fn call_key(&self, _cx: &LockCx<'_>) -> Option<String> {
+        None
     }
 
     /// The sale's `calls` as one round trip's calls with this lock held by `cx.owner`: as they

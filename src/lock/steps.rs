@@ -31,6 +31,12 @@ pub trait Technique: Send + Sync {
     fn queues(&self) -> bool {
         false
     }
+    /// The list the release pushes to when it is `on.owner`'s turn, if the steps call their
+    /// queued waiters by name that way: the waiter's next attempt can wait in the store
+    /// behind a blocking pop of it (`parked.rs`).
+    fn call_key(&self, _on: &On<'_>) -> Option<String> {
+        None
+    }
 }
 
 /// What the steps are about: the room's keys, the holder and the lease.

@@ -70,6 +70,7 @@ impl TestCx {
             held_replicas: &self.held_replicas,
             read: None,
             generation: "",
+            parked: None,
         }
     }
 }

@@ -17,6 +17,7 @@ use oversell_api::fault::{Fault, FaultKind};
 use oversell_api::settings::WaitStrategy;
 use tokio::time::Instant;
 
+use super::parked::{self, Parked};
 use super::signals::{Place, ReleaseSignals};
 use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
@@ -68,6 +69,8 @@ async fn in_line<L: Lock + ?Sized>(
         && !lock.queues()
         && newcomer == Newcomer::LetsWaitersGoFirst
         && place.behind_a_waiter();
+    // A queued buyer's next attempt, already waiting in the store for its call.
+    let mut parked: Option<Parked> = None;
     loop {
         if std::mem::take(&mut behind) {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -85,9 +88,11 @@ async fn in_line<L: Lock + ?Sized>(
         let attempt = lock
             .try_acquire(&LockCx {
                 settings: &now,
+                parked: parked.as_ref(),
                 ..*cx
             })
             .await;
+        parked = None;
         // The store fault strikes after the attempt that took the lock, or that took it and
         // gave it back because too few replicas had it (`sync_replicas`): the primary dies
         // either way; what the failover loses differs.
@@ -151,11 +156,15 @@ async fn in_line<L: Lock + ?Sized>(
             WaitStrategy::Spin { sleep_ms } => {
                 tokio::time::sleep(Duration::from_millis(sleep_ms).min(left)).await
             }
-            // The head of a cohort's queue waits as pub/sub does.
+            // The head of a cohort's queue waits as pub/sub does; a buyer a lock will call by
+            // name waits in the store, its next attempt parked behind the call.
             WaitStrategy::PubSub | WaitStrategy::Cohort { .. } => {
                 let bound = lease_left.unwrap_or(UNKNOWN_LEASE_RECHECK).min(left);
-                let woken = place.waiter.signal.notified();
-                let _ = tokio::time::timeout(bound, woken).await;
+                parked = parked::next_attempt(lock, cx, bound).await.unwrap_or(None);
+                if parked.is_none() {
+                    let woken = place.waiter.signal.notified();
+                    let _ = tokio::time::timeout(bound, woken).await;
+                }
             }
         }
     }

@@ -11,6 +11,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 
 use super::answer_limits::{answered_within, limit_for};
+use super::parking::{Ahead, BreakUnlessAnswered, Checkout};
 
 /// A pooled connection plus the flag the pool reads to drop it.
 pub struct Pooled {
@@ -60,6 +61,10 @@ pub struct Conn {
     pub(super) inner: Link,
     pub(super) broken: Arc<AtomicBool>,
     pub(super) response_timeout: Duration,
+    /// Sent ahead of the next request, in the same write (a parked request, `parking.rs`).
+    pub(super) ahead: Option<Ahead>,
+    /// A parked request's connection of its own, kept checked out while a handle lives.
+    pub(super) _own: Option<Arc<Checkout>>,
 }
 
 impl Conn {
@@ -97,9 +102,40 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// `cmds` sent behind `ahead` in one write; their answers from `offset` on (`count` of
+    /// them), once `ahead` has let them run.
+    async fn behind<'c>(
+        &mut self,
+        ahead: Ahead,
+        cmds: impl Iterator<Item = &'c Cmd>,
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        let mut pipe = redis::pipe();
+        pipe.add_command(ahead.cmd);
+        let mut limit = self.response_timeout;
+        for cmd in cmds {
+            limit = limit.max(limit_for(cmd, self.response_timeout));
+            pipe.add_command(cmd.clone());
+        }
+        let unanswered = BreakUnlessAnswered(Some(&self.broken));
+        let answer = self.inner.req_packed_commands(&pipe, offset + 1, count);
+        let replies = answered_within(ahead.block + limit, answer).await?;
+        unanswered.answered();
+        Ok(replies)
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
+            if let Some(ahead) = self.ahead.take() {
+                let mut replies = self.behind(ahead, std::iter::once(cmd), 0, 1).await?;
+                return replies.pop().ok_or_else(|| {
+                    RedisError::from((redis::ErrorKind::Io, "no answer behind the parked command"))
+                });
+            }
             let answer = self.inner.req_packed_command(cmd);
             let result = answered_within(limit_for(cmd, self.response_timeout), answer).await;
             self.note(&result);
@@ -114,6 +150,10 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
+            // A transaction goes at once: its replies are counted from its MULTI.
+            if let Some(ahead) = self.ahead.take().filter(|_| !pipeline.is_transaction()) {
+                return self.behind(ahead, pipeline.cmd_iter(), offset, count).await;
+            }
             let limit = pipeline
                 .cmd_iter()
                 .map(|cmd| limit_for(cmd, self.response_timeout))

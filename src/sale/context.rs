@@ -76,6 +76,7 @@ pub(super) fn lock_cx<'a>(
         held_replicas,
         read: None,
         generation: &cx.generation,
+        parked: None,
     }
 }
 

@@ -6,7 +6,7 @@
 //! | step | sends (`static/locks/fair/`) | reply |
 //! |---|---|---|
 //! | acquire | `acquire-1.lua`: lapsed places leave the front of the queue; our own lock, count + 1; a free lock owed to nobody before us, ours; else a place at the end (or ours kept) | `{depth, 0}` held; `{0, come back within}` busy |
-//! | release | `release-1.lua`: count − 1; at 0 delete, and call the first live place by name | 1; 0 not ours any more: lost |
+//! | release | `release-1.lua`: count − 1; at 0 delete, and call the first live place by name (a message, and a note in its call list) | 1; 0 not ours any more: lost |
 //! | renew, every TTL/3 | `renew.lua`: lease reset while the hash has our field | 1 renewed; 0 gone: stop |
 //!
 //! The queue is a list of owners (`<lock>:queue`) and the time each place lapses
@@ -15,7 +15,11 @@
 //! lease (the busy reply says when); a place lapses a lease after its owner last came, or at
 //! the end of that owner's wait if sooner. The release publishes `next:<owner>` on the room's
 //! release channel, and the instance where that owner waits wakes it alone (`wait.rs`): one
-//! waiter woken per hand-off in the whole fleet, the one whose turn it is.
+//! waiter woken per hand-off in the whole fleet, the one whose turn it is. It also pushes a
+//! note to `<lock>:call:<owner>` ([`Keys::call_of`]): a waiter does not wait for the message
+//! and then send its attempt, its next attempt already waits in the store behind a blocking
+//! pop of that list (`parked.rs`), so the store runs it, with the sale's read, the moment the
+//! release ends, and the hand-off costs no trip to an instance and back.
 //!
 //! # Guarantee
 //! Everything `reentrant-watchdog` guarantees, and first come first served: a buyer who
@@ -92,6 +96,10 @@ impl Technique for Fair {
     fn queues(&self) -> bool {
         true
     }
+
+    fn call_key(&self, on: &On<'_>) -> Option<String> {
+        Some(Keys::call_of(&on.keys.reentrant_lock(), on.owner))
+    }
 }
 
 #[cfg(test)]
@@ -103,8 +111,9 @@ mod tests {
     use futures_util::StreamExt;
     use oversell_api::settings::WaitStrategy;
 
-    use super::super::engine::{attempt, release, Via};
+    use super::super::engine::{attempt, release, Stepped, Via};
     use super::super::test_cx::{settings, TestCx};
+    use super::super::Lock;
     use super::super::{Attempt, Held, LockCx};
     use super::*;
     use crate::faults::FaultPoints;
@@ -224,6 +233,99 @@ mod tests {
             }
         };
         release_as(&test, "c", c).await;
+    }
+
+    /// How many clients wait in a blocking command on `redis` right now.
+    async fn blocked_clients(test: &TestCx) -> i64 {
+        let mut conn = test.resource.conn().await.unwrap();
+        let info: String = redis::cmd("INFO")
+            .arg("clients")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let line = info.lines().find(|l| l.starts_with("blocked_clients:"));
+        line.and_then(|l| l[16..].trim().parse().ok()).unwrap()
+    }
+
+    /// Until exactly `count` clients wait in a blocking command, at most 10 s.
+    async fn until_blocked(test: &TestCx, count: i64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while blocked_clients(test).await != count {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never {count} blocked"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A lease of a minute: a queued buyer would come back for its place only after 20 s.
+    fn long_lease(redis: &RedisServer) -> TestCx {
+        let mut test = shared(redis);
+        test.settings.ttl_ms = 60_000;
+        test.settings.wait_deadline_ms = 30_000;
+        test
+    }
+
+    #[tokio::test]
+    async fn a_queued_buyers_next_attempt_waits_in_the_store_and_runs_when_its_call_comes() {
+        let redis = RedisServer::start().unwrap();
+        let test = long_lease(&redis);
+        let a = try_as(&test, "a").await.unwrap();
+        let faults = test.faults();
+        // The sale's read rides behind the attempt, as in a sale: one script in the store.
+        static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new("return redis.call('TIME')"));
+        let read = [READ.call()];
+        let b = LockCx {
+            read: Some(&read),
+            ..as_owner(&test, &faults, "b")
+        };
+        // No release message reaches this test's buyers (nothing listens on the channel):
+        // only the attempt parked in the store can serve b before it comes back, 20 s on.
+        let (held, ()) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(10), Stepped(&Fair).acquire(&b)),
+            async {
+                until_blocked(&test, 1).await;
+                release_as(&test, "a", a).await;
+            }
+        );
+        let held = held.expect("served by the release").expect("b holds it");
+        assert_eq!(held.depth, 1);
+        assert!(held.read.is_some(), "the read came back with the lock");
+        let mut conn = test.resource.conn().await.unwrap();
+        let holds: Option<u32> = redis::cmd("HGET")
+            .arg(test.keys.reentrant_lock())
+            .arg("b")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(holds, Some(1));
+        assert_eq!(blocked_clients(&test).await, 0);
+    }
+
+    #[tokio::test]
+    async fn a_buyer_who_leaves_while_parked_leaves_no_attempt_behind_in_the_store() {
+        let redis = RedisServer::start().unwrap();
+        let test = long_lease(&redis);
+        let a = try_as(&test, "a").await.unwrap();
+        let faults = test.faults();
+        let b = as_owner(&test, &faults, "b");
+        tokio::select! {
+            _ = Stepped(&Fair).acquire(&b) => panic!("a holds the lock"),
+            () = until_blocked(&test, 1) => {}
+        }
+        // b's request is gone: its connection closes, and the store forgets its wait.
+        until_blocked(&test, 0).await;
+        release_as(&test, "a", a).await;
+        let mut conn = test.resource.conn().await.unwrap();
+        let lock: Vec<String> = redis::cmd("HKEYS")
+            .arg(test.keys.reentrant_lock())
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        // Free, and owed to b until its place lapses: nobody took it in b's name.
+        assert!(lock.is_empty(), "{lock:?}");
+        assert!(try_as(&test, "c").await.is_err());
     }
 
     #[tokio::test]

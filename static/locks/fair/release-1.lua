@@ -1,5 +1,8 @@
 -- fair, release: one hold fewer; the last one deletes the lock and calls the first buyer in
--- the queue by name ('next:<owner>'), so that buyer alone comes for it, not every waiter.
+-- the queue by name, so that buyer alone comes for it, not every waiter: a message on the
+-- release channel ('next:<owner>') for a buyer listening there, and a note in the list
+-- '<lock>:call:<owner>' for a buyer whose next attempt waits in the store on that list (a
+-- blocking pop): the store runs that attempt as soon as this script ends.
 -- KEYS[1] the lock (a hash), KEYS[3] the waiters' queue, KEYS[4] when each place lapses;
 -- ARGV[1] this holder's unique value, ARGV[2] the lease in ms, ARGV[3] the release channel.
 -- Answers 1 released (or one hold fewer), 0 not mine any more (its lease ran out).
@@ -18,6 +21,9 @@ local first = redis.call('LINDEX', KEYS[3], 0)
 while first do
   local lapses = tonumber(redis.call('ZSCORE', KEYS[4], first))
   if lapses and lapses > now then
+    local call = KEYS[1] .. ':call:' .. first
+    redis.call('RPUSH', call, 1)
+    redis.call('PEXPIRE', call, ARGV[2])
     redis.call('PUBLISH', ARGV[3], 'next:' .. first)
     break
   end

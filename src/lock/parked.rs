@@ -1,0 +1,60 @@
+//! A queued buyer's next attempt, parked in the lock store: sent at once, behind a blocking pop
+//! of the list where the lock's release calls this buyer by name (`fair`: `release-1.lua`),
+//! so the store runs it the moment the call comes, or when the pop gives up at the time the
+//! buyer would have come back anyway. The attempt is the usual one (with the sale's read
+//! riding behind it), on a connection of the buyer's own (`redis_pool/parking.rs`).
+//!
+//! # Why
+//! A lock that hands itself to one named buyer waits, at every hand-off, for that buyer to hear
+//! its call (a pub/sub message to its instance), wake and send its attempt: two trips between
+//! the store and an instance during which the lock is free and nobody may take it. Parked,
+//! the attempt is in the store already; the hand-off is the store's own and the buyer hears
+//! its call as the answer to its attempt, with its read.
+//!
+//! # What it keeps
+//! The lock's own order and scripts: the parked attempt is the attempt the buyer would send
+//! when called, and it may still find the lock busy (a call it missed, a place that lapsed),
+//! then it parks again. The release message is still published, for a buyer that waits as
+//! pub/sub does (a fault to strike around its attempt, no connection of its own free, a
+//! cluster). A buyer that leaves while parked (its request dropped) closes its connection:
+//! the store forgets the pop and the attempt behind it, and its place lapses as a dead
+//! waiter's does.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::{Lock, LockCx};
+use crate::redis_pool::{Ahead, Conn, StoreError};
+
+/// A connection whose next request is parked behind a buyer's call; taken once, by the next
+/// attempt's [`LockCx::conn`].
+pub struct Parked(Mutex<Option<Conn>>);
+
+impl Parked {
+    pub(super) fn take(&self) -> Option<Conn> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// For a buyer whose attempt found `lock` busy and who would wait at most `bound` for its
+/// call: its next attempt's connection, parked behind that call. `None`: it waits as pub/sub
+/// does (the lock calls nobody by name, a fault strikes around this sale's attempts, or no
+/// connection of its own is free).
+pub(super) async fn next_attempt<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    bound: Duration,
+) -> Result<Option<Parked>, StoreError> {
+    let Some(key) = lock.call_key(cx) else {
+        return Ok(None);
+    };
+    if cx.striking_fault().is_some() {
+        return Ok(None);
+    }
+    let conn = cx
+        .store
+        .pool()
+        .parked(Ahead::blocking_pop(&key, bound))
+        .await?;
+    Ok(conn.map(|conn| Parked(Mutex::new(Some(conn)))))
+}
