@@ -26,6 +26,10 @@ use std::time::Duration;
 use super::{Lock, LockCx};
 use crate::redis_pool::{Ahead, Conn, StoreError};
 
+/// A shorter wait is waited here: Redis ends a blocking pop that times out on its own clock's
+/// next tick (up to 1/`hz`, 100 ms by default, on an idle server), far later than this.
+const SHORTEST_PARK: Duration = Duration::from_millis(20);
+
 /// A connection whose next request is parked behind a buyer's call; taken once, by the next
 /// attempt's [`LockCx::conn`].
 pub struct Parked(Mutex<Option<Conn>>);
@@ -38,8 +42,8 @@ impl Parked {
 
 /// For a buyer whose attempt found `lock` busy and who would wait at most `bound` for its
 /// call: its next attempt's connection, parked behind that call. `None`: it waits as pub/sub
-/// does (the lock calls nobody by name, a fault strikes around this sale's attempts, or no
-/// connection of its own is free).
+/// does (the lock calls nobody by name, the wait is too short to park, a fault strikes around
+/// this sale's attempts, or no connection of its own is free).
 pub(super) async fn next_attempt<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
@@ -48,7 +52,7 @@ pub(super) async fn next_attempt<L: Lock + ?Sized>(
     let Some(key) = lock.call_key(cx) else {
         return Ok(None);
     };
-    if cx.striking_fault().is_some() {
+    if bound < SHORTEST_PARK || cx.striking_fault().is_some() {
         return Ok(None);
     }
     let conn = cx
