@@ -39,8 +39,8 @@ use parking::Parking;
 use sentinel::{SentinelTarget, SENTINEL_STEP};
 
 pub(crate) use answer_limits::tcp_settings;
+pub use conn::Ahead;
 pub use conn::Conn;
-pub use parking::Ahead;
 pub use sentinel::named_primary;
 pub use store_error::StoreError;
 

@@ -11,7 +11,6 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 
 use super::answer_limits::{answered_within, limit_for};
-use super::parking::{Ahead, BreakUnlessAnswered, Checkout};
 
 /// A pooled connection plus the flag the pool reads to drop it.
 pub struct Pooled {
@@ -63,8 +62,9 @@ pub struct Conn {
     pub(super) response_timeout: Duration,
     /// Sent ahead of the next request, in the same write (a parked request, `parking.rs`).
     pub(super) ahead: Option<Ahead>,
-    /// A parked request's connection of its own, kept checked out while a handle lives.
-    pub(super) _own: Option<Arc<Checkout>>,
+    /// A parked request's connection of its own (`parking.rs`), kept checked out while a
+    /// handle lives.
+    pub(super) _own: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Conn {
@@ -168,5 +168,43 @@ impl ConnectionLike for Conn {
 
     fn get_db(&self) -> i64 {
         self.inner.get_db()
+    }
+}
+
+/// What a parked request's connection is sent ahead of it, and how long that may hold it.
+#[derive(Clone)]
+pub struct Ahead {
+    pub(super) cmd: Cmd,
+    /// The longest the command keeps the request waiting in the server: added to the time
+    /// its answer may take.
+    pub(super) block: Duration,
+}
+
+impl Ahead {
+    /// `BLPOP key` for at most `block` (at least a millisecond: 0 would wait forever).
+    pub fn blocking_pop(key: &str, block: Duration) -> Ahead {
+        let block = block.max(Duration::from_millis(1));
+        let mut cmd = redis::cmd("BLPOP");
+        cmd.arg(key).arg(format!("{:.3}", block.as_secs_f64()));
+        Ahead { cmd, block }
+    }
+}
+
+/// Marks a parked connection broken unless disarmed: a request dropped (or failed) before its
+/// answer leaves the server holding the wait and the request behind it, and only closing the
+/// connection makes the server forget both.
+pub(super) struct BreakUnlessAnswered<'a>(pub(super) Option<&'a AtomicBool>);
+
+impl BreakUnlessAnswered<'_> {
+    pub(super) fn answered(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for BreakUnlessAnswered<'_> {
+    fn drop(&mut self) {
+        if let Some(broken) = self.0 {
+            broken.store(true, Ordering::Relaxed);
+        }
     }
 }

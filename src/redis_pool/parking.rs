@@ -1,5 +1,5 @@
 //! Connections of their own, for a request that waits in the server before it runs: a
-//! blocking pop sent ahead of it in the same write ([`Ahead`]) parks it there until the pop
+//! blocking pop sent ahead of it in the same write (`Ahead`, in `conn.rs`) parks it there until the pop
 //! returns, and the server runs it the moment it does, with no round trip to the client in
 //! between. A `fair` buyer's next attempt waits this way for its call (`lock/parked.rs`).
 //!
@@ -12,9 +12,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use redis::Cmd;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Manager;
@@ -23,25 +21,6 @@ use super::Manager;
 /// this instance for a fleet's busiest lock (64 buyers through three instances queue about 22
 /// each), with room for a burst.
 pub(super) const PARKED_PER_POOL: u32 = 128;
-
-/// What a parked request's connection is sent ahead of it, and how long that may hold it.
-#[derive(Clone)]
-pub struct Ahead {
-    pub(super) cmd: Cmd,
-    /// The longest the command keeps the request waiting in the server: added to the time
-    /// its answer may take.
-    pub(super) block: Duration,
-}
-
-impl Ahead {
-    /// `BLPOP key` for at most `block` (at least a millisecond: 0 would wait forever).
-    pub fn blocking_pop(key: &str, block: Duration) -> Ahead {
-        let block = block.max(Duration::from_millis(1));
-        let mut cmd = redis::cmd("BLPOP");
-        cmd.arg(key).arg(format!("{:.3}", block.as_secs_f64()));
-        Ahead { cmd, block }
-    }
-}
 
 /// The connections parked requests go through, beside a pool's shared ones.
 pub(super) struct Parking {
@@ -88,24 +67,5 @@ impl Parking {
             _permit: permit,
         };
         Ok(Some((checkout, link, broken)))
-    }
-}
-
-/// Marks a parked connection broken unless disarmed: a request dropped (or failed) before its
-/// answer leaves the server holding the wait and the request behind it, and only closing the
-/// connection makes the server forget both.
-pub(super) struct BreakUnlessAnswered<'a>(pub(super) Option<&'a AtomicBool>);
-
-impl BreakUnlessAnswered<'_> {
-    pub(super) fn answered(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for BreakUnlessAnswered<'_> {
-    fn drop(&mut self) {
-        if let Some(broken) = self.0 {
-            broken.store(true, Ordering::Relaxed);
-        }
     }
 }
