@@ -7,7 +7,16 @@
 # container's routing table at start. Docker picks that subnet (172.x, or 192.168.x once its
 # 172 pool is used up), and through it come the instances' server-side bursts and, via
 # Docker's port publishing, whatever runs on the host (the instructor's loadtest).
-set -eu
+#
+# CLIENT_RATE=0: no per-client limits, as `oversell up --client-rate 0` and the instances'
+# own 0 (nginx refuses `rate=0r/s`: it would not start). Every limit_req / limit_conn
+# directive goes, and nginx names no client to the instances (X-Real-IP empty).
+#
+# Arguments are passed on to nginx; tests/compose/nginx-limits.sh runs this with `-t` (check
+# the configuration and stop) on a rendering of its own (OVERSELL_NGINX_SRC, _CONF).
+set -euo pipefail
+src="${OVERSELL_NGINX_SRC:-/etc/oversell/nginx.conf}"
+conf="${OVERSELL_NGINX_CONF:-/tmp/nginx.conf}"
 
 own_subnet() {
   local iface dest gw _flags _ref _use _metric mask d m bits i
@@ -28,6 +37,15 @@ if [ -z "${CLIENT_EXEMPT:-}" ]; then
   export CLIENT_EXEMPT
   echo "nginx.sh: never limited: $CLIENT_EXEMPT (the compose network)"
 fi
-envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' \
-  < /etc/oversell/nginx.conf > /tmp/nginx.conf
-exec nginx -c /tmp/nginx.conf -g 'daemon off;'
+limits() {
+  if [[ "${CLIENT_RATE:-}" =~ ^0+$ ]]; then
+    echo "nginx.sh: no per-client limits (CLIENT_RATE=0)" >&2
+    sed -e '/^[[:space:]]*limit_\(req\|conn\)\(_zone\|_status\|_log_level\)\?[[:space:]]/d' \
+      -e 's/^\([[:space:]]*proxy_set_header X-Real-IP\) \$oversell_real_ip;$/\1 "";/'
+  else
+    cat
+  fi
+}
+limits <"$src" \
+  | envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' >"$conf"
+exec nginx -c "$conf" -g 'daemon off;' "$@"

@@ -13,7 +13,8 @@
 //! average, bursts of `--client-burst`, the numbers nginx uses. Behind nginx an address is
 //! already held to them across the whole fleet, so an instance, seeing only its share, never
 //! refuses it. Over the limit the request is answered at once, before routing, with the API's
-//! JSON 429 and `Retry-After`.
+//! JSON 429 and `Retry-After`, and counted in the instance's `/metrics`
+//! (`oversell_client_limit_refused_total`).
 //!
 //! Memory stays bounded under a flood of distinct addresses: once a second the addresses whose
 //! state is as good as new again (quiet for burst/rate seconds) are dropped, and should more
@@ -36,6 +37,7 @@ use ipnet::IpNet;
 use tower::ServiceExt;
 
 use crate::error::AppError;
+use crate::metrics::ClientLimitRefusals;
 
 /// The header a trusted proxy names the client in (nginx: `$remote_addr`; ingress-nginx sets
 /// it too).
@@ -68,6 +70,7 @@ pub struct ClientLimiter<C: Clock = DefaultClock> {
     trusted: Vec<IpNet>,
     /// Replaced whole when it holds more than [`MAX_TRACKED`] addresses.
     table: RwLock<Arc<Keyed<C>>>,
+    refusals: ClientLimitRefusals,
 }
 
 /// A request refused: how long until the address may send again.
@@ -77,15 +80,26 @@ pub struct Refused {
 }
 
 impl ClientLimiter {
-    /// `rate` requests a second per address on average, `burst` at once; `None` when `rate`
-    /// is 0 (no limit).
-    pub fn new(rate: u32, burst: u32, trusted: Vec<IpNet>) -> Option<Arc<Self>> {
-        Self::with_clock(rate, burst, trusted, DefaultClock::default()).map(Arc::new)
+    /// `rate` requests a second per address on average, `burst` at once, each refusal
+    /// counted in `refusals`; `None` when `rate` is 0 (no limit).
+    pub fn new(
+        rate: u32,
+        burst: u32,
+        trusted: Vec<IpNet>,
+        refusals: ClientLimitRefusals,
+    ) -> Option<Arc<Self>> {
+        Self::with_clock(rate, burst, trusted, refusals, DefaultClock::default()).map(Arc::new)
     }
 }
 
 impl<C: Clock + Clone> ClientLimiter<C> {
-    pub fn with_clock(rate: u32, burst: u32, trusted: Vec<IpNet>, clock: C) -> Option<Self> {
+    pub fn with_clock(
+        rate: u32,
+        burst: u32,
+        trusted: Vec<IpNet>,
+        refusals: ClientLimitRefusals,
+        clock: C,
+    ) -> Option<Self> {
         let rate = NonZeroU32::new(rate)?;
         let burst = NonZeroU32::new(burst).unwrap_or(rate);
         let quota = Quota::per_second(rate).allow_burst(burst);
@@ -99,6 +113,7 @@ impl<C: Clock + Clone> ClientLimiter<C> {
             clock,
             trusted,
             table,
+            refusals,
         })
     }
 
@@ -119,14 +134,17 @@ impl<C: Clock + Clone> ClientLimiter<C> {
         Some(client.map_or(peer, |ip| ip.to_canonical()))
     }
 
-    /// Counts the request; `Err` when its client is over the limit.
+    /// Counts the request; `Err` (and a refusal counted) when its client is over the limit.
     pub fn check(&self, peer: IpAddr, headers: &HeaderMap) -> Result<(), Refused> {
         let Some(client) = self.client(peer, headers) else {
             return Ok(());
         };
         let table = self.table.read().unwrap_or_else(|e| e.into_inner());
-        table.check_key(&client).map_err(|not_until| Refused {
-            retry_after: not_until.wait_time_from(self.clock.now()),
+        table.check_key(&client).map_err(|not_until| {
+            self.refusals.refused();
+            Refused {
+                retry_after: not_until.wait_time_from(self.clock.now()),
+            }
         })
     }
 
@@ -218,10 +236,23 @@ mod tests {
     }
 
     fn limiter(rate: u32, burst: u32) -> (ClientLimiter<FakeRelativeClock>, FakeRelativeClock) {
+        counted(rate, burst, ClientLimitRefusals::default())
+    }
+
+    fn counted(
+        rate: u32,
+        burst: u32,
+        refusals: ClientLimitRefusals,
+    ) -> (ClientLimiter<FakeRelativeClock>, FakeRelativeClock) {
         let clock = FakeRelativeClock::default();
-        let limiter =
-            ClientLimiter::with_clock(rate, burst, nets(DEFAULT_TRUSTED_PROXIES), clock.clone())
-                .unwrap();
+        let limiter = ClientLimiter::with_clock(
+            rate,
+            burst,
+            nets(DEFAULT_TRUSTED_PROXIES),
+            refusals,
+            clock.clone(),
+        )
+        .unwrap();
         (limiter, clock)
     }
 
@@ -237,7 +268,7 @@ mod tests {
 
     #[test]
     fn a_rate_of_zero_is_no_limit() {
-        assert!(ClientLimiter::new(0, 100, vec![]).is_none());
+        assert!(ClientLimiter::new(0, 100, vec![], ClientLimitRefusals::default()).is_none());
     }
 
     #[test]
@@ -257,6 +288,22 @@ mod tests {
         assert_eq!(limiter.check(ip("192.0.2.8"), &HeaderMap::new()), Ok(()));
         clock.advance(Duration::from_millis(50));
         assert_eq!(limiter.check(student, &HeaderMap::new()), Ok(()));
+    }
+
+    #[test]
+    fn each_refusal_is_counted_in_the_instances_metrics() {
+        let metrics = crate::metrics::Metrics::new("i1");
+        let (limiter, _) = counted(1, 2, metrics.client_limit_refusals());
+        let student = ip("192.0.2.7");
+        let refused = (0..5)
+            .filter(|_| limiter.check(student, &HeaderMap::new()).is_err())
+            .count();
+        assert_eq!(refused, 3);
+        // The fleet's own requests are neither limited nor counted.
+        let _ = limiter.check(ip("127.0.0.1"), &HeaderMap::new());
+        let text = metrics.render();
+        let line = "oversell_client_limit_refused_total{instance=\"i1\"} 3";
+        assert!(text.contains(line), "{line} not in\n{text}");
     }
 
     #[test]

@@ -190,7 +190,8 @@ pub struct ServeArgs {
     pub max_event_streams: u64,
 
     /// Requests per second each client address may send this instance, on average (0: no
-    /// limit); over it a JSON 429 `too_many_requests` with Retry-After. The numbers of nginx's
+    /// limit); over it a JSON 429 `too_many_requests` with Retry-After, counted in /metrics
+    /// (`oversell_client_limit_refused_total`). The numbers of nginx's
     /// per-client limit in front (`oversell up`, compose), which holds an address to them over
     /// the whole fleet, so behind it this second line refuses nobody; it is the first line
     /// where no nginx of ours stands (an ingress, a client pointed at one instance).

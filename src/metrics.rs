@@ -1,8 +1,8 @@
 //! Prometheus metrics of one instance, per tier, written by the `prometheus-client` crate (the
 //! Prometheus project's own Rust client): sales by outcome, the lock's wait and the request's
 //! latency as histograms, and what an operator of a lock watches — renewals and failed
-//! renewals, hand-offs, lost releases, fencing refusals — and the dashboards watching, and the
-//! class's votes.
+//! renewals, hand-offs, lost releases, fencing refusals — and the dashboards watching, the
+//! class's votes, and the requests the instance's own per-client limit refused.
 //!
 //! Every series is a `Family` keyed by tier (and the instance, so that one scrape of several
 //! instances keeps them apart); the crate's counters and histograms are atomics behind an
@@ -84,6 +84,18 @@ impl RenewalCounters {
     }
 }
 
+/// The instance's own per-client limit counts its refusals here: a handle cloned into the
+/// limiter, which answers in the accept loop, before any request reaches `AppState`. A
+/// default one counts into no registry (a limiter on its own, in a test).
+#[derive(Clone, Default)]
+pub struct ClientLimitRefusals(Counter);
+
+impl ClientLimitRefusals {
+    pub fn refused(&self) {
+        self.0.inc();
+    }
+}
+
 pub struct Metrics {
     instance: String,
     registry: Registry,
@@ -101,6 +113,8 @@ pub struct Metrics {
     viewers: Family<InstanceLabels, Gauge>,
     votes: Family<RoundLabels, Counter>,
     votes_refused: Family<RefusedLabels, Counter>,
+    /// Per instance only: a label per client address would be a series per address.
+    client_limit_refused: Family<InstanceLabels, Counter>,
 }
 
 impl Metrics {
@@ -121,6 +135,7 @@ impl Metrics {
             viewers: Family::default(),
             votes: Family::default(),
             votes_refused: Family::default(),
+            client_limit_refused: Family::default(),
         };
         metrics.register();
         metrics.touch_every_tier();
@@ -219,6 +234,13 @@ impl Metrics {
              not_in_class, no_open_round, out_of_range)",
             self.votes_refused.clone(),
         );
+        r.register(
+            "oversell_client_limit_refused",
+            "Requests this instance's own per-client limit (--client-rate, --client-burst) \
+             refused with 429 too_many_requests, before routing; nginx's refusals in front of \
+             it are not counted here",
+            self.client_limit_refused.clone(),
+        );
     }
 
     /// Every tier's series exists from the start, at zero: a rate over a series that appears
@@ -240,12 +262,28 @@ impl Metrics {
             let _ = self.lock_wait.get_or_create(&labels);
             let _ = self.request.get_or_create(&labels);
         }
-        let _ = self.viewers.get_or_create(&InstanceLabels {
-            instance: self.instance.clone(),
-        });
+        let _ = self.viewers.get_or_create(&self.instance_labels());
+        let _ = self
+            .client_limit_refused
+            .get_or_create(&self.instance_labels());
         for round in 1..=crate::poll::ballot_box::LAST_ROUND {
             let _ = self.votes.get_or_create(&self.round_labels(round));
         }
+    }
+
+    fn instance_labels(&self) -> InstanceLabels {
+        InstanceLabels {
+            instance: self.instance.clone(),
+        }
+    }
+
+    /// The counter the per-client limit counts its refusals in.
+    pub fn client_limit_refusals(&self) -> ClientLimitRefusals {
+        ClientLimitRefusals(
+            self.client_limit_refused
+                .get_or_create(&self.instance_labels())
+                .clone(),
+        )
     }
 
     fn round_labels(&self, round: u8) -> RoundLabels {
@@ -323,11 +361,8 @@ impl Metrics {
 
     /// The event streams this instance serves, as the feed counts them.
     pub fn set_viewers(&self, streams: usize) {
-        let labels = InstanceLabels {
-            instance: self.instance.clone(),
-        };
         self.viewers
-            .get_or_create(&labels)
+            .get_or_create(&self.instance_labels())
             .set(i64::try_from(streams).unwrap_or(i64::MAX));
     }
 
@@ -398,6 +433,13 @@ mod tests {
     }
 
     #[test]
+    fn the_client_limits_refusals_are_a_series_from_the_start() {
+        let text = Metrics::new("i1").render();
+        let line = "oversell_client_limit_refused_total{instance=\"i1\"} 0";
+        assert!(text.contains(line), "{line} not in\n{text}");
+    }
+
+    #[test]
     fn what_a_lock_operator_watches_is_counted_per_tier() {
         let m = Metrics::new("i1");
         m.lock_passed(Tier::Fenced);
@@ -414,6 +456,9 @@ mod tests {
         m.set_viewers(3);
         m.vote_counted(2);
         m.vote_refused("no_open_round");
+        let refusals = m.client_limit_refusals();
+        refusals.refused();
+        refusals.refused();
         let text = m.render();
         for line in [
             "oversell_lost_releases_total{tier=\"redlock\",instance=\"i1\"} 1",
@@ -428,6 +473,8 @@ mod tests {
             "oversell_votes_total{round=\"1\",instance=\"i1\"} 0",
             "oversell_votes_total{round=\"2\",instance=\"i1\"} 1",
             "oversell_votes_refused_total{reason=\"no_open_round\",instance=\"i1\"} 1",
+            "oversell_client_limit_refused_total{instance=\"i1\"} 2",
+            "# TYPE oversell_client_limit_refused_total counter",
             "# TYPE oversell_votes_total counter",
             "# TYPE oversell_sales_total counter",
             "# HELP oversell_sales_total Sales acknowledged with 200",

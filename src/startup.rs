@@ -115,6 +115,7 @@ impl Application {
             args.client_rate,
             args.client_burst,
             args.trusted_proxies.clone(),
+            state.metrics.client_limit_refusals(),
         );
         Ok(Application {
             listener,

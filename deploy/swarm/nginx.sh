@@ -10,11 +10,13 @@
 # rotation within DNS_VALID, without a reload. What that costs: no keep-alive to the instances
 # (an implicit upstream has none), and the event streams are round-robin, not per room.
 #
-# The per-client limits are filled in as deploy/nginx.sh fills them; CLIENT_EXEMPT empty:
-# every subnet this container is attached to.
-set -eu
-src=/etc/oversell/nginx.conf
-conf=/tmp/nginx.conf
+# The per-client limits are filled in as deploy/nginx.sh fills them, CLIENT_RATE=0 dropping
+# them all as it does; CLIENT_EXEMPT empty: every subnet this container is attached to.
+# Arguments are passed on to nginx (tests/compose/nginx-limits.sh: `-t` on a rendering of its
+# own, OVERSELL_NGINX_SRC, _CONF).
+set -euo pipefail
+src="${OVERSELL_NGINX_SRC:-/etc/oversell/nginx.conf}"
+conf="${OVERSELL_NGINX_CONF:-/tmp/nginx.conf}"
 instances="${INSTANCES:-tasks.app:3000}"
 valid="${DNS_VALID:-2s}"
 
@@ -54,8 +56,19 @@ grep -q 'upstream oversell' "$conf.rewritten" && die "an upstream block is left 
 [ "$(grep -c 'proxy_pass http://\$oversell_instances;' "$conf.rewritten")" -ge 3 ] \
   || die "fewer than three proxy_pass lines rewritten"
 
+# CLIENT_RATE=0: no limits (nginx refuses `rate=0r/s`), as deploy/nginx.sh does it.
+limits() {
+  if [[ "${CLIENT_RATE:-}" =~ ^0+$ ]]; then
+    echo "swarm-nginx: no per-client limits (CLIENT_RATE=0)" >&2
+    sed -e '/^[[:space:]]*limit_\(req\|conn\)\(_zone\|_status\|_log_level\)\?[[:space:]]/d' \
+      -e 's/^\([[:space:]]*proxy_set_header X-Real-IP\) \$oversell_real_ip;$/\1 "";/'
+  else
+    cat
+  fi
+}
 awk -v lines="$exempt_lines" '$0 ~ /^        \$\{CLIENT_EXEMPT\} 0;$/ { print lines; next } { print }' \
   "$conf.rewritten" \
+  | limits \
   | envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' >"$conf"
 rm -f "$conf.rewritten"
-exec nginx -c "$conf" -g 'daemon off;'
+exec nginx -c "$conf" -g 'daemon off;' "$@"

@@ -1,7 +1,8 @@
 //! `oversell up`'s per-client limits, end to end: through its nginx, an address holding more
 //! streams than its share is refused with a JSON 429 while the host's own are not, and
 //! `--client-rate 0` turns the limits off; behind it, each instance's own limit holds a client
-//! pointed straight at it, keyed by its own address, and never the fleet's own traffic.
+//! pointed straight at it, keyed by its own address, and never the fleet's own traffic, and
+//! counts each of its refusals in its `/metrics`.
 
 use std::time::Duration;
 
@@ -131,15 +132,41 @@ async fn strict_fleet() -> (Up, String, String) {
     (up, url, app1)
 }
 
+/// What instance `base`'s own limit has refused so far, from its `/metrics` (`instance`:
+/// its id), read from the host, which the limit never counts.
+async fn refused_by(base: &str, instance: &str) -> u64 {
+    let response = from("127.0.0.1")
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    let series = format!("oversell_client_limit_refused_total{{instance=\"{instance}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&series))
+        .map(|n| n.trim().parse().unwrap())
+        .unwrap_or_else(|| panic!("no {series}in\n{text}"))
+}
+
+fn refusals(seen: &[StatusCode]) -> u64 {
+    seen.iter()
+        .filter(|&&s| s == StatusCode::TOO_MANY_REQUESTS)
+        .count() as u64
+}
+
 /// Straight at an instance, past its burst: the instance's own JSON 429 with Retry-After,
 /// counted against the peer whatever `X-Real-IP` it sends; another address has its own share
-/// and cannot spend someone else's by naming them.
+/// and cannot spend someone else's by naming them. Each 429 the instance sent is counted in
+/// its `/metrics`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_straight_at_an_instance_past_its_burst_gets_the_instances_429() {
     let (_up, _url, app1) = strict_fleet().await;
+    let before = refused_by(&app1, "app1").await;
     let state = format!("{app1}/state");
     let student = from("127.0.0.2");
     let (seen, refused) = until_refused(&student, &state, &[], 60).await;
+    let mut sent_429 = refusals(&seen);
     let body = refused.unwrap_or_else(|| panic!("never refused: {seen:?}"));
     assert!(seen.len() > 5, "the burst of 5 is served first: {seen:?}");
     let message = body["message"].as_str().unwrap();
@@ -154,6 +181,7 @@ async fn a_client_straight_at_an_instance_past_its_burst_gets_the_instances_429(
         refused.is_some(),
         "a forged X-Real-IP bought a fresh share: {seen:?}"
     );
+    sent_429 += refusals(&seen);
     // Nor can another address spend this one's share by naming it.
     let other = from("127.0.0.3");
     let naming_student = [("x-real-ip", "127.0.0.2")];
@@ -162,6 +190,8 @@ async fn a_client_straight_at_an_instance_past_its_burst_gets_the_instances_429(
         .headers(header_map(&naming_student))
         .send();
     assert_eq!(answer.await.unwrap().status(), StatusCode::OK);
+    // Counted before the 429 is written: the counter has moved once the client has it.
+    assert_eq!(refused_by(&app1, "app1").await - before, sent_429);
 }
 
 /// Through nginx from a student's address, the same flood meets nginx's 429 first: the

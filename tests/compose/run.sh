@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The fleet on Docker Compose, for real: images made from Debian's packages (offline where no
-# registry answers), every profile brought up healthy, sales through nginx read back from the
-# resource store, a catalog chapter or more per kind of fault (the stores' faults done by their
-# supervisors, `oversell member`), the bad inputs
+# The fleet on Docker Compose, for real: nginx's configuration as its entrypoints render it
+# with the per-client limits on and off (nginx-limits.sh, no Docker), images made from
+# Debian's packages (offline where no registry answers), every profile brought up healthy,
+# sales through nginx read back from the resource store, a catalog chapter or more per kind
+# of fault (the stores' faults done by their supervisors, `oversell member`), the bad inputs
 # of deploy/compose.sh, and nothing left behind.
 #
 #   bash tests/compose/run.sh            (CI runs it after the Rust and browser tests)
@@ -36,6 +37,13 @@ project_leftovers() {
 }
 cleanup() { bash deploy/compose.sh down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
+
+# --- nginx's configuration as the entrypoints render it, limits on and off: no Docker ---
+if out="$(bash "$here/nginx-limits.sh" 2>&1)"; then
+  pass "nginx -t accepts deploy/nginx.sh's and deploy/swarm/nginx.sh's rendering with CLIENT_RATE=20, and with 0 (no limit directive left)"
+else
+  flunk "nginx's configuration as the entrypoints render it: $(printf '%s\n' "$out" | grep FAIL)"
+fi
 
 echo "compose: base images"
 bash deploy/base-images.sh
