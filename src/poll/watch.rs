@@ -1,7 +1,8 @@
 //! One watcher of the poll per instance, whatever the number of viewers: it listens on
 //! [`POLL_CHANNEL`], re-reads the poll when told of a change (at most once every
 //! [`COALESCE`], so 300 votes in a second cost each instance four reads, not 300), renders
-//! the public view once, and hands it to every `/poll/events` stream through a
+//! the public view once (a read that finds the poll's version and everything else as they were
+//! sends nothing), and hands it to every `/poll/events` stream through a
 //! `tokio::sync::watch` channel, which keeps only the newest: a slow stream skips to it, and
 //! memory stays one view whatever the number of streams.
 //!
