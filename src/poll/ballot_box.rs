@@ -97,6 +97,9 @@ pub struct Snapshot {
     /// The poll's version these were read at (see `version.lua`): a view read later, after a
     /// change, has a larger one.
     pub version: u64,
+    /// Whether a change counted the version; `false`: the store has seen no change since it
+    /// started empty, and the version is its clock, larger at every read of the same poll.
+    pub counted: bool,
     /// `None`: no poll (idle).
     pub poll: Option<Poll>,
     /// `None`: no class.
@@ -360,7 +363,13 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
     let mut tries = 0;
     loop {
         tries += 1;
-        let (version, fields, class): (u64, BTreeMap<String, String>, _) = READ
+        type Read = (
+            u64,
+            bool,
+            BTreeMap<String, String>,
+            (Option<String>, Option<usize>),
+        );
+        let (version, counted, fields, class): Read = READ
             .key(POLL)
             .key(CLASS)
             .key(POLL_VERSION)
@@ -370,6 +379,7 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         let Some(poll) = parse_poll(&fields) else {
             return Ok(Snapshot {
                 version,
+                counted,
                 class,
                 ..Snapshot::default()
             });
@@ -393,6 +403,7 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         let votes = replies.map(votes).collect::<Result<_, _>>()?;
         return Ok(Snapshot {
             version,
+            counted,
             poll: Some(poll),
             class,
             votes,

@@ -358,6 +358,7 @@ mod tests {
     fn the_public_view_says_how_many_voted_and_not_what() {
         let snapshot = Snapshot {
             version: 7,
+            counted: true,
             poll: Some(Poll {
                 chapter: "none-race".into(),
                 round: 2,

@@ -143,6 +143,13 @@ async fn every_change_gives_a_larger_version_and_a_stale_view_shows_it() {
     let before = gone;
     let empty = public(1).await;
     assert!(version(&empty) > version(&before), "{empty} after {before}");
+    // Read from the store's clock: a read writes no key.
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*poll*")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(keys, Vec::<String>::new());
     let seats = make_class(client, fleet.url(0), TOKEN, 2).await;
     assert_eq!(seats.len(), 2);
     let made = public(0).await;
