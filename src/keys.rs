@@ -78,6 +78,13 @@ pub const POLL_ROUNDS: &str = fleet_key!("class:poll:rounds");
 /// in, its figures, the option it landed in, whether it passed).
 pub const POLL_RUNS: &str = fleet_key!("class:poll:runs");
 
+/// The class vote's version: one more with every change of the poll (opened, a vote counted,
+/// closed, a round, revealed, a room's run, deleted), in the script that makes the change, so
+/// every view carries the version it was read at and a page drops one older than what it drew.
+/// Not under `class:poll`: it outlives a class (a new class goes on from it). A store that
+/// restarted empty starts it from its clock, in microseconds (see `poll/version.lua`).
+pub const POLL_VERSION: &str = fleet_key!("poll-version");
+
 /// The votes of one round of one chapter: a hash room -> option (from 0), one vote per room.
 pub fn poll_votes(chapter: &str, round: u8) -> String {
     format!("oversell:{FLEET_TAG}:class:poll:votes:{chapter}:{round}")
@@ -337,6 +344,7 @@ mod tests {
             POLL_CHAPTERS,
             POLL_ROUNDS,
             POLL_RUNS,
+            POLL_VERSION,
         ] {
             assert!(key.starts_with("oversell:{.fleet}:"), "{key}");
         }

@@ -64,17 +64,23 @@ $('#reveal').addEventListener('click', (ev) => act(ev.target, async () => {
   draw();
   try {
     const body = every ? { run: true, room, every_room: true } : { run: true, room };
-    const answer = await request('POST', '/admin/class/poll/reveal', body);
-    if (view) show({ ...view, state: 'revealed', reveal: answer });
+    const { version, ...answer } = await request('POST', '/admin/class/poll/reveal', body);
+    if (view) show({ ...view, state: 'revealed', reveal: answer, version });
   } finally {
     running = false;
   }
   return t('present.revealed');
 }));
 
+/** Whether `next` is no older than the view drawn. An admin call's answer and the stream's
+ * events race: the stream sends at most every 500 ms what its instance read, so a view from
+ * before the reveal may arrive after the reveal's answer. Every view carries the poll's
+ * `version`, which grows with every change of the vote: an older one is dropped. */
+const fresh = (next) => !view || (next.version ?? 0) >= (view.version ?? 0);
+
 /** A view from an admin call's answer (the admin view is the public view and more). */
 function show(next) {
-  if (next && next.state) view = next;
+  if (next && next.state && fresh(next)) view = next;
 }
 
 // ---------------------------------------------------------------- drawing
@@ -172,6 +178,7 @@ function connect() {
   const source = new EventSource(withRoom('/poll/events'));
   source.addEventListener('poll', (ev) => {
     const next = JSON.parse(ev.data);
+    if (!fresh(next)) return;
     view = next;
     if (next.chapter && document.activeElement !== $('#chapter')) $('#chapter').value = next.chapter;
     draw();

@@ -5,7 +5,9 @@
 //
 // The API (the poll contract): `GET /poll/events?room=` sends the public view (event `poll`) on
 // connect and on every change; `GET /poll?room=` with the room's token adds `my_vote`;
-// `POST /poll?room=` `{"option": N}` votes, again in the same round replaces the vote.
+// `POST /poll?room=` `{"option": N}` votes, again in the same round replaces the vote. Every view
+// and a vote's answer carry the poll's `version`, which grows with every change of the vote: a
+// view or an answer older than what the page holds is dropped (they race one another).
 
 import { t, fmt, language } from './i18n.js';
 import { call, currentToken, withRoom } from './room.js';
@@ -142,7 +144,7 @@ export class Vote {
     this.onView = onView;
     this.onClose = onClose;
     this.view = null; // the last public view
-    this.myVote = null; // {chapter, round, option}: this room's vote as the server answered it
+    this.myVote = null; // {chapter, round, option, version}: this room's vote as the server answered it
     this.message = null; // [key, vars, error]: the last vote's outcome
     this.source = null;
   }
@@ -164,6 +166,7 @@ export class Vote {
 
   show(view) {
     const before = this.view;
+    if (before && (view.version ?? 0) < (before.version ?? 0)) return;
     this.view = view;
     const sameRound = before && before.chapter === view.chapter && before.round === view.round;
     if (!sameRound) this.readMyVote();
@@ -177,7 +180,9 @@ export class Vote {
     if (!currentToken()) return;
     try {
       const view = await call('GET', '/poll');
-      if (view.my_vote != null) this.myVote = { chapter: view.chapter, round: view.round, option: view.my_vote };
+      // Read before this page's own vote was counted: that vote's answer is the newer.
+      if ((view.version ?? 0) < (this.myVote?.version ?? 0)) return;
+      if (view.my_vote != null) this.myVote = { chapter: view.chapter, round: view.round, option: view.my_vote, version: view.version };
       this.render();
     } catch {
       // Not this room's token (the instructor's, or a refused link): no vote of its own to show.

@@ -1,7 +1,8 @@
 //! The poll in the resource store, beside the class (every key under the fleet's tag, see
 //! `keys`): the poll in progress, and per chapter polled its rounds' votes and the run it was
 //! revealed with. Every change is one script that checks the state it changes and tells the
-//! fleet ([`POLL_CHANNEL`]); reads are at most two round trips.
+//! fleet ([`POLL_CHANNEL`]) and counts the poll's version ([`POLL_VERSION`]) with the change;
+//! a read is two round trips, both at one version (see [`snapshot`]).
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -11,19 +12,32 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::{
     poll_room_runs, poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS, POLL_RUNS,
-    ROOM_TOKENS,
+    POLL_VERSION, ROOM_TOKENS,
 };
 use crate::redis_pool::{RedisPool, StoreError};
 
 /// A poll has round 1 and, after a discussion, round 2: Mazur's peer instruction votes twice.
 pub const LAST_ROUND: u8 = 2;
 
-static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.lua")));
-static OPEN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("open.lua")));
-static ROUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("round.lua")));
-static CLOSE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("close.lua")));
-static REVEAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("reveal.lua")));
-static ROOM_RUN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("room_run.lua")));
+/// A script of the poll, after `version.lua`, which counts the poll's version.
+macro_rules! poll_script {
+    ($file:literal) => {
+        LazyLock::new(|| Script::new(concat!(include_str!("version.lua"), include_str!($file))))
+    };
+}
+
+static VOTE: LazyLock<Script> = poll_script!("vote.lua");
+static OPEN: LazyLock<Script> = poll_script!("open.lua");
+static ROUND: LazyLock<Script> = poll_script!("round.lua");
+static CLOSE: LazyLock<Script> = poll_script!("close.lua");
+static REVEAL: LazyLock<Script> = poll_script!("reveal.lua");
+static ROOM_RUN: LazyLock<Script> = poll_script!("room_run.lua");
+static DELETE: LazyLock<Script> = poll_script!("delete.lua");
+static READ: LazyLock<Script> = poll_script!("read.lua");
+
+/// A snapshot reads this many times at most while the poll changes between its two round
+/// trips (a burst of votes), before it answers with the first read's version.
+const READS: usize = 3;
 
 /// The poll in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +94,12 @@ pub struct ClassRooms {
 /// What the views are made of, read at once.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The poll's version these were read at (see `version.lua`): a view read later, after a
+    /// change, has a larger one.
+    pub version: u64,
+    /// Whether a change counted the version; `false`: the store has seen no change since it
+    /// started empty, and the version is its clock, larger at every read of the same poll.
+    pub counted: bool,
     /// `None`: no poll (idle).
     pub poll: Option<Poll>,
     /// `None`: no class.
@@ -121,6 +141,8 @@ pub enum VoteRefused {
 pub struct Counted {
     pub chapter: String,
     pub round: u8,
+    /// The poll's version with the vote in it.
+    pub version: u64,
 }
 
 /// A vote, atomically (see `vote.lua`). `believed` is the round the caller thinks open (the
@@ -141,6 +163,7 @@ pub async fn vote(
             .key(CLASS)
             .key(ROOM_TOKENS)
             .key(poll_votes(&chapter, round))
+            .key(POLL_VERSION)
             .arg(token_digest)
             .arg(room)
             .arg(option)
@@ -151,7 +174,16 @@ pub async fn vote(
             .await?;
         let word = |i: usize| reply.get(i).map(String::as_str).unwrap_or_default();
         let refused = match word(0) {
-            "ok" => return Ok(Ok(Counted { chapter, round })),
+            "ok" => {
+                let version = word(1)
+                    .parse()
+                    .map_err(|_| unexpected("vote.lua", &reply.join(" ")))?;
+                return Ok(Ok(Counted {
+                    chapter,
+                    round,
+                    version,
+                }));
+            }
             "stale" => {
                 chapter = word(1).to_owned();
                 round = word(2).parse().unwrap_or(0);
@@ -184,6 +216,7 @@ pub async fn open(resource: &RedisPool, chapter: &str, options: usize) -> Result
         .key(poll_votes(chapter, 1))
         .key(poll_votes(chapter, 2))
         .key(poll_room_runs(chapter))
+        .key(POLL_VERSION)
         .arg(chapter)
         .arg(options)
         .arg(POLL_CHANNEL)
@@ -206,6 +239,7 @@ pub async fn next_round(resource: &RedisPool) -> Result<Result<u8, RoundRefused>
     let reply: Vec<String> = ROUND
         .key(POLL)
         .key(POLL_ROUNDS)
+        .key(POLL_VERSION)
         .arg(LAST_ROUND)
         .arg(POLL_CHANNEL)
         .invoke_async(&mut conn)
@@ -226,6 +260,7 @@ pub async fn close(resource: &RedisPool) -> Result<Option<String>, StoreError> {
     let mut conn = resource.conn().await?;
     let chapter: Option<String> = CLOSE
         .key(POLL)
+        .key(POLL_VERSION)
         .arg(POLL_CHANNEL)
         .invoke_async(&mut conn)
         .await?;
@@ -257,6 +292,7 @@ pub async fn reveal(
     let reply: String = REVEAL
         .key(POLL)
         .key(POLL_RUNS)
+        .key(POLL_VERSION)
         .arg(chapter)
         .arg(run)
         .arg(POLL_CHANNEL)
@@ -305,6 +341,7 @@ async fn room_run(
         .key(POLL)
         .key(POLL_RUNS)
         .key(poll_room_runs(chapter))
+        .key(POLL_VERSION)
         .arg(chapter)
         .arg(run_id)
         .arg(room)
@@ -315,42 +352,65 @@ async fn room_run(
     Ok(kept == 1)
 }
 
-/// The poll in progress, its votes and its run, and the class: two round trips.
+/// The poll in progress, its votes and its run, and the class, at one version: two round
+/// trips, the first a script (the poll, the class, the version), the second a transaction (the
+/// version again, the votes and the runs of the poll's round). Should the version differ, the
+/// poll changed in between: read again. After [`READS`] reads, the last is answered with its
+/// first version, which may then be older than what it shows, never newer: a page drops it
+/// after a newer view rather than draw it over one.
 pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
     let mut conn = resource.conn().await?;
-    let (fields, class): (BTreeMap<String, String>, (Option<String>, Option<usize>)) =
-        redis::pipe()
-            .hgetall(POLL)
-            .cmd("HMGET")
-            .arg(CLASS)
-            .arg("prefix")
-            .arg("students")
-            .query_async(&mut conn)
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        type Read = (
+            u64,
+            bool,
+            BTreeMap<String, String>,
+            (Option<String>, Option<usize>),
+        );
+        let (version, counted, fields, class): Read = READ
+            .key(POLL)
+            .key(CLASS)
+            .key(POLL_VERSION)
+            .invoke_async(&mut conn)
             .await?;
-    let class = class_rooms(class);
-    let Some(poll) = parse_poll(&fields) else {
+        let class = class_rooms(class);
+        let Some(poll) = parse_poll(&fields) else {
+            return Ok(Snapshot {
+                version,
+                counted,
+                class,
+                ..Snapshot::default()
+            });
+        };
+        let mut pipe = redis::pipe();
+        pipe.atomic().get(POLL_VERSION);
+        for round in 1..=poll.round {
+            pipe.hgetall(poll_votes(&poll.chapter, round));
+        }
+        pipe.hget(POLL_RUNS, &poll.chapter);
+        pipe.hgetall(poll_room_runs(&poll.chapter));
+        let mut replies: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+        let room_runs = room_runs(replies.pop().unwrap_or(redis::Value::Nil))?;
+        let run = replies.pop().map(run_record).transpose()?.flatten();
+        let mut replies = replies.into_iter();
+        let again: Option<u64> = redis::from_redis_value(replies.next().unwrap_or_default())
+            .map_err(redis::RedisError::from)?;
+        if again != Some(version) && tries < READS {
+            continue;
+        }
+        let votes = replies.map(votes).collect::<Result<_, _>>()?;
         return Ok(Snapshot {
+            version,
+            counted,
+            poll: Some(poll),
             class,
-            ..Snapshot::default()
+            votes,
+            run,
+            room_runs,
         });
-    };
-    let mut pipe = redis::pipe();
-    for round in 1..=poll.round {
-        pipe.hgetall(poll_votes(&poll.chapter, round));
     }
-    pipe.hget(POLL_RUNS, &poll.chapter);
-    pipe.hgetall(poll_room_runs(&poll.chapter));
-    let mut replies: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
-    let room_runs = room_runs(replies.pop().unwrap_or(redis::Value::Nil))?;
-    let run = replies.pop().map(run_record).transpose()?.flatten();
-    let votes = replies.into_iter().map(votes).collect::<Result<_, _>>()?;
-    Ok(Snapshot {
-        poll: Some(poll),
-        class,
-        votes,
-        run,
-        room_runs,
-    })
 }
 
 /// Every chapter this class was polled on, in the order first polled, and the class: two
@@ -415,24 +475,19 @@ pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
         .arg(-1)
         .query_async(&mut conn)
         .await?;
-    let mut keys = vec![
-        POLL.to_owned(),
-        POLL_CHAPTERS.to_owned(),
-        POLL_ROUNDS.to_owned(),
-        POLL_RUNS.to_owned(),
-    ];
+    let mut delete = DELETE.key(POLL_VERSION);
+    delete
+        .key(POLL)
+        .key(POLL_CHAPTERS)
+        .key(POLL_ROUNDS)
+        .key(POLL_RUNS);
     for chapter in &chapters {
-        keys.extend((1..=LAST_ROUND).map(|round| poll_votes(chapter, round)));
-        keys.push(poll_room_runs(chapter));
+        for round in 1..=LAST_ROUND {
+            delete.key(poll_votes(chapter, round));
+        }
+        delete.key(poll_room_runs(chapter));
     }
-    let () = redis::pipe()
-        .atomic()
-        .del(keys)
-        .ignore()
-        .publish(POLL_CHANNEL, "deleted")
-        .ignore()
-        .query_async(&mut conn)
-        .await?;
+    let _version: u64 = delete.arg(POLL_CHANNEL).invoke_async(&mut conn).await?;
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! One `/poll/events` connection: event `poll`, data the public view, sent on connect (a
+//! One `/poll/events` connection: event `poll`, data the public view (with the poll's
+//! `version` it was read at, by which a page tells it from an older one), sent on connect (a
 //! student who joins late or reloads sees the open question) and on every change, at most one
 //! every [`MIN_GAP`]: changes in between are folded into the next (the watch channel keeps
 //! only the newest view).

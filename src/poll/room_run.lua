@@ -1,7 +1,8 @@
 -- One room's run of a chapter after its reveal in every room, kept only while that reveal is
 -- still the poll's: a run of a chapter whose vote moved on (another chapter opened, the chapter
 -- opened again, the class closed) answers a question no longer asked, and its rooms stop.
--- KEYS[1] the poll; KEYS[2] runs per chapter; KEYS[3] the chapter's runs per room
+-- KEYS[1] the poll; KEYS[2] runs per chapter; KEYS[3] the chapter's runs per room; KEYS[4] the
+-- poll's version
 -- ARGV[1] the chapter; ARGV[2] the reveal's run id; ARGV[3] the room, or '' only to ask
 -- whether the reveal is still the poll's; ARGV[4] the room's run as JSON; ARGV[5] the channel
 -- Returns 1 (kept, or still the poll's), or 0.
@@ -12,5 +13,6 @@ local ok, decoded = pcall(cjson.decode, run)
 if not ok or decoded.id ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then return 1 end
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+poll_version(KEYS[4], true)
 redis.call('PUBLISH', ARGV[5], 'room_run')
 return 1

@@ -27,6 +27,9 @@ pub enum PollState {
 /// The poll as anyone may see it.
 #[derive(Debug, Clone, Serialize)]
 pub struct PublicView {
+    /// The poll's version it was read at: it grows with every change of the poll, fleet-wide,
+    /// so a page drops a view older than the one it drew (an event may arrive after an answer).
+    pub version: u64,
     pub state: PollState,
     pub chapter: Option<String>,
     pub round: Option<u8>,
@@ -122,8 +125,9 @@ pub struct RoundResult {
 }
 
 impl PublicView {
-    pub fn idle(rooms: usize) -> PublicView {
+    pub fn idle(version: u64, rooms: usize) -> PublicView {
         PublicView {
+            version,
             state: PollState::Idle,
             chapter: None,
             round: None,
@@ -139,7 +143,7 @@ impl PublicView {
 pub fn public(snapshot: &Snapshot) -> PublicView {
     let rooms = snapshot.class.as_ref().map_or(0, |c| c.students);
     let Some(poll) = &snapshot.poll else {
-        return PublicView::idle(rooms);
+        return PublicView::idle(snapshot.version, rooms);
     };
     let state = match poll {
         Poll { revealed: true, .. } => PollState::Revealed,
@@ -156,6 +160,7 @@ pub fn public(snapshot: &Snapshot) -> PublicView {
         _ => None,
     };
     PublicView {
+        version: snapshot.version,
         state,
         chapter: Some(poll.chapter.clone()),
         round: Some(poll.round),
@@ -352,6 +357,8 @@ mod tests {
     #[test]
     fn the_public_view_says_how_many_voted_and_not_what() {
         let snapshot = Snapshot {
+            version: 7,
+            counted: true,
             poll: Some(Poll {
                 chapter: "none-race".into(),
                 round: 2,
@@ -373,9 +380,11 @@ mod tests {
         );
         assert!(view.reveal.is_none());
         let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(json["version"], 7);
         assert!(json.get("rounds").is_none() && json.get("counts").is_none());
         let admin = admin(&snapshot);
         assert_eq!(admin.rounds.len(), 2);
+        assert_eq!(serde_json::to_value(&admin).unwrap()["version"], 7);
         assert!(!admin.rounds[0].open && admin.rounds[1].open);
         assert_eq!(admin.rounds[0].counts[..2], [1, 1]);
     }

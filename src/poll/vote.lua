@@ -3,10 +3,10 @@
 -- the same round: replaced). A vote racing a close is therefore counted in the round it closed
 -- or refused, never lost between the two.
 -- KEYS[1] the poll; KEYS[2] the class; KEYS[3] room tokens (digest -> room);
--- KEYS[4] the votes of the round the caller believes open
+-- KEYS[4] the votes of the round the caller believes open; KEYS[5] the poll's version
 -- ARGV[1] the token's digest; ARGV[2] the room; ARGV[3] the option (from 0);
 -- ARGV[4] the chapter and ARGV[5] the round the caller believes open; ARGV[6] the channel
--- Returns {'ok'}, or a refusal: {'unknown_token'}, {'other_room', room}, {'not_in_class'},
+-- Returns {'ok', the poll's version with this vote}, or a refusal: {'unknown_token'}, {'other_room', room}, {'not_in_class'},
 -- {'no_open_round'}, {'stale', chapter, round} (ask again with those), {'out_of_range', n}.
 local owner = redis.call('HGET', KEYS[3], ARGV[1])
 if not owner then return {'unknown_token'} end
@@ -31,7 +31,8 @@ if option >= tonumber(poll[4]) then return {'out_of_range', poll[4]} end
 
 local before = redis.call('HGET', KEYS[4], ARGV[2])
 redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
-if before ~= ARGV[3] then
-  redis.call('PUBLISH', ARGV[6], 'vote')
-end
-return {'ok'}
+-- The same vote again changes nothing: no new version, nobody told.
+if before == ARGV[3] then return {'ok', poll_version(KEYS[5], false)} end
+local version = poll_version(KEYS[5], true)
+redis.call('PUBLISH', ARGV[6], 'vote')
+return {'ok', version}

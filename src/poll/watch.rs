@@ -1,7 +1,8 @@
 //! One watcher of the poll per instance, whatever the number of viewers: it listens on
 //! [`POLL_CHANNEL`], re-reads the poll when told of a change (at most once every
 //! [`COALESCE`], so 300 votes in a second cost each instance four reads, not 300), renders
-//! the public view once, and hands it to every `/poll/events` stream through a
+//! the public view once (a read that finds the poll's version and everything else as they were
+//! sends nothing), and hands it to every `/poll/events` stream through a
 //! `tokio::sync::watch` channel, which keeps only the newest: a slow stream skips to it, and
 //! memory stays one view whatever the number of streams.
 //!
@@ -31,6 +32,9 @@ const RETRY: Duration = Duration::from_secs(1);
 pub struct Current {
     /// Whether the poll was read yet: a stream waits for it rather than say "idle" wrongly.
     pub loaded: bool,
+    /// The view's version, and whether a change counted it (see `Snapshot::counted`).
+    pub version: u64,
+    pub counted: bool,
     /// The round taking votes (chapter, round): a vote names it to its script.
     pub open_round: Option<(String, u8)>,
     /// The public view as JSON, serialised once for every stream.
@@ -38,13 +42,15 @@ pub struct Current {
 }
 
 impl Current {
-    fn of(view: &PublicView) -> Current {
+    fn of(view: &PublicView, counted: bool) -> Current {
         let open_round = match (view.state, &view.chapter, view.round) {
             (PollState::Open, Some(chapter), Some(round)) => Some((chapter.clone(), round)),
             _ => None,
         };
         Current {
             loaded: true,
+            version: view.version,
+            counted,
             open_round,
             // A view is strings, numbers and maps of them: serializing cannot fail.
             json: serde_json::to_string(view)
@@ -75,6 +81,8 @@ impl PollWatch {
     pub fn new(max_streams: usize) -> PollWatch {
         let unknown = Current {
             loaded: false,
+            version: 0,
+            counted: false,
             open_round: None,
             json: "{}".into(),
         };
@@ -151,8 +159,16 @@ impl PollWatch {
                 _ = tokio::time::sleep(REFRESH) => {}
             }
             match ballot_box::snapshot(resource).await {
-                Ok(snapshot) => {
-                    let next = Current::of(&standings::public(&snapshot));
+                Ok(mut snapshot) => {
+                    // A store that has seen no change answers its clock as the version, new
+                    // at every read: the view keeps the version it was first sent with, so an
+                    // unchanged view is not sent again. It is still above every version
+                    // before and below the first one counted.
+                    let current = Arc::clone(&self.current.borrow());
+                    if !snapshot.counted && current.loaded && !current.counted {
+                        snapshot.version = current.version;
+                    }
+                    let next = Current::of(&standings::public(&snapshot), snapshot.counted);
                     self.current.send_if_modified(|current| {
                         let changed = !current.loaded || current.json != next.json;
                         if changed {

@@ -14,6 +14,10 @@
 //!
 //! The admin token opens, closes, runs and reveals, and alone reads the counts before the
 //! reveal; it does not vote.
+//!
+//! Every view, and the answers of a vote and a reveal, carry the poll's `version` (see
+//! `poll/version.lua`): it grows with every change, so a page that draws both the answers and
+//! the stream drops whichever arrives after a newer one.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -45,7 +49,7 @@ struct OpenBody {
 }
 
 /// `POST /admin/class/poll {"chapter"}`.
-#[utoipa::path(post, path = "/admin/class/poll", operation_id = "poll_open", tag = "poll", request_body(content = Object, description = "`{\"chapter\": \"<a chapter with a question>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The admin view: the question, rounds, counts", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll", operation_id = "poll_open", tag = "poll", request_body(content = Object, description = "`{\"chapter\": \"<a chapter with a question>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The admin view: the question, rounds, counts, and `version`, the poll's version (it grows with every change of the poll: a view with a smaller one is older)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn open(
     _: Admin,
     State(state): State<AppState>,
@@ -71,7 +75,7 @@ pub async fn open(
 }
 
 /// `POST /admin/class/poll/round`: closes the round and opens the next.
-#[utoipa::path(post, path = "/admin/class/poll/round", operation_id = "poll_next_round", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, the next round open", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll/round", operation_id = "poll_next_round", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, the next round open, with the poll's `version`", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn next_round(
     _: Admin,
     State(state): State<AppState>,
@@ -99,7 +103,7 @@ pub async fn next_round(
 }
 
 /// `POST /admin/class/poll/close`: closes the round, opens none.
-#[utoipa::path(post, path = "/admin/class/poll/close", operation_id = "poll_close", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, no round open", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll/close", operation_id = "poll_close", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view, no round open, with the poll's `version`", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<AdminView>, AppError> {
     ballot_box::close(&state.resource)
         .await?
@@ -108,7 +112,7 @@ pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Admin
 }
 
 /// `GET /admin/class/poll`: the admin view.
-#[utoipa::path(get, path = "/admin/class/poll", operation_id = "poll_admin_view", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view: counts per option per round", body = Object)))]
+#[utoipa::path(get, path = "/admin/class/poll", operation_id = "poll_admin_view", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "The admin view: counts per option per round, and the poll's `version` it was read at", body = Object)))]
 pub async fn admin_view(
     _: Admin,
     State(state): State<AppState>,
@@ -137,12 +141,12 @@ struct RevealBody {
 }
 
 /// `POST /admin/class/poll/reveal {"run": true, "room"?: "default", "every_room"?: false}`.
-#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\", \"every_room\"?: bool}`: `run` runs the chapter in `room` (the instructor's, `default`, unless named) and reveals its figures; `false` reveals the run this vote made before. `every_room` (with `run`) also runs it in each of the class's rooms after the reveal answered, two rooms at a time (one when its fault strikes beyond the room), in the background: the reveal's `every_room` counts the rooms per option their run landed in, those whose run did not show what the chapter expects, those whose run failed (and why) and those not run yet, and fills in over `GET /poll/events` as the rooms finish"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes; `every_room`: where the class's rooms' runs landed", body = Object), (status = 400, description = "A bad room, `room` or `every_room` without `run`, or a chapter this fleet cannot run", body = super::openapi::ErrorBody), (status = 409, description = "No class, no poll, the vote moved on, no run to reveal, or a scenario already runs in the room; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\", \"every_room\"?: bool}`: `run` runs the chapter in `room` (the instructor's, `default`, unless named) and reveals its figures; `false` reveals the run this vote made before. `every_room` (with `run`) also runs it in each of the class's rooms after the reveal answered, two rooms at a time (one when its fault strikes beyond the room), in the background: the reveal's `every_room` counts the rooms per option their run landed in, those whose run did not show what the chapter expects, those whose run failed (and why) and those not run yet, and fills in over `GET /poll/events` as the rooms finish"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes (the view's `reveal`); `every_room`: where the class's rooms' runs landed; `version`: the poll's version, revealed", body = Object), (status = 400, description = "A bad room, `room` or `every_room` without `run`, or a chapter this fleet cannot run", body = super::openapi::ErrorBody), (status = 409, description = "No class, no poll, the vote moved on, no run to reveal, or a scenario already runs in the room; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
 pub async fn reveal(
     _: Admin,
     State(state): State<AppState>,
     Body(body): Body,
-) -> Result<Json<Reveal>, AppError> {
+) -> Result<Json<Revealed>, AppError> {
     let RevealBody {
         run,
         room,
@@ -195,11 +199,21 @@ pub async fn reveal(
     }
     state.poll.changed();
     let snapshot = ballot_box::snapshot(&state.resource).await?;
-    let reveal = standings::public(&snapshot)
-        .reveal
-        .ok_or_else(|| moved(&chapter))?;
+    let view = standings::public(&snapshot);
+    let reveal = view.reveal.ok_or_else(|| moved(&chapter))?;
     tracing::info!(chapter, landed = ?reveal.landed, "class vote revealed");
-    Ok(Json(reveal))
+    Ok(Json(Revealed {
+        reveal,
+        version: view.version,
+    }))
+}
+
+/// The answer of a reveal: the view's `reveal`, and the poll's version it was read at.
+#[derive(Serialize)]
+pub struct Revealed {
+    #[serde(flatten)]
+    reveal: Reveal,
+    version: u64,
 }
 
 #[derive(Deserialize)]
@@ -258,16 +272,17 @@ struct VoteBody {
     option: usize,
 }
 
-/// The answer to a vote: the round it was counted in.
+/// The answer to a vote: the round it was counted in, and the poll's version with it.
 #[derive(Serialize)]
 pub struct Voted {
     chapter: String,
     round: u8,
     option: usize,
+    version: u64,
 }
 
 /// `POST /poll?room= {"option": N}` with the room's token.
-#[utoipa::path(post, path = "/poll", operation_id = "poll_vote", tag = "poll", params(super::openapi::RoomParam), request_body(content = Object, description = "`{\"option\": N}`"), security(("room_token" = [])), responses((status = 200, description = "`{\"chapter\", \"round\", \"option\"}`: counted in this round", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/poll", operation_id = "poll_vote", tag = "poll", params(super::openapi::RoomParam), request_body(content = Object, description = "`{\"option\": N}`"), security(("room_token" = [])), responses((status = 200, description = "`{\"chapter\", \"round\", \"option\", \"version\"}`: counted in this round; `version`, the poll's version with this vote (a view with a smaller one was read before it)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn vote(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -305,6 +320,7 @@ pub async fn vote(
                 chapter: counted.chapter,
                 round: counted.round,
                 option,
+                version: counted.version,
             }));
         }
         Err(refused) => refused,
@@ -360,7 +376,7 @@ pub struct PublicPoll {
 }
 
 /// `GET /poll?room=`: anyone; with the room's token, also `my_vote`.
-#[utoipa::path(get, path = "/poll", operation_id = "poll_public_view", tag = "poll", params(super::openapi::RoomParam), security(()), responses((status = 200, description = "How many voted (not what); `my_vote` with the room's own token", body = Object)))]
+#[utoipa::path(get, path = "/poll", operation_id = "poll_public_view", tag = "poll", params(super::openapi::RoomParam), security(()), responses((status = 200, description = "How many voted (not what); `my_vote` with the room's own token; `version`, the poll's version it was read at", body = Object)))]
 pub async fn public_view(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -404,7 +420,7 @@ pub async fn public_view(
 }
 
 /// `GET /poll/events?room=`: the public view as it changes.
-#[utoipa::path(get, path = "/poll/events", operation_id = "poll_events", tag = "poll", params(super::openapi::RoomParam), responses((status = 200, description = "An endless stream of Server-Sent Events: `event: poll`, the public view, on connect and each change", content_type = "text/event-stream", body = String), (status = 503, description = "This instance serves its most streams", body = super::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/poll/events", operation_id = "poll_events", tag = "poll", params(super::openapi::RoomParam), responses((status = 200, description = "An endless stream of Server-Sent Events: `event: poll`, the public view (as `GET /poll`, with its `version`), on connect and each change", content_type = "text/event-stream", body = String), (status = 503, description = "This instance serves its most streams", body = super::openapi::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Room(_): Room,

@@ -834,6 +834,17 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
   });
 
   await t.test('run & reveal: the phone and the projector show where the run landed', async () => {
+    // Every state each screen draws from here on: once revealed, neither goes back to an older
+    // view (a stream event read before the reveal may arrive after the reveal's answer; its
+    // smaller version has it dropped).
+    const recordStates = (selector) => {
+      const host = document.querySelector(selector);
+      window.statesDrawn = [];
+      new MutationObserver(() => window.statesDrawn.push(host.dataset.state))
+        .observe(host, { attributes: true, attributeFilter: ['data-state'] });
+    };
+    await presenter.evaluate(recordStates, 'body');
+    await phone.evaluate(recordStates, '#vote');
     await presenter.check('#run-every');
     await presenter.click('#reveal');
     await presenter.waitForSelector('#reveal-box:not([hidden]) .reveal', { timeout: 120_000 });
@@ -841,8 +852,7 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     const landed = await phone.getAttribute('.reveal', 'data-landed');
     if (landed !== 'none') {
       assert.ok(await phone.$(`.vote-option.landed[data-option="${landed}"]`), 'the landed option is marked');
-      // The projector may draw one stream view from before the reveal after the reveal's own
-      // answer (the stream sends at most every 500 ms), then the revealed one: wait for it.
+      // The reveal's answer draws it at once; waited for all the same, with a deadline.
       await presenter.waitForSelector(`#options li.landed[data-option="${landed}"]`, { timeout: 10_000 });
     }
     assert.match(await phone.textContent('.reveal-landed'), /The run landed in/);
@@ -858,6 +868,13 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     assert.deepEqual(rooms.failed, [], JSON.stringify(rooms));
     assert.equal(rooms.landed.reduce((a, b) => a + b, 0) + rooms.landed_none, 2, JSON.stringify(rooms));
     assert.match(await presenter.textContent('.reveal-rooms-head'), /In every room: 2 of 2 rooms ran it/);
+    for (const [name, page] of [['the projector', presenter], ['the phone', phone]]) {
+      const drawn = await page.evaluate(() => window.statesDrawn);
+      const first = drawn.indexOf('revealed');
+      assert.ok(first >= 0 && drawn.slice(first).every((state) => state === 'revealed'), `${name} drew ${drawn.join(' → ')}`);
+    }
+    const version = await presenter.evaluate(() => window.oversell.view.version);
+    assert.ok(Number.isSafeInteger(version) && version > 0, `the projector's view version: ${version}`);
     await noSideScroll(phone);
     await phone.screenshot({ path: join(SHOTS, '36-vote-phone-revealed.png'), fullPage: true });
     await presenter.screenshot({ path: join(SHOTS, '37-present-revealed.png') });

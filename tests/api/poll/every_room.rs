@@ -96,6 +96,12 @@ async fn a_reveal_in_every_room_counts_where_each_rooms_run_landed() {
     assert_eq!(tally["landed"].as_array().unwrap().len(), options, "{view}");
     // The main figures are still the instructor's room's.
     assert_eq!(view["reveal"]["figures"], reveal["figures"]);
+    // Each room's outcome kept is a change of the poll: one version each, after the answer's.
+    let version = |v: &Value| v["version"].as_u64().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        version(&view) >= version(&reveal) + pending,
+        "{view} after {reveal}"
+    );
 
     // Each room's own ground truth shows its run: its orders are the chapter's buyers' sales.
     for seat in &seats {

@@ -2,11 +2,13 @@
 //! gets its code; nobody reads another room's vote; an instance restarted mid-vote loses
 //! nothing; the stream sends the open question on connect and each change; a reveal runs the
 //! chapter and lands where its question's rule says; the results show both rounds; closing
-//! the class removes the vote.
+//! the class removes the vote; every view carries the poll's version, which grows with every
+//! change.
 
 mod every_room;
 mod reveal;
 mod stream;
+mod version;
 mod votes;
 
 use reqwest::{Method, StatusCode};

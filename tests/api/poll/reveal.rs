@@ -55,6 +55,9 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
             );
         }
         let second = &second[..seats.len() - 1];
+        // What a stream sent before the reveal: a view of the open round.
+        let before = ok(&client, &base, Method::GET, "/poll", None, None).await;
+        assert_eq!(before["state"], "open", "{before}");
 
         let reveal = admin(
             Method::POST,
@@ -95,10 +98,22 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
         };
         assert_eq!(reveal["gain"].as_f64(), gain, "{reveal}");
 
-        // Everyone sees the reveal now; the vote is over.
+        // Everyone sees the reveal now; the vote is over. The reveal's answer is the view's
+        // `reveal` and its version, above the view before it: a page that draws the answer
+        // first drops that view when the stream brings it late.
         let public = ok(&client, &base, Method::GET, "/poll", None, None).await;
         assert_eq!(public["state"], "revealed");
-        assert_eq!(public["reveal"], reveal);
+        let version = reveal["version"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{reveal}"));
+        assert!(
+            before["version"].as_u64().unwrap() < version,
+            "{before} before {reveal}"
+        );
+        assert_eq!(public["version"], version, "{public}");
+        let mut revealed = reveal.clone();
+        revealed.as_object_mut().unwrap().remove("version");
+        assert_eq!(public["reveal"], revealed);
         let late = vote(&client, &base, &seats[0], 0).await;
         assert_refused(
             &late,
@@ -121,7 +136,7 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
             "revealed",
             "a round after the reveal",
         );
-        // Revealed again without a run: the same run.
+        // Revealed again without a run: the same run, and no change of the poll.
         let kept = admin(
             Method::POST,
             "/admin/class/poll/reveal",

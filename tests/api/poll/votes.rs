@@ -70,13 +70,24 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
             .map(|(i, seat)| vote(client, fleet.url(i), seat, first[i])),
     )
     .await;
+    let opened_at = opened["version"].as_u64().unwrap();
+    let mut versions = Vec::new();
     for (i, (status, answer)) in answers.iter().enumerate() {
         assert_eq!(*status, StatusCode::OK, "{answer}");
+        let version = answer["version"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{answer}"));
         assert_eq!(
             answer,
-            &json!({ "chapter": CHAPTER, "round": 1, "option": first[i] })
+            &json!({ "chapter": CHAPTER, "round": 1, "option": first[i], "version": version })
         );
+        versions.push(version);
     }
+    // Each vote is one change of the poll, counted once, whichever instance took it.
+    versions.sort_unstable();
+    versions.dedup();
+    assert_eq!(versions.len(), seats.len(), "{versions:?}");
+    assert!(versions[0] > opened_at, "{versions:?} after {opened_at}");
     let view = admin(Method::GET, "/admin/class/poll", None).await;
     assert_eq!(counts_of(&view, 1), tally(&first, options), "{view}");
     assert_eq!(view["rounds"][0]["voters"], 30);
