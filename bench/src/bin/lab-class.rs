@@ -33,7 +33,9 @@ struct Args {
     /// Class sizes, one fleet each.
     #[arg(long, value_delimiter = ',', default_value = "100,200")]
     students: Vec<usize>,
-    /// More `oversell up` flags, e.g. `--grading-slots 6`.
+    /// More `oversell up` flags, e.g. `--lock-store redlock`. The grading slots are the
+    /// instances' (`serve --grading-slots`): set `GRADING_SLOTS=N` in this bench's environment,
+    /// which `oversell up` and its instances inherit.
     #[arg(long, allow_hyphen_values = true)]
     up: Vec<String>,
     /// Seconds the demo sells alone before the class presses.
