@@ -280,7 +280,9 @@ impl Launchers {
         if !script.is_file() {
             bail!("--on compose runs deploy/compose.sh: run the course from the repository's root");
         }
-        let project = format!("oversell-course-{}-{n}", std::process::id());
+        // Named after the course's own folder, so two courses never share a project.
+        let course = self.logs.file_name().and_then(|name| name.to_str());
+        let project = format!("{}-{n}", course.unwrap_or("oversell-course"));
         let log = self.logs.join(format!("fleet-{n:02}.log"));
         let out = std::fs::File::create(&log).with_context(|| format!("{}", log.display()))?;
         let mut up = Command::new("bash");

@@ -143,7 +143,14 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
         }
         None => None,
     };
-    let logs = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
+    // One folder per course, not per process: two courses of one process (the API tests run
+    // two at once) each remove their own folder when they pass, never the other's.
+    let run = random_token()?;
+    let logs = std::env::temp_dir().join(format!(
+        "oversell-course-{}-{}",
+        std::process::id(),
+        &run[..8]
+    ));
     std::fs::create_dir_all(&logs).with_context(|| format!("{}", logs.display()))?;
     let launchers = Launchers {
         oversell: match args.on {
@@ -446,6 +453,6 @@ fn random_token() -> anyhow::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom for the fleets' admin token")?;
+        .context("cannot read /dev/urandom for a random name or token")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
