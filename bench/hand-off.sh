@@ -7,6 +7,9 @@
 #     one's read, every sale of the run read back from the ledger), the time inside a section,
 #     the sale's latency as the buyers saw it, and the acquires per client (min, max, Jain's
 #     index) and per instance; one chart per tier into CHARTS;
+#   - the turn: the time as many sections in a row as there were buyers took (from the ledger);
+#     a lock that serves in order makes every buyer wait about one turn, so the turn's p99/p50
+#     is the floor of its sale p99/p50, set by the pace of the serial path, not by the lock;
 #   - then `wrk -t1` (bench/wrk-sale.lua), when installed, on the same tier after a reset, and
 #     `loadtest hand-off` reading the ledger it left: the same hand-off under another
 #     generator (wrk reports no per-connection counts, so no acquires per client).
@@ -36,6 +39,8 @@ TOOLS=${TOOLS:-loadtest wrk}
 CHARTS=${CHARTS:-bench/hand-off}
 . bench/fleet.sh
 
+# Before anything runs: how steady the cores themselves are (the pace every figure rides on).
+STEADINESS=$(python3 bench/steadiness.py 3)
 # shellcheck disable=SC2086 # FLEET is a list of flags
 fleet_up --instances "$INSTANCES" $FLEET
 mkdir -p "$CHARTS"
@@ -69,8 +74,10 @@ configure() {
 
 echo "Fleet: \`oversell up --instances $INSTANCES $FLEET\` (lock store: $store); $CONNECTIONS connections for ${SECONDS_} s per tier and tool, business 0 ms, lease 3000 ms, through nginx. Load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| tier | wait | items/s | hand-offs | hand-off p50 / p99 / p99.9 / max ms | inside p50 / p99 ms | sale p50 / p99 / p99.9 ms | acquires per client min / max (min/max) | Jain | per instance % | wrk: items/s | wrk: sale p99 ms | wrk: hand-off p50 / p99 / p99.9 ms |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "$STEADINESS"
+echo
+echo "| tier | wait | items/s | hand-offs | hand-off p50 / p99 / p99.9 / max ms | inside p50 / p99 ms | sale p50 / p99 / p99.9 ms (p99/p50) | turn p50 / p99 ms (p99/p50) | acquires per client min / max (min/max) | Jain | per instance % | wrk: items/s | wrk: sale p99 ms | wrk: hand-off p50 / p99 / p99.9 ms |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for row in $TIERS; do
     tier=${row%%@*} wait=pubsub
     [ "$row" != "$tier" ] && wait=${row#*@}
@@ -89,7 +96,7 @@ for row in $TIERS; do
     if [[ " $TOOLS " == *" wrk "* ]] && command -v wrk >/dev/null; then
         configure "$tier" "$wait"
         wrk -t1 -c"$CONNECTIONS" -d"${SECONDS_}s" -s bench/wrk-sale.lua "$URL" >"$WORK/wrk.txt"
-        "$LOADTEST" hand-off --url "$URL" --json >"$WORK/ledger.json"
+        "$LOADTEST" hand-off --url "$URL" --buyers "$CONNECTIONS" --json >"$WORK/ledger.json"
         wrk_cells=$(python3 - "$WORK/ledger.json" "$WORK/wrk.txt" "$SECONDS_" <<'EOF'
 import json, sys
 h = json.load(open(sys.argv[1]))["hand_off"]
@@ -121,8 +128,11 @@ shares = "/".join(f"{100 * n / total:.0f}" for n in f.get("per_instance", {}).va
 ratio = f"{f['min_over_max']:.2f}" if f["min_over_max"] is not None else "-"
 jain = f"{f['jain']:.3f}" if f["jain"] is not None else "-"
 items = h["sold"] / s["elapsed_s"]
+turn = h.get("turn")
+turn = f"{turn['ms']['p50']} / {turn['ms']['p99']} ({turn['ms']['p99'] / turn['ms']['p50']:.2f})" if turn and turn["ms"]["p50"] else "-"
+tail = f"{lat['p99'] / lat['p50']:.2f}" if lat["p50"] else "-"
 print(f"| {tier} | {wait} | {items:,.0f} | {hand_offs} | {spread} | {inside} | "
-      f"{lat['p50']} / {lat['p99']} / {lat['p99.9']} | {f['min']} / {f['max']} ({ratio}) | {jain} | {shares} | {wrk} |")
+      f"{lat['p50']} / {lat['p99']} / {lat['p99.9']} ({tail}) | {turn} | {f['min']} / {f['max']} ({ratio}) | {jain} | {shares} | {wrk} |")
 EOF
 done
 echo

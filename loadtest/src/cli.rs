@@ -258,6 +258,11 @@ pub struct HandOffArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
+    /// The other tool's connections: also says how long a full turn of the queue took (that
+    /// many consecutive sections), the floor of an in-order lock's sale latency.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub buyers: Option<u32>,
+
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,

@@ -97,13 +97,35 @@ pub struct HandOff {
     pub inside_ms: Option<Spread>,
     /// The distribution of the gaps, empty when `ms` is absent.
     pub buckets: Vec<Bucket>,
+    /// A full turn of the queue: the time as many consecutive sections as the run had buyers
+    /// took, from the first one's read to the read of the one after the last. A buyer of a lock
+    /// that serves in order waits about one turn (everyone else goes once before it), so the
+    /// turns' spread is the floor of its sale latency's: what the pace of the serial path
+    /// itself varied, whoever the lock served. Absent when the buyers were not given, the
+    /// sections overlapped, or fewer sections than buyers were sold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Turn>,
+}
+
+/// The spread of a full turn of the queue ([`HandOff::turn`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Sections per turn: the run's buyers (connections).
+    pub sections: u64,
+    pub ms: Spread,
 }
 
 impl HandOff {
     /// Hand-offs of `sections` (any order): each section that began after every earlier one had
     /// ended is one gap, from the latest end before it to its start. `sold` is the run's count
-    /// of sold sections, `overlaps` the ground truth's count of overlapping pairs.
-    pub fn measure(mut sections: Vec<Section>, sold: u64, overlaps: i64) -> HandOff {
+    /// of sold sections, `overlaps` the ground truth's count of overlapping pairs, `buyers` the
+    /// run's connections when known (for [`HandOff::turn`]).
+    pub fn measure(
+        mut sections: Vec<Section>,
+        sold: u64,
+        overlaps: i64,
+        buyers: Option<usize>,
+    ) -> HandOff {
         sections.sort_by_key(|s| (s.enter_us, s.exit_us));
         let mut gaps = Vec::with_capacity(sections.len());
         let mut inside = Vec::with_capacity(sections.len());
@@ -120,6 +142,19 @@ impl HandOff {
             latest_exit = Some(latest_exit.map_or(s.exit_us, |e| e.max(s.exit_us)));
         }
         let exclusive = overlapping == 0 && overlaps <= 0;
+        let turn = buyers
+            .filter(|&n| exclusive && n > 0 && sections.len() > n)
+            .and_then(|n| {
+                let mut turns: Vec<u64> = sections
+                    .windows(n + 1)
+                    .map(|w| (w[n].enter_us - w[0].enter_us).max(0) as u64)
+                    .collect();
+                turns.sort_unstable();
+                Some(Turn {
+                    sections: n as u64,
+                    ms: spread(&turns)?,
+                })
+            });
         gaps.sort_unstable();
         inside.sort_unstable();
         HandOff {
@@ -134,6 +169,7 @@ impl HandOff {
                 true => buckets(&gaps),
                 false => Vec::new(),
             },
+            turn,
         }
     }
 
@@ -236,6 +272,7 @@ pub async fn from_ledger(
     admin: &AdminClient,
     before: Mark,
     after: &GroundTruth,
+    buyers: Option<usize>,
 ) -> anyhow::Result<(HandOff, BTreeMap<String, u64>)> {
     if after.orders < before.orders {
         bail!(
@@ -253,7 +290,10 @@ pub async fn from_ledger(
     }
     let sold = (after.orders - before.orders) as u64;
     let overlaps = after.overlaps - before.overlaps;
-    Ok((HandOff::measure(sections, sold, overlaps), per_instance))
+    Ok((
+        HandOff::measure(sections, sold, overlaps, buyers),
+        per_instance,
+    ))
 }
 
 /// The ledger's entries `from..to`, as sections.
@@ -331,9 +371,30 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_is_as_many_sections_in_a_row_as_buyers_from_read_to_read() {
+        // Reads every 100 µs, one late by 300 µs: turns of two sections span 200 µs, or 500
+        // across the late one.
+        let reads = [0, 100, 200, 600, 700, 800];
+        let sections: Vec<Section> = reads.iter().rev().map(|&r| s(r, r + 50)).collect();
+        let h = HandOff::measure(sections.clone(), 6, 0, Some(2));
+        let turn = h.turn.unwrap();
+        assert_eq!(turn.sections, 2);
+        // Windows 0..200, 100..600, 200..700, 600..800.
+        assert_eq!((turn.ms.p50, turn.ms.max), (0.2, 0.5));
+        // Not without buyers, with no more sections than buyers, or when sections overlapped.
+        assert!(HandOff::measure(sections.clone(), 6, 0, None)
+            .turn
+            .is_none());
+        assert!(HandOff::measure(sections.clone(), 6, 0, Some(6))
+            .turn
+            .is_none());
+        assert!(HandOff::measure(sections, 6, 1, Some(2)).turn.is_none());
+    }
+
+    #[test]
     fn a_hand_off_is_the_next_enter_minus_the_previous_exit_in_any_order() {
         // Out of order as the ledger may hold them (it is in the order of the writes).
-        let h = HandOff::measure(vec![s(250, 300), s(100, 200), s(200, 240)], 3, 0);
+        let h = HandOff::measure(vec![s(250, 300), s(100, 200), s(200, 240)], 3, 0, None);
         assert_eq!((h.sections, h.hand_offs, h.overlapping), (3, 2, 0));
         // Gaps 0 µs (the next read rode behind the write) and 10 µs.
         assert_eq!(h.ms.unwrap().max, 0.01);
@@ -361,7 +422,7 @@ mod tests {
         // As `none` does: the second begins inside the first, the third inside the first too
         // (after the second ended), the fourth after both.
         let sections = vec![s(0, 100), s(10, 20), s(50, 60), s(150, 160)];
-        let h = HandOff::measure(sections, 4, 3);
+        let h = HandOff::measure(sections, 4, 3, None);
         assert_eq!((h.overlapping, h.hand_offs), (2, 1));
         assert_eq!(h.ms, None, "no number when sections overlap");
         assert!(h.buckets.is_empty());
@@ -371,7 +432,7 @@ mod tests {
             "no hand-off: 2 of 4 sold sections began while another was inside, and Redis counted 3 overlapping pairs"
         );
         // The gap after the overlap is measured from the latest exit (100), not the last one.
-        let nested = HandOff::measure(vec![s(0, 100), s(10, 20), s(130, 140)], 3, 0);
+        let nested = HandOff::measure(vec![s(0, 100), s(10, 20), s(130, 140)], 3, 0, None);
         assert_eq!(nested.hand_offs, 1);
         assert_eq!(nested.ms, None);
     }
@@ -380,18 +441,18 @@ mod tests {
     fn an_overlap_the_ledger_cannot_see_still_withholds_the_figure() {
         // Sold sections one after the other, but the ground truth counted an overlap with a
         // section that sold nothing (a stale write refused).
-        let h = HandOff::measure(vec![s(0, 10), s(20, 30)], 2, 1);
+        let h = HandOff::measure(vec![s(0, 10), s(20, 30)], 2, 1, None);
         assert_eq!((h.overlapping, h.hand_offs, h.ms), (0, 1, None));
     }
 
     #[test]
     fn a_capped_read_says_how_much_of_the_run_it_covers() {
-        let h = HandOff::measure(vec![s(0, 10), s(20, 30)], 250_000, 0);
+        let h = HandOff::measure(vec![s(0, 10), s(20, 30)], 250_000, 0, None);
         assert_eq!(
             h.scope(),
             "1 hand-off between the newest 2 of 250,000 sold sections"
         );
-        let empty = HandOff::measure(vec![], 0, 0);
+        let empty = HandOff::measure(vec![], 0, 0, None);
         assert_eq!(
             (empty.ms, empty.inside_ms, empty.hand_offs),
             (None, None, 0)

@@ -265,9 +265,11 @@ pub async fn run_matrix(
         let state = admin.state().await?;
         let mut row = MatrixRow::new(tier, &stats, &state.truth);
         // The reset emptied the ledger and the overlap count: the run is all of them.
-        let (hand_off, per_instance) = hand_off::from_ledger(admin, Mark::default(), &state.truth)
-            .await
-            .with_context(|| format!("reading the ledger of {tier}"))?;
+        let buyers = Some(stats.ok_per_client.len());
+        let (hand_off, per_instance) =
+            hand_off::from_ledger(admin, Mark::default(), &state.truth, buyers)
+                .await
+                .with_context(|| format!("reading the ledger of {tier}"))?;
         row.hand_off = Some(hand_off);
         row.fairness = row.fairness.map(|f| f.with_instances(per_instance));
         row.wait = wait;

@@ -141,7 +141,7 @@ mod tests {
         };
         let mut r = report();
         let overlapping = (0..100).map(|i| at(i, i * 10, i * 10 + 50)).collect();
-        r.rows[0].hand_off = Some(HandOff::measure(overlapping, 100, 4_000));
+        r.rows[0].hand_off = Some(HandOff::measure(overlapping, 100, 4_000, None));
         r.rows[0].fairness = Some(Fairness::of(&[5, 0, 3]));
         let mut t = 0;
         let serial = (0..200)
@@ -155,7 +155,7 @@ mod tests {
         let per_instance = [("app1", 34), ("app2", 33), ("app3", 33)]
             .map(|(id, n)| (id.to_owned(), n))
             .into();
-        r.rows[1].hand_off = Some(HandOff::measure(serial, 200, 0));
+        r.rows[1].hand_off = Some(HandOff::measure(serial, 200, 0, None));
         r.rows[1].fairness = Some(Fairness::of(&[2, 1, 1, 2]).with_instances(per_instance));
         r
     }

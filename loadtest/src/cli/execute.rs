@@ -97,7 +97,8 @@ async fn sale_run(
             .state()
             .await
             .map_err(|e| format!("GET /state after the run: {e:#}"))?;
-        hand_off::from_ledger(observer, Mark::of(&before.truth), &after.truth)
+        let buyers = Some(stats.ok_per_client.len());
+        hand_off::from_ledger(observer, Mark::of(&before.truth), &after.truth, buyers)
             .await
             .map_err(|e| format!("{e:#}"))
     };
@@ -122,8 +123,13 @@ async fn ledger_hand_off(args: HandOffArgs) -> anyhow::Result<String> {
     preflight(&targets, args.target.timeout).await?;
     let observer = AdminClient::new(&targets, None);
     let state = observer.state().await?;
-    let (hand_off, per_instance) =
-        hand_off::from_ledger(&observer, Mark::default(), &state.truth).await?;
+    let (hand_off, per_instance) = hand_off::from_ledger(
+        &observer,
+        Mark::default(),
+        &state.truth,
+        args.buyers.map(|n| n as usize),
+    )
+    .await?;
     Ok(report::ledger_report(
         &targets,
         &state.settings,

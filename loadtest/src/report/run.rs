@@ -181,6 +181,14 @@ fn hand_off_text(hand_off: &Result<HandOff, String>) -> String {
             spread(inside)
         );
     }
+    if let Some(turn) = &h.turn {
+        let _ = writeln!(
+            out,
+            "Turn ms     {}   ({} sections in a row, one per buyer: an in-order lock's wait)",
+            spread(&turn.ms),
+            thousands(turn.sections)
+        );
+    }
     out
 }
 

@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn the_chart_shows_the_percentiles_the_buckets_and_every_client() {
-        let h = HandOff::measure(sections(&[0, 150, 150, 900, 3_000]), 5, 0);
+        let h = HandOff::measure(sections(&[0, 150, 150, 900, 3_000]), 5, 0, None);
         let f = Fairness::of(&[1, 2, 2]);
         let svg = tier_svg("lua-release, wait pubsub", "a note", Ok(&h), &f);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -292,7 +292,7 @@ mod tests {
     fn a_bar_of_a_few_hand_offs_among_thousands_is_not_zero_percent() {
         let mut gaps = vec![150; 2000];
         gaps.push(3_000);
-        let h = HandOff::measure(sections(&gaps), 2001, 0);
+        let h = HandOff::measure(sections(&gaps), 2001, 0, None);
         let svg = tier_svg("lua-release", "", Ok(&h), &Fairness::of(&[1]));
         assert!(
             svg.contains(">&lt;0.1</text>") && svg.contains(">100</text>"),
@@ -317,6 +317,7 @@ mod tests {
             ],
             2,
             1,
+            None,
         );
         let svg = tier_svg("none", "", Ok(&h), &Fairness::of(&[1, 1]));
         assert!(svg.contains("Sections overlapped: nothing was handed over."));
@@ -333,7 +334,7 @@ mod tests {
     #[test]
     fn thousands_of_clients_are_drawn_as_a_few_hundred_bars() {
         let per_client: Vec<u64> = (0..5000).map(|i| i % 7).collect();
-        let h = HandOff::measure(vec![], 0, 0);
+        let h = HandOff::measure(vec![], 0, 0, None);
         let svg = tier_svg("none", "", Ok(&h), &Fairness::of(&per_client));
         // Clients with 0 acquires are drawn as empty bars, but drawn.
         assert_eq!(svg.matches(r#"class="acq""#).count(), MOST_BARS);
