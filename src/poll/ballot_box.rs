@@ -33,6 +33,8 @@ static CLOSE: LazyLock<Script> = poll_script!("close.lua");
 static REVEAL: LazyLock<Script> = poll_script!("reveal.lua");
 static ROOM_RUN: LazyLock<Script> = poll_script!("room_run.lua");
 static DELETE: LazyLock<Script> = poll_script!("delete.lua");
+/// Reads of the chapters before a delete gives up: each new try follows a vote opened meanwhile.
+const DELETE_TRIES: usize = 5;
 static READ: LazyLock<Script> = poll_script!("read.lua");
 
 /// A snapshot reads this many times at most while the poll changes between its two round
@@ -469,26 +471,33 @@ pub async fn records(
 /// Deletes the poll and every result of the class (a class closed, or a new one made).
 pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
     let mut conn = resource.conn().await?;
-    let chapters: Vec<String> = redis::cmd("ZRANGE")
-        .arg(POLL_CHAPTERS)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await?;
-    let mut delete = DELETE.key(POLL_VERSION);
-    delete
-        .key(POLL)
-        .key(POLL_CHAPTERS)
-        .key(POLL_ROUNDS)
-        .key(POLL_RUNS);
-    for chapter in &chapters {
-        for round in 1..=LAST_ROUND {
-            delete.key(poll_votes(chapter, round));
+    // The script deletes only the keys it is given, and refuses when a chapter was polled
+    // between the read and the delete (its votes would outlive the class): read again.
+    for _ in 0..DELETE_TRIES {
+        let chapters: Vec<String> = redis::cmd("ZRANGE")
+            .arg(POLL_CHAPTERS)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let mut delete = DELETE.key(POLL_VERSION);
+        delete.key(POLL).key(POLL_CHAPTERS);
+        delete.key(POLL_ROUNDS).key(POLL_RUNS);
+        for chapter in &chapters {
+            for round in 1..=LAST_ROUND {
+                delete.key(poll_votes(chapter, round));
+            }
+            delete.key(poll_room_runs(chapter));
         }
-        delete.key(poll_room_runs(chapter));
+        delete.arg(POLL_CHANNEL).arg(&chapters);
+        let version: i64 = delete.invoke_async(&mut conn).await?;
+        if version >= 0 {
+            return Ok(());
+        }
     }
-    let _version: u64 = delete.arg(POLL_CHANNEL).invoke_async(&mut conn).await?;
-    Ok(())
+    Err(StoreError::Unavailable(format!(
+        "the class's chapters kept changing while its votes were deleted ({DELETE_TRIES} tries)"
+    )))
 }
 
 fn class_rooms((prefix, students): (Option<String>, Option<usize>)) -> Option<ClassRooms> {
@@ -552,30 +561,4 @@ fn bad_reply(what: &'static str, detail: String) -> StoreError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_poll_is_read_from_its_fields() {
-        let fields: BTreeMap<String, String> = [
-            ("chapter", "none-race"),
-            ("round", "2"),
-            ("open", "0"),
-            ("revealed", "1"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-        let poll = parse_poll(&fields).unwrap();
-        assert_eq!(
-            poll,
-            Poll {
-                chapter: "none-race".into(),
-                round: 2,
-                open: false,
-                revealed: true
-            }
-        );
-        assert_eq!(parse_poll(&BTreeMap::new()), None);
-    }
-}
+mod tests;
