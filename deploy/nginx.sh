@@ -3,10 +3,13 @@
 # the compose values) still holds the per-client limits as ${CLIENT_RATE} …; they are filled
 # in here from the environment, and only they: nginx's own $variables stay as they are.
 #
-# CLIENT_EXEMPT empty (the default): the compose network's own subnet, read from this
-# container's routing table at start. Docker picks that subnet (172.x, or 192.168.x once its
-# 172 pool is used up), and through it come the instances' server-side bursts and, via
-# Docker's port publishing, whatever runs on the host (the instructor's loadtest).
+# CLIENT_EXEMPT: the networks never limited, one CIDR or several, comma-separated (one line
+# each in the template's geo block). Empty (the default): the compose network's own subnet,
+# read from this container's routing table at start. Docker picks that subnet (172.x, or
+# 192.168.x once its 172 pool is used up), and through it come the instances' server-side
+# bursts and, via Docker's port publishing, whatever runs on the host (the instructor's
+# loadtest). The swarm entrypoint (deploy/swarm/nginx.sh) renders through this script too,
+# with its own list.
 #
 # CLIENT_RATE=0: no per-client limits, as `oversell up --client-rate 0` and the instances'
 # own 0 (nginx refuses `rate=0r/s`: it would not start). Every limit_req / limit_conn
@@ -37,6 +40,9 @@ if [ -z "${CLIENT_EXEMPT:-}" ]; then
   export CLIENT_EXEMPT
   echo "nginx.sh: never limited: $CLIENT_EXEMPT (the compose network)"
 fi
+# The template has one `${CLIENT_EXEMPT} 0;` line in its geo block: one such line per CIDR.
+exempt_lines="$(printf '%s' "$CLIENT_EXEMPT" | tr ',' '\n' | sed 's/[[:space:]]//g; /^$/d; s/.*/        & 0;/')"
+[ -n "$exempt_lines" ] || { echo "nginx.sh: CLIENT_EXEMPT names no network: '$CLIENT_EXEMPT'" >&2; exit 1; }
 limits() {
   if [[ "${CLIENT_RATE:-}" =~ ^0+$ ]]; then
     echo "nginx.sh: no per-client limits (CLIENT_RATE=0)" >&2
@@ -46,6 +52,8 @@ limits() {
     cat
   fi
 }
-limits <"$src" \
+grep -q '^        \${CLIENT_EXEMPT} 0;$' "$src" || { echo "nginx.sh: $src has no '\${CLIENT_EXEMPT} 0;' line in its geo block" >&2; exit 1; }
+awk -v lines="$exempt_lines" '$0 ~ /^        \$\{CLIENT_EXEMPT\} 0;$/ { print lines; next } { print }' "$src" \
+  | limits \
   | envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' >"$conf"
 exec nginx -c "$conf" -g 'daemon off;' "$@"

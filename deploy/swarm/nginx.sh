@@ -10,13 +10,15 @@
 # rotation within DNS_VALID, without a reload. What that costs: no keep-alive to the instances
 # (an implicit upstream has none), and the event streams are round-robin, not per room.
 #
-# The per-client limits are filled in as deploy/nginx.sh fills them, CLIENT_RATE=0 dropping
-# them all as it does; CLIENT_EXEMPT empty: every subnet this container is attached to.
+# The rest is the compose entrypoint's (deploy/nginx.sh, in the image as oversell-nginx; the
+# same image runs here): the per-client limits, CLIENT_RATE=0 dropping them all, and the
+# exempt networks, which are by default every subnet this container is attached to.
 # Arguments are passed on to nginx (tests/compose/nginx-limits.sh: `-t` on a rendering of its
-# own, OVERSELL_NGINX_SRC, _CONF).
+# own, OVERSELL_NGINX_SRC, _CONF, and deploy/nginx.sh as OVERSELL_NGINX_RENDER).
 set -euo pipefail
 src="${OVERSELL_NGINX_SRC:-/etc/oversell/nginx.conf}"
 conf="${OVERSELL_NGINX_CONF:-/tmp/nginx.conf}"
+render="${OVERSELL_NGINX_RENDER:-/usr/local/bin/oversell-nginx}"
 instances="${INSTANCES:-tasks.app:3000}"
 valid="${DNS_VALID:-2s}"
 
@@ -40,8 +42,7 @@ if [ -z "${CLIENT_EXEMPT:-}" ]; then
   [ -n "$CLIENT_EXEMPT" ] || die "no attached subnet to exempt"
   echo "swarm-nginx: never limited: $CLIENT_EXEMPT (the nodes and the stack's network)"
 fi
-# The template has one `${CLIENT_EXEMPT} 0;` line in its geo block: one such line per CIDR.
-exempt_lines="$(printf '%s' "$CLIENT_EXEMPT" | tr ',' '\n' | sed '/^$/d; s/.*/        & 0;/')"
+export CLIENT_EXEMPT
 
 # The rewrite, checked: a template that no longer has what is rewritten fails here, loudly,
 # rather than running with a fixed list of instances that do not exist on Swarm.
@@ -51,24 +52,9 @@ sed -e '/^    upstream oversell\(_events\)\? {$/,/^    }$/d' \
   -e 's|^http {$|http {\n    # Swarm'"'"'s DNS, asked again every '"$valid"': new replicas join the rotation.\n    resolver 127.0.0.11 valid='"$valid"' ipv6=off;\n    resolver_timeout 2s;|' \
   -e 's|^\(        listen .*;\)$|\1\n        set $oversell_instances '"$instances"';|' \
   -e 's|proxy_pass http://oversell\(_events\)\?;|proxy_pass http://$oversell_instances;|' \
-  "$src" >"$conf.rewritten"
-grep -q 'upstream oversell' "$conf.rewritten" && die "an upstream block is left in the rewrite"
-[ "$(grep -c 'proxy_pass http://\$oversell_instances;' "$conf.rewritten")" -ge 3 ] \
+  "$src" >"$conf.swarm"
+grep -q 'upstream oversell' "$conf.swarm" && die "an upstream block is left in the rewrite"
+[ "$(grep -c 'proxy_pass http://\$oversell_instances;' "$conf.swarm")" -ge 3 ] \
   || die "fewer than three proxy_pass lines rewritten"
 
-# CLIENT_RATE=0: no limits (nginx refuses `rate=0r/s`), as deploy/nginx.sh does it.
-limits() {
-  if [[ "${CLIENT_RATE:-}" =~ ^0+$ ]]; then
-    echo "swarm-nginx: no per-client limits (CLIENT_RATE=0)" >&2
-    sed -e '/^[[:space:]]*limit_\(req\|conn\)\(_zone\|_status\|_log_level\)\?[[:space:]]/d' \
-      -e 's/^\([[:space:]]*proxy_set_header X-Real-IP\) \$oversell_real_ip;$/\1 "";/'
-  else
-    cat
-  fi
-}
-awk -v lines="$exempt_lines" '$0 ~ /^        \$\{CLIENT_EXEMPT\} 0;$/ { print lines; next } { print }' \
-  "$conf.rewritten" \
-  | limits \
-  | envsubst '${CLIENT_RATE} ${CLIENT_BURST} ${CLIENT_CONNS} ${CLIENT_EXEMPT}' >"$conf"
-rm -f "$conf.rewritten"
-exec nginx -c "$conf" -g 'daemon off;' "$@"
+OVERSELL_NGINX_SRC="$conf.swarm" OVERSELL_NGINX_CONF="$conf" exec bash "$render" "$@"

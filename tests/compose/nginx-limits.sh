@@ -31,9 +31,10 @@ check() { # what, condition…
 has() { grep -Eq -- "$1" "$conf"; }
 lacks() { ! grep -Eq -- "$1" "$conf"; }
 
-# Compose's CLIENT_EXEMPT is one CIDR; swarm's a list.
+# CLIENT_EXEMPT, a list on both: one CIDR (compose's default) is a list of one. The swarm
+# entrypoint renders through the compose one (in the image as oversell-nginx).
 for script in deploy/nginx.sh deploy/swarm/nginx.sh; do
-  exempt=10.0.0.0/8
+  exempt="172.18.0.0/16, 10.0.0.0/8"
   [ "$script" = deploy/nginx.sh ] || exempt=172.18.0.0/16,10.0.0.0/8
   for rate in 20 0; do
     conf="$dir/$(basename "$(dirname "$script")")-$rate.conf"
@@ -41,6 +42,7 @@ for script in deploy/nginx.sh deploy/swarm/nginx.sh; do
     if out="$(env CLIENT_RATE="$rate" CLIENT_BURST=100 CLIENT_CONNS=20 \
       CLIENT_EXEMPT="$exempt" \
       OVERSELL_NGINX_SRC="$dir/src.conf" OVERSELL_NGINX_CONF="$conf" \
+      OVERSELL_NGINX_RENDER="$root/deploy/nginx.sh" \
       bash "$root/$script" -t -q -e stderr -p "$dir/" 2>&1)"; then
       echo "nginx-limits: PASS $what: nginx -t accepts it"
     else
@@ -55,7 +57,8 @@ for script in deploy/nginx.sh deploy/swarm/nginx.sh; do
       check "$what: 20 requests/s a client" has 'limit_req_zone .* rate=20r/s;'
       check "$what: bursts of 100" has '^[[:space:]]*limit_req zone=oversell_rate burst=100 nodelay;$'
       check "$what: 20 connections" has '^[[:space:]]*limit_conn oversell_conns 20;$'
-      check "$what: the exempt networks" has '^[[:space:]]*10\.0\.0\.0/8 0;$'
+      check "$what: the exempt networks, one line each" \
+        has '^[[:space:]]*172\.18\.0\.0/16 0;$' && check "$what: and the second" has '^[[:space:]]*10\.0\.0\.0/8 0;$'
     fi
   done
 done
