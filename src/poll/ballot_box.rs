@@ -481,8 +481,11 @@ pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
             .query_async(&mut conn)
             .await?;
         let mut delete = DELETE.key(POLL_VERSION);
-        delete.key(POLL).key(POLL_CHAPTERS);
-        delete.key(POLL_ROUNDS).key(POLL_RUNS);
+        delete
+            .key(POLL)
+            .key(POLL_CHAPTERS)
+            .key(POLL_ROUNDS)
+            .key(POLL_RUNS);
         for chapter in &chapters {
             for round in 1..=LAST_ROUND {
                 delete.key(poll_votes(chapter, round));
