@@ -113,6 +113,14 @@ pub struct ServeArgs {
     #[arg(long, env = "OVERSELL_LISTEN_FD", hide = true)]
     pub listen_fd: Option<i32>,
 
+    /// Threads this instance serves on (1..=1024); unset: one per core. Instances that share
+    /// a machine share its cores: `oversell up` gives each its share (the cores divided by the
+    /// instances, at least one), since a runtime per instance with a thread per core wakes a
+    /// second thread for much of what one could do, and the queued tiers' turns wait on that
+    /// (measured in BENCHMARKS.md, "One thread per instance").
+    #[arg(long, env = "WORKER_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub worker_threads: Option<u16>,
+
     /// Name of this instance in the ledger and metrics [default: HOSTNAME-PORT].
     #[arg(long, env = "INSTANCE_ID")]
     pub instance_id: Option<String>,

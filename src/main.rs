@@ -57,7 +57,19 @@ fn main() {
         std::process::exit(2);
     }
     oversell::telemetry::init();
-    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Command::Serve(args) = &cli.command {
+        if let Some(threads) = args.worker_threads {
+            runtime.worker_threads(usize::from(threads));
+        }
+    }
+    let runtime = match runtime.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            std::process::exit(1);
+        }
+    };
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => Application::build(&args).await?.run_until_stopped().await,

@@ -321,6 +321,9 @@ impl Fleet {
             Some(gateway) => format!("{DEFAULT_TRUSTED_PROXIES},{gateway}/32"),
             None => DEFAULT_TRUSTED_PROXIES.to_owned(),
         };
+        // The instances share this machine's cores: each its share, not one thread per core.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let worker_threads = cores.div_ceil(app_ids.len().max(1));
         let supervisors: Vec<Supervisor> = app_ids
             .iter()
             .zip(&app_ports)
@@ -355,6 +358,7 @@ impl Fleet {
                         .map_or(DEFAULT_CLIENT_BURST.to_string(), |l| l.burst.clone()),
                     trusted_proxies: trusted_proxies.clone(),
                     fleet: String::new(),
+                    worker_threads: worker_threads.to_string(),
                 };
                 let spec = InstanceSpec {
                     program: config.program.clone(),

@@ -82,6 +82,9 @@ pub struct InstanceEnv {
     pub trusted_proxies: String,
     /// `compose` on the compose fleet, so the dashboard shows its members (empty: `up`).
     pub fleet: String,
+    /// Threads each instance serves on (`serve --worker-threads`): `up`'s share of the cores
+    /// per instance; empty, one per core (compose: each container sees the cores it may use).
+    pub worker_threads: String,
 }
 
 impl InstanceEnv {
@@ -110,10 +113,13 @@ impl InstanceEnv {
             ("CLIENT_BURST", self.client_burst.clone()),
             ("TRUSTED_PROXIES", self.trusted_proxies.clone()),
             ("OVERSELL_FLEET", self.fleet.clone()),
+            ("WORKER_THREADS", self.worker_threads.clone()),
         ];
-        // No STATIC_DIR at all for the built-in dashboard: an empty one is a flag given no
+        // No STATIC_DIR or WORKER_THREADS at all when empty: an empty one is a flag given no
         // value, which `oversell serve` refuses.
-        vars.retain(|(name, value)| *name != "STATIC_DIR" || !value.is_empty());
+        vars.retain(|(name, value)| {
+            !matches!(*name, "STATIC_DIR" | "WORKER_THREADS") || !value.is_empty()
+        });
         vars
     }
 
@@ -160,6 +166,7 @@ impl InstanceEnv {
             // ranges; nothing but the compose network reaches an instance.
             trusted_proxies: format!("${{TRUSTED_PROXIES:-{COMPOSE_TRUSTED_PROXIES}}}"),
             fleet: "compose".into(),
+            worker_threads: String::new(),
         }
     }
 }

@@ -48,6 +48,7 @@ pub fn serve_args(redis_url: &str, instance: &str) -> ServeArgs {
         lease: oversell_api::settings::LeaseMode::Watchdog,
         host: "127.0.0.1".parse().unwrap(),
         port: 0,
+        worker_threads: None,
         listen_fd: None,
         instance_id: Some(instance.to_owned()),
         tier: Tier::LuaRelease,
