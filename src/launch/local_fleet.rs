@@ -41,6 +41,8 @@ const POSTGRES_ID: &str = "postgres";
 #[derive(Debug, Clone)]
 pub struct FleetConfig {
     pub instances: usize,
+    /// Threads each instance serves on; `None`: its share of this machine's cores.
+    pub worker_threads: Option<usize>,
     /// nginx's port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
     /// The address nginx listens on (the instances and Redis stay on loopback).
@@ -322,8 +324,10 @@ impl Fleet {
             None => DEFAULT_TRUSTED_PROXIES.to_owned(),
         };
         // The instances share this machine's cores: each its share, not one thread per core.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let worker_threads = cores.div_ceil(app_ids.len().max(1));
+        let worker_threads = config.worker_threads.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            cores.div_ceil(app_ids.len().max(1))
+        });
         let supervisors: Vec<Supervisor> = app_ids
             .iter()
             .zip(&app_ports)

@@ -146,6 +146,14 @@ pub struct UpArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub client_conns: u32,
 
+    /// Threads each instance serves on [default: the machine's cores divided by the
+    /// instances, at least 1]. Instances on one machine share its cores: on 2 cores, three
+    /// with a thread per core each sold up to 1.3× less than with one each
+    /// (`bench/worker-threads.sh`; BENCHMARKS.md, "One thread per instance").
+    #[arg(long, env = "WORKER_THREADS", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub worker_threads: Option<u16>,
+
     /// Serve the dashboard from this directory (for editing it without rebuilding)
     /// [default: the copy built into the binary].
     #[arg(long, env = "STATIC_DIR")]
@@ -316,6 +324,7 @@ impl UpArgs {
         };
         Ok(FleetConfig {
             instances: usize::from(self.instances),
+            worker_threads: self.worker_threads.map(usize::from),
             port: self.port,
             host: self.host,
             redis_port: self.redis_port,

@@ -106,6 +106,7 @@ fn config_on(
 ) -> FleetConfig {
     FleetConfig {
         instances,
+        worker_threads: None,
         port: 0,
         host: "127.0.0.1".parse().unwrap(),
         redis_port: None,
