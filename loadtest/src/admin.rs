@@ -18,6 +18,14 @@ const POLL: Duration = Duration::from_millis(10);
 
 pub const TOKEN_HINT: &str = "pass --token or OVERSELL_ADMIN_TOKEN";
 
+/// A read answered 503 is asked again this many times: an instance whose store read ran past
+/// its timeout while the machine was busy for a moment (a class grading at once) is not a
+/// fleet that is down, and a grading or a chapter should not fail for it. Writes are not
+/// asked again: an admin write that was refused may have half happened.
+const READ_RETRIES: u32 = 2;
+/// The pause before asking again, times the retry's number.
+const READ_RETRY_PAUSE: Duration = Duration::from_millis(100);
+
 #[derive(Clone)]
 pub struct AdminClient {
     targets: Targets,
@@ -156,18 +164,27 @@ impl AdminClient {
     ) -> anyhow::Result<Value> {
         let url = self.targets.url_of(target, path);
         let body = body.map(|b| b.to_string().into_bytes());
-        let reply = self
-            .pool
-            .fetch(
-                &self.targets,
-                target,
-                method.clone(),
-                path,
-                self.token.as_deref(),
-                body,
-                self.timeout,
-            )
-            .await?;
+        let mut retries = 0;
+        let reply = loop {
+            let reply = self
+                .pool
+                .fetch(
+                    &self.targets,
+                    target,
+                    method.clone(),
+                    path,
+                    self.token.as_deref(),
+                    body.clone(),
+                    self.timeout,
+                )
+                .await?;
+            let busy = reply.status == StatusCode::SERVICE_UNAVAILABLE && method == Method::GET;
+            if !busy || retries == READ_RETRIES {
+                break reply;
+            }
+            retries += 1;
+            tokio::time::sleep(READ_RETRY_PAUSE * retries).await;
+        };
         if reply.status == StatusCode::UNAUTHORIZED {
             bail!("admin token rejected (401) — {TOKEN_HINT}");
         }

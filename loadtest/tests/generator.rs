@@ -365,6 +365,43 @@ async fn a_state_from_something_else_stops_the_matrix_naming_it() {
     );
 }
 
+/// A stub answering 503 to the first `busy` requests, then `FRESH_STATE`.
+async fn busy_for(busy: usize) -> Stub {
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    Stub::start(
+        move |_, _| match asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < busy {
+            true => Answer::json(503, r#"{"error":"redis_unavailable"}"#),
+            false => Answer::json(200, FRESH_STATE),
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_read_answered_503_is_asked_again_and_a_write_is_not() {
+    let admin = |stub: &Stub| {
+        loadtest::AdminClient::new(&Targets::parse(&[&stub.url], None).unwrap(), None)
+    };
+    // Busy twice, then answered: the state comes back on the third ask.
+    let stub = busy_for(2).await;
+    let state = admin(&stub).state().await.expect("the third answer");
+    assert_eq!(state.instance, "a");
+    assert_eq!(stub.requests().len(), 3);
+    // Busy for longer: three asks, then the 503 is the answer, and says so.
+    let stub = busy_for(3).await;
+    let err = admin(&stub).state().await.unwrap_err();
+    assert!(err.to_string().contains("503"), "{err}");
+    assert_eq!(stub.requests().len(), 3);
+    // A write refused once is not sent again: it may have half happened.
+    let stub = busy_for(1).await;
+    let err = admin(&stub)
+        .request(http::Method::POST, "/admin/reset", None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("503"), "{err}");
+    assert_eq!(stub.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn bad_flags_come_back_as_errors_with_the_usage() {
     let err = run_cli(["loadtest", "run", "-n", "ten"]).await.unwrap_err();
