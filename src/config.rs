@@ -115,9 +115,9 @@ pub struct ServeArgs {
 
     /// Threads this instance serves on (1..=1024); unset: one per core. Instances that share
     /// a machine share its cores: `oversell up` gives each its share (the cores divided by the
-    /// instances, at least one): three instances with a thread per core each on 2 cores sold
-    /// less than with one each, `fair` 1.15× less (`bench/worker-threads.sh`; BENCHMARKS.md,
-    /// "One thread per instance").
+    /// instances, at least one). On 2 cores, three instances with one thread each sold up to
+    /// 1.3× as much as with a thread per core each, `fair` 1.15–1.17× (`bench/worker-threads.sh`;
+    /// BENCHMARKS.md, "One thread per instance").
     #[arg(long, env = "WORKER_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub worker_threads: Option<u16>,
 

@@ -148,7 +148,7 @@ pub struct UpArgs {
 
     /// Threads each instance serves on [default: the machine's cores divided by the
     /// instances, at least 1]. Instances on one machine share its cores: on 2 cores, three
-    /// with a thread per core each sold up to 1.3× less than with one each
+    /// with one thread each sold up to 1.3× as much as with a thread per core each
     /// (`bench/worker-threads.sh`; BENCHMARKS.md, "One thread per instance").
     #[arg(long, env = "WORKER_THREADS", value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=1024))]

@@ -218,6 +218,17 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
             "{id} is a child of up"
         );
     }
+    // Each instance is given its share of the cores, not a thread per core each.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (id, (_, pid)) in &apps {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let given: Vec<&[u8]> = environ
+            .split(|b| *b == 0)
+            .filter(|var| var.starts_with(b"WORKER_THREADS="))
+            .collect();
+        let share = format!("WORKER_THREADS={}", cores.div_ceil(3));
+        assert_eq!(given, [share.as_bytes()], "{id}");
+    }
     assert!(
         seen.values().any(|p| p.name == "nginx"),
         "nginx runs: {seen:?}"
