@@ -66,13 +66,20 @@ impl QuorumNode {
         Ok(conn)
     }
 
-    /// Drops the connection after a failure, so the next command reconnects (to a node that
+    /// Drops the connection after it failed, so the next command reconnects (to a node that
     /// was restarted meanwhile).
     async fn forget(&self) {
         *self.conn.lock().await = None;
     }
 
     /// Runs `op` on this node within [`NODE_TIMEOUT`] (connect included).
+    ///
+    /// A node that answers too late keeps its connection: a multiplexed connection matches
+    /// each late reply to its abandoned request, so it is still good, and its order still
+    /// puts a release behind the acquire it undoes. Reconnecting instead would make every
+    /// next command on a busy machine pay a connect inside the same short timeout, fail, and
+    /// reconnect again, so that healthy masters looked dead. Only a connection that broke
+    /// (refused, reset, closed) is dropped.
     pub async fn run<T, F, Fut>(&self, op: F) -> Result<T, StoreError>
     where
         F: FnOnce(MultiplexedConnection) -> Fut,
@@ -80,19 +87,28 @@ impl QuorumNode {
     {
         let attempt = async {
             let conn = self.conn().await?;
-            Ok::<T, StoreError>(op(conn).await?)
+            Ok::<_, StoreError>(op(conn).await)
         };
-        let result = match tokio::time::timeout(NODE_TIMEOUT, attempt).await {
-            Ok(result) => result,
-            Err(_) => Err(StoreError::Unavailable(format!(
+        let late = || {
+            StoreError::Unavailable(format!(
                 "{} did not answer within {NODE_TIMEOUT:?}",
                 self.addr
-            ))),
+            ))
         };
-        if matches!(result, Err(StoreError::Unavailable(_))) {
-            self.forget().await;
+        match tokio::time::timeout(NODE_TIMEOUT, attempt).await {
+            Err(_) => Err(late()),
+            // The connect failed: there is no connection to drop.
+            Ok(Err(not_connected)) => Err(not_connected),
+            Ok(Ok(Ok(answer))) => Ok(answer),
+            Ok(Ok(Err(err))) if err.is_timeout() => Err(late()),
+            Ok(Ok(Err(err))) => {
+                let err = StoreError::from(err);
+                if matches!(err, StoreError::Unavailable(_)) {
+                    self.forget().await;
+                }
+                Err(err)
+            }
         }
-        result
     }
 }
 
@@ -137,5 +153,61 @@ impl QuorumNodes {
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
         join_all(self.nodes.iter().map(|node| node.run(&op))).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::redis_server::RedisServer;
+
+    async fn client_id(node: &QuorumNode) -> Result<i64, StoreError> {
+        node.run(
+            |mut conn| async move { redis::cmd("CLIENT").arg("ID").query_async(&mut conn).await },
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_node_that_answers_late_keeps_its_connection_and_a_restarted_one_is_reconnected() {
+        let mut redis = RedisServer::start().unwrap();
+        let node = QuorumNode::new(&redis.url()).unwrap();
+        let first = client_id(&node).await.unwrap();
+        // Every client's commands wait 500 ms: the node's next answer comes too late.
+        let client = redis::Client::open(redis.url()).unwrap();
+        let mut admin = client.get_multiplexed_async_connection().await.unwrap();
+        let () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(500)
+            .arg("ALL")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let late = client_id(&node).await;
+        assert!(
+            matches!(&late, Err(StoreError::Unavailable(why)) if why.contains("did not answer")),
+            "{late:?}"
+        );
+        // Once the pause is over, the same connection answers again.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let after = loop {
+            if let Ok(id) = client_id(&node).await {
+                break id;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never answered again"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(after, first, "a late answer made the node reconnect");
+        // A restarted master closed the connection: the node opens a new one.
+        redis.restart().unwrap();
+        // Kept, the old connection would fail for good.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while client_id(&node).await.is_err() {
+            assert!(tokio::time::Instant::now() < deadline, "never reconnected");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 }
