@@ -57,13 +57,11 @@ fn main() {
         std::process::exit(2);
     }
     oversell::telemetry::init();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Command::Serve(args) = &cli.command {
-        if let Some(threads) = args.worker_threads {
-            runtime.worker_threads(usize::from(threads));
-        }
-    }
-    let runtime = match runtime.enable_all().build() {
+    let worker_threads = match &cli.command {
+        Command::Serve(args) => args.worker_threads,
+        _ => None,
+    };
+    let runtime = match oversell::startup::runtime(worker_threads) {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("error: cannot start the async runtime: {err}");

@@ -261,6 +261,16 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// The runtime a command runs on: `worker_threads` threads (`serve --worker-threads`), or one
+/// per core when it is unset or 0.
+pub fn runtime(worker_threads: Option<u16>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = worker_threads.filter(|&threads| threads > 0) {
+        runtime.worker_threads(usize::from(threads));
+    }
+    runtime.enable_all().build()
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::fd::IntoRawFd;
@@ -276,6 +286,16 @@ mod tests {
         let (connected, accepted) =
             tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
         assert!(connected.is_ok() && accepted.is_ok());
+    }
+
+    #[test]
+    fn a_runtime_has_the_threads_asked_for_and_one_per_core_for_none_or_0() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = |asked| runtime(asked).unwrap().metrics().num_workers();
+        assert_eq!(workers(Some(1)), 1);
+        assert_eq!(workers(Some(3)), 3);
+        assert_eq!(workers(Some(0)), cores);
+        assert_eq!(workers(None), cores);
     }
 
     #[tokio::test]

@@ -83,7 +83,7 @@ pub struct InstanceEnv {
     /// `compose` on the compose fleet, so the dashboard shows its members (empty: `up`).
     pub fleet: String,
     /// Threads each instance serves on (`serve --worker-threads`): `up`'s share of the cores
-    /// per instance; empty, one per core (compose: each container sees the cores it may use).
+    /// per instance; `0`, one per core; empty, left out (also one per core).
     pub worker_threads: String,
 }
 
@@ -166,7 +166,10 @@ impl InstanceEnv {
             // ranges; nothing but the compose network reaches an instance.
             trusted_proxies: format!("${{TRUSTED_PROXIES:-{COMPOSE_TRUSTED_PROXIES}}}"),
             fleet: "compose".into(),
-            worker_threads: String::new(),
+            // One per core unless set: a container may have cores of its own. Three on one
+            // 2-core host sell more with `WORKER_THREADS=1` (BENCHMARKS.md, "One thread per
+            // instance").
+            worker_threads: "${WORKER_THREADS:-0}".into(),
         }
     }
 }
