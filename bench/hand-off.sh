@@ -48,22 +48,8 @@ WORK=$(mktemp -d)
 trap 'fleet_down; rm -rf "$WORK" "$log"' EXIT
 store=$(state | python3 -c "import json,sys; s=json.load(sys.stdin)['lock_store']; print(s['kind'], 'zookeeper' if s.get('zookeeper') else '')")
 
-# ready TIER WAIT: until nginx has shown every instance with the tier and the wait (the
-# settings reach the fleet over pub/sub), at most 10 s.
-ready() {
-    python3 - "$URL" "$1" "$2" "$INSTANCES" <<'EOF'
-import json, sys, time, urllib.request
-url, tier, wait, instances = sys.argv[1:]
-seen, deadline = {}, time.time() + 10
-while time.time() < deadline:
-    s = json.load(urllib.request.urlopen(url + "/state"))
-    seen[s["instance"]] = s["tier"] == tier and s["settings"]["wait"] == wait
-    if len(seen) >= int(instances) and all(seen.values()):
-        sys.exit(0)
-    time.sleep(0.02)
-sys.exit(f"the fleet did not take {tier} {wait} within 10 s: {seen}")
-EOF
-}
+# ready TIER WAIT: until nginx has shown every instance with the tier and the wait.
+ready() { python3 bench/fleet-took.py "$URL" "$1" "$2" "$INSTANCES"; }
 
 # configure TIER WAIT: switch, reset to a stock that never runs out, wait for the fleet.
 configure() {

@@ -45,18 +45,7 @@ run() {
     curl -sf -X PUT "$url/admin/config" -H "Authorization: Bearer $TOKEN" \
         -d "{\"tier\":\"$2\",\"business_ms\":0,\"ttl_ms\":3000,\"wait\":\"pubsub\",\"wait_deadline_ms\":20000}" >/dev/null
     curl -sf -X POST "$url/admin/reset" -H "Authorization: Bearer $TOKEN" -d '{"stock":1000000}' >/dev/null
-    python3 - "$url" "$2" <<'EOF'
-import json, sys, time, urllib.request
-url, tier = sys.argv[1:]
-seen, deadline = {}, time.time() + 10
-while time.time() < deadline:
-    s = json.load(urllib.request.urlopen(url + "/state"))
-    seen[s["instance"]] = s["tier"] == tier
-    if len(seen) >= 3 and all(seen.values()):
-        sys.exit(0)
-    time.sleep(0.02)
-sys.exit(f"the fleet did not take {tier} within 10 s: {seen}")
-EOF
+    python3 bench/fleet-took.py "$url" "$2"
     "$LOADTEST" run --url "$url" -c "$CONNECTIONS" -z "${SECONDS_}s" --quiet --json | python3 -c "
 import json,sys; r=json.load(sys.stdin)['stats']; l=r['latency_ms']
 print(r['ok']/r['elapsed_s'], l['p50'], l['p99'])"
