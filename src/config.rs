@@ -113,11 +113,12 @@ pub struct ServeArgs {
     #[arg(long, env = "OVERSELL_LISTEN_FD", hide = true)]
     pub listen_fd: Option<i32>,
 
-    /// Threads this instance serves on (1..=1024); 0 or unset: one per core. Instances that
-    /// share a machine share its cores: `oversell up` gives each its share (the cores divided by
-    /// the instances, at least one); compose and Swarm pass `WORKER_THREADS` on (default 0). On 2 cores, three instances with one thread each sold up to
-    /// 1.3× as much as with a thread per core each, `fair` 1.15–1.17× (`bench/worker-threads.sh`;
-    /// BENCHMARKS.md, "One thread per instance").
+    /// Threads this instance serves on (up to 1024); 0 or unset: one per core. Instances that
+    /// share a machine share its cores: `oversell up` gives each its share (the cores divided
+    /// by the instances, at least one); compose and Swarm pass `WORKER_THREADS` on (default 0).
+    /// On 2 cores, three instances with one thread each sold up to 1.3× as much as with a
+    /// thread per core each, `fair` 1.15–1.17× (`bench/worker-threads.sh`; BENCHMARKS.md, "One
+    /// thread per instance").
     #[arg(long, env = "WORKER_THREADS", value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub worker_threads: Option<u16>,
 

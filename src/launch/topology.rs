@@ -166,9 +166,9 @@ impl InstanceEnv {
             // ranges; nothing but the compose network reaches an instance.
             trusted_proxies: format!("${{TRUSTED_PROXIES:-{COMPOSE_TRUSTED_PROXIES}}}"),
             fleet: "compose".into(),
-            // One per core unless set: a container may have cores of its own. Three on one
-            // 2-core host sell more with `WORKER_THREADS=1` (BENCHMARKS.md, "One thread per
-            // instance").
+            // One per core unless set: a container may have cores of its own. Three instances
+            // sharing 2 cores sold more with one thread each (BENCHMARKS.md, "One thread per
+            // instance"): `WORKER_THREADS=1` on such a host.
             worker_threads: "${WORKER_THREADS:-0}".into(),
         }
     }

@@ -147,9 +147,9 @@ pub struct UpArgs {
     pub client_conns: u32,
 
     /// Threads each instance serves on [default: the machine's cores divided by the
-    /// instances, at least 1; 0: one per core each]. Instances on one machine share its cores: on 2 cores, three
-    /// with one thread each sold up to 1.3× as much as with a thread per core each
-    /// (`bench/worker-threads.sh`; BENCHMARKS.md, "One thread per instance").
+    /// instances, at least 1; 0: one per core each]. Instances on one machine share its
+    /// cores: on 2 cores, three with one thread each sold up to 1.3× as much as with a thread
+    /// per core each (`bench/worker-threads.sh`; BENCHMARKS.md, "One thread per instance").
     #[arg(long, env = "WORKER_THREADS", value_name = "N",
           value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub worker_threads: Option<u16>,
