@@ -48,7 +48,9 @@ use crate::lock::{LockError, Section};
 use crate::redis_pool::StoreError;
 use context::{claim_store_fault, lock_cx};
 use door::at_the_door;
-use scripts::{commit, committed, entered, ledger_entry, Committed, Entry, Write};
+use scripts::{
+    commit, committed, entered, instance_clock_us, ledger_entry, Committed, Entry, Write,
+};
 
 /// One sale under the room's tier: acquire, the critical section (read, check, business work,
 /// write), release.
@@ -88,6 +90,7 @@ async fn critical_section(
     order: &Order,
     read: Vec<redis::RedisResult<redis::Value>>,
 ) -> Result<Sold, AppError> {
+    let read_us = instance_clock_us();
     let (fence, depth) = (section.fence, section.depth);
     let Some(Entry {
         stock,
@@ -163,6 +166,7 @@ async fn critical_section(
         new_stock: stock - qty,
         depth,
         enter_us,
+        read_us,
     };
     let left = section
         .leave(&commit(cx, exits, Some(write), fence)?)

@@ -66,7 +66,31 @@ pub(super) struct Write<'a> {
     pub(super) order_id: &'a str,
     pub(super) new_stock: i64,
     pub(super) depth: u32,
+    /// Redis' clock at the read, and the instance's when the read reached the sale.
     pub(super) enter_us: i64,
+    pub(super) read_us: i64,
+}
+
+/// When a locked sale's section passed its steps, in µs since the Unix epoch: `enter_us` on
+/// the resource store's clock (its read, `enter.lua`); `read_us` and `write_us` on the
+/// instance's, when the read's replies reached the sale and when its write was built to be
+/// sent. On one host the two clocks are one, so the ledger splits a section's time inside
+/// into the store's answer reaching the instance, the instance's work, and the write reaching
+/// the store (`bench/turn-split.py`); across hosts only `enter_us` and `exit_us` compare.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct SectionTimes {
+    enter_us: i64,
+    read_us: i64,
+    write_us: i64,
+}
+
+/// The instance's clock, in µs since the Unix epoch (0 for a clock set before 1970).
+pub(super) fn instance_clock_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
+        })
 }
 
 /// The write, with its ledger entry, and the overlap count on the way out (`commit.lua`); with
@@ -78,7 +102,14 @@ pub(super) fn commit(
     fence: Option<u64>,
 ) -> Result<Call, AppError> {
     let entry = match &write {
-        Some(w) => ledger_entry(cx, w.order, w.order_id, fence, w.depth, Some(w.enter_us))?,
+        Some(w) => {
+            let times = SectionTimes {
+                enter_us: w.enter_us,
+                read_us: w.read_us,
+                write_us: instance_clock_us(),
+            };
+            ledger_entry(cx, w.order, w.order_id, fence, w.depth, Some(times))?
+        }
         None => String::new(),
     };
     Ok(COMMIT
@@ -151,8 +182,8 @@ struct LedgerEntry<'a> {
     fence: Option<u64>,
     /// How many holds the owner had at the write: 2 proves the nested re-entry happened.
     depth: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    enter_us: Option<i64>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    times: Option<SectionTimes>,
 }
 
 /// The order as the JSON the ledger stores.
@@ -162,7 +193,7 @@ pub(super) fn ledger_entry(
     order_id: &str,
     fence: Option<u64>,
     depth: u32,
-    enter_us: Option<i64>,
+    times: Option<SectionTimes>,
 ) -> Result<String, AppError> {
     let entry = LedgerEntry {
         order_id,
@@ -172,7 +203,7 @@ pub(super) fn ledger_entry(
         tier: cx.settings.tier,
         fence,
         depth,
-        enter_us,
+        times,
     };
     serde_json::to_string(&entry).map_err(|e| AppError::Internal(e.to_string()))
 }

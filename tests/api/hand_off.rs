@@ -75,11 +75,30 @@ async fn burst(
         acked, recorded,
         "{tier} {wait}: every 200 is in the ledger, and only those"
     );
+    for entry in &ledger {
+        in_step_order(tier, wait, entry);
+    }
     (fleet.state().await, ledger)
 }
 
 static PART: std::sync::LazyLock<Lua> =
     std::sync::LazyLock::new(|| Lua::new(include_str!("composed_part.lua")));
+
+/// A locked section's times, the store's and the instance's (one clock on one host), come in
+/// the order of its steps: the read in the store, its reply in the sale, the write built, the
+/// write in the store.
+fn in_step_order(tier: &str, wait: &str, entry: &Value) {
+    let at = |name: &str| {
+        entry[name]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{tier} {wait}: no {name} in {entry}"))
+    };
+    let steps = [at("enter_us"), at("read_us"), at("write_us"), at("exit_us")];
+    assert!(
+        steps.windows(2).all(|pair| pair[0] <= pair[1]),
+        "{tier} {wait}: enter, read, write, exit out of order: {entry}"
+    );
+}
 
 #[tokio::test]
 async fn scripts_sent_together_run_in_order_each_with_its_own_keys_and_reply_or_behind_an_acquire()
