@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::admin::AdminClient;
+use crate::inside_split::InsideSplit;
 use crate::stats::round;
 
 /// The most sold sections read from the ledger after a run: the newest ones.
@@ -50,11 +51,16 @@ const BUCKETS_US: [u64; 16] = [
     500_000, 1_000_000,
 ];
 
-/// One sold critical section, from its ledger entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// One sold critical section, from its ledger entry: the store's times, and the instance's
+/// when the server stamps them (`inside_split.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct Section {
     pub enter_us: i64,
     pub exit_us: i64,
+    #[serde(default)]
+    pub read_us: Option<i64>,
+    #[serde(default)]
+    pub write_us: Option<i64>,
     pub instance: String,
 }
 
@@ -95,6 +101,10 @@ pub struct HandOff {
     pub ms: Option<Spread>,
     /// Time inside a section, from its read to its write, ms.
     pub inside_ms: Option<Spread>,
+    /// The time inside, split where the store and the instance pass it to each other; absent
+    /// when the ledger does not say (`inside_split.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inside_split: Option<InsideSplit>,
     /// The distribution of the gaps, empty when `ms` is absent.
     pub buckets: Vec<Bucket>,
     /// A full turn of the queue: the time as many consecutive sections as the run had buyers
@@ -157,6 +167,7 @@ impl HandOff {
             });
         gaps.sort_unstable();
         inside.sort_unstable();
+        let inside_split = InsideSplit::measure(&sections);
         HandOff {
             sections: sections.len() as u64,
             sold: sold.max(sections.len() as u64),
@@ -165,6 +176,7 @@ impl HandOff {
             hand_offs: gaps.len() as u64,
             ms: exclusive.then(|| spread(&gaps)).flatten(),
             inside_ms: spread(&inside),
+            inside_split,
             buckets: match exclusive && !gaps.is_empty() {
                 true => buckets(&gaps),
                 false => Vec::new(),
@@ -352,6 +364,7 @@ mod tests {
             enter_us,
             exit_us,
             instance: "app1".into(),
+            ..Section::default()
         }
     }
 

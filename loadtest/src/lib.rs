@@ -59,6 +59,7 @@ pub mod course;
 pub mod fairness;
 pub mod hand_off;
 pub mod http;
+pub mod inside_split;
 pub mod lab;
 pub mod matrix;
 pub mod ports;

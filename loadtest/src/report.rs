@@ -137,6 +137,8 @@ mod tests {
         let at = |i: i64, enter: i64, exit: i64| Section {
             enter_us: enter,
             exit_us: exit,
+            read_us: Some(enter + 10),
+            write_us: Some(enter + 12),
             instance: format!("app{}", i % 3 + 1),
         };
         let mut r = report();
@@ -304,6 +306,10 @@ mod tests {
             text.contains("Hand-off ms p50 0.1   p99 0.1   p99.9 2"),
             "{text}"
         );
+        assert!(
+            text.contains("of which  store → instance p50 0.01 p99 0.01 · instance p50 0.002 p99 0.002 · instance → store p50 0.028 p99 0.028"),
+            "{text}"
+        );
         assert!(text.contains("Instances   sales: app1 34"), "{text}");
         assert!(!text.contains("Acquires"), "no clients are known: {text}");
         let json: serde_json::Value = serde_json::from_str(&ledger_report(
@@ -315,6 +321,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(json["hand_off"]["hand_offs"], 199);
+        assert_eq!(json["hand_off"]["inside_split"]["sections"], 200);
         assert_eq!(json["per_instance"]["app2"], 33);
     }
 

@@ -181,6 +181,18 @@ fn hand_off_text(hand_off: &Result<HandOff, String>) -> String {
             spread(inside)
         );
     }
+    if let Some(split) = &h.inside_split {
+        let _ = writeln!(
+            out,
+            "  of which  store → instance p50 {} p99 {} · instance p50 {} p99 {} · instance → store p50 {} p99 {}   (the instances' clock beside Redis')",
+            split.to_instance_ms.p50,
+            split.to_instance_ms.p99,
+            split.in_instance_ms.p50,
+            split.in_instance_ms.p99,
+            split.to_store_ms.p50,
+            split.to_store_ms.p99
+        );
+    }
     if let Some(turn) = &h.turn {
         let _ = writeln!(
             out,

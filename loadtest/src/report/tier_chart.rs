@@ -262,6 +262,7 @@ mod tests {
                     enter_us: at,
                     exit_us: at + 50,
                     instance: "app1".into(),
+                    ..Section::default()
                 };
                 at += 50;
                 s
@@ -308,11 +309,13 @@ mod tests {
                     enter_us: 0,
                     exit_us: 100,
                     instance: "app1".into(),
+                    ..Section::default()
                 },
                 Section {
                     enter_us: 50,
                     exit_us: 120,
                     instance: "app2".into(),
+                    ..Section::default()
                 },
             ],
             2,
