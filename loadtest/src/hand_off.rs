@@ -39,7 +39,7 @@ use serde_json::Value;
 
 use crate::admin::AdminClient;
 use crate::inside_split::InsideSplit;
-use crate::stats::round;
+pub use crate::spread::{percentile, spread, Spread};
 
 /// The most sold sections read from the ledger after a run: the newest ones.
 pub const MAX_SECTIONS: i64 = 100_000;
@@ -62,16 +62,6 @@ pub struct Section {
     #[serde(default)]
     pub write_us: Option<i64>,
     pub instance: String,
-}
-
-/// Percentiles of a set of times, in ms.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    pub p50: f64,
-    pub p99: f64,
-    #[serde(rename = "p99.9")]
-    pub p99_9: f64,
-    pub max: f64,
 }
 
 /// Hand-offs of one share of the distribution: those shorter than `below_us` (and as long as
@@ -167,7 +157,11 @@ impl HandOff {
             });
         gaps.sort_unstable();
         inside.sort_unstable();
-        let inside_split = InsideSplit::measure(&sections);
+        let inside_split = InsideSplit::measure(
+            sections
+                .iter()
+                .map(|s| (s.enter_us, s.read_us, s.write_us, s.exit_us)),
+        );
         HandOff {
             sections: sections.len() as u64,
             sold: sold.max(sections.len() as u64),
@@ -216,27 +210,6 @@ impl HandOff {
             ),
         }
     }
-}
-
-/// p50, p99, p99.9 and max of sorted µs, in ms; `None` when empty.
-pub fn spread(sorted_us: &[u64]) -> Option<Spread> {
-    let ms = |q| percentile(sorted_us, q).map(|us| round(us as f64 / 1000.0, 3));
-    Some(Spread {
-        p50: ms(0.5)?,
-        p99: ms(0.99)?,
-        p99_9: ms(0.999)?,
-        max: ms(1.0)?,
-    })
-}
-
-/// The nearest-rank percentile of sorted values: the smallest value at least a share `q` of
-/// them are at or below. Exact, not estimated: the value is one that was measured.
-pub fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
 fn buckets(sorted_us: &[u64]) -> Vec<Bucket> {
@@ -366,21 +339,6 @@ mod tests {
             instance: "app1".into(),
             ..Section::default()
         }
-    }
-
-    #[test]
-    fn nearest_rank_percentiles_are_values_that_were_measured() {
-        let xs: Vec<u64> = (1..=1000).collect();
-        assert_eq!(percentile(&xs, 0.5), Some(500));
-        assert_eq!(percentile(&xs, 0.99), Some(990));
-        assert_eq!(percentile(&xs, 0.999), Some(999));
-        assert_eq!(percentile(&xs, 1.0), Some(1000));
-        assert_eq!(percentile(&xs, 0.0), Some(1));
-        assert_eq!(percentile(&[7], 0.999), Some(7));
-        assert_eq!(percentile(&[1, 2, 3, 4], 0.5), Some(2));
-        assert_eq!(percentile(&[], 0.5), None);
-        let s = spread(&[1_000, 2_000, 250_000]).unwrap();
-        assert_eq!((s.p50, s.p99, s.p99_9, s.max), (2.0, 250.0, 250.0, 250.0));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hand_off::{spread, Section, Spread};
+use crate::spread::{spread, Spread};
 
 /// How far a leg may run backwards and still be read as the same clock's rounding: the
 /// store's `TIME` and the instance's clock are both µs, read at different moments.
@@ -27,15 +27,18 @@ pub struct InsideSplit {
 }
 
 impl InsideSplit {
-    /// The split of the sections that carry the instance's times; `None` when none does (a
-    /// server older than these times, or a lock-free sale) or the clocks disagree.
-    pub fn measure(sections: &[Section]) -> Option<InsideSplit> {
+    /// The split of sections given as `(enter_us, read_us, write_us, exit_us)`, of those that
+    /// carry the instance's times; `None` when none does (a server older than these times, or
+    /// a lock-free sale) or the clocks disagree.
+    pub fn measure(
+        sections: impl IntoIterator<Item = (i64, Option<i64>, Option<i64>, i64)>,
+    ) -> Option<InsideSplit> {
         let mut legs: [Vec<u64>; 3] = Default::default();
-        for s in sections {
-            let (Some(read), Some(write)) = (s.read_us, s.write_us) else {
+        for (enter, read, write, exit) in sections {
+            let (Some(read), Some(write)) = (read, write) else {
                 continue;
             };
-            let steps = [read - s.enter_us, write - read, s.exit_us - write];
+            let steps = [read - enter, write - read, exit - write];
             if steps.iter().any(|&us| us < -CLOCK_SLACK_US) {
                 return None;
             }
@@ -59,27 +62,19 @@ impl InsideSplit {
 mod tests {
     use super::*;
 
-    fn timed(enter_us: i64, read_us: i64, write_us: i64, exit_us: i64) -> Section {
-        Section {
-            enter_us,
-            exit_us,
-            read_us: Some(read_us),
-            write_us: Some(write_us),
-            instance: "app1".into(),
-        }
+    type Stamps = (i64, Option<i64>, Option<i64>, i64);
+
+    fn timed(enter_us: i64, read_us: i64, write_us: i64, exit_us: i64) -> Stamps {
+        (enter_us, Some(read_us), Some(write_us), exit_us)
     }
 
     #[test]
     fn each_leg_is_the_time_between_two_of_the_sections_stamps() {
-        let split = InsideSplit::measure(&[
+        let split = InsideSplit::measure([
             timed(0, 200, 205, 300),
             timed(1_000, 1_100, 1_110, 1_200),
             // Stamped by an older server: left out.
-            Section {
-                enter_us: 2_000,
-                exit_us: 2_100,
-                ..Section::default()
-            },
+            (2_000, None, None, 2_100),
         ])
         .unwrap();
         assert_eq!(split.sections, 2);
@@ -98,13 +93,13 @@ mod tests {
     fn clocks_that_disagree_give_no_split_and_rounding_is_not_disagreement() {
         // The instance's clock 5 ms behind the store's: its read "before" the store's.
         assert_eq!(
-            InsideSplit::measure(&[timed(10_000, 5_200, 5_205, 10_300)]),
+            InsideSplit::measure([timed(10_000, 5_200, 5_205, 10_300)]),
             None
         );
         // A few µs backwards is the two clocks read at different moments.
-        let split = InsideSplit::measure(&[timed(1_000, 998, 1_000, 1_100)]).unwrap();
+        let split = InsideSplit::measure([timed(1_000, 998, 1_000, 1_100)]).unwrap();
         assert_eq!(split.to_instance_ms.max, 0.0);
         // Nothing stamped: nothing to split.
-        assert_eq!(InsideSplit::measure(&[Section::default()]), None);
+        assert_eq!(InsideSplit::measure([(0, None, None, 0)]), None);
     }
 }

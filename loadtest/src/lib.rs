@@ -67,6 +67,7 @@ pub mod progress;
 #[cfg(feature = "cli")]
 pub mod report;
 pub mod scenario;
+pub mod spread;
 pub mod stats;
 pub mod store_counts;
 pub mod target;
