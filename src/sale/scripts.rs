@@ -76,7 +76,8 @@ pub(super) struct Write<'a> {
 /// instance's, when the read's replies reached the sale and when its write was built to be
 /// sent. On one host the two clocks are one, so the ledger splits a section's time inside
 /// into the store's answer reaching the instance, the instance's work, and the write reaching
-/// the store (`bench/turn-split.py`); across hosts only `enter_us` and `exit_us` compare.
+/// the store (`loadtest run`'s `Inside` line, `bench/turn-split.py`); across hosts only
+/// `enter_us` and `exit_us` compare.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub(super) struct SectionTimes {
     enter_us: i64,
