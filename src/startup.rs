@@ -156,6 +156,16 @@ impl Application {
             state.stopping.send_replace(true);
         };
         serve(self.listener, self.router, self.client_limit, shutdown).await;
+        self.state.background.close();
+        if tokio::time::timeout(BACKGROUND_GRACE, self.state.background.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                left = self.state.background.len(),
+                "background work did not end in time; it ends with the process"
+            );
+        }
         subscriber.abort();
         releases.abort();
         heartbeat.abort();
@@ -172,6 +182,11 @@ impl Application {
         self.run_until(shutdown_signal()).await
     }
 }
+
+/// How long a stopping instance waits for its background work (`AppState::background`) after
+/// its last request: enough for a few writes to the store, well inside the 10 s an
+/// orchestrator gives between its stop signal and a kill.
+pub const BACKGROUND_GRACE: Duration = Duration::from_secs(3);
 
 /// How long a client may take to send a request's headers, and how long an idle keep-alive
 /// connection is kept: a client that dribbles its headers (or never sends any) is dropped

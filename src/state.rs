@@ -68,6 +68,11 @@ pub struct Shared {
     pub burst_rooms: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Set when graceful shutdown begins, so endless responses (SSE) end and let it finish.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// Work started by a request that outlives it and must get to say how it ended before the
+    /// instance exits (the class vote's runs in every room keep, on `stopping`, which rooms
+    /// they leave unrun): the instance waits for it, for at most
+    /// [`BACKGROUND_GRACE`](crate::startup::BACKGROUND_GRACE), after its last request.
+    pub background: tokio_util::task::TaskTracker,
     /// The compose fleet's members and addresses, looked up in the background; `None` on
     /// `oversell up`.
     pub containers: Option<std::sync::Arc<crate::member::containers::Containers>>,
@@ -109,6 +114,7 @@ impl AppState {
             )),
             burst_rooms: std::sync::Mutex::default(),
             stopping: tokio::sync::watch::channel(false).0,
+            background: tokio_util::task::TaskTracker::new(),
             containers: crate::member::containers::Containers::watch(),
             sale_seq: AtomicU64::new(0),
         }))

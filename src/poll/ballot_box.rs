@@ -319,7 +319,28 @@ pub async fn record_room_run(
 ) -> Result<bool, StoreError> {
     let run = serde_json::to_string(run)
         .map_err(|e| bad_reply("a room's run that is no JSON", e.to_string()))?;
-    room_run(resource, chapter, run_id, room, &run).await
+    room_run(resource, chapter, run_id, room, &run, Overwrite::Yes).await
+}
+
+/// As [`record_room_run`], but keeps `run` only if `room` has no outcome yet: why a room was
+/// not run, which must not hide how a run that did end ended.
+pub async fn record_unrun_room(
+    resource: &RedisPool,
+    chapter: &str,
+    run_id: &str,
+    room: &str,
+    run: &RoomRun,
+) -> Result<bool, StoreError> {
+    let run = serde_json::to_string(run)
+        .map_err(|e| bad_reply("a room's run that is no JSON", e.to_string()))?;
+    room_run(resource, chapter, run_id, room, &run, Overwrite::No).await
+}
+
+/// Whether a room's outcome replaces one already kept.
+#[derive(Clone, Copy)]
+enum Overwrite {
+    Yes,
+    No,
 }
 
 /// Whether the reveal `run_id` of `chapter` is still the poll's.
@@ -328,7 +349,7 @@ pub async fn reveal_is_current(
     chapter: &str,
     run_id: &str,
 ) -> Result<bool, StoreError> {
-    room_run(resource, chapter, run_id, "", "").await
+    room_run(resource, chapter, run_id, "", "", Overwrite::Yes).await
 }
 
 async fn room_run(
@@ -337,6 +358,7 @@ async fn room_run(
     run_id: &str,
     room: &str,
     run: &str,
+    overwrite: Overwrite,
 ) -> Result<bool, StoreError> {
     let mut conn = resource.conn().await?;
     let kept: i64 = ROOM_RUN
@@ -349,6 +371,7 @@ async fn room_run(
         .arg(room)
         .arg(run)
         .arg(POLL_CHANNEL)
+        .arg(matches!(overwrite, Overwrite::Yes) as u8)
         .invoke_async(&mut conn)
         .await?;
     Ok(kept == 1)

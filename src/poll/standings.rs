@@ -102,7 +102,7 @@ pub struct EveryRoom {
     /// Rooms whose run failed, and why.
     pub failed: Vec<RoomFailed>,
     /// Rooms without an outcome: still to run, or never (the vote moved on, or the instance
-    /// running them stopped).
+    /// running them was killed; one stopped keeps them as failed).
     pub pending: usize,
 }
 

@@ -9,8 +9,11 @@
 //! as the class page runs them, so that the verdicts still measure locks and not a saturated
 //! fleet; one at a time when the chapter's fault strikes beyond its room (an instance, the lock
 //! store), else one room's crash would land in another room's run. The rooms stop when the vote
-//! moves on (another chapter, the chapter opened again, the class closed) or the instance
-//! stops: the rooms left are counted as not run, never as landed.
+//! moves on (another chapter, the chapter opened again, the class closed): the rooms left are
+//! counted as not run, never as landed. When the instance running them stops (a restart, a
+//! scale-down), each room left without an outcome is kept as failed, saying why, before the
+//! instance exits: otherwise the projector would count it "not run yet" for good, with nobody
+//! left to run it. (An instance killed outright says nothing; its rooms stay not run.)
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,28 +109,76 @@ pub(super) fn moved(chapter: &str) -> AppError {
     }
 }
 
-/// Runs the revealed `run`'s chapter in each of its `every_room` rooms, in the background.
+/// Runs the revealed `run`'s chapter in each of its `every_room` rooms, in the background, as
+/// work the instance lets finish before it exits ([`AppState::background`]).
 pub(super) fn spawn_every_room(state: AppState, chapter: String, run: &RunRecord) {
     let Some(scenario) = scenario::find(&chapter) else {
         return;
     };
     let (run_id, rooms) = (run.id.clone(), run.every_room.clone());
-    tokio::spawn(async move {
-        let stop = AtomicBool::new(false);
-        futures_util::stream::iter(rooms)
-            .for_each_concurrent(rooms_at_once(scenario), |room| {
-                let (state, chapter, run_id, stop) = (&state, &chapter, &run_id, &stop);
-                async move {
-                    if !stop.load(Ordering::Relaxed)
-                        && !run_in_room(state, chapter, run_id, &room).await
-                    {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                }
-            })
-            .await;
-        tracing::info!(chapter, "class vote: the runs in every room ended");
+    let background = state.background.clone();
+    background.spawn(async move {
+        let mut stopping = state.stopping.subscribe();
+        let stops = async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        };
+        tokio::select! {
+            () = run_every_room(&state, &chapter, &run_id, &rooms, scenario) => {
+                tracing::info!(chapter, "class vote: the runs in every room ended");
+            }
+            () = stops => {
+                // The runs under way end here, with the instance: they are rooms left too.
+                tracing::info!(chapter, "class vote: the instance stops, so do the runs in every room");
+                leave_unrun(&state, &chapter, &run_id, &rooms).await;
+            }
+        }
     });
+}
+
+/// The runs themselves, [`ROOMS_AT_ONCE`] at a time (or one), until one says to stop.
+async fn run_every_room(
+    state: &AppState,
+    chapter: &str,
+    run_id: &str,
+    rooms: &[String],
+    scenario: &Scenario,
+) {
+    let stop = AtomicBool::new(false);
+    futures_util::stream::iter(rooms)
+        .for_each_concurrent(rooms_at_once(scenario), |room| {
+            let stop = &stop;
+            async move {
+                if !stop.load(Ordering::Relaxed) && !run_in_room(state, chapter, run_id, room).await
+                {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        })
+        .await;
+}
+
+/// Keeps, for each room in `rooms` that has no outcome yet, that it failed because this
+/// instance stopped, while the reveal is still the poll's.
+async fn leave_unrun(state: &AppState, chapter: &str, run_id: &str, rooms: &[String]) {
+    let stopped = RoomRun::Failed {
+        error: format!(
+            "the instance running the class's rooms ({}) stopped before this room's run ended; \
+             run & reveal in every room again to run it",
+            state.instance
+        ),
+    };
+    for room in rooms {
+        match ballot_box::record_unrun_room(&state.resource, chapter, run_id, room, &stopped).await
+        {
+            Ok(true) => state.poll.changed(),
+            // The vote moved on: the rooms left answer a question no longer asked.
+            Ok(false) => return,
+            Err(err) => {
+                tracing::warn!(%err, chapter, room, "class vote: a room left unrun was not kept");
+                return;
+            }
+        }
+    }
 }
 
 /// One room at a time when the chapter's fault strikes beyond the room.
@@ -139,11 +190,8 @@ fn rooms_at_once(scenario: &Scenario) -> usize {
 }
 
 /// Runs the chapter in `room` and keeps how it ended; `false` when the rooms should stop (the
-/// vote moved on, the instance stops, the store cannot be reached).
+/// vote moved on, the store cannot be reached).
 async fn run_in_room(state: &AppState, chapter: &str, run_id: &str, room: &str) -> bool {
-    if *state.stopping.borrow() {
-        return false;
-    }
     match ballot_box::reveal_is_current(&state.resource, chapter, run_id).await {
         Ok(true) => {}
         Ok(false) => return false,

@@ -151,3 +151,81 @@ async fn a_reveal_in_every_room_counts_where_each_rooms_run_landed() {
     );
     fleet.stop().await;
 }
+
+/// An instance running the class's rooms that is stopped (SIGTERM: a restart, a scale-down)
+/// keeps, before it exits, that the rooms it leaves failed and why; the tally ends with no
+/// room "not run yet" for good, and the rooms that did run keep their outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_left_by_a_stopping_instance_say_so_instead_of_waiting_for_good() {
+    const ROOMS: u64 = 8;
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let client = reqwest::Client::new();
+    let base = fleet.url().to_owned();
+    let seats = make_class(&client, &base, TOKEN, ROOMS as usize).await;
+    ok(
+        &client,
+        &base,
+        Method::POST,
+        "/admin/class/poll",
+        Some(TOKEN),
+        Some(json!({ "chapter": CHAPTER })),
+    )
+    .await;
+    assert_eq!(vote(&client, &base, &seats[0], 0).await.0, StatusCode::OK);
+    let reveal = ok(
+        &client,
+        &base,
+        Method::POST,
+        "/admin/class/poll/reveal",
+        Some(TOKEN),
+        Some(json!({ "run": true, "every_room": true })),
+    )
+    .await;
+    assert_eq!(reveal["every_room"]["rooms"], ROOMS, "{reveal}");
+
+    // Eight rooms of a run each, two at a time, have only begun: every instance is stopped,
+    // the one running them among them (nginx chose it), and its supervisor starts it again.
+    let stopped: Vec<(String, u32)> = fleet
+        .instances()
+        .iter()
+        .filter_map(|i| i.pid.map(|pid| (i.id.clone(), pid)))
+        .collect();
+    assert_eq!(stopped.len(), 3, "{:?}", fleet.instances());
+    for (_, pid) in &stopped {
+        assert_eq!(unsafe { libc::kill(*pid as i32, libc::SIGTERM) }, 0);
+    }
+
+    // Back up (not asked while none is: nginx would log every refusal).
+    let back = poll_until(
+        Duration::from_secs(60),
+        || async { fleet.instances() },
+        |now| now.iter().all(|i| i.restarts >= 1 && i.pid.is_some()),
+    )
+    .await;
+    assert!(
+        back.iter().all(|i| i.restarts >= 1 && i.pid.is_some()),
+        "not all back: {back:?}"
+    );
+    let view = poll_until(
+        Duration::from_secs(120),
+        || call(&client, &base, Method::GET, "/poll", None, None),
+        |(status, view)| *status == StatusCode::OK && view["reveal"]["every_room"]["pending"] == 0,
+    )
+    .await
+    .1;
+    let tally = &view["reveal"]["every_room"];
+    assert_eq!(tally["pending"], 0, "rooms still 'not run yet': {view}");
+    let (landed, none, failed, _) = outcomes(tally);
+    assert_eq!(landed + none + failed, ROOMS, "{view}");
+    let failures = tally["failed"].as_array().unwrap();
+    assert!(!failures.is_empty(), "no room was left by the stop: {view}");
+    for failure in failures {
+        let error = failure["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("stopped before this room's run ended")
+                && stopped.iter().any(|(id, _)| error.contains(id.as_str())),
+            "a room left must name the instance that stopped: {failure}"
+        );
+    }
+    fleet.stop().await;
+}
