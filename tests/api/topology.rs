@@ -3,6 +3,7 @@
 //! `oversell::launch::topology`, so neither side can drift.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use oversell::launch::redis_server::free_port;
 use oversell::launch::topology::{
@@ -504,11 +505,14 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
             .build()
             .unwrap()
     };
-    let statuses_at = |url: &str, client: reqwest::Client, n: usize| {
+    // `n` requests at once, each one's status and time: a refusal on a connection that asked
+    // before is held for a second, so one after the other the requests would be paced under
+    // the rate by the refusals themselves.
+    let timed_at = |url: &str, client: reqwest::Client, n: usize| {
         let url = url.to_owned();
         async move {
-            let mut seen = Vec::new();
-            for _ in 0..n {
+            let requests = (0..n).map(|_| async {
+                let sent = std::time::Instant::now();
                 let response = client.get(format!("{url}/state")).send().await.unwrap();
                 let status = response.status().as_u16();
                 if status == 429 {
@@ -518,22 +522,44 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
                     assert_eq!(body["error"], "too_many_requests", "{body}");
                     assert!(body["message"].as_str().unwrap().contains("--client-rate"));
                 }
-                seen.push(status);
-            }
-            seen
+                (status, sent.elapsed())
+            });
+            futures_util::future::join_all(requests).await
+        }
+    };
+    let statuses_at = |url: &str, client: reqwest::Client, n: usize| {
+        let timed = timed_at(url, client, n);
+        async move {
+            timed
+                .await
+                .into_iter()
+                .map(|(status, _)| status)
+                .collect::<Vec<_>>()
         }
     };
     let statuses = |client, n| statuses_at(&url, client, n);
     let count = |seen: &[u16], status: u16| seen.iter().filter(|s| **s == status).count();
 
-    // 20 at once-ish from one address: the first and a burst of 5 pass (a few more if the
-    // machine is slow enough for the rate to refill), the rest are refused.
-    let flood = statuses(from("127.0.0.2"), 20).await;
+    // 20 at once from one address, each on a new connection: the first and a burst of 5
+    // pass (a few more if the machine is slow enough for the rate to refill), the rest are
+    // refused, at once.
+    let flooder = from("127.0.0.2");
+    let flood = statuses(flooder.clone(), 20).await;
     assert!(
         (6..=9).contains(&count(&flood, 502)),
         "passed to the (absent) instance: {flood:?}"
     );
     assert_eq!(count(&flood, 502) + count(&flood, 429), 20, "{flood:?}");
+    // Again at once, on the connections now open: the refusals are held for the second they
+    // ask the client to wait.
+    let again = timed_at(&url, flooder, 20).await;
+    let held: Vec<_> = again.iter().filter(|(status, _)| *status == 429).collect();
+    assert!(!held.is_empty(), "none refused: {again:?}");
+    assert!(
+        held.iter()
+            .all(|(_, took)| *took >= Duration::from_millis(900)),
+        "a refusal on a connection that asked before was answered at once: {again:?}"
+    );
     // Another address is not refused for the first one's flood.
     let other = statuses(from("127.0.0.3"), 3).await;
     assert_eq!(other, [502, 502, 502]);
