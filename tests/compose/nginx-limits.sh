@@ -50,6 +50,11 @@ for script in deploy/nginx.sh deploy/swarm/nginx.sh; do
       failed=1
       continue
     fi
+    # envsubst must leave nginx's own variables alone: the refusal's hold reads two.
+    check "$what: a refusal held for a second after a connection's first request" \
+      has '^[[:space:]]*limit_rate \$oversell_refusal_rate;$'
+    check "$what: the hold keyed by the connection's requests" \
+      has '^[[:space:]]*map \$connection_requests \$oversell_refusal_rate \{$'
     if [ "$rate" = 0 ]; then
       check "$what: no limit_req or limit_conn left" lacks '^[[:space:]]*limit_(req|conn)'
       check "$what: no client named to the instances" has '^[[:space:]]*proxy_set_header X-Real-IP "";$'
