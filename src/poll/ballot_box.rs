@@ -316,30 +316,19 @@ pub async fn record_room_run(
     run_id: &str,
     room: &str,
     run: &RoomRun,
+    overwrite: Overwrite,
 ) -> Result<bool, StoreError> {
     let run = serde_json::to_string(run)
         .map_err(|e| bad_reply("a room's run that is no JSON", e.to_string()))?;
-    room_run(resource, chapter, run_id, room, &run, Overwrite::Yes).await
-}
-
-/// As [`record_room_run`], but keeps `run` only if `room` has no outcome yet: why a room was
-/// not run, which must not hide how a run that did end ended.
-pub async fn record_unrun_room(
-    resource: &RedisPool,
-    chapter: &str,
-    run_id: &str,
-    room: &str,
-    run: &RoomRun,
-) -> Result<bool, StoreError> {
-    let run = serde_json::to_string(run)
-        .map_err(|e| bad_reply("a room's run that is no JSON", e.to_string()))?;
-    room_run(resource, chapter, run_id, room, &run, Overwrite::No).await
+    room_run(resource, chapter, run_id, room, &run, overwrite).await
 }
 
 /// Whether a room's outcome replaces one already kept.
-#[derive(Clone, Copy)]
-enum Overwrite {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overwrite {
+    /// How the room's run ended.
     Yes,
+    /// Why a room was not run, which must not hide how a run that did end ended.
     No,
 }
 

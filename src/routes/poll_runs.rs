@@ -24,7 +24,7 @@ use loadtest::scenario::{self, question, Scenario};
 use super::scenario::FleetRunner;
 use crate::error::AppError;
 use crate::keys::Keys;
-use crate::poll::ballot_box::{self, RoomRun, RunRecord};
+use crate::poll::ballot_box::{self, Overwrite, RoomRun, RunRecord};
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
@@ -168,7 +168,15 @@ async fn leave_unrun(state: &AppState, chapter: &str, run_id: &str, rooms: &[Str
         ),
     };
     for room in rooms {
-        match ballot_box::record_unrun_room(&state.resource, chapter, run_id, room, &stopped).await
+        match ballot_box::record_room_run(
+            &state.resource,
+            chapter,
+            run_id,
+            room,
+            &stopped,
+            Overwrite::No,
+        )
+        .await
         {
             Ok(true) => state.poll.changed(),
             // The vote moved on: the rooms left answer a question no longer asked.
@@ -213,7 +221,16 @@ async fn run_in_room(state: &AppState, chapter: &str, run_id: &str, room: &str) 
             }
         }
     };
-    match ballot_box::record_room_run(&state.resource, chapter, run_id, room, &outcome).await {
+    match ballot_box::record_room_run(
+        &state.resource,
+        chapter,
+        run_id,
+        room,
+        &outcome,
+        Overwrite::Yes,
+    )
+    .await
+    {
         Ok(kept) => {
             state.poll.changed();
             kept
