@@ -285,6 +285,11 @@ fn counts_args(url: &str, token: &str, tier: &str, instances: usize) -> Vec<Stri
         "200",
         "--buyers",
         "200",
+        // What is counted is the tries each sale took, not whether a buyer gives up: on a
+        // loaded CI machine a spinning buyer once waited past the default 5 s and one sale of
+        // 200 was a 503.
+        "--wait-deadline-ms",
+        "60000",
         "-c",
         "64",
         "--token",
