@@ -173,6 +173,12 @@ impl Keys {
     pub fn call_of(lock: &str, owner: &str) -> String {
         format!("{lock}:call:{owner}")
     }
+    /// Set while an owner's next attempt waits in the store behind a pop of its `call` list
+    /// ([`Keys::call_of`]), for as long as the pop may wait: the release that calls it then
+    /// publishes no message, since the store itself runs the attempt.
+    pub fn parked_mark_of(call: &str) -> String {
+        format!("{call}:parked")
+    }
     /// Published to when a lock is released, to wake waiters.
     pub fn released_channel(&self) -> String {
         self.key("released")

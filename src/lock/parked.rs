@@ -14,9 +14,11 @@
 //! # What it keeps
 //! The lock's own order and scripts: the parked attempt is the attempt the buyer would send
 //! when called, and it may still find the lock busy (a call it missed, a place that lapsed),
-//! then it parks again. The release message is still published, for a buyer that waits as
+//! then it parks again. Ahead of its pop the buyer marks itself parked
+//! ([`Keys::parked_mark_of`]), and a release that calls a marked buyer publishes no message:
+//! the store runs its attempt, and no instance needs waking for it. A buyer that waits as
 //! pub/sub does (a fault to strike around its attempt, no connection of its own free, a
-//! cluster). A buyer that leaves while parked (its request dropped) closes its connection:
+//! cluster) leaves no mark and is called by the message as before. A buyer that leaves while parked (its request dropped) closes its connection:
 //! the store forgets the pop and the attempt behind it, and its place lapses as a dead
 //! waiter's does.
 
@@ -24,6 +26,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{Lock, LockCx};
+use crate::keys::Keys;
 use crate::redis_pool::{Ahead, Conn, StoreError};
 
 /// A shorter wait is waited here: Redis ends a blocking pop that times out on its own clock's
@@ -55,10 +58,16 @@ pub(super) async fn next_attempt<L: Lock + ?Sized>(
     if bound < SHORTEST_PARK || cx.striking_fault().is_some() {
         return Ok(None);
     }
-    let conn = cx
-        .store
-        .pool()
-        .parked(Ahead::blocking_pop(&key, bound))
-        .await?;
+    // The mark lives no longer than the pop may wait. Redis may end a pop that timed out a
+    // little after the mark lapsed: a release then also publishes its message, which the
+    // buyer, back from its attempt, no longer needs.
+    let mut mark = redis::cmd("SET");
+    let mark_ms = bound.as_millis().max(1) as u64;
+    mark.arg(Keys::parked_mark_of(&key))
+        .arg(1)
+        .arg("PX")
+        .arg(mark_ms);
+    let ahead = Ahead::blocking_pop(&key, bound).after(mark);
+    let conn = cx.store.pool().parked(ahead).await?;
     Ok(conn.map(|conn| Parked(Mutex::new(Some(conn)))))
 }

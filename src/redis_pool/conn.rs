@@ -113,14 +113,19 @@ impl Conn {
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         let mut pipe = redis::pipe();
-        pipe.add_command(ahead.cmd);
+        let sent_ahead = ahead.cmds.len();
+        for cmd in ahead.cmds {
+            pipe.add_command(cmd);
+        }
         let mut limit = self.response_timeout;
         for cmd in cmds {
             limit = limit.max(limit_for(cmd, self.response_timeout));
             pipe.add_command(cmd.clone());
         }
         let unanswered = BreakUnlessAnswered(Some(&self.broken));
-        let answer = self.inner.req_packed_commands(&pipe, offset + 1, count);
+        let answer = self
+            .inner
+            .req_packed_commands(&pipe, offset + sent_ahead, count);
         let replies = answered_within(ahead.block + limit, answer).await?;
         unanswered.answered();
         Ok(replies)
@@ -174,7 +179,8 @@ impl ConnectionLike for Conn {
 /// What a parked request's connection is sent ahead of it, and how long that may hold it.
 #[derive(Clone)]
 pub struct Ahead {
-    pub(super) cmd: Cmd,
+    /// In the order sent; the last one is the command that waits.
+    pub(super) cmds: Vec<Cmd>,
     /// The longest the command keeps the request waiting in the server: added to the time
     /// its answer may take.
     pub(super) block: Duration,
@@ -186,7 +192,16 @@ impl Ahead {
         let block = block.max(Duration::from_millis(1));
         let mut cmd = redis::cmd("BLPOP");
         cmd.arg(key).arg(format!("{:.3}", block.as_secs_f64()));
-        Ahead { cmd, block }
+        Ahead {
+            cmds: vec![cmd],
+            block,
+        }
+    }
+
+    /// The same, with `first` sent before it in the same write (a note that the request waits).
+    pub fn after(mut self, first: Cmd) -> Ahead {
+        self.cmds.insert(0, first);
+        self
     }
 }
 

@@ -6,7 +6,7 @@
 //! | step | sends (`static/locks/fair/`) | reply |
 //! |---|---|---|
 //! | acquire | `acquire-1.lua`: lapsed places leave the front of the queue; our own lock, count + 1; a free lock owed to nobody before us, ours; else a place at the end (or ours kept) | `{depth, 0}` held; `{0, come back within}` busy |
-//! | release | `release-1.lua`: count − 1; at 0 delete, and call the first live place by name (a message, and a note in its call list) | 1; 0 not ours any more: lost |
+//! | release | `release-1.lua`: count − 1; at 0 delete, and call the first live place by name (a note in its call list, and a message unless its attempt is parked there) | 1; 0 not ours any more: lost |
 //! | renew, every TTL/3 | `renew.lua`: lease reset while the hash has our field | 1 renewed; 0 gone: stop |
 //!
 //! The queue is a list of owners (`<lock>:queue`) and the time each place lapses
@@ -19,7 +19,8 @@
 //! note to `<lock>:call:<owner>` ([`Keys::call_of`]): a waiter does not wait for the message
 //! and then send its attempt, its next attempt already waits in the store behind a blocking
 //! pop of that list (`parked.rs`), so the store runs it, with the sale's read, the moment the
-//! release ends, and the hand-off costs no trip to an instance and back.
+//! release ends, and the hand-off costs no trip to an instance and back. A waiter parked so
+//! marks itself, and its call is published to nobody: no instance wakes for it.
 //!
 //! # Guarantee
 //! Everything `reentrant-watchdog` guarantees, and first come first served: a buyer who
@@ -280,6 +281,12 @@ mod tests {
             read: Some(&read),
             ..as_owner(&test, &faults, "b")
         };
+        let client = redis::Client::open(redis.url()).unwrap();
+        let mut pubsub = client.get_async_pubsub().await.unwrap();
+        pubsub
+            .subscribe(test.keys.released_channel())
+            .await
+            .unwrap();
         // No release message reaches this test's buyers (nothing listens on the channel):
         // only the attempt parked in the store can serve b before it comes back, 20 s on.
         let (held, ()) = tokio::join!(
@@ -301,6 +308,14 @@ mod tests {
             .unwrap();
         assert_eq!(holds, Some(1));
         assert_eq!(blocked_clients(&test).await, 0);
+        // b's call went to its parked attempt alone; c, queued without parking, is called by
+        // the message, the first one anybody published.
+        assert!(try_as(&test, "c").await.is_err());
+        release_as(&test, "b", held).await;
+        let mut messages = pubsub.on_message();
+        let heard = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
+        let message: String = heard.unwrap().unwrap().get_payload().unwrap();
+        assert_eq!(message, "next:c");
     }
 
     #[tokio::test]

@@ -2,7 +2,8 @@
 -- the queue by name, so that buyer alone comes for it, not every waiter: a message on the
 -- release channel ('next:<owner>') for a buyer listening there, and a note in the list
 -- '<lock>:call:<owner>' for a buyer whose next attempt waits in the store on that list (a
--- blocking pop): the store runs that attempt as soon as this script ends.
+-- blocking pop): the store runs that attempt as soon as this script ends. Such a buyer marks
+-- itself ('<lock>:call:<owner>:parked', as long as its pop may wait), and gets no message.
 -- KEYS[1] the lock (a hash), KEYS[3] the waiters' queue, KEYS[4] when each place lapses;
 -- ARGV[1] this holder's unique value, ARGV[2] the lease in ms, ARGV[3] the release channel.
 -- Answers 1 released (or one hold fewer), 0 not mine any more (its lease ran out).
@@ -24,7 +25,10 @@ while first do
     local call = KEYS[1] .. ':call:' .. first
     redis.call('RPUSH', call, 1)
     redis.call('PEXPIRE', call, ARGV[2])
-    redis.call('PUBLISH', ARGV[3], 'next:' .. first)
+    -- A buyer marked parked has its attempt waiting on the call: no message needed.
+    if redis.call('DEL', call .. ':parked') == 0 then
+      redis.call('PUBLISH', ARGV[3], 'next:' .. first)
+    end
     break
   end
   redis.call('LPOP', KEYS[3])
