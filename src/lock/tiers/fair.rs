@@ -181,23 +181,34 @@ mod tests {
         assert!(try_as(&test, "newcomer").await.is_ok());
     }
 
-    #[tokio::test]
-    async fn a_release_calls_the_first_buyer_in_line_by_name() {
-        let redis = RedisServer::start().unwrap();
-        let test = shared(&redis);
+    /// A subscriber to the room's release channel, as an instance has.
+    async fn listening(redis: &RedisServer, test: &TestCx) -> redis::aio::PubSub {
         let client = redis::Client::open(redis.url()).unwrap();
         let mut pubsub = client.get_async_pubsub().await.unwrap();
         pubsub
             .subscribe(test.keys.released_channel())
             .await
             .unwrap();
+        pubsub
+    }
+
+    /// The first release message `pubsub` hears, within 5 s.
+    async fn first_message(pubsub: &mut redis::aio::PubSub) -> String {
+        let mut messages = pubsub.on_message();
+        let heard = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
+        heard.unwrap().unwrap().get_payload().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_release_calls_the_first_buyer_in_line_by_name() {
+        let redis = RedisServer::start().unwrap();
+        let test = shared(&redis);
+        let mut pubsub = listening(&redis, &test).await;
         let a = try_as(&test, "a").await.unwrap();
         assert!(try_as(&test, "b").await.is_err());
         assert!(try_as(&test, "c").await.is_err());
         release_as(&test, "a", a).await;
-        let mut messages = pubsub.on_message();
-        let heard = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
-        let message: String = heard.unwrap().unwrap().get_payload().unwrap();
+        let message = first_message(&mut pubsub).await;
         assert_eq!(message, "next:b");
     }
 
@@ -281,14 +292,9 @@ mod tests {
             read: Some(&read),
             ..as_owner(&test, &faults, "b")
         };
-        let client = redis::Client::open(redis.url()).unwrap();
-        let mut pubsub = client.get_async_pubsub().await.unwrap();
-        pubsub
-            .subscribe(test.keys.released_channel())
-            .await
-            .unwrap();
-        // No release message reaches this test's buyers (nothing listens on the channel):
-        // only the attempt parked in the store can serve b before it comes back, 20 s on.
+        let mut pubsub = listening(&redis, &test).await;
+        // No release message reaches this test's buyers (no instance listens for them): only
+        // the attempt parked in the store can serve b before it comes back, 20 s on.
         let (held, ()) = tokio::join!(
             tokio::time::timeout(Duration::from_secs(10), Stepped(&Fair).acquire(&b)),
             async {
@@ -312,9 +318,7 @@ mod tests {
         // the message, the first one anybody published.
         assert!(try_as(&test, "c").await.is_err());
         release_as(&test, "b", held).await;
-        let mut messages = pubsub.on_message();
-        let heard = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
-        let message: String = heard.unwrap().unwrap().get_payload().unwrap();
+        let message = first_message(&mut pubsub).await;
         assert_eq!(message, "next:c");
     }
 
