@@ -18,9 +18,9 @@
 //! ([`Keys::parked_mark_of`]), and a release that calls a marked buyer publishes no message:
 //! the store runs its attempt, and no instance needs waking for it. A buyer that waits as
 //! pub/sub does (a fault to strike around its attempt, no connection of its own free, a
-//! cluster) leaves no mark and is called by the message as before. A buyer that leaves while parked (its request dropped) closes its connection:
-//! the store forgets the pop and the attempt behind it, and its place lapses as a dead
-//! waiter's does.
+//! cluster) leaves no mark and is called by the message as before. A buyer that leaves while
+//! parked (its request dropped) closes its connection: the store forgets the pop and the
+//! attempt behind it, and its place lapses as a dead waiter's does.
 
 use std::sync::Mutex;
 use std::time::Duration;
