@@ -14,7 +14,9 @@ on one host, so run it against a fleet on one machine):
   - instance -> store: from there to the write in the store;
   - hand-off: from the write (and the release behind it) to the next section's read.
 Prints one markdown row: LABEL, sections, the turn's p50 / p99 ms (p99/p50), each leg's median
-per section in µs, and each leg's sum over the median turns -> over the slowest 1 % (ms).
+per section in µs, each leg's sum over the median turns -> over the slowest 1 % (ms), and where
+the slowest 1 % fall: how many of them end in the run's first 300 ms (when all the buyers
+arrive at once), and the turn's p99/p50 over the turns that end after it.
 Needs a server whose ledger carries `read_us` (sections without it are left out, and said).
 """
 import json
@@ -22,6 +24,9 @@ import math
 import statistics
 import sys
 import urllib.request
+
+# The run's start: the turns ending this soon after its first section carry the arrival burst.
+START_US = 300_000
 
 LEGS = ("store -> instance", "instance", "instance -> store", "hand-off")
 
@@ -68,6 +73,9 @@ def main():
         (timed[i + buyers]["enter_us"] - timed[i]["enter_us"], i)
         for i in range(len(timed) - buyers)
     )
+    # A closed loop's buyers all arrive at the first instant: the first turns carry that burst.
+    start = timed[0]["enter_us"] + START_US
+    settled = sorted(t for t, i in turns if timed[i + buyers]["enter_us"] > start)
     p50 = nearest_rank([t for t, _ in turns], 0.5)
     p99 = nearest_rank([t for t, _ in turns], 0.99)
     slowest = [i for t, i in turns if t >= p99]
@@ -79,6 +87,9 @@ def main():
     cells = [label, f"{len(timed):,}", f"{p50 / 1000:.1f} / {p99 / 1000:.1f} ({p99 / p50:.2f})"]
     cells += [f"{statistics.median(row[leg] for row in legs):.0f}" for leg in range(4)]
     cells += [f"{summed(median, leg):.1f} → {summed(slowest, leg):.1f}" for leg in range(4)]
+    early = sum(1 for i in slowest if timed[i + buyers]["enter_us"] <= start)
+    cells.append(f"{early} of {len(slowest)}")
+    cells.append(f"{nearest_rank(settled, 0.99) / nearest_rank(settled, 0.5):.2f}" if settled else "-")
     print("| " + " | ".join(cells) + " |")
 
 
