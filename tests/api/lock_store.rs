@@ -289,8 +289,25 @@ async fn a_lock_store_with_rdb_snapshots_loses_a_lock_taken_since_the_last_one()
 async fn a_lock_store_with_aof_always_keeps_the_lock_through_a_restart() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Always).await;
     let failures = run_scenarios(&fleet, &["restart-aof-keeps-lock"]).await;
+    // Both append-only files (the resource store's and the restarted lock store's) are
+    // rewritten only past 256 MB, not at Redis' default 64 MB.
+    let lock = &fleet.lock_store_processes()[0];
+    let lock_url = format!("redis://{}:{}", lock.ip, lock.port);
+    let mut thresholds = Vec::new();
+    for url in [fleet.redis_url().unwrap(), lock_url.as_str()] {
+        let client = redis::Client::open(url).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let (_, bytes): (String, String) = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("auto-aof-rewrite-min-size")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        thresholds.push(bytes);
+    }
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(thresholds, ["268435456", "268435456"]);
 }
 
 /// One Redis is a single point of failure: while it is down nothing can be locked, every
