@@ -543,7 +543,7 @@ async fn query<T: redis::FromRedisValue>(addr: SocketAddr, cmd: &mut redis::Cmd)
 
 /// The `redis-server` arguments for a persistence setting: RDB snapshots by the classic save
 /// rules, or an append-only file fsynced as asked (and then no snapshots), rewritten once it
-/// has grown by [`AOF_REWRITE_MIN_SIZE`].
+/// reaches [`AOF_REWRITE_MIN_SIZE`].
 fn persistence_args(persistence: Persistence) -> Vec<&'static str> {
     let fsync = match persistence {
         Persistence::None => return vec!["--appendonly", "no", "--save", ""],
@@ -570,7 +570,7 @@ fn persistence_args(persistence: Persistence) -> Vec<&'static str> {
     ]
 }
 
-/// When an append-only file is rewritten (and only once it has also doubled since the last
+/// The size at which an append-only file is rewritten (if it has also doubled since the last
 /// rewrite, Redis' default rule). A sale writes about 3 KB to the resource store's file (the
 /// ledger, the timeline, the lock's and the queue's keys), so at a fleet's full pace Redis'
 /// default 64 MB comes every few seconds, and each rewrite (a fork, and a child writing the
