@@ -17,6 +17,7 @@ COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
 COPY api api
 COPY loadtest loadtest
+COPY workshop workshop
 # The bench crate is a workspace member: cargo reads its manifest and sources, not its
 # scripts, so editing a bench script does not rebuild the binaries.
 COPY bench/Cargo.toml bench/
@@ -24,7 +25,7 @@ COPY bench/src bench/src
 COPY static static
 COPY deploy/nginx.conf.template deploy/
 # Niced: a build beside other work (CI makes this image while its tests run) leaves it the CPU.
-RUN nice -n 10 cargo build --release --locked -p oversell -p loadtest \
+RUN nice -n 10 cargo build --release --locked -p oversell -p workshop \
  && mkdir -p /out \
  && cp target/release/oversell target/release/loadtest /out/
 

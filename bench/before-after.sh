@@ -7,7 +7,7 @@
 #   bench/before-after.sh BEFORE_TARGET_DIR AFTER_TARGET_DIR [ROUNDS] [SECONDS]
 #
 # Each target dir must hold release builds of oversell, loadtest and serial-floor
-# (`cargo build --release -p oversell -p loadtest -p oversell-bench`). Environment: ROWS
+# (`cargo build --release -p oversell -p workshop -p oversell-bench`). Environment: ROWS
 # (default: none lua-release reentrant-watchdog fenced lua-release@cohort:32), CONNECTIONS (64).
 set -euo pipefail
 BEFORE=$1 AFTER=$2 ROUNDS=${3:-2} SECONDS_=${4:-5}

@@ -15,7 +15,7 @@ SECONDS_=${SECONDS_:-8} ROUNDS=${ROUNDS:-2} FLOOD=${FLOOD:-300}
 DEMO_CONNECTIONS=${DEMO_CONNECTIONS:-16} BUSINESS_MS=${BUSINESS_MS:-2} TIER=${TIER:-lua-release}
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install -y wrk" >&2; exit 1; }
 if [ -z "${OVERSELL:-}" ]; then
-    cargo build --release --quiet --bins -p oversell -p loadtest
+    cargo build --release --quiet --bins -p oversell -p workshop
 fi
 OVERSELL=${OVERSELL:-target/release/oversell} LOADTEST=${LOADTEST:-target/release/loadtest}
 work=$(mktemp -d)

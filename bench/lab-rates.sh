@@ -2,7 +2,7 @@
 # The grader's hold rate: every rung of the ladder submitted as a lab lock (static/locks/) and
 # graded N times on one fleet (`oversell up --lab`, 3 instances, nginx); per rung, how often
 # each attack had each outcome, and whether every grading gave the outcomes of the grader's
-# LADDER table (loadtest/src/lab/mod.rs). Not part of CI (CI grades each rung once,
+# LADDER table (workshop/src/lab/mod.rs). Not part of CI (CI grades each rung once,
 # tests/api/lab.rs): about 12 s a grading. Usage: bench/lab-rates.sh [N] [RUNG…]
 set -euo pipefail
 cd "$(dirname "$0")/.."

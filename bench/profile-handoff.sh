@@ -19,7 +19,7 @@
 #
 #   bench/profile-handoff.sh [SECONDS=5] [CONNECTIONS=64]
 #
-# Needs the release binaries (`cargo build --release -p oversell --bin oversell -p loadtest
+# Needs the release binaries (`cargo build --release -p oversell --bin oversell -p workshop
 # --bin loadtest`, and for the closing serial floor `-p oversell-bench --bin serial-floor`),
 # found in $CARGO_TARGET_DIR/release or target/release (or set OVERSELL, LOADTEST,
 # SERIAL_FLOOR); nginx, redis-server, redis-cli, python3, curl, /usr/bin/time; and perf unless
@@ -46,7 +46,7 @@ for tool in nginx redis-server redis-cli python3 curl /usr/bin/time; do
     command -v "$tool" >/dev/null || fail "$tool is not installed"
 done
 [ -x "$OVERSELL" ] || fail "no release binary $OVERSELL (cargo build --release -p oversell --bin oversell)"
-[ -x "$LOADTEST" ] || fail "no release binary $LOADTEST (cargo build --release -p loadtest --bin loadtest)"
+[ -x "$LOADTEST" ] || fail "no release binary $LOADTEST (cargo build --release -p workshop --bin loadtest)"
 
 WORK=${KEEP:-$(mktemp -d)}
 mkdir -p "$WORK"

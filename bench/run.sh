@@ -36,7 +36,7 @@ done
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== building release binaries" >&2
-cargo build --release --quiet -p loadtest --bin loadtest
+cargo build --release --quiet -p workshop --bin loadtest
 cargo build --release --quiet -p oversell --bin oversell
 cargo build --release --quiet -p oversell-bench --bin serial-floor
 LOADTEST=$PWD/target/release/loadtest

@@ -9,7 +9,7 @@ import re, subprocess, sys
 rev = sys.argv[1]
 every = '--all' in sys.argv
 tier_files = re.compile(r'^src/lock/(tiers/.*|(none|local|setnx|setnx_expire|atomic_expiry|uuid_owner|lua_release|reentrant_watchdog|fair|fenced|redlock|zookeeper|postgres|custom)\.rs)$')
-files = subprocess.run(['git', 'ls-tree', '-r', '--name-only', rev, '--', 'src', 'api/src', 'loadtest/src', 'bench/src'], capture_output=True, text=True).stdout.split()
+files = subprocess.run(['git', 'ls-tree', '-r', '--name-only', rev, '--', 'src', 'api/src', 'loadtest/src', 'workshop/src', 'bench/src'], capture_output=True, text=True).stdout.split()
 def test_only(f):
     """Whether the module of file `f` is declared under `#[cfg(test)]` by its parent."""
     parts = f[:-3].split('/')
@@ -24,7 +24,7 @@ total = 0
 for f in files:
     if not f.endswith('.rs') or f == 'api/src/tier.rs' or tier_files.match(f):
         continue
-    if not every and f.startswith('loadtest/src/scenario/catalog/'):
+    if not every and f.startswith('workshop/src/scenario/catalog/'):
         continue
     text = subprocess.run(['git', 'show', f'{rev}:{f}'], capture_output=True, text=True).stdout
     if not every:

@@ -59,7 +59,7 @@ pub struct Shared {
     pub grading: GradingQueue,
     /// The keep-alive connections of this instance's calls to the fleet (`fleet_url`): every
     /// grading and scenario run from here shares them.
-    pub fleet_pool: loadtest::http::Pool,
+    pub fleet_calls: FleetCalls,
     /// Buyers of server-side bursts running on this instance, at most
     /// [`MAX_BURST_BUYERS`](oversell_api::burst::MAX_BURST_BUYERS) across every burst.
     pub burst_buyers: Arc<tokio::sync::Semaphore>,
@@ -71,7 +71,7 @@ pub struct Shared {
     /// Work started by a request that outlives it and must get to say how it ended before the
     /// instance exits (the class vote's runs in every room keep, on `stopping`, which rooms
     /// they leave unrun): the instance waits for it, for at most
-    /// [`BACKGROUND_GRACE`](crate::startup::BACKGROUND_GRACE), after its last request.
+    /// `startup::BACKGROUND_GRACE`, after its last request.
     pub background: tokio_util::task::TaskTracker,
     /// The compose fleet's members and addresses, looked up in the background; `None` on
     /// `oversell up`.
@@ -98,7 +98,7 @@ impl AppState {
             poll: Arc::new(PollWatch::new(limits.event_streams)),
             metrics: Metrics::new(&instance),
             grading: GradingQueue::new(resource.clone(), limits.grading_slots),
-            fleet_pool: loadtest::http::Pool::default(),
+            fleet_calls: FleetCalls::default(),
             resource,
             lock_store,
             instance,
@@ -149,5 +149,18 @@ impl Deref for AppState {
 
     fn deref(&self) -> &Shared {
         &self.0
+    }
+}
+
+/// The keep-alive connections an instance calls its own fleet with (a chapter's runner polls
+/// `/state` every 10 ms while the fleet takes new settings): one pool per instance, cloned by
+/// every run, so a class grading at once opens a few connections rather than thousands.
+#[derive(Clone, Default)]
+pub struct FleetCalls(workshop::fleet_client::Pool);
+
+impl FleetCalls {
+    /// The pool, for a client of the fleet to share.
+    pub fn pool(&self) -> workshop::fleet_client::Pool {
+        self.0.clone()
     }
 }

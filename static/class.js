@@ -10,7 +10,7 @@ import { t, apply, language, setLanguage, addStrings } from './i18n.js';
 
 // The class page's strings: only this page shows them, so the dashboard no longer loads them
 // (its files must stay within BENCHMARKS.md's 64 KB to open). Both tables have the same keys:
-// loadtest/tests/curriculum_text.rs checks them with i18n.js's.
+// workshop/tests/curriculum_text.rs checks them with i18n.js's.
 const en = {
   'class.title': 'oversell — class',
   'class.dashboard': 'dashboard',

@@ -1,7 +1,7 @@
 // English and Chinese strings of the dashboard. `t(key)` looks up the current language;
 // elements with data-i18n="key" get their text from here, data-i18n-title their tooltip.
 // Both tables have the same keys and the same {placeholders} (the tiers' paragraphs are in
-// tier-text.js, the tiers themselves come from `GET /tiers`): loadtest/tests/curriculum_text.rs
+// tier-text.js, the tiers themselves come from `GET /tiers`): workshop/tests/curriculum_text.rs
 // checks it.
 
 const en = {
@@ -256,7 +256,7 @@ const en = {
 };
 
 // Chinese. 中文术语表 — one term per concept, in the dashboard, the scenario catalog
-// (loadtest/src/scenario/catalog/) and the README; loadtest/tests/curriculum_text.rs
+// (workshop/src/scenario/catalog/) and the README; workshop/tests/curriculum_text.rs
 // fails on the retired terms in brackets. Where the articles use another word, it appears
 // only in the gloss shown here, given once somewhere so a reader of the articles finds it.
 //   lease                 租约（不用 租期；the articles' 过期时间 only as the gloss

@@ -2,7 +2,7 @@
 // (`static/locks/<tier>/<step>.lua`), submitting it, and the grader's report card. The lab page
 // (lab.html, lab-page.js) runs the editor; the dashboard shows a line on it and links there.
 // Its strings join i18n.js's when this module loads; both tables have the same keys:
-// loadtest/tests/curriculum_text.rs checks them with i18n.js's.
+// workshop/tests/curriculum_text.rs checks them with i18n.js's.
 
 import { t, language, addStrings } from './i18n.js';
 import { Editor } from './editor.js';

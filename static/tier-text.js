@@ -1,7 +1,7 @@
 // One paragraph per tier, in English and Chinese: the technique and its defect. A module of
 // its own, imported the first time the dashboard describes a tier, so opening the page does not
 // wait for it (BENCHMARKS.md: at most 64 KB to open the page).
-// loadtest/tests/curriculum_text.rs checks that it covers exactly the API's tiers, in both
+// workshop/tests/curriculum_text.rs checks that it covers exactly the API's tiers, in both
 // languages, one `tier: 'paragraph',` entry a line.
 
 export const TIER_TEXT = {

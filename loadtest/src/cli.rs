@@ -13,12 +13,11 @@ use http::Method;
 use oversell_api::{SettingsPatch, WaitStrategy};
 
 pub use crate::args::{parse_duration, Lang, TargetArgs};
-use crate::lab::command::LabArgs;
 use crate::matrix::{parse_tiers, MatrixOptions};
-use crate::scenario::command::{CurriculumArgs, ScenarioArgs};
 use crate::worker::{Load, Model, RequestSpec, Stop};
 
-const EXAMPLES: &str = "\
+/// The generator's examples; the `loadtest` binary (the workshop crate) adds the chapters'.
+pub const EXAMPLES: &str = "\
 Examples:
   # 1000 buyers released at the same instant through nginx
   loadtest run --url http://127.0.0.1:8080 --burst 1000
@@ -44,14 +43,6 @@ Examples:
   OVERSELL_ADMIN_TOKEN=secret loadtest matrix --tiers all --stock 100 --buyers 1000
   loadtest matrix --token secret --tiers none,lua-release --business-ms 5 --json --chart tiers.svg
 
-  # the curriculum: one step, all steps, and how often the timing-dependent ones hold
-  loadtest scenario list
-  OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
-  OVERSELL_ADMIN_TOKEN=secret loadtest curriculum --timing-sensitive --repeat 20
-
-  # the whole course rehearsed, each chapter on the fleet it needs (root for the partitions)
-  sudo loadtest course --report course.md
-
   # three instances without nginx: connections go round robin, admin calls to the first
   loadtest matrix --url http://127.0.0.1:3101 --url http://127.0.0.1:3102 --url http://127.0.0.1:3103 --token secret";
 
@@ -69,19 +60,9 @@ pub enum Command {
     Run(RunArgs),
     /// For each tier: reset, switch the fleet, fire a burst of buyers, read the ground truth.
     Matrix(MatrixArgs),
-    /// Run one scenario of the curriculum (`list` shows them) and check its expected outcome.
-    Scenario(ScenarioArgs),
-    /// Run the whole curriculum in the order of the ladder: PASS/FAIL and why, per scenario.
-    Curriculum(CurriculumArgs),
-    /// Rehearse the whole course: every chapter, each on the fleet it needs (started and
-    /// stopped for it), and a printable report.
-    Course(crate::course::CourseArgs),
     /// The hand-offs of the room's ledger as it stands (every sale since its last reset, the
     /// newest 100,000 at most) and its sales per instance: for a run another tool made (wrk).
     HandOff(HandOffArgs),
-    /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
-    /// ladder's faults.
-    Lab(LabArgs),
 }
 
 #[derive(Debug, Args)]
@@ -348,7 +329,7 @@ fn parse_method(s: &str) -> Result<Method, String> {
         .map_err(|_| format!("invalid method `{s}`"))
 }
 
-pub use execute::{execute, run_cli};
+pub use execute::{execute, execute_command, run_cli};
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,8 @@
-//! `loadtest` fires buyers at an oversell fleet and reports what each lock tier really did.
+//! `loadtest` fires buyers at an oversell fleet and reports what each lock tier really did: the
+//! load generator, and nothing else. The chapters, the questions, the grader and the course
+//! stand on it in the `workshop` crate, which also builds the `loadtest` binary (this crate's
+//! `run`, `matrix` and `hand-off` beside the workshop's `scenario`, `curriculum`, `course`,
+//! `lab` and `check`).
 //!
 //! # Layout
 //!
@@ -27,46 +31,34 @@
 //!   a chart per tier of its hand-offs and acquires per client.
 //! - [`progress`]: where a run reports how far it got ([`Progress`]; [`Silent`] draws
 //!   nothing), and the binary's live bar, drawn only when stdout is a terminal.
-//! - [`lab`]: the grader of students' own locks: a fixed suite of attacks, each a scenario
-//!   run against the room's `custom` tier, and the report card.
-//! - [`scenario`]: the curriculum — each tier's defect as a scenario with its expected
-//!   outcome, run against a live fleet and judged from the ground truth; `scenario::command`
-//!   runs the `scenario` and `curriculum` commands.
-//! - [`course`]: `loadtest course`, the whole workshop rehearsed: every chapter in teaching
-//!   order, each on the fleet it needs (started with `oversell up` or compose, then stopped),
-//!   and a printable report.
 //! - [`ports`]: free ports for children that bind them by number, the one way the course, the
 //!   launcher (`oversell up`) and the tests pick them.
 //!
-//! The binary only parses the flags and calls [`execute`]; tests call [`run_cli`] with the same
-//! arguments and read the printed text (e.g. the matrix `--json`).
+//! The binary (the workshop's) parses the flags and hands this crate's commands to
+//! [`execute_command`]; tests call [`run_cli`] with the same arguments and read the printed
+//! text (e.g. the matrix `--json`).
 //!
 //! # Features
 //!
 //! `cli` (on by default) is what only the binary needs: clap and the [`cli`] module,
-//! [`execute`] and [`run_cli`], the printers of [`report`], the live progress bar (indicatif)
-//! and `scenario::command`. The core above builds without it: the server depends on
-//! `loadtest` with `default-features = false` and fires its bursts and scenarios from a
-//! request handler.
+//! [`execute`] and [`run_cli`], the printers of [`report`] and the live progress bar
+//! (indicatif). The core above builds without it: the workshop crate, and through it the
+//! server, fire bursts and chapters from a request handler.
 
 pub mod admin;
 #[cfg(feature = "cli")]
 pub mod args;
 #[cfg(feature = "cli")]
 pub mod cli;
-#[cfg(feature = "cli")]
-pub mod course;
 pub mod fairness;
 pub mod hand_off;
 pub mod http;
 pub mod inside_split;
-pub mod lab;
 pub mod matrix;
 pub mod ports;
 pub mod progress;
 #[cfg(feature = "cli")]
 pub mod report;
-pub mod scenario;
 pub mod spread;
 pub mod stats;
 pub mod store_counts;
@@ -75,7 +67,7 @@ pub mod worker;
 
 pub use admin::AdminClient;
 #[cfg(feature = "cli")]
-pub use cli::{execute, run_cli, Cli, Command};
+pub use cli::{execute, execute_command, run_cli, Cli, Command};
 pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};
 #[cfg(feature = "cli")]
 pub use progress::Bar;

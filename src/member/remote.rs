@@ -93,16 +93,23 @@ impl Remote {
         // The name resolves on the fleet's network only: a blocking look-up, off the runtime.
         let resolved = tokio::task::spawn_blocking({
             let url = url.clone();
-            move || loadtest::target::Targets::parse(&[url], None)
+            move || workshop::fleet_client::Targets::parse(&[url], None)
         })
         .await
         .map_err(|err| why(err.to_string()))?
         .map_err(|err| why(err.to_string()))?;
         let target = resolved.first().clone();
-        let reply =
-            loadtest::http::fetch(&resolved, &target, method, path, token, body, ANSWER_LIMIT)
-                .await
-                .map_err(|err| why(err.to_string()))?;
+        let reply = workshop::fleet_client::fetch(
+            &resolved,
+            &target,
+            method,
+            path,
+            token,
+            body,
+            ANSWER_LIMIT,
+        )
+        .await
+        .map_err(|err| why(err.to_string()))?;
         if !reply.status.is_success() {
             let text = String::from_utf8_lossy(&reply.body);
             return Err(why(format!("{} {}", reply.status, text.trim())));

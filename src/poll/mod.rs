@@ -10,7 +10,7 @@
 //! - [`results`]: the class's results as JSON, CSV and Markdown.
 //!
 //! No option is stored as the answer: the right one is the option the run's figures landed
-//! in (`loadtest::scenario::question`), and no vote is scored for speed.
+//! in (`workshop::scenario::question`), and no vote is scored for speed.
 
 pub mod ballot_box;
 pub mod poll_events;

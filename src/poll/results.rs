@@ -82,7 +82,7 @@ pub fn results(records: &[ChapterRecord], rooms: &[String]) -> Results {
 }
 
 fn chapter_result(record: &ChapterRecord) -> ChapterResult {
-    let question = loadtest::scenario::question(&record.chapter);
+    let question = workshop::scenario::question(&record.chapter);
     let landed = record.run.as_ref().and_then(|run| run.landed);
     let rounds = round_results(&record.chapter, landed, &record.votes);
     ChapterResult {

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use loadtest::scenario::{self, question, Question};
 use serde::Serialize;
+use workshop::scenario::{self, question, Question};
 
 use super::ballot_box::{Poll, RoomRun, RoomRuns, RunRecord, Snapshot, Votes};
 

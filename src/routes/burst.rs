@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::Json;
-use loadtest::http::preflight;
-use loadtest::{BurstOptions, Targets};
 use oversell_api::burst::MAX_BURST_BUYERS;
 use oversell_api::{BurstReport, BurstRequest, Via};
+use workshop::fleet_client::preflight;
+use workshop::fleet_client::{BurstOptions, Targets};
 
 use super::extract::{required_json, Body, RoomAdmin};
 
@@ -116,7 +116,7 @@ async fn through_fleet(
         timeout: deadline + Duration::from_secs(30),
         qty,
     };
-    let stats = loadtest::burst(&targets, buyers, &options)
+    let stats = workshop::fleet_client::burst(&targets, buyers, &options)
         .await
         .map_err(|e| AppError::Burst(format!("{e:#}")))?;
     let (ok, sold_out, unavailable) = (stats.status(200), stats.status(409), stats.status(503));

@@ -17,10 +17,10 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use loadtest::lab::{self as grader, ReportCard, Shape};
 use oversell_api::tier::LAB_LOCK;
 use serde::Deserialize;
 use serde_json::Value;
+use workshop::lab::{self as grader, ReportCard, Shape};
 
 use super::extract::{json_body, Body, Caller, RoomAdmin};
 use super::lab::{lab_fits, shape, take_last_error};

@@ -4,10 +4,10 @@
 
 use axum::extract::State;
 use axum::Json;
-use loadtest::lab::Shape;
 use oversell_api::settings::SettingsPatch;
 use oversell_api::tier::LAB_LOCK;
 use serde_json::{json, Value};
+use workshop::lab::Shape;
 
 use super::extract::{required_json, Body, Room, RoomAdmin};
 use crate::error::AppError;

@@ -28,8 +28,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::Stream;
-use loadtest::scenario::{question, CATALOG};
 use serde::{Deserialize, Serialize};
+use workshop::scenario::{question, CATALOG};
 
 use super::class::{room_names, valid_room};
 use super::extract::{bearer_token, required_json, token_matches, Admin, Body, Query, Room};

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
-use loadtest::scenario::{self, question, Scenario};
+use workshop::scenario::{self, question, Scenario};
 
 use super::scenario::FleetRunner;
 use crate::error::AppError;

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::Json;
-use loadtest::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
-use loadtest::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use workshop::fleet_client::{AdminClient, Targets};
+use workshop::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
 
 use super::extract::{required_json, Body, RoomAdmin};
 use crate::error::AppError;
@@ -133,7 +133,7 @@ impl FleetRunner {
             .map_err(|e| AppError::Fleet(format!("{}: {e:#}", state.fleet_url)))?;
         // On the instance's own connections to the fleet, kept open between calls.
         let admin = AdminClient::new(&targets, Some(state.admin_token.clone()))
-            .with_pool(state.fleet_pool.clone());
+            .with_pool(state.fleet_calls.pool());
         Ok(FleetRunner {
             targets,
             admin,

@@ -1,7 +1,7 @@
 //! `loadtest course` as CI runs it: one group of chapters, each on the fleet it needs, started
 //! and stopped by the course itself with this build's `oversell`, and the report written.
 
-use loadtest::scenario::{group_of, CATALOG};
+use workshop::scenario::{group_of, CATALOG};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_course_rehearses_a_group_on_the_fleets_it_starts_and_writes_its_report() {
@@ -17,7 +17,7 @@ async fn the_course_rehearses_a_group_on_the_fleets_it_starts_and_writes_its_rep
         "--report",
         report.to_str().unwrap(),
     ];
-    let out = loadtest::run_cli(args).await;
+    let out = workshop::run_cli(args).await;
     let written = std::fs::read_to_string(&report).unwrap_or_default();
     let out = out.unwrap_or_else(|err| panic!("{err:#}\n{written}"));
     let chapters: Vec<&str> = CATALOG
@@ -51,13 +51,13 @@ async fn the_course_rehearses_a_group_on_the_fleets_it_starts_and_writes_its_rep
 
 #[tokio::test]
 async fn the_course_refuses_a_group_or_chapter_it_does_not_know_in_one_line() {
-    let refused = loadtest::run_cli(["loadtest", "course", "--only", "lader"]).await;
+    let refused = workshop::run_cli(["loadtest", "course", "--only", "lader"]).await;
     let message = format!("{:#}", refused.unwrap_err());
     assert!(
         message.contains("unknown group `lader`; valid: ladder, beyond"),
         "{message}"
     );
-    let refused = loadtest::run_cli(["loadtest", "course", "--from", "setnx-crush"]).await;
+    let refused = workshop::run_cli(["loadtest", "course", "--from", "setnx-crush"]).await;
     let message = format!("{:#}", refused.unwrap_err());
     assert!(
         message.contains("unknown chapter `setnx-crush`"),
@@ -75,7 +75,7 @@ async fn the_course_refuses_a_class_it_cannot_read_before_any_fleet_starts() {
         let args = [
             "loadtest", "course", "--only", "ladder", "--class", &url, "--token", token,
         ];
-        let refused = loadtest::run_cli(args).await;
+        let refused = workshop::run_cli(args).await;
         format!("{:#}", refused.expect_err("the course must not start"))
     };
     let message = course(url.clone(), crate::helpers::TOKEN).await;
@@ -141,7 +141,7 @@ async fn the_course_sets_the_class_votes_beside_the_chapters_it_rehearses() {
         "--token",
         token,
     ];
-    let out = loadtest::run_cli(args).await;
+    let out = workshop::run_cli(args).await;
     let written = std::fs::read_to_string(&report).unwrap_or_default();
     let out = out.unwrap_or_else(|err| panic!("{err:#}\n{written}"));
     class_fleet.stop().await;

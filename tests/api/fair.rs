@@ -7,8 +7,8 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use loadtest::scenario::{Scenario, CATALOG};
 use oversell_api::tier::Tier;
+use workshop::scenario::{Scenario, CATALOG};
 
 use crate::helpers::{eventually, spawn_fleet, TestFleet};
 
@@ -162,7 +162,7 @@ async fn every_ladder_chapter_of_the_watchdog_tier_ends_the_same_under_fair() {
         .iter()
         .filter(|s| {
             s.tier == Tier::ReentrantWatchdog
-                && loadtest::scenario::group_of(s.id) == Some("ladder")
+                && workshop::scenario::group_of(s.id) == Some("ladder")
         })
         .map(|s| Scenario {
             tier: Tier::Fair,

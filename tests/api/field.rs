@@ -1,10 +1,10 @@
-//! The chapters from the field (`loadtest/src/scenario/catalog/field.rs`) on real fleets:
+//! The chapters from the field (`workshop/src/scenario/catalog/field.rs`) on real fleets:
 //! three instances behind nginx on one Redis, and the Redlock chapter's on five masters, each
 //! chapter judged from the resource store.
 
-use loadtest::scenario::{Scenario, GROUPS};
 use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
+use workshop::scenario::{Scenario, GROUPS};
 
 use crate::lock_store::run_scenarios;
 use crate::scenarios::{start_fleet, start_fleet_with};
@@ -38,7 +38,7 @@ async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() 
     let ids = field_chapters(None);
     assert!(ids
         .iter()
-        .all(|id| !loadtest::scenario::find(id).unwrap().store.is_special()));
+        .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
     let fleet = start_fleet(3).await;
     passes_on(fleet, &ids).await;
 }

@@ -6,12 +6,12 @@
 
 use std::collections::HashMap;
 
-use loadtest::scenario::CATALOG;
 use oversell::composed::{self, Call, Lua};
 use oversell::launch::redis_server::RedisServer;
 use oversell_api::{FaultKind, Tier, WaitStrategy};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use workshop::scenario::CATALOG;
 
 use crate::helpers::{assert_all_zero, spawn_fleet, TestFleet};
 use crate::scenarios::{start_fleet, ScenarioClient};
@@ -313,7 +313,7 @@ async fn every_curriculum_chapter_keeps_its_outcome_when_buyers_wait_in_a_cohort
     let chapters = CATALOG.iter().filter(|s| {
         !s.store.is_special()
             && ![Tier::None, Tier::Local, Tier::AtomicDeduct].contains(&s.tier)
-            && loadtest::scenario::group_of(s.id) != Some("field")
+            && workshop::scenario::group_of(s.id) != Some("field")
     });
     let mut failures = Vec::new();
     let mut freezes = 0;

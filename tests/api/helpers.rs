@@ -439,7 +439,7 @@ pub fn assert_refused_in_one_line(cases: &[(Vec<&str>, &str)]) {
 }
 
 /// A scenario run's verdicts on one line: `check [seen] ok|FAILED; …`.
-pub fn verdicts_line(run: &loadtest::scenario::ScenarioRun) -> String {
+pub fn verdicts_line(run: &workshop::scenario::ScenarioRun) -> String {
     run.verdicts
         .iter()
         .map(|v| {

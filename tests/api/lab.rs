@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use loadtest::lab::{self, Outcome, Shape, LADDER};
-use loadtest::scenario::Runner;
 use loadtest::{AdminClient, Targets};
 use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use workshop::lab::{self, Outcome, Shape, LADDER};
+use workshop::scenario::Runner;
 
 use crate::helpers::{eventually, poll_until};
 use crate::scenarios::{start_fleet, start_fleet_with, TOKEN};
@@ -417,7 +417,7 @@ async fn a_student_submits_shows_and_grades_a_lock_from_the_command_line() {
         all.extend_from_slice(args);
         all.extend_from_slice(&["--url", fleet.url(), "--room", "cli", "--token", TOKEN]);
         let all: Vec<String> = all.into_iter().map(str::to_owned).collect();
-        async move { loadtest::run_cli(all).await }
+        async move { workshop::run_cli(all).await }
     };
     // The room starts on a built-in tier, so the switch below is the submission's doing.
     let path = "/admin/tier?room=cli";

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadtest::scenario::{find, question, Scenario};
 use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use workshop::scenario::{find, question, Scenario};
 
 use crate::helpers::{
     assert_sale_refused, eventually, eventually_sells, serve_args, state, TestApp,

@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use loadtest::scenario::{question, CATALOG};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use serde_json::{json, Value};
+use workshop::scenario::{question, CATALOG};
 
 use crate::helpers::{eventually, eventually_sells, poll_until, verdicts_line};
 use crate::scenarios::{start_fleet_on, start_postgres_fleet_on, ScenarioClient, TOKEN};

@@ -2,13 +2,13 @@
 //! processes (supervised, so a crashed one comes back) and nginx in front — every scenario's
 //! expectation checked from the ground truth.
 
-use loadtest::scenario::{Runner, Scenario, CATALOG};
 use loadtest::{AdminClient, Targets};
 use oversell::config::ResourceStoreKind;
 use oversell::launch::local_fleet::{Fleet, FleetConfig};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
+use workshop::scenario::{Runner, Scenario, CATALOG};
 
 pub const TOKEN: &str = "curriculum-token";
 
@@ -179,7 +179,7 @@ async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     // redlock.rs, zookeeper_tiers.rs); the field chapters run in tests/api/field.rs. A
     // timing-sensitive chapter gets a second try, as there.
     let here = |s: &&Scenario| {
-        !s.store.is_special() && loadtest::scenario::group_of(s.id) != Some("field")
+        !s.store.is_special() && workshop::scenario::group_of(s.id) != Some("field")
     };
     let chapters: Vec<&Scenario> = CATALOG.iter().filter(here).collect();
     let failures = crate::lock_store::run_chapters(&fleet, &chapters).await;

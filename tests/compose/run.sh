@@ -47,7 +47,7 @@ fi
 
 echo "compose: base images"
 bash deploy/base-images.sh
-cargo build --quiet -p loadtest --bin loadtest
+cargo build --quiet -p workshop --bin loadtest
 loadtest="$root/target/debug/loadtest"
 
 # --- bad input: one line each, nothing started ---

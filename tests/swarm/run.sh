@@ -63,7 +63,7 @@ fi
 # LOADTEST: a loadtest binary to use instead of building this tree's (e.g. the image's own).
 loadtest="${LOADTEST:-}"
 if [ -z "$loadtest" ]; then
-  cargo build --quiet -p loadtest --bin loadtest
+  cargo build --quiet -p workshop --bin loadtest
   loadtest="$root/target/debug/loadtest"
 fi
 

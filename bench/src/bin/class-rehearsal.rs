@@ -20,11 +20,11 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use http::{Method, StatusCode};
 use loadtest::http::fetch;
-use loadtest::scenario::CATALOG;
 use loadtest::Targets;
 use oversell_api::{BurstReport, FaultKind, StateView, Tier};
 use oversell_bench::{wait_until, Dashboard, Fleet};
 use serde_json::{json, Value};
+use workshop::scenario::CATALOG;
 
 #[derive(Parser)]
 #[command(

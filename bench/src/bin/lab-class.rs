@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use http::Method;
-use loadtest::lab::{ladder_outcomes, Outcome};
 use loadtest::{fire, AdminClient, Load, Model, RequestSpec, Silent, Stop};
 use oversell_api::{SettingsPatch, Tier};
 use oversell_bench::{median, Fleet};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
+use workshop::lab::{ladder_outcomes, Outcome};
 
 #[derive(Parser)]
 #[command(about = "A class grading its locks at once on `oversell up --lab`")]

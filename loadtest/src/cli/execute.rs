@@ -1,5 +1,5 @@
-//! Running a parsed command line: `run`, `matrix` and `hand-off` here, the others handed to
-//! their own modules (`scenario::command`, `course`, `lab::command`).
+//! Running a parsed command line of the generator: `run`, `matrix` and `hand-off`. The
+//! chapters' commands (`scenario`, `curriculum`, `course`, `lab`) are the workshop crate's.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -16,7 +16,6 @@ use crate::http::preflight;
 use crate::matrix::run_matrix;
 use crate::progress::Bar;
 use crate::report;
-use crate::scenario;
 use crate::stats::RunStats;
 use crate::target::Targets;
 use crate::worker::fire;
@@ -34,14 +33,15 @@ where
 
 /// Runs a parsed command line; returns the report to print.
 pub async fn execute(cli: Cli) -> anyhow::Result<String> {
-    match cli.command {
+    execute_command(cli.command).await
+}
+
+/// Runs one of the generator's commands; returns the report to print.
+pub async fn execute_command(command: Command) -> anyhow::Result<String> {
+    match command {
         Command::Run(args) => run(args).await,
         Command::Matrix(args) => matrix(args).await,
-        Command::Scenario(args) => scenario::command::one(args).await,
-        Command::Curriculum(args) => scenario::command::all(args).await,
-        Command::Course(args) => crate::course::run(args).await,
         Command::HandOff(args) => ledger_hand_off(args).await,
-        Command::Lab(args) => crate::lab::command::run(args).await,
     }
 }
 

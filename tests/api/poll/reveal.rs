@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use loadtest::scenario::question;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use workshop::scenario::question;
 
 use super::{assert_refused, call, make_class, ok, tally, vote};
 use crate::scenarios::{start_fleet_with, TOKEN};

@@ -14,7 +14,7 @@ const CHAPTER: &str = "none-race";
 
 /// How many options the chapter's question has.
 fn options() -> usize {
-    loadtest::scenario::question(CHAPTER).unwrap().options.len()
+    workshop::scenario::question(CHAPTER).unwrap().options.len()
 }
 
 /// A class of `students` made through `base`, its poll opened on the chapter's question.

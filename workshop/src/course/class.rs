@@ -17,8 +17,8 @@ use anyhow::{anyhow, bail, Context};
 use http::Method;
 use serde::Deserialize;
 
-use crate::admin::AdminClient;
-use crate::target::Targets;
+use loadtest::admin::AdminClient;
+use loadtest::target::Targets;
 
 /// The class's fleet, reached.
 pub struct ClassFleet {

@@ -9,10 +9,10 @@ use http::Method;
 use serde_json::{json, Value};
 
 use super::{find, Runner, Scenario, ScenarioRun, CATALOG};
-use crate::admin::{AdminClient, TOKEN_HINT};
-use crate::args::{Lang, TargetArgs};
-use crate::http::preflight;
-use crate::target::Targets;
+use loadtest::admin::{AdminClient, TOKEN_HINT};
+use loadtest::args::{Lang, TargetArgs};
+use loadtest::http::preflight;
+use loadtest::target::Targets;
 
 /// What every scenario command needs.
 #[derive(Debug, Args)]

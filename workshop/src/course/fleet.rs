@@ -13,8 +13,8 @@ use oversell_api::LockStoreKind;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::ports::free_port;
 use crate::scenario::StoreSetup;
+use loadtest::ports::free_port;
 
 /// How long a fleet may take to come up: a 3-server ZooKeeper ensemble and Sentinel's first
 /// election are the slow ones (seconds); a loaded 2-core machine stretches them.

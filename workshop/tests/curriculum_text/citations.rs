@@ -3,7 +3,7 @@
 //! the articles kept outside the repository). A module of `curriculum_text`, in a file of its
 //! own for its size.
 
-use loadtest::scenario::CATALOG;
+use workshop::scenario::CATALOG;
 
 /// A citation of an article's lines: `002 line 679`, `001 lines 216–219`, `000 (lines 83–88,
 /// 102)`, in Chinese `002（第 604、620 行）`, or, as the README's workshop tables write them,
@@ -201,7 +201,7 @@ fn every_cited_line_lies_within_its_article() {
         texts.push((format!("catalog `{}` en", s.id), s.en));
         texts.push((format!("catalog `{}` zh", s.id), s.zh));
     }
-    for a in loadtest::lab::ATTACKS {
+    for a in workshop::lab::ATTACKS {
         texts.push((format!("grader `{}` en", a.id()), a.hole_en));
         texts.push((format!("grader `{}` zh", a.id()), a.hole_zh));
     }

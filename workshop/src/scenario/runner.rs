@@ -14,10 +14,10 @@ use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, Stat
 
 use super::verdict::{judge_figures, judge_recovery, verdict, Fired};
 use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
-use crate::admin::AdminClient;
-use crate::fairness::Fairness;
-use crate::target::Targets;
-use crate::worker::{burst, BurstOptions};
+use loadtest::admin::AdminClient;
+use loadtest::fairness::Fairness;
+use loadtest::target::Targets;
+use loadtest::worker::{burst, BurstOptions};
 
 /// How the runner reaches the fleet.
 pub struct Runner<'a> {

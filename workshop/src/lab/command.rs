@@ -11,10 +11,10 @@ use clap::{Args, Subcommand};
 use http::Method;
 use serde_json::{json, Value};
 
-use crate::admin::AdminClient;
-use crate::args::{Lang, TargetArgs};
-use crate::http::preflight;
-use crate::target::Targets;
+use loadtest::admin::AdminClient;
+use loadtest::args::{Lang, TargetArgs};
+use loadtest::http::preflight;
+use loadtest::target::Targets;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -11,7 +11,7 @@
 //! The Chinese keeps the terms of the glossary at the top of the zh table in
 //! `static/i18n.js` (租约, 陈旧写入, 围栏令牌, 重入次数, 主从切换, 处理业务, the ladder 青铜 …
 //! 钻石), with the articles' own words glossed once where they differ;
-//! `loadtest/tests/curriculum_text.rs` checks both.
+//! `workshop/tests/curriculum_text.rs` checks both.
 //!
 //! One file per chapter group, the way the ladder is taught: [`ladder`] (one Redis, `none` …
 //! `atomic-deduct` and `redis-down`), [`beyond`] (beyond one Redis: Sentinel failover, restarts

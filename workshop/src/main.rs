@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = loadtest::Cli::parse();
+    let cli = workshop::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(loadtest::execute(cli)) {
+    match runtime.block_on(workshop::execute(cli)) {
         Ok(report) => {
             // A closed pipe (`| head`) is not an error worth a panic.
             let _ = std::io::stdout().write_all(report.as_bytes());

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loadtest::scenario::{question, Expect, CATALOG, SENTENCE_CHECKS};
+use workshop::scenario::{question, Expect, CATALOG, SENTENCE_CHECKS};
 
 /// The citations of the articles' lines, and the check that each lies within its article.
 #[path = "curriculum_text/citations.rs"]
@@ -199,7 +199,7 @@ fn chinese_texts() -> Vec<(String, String)> {
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
-    for a in loadtest::lab::ATTACKS {
+    for a in workshop::lab::ATTACKS {
         texts.push((format!("grader `{}` zh", a.id()), a.hole_zh.to_owned()));
     }
     for s in CATALOG.iter() {

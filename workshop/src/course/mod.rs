@@ -15,11 +15,11 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 
-use crate::admin::AdminClient;
 use crate::scenario::{group_of, question, Runner, Scenario, CATALOG, GROUPS};
-use crate::target::Targets;
 use class::{ClassFleet, ClassResults};
 use fleet::{FleetSpec, Launchers, Machine, On};
+use loadtest::admin::AdminClient;
+use loadtest::target::Targets;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:

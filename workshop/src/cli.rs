@@ -1,0 +1,67 @@
+//! The `loadtest` binary's command line: the generator's commands (`run`, `matrix`,
+//! `hand-off`, the `loadtest` crate's) beside the workshop's (`scenario`, `curriculum`,
+//! `course`, `lab`), each run by its own module.
+
+use std::ffi::OsString;
+
+use anyhow::anyhow;
+use clap::{Parser, Subcommand};
+
+use crate::lab::command::LabArgs;
+use crate::scenario::command::{CurriculumArgs, ScenarioArgs};
+
+const EXAMPLES: &str = "\
+  # the curriculum: one step, all steps, and how often the timing-dependent ones hold
+  loadtest scenario list
+  OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
+  OVERSELL_ADMIN_TOKEN=secret loadtest curriculum --timing-sensitive --repeat 20
+
+  # the whole course rehearsed, each chapter on the fleet it needs (root for the partitions)
+  sudo loadtest course --report course.md";
+
+/// Fires buyers at an oversell fleet and prints what each lock tier really did; runs the
+/// workshop's chapters, its lab and its course.
+#[derive(Debug, Parser)]
+#[command(name = "loadtest", version, after_help = format!("{}\n\n{EXAMPLES}", loadtest::cli::EXAMPLES))]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    #[command(flatten)]
+    Generator(loadtest::Command),
+    /// Run one scenario of the curriculum (`list` shows them) and check its expected outcome.
+    Scenario(ScenarioArgs),
+    /// Run the whole curriculum in the order of the ladder: PASS/FAIL and why, per scenario.
+    Curriculum(CurriculumArgs),
+    /// Rehearse the whole course: every chapter, each on the fleet it needs (started and
+    /// stopped for it), and a printable report.
+    Course(crate::course::CourseArgs),
+    /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
+    /// ladder's faults.
+    Lab(LabArgs),
+}
+
+/// Parses `args` (the first one is the program name) and runs the command; returns what the
+/// binary would print on stdout. `--help` and bad flags come back as errors carrying clap's text.
+pub async fn run_cli<I, T>(args: I) -> anyhow::Result<String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(args).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+    execute(cli).await
+}
+
+/// Runs a parsed command line; returns the report to print.
+pub async fn execute(cli: Cli) -> anyhow::Result<String> {
+    match cli.command {
+        Command::Generator(command) => loadtest::execute_command(command).await,
+        Command::Scenario(args) => crate::scenario::command::one(args).await,
+        Command::Curriculum(args) => crate::scenario::command::all(args).await,
+        Command::Course(args) => crate::course::run(args).await,
+        Command::Lab(args) => crate::lab::command::run(args).await,
+    }
+}
