@@ -11,6 +11,9 @@
 //! - [`course`]: `loadtest course`, the whole workshop rehearsed: every chapter in teaching
 //!   order, each on the fleet it needs (started with `oversell up` or compose, then stopped),
 //!   and a printable report.
+//! - [`history`]: a run's whole history (JSON Lines, versioned) and the checker that reads
+//!   only it: mutual exclusion, the stock, fencing, acknowledgements; the first violation
+//!   drawn as an SVG.
 //! - [`fleet_client`]: what the service takes from the generator to fire a chapter's buyers
 //!   or a burst and to call a fleet (one place, so the service names no generator type).
 //! - [`cli`]: the `loadtest` binary's command line: the generator's commands (`run`,
@@ -28,7 +31,9 @@
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod course;
+pub mod chapters;
 pub mod fleet_client;
+pub mod history;
 pub mod lab;
 pub mod scenario;
 
