@@ -42,6 +42,8 @@ pub enum Command {
     /// The lab: submit a room's own lock (Lua steps), show it, or grade it against the
     /// ladder's faults.
     Lab(LabArgs),
+    /// The book's chapter reference, from the catalog and the questions (`--markdown`).
+    Chapters(crate::chapters::ChaptersArgs),
 }
 
 /// Parses `args` (the first one is the program name) and runs the command; returns what the
@@ -63,5 +65,6 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Curriculum(args) => crate::scenario::command::all(args).await,
         Command::Course(args) => crate::course::run(args).await,
         Command::Lab(args) => crate::lab::command::run(args).await,
+        Command::Chapters(args) => crate::chapters::run(args),
     }
 }
