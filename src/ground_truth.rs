@@ -2,6 +2,7 @@
 //! happened. [`record`] writes what the lock operations saw.
 
 pub mod record;
+pub mod timeline;
 
 use crate::keys::Keys;
 use crate::lock_store::LockStore;

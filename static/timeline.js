@@ -81,7 +81,7 @@ export class Timeline {
       const p = { kind: kinds[kind] || kind, instance: names[i], at: at(dt), owner: owner || '' };
       if (p.kind === 'foreign') p.victim = detail;
       if (p.kind === 'stale') p.fence = detail;
-      if (p.kind === 'store_fault' || p.kind === 'partition') p.detail = detail;
+      if (p.kind === 'store_fault' || p.kind === 'partition' || p.kind === 'fault') p.detail = detail;
       if (p.kind === 'deduct') p.stock = detail;
       newest = Math.max(newest, p.at);
       return p;
@@ -326,6 +326,16 @@ export class Timeline {
         const mark = el('text', { x: px + 3, y: top + 12, 'font-size': 13, fill: '#d55e00' }, g);
         mark.textContent = p.kind === 'heal' ? '⟷' : '✂';
         el('title', {}, g).textContent = `${p.kind}: ${p.detail || ''}`;
+      } else if (p.kind === 'fault') {
+        // A fault as it struck a holder (a freeze, a pause, a crash): a band on its lane for
+        // as long as it lasts, a mark where it began.
+        const [kind, ms] = (p.detail || '').split(' ');
+        const width = Math.max(3, x(p.at + (Number(ms) || 0) * 1000) - px);
+        const g = el('g', { class: 'fault' }, svg);
+        el('rect', { x: px, y: cy - laneH / 2 + 2, width, height: laneH - 4, fill: '#d55e00', 'fill-opacity': 0.18, stroke: '#d55e00', 'stroke-dasharray': '4 3' }, g);
+        const mark = el('text', { x: px + 3, y: cy - laneH / 2 + 14, 'font-size': 12, fill: '#d55e00' }, g);
+        mark.textContent = `⚡ ${kind}`;
+        el('title', {}, g).textContent = `${kind}${Number(ms) ? ` (${ms} ms)` : ''}: ${p.instance}`;
       } else if (p.kind === 'deduct') {
         el('line', { x1: px, x2: px, y1: cy - 9, y2: cy + 9, stroke: '#009e73', 'stroke-width': 2 }, svg);
       } else if (p.kind === 'stale') {

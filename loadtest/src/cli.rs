@@ -105,6 +105,12 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub qty: u32,
 
+    /// Keep every request's answer and write the run's whole history to FILE: JSON Lines,
+    /// the requests beside the sections, leases and faults the fleet recorded (`loadtest
+    /// check FILE` reads it). A sale run in one room (not with --rooms).
+    #[arg(long, value_name = "FILE", conflicts_with = "rooms")]
+    pub history: Option<PathBuf>,
+
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -154,6 +160,7 @@ impl RunArgs {
                 method: self.method.clone(),
                 path: self.path.clone(),
                 buyer_qty: is_sale.then_some(self.qty),
+                keep_answers: self.history.is_some(),
             },
             timeout: self.target.timeout,
         }
@@ -329,7 +336,7 @@ fn parse_method(s: &str) -> Result<Method, String> {
         .map_err(|_| format!("invalid method `{s}`"))
 }
 
-pub use execute::{execute, execute_command, run_cli};
+pub use execute::{execute, execute_command, run_cli, run_keeping};
 
 #[cfg(test)]
 mod tests {

@@ -41,7 +41,12 @@ pub struct Conn {
     end: usize,
     /// The server said `Connection: close`, or the answer ran to the end of the stream.
     closing: bool,
+    /// While an answer is read for a history: its body, up to [`KEEP_MAX`] bytes.
+    kept: Option<Vec<u8>>,
 }
+
+/// Most body bytes kept of one answer for a history: a sale's answer is about 150.
+const KEEP_MAX: usize = 4096;
 
 /// What a worker keeps of an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +65,7 @@ impl Conn {
             start: 0,
             end: 0,
             closing: false,
+            kept: None,
         })
     }
 
@@ -95,6 +101,27 @@ impl Conn {
             }
         }
         Ok(Answer { status })
+    }
+
+    /// [`Conn::exchange`], keeping the answer's body (its first [`KEEP_MAX`] bytes): what a
+    /// history records of a sale's answer. Only runs that record pay for the copy.
+    pub async fn exchange_keeping(
+        &mut self,
+        request: &[u8],
+        head_only: bool,
+    ) -> io::Result<(Answer, Vec<u8>)> {
+        self.kept = Some(Vec::new());
+        let answer = self.exchange(request, head_only).await;
+        let body = self.kept.take().unwrap_or_default();
+        answer.map(|answer| (answer, body))
+    }
+
+    /// Keeps `n` consumed body bytes at `buf[from..]`, when an answer's body is being kept.
+    fn keep(&mut self, from: usize, n: usize) {
+        if let Some(kept) = &mut self.kept {
+            let room = KEEP_MAX.saturating_sub(kept.len()).min(n);
+            kept.extend_from_slice(&self.buf[from..from + room]);
+        }
     }
 
     /// Reads and parses an answer head; informational (1xx) heads are skipped.
@@ -185,10 +212,12 @@ impl Conn {
         loop {
             let have = (self.end - self.start) as u64;
             if have >= n {
+                self.keep(self.start, n as usize);
                 self.start += n as usize;
                 return Ok(());
             }
             n -= have;
+            self.keep(self.start, have as usize);
             self.start = self.end;
             if self.fill().await? == 0 {
                 return Err(io::Error::new(
@@ -224,7 +253,11 @@ impl Conn {
             if size == 0 {
                 return self.skip_trailers().await;
             }
-            self.skip(size + 2).await?;
+            self.skip(size).await?;
+            // The chunk's closing CRLF is framing, not body: never kept.
+            let kept = self.kept.take();
+            self.skip(2).await?;
+            self.kept = kept;
         }
     }
 

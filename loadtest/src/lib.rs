@@ -72,6 +72,6 @@ pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};
 #[cfg(feature = "cli")]
 pub use progress::Bar;
 pub use progress::{Progress, Silent};
-pub use stats::RunStats;
+pub use stats::{Exchange, RunStats};
 pub use target::{Target, Targets};
 pub use worker::{burst, fire, BurstOptions, Load, Model, RequestSpec, Stop};

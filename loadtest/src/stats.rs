@@ -42,6 +42,7 @@ impl Recorder {
     /// A fresh tally for one worker.
     pub fn tally(self: &Arc<Self>) -> Tally {
         Tally {
+            exchanges: Vec::new(),
             statuses: BTreeMap::new(),
             conn_errors: 0,
             timeouts: 0,
@@ -67,6 +68,8 @@ impl Recorder {
 /// One worker's counts.
 #[derive(Debug)]
 pub struct Tally {
+    /// Every request whole, when the run keeps its answers (for a history).
+    exchanges: Vec<Exchange>,
     statuses: BTreeMap<u16, u64>,
     conn_errors: u64,
     timeouts: u64,
@@ -102,12 +105,39 @@ impl Tally {
         self.timeouts += 1;
     }
 
+    /// A request kept whole, for a history.
+    pub fn exchange(&mut self, exchange: Exchange) {
+        self.exchanges.push(exchange);
+    }
+
     pub fn flush(&mut self) {
         if !self.pending.is_empty() {
             self.sink.pour(&self.pending);
             self.pending.clear();
         }
     }
+}
+
+/// One request as a run's history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The buyer id the request carried (`None`: a request with no buyer).
+    pub buyer: Option<String>,
+    /// When it was sent and when its answer was complete (or given up on), on this client's
+    /// clock, in µs since the Unix epoch.
+    pub call_us: i64,
+    pub return_us: i64,
+    /// The answer's status; 0 when none came (a timeout, a connection that failed).
+    pub status: u16,
+    /// The answer's body (its first 4 KiB).
+    pub body: Vec<u8>,
+}
+
+/// The wall clock in µs since the Unix epoch, as a history stamps a request.
+pub fn wall_clock_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// The outcome of one run, merged over all workers.
@@ -128,6 +158,9 @@ pub struct RunStats {
     /// The 200 answers each worker (a client: one connection at a time) got, in no particular
     /// order: how evenly the sales were shared (see [`crate::fairness`]).
     pub ok_per_client: Vec<u64>,
+    /// Every request whole, in no particular order, when the run kept its answers
+    /// ([`RequestSpec::keep_answers`](crate::RequestSpec::keep_answers)); else empty.
+    pub exchanges: Vec<Exchange>,
 }
 
 impl Default for RunStats {
@@ -140,6 +173,7 @@ impl Default for RunStats {
             latency: histogram(),
             elapsed: Duration::ZERO,
             ok_per_client: Vec::new(),
+            exchanges: Vec::new(),
         }
     }
 }
@@ -160,6 +194,7 @@ impl RunStats {
             for (status, n) in tally.statuses {
                 *stats.statuses.entry(status).or_default() += n;
             }
+            stats.exchanges.append(&mut tally.exchanges);
             stats.conn_errors += tally.conn_errors;
             stats.timeouts += tally.timeouts;
             if stats.first_error.is_none() {

@@ -108,6 +108,8 @@ impl FaultPoints<'_> {
             let value: Option<String> = CLAIM
                 .key(self.keys.faults())
                 .key(self.keys.store_fault_pending())
+                .key(self.keys.timeline())
+                .key(self.keys.stock())
                 .arg(kind.id())
                 .arg(self.instance)
                 .arg(crate::keys::CONTROL_CHANNEL)

@@ -51,7 +51,8 @@ struct Point {
     instance: String,
     at: i64,
     owner: String,
-    /// The victim of a foreign release, the fence of a stale write, the stock of a deduct.
+    /// The victim of a foreign release, the fence of a stale write, the stock of a deduct,
+    /// a fault's kind and length in ms.
     detail: String,
 }
 
@@ -116,7 +117,7 @@ impl Window {
                     }
                 }
                 kind @ ("foreign_release" | "lost_release" | "stale" | "deduct" | "store_fault"
-                | "partition" | "heal") => {
+                | "partition" | "heal" | "fault") => {
                     let detail = match kind {
                         "foreign_release" => short_owner(field("victim")),
                         "stale" => field("fence").to_owned(),
@@ -124,6 +125,12 @@ impl Window {
                         // A lock-store fault or a network cut: what it struck, for the tooltip.
                         "store_fault" => format!("{}: {}", field("fault"), field("node")),
                         "partition" => format!("{} ({} ms)", field("isolate"), field("ms")),
+                        // A fault as it struck a holder: its kind and how long it lasts (the
+                        // armed value is `<target>|<ms>|<nodes>`), for a band on the lane.
+                        "fault" => {
+                            let ms = field("armed").split('|').nth(1).unwrap_or("0");
+                            format!("{} {ms}", field("fault"))
+                        }
                         _ => String::new(),
                     };
                     self.points.push_back(Point {

@@ -115,6 +115,7 @@ async fn through_fleet(
         connections: None,
         timeout: deadline + Duration::from_secs(30),
         qty,
+        keep_answers: false,
     };
     let stats = workshop::fleet_client::burst(&targets, buyers, &options)
         .await

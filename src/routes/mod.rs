@@ -15,6 +15,7 @@ mod poll;
 mod poll_runs;
 mod sale;
 mod scenario;
+mod timeline;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -48,6 +49,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(sale::sale))
         .routes(routes!(observe::state))
         .routes(routes!(observe::ledger))
+        .routes(routes!(timeline::timeline))
         .routes(routes!(observe::tiers))
         .routes(routes!(observe::health))
         .routes(routes!(observe::metrics))

@@ -60,6 +60,9 @@ where
 /// Runs a parsed command line; returns the report to print.
 pub async fn execute(cli: Cli) -> anyhow::Result<String> {
     match cli.command {
+        Command::Generator(loadtest::Command::Run(args)) if args.history.is_some() => {
+            crate::recorder::run_command(args).await
+        }
         Command::Generator(command) => loadtest::execute_command(command).await,
         Command::Scenario(args) => crate::scenario::command::one(args).await,
         Command::Curriculum(args) => crate::scenario::command::all(args).await,

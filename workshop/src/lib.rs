@@ -14,6 +14,8 @@
 //! - [`history`]: a run's whole history (JSON Lines, versioned) and the checker that reads
 //!   only it: mutual exclusion, the stock, fencing, acknowledgements; the first violation
 //!   drawn as an SVG.
+//! - [`recorder`]: a run's history put together once it is over, from the clients' requests
+//!   and what the fleet recorded (the lock timeline, the ledger).
 //! - [`fleet_client`]: what the service takes from the generator to fire a chapter's buyers
 //!   or a burst and to call a fleet (one place, so the service names no generator type).
 //! - [`cli`]: the `loadtest` binary's command line: the generator's commands (`run`,
@@ -35,6 +37,7 @@ pub mod chapters;
 pub mod fleet_client;
 pub mod history;
 pub mod lab;
+pub mod recorder;
 pub mod scenario;
 
 #[cfg(feature = "cli")]

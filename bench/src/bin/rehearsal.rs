@@ -103,7 +103,7 @@ async fn main() -> anyhow::Result<()> {
             let options = BurstOptions {
                 connections: None,
                 timeout: Duration::from_secs(60),
-                qty: 1,
+                ..BurstOptions::default()
             };
             let mut total = RunStats::default();
             let mut next = tokio::time::Instant::now() + offset;

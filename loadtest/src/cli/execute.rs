@@ -46,6 +46,12 @@ pub async fn execute_command(command: Command) -> anyhow::Result<String> {
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<String> {
+    run_keeping(args).await.map(|(report, _)| report)
+}
+
+/// The `run` command, returning the run's tallies with its report: with `--history`, they
+/// hold every request whole for the caller to write the history with.
+pub async fn run_keeping(args: RunArgs) -> anyhow::Result<(String, RunStats)> {
     let targets = Targets::parse(&args.target.urls, args.target.room.as_deref())?;
     let targets = match args.rooms {
         Some(n) => targets.spread_over_rooms(usize::from(n))?,
@@ -72,10 +78,11 @@ async fn run(args: RunArgs) -> anyhow::Result<String> {
     if let (Some(dir), Some(sale)) = (&args.charts, &sale) {
         write_charts(dir, [(sale.chart_name(), sale.svg(&targets))])?;
     }
-    Ok(match args.json {
+    let report = match args.json {
         true => report::run_json(&targets, &load, &stats, sale.as_ref()),
         false => report::run_text(&targets, &load, &stats, sale.as_ref()),
-    })
+    };
+    Ok((report, stats))
 }
 
 /// A sale run's hand-offs (from the ledger, between the state read `before` and one read now)

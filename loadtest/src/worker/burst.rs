@@ -17,6 +17,8 @@ pub struct BurstOptions {
     pub timeout: Duration,
     /// Items per order.
     pub qty: u32,
+    /// Keep every buyer's request whole ([`RunStats::exchanges`]): for a run's history.
+    pub keep_answers: bool,
 }
 
 impl Default for BurstOptions {
@@ -25,6 +27,7 @@ impl Default for BurstOptions {
             connections: None,
             timeout: Duration::from_secs(30),
             qty: 1,
+            keep_answers: false,
         }
     }
 }
@@ -41,7 +44,10 @@ pub async fn burst(
             buyers: buyers as u64,
         },
         connections: options.connections.unwrap_or(buyers),
-        request: RequestSpec::sale(options.qty),
+        request: RequestSpec {
+            keep_answers: options.keep_answers,
+            ..RequestSpec::sale(options.qty)
+        },
         timeout: options.timeout,
     };
     fire(targets, &load, &Silent).await

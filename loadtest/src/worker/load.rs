@@ -34,6 +34,9 @@ pub struct RequestSpec {
     pub path: String,
     /// `Some(qty)`: the body is `{"buyer":"<unique id>","qty":qty}`. `None`: no body.
     pub buyer_qty: Option<u32>,
+    /// Keep every request's call and return times, status and answer body
+    /// ([`RunStats::exchanges`](crate::RunStats::exchanges)): what a run's history records.
+    pub keep_answers: bool,
 }
 
 impl RequestSpec {
@@ -43,6 +46,15 @@ impl RequestSpec {
             method: Method::POST,
             path: "/sale".into(),
             buyer_qty: Some(qty),
+            keep_answers: false,
+        }
+    }
+
+    /// The same requests, each kept whole for a history.
+    pub fn keeping_answers(self) -> RequestSpec {
+        RequestSpec {
+            keep_answers: true,
+            ..self
         }
     }
 
@@ -52,6 +64,7 @@ impl RequestSpec {
             method,
             path: path.into(),
             buyer_qty: None,
+            keep_answers: false,
         }
     }
 }

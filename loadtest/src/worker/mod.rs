@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use http::Method;
 
 use crate::http::{self as wire, Conn};
-use crate::stats::Tally;
+use crate::stats::{wall_clock_us, Exchange, Tally};
 use crate::target::Target;
 use plan::Plan;
 use schedule::Slot;
@@ -136,8 +136,18 @@ impl Worker {
             let sent = now;
             // Open loop: latency counts from when the request was due, not when it went out.
             let started = slot.due.unwrap_or(sent);
+            let keep = self.plan.request.keep_answers;
+            let call_us = if keep { wall_clock_us() } else { 0 };
             let answer = {
-                let exchange = live.exchange(&self.out, head_only);
+                let exchange = async {
+                    match keep {
+                        true => live.exchange_keeping(&self.out, head_only).await,
+                        false => live
+                            .exchange(&self.out, head_only)
+                            .await
+                            .map(|answer| (answer, Vec::new())),
+                    }
+                };
                 tokio::pin!(exchange);
                 loop {
                     tokio::select! {
@@ -157,8 +167,21 @@ impl Worker {
             now = Instant::now();
             last_used = now;
             let latency = now.saturating_duration_since(started);
+            if keep {
+                let (status, body) = match &answer {
+                    Some(Ok((answer, body))) => (answer.status, body.clone()),
+                    _ => (0, Vec::new()),
+                };
+                self.tally.exchange(Exchange {
+                    buyer: self.plan.buyer(slot.index),
+                    call_us,
+                    return_us: wall_clock_us(),
+                    status,
+                    body,
+                });
+            }
             match answer {
-                Some(Ok(answer)) => {
+                Some(Ok((answer, _))) => {
                     self.tally.response(answer.status, latency);
                     conn = Some(live).filter(Conn::reusable);
                 }

@@ -132,6 +132,13 @@ impl Plan {
     }
 
     /// Writes request number `index` for `endpoint` into `out`.
+    /// The buyer id of request slot `index`, for a run with buyers.
+    pub(super) fn buyer(&self, index: u64) -> Option<String> {
+        self.request
+            .buyer_qty
+            .map(|_| format!("{}-{index}", self.run_id))
+    }
+
     pub(super) fn request(&self, endpoint: &Endpoint, index: u64, out: &mut Vec<u8>) {
         match self.request.buyer_qty {
             Some(qty) => {

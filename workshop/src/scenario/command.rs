@@ -47,10 +47,16 @@ pub struct ScenarioCommon {
 #[command(after_help = "Examples:
   loadtest scenario list
   OVERSELL_ADMIN_TOKEN=secret loadtest scenario setnx-crash
-  loadtest scenario fenced-freeze --token secret --repeat 20 --lang zh")]
+  loadtest scenario fenced-freeze --token secret --repeat 20 --lang zh
+  loadtest scenario none-race --token secret --history none-race.jsonl && loadtest check none-race.jsonl")]
 pub struct ScenarioArgs {
     /// Scenario id, or `list`.
     pub id: String,
+
+    /// Write the run's whole history to FILE (JSON Lines: every request, section, lease and
+    /// fault; `loadtest check FILE` reads it). With --repeat, the last run's.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<std::path::PathBuf>,
 
     #[command(flatten)]
     pub common: ScenarioCommon,
@@ -77,7 +83,16 @@ pub async fn one(args: ScenarioArgs) -> anyhow::Result<String> {
         let ids: Vec<&str> = CATALOG.iter().map(|s| s.id).collect();
         anyhow!("unknown scenario `{}`; valid: {}", args.id, ids.join(", "))
     })?;
-    run(&args.common, &[scenario]).await
+    let results = run_all(&args.common, &[scenario]).await?;
+    if let Some(path) = &args.history {
+        let last = results.runs.first().and_then(|r| r.runs.last());
+        match last.map(|run| &run.history) {
+            Some(Ok(lines)) => crate::recorder::write(path, lines)?,
+            Some(Err(why)) => bail!("the run's history could not be read back: {why}"),
+            None => bail!("no run, so no history"),
+        }
+    }
+    results.report()
 }
 
 pub async fn all(args: CurriculumArgs) -> anyhow::Result<String> {
@@ -85,7 +100,7 @@ pub async fn all(args: CurriculumArgs) -> anyhow::Result<String> {
         .iter()
         .filter(|s| !args.timing_sensitive || s.timing_sensitive)
         .collect();
-    run(&args.common, &chosen).await
+    run_all(&args.common, &chosen).await?.report()
 }
 
 fn list(lang: Lang) -> String {
@@ -109,7 +124,31 @@ impl Runs<'_> {
     }
 }
 
-async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result<String> {
+/// What a scenario command ran, and its report.
+struct Results<'a> {
+    runs: Vec<Runs<'a>>,
+    report: String,
+}
+
+impl Results<'_> {
+    /// The report; an error carrying it when a scenario did not always hold.
+    fn report(self) -> anyhow::Result<String> {
+        let failed = self.runs.iter().filter(|r| r.held() < r.runs.len()).count();
+        match failed {
+            0 => Ok(self.report),
+            n => Err(anyhow!(
+                "{}\n{n} of {} scenarios did not always show their expected outcome",
+                self.report,
+                self.runs.len()
+            )),
+        }
+    }
+}
+
+async fn run_all<'a>(
+    common: &ScenarioCommon,
+    scenarios: &[&'a Scenario],
+) -> anyhow::Result<Results<'a>> {
     let targets = Targets::parse(&common.target.urls, common.target.room.as_deref())?;
     let Some(token) = common.token.clone() else {
         bail!("scenarios need the admin token — {TOKEN_HINT}");
@@ -153,14 +192,10 @@ async fn run(common: &ScenarioCommon, scenarios: &[&Scenario]) -> anyhow::Result
     if !common.json && !skipped.is_empty() {
         report += &format!("\n{}\n", skipped.join("\n"));
     }
-    let failed = results.iter().filter(|r| r.held() < r.runs.len()).count();
-    match failed {
-        0 => Ok(report),
-        n => Err(anyhow!(
-            "{report}\n{n} of {} scenarios did not always show their expected outcome",
-            results.len()
-        )),
-    }
+    Ok(Results {
+        runs: results,
+        report,
+    })
 }
 
 async fn live_instances(admin: &AdminClient) -> anyhow::Result<usize> {

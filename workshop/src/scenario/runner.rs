@@ -14,6 +14,7 @@ use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, Stat
 
 use super::verdict::{judge_figures, judge_recovery, verdict, Fired};
 use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
+use crate::recorder::{self, RunInfo};
 use loadtest::admin::AdminClient;
 use loadtest::fairness::Fairness;
 use loadtest::target::Targets;
@@ -75,13 +76,26 @@ impl Runner<'_> {
                 .request(Method::PUT, "/admin/lock-store", Some(config))
                 .await?;
         }
+        // The room as the run begins: its history's first line.
+        let before = self.admin.state().await?;
         if let Some(fault) = &scenario.fault {
             self.arm(fault).await?;
         }
-        let fired = self.fire(scenario).await?;
+        let mut fired = self.fire(scenario, true).await?;
         // The ground truth is read before the heal: what the split did, not what the heal
         // undid (the resource store was never cut off, so the figures are the same either way).
         let state = self.admin.state().await?;
+        // The history is read back before any judging that resets the room (a deadlock's).
+        let run_id = recorder::run_id();
+        let info = RunInfo {
+            id: run_id.clone(),
+            chapter: Some(scenario.id),
+            before: &before,
+        };
+        let history = recorder::collect(self.admin, info, fired.exchanges.take().as_deref())
+            .await
+            .map(std::sync::Arc::new)
+            .map_err(|e| format!("{e:#}"));
         if scenario.store.netns {
             self.heal().await?;
         }
@@ -143,6 +157,8 @@ impl Runner<'_> {
             verdicts,
             figures,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            run_id,
+            history,
         })
     }
 
@@ -153,7 +169,7 @@ impl Runner<'_> {
             ..scenario.settings()
         };
         self.prepare(scenario, reference).await?;
-        self.fire(scenario).await
+        self.fire(scenario, false).await
     }
 
     async fn prepare(&self, scenario: &Scenario, settings: SettingsPatch) -> anyhow::Result<()> {
@@ -281,16 +297,18 @@ impl Runner<'_> {
         }
     }
 
-    async fn fire(&self, scenario: &Scenario) -> anyhow::Result<Fired> {
+    /// Fires the chapter's buyers; `keep`: keep every request whole, for the run's history.
+    async fn fire(&self, scenario: &Scenario, keep: bool) -> anyhow::Result<Fired> {
         let limit = Duration::from_millis(scenario.wait_deadline_ms + 30_000);
         match scenario.via {
             Via::Fleet => {
                 let options = BurstOptions {
                     timeout: limit,
                     connections: scenario.connections,
+                    keep_answers: keep,
                     ..BurstOptions::default()
                 };
-                let stats = burst(self.targets, scenario.buyers, &options).await?;
+                let mut stats = burst(self.targets, scenario.buyers, &options).await?;
                 let fairness = Fairness::of(&stats.ok_per_client);
                 Ok(Fired {
                     ok: stats.status(200) as f64,
@@ -304,6 +322,7 @@ impl Runner<'_> {
                     max_ms: stats.max_ms(),
                     p99_ms: Some(stats.latency_ms(0.99)),
                     min_over_max: fairness.min_over_max,
+                    exchanges: keep.then(|| std::mem::take(&mut stats.exchanges)),
                 })
             }
             Via::Instance => {
@@ -334,6 +353,7 @@ impl Runner<'_> {
                     max_ms: report.elapsed_ms,
                     p99_ms: None,
                     min_over_max: None,
+                    exchanges: None,
                 })
             }
         }
@@ -397,7 +417,7 @@ impl Runner<'_> {
         let options = BurstOptions {
             connections: Some(buyers),
             timeout: Duration::from_secs(30),
-            qty: 1,
+            ..BurstOptions::default()
         };
         let stats = burst(self.targets, buyers, &options).await?;
         Ok((stats.status(200) as f64, stats.status(503) as f64))

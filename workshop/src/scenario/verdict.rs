@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::{Check, Scenario};
 
 /// The load's own counts, kept beside the ground truth.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Fired {
     pub(super) ok: f64,
     pub(super) sold_out: f64,
@@ -24,6 +24,8 @@ pub(super) struct Fired {
     /// its clients (through the fleet, not a server-side burst).
     pub(super) p99_ms: Option<f64>,
     pub(super) min_over_max: Option<f64>,
+    /// Every buyer's request whole, for the run's history, when the buyers were this client's.
+    pub(super) exchanges: Option<Vec<loadtest::Exchange>>,
 }
 
 impl Fired {
@@ -88,6 +90,11 @@ pub struct ScenarioRun {
     /// The ground truth after the load, and the load's own counts.
     pub figures: BTreeMap<String, f64>,
     pub elapsed_ms: f64,
+    /// The run's id, under which its history is kept.
+    pub run_id: String,
+    /// The run's whole history (`Err`: why it could not be read back; the run itself stands).
+    #[serde(skip)]
+    pub history: Result<std::sync::Arc<Vec<crate::history::Line>>, String>,
 }
 
 /// Each check against the figures after the load.

@@ -1,0 +1,72 @@
+//! `GET /timeline`: the room's lock timeline read back whole, a page at a time, for a run's
+//! history (`loadtest … --history`, a chapter's runner): every critical section's enter (the
+//! stock it read) and exit (how it ended), each renewal, release and stale write, the faults as
+//! they struck. Read-only, as `/ledger` is.
+
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+
+use super::extract::{Query, Room};
+use crate::error::AppError;
+use crate::ground_truth::timeline;
+use crate::rooms::RoomStatus;
+use crate::state::AppState;
+
+const MAX_PAGE: usize = 10_000;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Cursor {
+    /// The entries after this one (a `next` of the last page) [default: from the first].
+    #[param(pattern = "^[0-9]{1,20}-[0-9]{1,20}$", example = "1700000000000-0")]
+    after: Option<String>,
+    /// How many entries, 1–10000 [default: 1000].
+    #[param(minimum = 1, maximum = 10000)]
+    limit: Option<usize>,
+}
+
+/// `GET /timeline?after=&limit=`: a page of the room's lock timeline, oldest first.
+#[utoipa::path(
+    get,
+    path = "/timeline",
+    tag = "observe",
+    params(super::openapi::RoomParam, Cursor),
+    responses(
+        (status = 200, description = "`{\"entries\": [{\"id\", \"kind\", \"at_us\", …}], \"added\", \"kept\", \"next\"}`: `added` entries since the room's reset, `kept` still held (the stream keeps about 5,000); `next` is the cursor of the following page, null on the last", body = Object),
+        (status = 400, description = "A bad cursor or limit", body = Object),
+    )
+)]
+pub async fn timeline(
+    State(state): State<AppState>,
+    Room(keys): Room,
+    Query(cursor): Query<Cursor>,
+) -> Result<Json<timeline::Page>, AppError> {
+    let limit = cursor.limit.unwrap_or(1000);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(AppError::BadRequest(format!(
+            "limit must be 1..={MAX_PAGE}"
+        )));
+    }
+    if let Some(after) = &cursor.after {
+        if !is_stream_id(after) {
+            return Err(AppError::BadRequest(format!(
+                "after must be an entry id such as 1700000000000-0, got `{after}`"
+            )));
+        }
+    }
+    let page = timeline::page(&state.resource, &keys, cursor.after.as_deref(), limit).await?;
+    if page.added == 0 && state.rooms.status(&keys).await? == RoomStatus::Lost {
+        return Err(AppError::StateLost);
+    }
+    Ok(Json(page))
+}
+
+/// `<ms>-<seq>`, both decimal: what a stream's entry ids look like.
+fn is_stream_id(text: &str) -> bool {
+    let Some((ms, seq)) = text.split_once('-') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    digits(ms) && digits(seq)
+}

@@ -1,0 +1,210 @@
+//! The recorder: a run's whole history ([`crate::history`]) put together once the run is over,
+//! from what the clients kept (every request's call, return and answer) and what the fleet
+//! recorded in the resource store (the lock timeline: each section's enter and exit, renewals,
+//! stale writes, faults as they struck; the ledger: each sale). It reads, never judges: the
+//! checker reads what this writes.
+//!
+//! Leases are derived where the lock store stamps no grant of its own: a section's lease is
+//! taken as granted at its enter (the grant came just before), running a TTL from then and
+//! from each renewal, released at its exit. The `run` line's `clocks` says so.
+
+mod sections;
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{anyhow, Context};
+use http::Method;
+use loadtest::stats::wall_clock_us;
+use loadtest::{AdminClient, Exchange};
+use oversell_api::tier::Lease as LeaseKind;
+use oversell_api::StateView;
+use serde_json::Value;
+
+use crate::history::{format, Clocks, Cut, End, Line, Request, Run};
+
+/// Entries or orders read per call.
+const PAGE: usize = 10_000;
+/// The most timeline entries one history reads: a few runs of the stream's cap.
+const MAX_TIMELINE: usize = 200_000;
+/// The most ledger orders one history reads (`GET /ledger` keeps them all).
+const MAX_LEDGER: usize = 1_000_000;
+
+/// What a run was, for its `run` line.
+pub struct RunInfo<'a> {
+    pub id: String,
+    pub chapter: Option<&'a str>,
+    /// The state read before the first request: the room, the tier, its settings, the stock.
+    pub before: &'a StateView,
+}
+
+/// A run id: unique enough across runs and processes, and sortable by time.
+pub fn run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, Relaxed);
+    format!(
+        "{:x}-{:x}-{n}",
+        wall_clock_us() / 1000,
+        std::process::id() & 0xffff
+    )
+}
+
+/// The whole history of a run that has just ended: `exchanges` are the requests the clients
+/// kept (`None`: they were made where none was kept, e.g. an instance's own burst).
+pub async fn collect(
+    admin: &AdminClient,
+    run: RunInfo<'_>,
+    exchanges: Option<&[Exchange]>,
+) -> anyhow::Result<Vec<Line>> {
+    let before = run.before;
+    let leased = before.tier.facts().lease == LeaseKind::Expires;
+    let mut lines = vec![Line::Run(Run {
+        v: format::VERSION,
+        id: run.id,
+        room: before.room.clone(),
+        chapter: run.chapter.map(str::to_owned),
+        tier: before.tier.to_string(),
+        stock: before.truth.stock,
+        ttl_ms: before.settings.ttl_ms,
+        business_ms: before.settings.business_ms,
+        clocks: Clocks {
+            request: "the client's (loadtest's wall clock)".into(),
+            section: "the resource store's (Redis TIME)".into(),
+            lease: match leased {
+                true => "the resource store's, derived: granted at the section's enter, \
+                         running ttl_ms from it and from each renewal, released at its exit"
+                    .into(),
+                false => "none: this tier's lock has no lease".into(),
+            },
+            fault: "the resource store's (Redis TIME at the strike)".into(),
+        },
+    })];
+    match exchanges {
+        Some(exchanges) => lines.extend(exchanges.iter().filter_map(request)),
+        None => lines.push(Line::Cut(Cut {
+            what: "request".into(),
+            reason: "the buyers ran inside an instance; their answers were not kept".into(),
+        })),
+    }
+    let (entries, dropped) = timeline(admin).await?;
+    let ledger = ledger(admin).await?;
+    if dropped > 0 {
+        lines.push(Line::Cut(Cut {
+            what: "section".into(),
+            reason: format!(
+                "the lock timeline keeps about 5,000 entries and dropped the oldest {dropped}: \
+                 sections that sold nothing before them, and their leases and faults, are \
+                 missing (every sale is still here, from the ledger)"
+            ),
+        }));
+    }
+    let ttl_us = (before.settings.ttl_ms as i64).saturating_mul(1000);
+    lines.extend(sections::lines(&entries, &ledger, leased.then_some(ttl_us)));
+    let stock = admin.state().await.map(|s| s.truth.stock).ok();
+    lines.push(Line::End(End {
+        at_us: wall_clock_us(),
+        stock,
+    }));
+    Ok(lines)
+}
+
+/// `loadtest run --history FILE`: the run, then its whole history written to FILE.
+pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String> {
+    let Some(path) = args.history.clone() else {
+        return loadtest::cli::run_keeping(args)
+            .await
+            .map(|(report, _)| report);
+    };
+    let targets = loadtest::Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    let admin = AdminClient::new(&targets, None);
+    let before = admin
+        .state()
+        .await
+        .context("--history reads the room's state before the run")?;
+    let (report, stats) = loadtest::cli::run_keeping(args).await?;
+    let info = RunInfo {
+        id: run_id(),
+        chapter: None,
+        before: &before,
+    };
+    let lines = collect(&admin, info, Some(&stats.exchanges)).await?;
+    write(&path, &lines)?;
+    Ok(format!(
+        "{report}History: {} lines in {} (loadtest check {})\n",
+        lines.len(),
+        path.display(),
+        path.display()
+    ))
+}
+
+/// Writes a history as JSON Lines.
+pub fn write(path: &Path, lines: &[Line]) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("cannot write the history to {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for line in lines {
+        serde_json::to_writer(&mut out, line)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+        .with_context(|| format!("cannot write the history to {}", path.display()))
+}
+
+/// A request as its history line: the answer's sale fields where the body had them.
+fn request(exchange: &Exchange) -> Option<Line> {
+    let buyer = exchange.buyer.clone()?;
+    let body: Value = serde_json::from_slice(&exchange.body).unwrap_or(Value::Null);
+    let text = |name: &str| body.get(name).and_then(Value::as_str).map(str::to_owned);
+    Some(Line::Request(Request {
+        buyer,
+        qty: 1,
+        call_us: exchange.call_us,
+        return_us: exchange.return_us,
+        status: exchange.status,
+        order_id: text("order_id"),
+        stock_left: body.get("stock_left").and_then(Value::as_i64),
+        fence: body.get("fence").and_then(Value::as_u64),
+        instance: text("instance"),
+    }))
+}
+
+/// Every timeline entry since the room's reset, and how many its cap dropped.
+async fn timeline(admin: &AdminClient) -> anyhow::Result<(Vec<Value>, u64)> {
+    let mut entries = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let path = match &after {
+            Some(id) => format!("/timeline?limit={PAGE}&after={id}"),
+            None => format!("/timeline?limit={PAGE}"),
+        };
+        let mut page = admin.request(Method::GET, &path, None).await?;
+        let added = page["added"].as_u64().unwrap_or(0);
+        let kept = page["kept"].as_u64().unwrap_or(0);
+        let Value::Array(got) = page["entries"].take() else {
+            return Err(anyhow!("GET /timeline answered no entries list"));
+        };
+        entries.extend(got);
+        after = page["next"].as_str().map(str::to_owned);
+        if after.is_none() || entries.len() >= MAX_TIMELINE {
+            return Ok((entries, added.saturating_sub(kept)));
+        }
+    }
+}
+
+/// Every order of the ledger, oldest first.
+async fn ledger(admin: &AdminClient) -> anyhow::Result<Vec<Value>> {
+    let mut orders = Vec::new();
+    loop {
+        let path = format!("/ledger?offset={}&limit={PAGE}", orders.len());
+        let mut page = admin.request(Method::GET, &path, None).await?;
+        let Value::Array(got) = page["orders"].take() else {
+            return Err(anyhow!("GET /ledger answered no orders list"));
+        };
+        let last = got.len() < PAGE;
+        orders.extend(got);
+        if last || orders.len() >= MAX_LEDGER {
+            return Ok(orders);
+        }
+    }
+}
