@@ -78,6 +78,9 @@ pub struct FleetConfig {
     /// One Redis for the stock, or a Redis Cluster (six nodes, the lock store's launcher's):
     /// then the lock store is `shared`, on the same cluster.
     pub resource_store: ResourceStoreKind,
+    /// How the resource store keeps the stock and the ledger (`always` by default: every
+    /// acknowledged order is on disk before its 200).
+    pub resource_persistence: Persistence,
 }
 
 pub struct Fleet {
@@ -114,6 +117,7 @@ pub struct Fleet {
     redis: Option<Supervisor>,
     redis_url: Option<String>,
     resource_store: ResourceStoreKind,
+    resource_persistence: Persistence,
     run_dir: tempfile::TempDir,
     /// The namespaces, veth pairs and bridge of `--network netns`: removed last, once every
     /// process in them has stopped.
@@ -201,9 +205,9 @@ impl Fleet {
         )?;
         let (store_stop, store_stopping) = watch::channel(false);
         let on_cluster = config.resource_store == ResourceStoreKind::Cluster;
-        // The stock and the ledger survive a killed Redis: an append-only file, fsynced each
-        // second, in the run dir (or in --redis-dir, across runs). On a cluster, the same on
-        // every node (below).
+        // The stock and the ledger survive a killed Redis: an append-only file, fsynced as
+        // `resource_persistence` says, in the run dir (or in --redis-dir, across runs). On a
+        // cluster, the same on every node (below).
         let redis = match on_cluster {
             true => None,
             false => Some(
@@ -224,7 +228,7 @@ impl Fleet {
         // A cluster resource store is the lock store's six-node cluster, holding the locks
         // too (`shared`), kept on disk like the one Redis.
         let (plan_kind, plan_persistence) = match on_cluster {
-            true => (LockStoreKind::Cluster, Persistence::Everysec),
+            true => (LockStoreKind::Cluster, config.resource_persistence),
             false => (config.lock_store, config.lock_persistence),
         };
         let plan = LockStorePlan::new(
@@ -409,6 +413,7 @@ impl Fleet {
             redis,
             redis_url,
             resource_store: config.resource_store,
+            resource_persistence: config.resource_persistence,
             run_dir,
             network,
         })
@@ -455,6 +460,10 @@ impl Fleet {
     /// One Redis, or a Redis Cluster (whose nodes are [`Fleet::lock_store_processes`]).
     pub fn resource_store(&self) -> ResourceStoreKind {
         self.resource_store
+    }
+
+    pub fn resource_persistence(&self) -> Persistence {
+        self.resource_persistence
     }
 
     pub fn lock_store(&self) -> LockStoreKind {
@@ -551,7 +560,7 @@ async fn start_resource_redis(
                 .redis_dir
                 .clone()
                 .unwrap_or_else(|| run_dir.join("redis")),
-            persistence: Persistence::Everysec,
+            persistence: config.resource_persistence,
             sentinel: None,
             clock_shim: None,
             place: Place::LOOPBACK,

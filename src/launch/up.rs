@@ -1,8 +1,9 @@
 //! `oversell up`: the design's topology, "several instances behind nginx share a Redis", as
 //! local processes, for a machine without Docker.
 //!
-//! It starts a private `redis-server` (the resource store: an append-only file fsynced every
-//! second, in the run dir unless `--redis-dir`), the lock store's Redis nodes and Sentinels
+//! It starts a private `redis-server` (the resource store: an append-only file fsynced before
+//! every reply unless `--resource-persistence` says otherwise, in the run dir unless
+//! `--redis-dir`), the lock store's Redis nodes and Sentinels
 //! when asked for, N `oversell serve` processes
 //! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
 //! same template as `deploy/nginx.conf`. It supervises the instances and every Redis like
@@ -53,8 +54,8 @@ pub struct UpArgs {
     #[arg(long)]
     pub redis_port: Option<u16>,
 
-    /// Keep the resource store's data (append-only file, fsynced every second) in DIR across
-    /// runs [default: in the run dir, removed on exit].
+    /// Keep the resource store's data (its append-only file, see --resource-persistence) in
+    /// DIR across runs [default: in the run dir, removed on exit].
     #[arg(long, value_name = "DIR")]
     pub redis_dir: Option<PathBuf>,
 
@@ -107,6 +108,14 @@ pub struct UpArgs {
     /// Needs `--lock-store single`, `sentinel` or `redlock`.
     #[arg(long, value_enum)]
     pub lock_persistence: Option<Persistence>,
+
+    /// How the resource store (the stock and the ledger of acknowledged orders) keeps its
+    /// data: `always` fsyncs the append-only file before every reply, so a killed store
+    /// keeps every order it acknowledged, even with a busy disk; `everysec` sells faster but
+    /// can lose up to about 2 s of acknowledged orders when its disk lags (BENCHMARKS.md,
+    /// "What an acknowledged order survives").
+    #[arg(long, value_enum, default_value = "always")]
+    pub resource_persistence: Persistence,
 
     /// Lock tier the fleet starts with.
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
@@ -333,6 +342,7 @@ impl UpArgs {
             lock_store: self.lock_store(),
             resource_store: self.resource_store,
             lock_persistence: self.lock_persistence.unwrap_or(Persistence::None),
+            resource_persistence: self.resource_persistence,
             lock_nodes: usize::from(self.lock_nodes.unwrap_or(DEFAULT_LOCK_NODES)),
             zookeeper_nodes: self.zookeeper_nodes(),
             postgres: self.wants_postgres(),
@@ -470,8 +480,9 @@ fn print_banner(
     };
     if let (Some(url), Some(redis)) = (fleet.redis_url(), fleet.redis_process()) {
         out += &format!(
-            "redis: {url} pid={} (resource store: stock, ledger, ground truth; appendfsync everysec {kept})\n",
-            pid(redis.pid)
+            "redis: {url} pid={} (resource store: stock, ledger, ground truth; {} {kept})\n",
+            pid(redis.pid),
+            persistence_words(fleet.resource_persistence())
         );
     }
     // One line per store process: `id: ip:port pid=N (what it is)`.
@@ -487,9 +498,10 @@ fn print_banner(
     let lock_store = match fleet.resource_store() {
         ResourceStoreKind::Single => format!("lock store: {}", fleet.lock_store()),
         ResourceStoreKind::Cluster => {
-            "resource store: a room's stock, ledger and lock on its slot's master; \
-             appendfsync everysec"
-                .to_owned()
+            format!(
+                "resource store: a room's stock, ledger and lock on its slot's master; {}",
+                persistence_words(fleet.resource_persistence())
+            )
         }
     };
     for process in fleet.lock_store_processes() {
@@ -559,5 +571,14 @@ mod tests {
             .config()
             .unwrap();
         assert!(config.static_dir.unwrap().is_absolute());
+    }
+}
+
+/// How the banner names a store's persistence.
+fn persistence_words(persistence: Persistence) -> String {
+    match persistence {
+        Persistence::Everysec | Persistence::Always => format!("appendfsync {persistence}"),
+        Persistence::Rdb => "RDB snapshots".into(),
+        Persistence::None => "nothing on disk".into(),
     }
 }

@@ -124,6 +124,7 @@ fn config_on(
         program: env!("CARGO_BIN_EXE_oversell").into(),
         network,
         resource_store: ResourceStoreKind::Single,
+        resource_persistence: Persistence::Always,
     }
 }
 
