@@ -153,8 +153,46 @@ chapter restart-loses-lock redis-down
 
 # --- 3 → 6 instances while buyers run: nothing lost, nothing oversold ---
 room=scale
-curl -sf "${auth[@]}" -H 'content-type: application/json' -X POST "$url/admin/reset?room=$room" -d '{"stock":1000000}' >/dev/null
-curl -sf "${auth[@]}" -H 'content-type: application/json' -X PUT "$url/admin/tier?room=$room" -d '{"tier":"lua-release"}' >/dev/null
+# The chapter just before (`redis-down`) leaves the lock store coming back: the room is
+# stocked only once every instance reaches both stores, each call's answer is checked, and
+# the buyers start once every instance sees the room stocked and on its tier.
+through_nginx() { # cmd…: true when it holds for 9 answers in a row (3 rounds of nginx's 3)
+  local i
+  for i in $(seq 9); do "$@" || return 1; done
+}
+until_deadline() { # seconds cmd…: waits for the condition, false at the deadline
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.5
+  done
+}
+healthy() { curl -sf -o /dev/null --max-time 5 "$url/health"; }
+admin_call() { # method path body: prints the status and the answer on one line
+  curl -s --max-time 10 -w ' %{http_code}' "${auth[@]}" -H 'content-type: application/json' -X "$1" "$url$2" -d "$3"
+}
+stocked() {
+  [ "$(curl -sf --max-time 5 "$url/state?room=$room" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d.get("orders"), d.get("stock"), d.get("initial_stock"), d.get("tier"))' 2>/dev/null)" = "0 1000000 1000000 lua-release" ]
+}
+prepared=false
+if ! until_deadline 60 through_nginx healthy; then
+  flunk "scale: the stores were not back on every instance within 60 s of the redis-down chapter: $(curl -s "$url/health")"
+elif ! reset="$(admin_call POST "/admin/reset?room=$room" '{"stock":1000000}')" \
+  || [ "$(printf '%s' "${reset% *}" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("room"), d.get("stock"))' 2>/dev/null) ${reset##* }" != "$room 1000000 200" ]; then
+  flunk "scale: the room's reset was refused: $reset"
+elif ! tier="$(admin_call PUT "/admin/tier?room=$room" '{"tier":"lua-release"}')" || [ "${tier##* }" != 200 ]; then
+  flunk "scale: the room's tier was refused: $tier"
+elif ! until_deadline 30 through_nginx stocked; then
+  flunk "scale: the reset and the tier answered 200 but not every instance showed room $room stocked and on lua-release within 30 s: $(curl -s "$url/state?room=$room" | head -c 300)"
+else
+  prepared=true
+fi
+# The step's body stays at the left margin: its Python snippets are indentation-sensitive.
+if $prepared; then
 "$loadtest" run --url "$url" --room "$room" -c 32 -z 25s --json --quiet >"$root/target/swarm-scale.json" &
 buyers=$!
 sleep 5
@@ -168,16 +206,27 @@ d = json.load(open(sys.argv[1]))
 s = d["stats"]
 per = d.get("fairness", {}).get("per_instance", {})
 print(s["ok"], ",".join(f"{k}:{v}" for k, v in sorted(s["statuses"].items())), len(per))' "$root/target/swarm-scale.json")
-truth="$(curl -s "$url/state?room=$room" | python3 -c '
+# Read until the resource store answers with the room's figures (a deadline, not a guess).
+truth=""
+read_truth() {
+  truth="$(curl -sf --max-time 5 "$url/state?room=$room" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print(d["orders"], d["initial_stock"] - d["stock"], d["oversold"], d["lost_updates"], d["overlaps"])')"
+print(d["orders"], d["initial_stock"] - d["stock"], d["oversold"], d["lost_updates"], d["overlaps"])' 2>/dev/null)"
+  [ -n "$truth" ]
+}
+until_deadline 30 read_truth || truth="unread unread unread unread unread"
 read -r orders sold oversold lost overlaps <<<"$truth"
 if $scaled && [ "$ok" = "$orders" ] && [ "$orders" = "$sold" ] && [ "$oversold$lost$overlaps" = 000 ] \
   && [ "$statuses" = "200:$ok" ] && [ "$per_instance" = 6 ]; then
   pass "scaled 3 → 6 during 25 s of buyers: $ok sold, every one in the ledger and off the stock, 0 oversold, 0 lost, 0 overlaps, all 200, sold by 6 instances"
 else
   flunk "scale during a run: scaled=$scaled, buyers told sold $ok, ledger $orders, stock down $sold, oversold/lost/overlaps $oversold/$lost/$overlaps, statuses $statuses, instances that sold $per_instance"
+fi
+else
+  # No buyers (flunked above), but the replicas are still scaled for the checks below.
+  bash deploy/swarm.sh scale 6 >/dev/null
+  all_running 6 || flunk "scale 3 → 6 without buyers: $(docker service ls -f "name=${STACK}_app" --format '{{.Replicas}}')"
 fi
 seen="$(upstreams)"
 if [ "$seen" = 6 ]; then pass "nginx reaches the 6 replicas without a restart"; else flunk "6 replicas: nginx reached $seen"; fi
