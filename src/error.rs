@@ -15,6 +15,12 @@ use crate::redis_pool::StoreError;
 pub enum AppError {
     #[error("{0}")]
     BadRequest(String),
+    /// A field of the body that is not as the API takes it: the body names the field.
+    #[error("{message}")]
+    BadField {
+        field: &'static str,
+        message: String,
+    },
     #[error("missing or wrong token: send `Authorization: Bearer <admin or room token>`")]
     Unauthorized,
     /// A room token used outside its room, or on what acts on the whole fleet.
@@ -141,7 +147,7 @@ pub enum AppError {
 impl AppError {
     pub fn status(&self) -> StatusCode {
         match self {
-            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AppError::BadRequest(_) | AppError::BadField { .. } => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -181,7 +187,7 @@ impl AppError {
     /// A stable machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
-            AppError::BadRequest(_) => "bad_request",
+            AppError::BadRequest(_) | AppError::BadField { .. } => "bad_request",
             AppError::Unauthorized => "unauthorized",
             AppError::Forbidden(_) => "forbidden",
             AppError::NotFound(_) => "not_found",
@@ -260,6 +266,9 @@ impl AppError {
         let mut body = json!({ "error": self.code(), "message": self.to_string() });
         if let AppError::SoldOut { stock_left, .. } = self {
             body["stock_left"] = json!(stock_left);
+        }
+        if let AppError::BadField { field, .. } = self {
+            body["field"] = json!(field);
         }
         body
     }

@@ -90,6 +90,13 @@ pub fn poll_votes(chapter: &str, round: u8) -> String {
     format!("oversell:{FLEET_TAG}:class:poll:votes:{chapter}:{round}")
 }
 
+/// How sure each room was of its vote in one round of one chapter, and why: a hash room ->
+/// JSON `{"sure"?, "why"?}`, one per room (a room's new vote replaces it), so at most a
+/// class's rooms × 140 characters per round.
+pub fn poll_notes(chapter: &str, round: u8) -> String {
+    format!("oversell:{FLEET_TAG}:class:poll:notes:{chapter}:{round}")
+}
+
 /// A chapter's runs in every room of the class after its reveal: a hash room -> JSON (the
 /// option the room's run landed in and whether it passed, or why it failed).
 pub fn poll_room_runs(chapter: &str) -> String {

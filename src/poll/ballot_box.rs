@@ -11,10 +11,13 @@ use redis::Script;
 use serde::{Deserialize, Serialize};
 
 use crate::keys::{
-    poll_room_runs, poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS, POLL_RUNS,
-    POLL_VERSION, ROOM_TOKENS,
+    poll_notes, poll_room_runs, poll_votes, CLASS, POLL, POLL_CHANNEL, POLL_CHAPTERS, POLL_ROUNDS,
+    POLL_RUNS, POLL_VERSION, ROOM_TOKENS,
 };
 use crate::redis_pool::{RedisPool, StoreError};
+use parse::{
+    bad_reply, class_rooms, notes, parse_poll, parse_run, room_runs, run_record, unexpected, votes,
+};
 
 /// A poll has round 1 and, after a discussion, round 2: Mazur's peer instruction votes twice.
 pub const LAST_ROUND: u8 = 2;
@@ -53,6 +56,25 @@ pub struct Poll {
 
 /// One round's votes: room -> option (from 0).
 pub type Votes = BTreeMap<String, usize>;
+
+/// What a room said with its vote besides the letter: whether it is sure, and one line of why.
+/// A student's free text: every page shows it as text, every export escapes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Note {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sure: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl Note {
+    fn is_empty(&self) -> bool {
+        self.sure.is_none() && self.why.is_none()
+    }
+}
+
+/// One round's notes: room -> its note (rooms that said nothing besides the letter have none).
+pub type Notes = BTreeMap<String, Note>;
 
 /// The run a chapter was revealed with, as kept in the store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -108,6 +130,8 @@ pub struct Snapshot {
     pub class: Option<ClassRooms>,
     /// The votes of rounds 1 ..= the poll's round.
     pub votes: Vec<Votes>,
+    /// The notes of the same rounds.
+    pub notes: Vec<Notes>,
     /// The run the poll's chapter was last revealed with.
     pub run: Option<RunRecord>,
     /// Its runs in the class's rooms, when it was revealed in every room.
@@ -120,6 +144,8 @@ pub struct ChapterRecord {
     pub chapter: String,
     /// Each round held, its votes.
     pub votes: Vec<Votes>,
+    /// Each round held, its notes.
+    pub notes: Vec<Notes>,
     pub run: Option<RunRecord>,
     pub room_runs: RoomRuns,
 }
@@ -155,8 +181,14 @@ pub async fn vote(
     token_digest: &str,
     room: &str,
     option: usize,
+    note: &Note,
     believed: Option<(String, u8)>,
 ) -> Result<Result<Counted, VoteRefused>, StoreError> {
+    let note = match note.is_empty() {
+        true => String::new(),
+        false => serde_json::to_string(note)
+            .map_err(|e| bad_reply("a note that is no JSON", e.to_string()))?,
+    };
     let mut conn = resource.conn().await?;
     let (mut chapter, mut round) = believed.unwrap_or_default();
     for _ in 0..3 {
@@ -166,12 +198,14 @@ pub async fn vote(
             .key(ROOM_TOKENS)
             .key(poll_votes(&chapter, round))
             .key(POLL_VERSION)
+            .key(poll_notes(&chapter, round))
             .arg(token_digest)
             .arg(room)
             .arg(option)
             .arg(&chapter)
             .arg(round)
             .arg(POLL_CHANNEL)
+            .arg(&note)
             .invoke_async(&mut conn)
             .await?;
         let word = |i: usize| reply.get(i).map(String::as_str).unwrap_or_default();
@@ -219,12 +253,27 @@ pub async fn open(resource: &RedisPool, chapter: &str, options: usize) -> Result
         .key(poll_votes(chapter, 2))
         .key(poll_room_runs(chapter))
         .key(POLL_VERSION)
+        .key(poll_notes(chapter, 1))
+        .key(poll_notes(chapter, 2))
         .arg(chapter)
         .arg(options)
         .arg(POLL_CHANNEL)
         .invoke_async(&mut conn)
         .await?;
     Ok(opened == 1)
+}
+
+/// The question of the poll when it is not revealed yet (a round open or closed): what its
+/// chapter explains stays from everyone but the admin token until the reveal.
+pub async fn unrevealed(resource: &RedisPool) -> Result<Option<String>, StoreError> {
+    let mut conn = resource.conn().await?;
+    let (question, revealed): (Option<String>, Option<String>) = redis::cmd("HMGET")
+        .arg(POLL)
+        .arg("chapter")
+        .arg("revealed")
+        .query_async(&mut conn)
+        .await?;
+    Ok(question.filter(|_| revealed.as_deref() != Some("1")))
 }
 
 /// Why the next round was not opened.
@@ -402,6 +451,7 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         pipe.atomic().get(POLL_VERSION);
         for round in 1..=poll.round {
             pipe.hgetall(poll_votes(&poll.chapter, round));
+            pipe.hgetall(poll_notes(&poll.chapter, round));
         }
         pipe.hget(POLL_RUNS, &poll.chapter);
         pipe.hgetall(poll_room_runs(&poll.chapter));
@@ -414,13 +464,18 @@ pub async fn snapshot(resource: &RedisPool) -> Result<Snapshot, StoreError> {
         if again != Some(version) && tries < READS {
             continue;
         }
-        let votes = replies.map(votes).collect::<Result<_, _>>()?;
+        let (mut all_votes, mut all_notes) = (Vec::new(), Vec::new());
+        while let (Some(v), Some(n)) = (replies.next(), replies.next()) {
+            all_votes.push(votes(v)?);
+            all_notes.push(notes(n)?);
+        }
         return Ok(Snapshot {
             version,
             counted,
             poll: Some(poll),
             class,
-            votes,
+            votes: all_votes,
+            notes: all_notes,
             run,
             room_runs,
         });
@@ -454,6 +509,7 @@ pub async fn records(
     for chapter in &chapters {
         for round in 1..=held(chapter) {
             pipe.hgetall(poll_votes(chapter, round));
+            pipe.hgetall(poll_notes(chapter, round));
         }
         pipe.hgetall(poll_room_runs(chapter));
     }
@@ -465,14 +521,17 @@ pub async fn records(
     let mut replies = replies.into_iter();
     let mut records = Vec::with_capacity(chapters.len());
     for chapter in chapters {
-        let votes = (1..=held(&chapter))
-            .map(|_| votes(replies.next().unwrap_or(redis::Value::Nil)))
-            .collect::<Result<_, _>>()?;
+        let (mut all_votes, mut all_notes) = (Vec::new(), Vec::new());
+        for _ in 1..=held(&chapter) {
+            all_votes.push(votes(replies.next().unwrap_or(redis::Value::Nil))?);
+            all_notes.push(notes(replies.next().unwrap_or(redis::Value::Nil))?);
+        }
         let room_runs = room_runs(replies.next().unwrap_or(redis::Value::Nil))?;
         let run = runs.get(&chapter).map(|json| parse_run(json)).transpose()?;
         records.push(ChapterRecord {
             chapter,
-            votes,
+            votes: all_votes,
+            notes: all_notes,
             run,
             room_runs,
         });
@@ -501,6 +560,7 @@ pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
         for chapter in &chapters {
             for round in 1..=LAST_ROUND {
                 delete.key(poll_votes(chapter, round));
+                delete.key(poll_notes(chapter, round));
             }
             delete.key(poll_room_runs(chapter));
         }
@@ -515,65 +575,6 @@ pub async fn delete_all(resource: &RedisPool) -> Result<(), StoreError> {
     )))
 }
 
-fn class_rooms((prefix, students): (Option<String>, Option<usize>)) -> Option<ClassRooms> {
-    let (prefix, students) = prefix.zip(students)?;
-    Some(ClassRooms { prefix, students })
-}
-
-fn parse_poll(fields: &BTreeMap<String, String>) -> Option<Poll> {
-    let field = |name: &str| fields.get(name).map(String::as_str);
-    Some(Poll {
-        chapter: field("chapter")?.to_owned(),
-        round: field("round")?.parse().ok()?,
-        open: field("open") == Some("1"),
-        revealed: field("revealed") == Some("1"),
-    })
-}
-
-/// One round's votes from `HGETALL`; an option that is not a number is a vote for none.
-fn votes(reply: redis::Value) -> Result<Votes, StoreError> {
-    let fields: BTreeMap<String, String> =
-        redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
-    Ok(fields
-        .into_iter()
-        .filter_map(|(room, option)| Some((room, option.parse().ok()?)))
-        .collect())
-}
-
-/// Each room's run from `HGETALL`; one that is not the JSON of a room's run is left out.
-fn room_runs(reply: redis::Value) -> Result<RoomRuns, StoreError> {
-    let fields: BTreeMap<String, String> =
-        redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
-    Ok(fields
-        .into_iter()
-        .filter_map(|(room, json)| Some((room, serde_json::from_str(&json).ok()?)))
-        .collect())
-}
-
-fn run_record(reply: redis::Value) -> Result<Option<RunRecord>, StoreError> {
-    let json: Option<String> = redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
-    json.as_deref().map(parse_run).transpose()
-}
-
-fn parse_run(json: &str) -> Result<RunRecord, StoreError> {
-    serde_json::from_str(json)
-        .map_err(|e| bad_reply("a kept run is not the JSON of a run", e.to_string()))
-}
-
-fn unexpected(script: &str, reply: &str) -> StoreError {
-    bad_reply(
-        "unexpected reply of a poll script",
-        format!("{script}: `{reply}`"),
-    )
-}
-
-fn bad_reply(what: &'static str, detail: String) -> StoreError {
-    StoreError::Failed(redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        what,
-        detail,
-    )))
-}
-
+mod parse;
 #[cfg(test)]
 mod tests;

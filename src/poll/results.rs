@@ -4,13 +4,18 @@
 //!
 //! In CSV and Markdown the options are letters, A for the first (option 0 in the API), as
 //! the pages show them.
+//!
+//! Beside the votes: how sure each voter was against whether the run proved them right (sure
+//! and wrong is the belief to address), and every reason given, which are students' free text:
+//! quoted in CSV (and kept from being read as a formula), escaped in Markdown, so a reason
+//! shows as typed wherever it is opened.
 
 use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::ballot_box::ChapterRecord;
-use super::standings::{every_room, gain, round_results, EveryRoom, RoundResult};
+use super::ballot_box::{ChapterRecord, Notes, Votes};
+use super::standings::{chapter_of, every_room, gain, round_results, EveryRoom, RoundResult};
 
 /// Every chapter polled in this class, in the order first polled, and every room's answers.
 #[derive(Debug, Clone, Serialize)]
@@ -22,7 +27,10 @@ pub struct Results {
 /// One chapter polled.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChapterResult {
+    /// The chapter run.
     pub chapter: String,
+    /// The question polled.
+    pub question_id: String,
     /// The question, in English (`null` for a chapter the catalog no longer has).
     pub question: Option<&'static str>,
     pub options: Vec<&'static str>,
@@ -35,6 +43,38 @@ pub struct ChapterResult {
     pub gain: Option<f64>,
     /// Where its runs in the class's rooms landed, when it was run in every room.
     pub every_room: Option<EveryRoom>,
+    /// Per round, how sure the voters were against whether they were right; empty until the
+    /// run landed in an option (before it, nobody is right or wrong).
+    pub confidence: Vec<Confidence>,
+    /// Every reason given, round by round, in the rooms' order.
+    pub reasons: Vec<ReasonRow>,
+}
+
+/// One round's voters by how sure they said they were and whether the run proved them right.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Confidence {
+    pub round: u8,
+    pub sure_right: usize,
+    /// Sure, and wrong: the misconception to address.
+    pub sure_wrong: usize,
+    pub unsure_right: usize,
+    pub unsure_wrong: usize,
+    /// Voters who did not say.
+    pub unstated_right: usize,
+    pub unstated_wrong: usize,
+}
+
+/// One voter's reason.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReasonRow {
+    pub round: u8,
+    pub room: String,
+    pub option: usize,
+    pub sure: Option<bool>,
+    /// `null` until the run landed.
+    pub right: Option<bool>,
+    /// As the student typed it: text, never markup.
+    pub why: String,
 }
 
 /// One room's answers, chapter by chapter.
@@ -84,9 +124,38 @@ pub fn results(records: &[ChapterRecord], rooms: &[String]) -> Results {
 fn chapter_result(record: &ChapterRecord) -> ChapterResult {
     let question = workshop::scenario::question(&record.chapter);
     let landed = record.run.as_ref().and_then(|run| run.landed);
-    let rounds = round_results(&record.chapter, landed, &record.votes);
+    let rounds = round_results(&record.chapter, landed, &record.votes, &record.notes);
+    let no_notes = Notes::new();
+    let rounds_notes = || {
+        (1..)
+            .zip(&record.votes)
+            .enumerate()
+            .map(|(i, (round, votes))| (round, votes, record.notes.get(i).unwrap_or(&no_notes)))
+    };
     ChapterResult {
-        chapter: record.chapter.clone(),
+        chapter: chapter_of(&record.chapter).to_owned(),
+        question_id: record.chapter.clone(),
+        confidence: match landed {
+            Some(landed) => rounds_notes()
+                .map(|(round, votes, notes)| confidence(round, votes, notes, landed))
+                .collect(),
+            None => Vec::new(),
+        },
+        reasons: rounds_notes()
+            .flat_map(|(round, votes, notes)| {
+                votes.iter().filter_map(move |(room, &option)| {
+                    let note = notes.get(room)?;
+                    Some(ReasonRow {
+                        round,
+                        room: room.clone(),
+                        option,
+                        sure: note.sure,
+                        right: landed.map(|l| l == option),
+                        why: note.why.clone()?,
+                    })
+                })
+            })
+            .collect(),
         question: question.map(|q| q.en),
         options: question.map_or_else(Vec::new, |q| q.options.iter().map(|o| o.en).collect()),
         gain: gain(&rounds),
@@ -99,6 +168,27 @@ fn chapter_result(record: &ChapterRecord) -> ChapterResult {
             .as_ref()
             .and_then(|run| every_room(&record.chapter, run, &record.votes, &record.room_runs)),
     }
+}
+
+/// One round's voters by confidence and correctness, the run having landed in `landed`.
+fn confidence(round: u8, votes: &Votes, notes: &Notes, landed: usize) -> Confidence {
+    let mut c = Confidence {
+        round,
+        ..Confidence::default()
+    };
+    for (room, &option) in votes {
+        let right = option == landed;
+        let count = match (notes.get(room).and_then(|n| n.sure), right) {
+            (Some(true), true) => &mut c.sure_right,
+            (Some(true), false) => &mut c.sure_wrong,
+            (Some(false), true) => &mut c.unsure_right,
+            (Some(false), false) => &mut c.unsure_wrong,
+            (None, true) => &mut c.unstated_right,
+            (None, false) => &mut c.unstated_wrong,
+        };
+        *count += 1;
+    }
+    c
 }
 
 /// Option `i` as the pages name it: A, B, C, …
@@ -132,7 +222,7 @@ pub fn csv(results: &Results) -> String {
     for option in 0..options {
         let _ = write!(out, ",votes_{}", letter(option));
     }
-    out += ",landed,passed,share_right,gain";
+    out += ",landed,passed,share_right,gain,sure_right,sure_wrong,unsure_right,unsure_wrong";
     for room in &results.rooms {
         let _ = write!(out, ",{}", room.room);
     }
@@ -152,11 +242,72 @@ pub fn csv(results: &Results) -> String {
                 share(round.share_right),
                 share(chapter.gain),
             );
+            match chapter.confidence.get(r) {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        ",{},{},{},{}",
+                        c.sure_right, c.sure_wrong, c.unsure_right, c.unsure_wrong
+                    );
+                }
+                None => out += ",,,,",
+            }
             for room in &results.rooms {
                 let vote = room.answers[i].votes.get(r).copied().flatten();
                 let _ = write!(out, ",{}", vote.map(letter).unwrap_or_default());
             }
             out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every reason given, one row each: chapter, round, room, the option, sure, right, why.
+pub fn reasons_csv(results: &Results) -> String {
+    let mut out = String::from("chapter,question,round,room,option,sure,right,why\n");
+    let flag = |b: Option<bool>| b.map(|b| b.to_string()).unwrap_or_default();
+    for chapter in &results.chapters {
+        for r in &chapter.reasons {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{}",
+                chapter.chapter,
+                chapter.question_id,
+                r.round,
+                r.room,
+                letter(r.option),
+                flag(r.sure),
+                flag(r.right),
+                csv_text(&r.why)
+            );
+        }
+    }
+    out
+}
+
+/// A student's text as one CSV field: quoted, its quotes doubled, and kept from being read as
+/// a formula by a spreadsheet (a leading `=`, `+`, `-`, `@` gets a `'` before it, as OWASP
+/// advises).
+pub fn csv_text(text: &str) -> String {
+    let guard = match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => "'",
+        false => "",
+    };
+    format!("\"{guard}{}\"", text.replace('"', "\"\""))
+}
+
+/// A student's text in Markdown, shown as typed: every ASCII punctuation mark escaped, so no
+/// HTML tag, link, emphasis or table cell is made of it.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            c if c.is_ascii_punctuation() => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
     }
     out
@@ -256,6 +407,39 @@ pub fn markdown(results: &Results) -> String {
         if let Some(rooms) = &chapter.every_room {
             let _ = writeln!(out, "{}\n", every_room_line(rooms));
         }
+        for c in &chapter.confidence {
+            let _ = writeln!(
+                out,
+                "Round {}: sure and right {}, **sure and wrong {}**, unsure and right {}, \
+                 unsure and wrong {}, unstated {} right and {} wrong.\n",
+                c.round,
+                c.sure_right,
+                c.sure_wrong,
+                c.unsure_right,
+                c.unsure_wrong,
+                c.unstated_right,
+                c.unstated_wrong
+            );
+        }
+        if !chapter.reasons.is_empty() {
+            out += "Reasons:\n\n";
+            for r in &chapter.reasons {
+                let sure = match r.sure {
+                    Some(true) => ", sure",
+                    Some(false) => ", not sure",
+                    None => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "- round {}, **{}**{sure} ({}): {}",
+                    r.round,
+                    letter(r.option),
+                    r.room,
+                    markdown_text(&r.why)
+                );
+            }
+            out.push('\n');
+        }
     }
     out += "## Answers per room\n\nRound 1 → round 2; – is no vote.\n\n| room |";
     for chapter in &results.chapters {
@@ -282,7 +466,9 @@ pub fn markdown(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::ballot_box::{RoomRun, RunRecord, Votes};
+    use crate::poll::ballot_box::{Note, RoomRun, RunRecord, Votes};
+
+    const HOSTILE: &str = "<img src=x onerror=alert(1)> =cmd|' | *x*";
 
     fn votes(pairs: &[(&str, usize)]) -> Votes {
         pairs.iter().map(|(r, o)| ((*r).to_owned(), *o)).collect()
@@ -294,6 +480,24 @@ mod tests {
             votes: vec![
                 votes(&[("s-01", 0), ("s-02", 2)]),
                 votes(&[("s-01", 2), ("s-02", 2)]),
+            ],
+            notes: vec![
+                [(
+                    "s-01".to_owned(),
+                    Note {
+                        sure: Some(true),
+                        why: Some(HOSTILE.into()),
+                    },
+                )]
+                .into(),
+                [(
+                    "s-02".to_owned(),
+                    Note {
+                        sure: Some(false),
+                        why: None,
+                    },
+                )]
+                .into(),
             ],
             run: Some(RunRecord {
                 id: "app1:1".into(),
@@ -341,12 +545,51 @@ mod tests {
             lines[0].starts_with("chapter,round,voters,votes_A,"),
             "{csv}"
         );
-        assert!(lines[0].ends_with(",gain,s-01,s-02,s-03"), "{csv}");
+        assert!(
+            lines[0]
+                .ends_with(",gain,sure_right,sure_wrong,unsure_right,unsure_wrong,s-01,s-02,s-03"),
+            "{csv}"
+        );
         assert!(lines[1].starts_with("none-race,1,2,1,0,1"), "{csv}");
-        assert!(lines[1].ends_with(",C,true,0.500,1.000,A,C,"), "{csv}");
-        assert!(lines[2].ends_with(",C,true,1.000,1.000,C,C,"), "{csv}");
+        assert!(
+            lines[1].ends_with(",C,true,0.500,1.000,0,1,0,0,A,C,"),
+            "{csv}"
+        );
+        assert!(
+            lines[2].ends_with(",C,true,1.000,1.000,0,0,1,0,C,C,"),
+            "{csv}"
+        );
         let columns = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == columns));
+    }
+
+    #[test]
+    fn sure_and_wrong_is_counted_and_reasons_stay_text_in_every_export() {
+        let results = two_rounds();
+        let chapter = &results.chapters[0];
+        assert_eq!(
+            chapter.confidence[0].sure_wrong, 1,
+            "{:?}",
+            chapter.confidence
+        );
+        assert_eq!(chapter.confidence[1].unsure_right, 1);
+        assert_eq!(chapter.reasons.len(), 1);
+        assert_eq!(chapter.reasons[0].why, HOSTILE);
+        assert_eq!(chapter.reasons[0].right, Some(false));
+        let csv = reasons_csv(&results);
+        assert!(
+            csv.ends_with("\"<img src=x onerror=alert(1)> =cmd|' | *x*\"\n"),
+            "{csv}"
+        );
+        assert_eq!(csv_text("=1+1"), "\"'=1+1\"");
+        assert_eq!(csv_text("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let md = markdown(&results);
+        // Every `<` escaped: no tag for a renderer to make.
+        assert!(!md.replace("\\<", "").contains('<'), "{md}");
+        assert!(
+            md.contains(r"\<img src\=x onerror\=alert\(1\)\> \=cmd\|\' \| \*x\*"),
+            "{md}"
+        );
     }
 
     #[test]

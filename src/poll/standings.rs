@@ -7,9 +7,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use workshop::scenario::{self, question, Question};
+use workshop::scenario::{self, question, Question, CATALOG};
 
-use super::ballot_box::{Poll, RoomRun, RoomRuns, RunRecord, Snapshot, Votes};
+use super::ballot_box::{Note, Notes, Poll, RoomRun, RoomRuns, RunRecord, Snapshot, Votes};
+
+/// The reasons the presenter sees per option and round: a sample, enough to read aloud.
+pub const REASONS_SHOWN: usize = 5;
 
 /// Where the poll stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -31,9 +34,16 @@ pub struct PublicView {
     /// so a page drops a view older than the one it drew (an event may arrive after an answer).
     pub version: u64,
     pub state: PollState,
+    /// The chapter the question runs, once revealed: before, its id may name the outcome.
     pub chapter: Option<String>,
+    /// The question's neutral label, "Question N": N is its chapter's place in the course.
+    pub number: Option<usize>,
     pub round: Option<u8>,
-    pub question: Option<&'static Question>,
+    /// The question and its options' words, nothing that tells the chapter or the answer.
+    pub question: Option<Asked>,
+    /// The question's id, for this instance's vote (not sent: it may name the outcome).
+    #[serde(skip)]
+    pub question_id: Option<String>,
     /// Rooms that voted in the round in progress.
     pub voted: usize,
     /// Rooms in the class.
@@ -41,11 +51,54 @@ pub struct PublicView {
     pub reveal: Option<Reveal>,
 }
 
-/// The poll as the presenter sees it: the public view and every round's counts.
+/// A question as the class is asked it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Asked {
+    pub en: &'static str,
+    pub zh: &'static str,
+    pub options: Vec<Words>,
+}
+
+/// An option's words.
+#[derive(Debug, Clone, Serialize)]
+pub struct Words {
+    pub en: &'static str,
+    pub zh: &'static str,
+}
+
+impl Asked {
+    fn of(question: &'static Question) -> Asked {
+        Asked {
+            en: question.en,
+            zh: question.zh,
+            options: question
+                .options
+                .iter()
+                .map(|o| Words { en: o.en, zh: o.zh })
+                .collect(),
+        }
+    }
+}
+
+/// The neutral number of a question: its chapter's place in the course, from 1.
+pub fn number(question_id: &str) -> Option<usize> {
+    let chapter = question(question_id)?.chapter;
+    CATALOG.iter().position(|s| s.id == chapter).map(|i| i + 1)
+}
+
+/// The chapter a question runs.
+pub fn chapter_of(question_id: &str) -> &str {
+    question(question_id).map_or(question_id, |q| q.chapter)
+}
+
+/// The poll as the presenter sees it: the public view, the question's id and every round's
+/// counts, how sure the voters were and a sample of their reasons.
 #[derive(Debug, Clone, Serialize)]
 pub struct AdminView {
     #[serde(flatten)]
     pub view: PublicView,
+    /// The question polled (the admin token may see what the chapter is).
+    pub question_id: Option<String>,
     pub rounds: Vec<RoundCounts>,
 }
 
@@ -55,14 +108,34 @@ pub struct RoundCounts {
     pub round: u8,
     /// Votes per option, in the question's order.
     pub counts: Vec<usize>,
+    /// Votes per option that said "sure".
+    pub sure: Vec<usize>,
     pub voters: usize,
     pub open: bool,
+    /// Per option, up to [`REASONS_SHOWN`] of its voters' reasons (the rooms' text, as typed).
+    pub reasons: Vec<Vec<Reason>>,
+}
+
+/// One voter's reason.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Reason {
+    pub room: String,
+    pub sure: Option<bool>,
+    pub why: String,
 }
 
 /// The answer of a reveal: what the run showed beside what the class predicted.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Reveal {
+    /// The chapter run.
     pub chapter: String,
+    /// The question polled.
+    pub question_id: String,
+    /// The figures the question's rule read, in the order it names them: what decided the
+    /// option (the other figures follow in `figures`).
+    pub decided_by: Vec<Figure>,
+    /// A picture of the run's first violation, where the chapter has one (SVG).
+    pub svg: Option<String>,
     /// The room the chapter ran in.
     pub room: String,
     /// The option the run's figures landed in, by the question's rule; `null`: none of them.
@@ -113,6 +186,14 @@ pub struct RoomFailed {
     pub error: String,
 }
 
+/// A figure of the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Figure {
+    pub name: String,
+    /// `null`: the run did not measure it (and then landed in no option).
+    pub value: Option<f64>,
+}
+
 /// One round's votes and how many were right.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RoundResult {
@@ -122,6 +203,8 @@ pub struct RoundResult {
     /// Votes for the option the run landed in ÷ voters; `null` when it landed in none or
     /// nobody voted.
     pub share_right: Option<f64>,
+    /// Votes per option that said "sure".
+    pub sure: Vec<usize>,
 }
 
 impl PublicView {
@@ -130,8 +213,10 @@ impl PublicView {
             version,
             state: PollState::Idle,
             chapter: None,
+            number: None,
             round: None,
             question: None,
+            question_id: None,
             voted: 0,
             rooms,
             reveal: None,
@@ -155,6 +240,7 @@ pub fn public(snapshot: &Snapshot) -> PublicView {
             &poll.chapter,
             run,
             &snapshot.votes,
+            &snapshot.notes,
             &snapshot.room_runs,
         )),
         _ => None,
@@ -162,9 +248,11 @@ pub fn public(snapshot: &Snapshot) -> PublicView {
     PublicView {
         version: snapshot.version,
         state,
-        chapter: Some(poll.chapter.clone()),
+        chapter: (state == PollState::Revealed).then(|| chapter_of(&poll.chapter).to_owned()),
+        number: number(&poll.chapter),
         round: Some(poll.round),
-        question: question(&poll.chapter),
+        question: question(&poll.chapter).map(Asked::of),
+        question_id: Some(poll.chapter.clone()),
         voted: snapshot.votes.last().map_or(0, |votes| votes.len()),
         rooms,
         reveal,
@@ -177,30 +265,91 @@ pub fn admin(snapshot: &Snapshot) -> AdminView {
         None => Vec::new(),
         Some(poll) => {
             let options = options_of(&poll.chapter, &snapshot.votes);
+            let no_notes = Notes::new();
             (1..)
                 .zip(&snapshot.votes)
-                .map(|(round, votes)| RoundCounts {
-                    round,
-                    counts: counts(votes, options),
-                    voters: votes.len(),
-                    open: poll.open && round == poll.round,
+                .enumerate()
+                .map(|(i, (round, votes))| {
+                    let notes = snapshot.notes.get(i).unwrap_or(&no_notes);
+                    RoundCounts {
+                        round,
+                        counts: counts(votes, options),
+                        sure: sure_counts(votes, notes, options),
+                        voters: votes.len(),
+                        open: poll.open && round == poll.round,
+                        reasons: reasons(votes, notes, options, REASONS_SHOWN),
+                    }
                 })
                 .collect()
         }
     };
     AdminView {
         view: public(snapshot),
+        question_id: snapshot.poll.as_ref().map(|p| p.chapter.clone()),
         rounds,
     }
 }
 
-/// The reveal of `chapter`'s poll with `run`, whose rounds' votes are `votes` (and its runs
-/// in the class's rooms, `room_runs`).
-pub fn reveal(chapter: &str, run: &RunRecord, votes: &[Votes], room_runs: &RoomRuns) -> Reveal {
-    let rounds = round_results(chapter, run.landed, votes);
+/// Votes per option whose voter said "sure".
+pub fn sure_counts(votes: &Votes, notes: &Notes, options: usize) -> Vec<usize> {
+    let mut sure = vec![0; options];
+    for (room, &option) in votes {
+        let said_sure = notes.get(room).and_then(|n| n.sure) == Some(true);
+        if let Some(count) = sure.get_mut(option).filter(|_| said_sure) {
+            *count += 1;
+        }
+    }
+    sure
+}
+
+/// Per option, up to `most` reasons of its voters, in the rooms' order.
+pub fn reasons(votes: &Votes, notes: &Notes, options: usize, most: usize) -> Vec<Vec<Reason>> {
+    let mut reasons = vec![Vec::new(); options];
+    for (room, &option) in votes {
+        let Some(Note {
+            sure,
+            why: Some(why),
+        }) = notes.get(room)
+        else {
+            continue;
+        };
+        if let Some(these) = reasons.get_mut(option).filter(|r| r.len() < most) {
+            these.push(Reason {
+                room: room.clone(),
+                sure: *sure,
+                why: why.clone(),
+            });
+        }
+    }
+    reasons
+}
+
+/// The reveal of the poll of the question `id` with `run`, whose rounds' votes are `votes`
+/// (and notes `notes`; its runs in the class's rooms, `room_runs`).
+pub fn reveal(
+    id: &str,
+    run: &RunRecord,
+    votes: &[Votes],
+    notes: &[Notes],
+    room_runs: &RoomRuns,
+) -> Reveal {
+    let rounds = round_results(id, run.landed, votes, notes);
+    let chapter = chapter_of(id);
     let scenario = scenario::find(chapter);
+    let decided_by = question(id)
+        .map(|q| q.reads)
+        .unwrap_or_default()
+        .iter()
+        .map(|name| Figure {
+            name: (*name).to_owned(),
+            value: run.figures.get(*name).copied(),
+        })
+        .collect();
     Reveal {
         chapter: chapter.to_owned(),
+        question_id: id.to_owned(),
+        decided_by,
+        svg: None,
         room: run.room.clone(),
         landed: run.landed,
         passed: run.passed,
@@ -211,7 +360,7 @@ pub fn reveal(chapter: &str, run: &RunRecord, votes: &[Votes], room_runs: &RoomR
         en: scenario.map_or("", |s| s.en),
         zh: scenario.map_or("", |s| s.zh),
         source: scenario.map_or("", |s| s.source),
-        every_room: every_room(chapter, run, votes, room_runs),
+        every_room: every_room(id, run, votes, room_runs),
     }
 }
 
@@ -253,15 +402,23 @@ pub fn every_room(
 }
 
 /// Each round's counts and share right, given the option the run landed in.
-pub fn round_results(chapter: &str, landed: Option<usize>, votes: &[Votes]) -> Vec<RoundResult> {
+pub fn round_results(
+    chapter: &str,
+    landed: Option<usize>,
+    votes: &[Votes],
+    notes: &[Notes],
+) -> Vec<RoundResult> {
     let options = options_of(chapter, votes);
+    let no_notes = Notes::new();
     (1..)
         .zip(votes)
-        .map(|(round, votes)| {
+        .enumerate()
+        .map(|(i, (round, votes))| {
             let counts = counts(votes, options);
             RoundResult {
                 round,
                 share_right: share_right(&counts, votes.len(), landed),
+                sure: sure_counts(votes, notes.get(i).unwrap_or(&no_notes), options),
                 counts,
                 voters: votes.len(),
             }
@@ -326,6 +483,7 @@ mod tests {
             counts: vec![],
             voters: 0,
             share_right,
+            sure: vec![],
         }
     }
 
@@ -370,6 +528,7 @@ mod tests {
                 students: 30,
             }),
             votes: vec![votes(&[("a", 0), ("b", 1)]), votes(&[("a", 1)])],
+            notes: vec![Notes::new(), Notes::new()],
             run: None,
             room_runs: RoomRuns::new(),
         };

@@ -3,9 +3,11 @@
 -- the same round: replaced). A vote racing a close is therefore counted in the round it closed
 -- or refused, never lost between the two.
 -- KEYS[1] the poll; KEYS[2] the class; KEYS[3] room tokens (digest -> room);
--- KEYS[4] the votes of the round the caller believes open; KEYS[5] the poll's version
+-- KEYS[4] the votes of the round the caller believes open; KEYS[5] the poll's version;
+-- KEYS[6] the notes of that round (how sure, and why)
 -- ARGV[1] the token's digest; ARGV[2] the room; ARGV[3] the option (from 0);
--- ARGV[4] the chapter and ARGV[5] the round the caller believes open; ARGV[6] the channel
+-- ARGV[4] the chapter and ARGV[5] the round the caller believes open; ARGV[6] the channel;
+-- ARGV[7] the vote's note as JSON, '' for none (a vote without one removes the room's last)
 -- Returns {'ok', the poll's version with this vote}, or a refusal: {'unknown_token'}, {'other_room', room}, {'not_in_class'},
 -- {'no_open_round'}, {'stale', chapter, round} (ask again with those), {'out_of_range', n}.
 local owner = redis.call('HGET', KEYS[3], ARGV[1])
@@ -30,9 +32,15 @@ local option = tonumber(ARGV[3])
 if option >= tonumber(poll[4]) then return {'out_of_range', poll[4]} end
 
 local before = redis.call('HGET', KEYS[4], ARGV[2])
+local note_before = redis.call('HGET', KEYS[6], ARGV[2]) or ''
 redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+if ARGV[7] == '' then
+  redis.call('HDEL', KEYS[6], ARGV[2])
+else
+  redis.call('HSET', KEYS[6], ARGV[2], ARGV[7])
+end
 -- The same vote again changes nothing: no new version, nobody told.
-if before == ARGV[3] then return {'ok', poll_version(KEYS[5], false)} end
+if before == ARGV[3] and note_before == ARGV[7] then return {'ok', poll_version(KEYS[5], false)} end
 local version = poll_version(KEYS[5], true)
 redis.call('PUBLISH', ARGV[6], 'vote')
 return {'ok', version}

@@ -43,7 +43,7 @@ pub struct Current {
 
 impl Current {
     fn of(view: &PublicView, counted: bool) -> Current {
-        let open_round = match (view.state, &view.chapter, view.round) {
+        let open_round = match (view.state, &view.question_id, view.round) {
             (PollState::Open, Some(chapter), Some(round)) => Some((chapter.clone(), round)),
             _ => None,
         };

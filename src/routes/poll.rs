@@ -1,19 +1,21 @@
 //! The class vote over HTTP (see [`crate::poll`]):
 //!
-//! - `POST /admin/class/poll {"chapter"}`: opens round 1 of the chapter's question, replacing
-//!   any poll; `POST /admin/class/poll/round`: the next round (the last is 2);
+//! - `POST /admin/class/poll {"question"}`: opens round 1 of the question (`chapter` names it
+//!   too), replacing any poll; `POST /admin/class/poll/round`: the next round (the last is 2);
 //!   `POST /admin/class/poll/close`: closes the round; `GET /admin/class/poll`: the admin view;
 //! - `POST /admin/class/poll/reveal {"run": true, "room"?, "every_room"?}`: runs the chapter in
 //!   the room (as `POST /admin/scenario` does), closes the vote and answers the reveal; with
 //!   `every_room`, the class's rooms run it too, after the answer (`poll_runs`);
 //!   `{"run": false}` reveals the run this poll made before;
-//! - `GET /admin/class/results[?format=csv|md]`: every chapter polled in this class;
-//! - `POST /poll?room= {"option"}` with the room's token: the room's vote;
+//! - `GET /admin/class/results[?format=csv|md|reasons]`: every chapter polled in this class;
+//! - `POST /poll?room= {"option", "sure"?, "why"?}` with the room's token: the room's vote,
+//!   how sure it is and one line of why;
 //! - `GET /poll?room=`: the public view (with the room's token, also the room's own vote);
 //! - `GET /poll/events?room=`: the public view as Server-Sent Events.
 //!
-//! The admin token opens, closes, runs and reveals, and alone reads the counts before the
-//! reveal; it does not vote.
+//! The admin token opens, closes, runs and reveals, and alone reads the counts, the reasons
+//! and which chapter is asked before the reveal; it does not vote. Everyone else sees the
+//! question under a neutral number until the reveal: a chapter's id may name its outcome.
 //!
 //! Every view, and the answers of a vote and a reveal, carry the poll's `version` (see
 //! `poll/version.lua`): it grows with every change, so a page that draws both the answers and
@@ -36,26 +38,28 @@ use super::extract::{bearer_token, required_json, token_matches, Admin, Body, Qu
 use super::poll_runs::{moved, run_chapter, spawn_every_room, BeforeTheRun};
 use crate::error::AppError;
 use crate::keys::DEFAULT_ROOM;
-use crate::poll::ballot_box::{self, RevealRefused, RoundRefused, VoteRefused};
+use crate::poll::ballot_box::{self, Note, RevealRefused, RoundRefused, VoteRefused};
 use crate::poll::results::{self, Results};
 use crate::poll::standings::{self, AdminView, PublicView, Reveal};
 use crate::room_tokens;
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct OpenBody {
-    chapter: String,
+    /// The question's id (a chapter's question has the chapter's id).
+    #[serde(alias = "chapter")]
+    question: String,
 }
 
 /// `POST /admin/class/poll {"chapter"}`.
-#[utoipa::path(post, path = "/admin/class/poll", operation_id = "poll_open", tag = "poll", request_body(content = Object, description = "`{\"chapter\": \"<a chapter with a question>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The admin view: the question, rounds, counts, and `version`, the poll's version (it grows with every change of the poll: a view with a smaller one is older)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll", operation_id = "poll_open", tag = "poll", request_body(content = OpenBody, description = "`{\"chapter\": \"<a chapter with a question>\"}`"), security(("admin_token" = [])), responses((status = 200, description = "The admin view: the question, rounds, counts, and `version`, the poll's version (it grows with every change of the poll: a view with a smaller one is older)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn open(
     _: Admin,
     State(state): State<AppState>,
     Body(body): Body,
 ) -> Result<Json<AdminView>, AppError> {
-    let OpenBody { chapter } = required_json(&body, r#"{"chapter": "none-race"}"#)?;
+    let OpenBody { question: chapter } = required_json(&body, r#"{"question": "none-race"}"#)?;
     let Some(question) = question(&chapter) else {
         let ids: Vec<&str> = CATALOG
             .iter()
@@ -128,12 +132,13 @@ async fn admin_view_now(state: &AppState) -> Result<Json<AdminView>, AppError> {
     Ok(Json(standings::admin(&snapshot)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RevealBody {
     /// Whether to run the chapter now (else: reveal the run this poll made before).
     run: bool,
     /// Where to run it for the figures: the instructor's room unless named.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,32}$")]
     room: Option<String>,
     /// Whether to run it in every room of the class as well, after the reveal.
     #[serde(default)]
@@ -141,7 +146,7 @@ struct RevealBody {
 }
 
 /// `POST /admin/class/poll/reveal {"run": true, "room"?: "default", "every_room"?: false}`.
-#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = Object, description = "`{\"run\": bool, \"room\"?: \"<room>\", \"every_room\"?: bool}`: `run` runs the chapter in `room` (the instructor's, `default`, unless named) and reveals its figures; `false` reveals the run this vote made before. `every_room` (with `run`) also runs it in each of the class's rooms after the reveal answered, two rooms at a time (one when its fault strikes beyond the room), in the background: the reveal's `every_room` counts the rooms per option their run landed in, those whose run did not show what the chapter expects, those whose run failed (and why) and those not run yet, and fills in over `GET /poll/events` as the rooms finish"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes (the view's `reveal`); `every_room`: where the class's rooms' runs landed; `version`: the poll's version, revealed", body = Object), (status = 400, description = "A bad room, `room` or `every_room` without `run`, or a chapter this fleet cannot run", body = super::openapi::ErrorBody), (status = 409, description = "No class, no poll, the vote moved on, no run to reveal, or a scenario already runs in the room; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/admin/class/poll/reveal", operation_id = "poll_reveal", tag = "poll", request_body(content = RevealBody, description = "`{\"run\": bool, \"room\"?: \"<room>\", \"every_room\"?: bool}`: `run` runs the chapter in `room` (the instructor's, `default`, unless named) and reveals its figures; `false` reveals the run this vote made before. `every_room` (with `run`) also runs it in each of the class's rooms after the reveal answered, two rooms at a time (one when its fault strikes beyond the room), in the background: the reveal's `every_room` counts the rooms per option their run landed in, those whose run did not show what the chapter expects, those whose run failed (and why) and those not run yet, and fills in over `GET /poll/events` as the rooms finish"), security(("admin_token" = [])), responses((status = 200, description = "The run's figures beside the votes (the view's `reveal`); `every_room`: where the class's rooms' runs landed; `version`: the poll's version, revealed", body = Object), (status = 400, description = "A bad room, `room` or `every_room` without `run`, or a chapter this fleet cannot run", body = super::openapi::ErrorBody), (status = 409, description = "No class, no poll, the vote moved on, no run to reveal, or a scenario already runs in the room; the `error` code says which", body = super::openapi::ErrorBody), (status = 502, description = "The fleet did not answer the run as expected", body = super::openapi::ErrorBody)))]
 pub async fn reveal(
     _: Admin,
     State(state): State<AppState>,
@@ -222,8 +227,8 @@ pub struct ResultsQuery {
     format: Option<String>,
 }
 
-/// `GET /admin/class/results[?format=json|csv|md]`.
-#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = Option<String>, Query, description = "`json` (default), `csv` or `md`")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
+/// `GET /admin/class/results[?format=json|csv|md|reasons]`.
+#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = Option<String>, Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
 pub async fn class_results(
     _: Admin,
     State(state): State<AppState>,
@@ -258,31 +263,77 @@ pub async fn class_results(
             "class-results.md",
             results::markdown(&results),
         ),
+        Some("reasons") => file(
+            "text/csv; charset=utf-8",
+            "class-reasons.csv",
+            results::reasons_csv(&results),
+        ),
         Some(other) => {
             return Err(AppError::BadRequest(format!(
-                "format must be json, csv or md; got `{other}`"
+                "format must be json, csv, md or reasons; got `{other}`"
             )))
         }
     })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct VoteBody {
     option: usize,
+    /// Whether the student is sure of the option.
+    sure: Option<bool>,
+    /// One line of why, at most [`WHY_CHARS`] characters.
+    #[schema(max_length = 140, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    why: Option<String>,
+}
+
+/// The longest reason, in characters (a phone's line; not bytes: 140 Chinese characters are
+/// as welcome as 140 Latin ones).
+pub const WHY_CHARS: usize = 140;
+
+impl VoteBody {
+    /// The note the vote carries: the reason trimmed (an empty one is none), one line, not too
+    /// long.
+    fn note(self) -> Result<Note, AppError> {
+        let why = self.why.map(|why| why.trim().to_owned());
+        if let Some(why) = &why {
+            let chars = why.chars().count();
+            if chars > WHY_CHARS {
+                return Err(AppError::BadField {
+                    field: "why",
+                    message: format!(
+                        "why is at most {WHY_CHARS} characters (one line on a phone); got {chars}"
+                    ),
+                });
+            }
+            if why.chars().any(char::is_control) {
+                return Err(AppError::BadField {
+                    field: "why",
+                    message: "why is one line: no line breaks or control characters".into(),
+                });
+            }
+        }
+        Ok(Note {
+            sure: self.sure,
+            why: why.filter(|w| !w.is_empty()),
+        })
+    }
 }
 
 /// The answer to a vote: the round it was counted in, and the poll's version with it.
 #[derive(Serialize)]
 pub struct Voted {
-    chapter: String,
+    /// The question's neutral number (its id may name the outcome).
+    number: Option<usize>,
     round: u8,
     option: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sure: Option<bool>,
     version: u64,
 }
 
 /// `POST /poll?room= {"option": N}` with the room's token.
-#[utoipa::path(post, path = "/poll", operation_id = "poll_vote", tag = "poll", params(super::openapi::RoomParam), request_body(content = Object, description = "`{\"option\": N}`"), security(("room_token" = [])), responses((status = 200, description = "`{\"chapter\", \"round\", \"option\", \"version\"}`: counted in this round; `version`, the poll's version with this vote (a view with a smaller one was read before it)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/poll", operation_id = "poll_vote", tag = "poll", params(super::openapi::RoomParam), request_body(content = VoteBody, description = "`{\"option\": N, \"sure\"?: bool, \"why\"?: \"one line, at most 140 characters\"}`"), security(("room_token" = [])), responses((status = 200, description = "`{\"number\", \"round\", \"option\", \"sure\", \"version\"}`: counted in this round (`number`: the question's neutral number); `version`, the poll's version with this vote (a view with a smaller one was read before it)", body = Object), (status = 409, description = "No class, no poll, or no open round; the `error` code says which", body = super::openapi::ErrorBody)))]
 pub async fn vote(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -303,13 +354,16 @@ pub async fn vote(
             "the admin token does not vote: each room votes with its own token".into(),
         ));
     }
-    let VoteBody { option } = required_json(&body, r#"{"option": 0}"#)?;
+    let body: VoteBody = required_json(&body, r#"{"option": 0, "sure": true, "why": "one line"}"#)?;
+    let option = body.option;
+    let note = body.note()?;
     let room = keys.room();
     let counted = ballot_box::vote(
         &state.resource,
         &room_tokens::digest(token),
         room,
         option,
+        &note,
         state.poll.open_round(),
     )
     .await?;
@@ -317,9 +371,10 @@ pub async fn vote(
         Ok(counted) => {
             state.metrics.vote_counted(counted.round);
             return Ok(Json(Voted {
-                chapter: counted.chapter,
+                number: standings::number(&counted.chapter),
                 round: counted.round,
                 option,
+                sure: note.sure,
                 version: counted.version,
             }));
         }
@@ -373,6 +428,9 @@ pub struct PublicPoll {
     view: PublicView,
     /// The room's vote in the latest round, seen only with the room's own token.
     my_vote: Option<usize>,
+    /// How sure it said it was, and why, with that vote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    my_note: Option<Note>,
 }
 
 /// `GET /poll?room=`: anyone; with the room's token, also `my_vote`.
@@ -406,16 +464,23 @@ pub async fn public_view(
         _ => false,
     };
     let snapshot = ballot_box::snapshot(&state.resource).await?;
-    let my_vote = match mine {
-        true => snapshot
-            .votes
-            .last()
-            .and_then(|votes| votes.get(keys.room()).copied()),
-        false => None,
+    let (my_vote, my_note) = match mine {
+        true => (
+            snapshot
+                .votes
+                .last()
+                .and_then(|votes| votes.get(keys.room()).copied()),
+            snapshot
+                .notes
+                .last()
+                .and_then(|notes| notes.get(keys.room()).cloned()),
+        ),
+        false => (None, None),
     };
     Ok(Json(PublicPoll {
         view: standings::public(&snapshot),
         my_vote,
+        my_note,
     }))
 }
 
@@ -443,7 +508,7 @@ fn no_class() -> AppError {
 fn no_poll() -> AppError {
     AppError::Poll {
         code: "no_poll",
-        message: "no vote is in progress: open one with POST /admin/class/poll {\"chapter\"}"
+        message: "no vote is in progress: open one with POST /admin/class/poll {\"question\"}"
             .into(),
     }
 }

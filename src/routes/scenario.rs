@@ -1,19 +1,25 @@
 //! The curriculum from the server side: `GET /scenarios` lists the catalog, and
 //! `POST /admin/scenario {"id"}` runs one against the whole fleet (through `FLEET_URL`) and
 //! answers with its verdicts — the dashboard's scenario picker.
+//!
+//! While the class votes on a chapter's question, the chapter is the answer: until the reveal,
+//! anyone without the admin token gets it in the list under its neutral number only (no id, no
+//! explanation, no expectation), and a room token may not run it.
 
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::http::{header, HeaderMap};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use workshop::fleet_client::{AdminClient, Targets};
 use workshop::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
 
-use super::extract::{required_json, Body, RoomAdmin};
+use super::extract::{bearer_token, required_json, token_matches, Body, Caller, RoomAdmin};
 use crate::error::AppError;
 use crate::keys::Keys;
+use crate::poll::{ballot_box, standings};
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
@@ -22,12 +28,28 @@ use crate::state::AppState;
     get,
     path = "/scenarios",
     tag = "scenarios",
-    responses((status = 200, description = "`{\"scenarios\": [{\"id\", \"tier\", \"expectation\", \"timing_sensitive\", \"admin_only\", \"source\", \"en\", \"zh\"}]}`", body = Object))
+    responses((status = 200, description = "`{\"scenarios\": [{\"id\", \"tier\", \"expectation\", \"timing_sensitive\", \"admin_only\", \"source\", \"en\", \"zh\"}]}`; while the class votes on a chapter's question, without the admin token that chapter is `{\"hidden\": true, \"number\"}` until the reveal", body = Object))
 )]
-pub async fn list() -> Json<Value> {
+pub async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, AppError> {
+    let admin = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer_token)
+        .is_some_and(|token| token_matches(token, &state.admin_token));
+    let hidden = match admin {
+        true => None,
+        false => hidden_chapter(&state).await?,
+    };
     let scenarios: Vec<Value> = CATALOG
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
+            if hidden.as_deref() == Some(s.id) {
+                return json!({ "hidden": true, "number": i + 1 });
+            }
             json!({
                 "id": s.id,
                 "tier": s.tier,
@@ -42,7 +64,13 @@ pub async fn list() -> Json<Value> {
             })
         })
         .collect();
-    Json(json!({ "scenarios": scenarios }))
+    Ok(Json(json!({ "scenarios": scenarios })))
+}
+
+/// The chapter the class votes on, until its reveal.
+async fn hidden_chapter(state: &AppState) -> Result<Option<String>, AppError> {
+    let polled = ballot_box::unrevealed(&state.resource).await?;
+    Ok(polled.map(|id| standings::chapter_of(&id).to_owned()))
 }
 
 /// The scenario's fault when it strikes more than the room (an instance, the lock store).
@@ -92,6 +120,16 @@ pub async fn run(
     if let Some(fault) = reaches_beyond_room(scenario) {
         caller.only_admin_may(&format!("scenario {} (its fault {fault})", scenario.id))?;
     }
+    if matches!(caller.caller, Caller::Room(_))
+        && hidden_chapter(&state).await?.as_deref() == Some(scenario.id)
+    {
+        return Err(AppError::Poll {
+            code: "polled",
+            message: "the class votes on this chapter's question now: it runs for the \
+                      reveal, then in any room"
+                .into(),
+        });
+    }
     let keys = caller.keys;
     let fleet = FleetRunner::new(&state, &keys).await?;
     let runner = fleet.runner(&state);
@@ -114,8 +152,23 @@ pub async fn run(
     // Given back before the answer leaves: whoever asks next finds the room free.
     running.release().await;
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    keep_history(&state, &keys, &run).await;
     tracing::info!(scenario = run.id, passed = run.passed, "scenario ran");
     Ok(Json(run))
+}
+
+/// Keeps a run's history for `GET /admin/runs/{id}/history`; a history that cannot be kept
+/// costs the run nothing but a warning.
+pub(super) async fn keep_history(state: &AppState, keys: &Keys, run: &ScenarioRun) {
+    let kept = match &run.history {
+        Ok(lines) => crate::histories::keep(&state.resource, keys, &run.run_id, lines)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(why) => Err(why.clone()),
+    };
+    if let Err(why) = kept {
+        tracing::warn!(run = run.run_id, scenario = run.id, %why, "history not kept");
+    }
 }
 
 /// What a scenario run from the server side needs: the fleet through nginx, in the room, with

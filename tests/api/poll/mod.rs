@@ -6,6 +6,7 @@
 //! change.
 
 mod every_room;
+mod hidden;
 mod reveal;
 mod stream;
 mod version;
