@@ -29,14 +29,16 @@
 //! `cli` (on by default) is what only the binary needs; the server depends on `workshop` with
 //! `default-features = false`.
 
+pub mod chapters;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod course;
-pub mod chapters;
 pub mod fleet_client;
 pub mod history;
 pub mod lab;
+#[cfg(feature = "cli")]
+pub mod questions;
 pub mod recorder;
 pub mod scenario;
 

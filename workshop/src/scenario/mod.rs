@@ -28,7 +28,7 @@ pub use oversell_api::{Fault, FaultKind, Via};
 pub(crate) use catalog::BASE;
 pub use catalog::{find, group_of, CATALOG, GROUPS};
 pub use expect::{Check, Expect, Op};
-pub use question::{question, Choice, Figures, Question};
+pub use question::{deck, question, rule, Choice, Figures, Question};
 pub use runner::Runner;
 pub use store::StoreSetup;
 pub use verdict::{ScenarioRun, Verdict, SENTENCE_CHECKS};

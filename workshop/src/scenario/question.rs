@@ -1,14 +1,22 @@
-//! What each chapter asks the class before it runs: a question, in English and Chinese, and
+//! What the class is asked before a chapter runs: a question, in English and Chinese, and
 //! three or four options about what the ground truth will show. No option is stored as the
-//! answer: each carries a rule on the run's figures ([`super::ScenarioRun::figures`]), and the
-//! option a run landed in is the one whose rule holds on what that run measured. The options
-//! of a question do not overlap, and between them they leave no figures out: a run lands in
-//! exactly one, whether or not it showed what its chapter expects (the run's own `passed` says
-//! that). Only a run that lacks a figure the rules read lands in none, and the reveal then says
-//! so instead of pretending.
+//! answer: each carries a rule on the run's figures ([`super::ScenarioRun::figures`]), written
+//! as words (`oversold > initial_stock / 10 and …`, see [`rule`]) that are both what the run
+//! is judged by and what `loadtest questions` prints, and the option a run landed in is the one
+//! whose rule holds on what that run measured. The options of a question do not overlap, and
+//! between them they leave no figures out: a run lands in exactly one, whether or not it
+//! showed what its chapter expects (the run's own `passed` says that). Only a run that lacks
+//! a figure the rules read lands in none, and the reveal then says so instead of pretending.
 //!
-//! The questions live one file per chapter group, as the chapters do (`catalog/`); this file
-//! holds the types, the lookup and the helpers the rules are written with.
+//! Every question is held to `question/RUBRIC.md`: one concept; each option a belief with
+//! its sources (an article's line, `002:644`, or a named belief held in the field); a stem that
+//! gives the setup and the facts the answer needs, not the mechanism; option words that say
+//! the numbers their rule compares with. The tests check what of that can be checked.
+//!
+//! A chapter's own question has the chapter's id; a question that puts an article's claim on
+//! trial (`claim`) has an id of its own and is answered by an existing chapter's run. The
+//! questions live one file per chapter group, as the chapters do (`catalog/`); this file holds
+//! the types, the lookup and the deck's order.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -16,31 +24,49 @@ use std::sync::LazyLock;
 use serde::Serialize;
 
 mod beyond;
+mod claims;
 mod database;
 mod field;
 mod ladder;
 mod partitions;
+pub mod rule;
 mod shared;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rubric;
 mod zookeeper;
 
 /// A run's figures by name, as [`super::ScenarioRun::figures`] holds them.
 pub type Figures = BTreeMap<String, f64>;
 
-/// What a chapter asks the class before it runs.
+/// What the class is asked before a chapter runs.
 #[derive(Debug, Serialize)]
 pub struct Question {
-    /// The scenario id.
+    /// The question's own id: the chapter's id for the chapter's own question, a name of its
+    /// own (`claim-…`) for one that puts an article's claim on trial. Not serialized: the
+    /// phones and the projector show a neutral label while the class votes.
+    #[serde(skip)]
+    pub id: &'static str,
+    /// The scenario whose run answers it.
     pub chapter: &'static str,
     pub en: &'static str,
     pub zh: &'static str,
     /// Three or four.
     pub options: &'static [Choice],
-    /// The figures the options' rules read (the reveal's figures to show first; the tests
-    /// build figures from them). Not serialized: the options are what the class is asked.
+    /// The figures the options' rules read, the deciding ones first (the reveal's figures to
+    /// show first; the tests build figures from them). Not serialized: the options are what
+    /// the class is asked.
     #[serde(skip)]
     pub reads: &'static [&'static str],
+    /// The article line whose claim the question puts on trial (`002:644`); the reveal cites
+    /// it. Not serialized while the class votes.
+    #[serde(skip)]
+    pub claim: Option<&'static str>,
+    /// The id of an isomorphic question: the same concept on another surface, so the results
+    /// can say whether a class that got one right got the other.
+    #[serde(skip)]
+    pub pair: Option<&'static str>,
 }
 
 /// One option of a question.
@@ -48,25 +74,51 @@ pub struct Question {
 pub struct Choice {
     pub en: &'static str,
     pub zh: &'static str,
-    /// Whether a run's figures land in this option. The options of a question do not
-    /// overlap (at most one holds for any figures) and leave none out (one holds for any
-    /// figures that name what the rules read). Not serialized: the class sees the options, and
-    /// learns which one the run chose from the run.
+    /// Where the belief this option states is held: article lines (`002:644`, `000:423-424`)
+    /// or `belief: <the belief> — <where it is held>`. Not serialized: the class sees the
+    /// options, not whose belief each is.
     #[serde(skip)]
-    pub holds: fn(&Figures) -> bool,
+    pub sources: &'static [&'static str],
+    /// Whether a run's figures land in this option, in words ([`rule`]). The options of a
+    /// question do not overlap (at most one holds for any figures) and leave none out (one
+    /// holds for any figures that name what the rules read). Not serialized: the class learns
+    /// which one the run chose from the run.
+    #[serde(skip)]
+    pub rule: &'static str,
+}
+
+impl Choice {
+    /// Whether this run's figures land in this option.
+    pub fn holds(&self, figures: &Figures) -> bool {
+        rule::holds(self.rule, figures)
+    }
 }
 
 impl Question {
     /// The option this run's figures landed in, by the question's own rule; `None` when the
     /// run landed in no option (it lacks a figure the rules read).
     pub fn landed(&self, figures: &Figures) -> Option<usize> {
-        self.options
-            .iter()
-            .position(|choice| (choice.holds)(figures))
+        self.options.iter().position(|choice| choice.holds(figures))
+    }
+
+    /// The question with `claim` put on trial: the article line it cites.
+    const fn claims(self, line: &'static str) -> Self {
+        Question {
+            claim: Some(line),
+            ..self
+        }
+    }
+
+    /// The question marked as isomorphic to the question `id`.
+    const fn paired(self, id: &'static str) -> Self {
+        Question {
+            pair: Some(id),
+            ..self
+        }
     }
 }
 
-/// A set of options and the figures their rules read, as several chapters share it.
+/// A set of options and the figures their rules read, as one or several chapters ask it.
 struct Family {
     reads: &'static [&'static str],
     options: &'static [Choice],
@@ -80,16 +132,33 @@ const fn ask(
     family: &Family,
 ) -> Question {
     Question {
+        id: chapter,
         chapter,
         en,
         zh,
         options: family.options,
         reads: family.reads,
+        claim: None,
+        pair: None,
     }
 }
 
-/// Every question, in the order of the chapter groups.
-static QUESTIONS: LazyLock<Vec<&'static Question>> = LazyLock::new(|| {
+/// A question of its own id, answered by `chapter`'s run.
+const fn ask_as(
+    id: &'static str,
+    chapter: &'static str,
+    en: &'static str,
+    zh: &'static str,
+    family: &Family,
+) -> Question {
+    Question {
+        id,
+        ..ask(chapter, en, zh, family)
+    }
+}
+
+/// Every question, by group, as written.
+fn written() -> impl Iterator<Item = &'static Question> {
     [
         ladder::QUESTIONS,
         beyond::QUESTIONS,
@@ -97,19 +166,34 @@ static QUESTIONS: LazyLock<Vec<&'static Question>> = LazyLock::new(|| {
         database::QUESTIONS,
         partitions::QUESTIONS,
         field::QUESTIONS,
+        claims::QUESTIONS,
+        claims::MORE,
     ]
     .into_iter()
     .flatten()
-    .collect()
-});
-
-/// The question of a chapter; every chapter of [`super::CATALOG`] has one.
-pub fn question(chapter: &str) -> Option<&'static Question> {
-    QUESTIONS.iter().copied().find(|q| q.chapter == chapter)
 }
 
-/// A figure of the run; NaN when the run did not measure it, so that every comparison with it
-/// is false and a rule on a figure the run lacks holds for no option.
-fn fig(figures: &Figures, name: &str) -> f64 {
-    figures.get(name).copied().unwrap_or(f64::NAN)
+/// The deck in course order: the chapters in the catalog's order, each chapter's own question
+/// first, then those its run also answers (an article's claim is put on trial where the run
+/// that answers it is shown).
+static DECK: LazyLock<Vec<&'static Question>> = LazyLock::new(|| {
+    let mut deck: Vec<&'static Question> = written().collect();
+    let place = |q: &Question| {
+        let at = super::CATALOG.iter().position(|s| s.id == q.chapter);
+        (at.unwrap_or(usize::MAX), q.id != q.chapter)
+    };
+    deck.sort_by_key(|q| place(q));
+    deck
+});
+
+/// The question `id`: a chapter's own question by the chapter's id (every chapter of
+/// [`super::CATALOG`] has one), or a question of its own id; `question(id).chapter` is the
+/// chapter whose run answers it.
+pub fn question(id: &str) -> Option<&'static Question> {
+    DECK.iter().copied().find(|q| q.id == id)
+}
+
+/// Every question of the deck, in course order.
+pub fn deck() -> impl Iterator<Item = &'static Question> {
+    DECK.iter().copied()
 }

@@ -1,26 +1,35 @@
 //! The questions of the ladder's chapters: one Redis, `none` … `atomic-deduct`, `redis-down`.
 
-use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, OVERSOLD, RELEASE};
-use super::{ask, fig, Choice, Family, Question};
+use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, LATE_WRITE_FENCED, OVERSOLD, RELEASE};
+use super::{ask, Choice, Family, Question};
 
 /// A sale that takes its own lock again in a nested step.
 const NESTED: Family = Family {
-    reads: &["oversold", "lock_timeouts"],
+    reads: &["lock_timeouts", "oversold"],
     options: &[
         Choice {
             en: "Every buyer is served: the lock lets its own holder in again",
-            zh: "每个买家都得到服务：锁认得自己的持锁者，放它再次进入",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "lock_timeouts") == 0.0,
+            zh: "每个买家都买到了：锁认得自己的持锁者，放它再次进入",
+            sources: &[
+                "belief: a lock is held by a thread, and a thread may enter twice — \
+                        held by Java developers used to synchronized and ReentrantLock",
+            ],
+            rule: "oversold == 0 and lock_timeouts == 0",
         },
         Choice {
             en: "The sale waits for itself: buyers time out (503) and items stay unsold",
-            zh: "销售在等它自己：买家超时（503），商品卖不出去",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "lock_timeouts") > 0.0,
+            zh: "销售在等它自己：买家等到超时（503），商品卖不出去",
+            sources: &["002:346-350"],
+            rule: "oversold == 0 and lock_timeouts > 0",
         },
         Choice {
             en: "The nested step gets in beside another buyer: items are oversold",
-            zh: "嵌套的步骤和别的买家同时进入：有商品超卖",
-            holds: |f| fig(f, "oversold") > 0.0,
+            zh: "嵌套的那一步和别的买家同时进入：出现超卖",
+            sources: &[
+                "belief: a nested acquire that fails is skipped and the step runs \
+                        unlocked — held where tryLock's result goes unchecked",
+            ],
+            rule: "oversold > 0",
         },
     ],
 };
@@ -30,19 +39,29 @@ const FAIR: Family = Family {
     reads: &["acquires_vs_race"],
     options: &[
         Choice {
-            en: "Less evenly than the race",
-            zh: "比抢锁更不均匀",
-            holds: |f| fig(f, "acquires_vs_race") < 0.9,
+            en: "Less evenly than the race (under 0.9× its share)",
+            zh: "比抢锁更不均匀（不到抢锁的 0.9 倍）",
+            sources: &[
+                "belief: a queue in Redis costs round trips, and the slow get fewer \
+                        turns — held by those who measured fair locks as slow",
+            ],
+            rule: "acquires_vs_race < 0.9",
         },
         Choice {
-            en: "About as evenly as the race (within 10%)",
-            zh: "和抢锁差不多（相差不到 10%）",
-            holds: |f| (0.9..=1.1).contains(&fig(f, "acquires_vs_race")),
+            en: "About as evenly as the race (0.9× to 1.1×)",
+            zh: "和抢锁差不多（是抢锁的 0.9 倍到 1.1 倍）",
+            sources: &[
+                "001:105",
+                "belief: contention evens itself out over many sales — held \
+                        by those who see no need for a fair lock",
+            ],
+            rule: "acquires_vs_race >= 0.9 and acquires_vs_race <= 1.1",
         },
         Choice {
-            en: "Clearly more evenly than the race (over 10% more)",
-            zh: "明显比抢锁均匀（高出 10% 以上）",
-            holds: |f| fig(f, "acquires_vs_race") > 1.1,
+            en: "Clearly more evenly than the race (over 1.1×)",
+            zh: "明显比抢锁均匀（是抢锁的 1.1 倍以上）",
+            sources: &["001:244-246"],
+            rule: "acquires_vs_race > 1.1",
         },
     ],
 };
@@ -52,49 +71,67 @@ const DEAD_WAITER: Family = Family {
     reads: &["lock_timeouts", "max_latency_ms"],
     options: &[
         Choice {
-            en: "Nothing: the line moves on at once, nobody waits a second",
-            zh: "没有影响：队伍立刻往前走，没有谁等上一秒",
-            holds: |f| fig(f, "lock_timeouts") == 0.0 && fig(f, "max_latency_ms") <= 1_000.0,
+            en: "Nothing: the line moves on at once, nobody waits 1 s",
+            zh: "没有影响：队伍马上往前走，没有谁等到 1 秒",
+            sources: &[
+                "belief: a queue skips a client that does not answer — held by those \
+                        who picture a lock queue as a server's accept queue",
+            ],
+            rule: "lock_timeouts == 0 and max_latency_ms <= 1000",
         },
         Choice {
-            en: "The line stalls over a second, then moves on; nobody times out",
-            zh: "队伍停顿一秒以上，然后继续；没有人等到超时",
-            holds: |f| fig(f, "lock_timeouts") == 0.0 && fig(f, "max_latency_ms") > 1_000.0,
+            en: "The line stalls over 1 s, then moves on; nobody times out",
+            zh: "队伍停顿超过 1 秒，然后继续；没有人等到超时",
+            sources: &["001:244-246"],
+            rule: "lock_timeouts == 0 and max_latency_ms > 1000",
         },
         Choice {
             en: "The line stays stuck: buyers behind it time out (503)",
-            zh: "队伍一直卡住：后面的买家等到超时（503）",
-            holds: |f| fig(f, "lock_timeouts") > 0.0,
+            zh: "队伍一直卡住：后面的买家都等到超时（503）",
+            sources: &["000:155"],
+            rule: "lock_timeouts > 0",
         },
     ],
 };
 
 /// No lock, one script: right or not, and how fast against a lock on the same load.
 const DEDUCT: Family = Family {
-    reads: &["oversold", "throughput_vs_lua_release"],
+    reads: &["throughput_vs_lua_release", "oversold"],
     options: &[
         Choice {
             en: "It oversells: without a lock nothing stops the race",
             zh: "会超卖：没有锁，就挡不住并发",
-            holds: |f| fig(f, "oversold") > 0.0,
+            sources: &["001:23", "000:55"],
+            rule: "oversold > 0",
         },
         Choice {
-            en: "No oversell, but no faster than lua-release",
-            zh: "不超卖，但不比 lua-release 快",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "throughput_vs_lua_release") <= 1.0,
+            en: "No oversell, but no faster than lua-release (1× its throughput or less)",
+            zh: "不超卖，但并不更快：吞吐量最多是 lua-release 的 1 倍",
+            sources: &[
+                "belief: a script blocks Redis while it runs, so it costs what a lock \
+                        costs — held by those warned off long Lua scripts",
+            ],
+            rule: "oversold == 0 and throughput_vs_lua_release <= 1",
         },
         Choice {
-            en: "No oversell, and faster, but less than twice as fast",
-            zh: "不超卖，而且更快，但不到两倍",
-            holds: |f| {
-                let vs = fig(f, "throughput_vs_lua_release");
-                fig(f, "oversold") == 0.0 && vs > 1.0 && vs < 2.0
-            },
+            en: "No oversell, and faster (over 1× lua-release), but under 2×",
+            zh: "不超卖，也更快：吞吐量是 lua-release 的 1 倍以上、2 倍以下",
+            sources: &[
+                "belief: one script saves the lock's round trips, but Redis runs one script \
+                        at a time, so the gain stays modest — held by those who see Redis as \
+                        the bottleneck",
+            ],
+            rule:
+                "oversold == 0 and throughput_vs_lua_release > 1 and throughput_vs_lua_release < 2",
         },
         Choice {
-            en: "No oversell, and at least twice as fast",
-            zh: "不超卖，而且至少快一倍",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "throughput_vs_lua_release") >= 2.0,
+            en: "No oversell, and 2× lua-release's throughput or more",
+            zh: "不超卖，而且吞吐量是 lua-release 的 2 倍或更多",
+            sources: &[
+                "belief: a lock costs three round trips a sale and a script one, so \
+                        about 3× — held by those who count round trips only",
+            ],
+            rule: "oversold == 0 and throughput_vs_lua_release >= 2",
         },
     ],
 };
@@ -102,38 +139,42 @@ const DEDUCT: Family = Family {
 pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "none-race",
-        "No lock at all: 300 buyers at once, through three instances, for 100 items. How many \
-         items are sold beyond the stock?",
-        "完全不加锁：300 个买家经三个实例同时抢 100 件商品。超卖会有多少？",
+        "No lock at all: the stock is a counter in Redis; each sale reads it, and if it is \
+         above zero writes it back one less. 300 buyers at once, through three instances, for \
+         100 items. How many items are sold beyond the stock?",
+        "完全不加锁：库存是 Redis 里的一个计数器，每次销售先读它，大于零就写回减一后的值。\
+         300 个买家经三个实例同时抢 100 件商品。会超卖多少件？",
         &OVERSOLD,
     ),
     ask(
         "local-one-instance",
         "A mutex inside the process, and one instance serves all 300 buyers. How many items \
          are sold beyond the stock?",
-        "进程内的本地锁，只有一个实例处理全部 300 个买家。超卖会有多少？",
+        "进程内的本地锁，只有一个实例处理全部 300 个买家。会超卖多少件？",
         &OVERSOLD,
     ),
     ask(
         "local-three-instances",
         "The same in-process mutex, but nginx spreads the 300 buyers over three instances. How \
          many items are sold beyond the stock?",
-        "同样的本地锁，但 nginx 把 300 个买家分发到三个实例。超卖会有多少？",
+        "同样的本地锁，但 nginx 把 300 个买家分发到三个实例。会超卖多少件？",
         &OVERSOLD,
     ),
     ask(
         "setnx-crash",
-        "Bronze: SETNX takes the lock, DEL frees it. The holder's process crashes inside the \
-         critical section. What do the other buyers get?",
-        "青铜方案：SETNX 加锁、DEL 解锁。持锁进程在临界区里崩溃。其他买家会怎样？",
+        "Bronze: SETNX takes the lock, DEL frees it, and nothing else touches the key. The \
+         holder's process crashes inside the critical section; each buyer waits at most 1.5 s. \
+         What do the other buyers get?",
+        "青铜方案：SETNX 加锁、DEL 解锁，此外没有任何操作碰这个键。持锁进程在临界区里崩溃；\
+         每个买家最多等 1.5 秒。其他买家会怎样？",
         &CRASH,
     ),
     ask(
         "setnx-expire-crash-between",
-        "Silver: SETNX, then EXPIRE sets a 1 s lease. The holder crashes between the two \
-         commands. What do the other buyers get?",
-        "白银方案：先 SETNX，再用 EXPIRE 设 1 秒的租约。持锁者在两条命令之间崩溃。\
-         其他买家会怎样？",
+        "Silver: SETNX, then EXPIRE sets a 1 s lease. The holder crashes after SETNX and \
+         before EXPIRE. What do the other buyers get?",
+        "白银方案：先 SETNX，再用 EXPIRE 设 1 秒的租约。持锁者执行完 SETNX、还没执行 EXPIRE \
+         就崩溃了。其他买家会怎样？",
         &CRASH,
     ),
     ask(
@@ -145,18 +186,20 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "atomic-expiry-slow-business",
-        "Gold: SET NX PX with a 60 ms lease and a fixed value, released by DEL; the work takes \
-         150 ms. What does the first holder's DEL do?",
-        "黄金方案：SET NX PX，租约 60 毫秒，值是固定的，用 DEL 解锁；业务耗时 150 毫秒。\
-         第一个持锁者的 DEL 会怎样？",
+        "Gold: one command, SET NX PX, takes the lock with a 60 ms lease; every buyer writes \
+         the same value, and DEL frees the lock after the work. The work takes 150 ms. What \
+         happens?",
+        "黄金方案：一条 SET NX PX 命令加锁，租约 60 毫秒；所有买家写入的值都一样，业务做完用 DEL \
+         解锁。业务耗时 150 毫秒。会发生什么？",
         &RELEASE,
     ),
     ask(
         "uuid-owner-release-gap",
-        "Platinum: each holder's own UUID, GET to compare, then DEL. The holder's GET sees its \
-         value, then it pauses 450 ms before DEL; the lease ends in between. What happens?",
-        "铂金方案：每个持锁者用自己的 UUID，先 GET 比对，再 DEL。持锁者 GET 到自己的值后停顿 \
-         450 毫秒才 DEL，租约恰好在这中间到期。会发生什么？",
+        "Platinum: each holder writes its own UUID; its release is a GET that compares the \
+         value, then a DEL. The lease is 600 ms, and a holder pauses 450 ms between its GET \
+         and its DEL. What happens?",
+        "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒，\
+         持锁者在 GET 和 DEL 之间停顿了 450 毫秒。会发生什么？",
         &RELEASE,
     ),
     ask(
@@ -175,10 +218,11 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "reentrant-watchdog-slow-business",
-        "Redisson's reentrant lock with its watchdog: a 200 ms lease, renewed every third of \
-         it, and 500 ms of work. What happens?",
-        "Redisson 的可重入锁加看门狗：租约 200 毫秒，每隔三分之一续期一次，业务耗时 500 毫秒。\
-         会发生什么？",
+        "Redisson's lock() with its watchdog: a 200 ms lease, which the watchdog renews every \
+         67 ms (a third of the lease) while the holder runs; the work takes 500 ms. What \
+         happens?",
+        "Redisson 的 lock() 加看门狗：租约 200 毫秒，持锁者运行期间看门狗每 67 毫秒（租约的三分之一）\
+         续期一次；业务耗时 500 毫秒。会发生什么？",
         &LATE_WRITE,
     ),
     ask(
@@ -199,30 +243,35 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "reentrant-nested",
-        "The same nested step under the reentrant lock, which counts its owner's holds. Fifty \
-         buyers, fifty items. What happens?",
-        "同样的嵌套步骤，换成记录重入次数的可重入锁。五十个买家，五十件商品。会发生什么？",
+        "The same sale and the same helper, now with Redisson's lock() in place of SET NX. \
+         Fifty buyers, fifty items. What happens?",
+        "同样的销售、同样的辅助方法，这次用 Redisson 的 lock() 代替 SET NX。五十个买家，\
+         五十件商品。会发生什么？",
         &NESTED,
     ),
     ask(
         "reentrant-watchdog-crash-holding",
-        "The reentrant lock with its watchdog and a 1 s lease; the holder's process crashes \
+        "Redisson's lock() with its watchdog and a 1 s lease; the holder's process crashes \
          inside the critical section. What do the other buyers get?",
-        "带看门狗的可重入锁，租约 1 秒；持锁进程在临界区里崩溃。其他买家会怎样？",
+        "带看门狗的 Redisson lock()，租约 1 秒；持锁进程在临界区里崩溃。其他买家会怎样？",
         &CRASH,
     ),
     ask(
         "reentrant-watchdog-freeze",
-        "The holder's whole process freezes for 1.2 s after reading the stock; its watchdog \
-         would renew the 300 ms lease. What happens?",
-        "持锁进程读完库存后整体冻结 1.2 秒；看门狗本该为 300 毫秒的租约续期。会发生什么？",
+        "Redisson's lock() with its watchdog renewing a 300 ms lease every 100 ms. The \
+         holder's whole process, watchdog thread included, freezes for 1.2 s after reading the \
+         stock, as a stop-the-world GC pause does. What happens?",
+        "带看门狗的 Redisson lock()，看门狗每 100 毫秒为 300 毫秒的租约续期一次。持锁进程读完库存后\
+         整体冻结 1.2 秒（包括看门狗线程），就像一次 stop-the-world 的 GC 停顿。会发生什么？",
         &LATE_WRITE,
-    ),
+    )
+    .paired("redlock-freeze"),
     ask(
         "fair-vs-race",
-        "64 clients, 20 sales each: first the race for the lock (reentrant-watchdog), then \
-         fair's queue in Redis. How evenly does fair share the lock, against the race?",
-        "64 个客户端，每个下 20 单：先用抢锁（reentrant-watchdog），再用 fair 在 Redis 里排队。\
+        "64 clients, 20 sales each: first they race for the lock (reentrant-watchdog), then \
+         they take fair's queue in Redis. How evenly does fair share the lock, against the \
+         race?",
+        "64 个客户端，每个下 20 单：先抢锁（reentrant-watchdog），再改用 fair 在 Redis 里排队。\
          与抢锁相比，fair 把锁分得有多均匀？",
         &FAIR,
     ),
@@ -235,24 +284,29 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "fenced-freeze",
-        "The same 1.2 s freeze past a 300 ms lease, but every holder gets a fencing token and \
-         the stock checks it. What happens?",
-        "同样冻结 1.2 秒、超过 300 毫秒的租约，但每个持锁者都拿到一个围栏令牌（fencing token），\
-         库存会校验它。会发生什么？",
-        &LATE_WRITE,
-    ),
+        "The same 1.2 s freeze past a 300 ms lease, but every holder gets a fencing token (a \
+         number that grows with each grant) and the stock checks it on every write. What \
+         happens?",
+        "同样冻结 1.2 秒、超过 300 毫秒的租约，但每个持锁者都拿到一个围栏令牌（fencing token）：\
+         一个每次发放都递增的编号，库存在每次写入时校验它。会发生什么？",
+        &LATE_WRITE_FENCED,
+    )
+    .paired("fenced-holder-cut-off"),
     ask(
         "atomic-deduct",
-        "No lock at all: one Lua script decrements the stock if it is positive. How does it do \
+        "The stock is a counter in Redis. No lock at all: each sale is one Lua script that \
+         decrements the counter if it is above zero and records the order. How does it do \
          against lua-release on the same load?",
-        "完全不用锁：一段 Lua 脚本在库存大于零时扣减。和同样负载下的 lua-release 相比如何？",
+        "库存是 Redis 里的一个计数器。完全不用锁：每次销售执行一段 Lua 脚本，库存大于零就扣减并\
+         记录订单。和同样负载下的 lua-release 相比如何？",
         &DEDUCT,
     ),
     ask(
         "redis-down",
         "The one Redis that holds the locks dies as the sale starts and is back 8 s later; each \
          buyer waits at most 2 s. What do the buyers get?",
-        "存放锁的唯一一个 Redis 在开卖时宕机，8 秒后才回来；每个买家最多等 2 秒。买家会得到什么？",
+        "存放锁的唯一一个 Redis 在开卖时宕机，8 秒后才恢复；每个买家最多等 2 秒。这段时间里，\
+         买家的请求结果如何？",
         &AVAILABILITY,
     ),
 ];

@@ -1,12 +1,13 @@
 //! The option sets several chapters share, each with the figures its rules read. A chapter
 //! that asks what its neighbours ask gets the same options, so the class can set the answers
 //! side by side: the three crash chapters of the ladder, ZooKeeper's and PostgreSQL's crash
-//! all ask "what do the other buyers get?" and land in different options.
+//! all ask "what do the other buyers get?" and land in different options. A set keeps only
+//! options its chapters can land in; a chapter whose run can land elsewhere has its own set.
 //!
 //! Every set cuts the figures into options that do not overlap: each rule is a conjunction of
 //! comparisons that the others contradict (the tests check it on a grid of figures).
 
-use super::{fig, Choice, Family, Figures};
+use super::{Choice, Family};
 
 /// How much was sold beyond the stock, relative to the stock.
 pub(super) const OVERSOLD: Family = Family {
@@ -14,165 +15,245 @@ pub(super) const OVERSOLD: Family = Family {
     options: &[
         Choice {
             en: "None: exactly the stock is sold",
-            zh: "一件也没有：卖出的正好是库存",
-            holds: |f| fig(f, "oversold") == 0.0,
+            zh: "一件也不超卖：卖出的正好是库存数",
+            sources: &[
+                "001:27-29",
+                "belief: a race needs unlucky timing, rare with a few hundred buyers — held by \
+                 whoever tested the sale with a few clicks",
+            ],
+            rule: "oversold == 0",
         },
         Choice {
             en: "A few: at most a tenth of the stock",
             zh: "少量：不超过库存的十分之一",
-            holds: |f| {
-                let oversold = fig(f, "oversold");
-                oversold > 0.0 && oversold <= fig(f, "initial_stock") / 10.0
-            },
+            sources: &[
+                "belief: the window between reading and writing the stock is a few \
+                        microseconds, so only a handful slip through — held on Q&A sites \
+                        answering 'is my check-then-set safe enough'",
+            ],
+            rule: "oversold > 0 and oversold <= initial_stock / 10",
         },
         Choice {
             en: "Many: more than a tenth of the stock, up to the whole stock again",
-            zh: "大量：超过库存的十分之一，最多再卖出一整份库存",
-            holds: |f| {
-                let oversold = fig(f, "oversold");
-                let stock = fig(f, "initial_stock");
-                oversold > stock / 10.0 && oversold <= stock
-            },
+            zh: "大量：超过库存的十分之一，最多再多卖一倍库存",
+            sources: &["001:17-21", "000:49"],
+            rule: "oversold > initial_stock / 10 and oversold <= initial_stock",
         },
         Choice {
             en: "More than the whole stock again",
-            zh: "比整份库存还多",
-            holds: |f| fig(f, "oversold") > fig(f, "initial_stock"),
+            zh: "超卖的数量比整份库存还多",
+            sources: &[
+                "belief: every buyer who reads the stock before anyone writes buys, \
+                        so up to one sale per buyer — held by those who picture the race as \
+                        all reads first, then all writes",
+            ],
+            rule: "oversold > initial_stock",
         },
     ],
 };
 
-/// Whether the sale stays up, and whether it stays right.
+/// Whether the sale stays up, and whether it stays right, when part of the lock service is
+/// lost.
 pub(super) const AVAILABILITY: Family = Family {
-    reads: &["oversold", "orders", "sent_503"],
+    reads: &["sent_503", "oversold", "orders"],
     options: &[
         Choice {
             en: "Every buyer is answered (sold, or sold out), nothing oversold",
-            zh: "每个买家都得到答复（买到或已售罄），没有超卖",
-            holds: |f| {
-                fig(f, "oversold") == 0.0 && fig(f, "orders") > 0.0 && fig(f, "sent_503") == 0.0
-            },
+            zh: "每个买家都得到答复（买到或售罄），没有超卖",
+            sources: &["002:604", "002:619"],
+            rule: "oversold == 0 and orders > 0 and sent_503 == 0",
         },
         Choice {
             en: "Some are sold, some buyers are refused (503), nothing oversold",
             zh: "卖出了一部分，也有买家被拒绝（503），没有超卖",
-            holds: |f| {
-                fig(f, "oversold") == 0.0 && fig(f, "orders") > 0.0 && fig(f, "sent_503") > 0.0
-            },
+            sources: &[
+                "belief: a lock service that lost part of itself serves the buyers it \
+                        still reaches and turns the rest away — held by operators of \
+                        replicated stores",
+            ],
+            rule: "oversold == 0 and orders > 0 and sent_503 > 0",
         },
         Choice {
             en: "Nothing is sold: the buyers are refused",
-            zh: "一件也卖不出去：买家都被拒绝",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "orders") == 0.0,
+            zh: "一件也卖不出去：买家全被拒绝",
+            sources: &["001:92", "002:677"],
+            rule: "oversold == 0 and orders == 0",
         },
         Choice {
             en: "Sales go on, and items are oversold",
-            zh: "照样在卖，而且有超卖",
-            holds: |f| fig(f, "oversold") > 0.0,
+            zh: "照样在卖，而且出现超卖",
+            sources: &[
+                "belief: when the lock service is unreachable the application sells \
+                        without it (fail open) — held wherever a lock error is caught and \
+                        logged, not returned",
+            ],
+            rule: "oversold > 0",
         },
     ],
 };
 
-/// How long the others wait after a holder crashed with the lock: where a stall of about a
-/// lease (`StallThenResume` counts 0.8 of it) begins.
-const STALL_MS: f64 = 800.0;
-
-/// Whether nothing more was sold once the holder crashed: nothing at all, or nothing to the
-/// buyers a deadlock's run sends after twice the lease (`sold_after_stall`; a sale or two may
-/// go through before the crash strikes).
-fn stuck(f: &Figures) -> bool {
-    fig(f, "orders") == 0.0 || fig(f, "sold_after_stall") == 0.0
-}
-
-/// What the other buyers get when the holder crashes with the lock held.
+/// What the other buyers get when the holder crashes with the lock held. A stall is 0.8 s or
+/// more: `StallThenResume` counts 0.8 of a lease, and the crash chapters' leases are 1 s or
+/// more. A deadlock's run
+/// measures `sold_after_stall` (what its probe sold after twice the lease): a sale or two may
+/// go through before the crash strikes, and nothing after it.
 pub(super) const CRASH: Family = Family {
-    reads: &["orders", "max_latency_ms"],
+    reads: &["max_latency_ms", "orders", "sold_after_stall"],
     options: &[
         Choice {
-            en: "They barely notice: sales go on, nobody waits near a second",
-            zh: "几乎没影响：照常在卖，没有谁等得接近一秒",
-            holds: |f| !stuck(f) && fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") < STALL_MS,
+            en: "They barely notice: sales go on, nobody waits 0.8 s",
+            zh: "几乎没影响：照常在卖，没有谁等到 0.8 秒",
+            sources: &[
+                "belief: a crashed process drops its connection and the store frees \
+                        what it held — held by those who know database locks, which do",
+            ],
+            rule: "orders > 0 and sold_after_stall != 0 and max_latency_ms < 800",
         },
         Choice {
-            en: "Sales stall for a second or more, then resume by themselves",
-            zh: "销售停顿一秒或更久，然后自行恢复",
-            holds: |f| !stuck(f) && fig(f, "orders") > 0.0 && fig(f, "max_latency_ms") >= STALL_MS,
+            en: "Sales stall for 0.8 s or more, then resume by themselves",
+            zh: "销售停顿 0.8 秒或更久，然后自行恢复",
+            sources: &["000:157-159", "001:152"],
+            rule: "orders > 0 and sold_after_stall != 0 and max_latency_ms >= 800",
         },
         Choice {
             en: "Nothing more is sold: every buyer waits until it gives up",
             zh: "再也卖不出去：每个买家都一直等到放弃",
-            holds: stuck,
+            sources: &["000:155", "000:206-208"],
+            rule: "orders == 0 or sold_after_stall == 0",
         },
     ],
 };
 
 /// What happens when a holder's lock can end before its write: slow work, a frozen or busy
-/// holder, a session that times out.
+/// holder, a session that times out. The chapters without a token never refuse a write; the
+/// fenced ones ask [`LATE_WRITE_FENCED`].
 pub(super) const LATE_WRITE: Family = Family {
-    reads: &["overlaps", "lost_updates", "stale_writes_rejected"],
+    reads: &["lost_updates", "overlaps"],
     options: &[
         Choice {
             en: "Nobody else gets in before the holder is done",
-            zh: "持锁者完成之前，没有别人能进来",
-            holds: |f| {
-                fig(f, "overlaps") == 0.0
-                    && fig(f, "lost_updates") == 0.0
-                    && fig(f, "stale_writes_rejected") == 0.0
-            },
+            zh: "持锁者做完之前，没有别人能进来",
+            sources: &["002:644", "001:151-152", "002:582"],
+            rule: "overlaps == 0 and lost_updates == 0",
         },
         Choice {
             en: "Others get in, and the first holder's late write overwrites theirs (lost updates)",
-            zh: "别人进来了，第一个持锁者迟到的写入覆盖了他们的（丢失更新）",
-            holds: |f| fig(f, "lost_updates") > 0.0,
+            zh: "别人进来了，第一个持锁者迟到的写入覆盖了他们的结果（丢失更新）",
+            sources: &["002:636-640"],
+            rule: "lost_updates > 0",
         },
         Choice {
-            en: "Others get in, but the first holder's late write is refused",
-            zh: "别人进来了，但第一个持锁者迟到的写入被拒绝",
-            holds: |f| fig(f, "lost_updates") == 0.0 && fig(f, "stale_writes_rejected") > 0.0,
-        },
-        Choice {
-            en: "Others get in, yet no update is lost and no write refused",
-            zh: "别人进来了，却没有丢失更新，也没有写入被拒",
-            holds: |f| {
-                fig(f, "overlaps") > 0.0
-                    && fig(f, "lost_updates") == 0.0
-                    && fig(f, "stale_writes_rejected") == 0.0
-            },
+            en: "Others get in, yet no update is lost",
+            zh: "别人进来了，但没有丢失更新",
+            sources: &[
+                "belief: two holders at once is harmless when each write is one Redis \
+                        command — held by those who trust single commands to be atomic",
+            ],
+            rule: "overlaps > 0 and lost_updates == 0",
         },
     ],
 };
 
-/// One item, a few buyers, and a failure while the first holds the lock: how often is it sold?
+/// The same late write, with a fencing token the stock checks.
+pub(super) const LATE_WRITE_FENCED: Family = Family {
+    reads: &["stale_writes_rejected", "lost_updates", "overlaps"],
+    options: &[
+        Choice {
+            en: "Nobody else gets in before the holder is done",
+            zh: "持锁者做完之前，没有别人能进来",
+            sources: &["002:644", "001:151-152"],
+            rule: "overlaps == 0 and lost_updates == 0 and stale_writes_rejected == 0",
+        },
+        Choice {
+            en: "Others get in, and the first holder's late write overwrites theirs (lost updates)",
+            zh: "别人进来了，第一个持锁者迟到的写入覆盖了他们的结果（丢失更新）",
+            sources: &[
+                "002:636-640",
+                "belief: a token only helps if the lock service checks \
+                        it — held by readers who take the token for part of the lock",
+            ],
+            rule: "lost_updates > 0",
+        },
+        Choice {
+            en: "Others get in, but the first holder's late write is refused",
+            zh: "别人进来了，但第一个持锁者迟到的写入被拒绝",
+            sources: &["001:491"],
+            rule: "lost_updates == 0 and stale_writes_rejected > 0",
+        },
+        Choice {
+            en: "Others get in, yet no update is lost and no write refused",
+            zh: "别人进来了，却没有丢失更新，也没有写入被拒",
+            sources: &[
+                "belief: two holders at once is harmless when each write is one Redis \
+                        command — held by those who trust single commands to be atomic",
+            ],
+            rule: "overlaps > 0 and lost_updates == 0 and stale_writes_rejected == 0",
+        },
+    ],
+};
+
+/// One item, a few buyers, and a failure while the first holds the lock: how often is it
+/// sold? No token here: the fenced chapters ask [`ONE_ITEM_FENCED`].
 pub(super) const ONE_ITEM: Family = Family {
-    reads: &["oversold", "orders", "stale_writes_rejected"],
+    reads: &["oversold", "orders"],
     options: &[
         Choice {
             en: "Not at all: every buyer is refused",
-            zh: "一次也没卖出：买家都被拒绝",
-            holds: |f| {
-                fig(f, "oversold") == 0.0
-                    && fig(f, "orders") == 0.0
-                    && fig(f, "stale_writes_rejected") == 0.0
-            },
+            zh: "一次也没卖出：买家全被拒绝",
+            sources: &[
+                "belief: after a failure the lock service refuses everyone until an \
+                        operator steps in — held by those used to fail-stop databases",
+            ],
+            rule: "oversold == 0 and orders == 0",
         },
         Choice {
             en: "Once, to one holder; the others wait or are refused",
             zh: "只卖出一次，只有一个持锁者；其他人等待或被拒绝",
-            holds: |f| {
-                fig(f, "oversold") == 0.0
-                    && fig(f, "orders") > 0.0
-                    && fig(f, "stale_writes_rejected") == 0.0
-            },
-        },
-        Choice {
-            en: "Once: a second holder gets in, but the first one's late write is refused",
-            zh: "只卖出一次：第二个持锁者进来了，但第一个迟到的写入被拒绝",
-            holds: |f| fig(f, "oversold") == 0.0 && fig(f, "stale_writes_rejected") > 0.0,
+            sources: &["002:604", "002:620"],
+            rule: "oversold == 0 and orders > 0",
         },
         Choice {
             en: "Twice: two holders at once",
             zh: "卖了两次：同时有两个持锁者",
-            holds: |f| fig(f, "oversold") > 0.0,
+            sources: &["001:94", "002:678"],
+            rule: "oversold > 0",
+        },
+    ],
+};
+
+/// One item and a holder cut off or frozen, with a fencing token the stock checks.
+pub(super) const ONE_ITEM_FENCED: Family = Family {
+    reads: &["stale_writes_rejected", "oversold", "orders"],
+    options: &[
+        Choice {
+            en: "Not at all: every buyer is refused",
+            zh: "一次也没卖出：买家全被拒绝",
+            sources: &[
+                "belief: after a failure the lock service refuses everyone until an \
+                        operator steps in — held by those used to fail-stop databases",
+            ],
+            rule: "oversold == 0 and orders == 0 and stale_writes_rejected == 0",
+        },
+        Choice {
+            en: "Once, to one holder; the others wait or are refused",
+            zh: "只卖出一次，只有一个持锁者；其他人等待或被拒绝",
+            sources: &["002:644"],
+            rule: "oversold == 0 and orders > 0 and stale_writes_rejected == 0",
+        },
+        Choice {
+            en: "Once: a second holder gets in, but the first one's late write is refused",
+            zh: "只卖出一次：第二个持锁者进来了，但第一个迟到的写入被拒绝",
+            sources: &["001:491"],
+            rule: "oversold == 0 and stale_writes_rejected > 0",
+        },
+        Choice {
+            en: "Twice: two holders at once",
+            zh: "卖了两次：同时有两个持锁者",
+            sources: &[
+                "belief: a token only helps if the lock service checks it — held by \
+                        readers who take the token for part of the lock",
+            ],
+            rule: "oversold > 0",
         },
     ],
 };
@@ -184,17 +265,20 @@ pub(super) const RELEASE: Family = Family {
         Choice {
             en: "Nothing goes wrong: one holder at a time, each deletes its own lock",
             zh: "一切正常：一次只有一个持锁者，各自删掉自己的锁",
-            holds: |f| fig(f, "foreign_releases") == 0.0 && fig(f, "overlaps") == 0.0,
+            sources: &["000:366-369", "000:438-439"],
+            rule: "foreign_releases == 0 and overlaps == 0",
         },
         Choice {
             en: "Two holders work at once, but no release deletes another's lock",
-            zh: "两个持锁者同时处理业务，但没有哪次释放误删他人锁",
-            holds: |f| fig(f, "foreign_releases") == 0.0 && fig(f, "overlaps") > 0.0,
+            zh: "两个持锁者同时处理业务，但没有哪次释放误删别人的锁",
+            sources: &["002:580"],
+            rule: "foreign_releases == 0 and overlaps > 0",
         },
         Choice {
             en: "A late release deletes the next holder's lock",
             zh: "迟到的释放误删了下一个持锁者的锁",
-            holds: |f| fig(f, "foreign_releases") > 0.0,
+            sources: &["000:433", "003:48-57"],
+            rule: "foreign_releases > 0",
         },
     ],
 };
@@ -205,18 +289,67 @@ pub(super) const VALIDITY: Family = Family {
     options: &[
         Choice {
             en: "Nothing goes wrong, and the client never has to give a lock back",
-            zh: "一切正常，客户端从来不用交还锁",
-            holds: |f| fig(f, "overlaps") == 0.0 && fig(f, "validity_lapsed") == 0.0,
+            zh: "一切正常，客户端从来不用放弃已经拿到的锁",
+            sources: &[
+                "belief: a majority of votes is the lock, however late it came — held \
+                        by readers of quorum systems, where a majority decides",
+            ],
+            rule: "overlaps == 0 and validity_lapsed == 0",
         },
         Choice {
             en: "The client gives the late majority back and asks again: one holder at a time",
-            zh: "客户端交还迟到的多数票，重新申请：始终只有一个持锁者",
-            holds: |f| fig(f, "overlaps") == 0.0 && fig(f, "validity_lapsed") > 0.0,
+            zh: "客户端发现凑齐多数时租约已过，就释放各节点上的锁重新申请：始终只有一个持锁者",
+            sources: &["002:614", "001:103-104"],
+            rule: "overlaps == 0 and validity_lapsed > 0",
         },
         Choice {
             en: "The client works under the late lock, and a second holder gets in beside it",
-            zh: "客户端在迟到的锁下处理业务，第二个持锁者和它同时进入",
-            holds: |f| fig(f, "overlaps") > 0.0,
+            zh: "客户端拿着过期的锁处理业务，第二个持锁者也同时进来了",
+            sources: &[
+                "belief: once a majority said yes the lock is held — held by clients \
+                        that count the votes and skip the clock",
+            ],
+            rule: "overlaps > 0",
+        },
+    ],
+};
+
+/// A lock whose waiters queue in the lock service, with no lease and no retry loop: what a
+/// crowd of buyers gets from it.
+pub(super) const QUEUE: Family = Family {
+    reads: &["sent_503", "orders", "oversold", "initial_stock"],
+    options: &[
+        Choice {
+            en: "Every item sold once, and every buyer answered in turn: nobody gives up",
+            zh: "每件商品只卖一次，每个买家按顺序得到答复：没有人等到放弃",
+            sources: &["001:500-501"],
+            rule: "oversold == 0 and orders >= initial_stock and sent_503 == 0",
+        },
+        Choice {
+            en: "Every item sold once, but buyers give up in the long line (503)",
+            zh: "每件商品只卖一次，但有买家在长队里等到放弃（503）",
+            sources: &[
+                "001:503",
+                "belief: a release wakes every waiter at once and the herd \
+                        swamps the lock service — held by those who met the herd effect with \
+                        naive watches",
+            ],
+            rule: "oversold == 0 and orders >= initial_stock and sent_503 > 0",
+        },
+        Choice {
+            en: "Items stay unsold: with no lease, the line stalls",
+            zh: "有商品卖不出去：锁没有租约，队伍会卡住",
+            sources: &["000:157-159", "002:39"],
+            rule: "oversold == 0 and orders < initial_stock",
+        },
+        Choice {
+            en: "Items are oversold",
+            zh: "出现超卖",
+            sources: &[
+                "belief: a lock outside Redis cannot guard a stock kept elsewhere — \
+                        held by those who think the lock and the data must live together",
+            ],
+            rule: "oversold > 0",
         },
     ],
 };

@@ -1,48 +1,52 @@
 //! The questions of the ZooKeeper chapters.
 
-use super::shared::{AVAILABILITY, CRASH, LATE_WRITE};
+use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, LATE_WRITE_FENCED, QUEUE};
 use super::{ask, Question};
 
 pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "zookeeper-normal",
-        "The lock in ZooKeeper: each buyer creates an ephemeral sequential node and waits for \
-         the one ahead of it. 300 buyers, 100 items. What do the buyers get?",
-        "把锁放进 ZooKeeper：每个买家创建一个临时顺序节点，等排在自己前面的那个节点。\
-         300 个买家，100 件商品。买家会得到什么？",
-        &AVAILABILITY,
+        "The lock in ZooKeeper, as Curator takes it: each buyer creates an ephemeral \
+         sequential node and waits for the node just ahead of its own to go; the lock has no \
+         lease, and nobody retries. 300 buyers at once for 100 items, each waiting at most \
+         20 s. What do the buyers get?",
+        "把锁放进 ZooKeeper，做法和 Curator 一样：每个买家创建一个临时顺序节点，等排在自己前面的\
+         那个节点消失；锁没有租约，也没有人重试。300 个买家同时抢 100 件商品，每人最多等 20 秒。\
+         结果会怎样？",
+        &QUEUE,
     ),
     ask(
         "zookeeper-crash-holding",
-        "The holder's process crashes inside the critical section; its session times out after \
-         4 s. What do the other buyers get?",
-        "持锁进程在临界区里崩溃；它的会话 4 秒后超时。其他买家会怎样？",
+        "The lock in ZooKeeper; the holder's process crashes inside the critical section, and \
+         its session times out after 4 s. What do the other buyers get?",
+        "锁放在 ZooKeeper 里；持锁进程在临界区里崩溃，它的会话 4 秒后超时。其他买家会怎样？",
         &CRASH,
     ),
     ask(
         "zookeeper-session-expiry",
         "The holder's process freezes for 6 s after reading the stock, past its 4 s session \
-         timeout. What happens?",
-        "持锁进程读完库存后冻结 6 秒，超过了 4 秒的会话超时。会发生什么？",
+         timeout, and writes the stock when it wakes. What happens?",
+        "持锁进程读完库存后冻结 6 秒，超过了 4 秒的会话超时，醒来后照样写库存。会发生什么？",
         &LATE_WRITE,
-    ),
+    )
+    .paired("reentrant-watchdog-freeze"),
     ask(
         "zookeeper-fenced",
         "The same 6 s freeze, but the holder's token is its node's creation zxid, and the stock \
          checks it. What happens?",
         "同样冻结 6 秒，但持锁者的令牌是它的节点创建时的 zxid，库存会校验它。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_FENCED,
     ),
     ask(
         "zookeeper-node-down",
         "Three ZooKeeper servers; one is killed as the sale starts. What do the 300 buyers get?",
-        "三台 ZooKeeper 服务器；开卖时其中一台被杀掉。300 个买家会得到什么？",
+        "三台 ZooKeeper 服务器；开卖时其中一台被杀掉。这 300 个买家的请求结果如何？",
         &AVAILABILITY,
     ),
     ask(
         "zookeeper-quorum-lost",
         "Three ZooKeeper servers; two are killed as the sale starts. What do the 20 buyers get?",
-        "三台 ZooKeeper 服务器；开卖时其中两台被杀掉。20 个买家会得到什么？",
+        "三台 ZooKeeper 服务器；开卖时其中两台被杀掉。这 20 个买家的请求结果如何？",
         &AVAILABILITY,
     ),
 ];

@@ -1,0 +1,239 @@
+//! The articles on trial: questions that put one claim of the articles to the class as the
+//! article makes it, each answered by an existing chapter's run (`chapter`), with the line of
+//! the claim (`claim`) the reveal cites. Some are isomorphic pairs (`pair`): the same concept
+//! on another surface, so the results can say whether the class that got one right got the
+//! other.
+
+use super::shared::{AVAILABILITY, LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
+use super::{ask_as, Choice, Family, Question};
+
+/// A watchdog renewing a lock that nobody holds, asked as 001 claims it: how many items sell.
+const NO_DEADLOCK: Family = Family {
+    reads: &["orders", "initial_stock"],
+    options: &[
+        Choice {
+            en: "All of them, as 001 says: no deadlock",
+            zh: "全部卖出，正如 001 所说：不会死锁",
+            sources: &["001:152"],
+            rule: "orders >= initial_stock",
+        },
+        Choice {
+            en: "Some, after a stall: 2 or more, not all",
+            zh: "停顿之后卖出一部分：2 件以上，但没卖完",
+            sources: &[
+                "belief: a stray renewal stops at its next failure, and the line moves \
+                        on — held by those who expect a watchdog to notice it is orphaned",
+            ],
+            rule: "orders >= 2 and orders < initial_stock",
+        },
+        Choice {
+            en: "At most 1: the lock is never freed, and everybody after waits out the deadline",
+            zh: "最多卖出 1 件：锁再也不释放，之后的人全都等到期限",
+            sources: &["000:155"],
+            rule: "orders <= 1 and orders < initial_stock",
+        },
+    ],
+};
+
+/// A renewal that meets an outage of the lock store, asked as 002 claims renewal works.
+const RENEWAL_CLAIM: Family = Family {
+    reads: &["overlaps", "lost_releases"],
+    options: &[
+        Choice {
+            en: "As 002 says: the renewal keeps the lock until the work is done",
+            zh: "正如 002 所说：续期让锁一直保持到业务做完",
+            sources: &["002:582", "001:151-152"],
+            rule: "overlaps == 0 and lost_releases == 0",
+        },
+        Choice {
+            en: "The lock is lost, but nobody gets in before the holder's unlock",
+            zh: "锁丢了，但在持锁者解锁之前没有人进来",
+            sources: &[
+                "belief: a lost lock is noticed by its holder before anyone else can \
+                        take it — held by those who expect the client library to raise",
+            ],
+            rule: "overlaps == 0 and lost_releases > 0",
+        },
+        Choice {
+            en: "The lease runs out under the holder: the second buyer works beside it",
+            zh: "租约在持锁者还在处理业务时到期：第二个买家和它同时处理业务",
+            sources: &["001:216-219"],
+            rule: "overlaps > 0",
+        },
+    ],
+};
+
+pub(super) static QUESTIONS: &[Question] = &[
+    ask_as(
+        "claim-watchdog-gc-pause",
+        "reentrant-watchdog-freeze",
+        "002 (line 644) offers a renewal thread, Redisson's watchdog, as a fix for the client \
+         whose stop-the-world GC pause outlives its lease. Try it: the watchdog renews a 300 ms \
+         lease every 100 ms, and the holder's process pauses 1.2 s after reading the stock, \
+         then writes it. What happens?",
+        "002（第 644 行）把续期线程，也就是 Redisson 的看门狗，当作解决办法：客户端一次 stop-the-world \
+         的 GC 停顿超过了租约怎么办。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
+         读完库存后停顿 1.2 秒，然后写库存。会发生什么？",
+        &LATE_WRITE,
+    )
+    .claims("002:644")
+    .paired("claim-redlock-gc-pause"),
+    ask_as(
+        "claim-redlock-gc-pause",
+        "redlock-freeze",
+        "002 (line 604) says Redlock keeps the lock usable and the data correct even when some \
+         nodes fail. Five masters, a 300 ms lease; the holder's process pauses 1.2 s after \
+         reading the stock, as in a GC pause, and then writes it. What happens?",
+        "002（第 604 行）说红锁在部分节点出故障时仍能保证锁可用、数据正确。五个主节点，租约 300 毫秒；\
+         持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。会发生什么？",
+        &LATE_WRITE,
+    )
+    .claims("002:604")
+    .paired("claim-watchdog-gc-pause"),
+    ask_as(
+        "claim-zookeeper-gc-pause",
+        "zookeeper-session-expiry",
+        "001 (line 500) calls ZooKeeper's lock robust: strongly consistent, made for \
+         coordination. The holder's process pauses 6 s after reading the stock, past its 4 s \
+         session timeout, and then writes it. What happens?",
+        "001（第 500 行）说 ZooKeeper 的锁很健壮：强一致，天生就是做分布式协调的。持锁进程读完库存后\
+         停顿 6 秒，超过了 4 秒的会话超时，然后写库存。会发生什么？",
+        &LATE_WRITE,
+    )
+    .claims("001:500")
+    .paired("claim-watchdog-gc-pause"),
+    ask_as(
+        "claim-ntp-keeps-redlock",
+        "redlock-clock-jump",
+        "002 (lines 652 and 680) answers clock drift with NTP: keep every node's clock in sync \
+         and Redlock's leases hold. NTP steps a clock that is far off; so does an operator. \
+         Redlock, one item: right after the holder takes its 20 s lock, the clocks of the three \
+         masters that granted it step 30 s forward. How often is the item sold?",
+        "002（第 652、680 行）用 NTP 应对时钟漂移：让所有节点的时钟保持同步，Redlock 的租约就靠得住。\
+         可时钟偏差大时 NTP 会直接跳调时钟，运维手动改时间也一样。Redlock，一件商品：持锁者刚拿到\
+         租约 20 秒的锁，给它投票的三个主节点的时钟就向前跳了 30 秒。这件商品会卖出几次？",
+        &ONE_ITEM,
+    )
+    .claims("002:652"),
+    ask_as(
+        "claim-rdb-keeps-lock",
+        "restart-rdb-loses-recent-lock",
+        "002 (line 691) says RDB saves Redis' memory to disk so that a crash or a power cut \
+         does not lose the data. The lock store runs RDB by the classic save rules (900 s / \
+         300 s / 60 s) and crashes right after the holder takes the lock, then restarts. How \
+         often is the one item sold?",
+        "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据。\
+         存放锁的 Redis 按经典规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁它就崩溃并重启。\
+         这件商品会卖出几次？",
+        &ONE_ITEM,
+    )
+    .claims("002:691")
+    .paired("claim-redlock-survives-restart"),
+    ask_as(
+        "claim-redlock-survives-restart",
+        "redlock-restart-no-fsync",
+        "002 (line 604) says Redlock avoids the lock lost in a failover and keeps the data \
+         correct when some nodes fail. One item; the holder's lock stands on exactly three of \
+         the five masters, and one of the three crashes and restarts without persistence. How \
+         often is the item sold?",
+        "002（第 604 行）说红锁能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
+         刚好落在五个主节点中的三个上，其中一个崩溃后重启，它没有开启持久化。这件商品会卖出几次？",
+        &ONE_ITEM,
+    )
+    .claims("002:604")
+    .paired("claim-rdb-keeps-lock"),
+    ask_as(
+        "claim-watchdog-no-deadlock",
+        "renewal-outlives-unlock",
+        "001 (line 152) says Redisson's watchdog guarantees no deadlock. One buyer's lock() is \
+         interrupted while its SET is on the wire; its finally block calls unlock at once, and \
+         the SET lands after that. Six buyers, six items, a 300 ms lease renewed every 100 ms. \
+         How many are sold?",
+        "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 还在路上时被中断；\
+         它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。六个买家，六件商品，租约 300 毫秒、\
+         每 100 毫秒续期一次。会卖出几件？",
+        &NO_DEADLOCK,
+    )
+    .claims("001:152"),
+    ask_as(
+        "claim-lease-cures-partition",
+        "watchdog-holder-cut-off",
+        "002 (line 679) names the partition's danger as a lock never released, with a lease \
+         as the cure. One Redis, Redisson's lock() with its watchdog, one item: the holder's \
+         instance is cut off from the lock store while it works, and still reaches the stock. \
+         How often is the item sold?",
+        "002（第 679 行）说网络分区的危险是锁永远不释放，办法是给锁设租约。一个 Redis、带看门狗的 \
+         Redisson lock()、一件商品：持锁者处理业务时，它所在的实例和锁存储断开了网络，但仍连得上\
+         库存。这件商品会卖出几次？",
+        &ONE_ITEM,
+    )
+    .claims("002:679")
+    .paired("claim-zookeeper-partition"),
+    ask_as(
+        "claim-zookeeper-partition",
+        "zookeeper-client-partitioned",
+        "001 (line 500) says ZooKeeper's lock model is robust because ZooKeeper is strongly \
+         consistent. One item: the holder's instance is cut off from ZooKeeper for 9 s, past \
+         its 4 s session timeout, while it works; it still reaches the stock. How often is the \
+         item sold?",
+        "001（第 500 行）说 ZooKeeper 强一致，所以锁模型健壮。一件商品：持锁者处理业务时，它所在的\
+         实例和 ZooKeeper 断开 9 秒，超过了 4 秒的会话超时；库存它仍然连得上。这件商品会卖出几次？",
+        &ONE_ITEM,
+    )
+    .claims("001:500")
+    .paired("claim-lease-cures-partition"),
+    ask_as(
+        "claim-renewal-covers-long-work",
+        "renewal-gives-up-after-outage",
+        "002 (line 582) says automatic renewal keeps work that outlasts the lease safe. A 6 s \
+         lease renewed every 2 s, 7 s of work; the lock store is down for 3.3 s from the \
+         acquire and comes back with the lock still in it. This watchdog, like the code 001 \
+         prints, schedules its next renewal only after a success. What happens?",
+        "002（第 582 行）说自动续期能保证业务超过租约时仍然安全。租约 6 秒、每 2 秒续期一次，业务耗时 \
+         7 秒；锁存储从加锁起宕机 3.3 秒，恢复后锁还在。这个看门狗和 001 贴出的代码一样，只有续期成功\
+         才安排下一次续期。会发生什么？",
+        &RENEWAL_CLAIM,
+    )
+    .claims("002:582"),
+];
+
+/// More of the articles' claims, on Sentinel, Redlock's majority and a single Redis.
+pub(super) static MORE: &[Question] = &[
+    ask_as(
+        "claim-sentinel-loses-only-on-crash",
+        "sentinel-split-brain",
+        "001 (line 94) says a Sentinel setup loses a lock when the master fails and a \
+         failover follows. Here no process fails: for 15 s the primary is cut off from the \
+         Sentinels, the replica and two of the three instances, but not from app1. 40 items, \
+         120 buyers. How many items are sold beyond the stock?",
+        "001（第 94 行）说哨兵模式在主节点故障、发生主从切换时会丢锁。这里没有任何进程出故障：\
+         主节点与哨兵、从节点以及三个实例中的两个断开 15 秒，只有 app1 还连得上它。40 件商品，\
+         120 个买家。会超卖多少件？",
+        &OVERSOLD,
+    )
+    .claims("001:94"),
+    ask_as(
+        "claim-majority-is-the-lock",
+        "redlock-validity-unchecked",
+        "002 (line 609) says a client that wins more than half of the five masters (three or \
+         more) holds the Redlock. A client takes the lock as soon as it has three votes, and \
+         reads no clock; the lease is 50 ms, and the third vote comes 80 ms after it started \
+         asking. What happens?",
+        "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算加锁成功。一个客户端\
+         一凑齐三票就开始处理业务，不看时钟；租约 50 毫秒，而第三票在它开始申请 80 毫秒后才到。\
+         会发生什么？",
+        &VALIDITY,
+    )
+    .claims("002:609"),
+    ask_as(
+        "claim-single-point",
+        "redis-down",
+        "002 (line 677) says a lock on a single Redis stops working when that Redis is down. \
+         The one Redis that holds the locks dies as the sale starts and is back 8 s later; \
+         each buyer waits at most 2 s. What do the buyers get?",
+        "002（第 677 行）说单机 Redis 一宕机，分布式锁就没法用了。存放锁的唯一一个 Redis 在开卖时\
+         宕机，8 秒后才恢复；每个买家最多等 2 秒。这段时间里，买家的请求结果如何？",
+        &AVAILABILITY,
+    )
+    .claims("002:677"),
+];
