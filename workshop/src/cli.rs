@@ -44,6 +44,9 @@ pub enum Command {
     Lab(LabArgs),
     /// The book's chapter reference, from the catalog and the questions (`--markdown`).
     Chapters(crate::chapters::ChaptersArgs),
+    /// Check a run's history (`--history FILE`): mutual exclusion, the stock, fencing, the
+    /// acknowledged sales; exit 1 on a violation, 2 on a file that is not a history.
+    Check(crate::history::command::CheckArgs),
 }
 
 /// Parses `args` (the first one is the program name) and runs the command; returns what the
@@ -69,5 +72,6 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Course(args) => crate::course::run(args).await,
         Command::Lab(args) => crate::lab::command::run(args).await,
         Command::Chapters(args) => crate::chapters::run(args),
+        Command::Check(args) => crate::history::command::run(args),
     }
 }

@@ -24,9 +24,20 @@ fn main() -> ExitCode {
             let _ = std::io::stdout().write_all(report.as_bytes());
             ExitCode::SUCCESS
         }
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
+        // A command that has a report to print and a status of its own (`check`: 1 on a
+        // violation, 2 on a bad file).
+        Err(err) => match err.downcast_ref::<workshop::history::command::Exit>() {
+            Some(exit) => {
+                let _ = std::io::stdout().write_all(exit.stdout.as_bytes());
+                if !exit.message.is_empty() {
+                    eprintln!("error: {}", exit.message);
+                }
+                ExitCode::from(exit.code)
+            }
+            None => {
+                eprintln!("error: {err:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }

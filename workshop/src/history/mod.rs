@@ -1,6 +1,33 @@
-//! How a run broke, checked: a run's whole history ([`format`]) and a checker of our own that
-//! reads only that history.
+//! How a run broke, checked: a run's whole history ([`format`], read by [`read`]) and a checker
+//! of our own that reads only that history ([`check`]): four verdicts, each naming the
+//! operations that break it, and the first violation drawn ([`draw::svg`]).
+//!
+//! ```no_run
+//! let history = workshop::history::read_path("run.jsonl".as_ref())?;
+//! let report = workshop::history::check(&history);
+//! println!("{}", report.text(workshop::history::Lang::En));
+//! let svg = workshop::history::draw::svg(&history, &report, workshop::history::Lang::En);
+//! # Ok::<(), workshop::history::ParseError>(())
+//! ```
 
+mod acks;
+pub mod check;
+#[cfg(feature = "cli")]
+pub mod command;
+pub mod draw;
+mod exclusion;
+mod fencing;
 pub mod format;
+mod parse;
+mod render;
+mod stock;
+mod svg;
+pub mod synth;
+mod words;
 
+#[cfg(test)]
+mod tests;
+
+pub use check::{check, CheckReport, Counts, Finding, Kind, Lang, Op, Verdict};
 pub use format::{Clocks, Cut, End, Fault, Lease, Line, Outcome, Renewal, Request, Run, Section};
+pub use parse::{parse, read, read_path, History, ParseError};

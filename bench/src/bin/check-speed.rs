@@ -1,0 +1,91 @@
+//! How fast the history checker reads and checks a run: a synthetic clean `lua-release`-like
+//! history of `--operations` operations (requests + sections, each section with its lease
+//! line too), written to a temporary file as `loadtest check` would find it, then parsed and
+//! checked `--runs` times. With `--race` every section is stretched over the next fifty (as
+//! `none` would leave them), so the overlap count has millions of pairs to count.
+//!
+//!   cargo build --release --workspace --bins && target/release/check-speed --operations 1000000
+//!
+//! Prints one markdown row per run: parse, check, total, and the operations a second.
+
+use std::io::Write;
+use std::time::Instant;
+
+use clap::Parser;
+use workshop::history::{check, read_path, synth::Synth};
+
+#[derive(Parser)]
+struct Args {
+    /// Operations in the history (requests + sections).
+    #[arg(long, default_value_t = 1_000_000)]
+    operations: usize,
+    /// How many times to parse and check it.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Fences on every section (the `fenced` tier).
+    #[arg(long)]
+    fenced: bool,
+    /// Stretch every section over the next fifty: a none-race-like history.
+    #[arg(long)]
+    race: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let mut history = Synth {
+        fenced: args.fenced,
+        ..Synth::operations(args.operations)
+    }
+    .build();
+    if args.race {
+        for s in &mut history.sections {
+            s.exit_us = s.exit_us.map(|_| s.enter_us + 5_000);
+        }
+    }
+    let text = history.to_jsonl();
+    let mut file = tempfile::NamedTempFile::new()?;
+    file.write_all(text.as_bytes())?;
+    file.flush()?;
+    let lines = text.lines().count();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "{} operations ({} requests, {} sections, {} leases), {lines} lines, {:.1} MB, {cores} cores",
+        history.operations(),
+        history.requests.len(),
+        history.sections.len(),
+        history.leases.len(),
+        text.len() as f64 / 1e6
+    );
+    drop(text);
+    drop(history);
+    println!("| run | parse s | check s | total s | operations/s | overlaps | verdict |");
+    println!("|---|---|---|---|---|---|---|");
+    for run in 1..=args.runs {
+        let start = Instant::now();
+        let history = read_path(file.path())?;
+        let parsed = start.elapsed();
+        let report = check(&history);
+        let total = start.elapsed();
+        let ops = history.operations() as f64;
+        println!(
+            "| {run} | {:.3} | {:.3} | {:.3} | {:.0} | {} | {} |",
+            parsed.as_secs_f64(),
+            (total - parsed).as_secs_f64(),
+            total.as_secs_f64(),
+            ops / total.as_secs_f64(),
+            report.counts.overlaps,
+            if report.ok {
+                "all four hold"
+            } else {
+                "violated"
+            }
+        );
+        if !args.race && !report.ok {
+            anyhow::bail!(
+                "a clean history was not clean:\n{}",
+                report.text(Default::default())
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,792 @@
+//! The first violation, drawn: one self-contained SVG (no script, no network; tooltips are
+//! `<title>`s) of the window around it. A lane per instance; in it each request's call→return
+//! (thin, grey) around its section (the bar), the section's lease under it (orange, to its
+//! deadline, renewals ticked); faults as bands on their target's lane; the offending pair
+//! hatched, lettered and linked, and the checker's sentence on top.
+//!
+//! The look is the dashboard's live timeline (`static/timeline.js`): its colours (sections
+//! blue, overlaps vermillion hatched, stale writes pink, leases orange) and its lanes. Sized
+//! by a viewBox 560 units wide, so text stays readable on a 390 px phone and scales up on a
+//! projector.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::check::{CheckReport, Finding, Lang, Op};
+use super::format::{Outcome, Request, Section};
+use super::parse::History;
+use super::svg::{esc, nice_step, text, title, wrap};
+use super::words::{fault_done, secs, value};
+
+const W: f64 = 560.0;
+const LABEL: f64 = 64.0;
+const RIGHT: f64 = 12.0;
+const ROW: f64 = 52.0;
+const INK: &str = "#111418";
+const MUTED: &str = "#5a6270";
+/// The most sections drawn around the violation (the nearest ones), so bars stay readable.
+const MAX_SECTIONS: usize = 30;
+
+/// The first violation of `report` (or, when all hold, the run's first sections) as SVG.
+pub fn svg(history: &History, report: &CheckReport, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    let scene = Scene::new(history, report.first());
+    let origin = report.origin_us;
+    let (t0, t1) = (scene.t0, scene.t1);
+    let plot_w = W - LABEL - RIGHT;
+    let x =
+        |us: i64| LABEL + ((us - t0) as f64 / (t1 - t0) as f64 * plot_w).clamp(-4.0, plot_w + 4.0);
+
+    // The words on top: what broke, and how, in a sentence.
+    let heading = match report.first() {
+        Some(_) => {
+            let name = report
+                .verdicts()
+                .iter()
+                .find(|(_, _, v)| !v.holds)
+                .map(|(en, z, _)| if zh { *z } else { *en })
+                .unwrap_or_default();
+            if zh {
+                format!("第一处违反：{name}（tier {}）", report.tier)
+            } else {
+                format!("Where it broke: {name} (tier {})", report.tier)
+            }
+        }
+        None if zh => format!("四项全部成立（tier {}）", report.tier),
+        None => format!("All four hold (tier {})", report.tier),
+    };
+    let sentence = match report.first() {
+        Some(f) => f.words(lang).to_string(),
+        None => report.mutual_exclusion.words(lang).to_string(),
+    };
+    let lines = wrap(&sentence, W - 24.0, 17.0);
+    let top = 40.0 + lines.len() as f64 * 23.0 + 14.0;
+    let rows: usize = scene.lanes.iter().map(|l| l.rows.max(1)).sum();
+    let plot_h = rows as f64 * ROW;
+    let axis_y = top + plot_h;
+    let legend_y = axis_y + 46.0;
+    let height = legend_y + 52.0;
+
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height:.0}" width="100%" font-family="system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'PingFang SC', sans-serif" role="img">"#
+    );
+    title(&mut out, &format!("{heading} — {sentence}"));
+    out.push_str(DEFS);
+    let _ = write!(
+        out,
+        r##"<rect width="{W}" height="{height:.0}" fill="#ffffff"/>"##
+    );
+    let color = if report.ok { "#007a5a" } else { "#d55e00" };
+    text(&mut out, 12.0, 28.0, 20.0, 800, color, "start", &heading);
+    for (i, line) in lines.iter().enumerate() {
+        text(
+            &mut out,
+            12.0,
+            54.0 + i as f64 * 23.0,
+            17.0,
+            500,
+            INK,
+            "start",
+            line,
+        );
+    }
+
+    // Lanes, their names and the fault bands on them.
+    let mut lane_top = HashMap::new();
+    let mut y = top;
+    for (i, lane) in scene.lanes.iter().enumerate() {
+        let h = lane.rows.max(1) as f64 * ROW;
+        let fill = if i % 2 == 1 { "#f7f8fa" } else { "#ffffff" };
+        let _ = write!(
+            out,
+            r#"<rect x="0" y="{y:.1}" width="{W}" height="{h:.1}" fill="{fill}"/>"#
+        );
+        text(
+            &mut out,
+            8.0,
+            y + h / 2.0 + 6.0,
+            17.0,
+            700,
+            INK,
+            "start",
+            &lane.name,
+        );
+        lane_top.insert(lane.name.as_str(), (y, h));
+        y += h;
+    }
+    for f in &history.faults {
+        let to = f.to_us.unwrap_or(f.from_us);
+        if to < t0 || f.from_us > t1 {
+            continue;
+        }
+        let (by, bh) = lane_top
+            .get(f.target.as_str())
+            .copied()
+            .unwrap_or((top, plot_h));
+        let (x0, x1) = (x(f.from_us), x(to));
+        let (done_en, done_zh) = fault_done(&f.kind);
+        let tip = format!(
+            "{} · {} · {} → {} ({})",
+            f.kind,
+            f.target,
+            secs(f.from_us, origin),
+            f.to_us.map_or_else(|| "…".into(), |t| secs(t, origin)),
+            if zh { done_zh } else { done_en }
+        );
+        let color = fault_color(&f.kind);
+        let _ = write!(out, r#"<g class="fault">"#);
+        if f.to_us.is_none() || x1 - x0 < 3.0 {
+            let _ = write!(
+                out,
+                r#"<line x1="{x0:.1}" x2="{x0:.1}" y1="{by:.1}" y2="{:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="6 3"/>"#,
+                by + bh
+            );
+        } else {
+            let _ = write!(
+                out,
+                r#"<rect x="{x0:.1}" y="{by:.1}" width="{:.1}" height="{bh:.1}" fill="{color}" fill-opacity="0.22" stroke="{color}" stroke-dasharray="5 3"/>"#,
+                x1 - x0
+            );
+        }
+        text(
+            &mut out,
+            x0 + 3.0,
+            by + 14.0,
+            13.0,
+            700,
+            color,
+            "start",
+            &f.kind,
+        );
+        title(&mut out, &tip);
+        out.push_str("</g>");
+    }
+
+    // The time axis: seconds since the run's first call.
+    let span_s = (t1 - t0) as f64 / 1e6;
+    let step = nice_step(span_s, (plot_w / 95.0).floor().max(2.0));
+    let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
+    let first = ((t0 - origin) as f64 / 1e6 / step).ceil() as i64;
+    let _ = write!(
+        out,
+        r#"<line x1="{LABEL}" x2="{:.1}" y1="{axis_y:.1}" y2="{axis_y:.1}" stroke="{MUTED}"/>"#,
+        W - RIGHT
+    );
+    for k in first.. {
+        let s = k as f64 * step;
+        let us = origin + (s * 1e6).round() as i64;
+        if us > t1 {
+            break;
+        }
+        let gx = x(us);
+        let _ = write!(
+            out,
+            r##"<line x1="{gx:.1}" x2="{gx:.1}" y1="{top:.1}" y2="{axis_y:.1}" stroke="#e3e6eb"/>"##
+        );
+        text(
+            &mut out,
+            gx,
+            axis_y + 18.0,
+            14.0,
+            400,
+            MUTED,
+            "middle",
+            &format!("{s:.decimals$} s"),
+        );
+    }
+    let axis_words = if zh {
+        "自第一次调用起的时间"
+    } else {
+        "time since the run's first call"
+    };
+    text(
+        &mut out,
+        W - RIGHT,
+        axis_y + 37.0,
+        13.0,
+        400,
+        MUTED,
+        "end",
+        axis_words,
+    );
+
+    // Requests, sections, leases; the focus last, on top.
+    let mut placed: HashMap<usize, (f64, f64, f64, f64)> = HashMap::new();
+    let mut placed_requests: HashMap<usize, (f64, f64)> = HashMap::new();
+    for item in &scene.items {
+        let (ly, _) = lane_top[scene.lanes[item.lane].name.as_str()];
+        let ry = ly + item.row as f64 * ROW;
+        if let Some(r) = item.request {
+            let req = &history.requests[r];
+            let (x0, x1) = (x(req.call_us), x(req.return_us));
+            draw_request(&mut out, req, x0, x1, ry + 6.0, origin, zh);
+            placed_requests.insert(r, (x0, ry + 9.0));
+        }
+        if let Some(s) = item.section {
+            let sec = &history.sections[s];
+            let focus = scene.focus_sections.contains(&s);
+            let end = sec.exit_us.unwrap_or(t1);
+            let (x0, x1) = (x(sec.enter_us), x(end));
+            draw_section(
+                &mut out,
+                sec,
+                x0,
+                x1.max(x0 + 3.0),
+                ry + 15.0,
+                focus,
+                origin,
+                zh,
+            );
+            placed.insert(s, (x0, ry + 15.0, x1.max(x0 + 3.0), ry + 37.0));
+            if let Some(lease) = history.leases.iter().find(|l| l.owner == sec.owner) {
+                let y = ry + 44.0;
+                let g = x(lease.granted_us);
+                let stop = lease.released_us.or(lease.deadline_us).unwrap_or(t1);
+                let stop = stop.min(lease.deadline_us.unwrap_or(i64::MAX));
+                let last = lease.renewals.iter().map(|r| r.deadline_us).max();
+                let deadline = last.or(lease.deadline_us);
+                let stop = match (last, lease.released_us) {
+                    (Some(d), None) => d,
+                    (Some(d), Some(r)) => d.min(r),
+                    _ => stop,
+                };
+                let _ = write!(out, r#"<g class="lease">"#);
+                let _ = write!(
+                    out,
+                    r##"<line x1="{g:.1}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#e69f00" stroke-width="4" stroke-linecap="round"/>"##,
+                    x(stop).max(g + 2.0)
+                );
+                for r in &lease.renewals {
+                    let rx = x(r.renew_us);
+                    let _ = write!(
+                        out,
+                        r##"<line x1="{rx:.1}" x2="{rx:.1}" y1="{:.1}" y2="{:.1}" stroke="#7a4b00" stroke-width="2"/>"##,
+                        y - 5.0,
+                        y + 5.0
+                    );
+                }
+                if let Some(d) = deadline.filter(|&d| d >= t0 && d <= t1) {
+                    let dx = x(d);
+                    let _ = write!(
+                        out,
+                        r##"<line x1="{dx:.1}" x2="{dx:.1}" y1="{:.1}" y2="{:.1}" stroke="#e69f00" stroke-width="3"/><path d="M{:.1},{:.1} L{:.1},{:.1} L{dx:.1},{:.1} Z" fill="#e69f00"/>"##,
+                        y - 30.0,
+                        y + 4.0,
+                        dx - 5.0,
+                        y - 36.0,
+                        dx + 5.0,
+                        y - 36.0,
+                        y - 29.0
+                    );
+                }
+                let renewals: Vec<String> = lease
+                    .renewals
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} → {}",
+                            secs(r.renew_us, origin),
+                            secs(r.deadline_us, origin)
+                        )
+                    })
+                    .collect();
+                let tip = if zh {
+                    format!(
+                        "{} 的租约 · 授予 {} · 到期 {} · 续期 [{}] · 释放 {}",
+                        lease.owner,
+                        secs(lease.granted_us, origin),
+                        deadline.map_or("无".into(), |d| secs(d, origin)),
+                        renewals.join(", "),
+                        lease.released_us.map_or("无".into(), |r| secs(r, origin))
+                    )
+                } else {
+                    format!(
+                        "lease of {} · granted {} · deadline {} · renewals [{}] · released {}",
+                        lease.owner,
+                        secs(lease.granted_us, origin),
+                        deadline.map_or("none".into(), |d| secs(d, origin)),
+                        renewals.join(", "),
+                        lease
+                            .released_us
+                            .map_or("never".into(), |r| secs(r, origin))
+                    )
+                };
+                title(&mut out, &tip);
+                out.push_str("</g>");
+            }
+        }
+    }
+
+    // The offending operations lettered, and the first two linked.
+    let mut anchors: Vec<(f64, f64, f64)> = Vec::new();
+    for (i, s) in scene.focus_order.iter().enumerate() {
+        let letter = ((b'A' + i as u8) as char).to_string();
+        let spot = match s {
+            Focus::Section(s) => placed.get(s).map(|&(x0, y0, _, y1)| (x0, y0, y1)),
+            Focus::Request(r) => placed_requests
+                .get(r)
+                .map(|&(x0, y)| (x0, y - 4.0, y + 4.0)),
+        };
+        if let Some((fx, y0, y1)) = spot {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="18" font-weight="900" fill="#111418" stroke="#ffffff" stroke-width="4" paint-order="stroke" text-anchor="end">{letter}</text>"##,
+                fx - 3.0,
+                (y0 + y1) / 2.0 + 6.0
+            );
+            anchors.push((fx, y0, y1));
+        }
+    }
+    if let [(_, a0, a1), (bx, b0, b1), ..] = anchors[..] {
+        let (from, to) = if b0 > a1 { (a1, b0) } else { (b1, a0) };
+        let _ = write!(
+            out,
+            r##"<line x1="{bx:.1}" x2="{bx:.1}" y1="{from:.1}" y2="{to:.1}" stroke="#111418" stroke-width="2.5" stroke-dasharray="5 3"/><circle cx="{bx:.1}" cy="{from:.1}" r="4" fill="#111418"/><circle cx="{bx:.1}" cy="{to:.1}" r="4" fill="#111418"/>"##
+        );
+    }
+
+    legend(&mut out, legend_y, zh);
+    out.push_str("</svg>\n");
+    out
+}
+
+const DEFS: &str = r##"<defs><pattern id="h-overlap" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#d55e00"/><rect width="3" height="8" fill="#ffb380"/></pattern><pattern id="h-stale" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" fill="#cc79a7"/><rect width="2" height="6" fill="#fff"/></pattern></defs>"##;
+
+fn fault_color(kind: &str) -> &'static str {
+    let k = kind.to_ascii_lowercase();
+    if k.contains("freeze") || k.contains("stop") {
+        "#0072b2"
+    } else if k.contains("crash") || k.contains("kill") {
+        "#d55e00"
+    } else if k.contains("partition") {
+        "#e69f00"
+    } else {
+        "#8e4585"
+    }
+}
+
+fn draw_request(out: &mut String, r: &Request, x0: f64, x1: f64, y: f64, origin: i64, zh: bool) {
+    let answered = r.status != 0 && r.status < 500;
+    let fill = if r.status == 200 {
+        "#5a6270"
+    } else {
+        "#aab2bf"
+    };
+    let dash = if answered {
+        ""
+    } else {
+        r#" stroke-dasharray="4 3""#
+    };
+    let _ = write!(out, r#"<g class="request">"#);
+    let _ = write!(
+        out,
+        r#"<rect x="{x0:.1}" y="{y:.1}" width="{:.1}" height="6" rx="3" fill="{fill}" fill-opacity="0.55" stroke="{fill}"{dash}/>"#,
+        (x1 - x0).max(2.0)
+    );
+    for cx in [x0, x1] {
+        let _ = write!(
+            out,
+            r#"<line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" stroke="{fill}" stroke-width="2"/>"#,
+            y - 3.0,
+            y + 9.0
+        );
+    }
+    let status = if r.status == 0 {
+        if zh {
+            "超时".to_string()
+        } else {
+            "timeout".to_string()
+        }
+    } else {
+        r.status.to_string()
+    };
+    let tip = if zh {
+        format!(
+            "买家 {} · {status} · stock_left {} · 订单 {} · fence {} · {} · 调用 {} → 返回 {}",
+            r.buyer,
+            value(r.stock_left),
+            r.order_id.as_deref().unwrap_or("无"),
+            value(r.fence.map(|f| f as i64)),
+            r.instance.as_deref().unwrap_or("?"),
+            secs(r.call_us, origin),
+            secs(r.return_us, origin)
+        )
+    } else {
+        format!(
+            "buyer {} · {status} · stock_left {} · order {} · fence {} · {} · call {} → return {}",
+            r.buyer,
+            value(r.stock_left),
+            r.order_id.as_deref().unwrap_or("none"),
+            value(r.fence.map(|f| f as i64)),
+            r.instance.as_deref().unwrap_or("?"),
+            secs(r.call_us, origin),
+            secs(r.return_us, origin)
+        )
+    };
+    title(out, &tip);
+    out.push_str("</g>");
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_section(
+    out: &mut String,
+    s: &Section,
+    x0: f64,
+    x1: f64,
+    y: f64,
+    focus: bool,
+    origin: i64,
+    zh: bool,
+) {
+    let h = 22.0;
+    let open = s.exit_us.is_none();
+    let fill = match (focus, s.outcome) {
+        (_, Outcome::StaleRefused) => "url(#h-stale)",
+        (true, _) => "url(#h-overlap)",
+        (_, Outcome::SoldOut) | (_, Outcome::Reset) => "#9aa3ae",
+        _ => "#0072b2",
+    };
+    let stroke = if focus {
+        r##" stroke="#7a2e00" stroke-width="2.5""##
+    } else if open {
+        r##" stroke="#111418" stroke-width="1.5" stroke-dasharray="4 3" fill-opacity="0.55""##
+    } else {
+        ""
+    };
+    let _ = write!(
+        out,
+        r#"<g class="section{}">"#,
+        if focus { " focus" } else { "" }
+    );
+    let _ = write!(
+        out,
+        r#"<rect x="{x0:.1}" y="{y:.1}" width="{:.1}" height="{h}" rx="3" fill="{fill}"{stroke}/>"#,
+        x1 - x0
+    );
+    let label = match (s.fence, s.read, s.wrote) {
+        (Some(f), _, _) => format!("#{f}"),
+        (None, Some(r), Some(w)) => format!("{r}→{w}"),
+        (None, Some(r), None) => r.to_string(),
+        _ => String::new(),
+    };
+    if !label.is_empty() && x1 - x0 > label.len() as f64 * 8.5 + 6.0 {
+        let color = if matches!(s.outcome, Outcome::SoldOut | Outcome::StaleRefused) {
+            INK
+        } else {
+            "#ffffff"
+        };
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="14" font-weight="700" fill="{color}"{}>{}</text>"##,
+            x0 + 5.0,
+            y + 16.0,
+            if focus {
+                r##" stroke="#7a2e00" stroke-width="3" paint-order="stroke""##
+            } else {
+                ""
+            },
+            esc(&label)
+        );
+    }
+    let outcome = serde_json::to_value(s.outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let exit = s.exit_us.map_or_else(
+        || {
+            if zh {
+                "未离开".into()
+            } else {
+                "never left".into()
+            }
+        },
+        |e| secs(e, origin),
+    );
+    let tip = if zh {
+        format!(
+            "{} · 持有者 {} · fence {} · 读 {} → 写 {} · {outcome} · 进入 {} → 离开 {exit}",
+            s.instance,
+            s.owner,
+            value(s.fence.map(|f| f as i64)),
+            value(s.read),
+            value(s.wrote),
+            secs(s.enter_us, origin)
+        )
+    } else {
+        format!(
+            "{} · owner {} · fence {} · read {} → wrote {} · {outcome} · enter {} → exit {exit}",
+            s.instance,
+            s.owner,
+            value(s.fence.map(|f| f as i64)),
+            value(s.read),
+            value(s.wrote),
+            secs(s.enter_us, origin)
+        )
+    };
+    title(out, &tip);
+    out.push_str("</g>");
+}
+
+fn legend(out: &mut String, y: f64, zh: bool) {
+    let items: [(&str, &str, &str); 5] = [
+        ("#0072b2", "section", "临界区"),
+        ("url(#h-overlap)", "the pair", "违反的一对"),
+        ("#5a6270", "request call→return", "请求 调用→返回"),
+        ("#e69f00", "lease → deadline", "租约 → 到期"),
+        ("#8e4585", "fault", "故障"),
+    ];
+    let (mut lx, mut ly) = (12.0, y);
+    for (color, en, zh_word) in items {
+        let word = if zh { zh_word } else { en };
+        let w = 24.0 + super::svg::width(word, 14.0) + 16.0;
+        if lx + w > W - RIGHT {
+            lx = 12.0;
+            ly += 24.0;
+        }
+        let opacity = if en == "fault" {
+            r#" fill-opacity="0.3""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="18" height="14" rx="2" fill="{color}"{opacity}/>"#,
+            ly - 12.0
+        );
+        text(out, lx + 24.0, ly, 14.0, 400, INK, "start", word);
+        lx += w;
+    }
+}
+
+/// What is drawn: the window, the lanes, the items (a section and its request, or a request
+/// alone) placed in rows, and the offending operations.
+struct Scene {
+    t0: i64,
+    t1: i64,
+    lanes: Vec<Lane>,
+    items: Vec<Item>,
+    focus_sections: Vec<usize>,
+    focus_order: Vec<Focus>,
+}
+
+struct Lane {
+    name: String,
+    rows: usize,
+}
+
+struct Item {
+    lane: usize,
+    row: usize,
+    section: Option<usize>,
+    request: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+enum Focus {
+    Section(usize),
+    Request(usize),
+}
+
+impl Scene {
+    fn new(history: &History, first: Option<&Finding>) -> Scene {
+        let sections = &history.sections;
+        let requests = &history.requests;
+        // A section's request, by order id or by buyer.
+        let mut request_of_order: HashMap<&str, usize> = HashMap::new();
+        let mut request_of_buyer: HashMap<&str, usize> = HashMap::new();
+        for (i, r) in requests.iter().enumerate() {
+            if let Some(o) = &r.order_id {
+                request_of_order.insert(o, i);
+            }
+            request_of_buyer.entry(&r.buyer).or_insert(i);
+        }
+        let request_of = |s: &Section| -> Option<usize> {
+            s.order_id
+                .as_deref()
+                .and_then(|o| request_of_order.get(o))
+                .or_else(|| s.buyer.as_deref().and_then(|b| request_of_buyer.get(b)))
+                .copied()
+        };
+        let section_of = |r: &Request| -> Option<usize> {
+            sections.iter().position(|s| {
+                (r.order_id.is_some() && s.order_id == r.order_id)
+                    || s.buyer.as_deref() == Some(r.buyer.as_str())
+            })
+        };
+
+        let mut focus_order = Vec::new();
+        for op in first.map(|f| f.ops.as_slice()).unwrap_or_default() {
+            match op {
+                Op::Section(s) => {
+                    if let Some(i) = sections.iter().position(|x| x == s) {
+                        focus_order.push(Focus::Section(i));
+                    }
+                }
+                Op::Request(r) => {
+                    if let Some(i) = requests.iter().position(|x| x == r) {
+                        focus_order.push(Focus::Request(i));
+                    }
+                }
+            }
+        }
+        let mut focus_sections: Vec<usize> = Vec::new();
+        let mut focus_requests: Vec<usize> = Vec::new();
+        for f in &focus_order {
+            match *f {
+                Focus::Section(s) => focus_sections.push(s),
+                Focus::Request(r) => {
+                    focus_requests.push(r);
+                    if let Some(s) = section_of(&requests[r]) {
+                        focus_sections.push(s);
+                    }
+                }
+            }
+        }
+
+        // The window: the focus, padded; with no focus, the run's first sections.
+        let mut spans: Vec<(i64, i64)> = focus_sections
+            .iter()
+            .map(|&s| {
+                (
+                    sections[s].enter_us,
+                    sections[s].exit_us.unwrap_or(sections[s].enter_us),
+                )
+            })
+            .collect();
+        if spans.is_empty() {
+            spans.extend(
+                focus_requests
+                    .iter()
+                    .map(|&r| (requests[r].call_us, requests[r].return_us)),
+            );
+        }
+        if spans.is_empty() {
+            let mut order: Vec<usize> = (0..sections.len()).collect();
+            order.sort_by_key(|&i| sections[i].enter_us);
+            spans.extend(order.iter().take(6).map(|&s| {
+                (
+                    sections[s].enter_us,
+                    sections[s].exit_us.unwrap_or(sections[s].enter_us),
+                )
+            }));
+        }
+        let lo = spans.iter().map(|s| s.0).min().unwrap_or(0);
+        let hi = spans
+            .iter()
+            .map(|s| s.1)
+            .max()
+            .unwrap_or(lo)
+            .max(lo + 1_000);
+        let pad = (hi - lo) / 4;
+        let (t0, t1) = (lo - pad, hi + pad);
+
+        // The sections in it, the nearest to the focus first, then in time.
+        let middle = (lo + hi) / 2;
+        let mut shown: Vec<usize> = (0..sections.len())
+            .filter(|&i| sections[i].enter_us <= t1 && sections[i].exit_us.unwrap_or(t1) >= t0)
+            .collect();
+        shown.sort_by_key(|&i| (sections[i].enter_us - middle).abs());
+        shown.truncate(MAX_SECTIONS);
+        for &s in &focus_sections {
+            if !shown.contains(&s) {
+                shown.push(s);
+            }
+        }
+        shown.sort_by_key(|&i| (sections[i].enter_us, i));
+
+        let mut items: Vec<Item> = Vec::new();
+        let mut lanes: Vec<Lane> = Vec::new();
+        let lane_of = |name: &str, lanes: &mut Vec<Lane>| -> usize {
+            lanes
+                .iter()
+                .position(|l| l.name == name)
+                .unwrap_or_else(|| {
+                    lanes.push(Lane {
+                        name: name.to_string(),
+                        rows: 0,
+                    });
+                    lanes.len() - 1
+                })
+        };
+        let mut with_request = Vec::new();
+        for &s in &shown {
+            let r = request_of(&sections[s]);
+            with_request.extend(r);
+            let lane = lane_of(&sections[s].instance, &mut lanes);
+            items.push(Item {
+                lane,
+                row: 0,
+                section: Some(s),
+                request: r,
+            });
+        }
+        for &r in &focus_requests {
+            if !with_request.contains(&r) {
+                let name = requests[r].instance.clone().unwrap_or_else(|| "—".into());
+                let lane = lane_of(&name, &mut lanes);
+                items.push(Item {
+                    lane,
+                    row: 0,
+                    section: None,
+                    request: Some(r),
+                });
+            }
+        }
+        lanes.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<String> = lanes.iter().map(|l| l.name.clone()).collect();
+        // Rows inside a lane, so what overlaps in one instance stays visible.
+        let extent = |item: &Item| -> (i64, i64) {
+            let s = item
+                .section
+                .map(|s| (sections[s].enter_us, sections[s].exit_us.unwrap_or(t1)));
+            let r = item
+                .request
+                .map(|r| (requests[r].call_us, requests[r].return_us));
+            match (s, r) {
+                (Some(s), Some(r)) => (s.0.min(r.0), s.1.max(r.1)),
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => (0, 0),
+            }
+        };
+        items.sort_by_key(|i| extent(i).0);
+        let mut row_ends: Vec<Vec<i64>> = vec![Vec::new(); lanes.len()];
+        for item in &mut items {
+            let name = &lane_name_of(item, sections, requests);
+            item.lane = names.iter().position(|n| n == name).unwrap_or(0);
+            let (from, to) = extent(item);
+            let ends = &mut row_ends[item.lane];
+            let gap = (t1 - t0) / 100;
+            match ends.iter().position(|&e| e + gap <= from) {
+                Some(r) => {
+                    ends[r] = to;
+                    item.row = r;
+                }
+                None => {
+                    ends.push(to);
+                    item.row = ends.len() - 1;
+                }
+            }
+        }
+        for (lane, ends) in lanes.iter_mut().zip(&row_ends) {
+            lane.rows = ends.len();
+        }
+        Scene {
+            t0,
+            t1,
+            lanes,
+            items,
+            focus_sections,
+            focus_order,
+        }
+    }
+}
+
+fn lane_name_of(item: &Item, sections: &[Section], requests: &[Request]) -> String {
+    match (item.section, item.request) {
+        (Some(s), _) => sections[s].instance.clone(),
+        (None, Some(r)) => requests[r].instance.clone().unwrap_or_else(|| "—".into()),
+        (None, None) => String::new(),
+    }
+}

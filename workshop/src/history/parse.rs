@@ -1,0 +1,411 @@
+//! Reading a history file: JSON Lines, checked line by line, a bad line said in one sentence
+//! that names its line number and its field.
+//!
+//! A million lines must parse in well under a second, so the common line (written by the
+//! recorder: `{"type":"…",` first) goes straight into its struct, and the lines are shared out
+//! among the cores. Only a line that fails is read again, slowly, to say exactly what is wrong.
+
+use std::fmt;
+use std::io::Read;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::format::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
+
+/// A whole history, its lines sorted by kind (each kind in the file's order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    pub run: Run,
+    pub requests: Vec<Request>,
+    pub sections: Vec<Section>,
+    pub leases: Vec<Lease>,
+    pub faults: Vec<Fault>,
+    /// Parts that could not be kept whole: the history is incomplete where these say.
+    pub cuts: Vec<Cut>,
+    /// `None` when the file has no `end` line (the final stock is then unknown).
+    pub end: Option<End>,
+}
+
+impl History {
+    /// An empty history of `run`, to be filled (tests and synthetic histories).
+    pub fn new(run: Run) -> History {
+        History {
+            run,
+            requests: Vec::new(),
+            sections: Vec::new(),
+            leases: Vec::new(),
+            faults: Vec::new(),
+            cuts: Vec::new(),
+            end: None,
+        }
+    }
+
+    /// Requests and sections: what "operations" counts.
+    pub fn operations(&self) -> usize {
+        self.requests.len() + self.sections.len()
+    }
+
+    /// The time every time in words is said relative to: the run's first call (or, with no
+    /// request, its first section).
+    pub fn origin_us(&self) -> i64 {
+        self.requests
+            .iter()
+            .map(|r| r.call_us)
+            .min()
+            .or_else(|| self.sections.iter().map(|s| s.enter_us).min())
+            .unwrap_or(0)
+    }
+
+    /// The history as JSON Lines, in the order the format asks (run first, end last).
+    pub fn to_jsonl(&self) -> String {
+        use super::format::Line;
+        let mut out = String::new();
+        let mut push = |line: Line| {
+            out.push_str(&serde_json::to_string(&line).expect("a history line serializes"));
+            out.push('\n');
+        };
+        push(Line::Run(self.run.clone()));
+        self.requests
+            .iter()
+            .for_each(|r| push(Line::Request(r.clone())));
+        self.sections
+            .iter()
+            .for_each(|s| push(Line::Section(s.clone())));
+        self.leases
+            .iter()
+            .for_each(|l| push(Line::Lease(l.clone())));
+        self.faults
+            .iter()
+            .for_each(|f| push(Line::Fault(f.clone())));
+        self.cuts.iter().for_each(|c| push(Line::Cut(c.clone())));
+        if let Some(end) = &self.end {
+            push(Line::End(end.clone()));
+        }
+        out
+    }
+}
+
+/// Why a file is not a history: the line (1-based; 0 when the file could not be read at all),
+/// the field when one is to blame (`section.enter_us`), and what is wrong, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            return write!(f, "cannot read the history: {}", self.message);
+        }
+        match &self.field {
+            Some(field) => write!(f, "line {}: {field}: {}", self.line, self.message),
+            None => write!(f, "line {}: {}", self.line, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+fn error(line: usize, field: Option<String>, message: impl Into<String>) -> ParseError {
+    ParseError {
+        line,
+        field,
+        message: message.into(),
+    }
+}
+
+/// Reads a whole history from `reader`.
+pub fn read(mut reader: impl Read) -> Result<History, ParseError> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| error(0, None, e.to_string()))?;
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => parse(text),
+        Err(e) => {
+            let line = 1 + bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            Err(error(line, None, "not UTF-8 text"))
+        }
+    }
+}
+
+/// Reads the history at `path`.
+pub fn read_path(path: &std::path::Path) -> Result<History, ParseError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| error(0, None, format!("{}: {e}", path.display())))?;
+    read(std::io::BufReader::with_capacity(1 << 20, file))
+}
+
+/// Parses a history held in memory.
+pub fn parse(text: &str) -> Result<History, ParseError> {
+    // (line number, text) of every line that is not blank.
+    let lines: Vec<(usize, &str)> = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    let Some(&(first_no, first)) = lines.first() else {
+        return Err(error(
+            1,
+            None,
+            "the first line must be the run (the file is empty)",
+        ));
+    };
+    let run = parse_run(first_no, first)?;
+    let rest = &lines[1..];
+
+    // Share the lines out among the cores; each share keeps the file's order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = rest.len().div_ceil(threads.max(1)).max(4096);
+    let parts: Vec<Result<Part, ParseError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = rest
+            .chunks(chunk)
+            .map(|share| scope.spawn(move || parse_share(share)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a parsing thread does not panic"))
+            .collect()
+    });
+
+    let mut history = History::new(run);
+    let mut end: Option<(usize, End)> = None;
+    for part in parts {
+        let part = part?;
+        if let Some((no, _)) = &end {
+            if let Some(first) = part.first_line {
+                return Err(after_end(first.max(*no + 1)));
+            }
+        }
+        history.requests.extend(part.requests);
+        history.sections.extend(part.sections);
+        history.leases.extend(part.leases);
+        history.faults.extend(part.faults);
+        history.cuts.extend(part.cuts);
+        if let Some(e) = part.end {
+            end = Some(e);
+        }
+    }
+    history.end = end.map(|(_, e)| e);
+    Ok(history)
+}
+
+fn after_end(line: usize) -> ParseError {
+    error(
+        line,
+        None,
+        "a line after the end (the end must be the last line)",
+    )
+}
+
+/// What one share of the lines held.
+#[derive(Default)]
+struct Part {
+    first_line: Option<usize>,
+    requests: Vec<Request>,
+    sections: Vec<Section>,
+    leases: Vec<Lease>,
+    faults: Vec<Fault>,
+    cuts: Vec<Cut>,
+    end: Option<(usize, End)>,
+}
+
+fn parse_share(lines: &[(usize, &str)]) -> Result<Part, ParseError> {
+    let mut part = Part {
+        first_line: lines.first().map(|(no, _)| *no),
+        ..Part::default()
+    };
+    for &(no, line) in lines {
+        if part.end.is_some() {
+            return Err(after_end(no));
+        }
+        let kind = fast_type(line);
+        let ok = match kind {
+            Some("request") => fast(line).map(|r| part.requests.push(r)),
+            Some("section") => fast(line).map(|s| part.sections.push(s)),
+            Some("lease") => fast(line).map(|l| part.leases.push(l)),
+            Some("fault") => fast(line).map(|f| part.faults.push(f)),
+            Some("cut") => fast(line).map(|c| part.cuts.push(c)),
+            Some("end") => fast(line).map(|e| part.end = Some((no, e))),
+            _ => None,
+        };
+        if ok.is_none() {
+            slow_line(no, line, &mut part)?;
+        }
+    }
+    Ok(part)
+}
+
+/// The type of a line written the recorder's way (`{"type":"section",…`), without parsing it.
+fn fast_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    rest.find('"').map(|end| &rest[..end])
+}
+
+fn fast<T: DeserializeOwned>(line: &str) -> Option<T> {
+    serde_json::from_str(line).ok()
+}
+
+/// A line the fast way could not take: read as JSON, its type found wherever it is, and, if
+/// it is wrong, said why.
+fn slow_line(no: usize, line: &str, part: &mut Part) -> Result<(), ParseError> {
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        error(
+            no,
+            None,
+            format!("not JSON: {}", strip_position(&e.to_string())),
+        )
+    })?;
+    let kind = type_of(no, &value)?;
+    match kind.as_str() {
+        "request" => part.requests.push(typed(no, "request", line)?),
+        "section" => part.sections.push(typed(no, "section", line)?),
+        "lease" => part.leases.push(typed(no, "lease", line)?),
+        "fault" => part.faults.push(typed(no, "fault", line)?),
+        "cut" => part.cuts.push(typed(no, "cut", line)?),
+        "end" => part.end = Some((no, typed(no, "end", line)?)),
+        "run" => {
+            return Err(error(
+                no,
+                None,
+                "a second run line (the run is the first line only)",
+            ))
+        }
+        other => return Err(error(no, None, format!("unknown type {other:?}"))),
+    }
+    Ok(())
+}
+
+fn type_of(no: usize, value: &Value) -> Result<String, ParseError> {
+    let Some(object) = value.as_object() else {
+        return Err(error(no, None, "expected a JSON object"));
+    };
+    match object.get("type") {
+        None => Err(error(no, Some("type".into()), "missing")),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(error(
+            no,
+            Some("type".into()),
+            format!("expected a string, found {}", describe(other)),
+        )),
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+fn parse_run(no: usize, line: &str) -> Result<Run, ParseError> {
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        error(
+            no,
+            None,
+            format!(
+                "the first line must be the run (not JSON: {})",
+                strip_position(&e.to_string())
+            ),
+        )
+    })?;
+    let is_run = value.get("type").and_then(Value::as_str) == Some("run");
+    if !is_run {
+        return Err(error(no, None, "the first line must be the run"));
+    }
+    match value.get("v") {
+        None => {
+            return Err(error(
+                no,
+                Some("run.v".into()),
+                "missing (the format's version)",
+            ))
+        }
+        Some(v) if v.as_u64() != Some(u64::from(VERSION)) => {
+            return Err(error(
+                no,
+                None,
+                format!("version {v} is not supported (this checker reads v{VERSION})"),
+            ))
+        }
+        Some(_) => {}
+    }
+    typed(no, "run", line)
+}
+
+/// Deserializes `line` as a `kind`, naming the field to blame when it does not fit.
+fn typed<T: DeserializeOwned>(no: usize, kind: &str, line: &str) -> Result<T, ParseError> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = strip_position(&e.inner().to_string());
+        let mut field = if path == "." {
+            kind.to_string()
+        } else {
+            format!("{kind}.{path}")
+        };
+        let message = if let Some(missing) = inner
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))
+        {
+            field = format!("{field}.{missing}");
+            "missing".to_string()
+        } else {
+            in_words(&inner)
+        };
+        error(no, Some(field), message)
+    })
+}
+
+/// serde's message with its position (`at line 1 column 40`) taken off: the line is ours.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// serde's words (`invalid type: string "x", expected i64`) in ours (`expected an integer,
+/// found the string "x"`).
+fn in_words(message: &str) -> String {
+    let expected = |exp: &str| -> String {
+        match exp.trim() {
+            "i64" | "i32" => "an integer".into(),
+            "u64" | "u32" | "u16" | "u8" => "a non-negative integer".into(),
+            "a string" => "a string".into(),
+            "a sequence" => "an array".into(),
+            other if other.starts_with("struct ") => "an object".into(),
+            other => other.replace('`', "").to_string(),
+        }
+    };
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            if let Some((found, exp)) = rest.rsplit_once(", expected ") {
+                let found = found.replace('`', "");
+                return format!("expected {}, found {found}", expected(exp));
+            }
+        }
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        if let Some((value, exp)) = rest.split_once("`, expected ") {
+            return format!(
+                "unknown value {value:?} (expected {})",
+                exp.replace('`', "")
+            );
+        }
+    }
+    message.to_string()
+}
