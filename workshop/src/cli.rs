@@ -47,6 +47,9 @@ pub enum Command {
     /// Check a run's history (`--history FILE`): mutual exclusion, the stock, fencing, the
     /// acknowledged sales; exit 1 on a violation, 2 on a file that is not a history.
     Check(crate::history::command::CheckArgs),
+    /// The deck of questions the class votes on, in course order: each with its chapter,
+    /// options, sources and rule in words (`--json` for one JSON array).
+    Questions(crate::questions::QuestionsArgs),
 }
 
 /// Parses `args` (the first one is the program name) and runs the command; returns what the
@@ -73,5 +76,6 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Lab(args) => crate::lab::command::run(args).await,
         Command::Chapters(args) => crate::chapters::run(args),
         Command::Check(args) => crate::history::command::run(args),
+        Command::Questions(args) => crate::questions::run(&args),
     }
 }
