@@ -78,6 +78,11 @@ pub const POLL_ROUNDS: &str = fleet_key!("class:poll:rounds");
 /// in, its figures, the option it landed in, whether it passed).
 pub const POLL_RUNS: &str = fleet_key!("class:poll:runs");
 
+/// The lease of the instance running the class's rooms after a reveal in every room (see
+/// `poll::room_run_lease`): the reveal's run id and the holder, a line each, with a TTL its
+/// holder renews. Lapsed, another instance takes the rooms left.
+pub const POLL_ROOMS_LEASE: &str = fleet_key!("class:poll:rooms-lease");
+
 /// The class vote's version: one more with every change of the poll (opened, a vote counted,
 /// closed, a round, revealed, a room's run, deleted), in the script that makes the change, so
 /// every view carries the version it was read at and a page drops one older than what it drew.

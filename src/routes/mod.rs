@@ -17,6 +17,8 @@ mod sale;
 mod scenario;
 mod timeline;
 
+pub use poll_runs::spawn_room_run_watch;
+
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -42,7 +42,7 @@ fn fleet(s: &Scenario) -> String {
     let flags = s.fleet().up_flags();
     let root = if s.fleet().netns { "sudo " } else { "" };
     if flags.is_empty() {
-        "`oversell up` (the default fleet)".to_owned()
+        "any: `oversell up`".to_owned()
     } else {
         format!("`{root}oversell up {flags}`")
     }
@@ -122,10 +122,10 @@ fn chapter(out: &mut String, s: &Scenario) {
     let fault = s
         .fault
         .as_ref()
-        .map_or_else(|| "none".to_owned(), |f| fault_words(f));
+        .map_or_else(|| "none".to_owned(), fault_words);
     let _ = writeln!(
         out,
-        "**Load.** {} buyers for {} items, via {}, lease {} ms, work {} ms, wait deadline {} ms; \
+        "**Load.** {} buyers for {} items, {}, lease {} ms, work {} ms, wait deadline {} ms; \
          fault: {fault}.  \n**Expected.** {}.  \n**Sources.** {}\n",
         s.buyers,
         s.stock,
@@ -140,11 +140,11 @@ fn chapter(out: &mut String, s: &Scenario) {
     let _ = writeln!(out, "**讲解。** {}\n", s.zh);
 }
 
-fn via(s: &Scenario) -> String {
-    serde_json::to_value(s.via)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{:?}", s.via))
+fn via(s: &Scenario) -> &'static str {
+    match s.via {
+        crate::scenario::Via::Fleet => "through nginx to every instance",
+        crate::scenario::Via::Instance => "all to one instance",
+    }
 }
 
 /// A fault as the admin API takes it, in one line of JSON.

@@ -6,7 +6,7 @@
 //!   `{placeholders}`; the tier paragraphs cover exactly the tier list, in both languages;
 //! - every scenario has an English and a Chinese explanation and a source that names an
 //!   article's lines; every verdict line a scenario can show has its text in both tables;
-//! - every article line cited (catalog, the lab's cards, README) lies within the article,
+//! - every article line cited (catalog, the lab's cards, README, the book) lies within the article,
 //!   counted in the articles kept outside the repository (`../shared/seeds` beside the
 //!   workspace, or `OVERSELL_SEEDS`): a missing directory fails the test, never skips it;
 //! - the Chinese keeps the glossary at the top of the zh table: none of the retired terms,
@@ -390,17 +390,12 @@ fn every_verdict_line_has_its_text_in_both_languages() {
     }
 }
 
-/// The README's workshop steps are the catalog's chapters in the catalog's order (the order
-/// `loadtest course` rehearses them in): one order, whichever the instructor reads.
+/// The book's workshop steps (`docs/src/workshop/ladder.md`) are the catalog's chapters in the
+/// catalog's order (the order `loadtest course` rehearses them in): one order, whichever the
+/// instructor reads.
 #[test]
-fn the_readmes_steps_are_the_catalogs_chapters_in_its_order() {
-    let readme = include_str!("../../README.md");
-    let workshop = &readme[readme
-        .find("\n## Workshop")
-        .expect("README has a Workshop section")..];
-    let workshop = &workshop[..workshop[1..]
-        .find("\n## ")
-        .map_or(workshop.len(), |i| i + 1)];
+fn the_books_steps_are_the_catalogs_chapters_in_its_order() {
+    let workshop = include_str!("../../docs/src/workshop/ladder.md");
     let steps: Vec<&str> = workshop
         .split("`loadtest scenario ")
         .skip(1)

@@ -190,7 +190,7 @@ fn article_lengths() -> [usize; 5] {
 }
 
 /// Every line the curriculum cites lies inside its article: the catalog (sources and both
-/// explanations), the lab's report cards and the README. A citation past an article's end is
+/// explanations), the lab's report cards, the README and the book. A citation past an article's end is
 /// a slip of the pen that no reader of the article could follow.
 #[test]
 fn every_cited_line_lies_within_its_article() {
@@ -205,9 +205,35 @@ fn every_cited_line_lies_within_its_article() {
         texts.push((format!("grader `{}` en", a.id()), a.hole_en));
         texts.push((format!("grader `{}` zh", a.id()), a.hole_zh));
     }
-    let readme = include_str!("../../../README.md");
-    for (n, line) in readme.lines().enumerate() {
-        texts.push((format!("README.md:{}", n + 1), line));
+    // The README and every page of the book, read when the test runs so that a new page is
+    // checked without naming it here.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut pages = vec![root.join("README.md")];
+    let mut dirs = vec![root.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("docs/src is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    let pages: Vec<(String, String)> = pages
+        .iter()
+        .map(|p| {
+            let name = p.strip_prefix(&root).unwrap_or(p).display().to_string();
+            (
+                name,
+                std::fs::read_to_string(p).expect("a page is readable"),
+            )
+        })
+        .collect();
+    for (name, text) in &pages {
+        for (n, line) in text.lines().enumerate() {
+            texts.push((format!("{name}:{}", n + 1), line));
+        }
     }
     let mut checked = 0;
     let mut wrong = Vec::new();
