@@ -54,7 +54,11 @@ function markAdminOnly() {
   const select = $('#scenario-select');
   for (const opt of select.options) {
     const s = scenarios.find((x) => x.id === opt.value);
-    if (!s) continue;
+    if (!s) {
+      // The chapter the class votes on (`hidden`): its neutral number until the reveal.
+      if (opt.dataset.number) opt.textContent = t('dash.scenario.hidden', { n: opt.dataset.number });
+      continue;
+    }
     opt.disabled = room && Boolean(s.admin_only);
     opt.textContent = `${s.id} (${s.tier})${opt.disabled ? ` · ${t('ctl.scenario.adminonly')}` : ''}`;
   }
@@ -172,8 +176,14 @@ async function loadScenarios() {
   select.replaceChildren();
   for (const s of scenarios) {
     const opt = document.createElement('option');
-    opt.value = s.id;
-    opt.textContent = `${s.id} (${s.tier})`;
+    if (s.hidden) {
+      opt.value = '';
+      opt.disabled = true;
+      opt.dataset.number = s.number;
+    } else {
+      opt.value = s.id;
+      opt.textContent = `${s.id} (${s.tier})`;
+    }
     select.appendChild(opt);
   }
   $('#run-scenario').disabled = scenarios.length === 0;
@@ -292,10 +302,18 @@ function translate() {
 // The open question as a card on top, for the student who came in by the join link: shown from
 // the moment a vote opens, hidden while none is on, or closed by the student until the vote
 // moves on (a new round, a closed round, the reveal, the next chapter).
-const voteStep = (v) => `${v.chapter}/${v.round}/${v.state}`;
+const voteStep = (v) => `${v.number}/${v.round}/${v.state}`;
 let voteClosed = null; // the step of the vote the student closed the card on
+// While a chapter is voted on, the server lists it without its id or explanation (a room
+// token's list): asked again when a vote opens or is revealed, so neither stays on the page.
+let hiding = null; // the number voted on and whether it is hidden, as last listed
 const vote = new Vote($('#vote'), {
-  onView: (view) => { $('#vote').hidden = !view.question || view.state === 'idle' || voteStep(view) === voteClosed; },
+  onView: (view) => {
+    $('#vote').hidden = !view.question || view.state === 'idle' || voteStep(view) === voteClosed;
+    const now = `${view.number}/${view.state === 'open' || view.state === 'closed'}`;
+    if (now !== hiding) loadScenarios();
+    hiding = now;
+  },
   onClose: (view) => {
     voteClosed = voteStep(view);
     $('#vote').hidden = true;

@@ -6,130 +6,19 @@
 // /admin/rooms/{room}/token, GET /admin/whoami. "In every room" is a loop over the rooms in
 // the browser, one room-scoped call each, so each room's outcome is shown on its own row.
 
-import { t, apply, language, setLanguage, addStrings } from './i18n.js';
+import { t, apply, language, setLanguage } from './i18n.js';
+import './class-strings.js';
+import { request as call, currentToken, forgetToken, keepToken, useToken } from './room.js';
+import { resultsPanel } from './class-results.js';
 
-// The class page's strings: only this page shows them, so the dashboard no longer loads them
-// (its files must stay within BENCHMARKS.md's 64 KB to open). Both tables have the same keys:
-// workshop/tests/curriculum_text.rs checks them with i18n.js's.
-const en = {
-  'class.title': 'oversell — class',
-  'class.dashboard': 'dashboard',
-  'class.locked': 'Enter the admin token to make and drive a class.',
-  'class.roomtoken': 'This is room {room}\'s token: the class page needs the instructor\'s admin token.',
-  'class.create': 'Make a class',
-  'class.students': 'students',
-  'class.prefix': 'room names',
-  'class.stock': 'stock per room',
-  'class.create.go': 'Make the class',
-  'class.create.hint': 'One room and one token per student. A new class takes every earlier room token away. Tokens are shown only once: “New token” gives a room another.',
-  'class.create.confirm': 'A class is running: a new one takes all its room tokens away. Go on?',
-  'class.created': 'Class made: {n} rooms, each with its own token.',
-  'class.rooms': 'Every room',
-  'class.summary': '{n} rooms ({prefix}-…) · {viewers} viewers · {oversold} oversold in all',
-  'class.none': 'No class yet: make one above.',
-  'class.bulk.tier': 'Set in every room',
-  'class.bulk.reset': 'Reset every room',
-  'class.bulk.scenario': 'Run in every room',
-  'class.bulk.tier.what': 'tier {tier}',
-  'class.bulk.reset.what': 'reset to {stock}',
-  'class.bulk.scenario.what': 'scenario {id}',
-  'class.bulk.progress': '{what}: {done} of {total} rooms done, {failed} failed',
-  'class.close': 'Close the class',
-  'class.close.confirm': 'Take every room token of the class away? Students keep watching, read-only.',
-  'class.closed': 'Class closed: {n} room tokens taken away.',
-  'class.sold': 'sold',
-  'class.viewers': 'viewers',
-  'class.status': 'status',
-  'class.status.live': 'live',
-  'class.status.absent': 'no stock',
-  'class.status.lost': 'state lost',
-  'class.key': 'token',
-  'class.last': 'last action',
-  'class.watch': 'open this room\'s dashboard (read-only)',
-  'class.rotate': 'New token',
-  'class.revoke': 'Revoke',
-  'class.rotated': 'Room {room} has a new token: its old join link no longer works.',
-  'class.revoked': 'Room {room}\'s token was taken away.',
-  'class.tickets': 'Join tickets',
-  'class.tickets.hint': 'Each student scans their room\'s QR code (or opens its link): their dashboard drives their room, and only it.',
-  'class.qr.alt': 'QR code of room {room}\'s join link',
-  'class.tickets.missing': 'Some rooms have no QR code in this tab: a token is shown only once (oversell up --class printed them). “New tokens for every room” makes new ones with their QR codes; the links handed out so far stop working.',
-  'class.bulk.rotate': 'New tokens for every room',
-  'class.bulk.rotate.what': 'new tokens',
-  'class.bulk.rotate.confirm': 'Every room gets a new token: the join links handed out so far stop working. Go on?',
-  'class.rotate.done': 'new token',
-  'class.present': 'Presenter\'s view (the class vote) →',
-  'class.results': 'The class vote\'s results',
-  'class.results.csv': 'Download CSV',
-  'class.results.md': 'Download Markdown',
-  'class.results.saved': 'saved {file}',
-};
-
-const zh = {
-  'class.title': 'oversell——课堂',
-  'class.dashboard': '仪表盘',
-  'class.locked': '输入管理令牌，才能创建和管理课堂。',
-  'class.roomtoken': '这是房间 {room} 的令牌：课堂页面需要老师的管理令牌。',
-  'class.create': '创建课堂',
-  'class.students': '学生人数',
-  'class.prefix': '房间名前缀',
-  'class.stock': '每个房间的库存',
-  'class.create.go': '创建课堂',
-  'class.create.hint': '每个学生一个房间、一个令牌。新建课堂会收回之前所有的房间令牌。令牌只显示这一次：要新的，点该房间的「换令牌」。',
-  'class.create.confirm': '已有一个课堂在进行：新建会收回它所有的房间令牌。继续吗？',
-  'class.created': '课堂已创建：{n} 个房间，各有自己的令牌。',
-  'class.rooms': '所有房间',
-  'class.summary': '{n} 个房间（{prefix}-…）· {viewers} 人在看 · 共超卖 {oversold}',
-  'class.none': '还没有课堂：先在上面创建一个。',
-  'class.bulk.tier': '所有房间都切换',
-  'class.bulk.reset': '重置所有房间',
-  'class.bulk.scenario': '在所有房间运行',
-  'class.bulk.tier.what': '锁方案 {tier}',
-  'class.bulk.reset.what': '库存重置为 {stock}',
-  'class.bulk.scenario.what': '场景 {id}',
-  'class.bulk.progress': '{what}：已完成 {done} / {total} 个房间，失败 {failed} 个',
-  'class.close': '结束课堂',
-  'class.close.confirm': '收回本课堂所有的房间令牌？学生仍可只读观看。',
-  'class.closed': '课堂已结束：收回了 {n} 个房间令牌。',
-  'class.sold': '已售',
-  'class.viewers': '在看',
-  'class.status': '状态',
-  'class.status.live': '进行中',
-  'class.status.absent': '未上架',
-  'class.status.lost': '状态已丢失',
-  'class.key': '令牌',
-  'class.last': '上次操作',
-  'class.watch': '打开这个房间的仪表盘（只读）',
-  'class.rotate': '换令牌',
-  'class.revoke': '收回',
-  'class.rotated': '房间 {room} 已换新令牌：旧的加入链接不再有效。',
-  'class.revoked': '房间 {room} 的令牌已收回。',
-  'class.tickets': '加入二维码',
-  'class.tickets.hint': '每个学生扫自己房间的二维码（或打开链接）：他的仪表盘只能操作他自己的房间。',
-  'class.qr.alt': '房间 {room} 加入链接的二维码',
-  'class.tickets.missing': '有些房间在本标签页里没有二维码：令牌只显示一次（oversell up --class 打印过）。点「所有房间都换令牌」会生成新令牌和二维码，已经发出去的链接随之失效。',
-  'class.bulk.rotate': '所有房间都换令牌',
-  'class.bulk.rotate.what': '换新令牌',
-  'class.bulk.rotate.confirm': '每个房间都会换新令牌：已经发出去的加入链接全部失效。继续吗？',
-  'class.rotate.done': '已换新令牌',
-  'class.present': '演示视图（课堂投票）→',
-  'class.results': '课堂投票的结果',
-  'class.results.csv': '下载 CSV',
-  'class.results.md': '下载 Markdown',
-  'class.results.saved': '已保存 {file}',
-};
-
-addStrings({ en, zh });
 
 const $ = (sel) => document.querySelector(sel);
-// The dashboard's key: one token per tab, typed once for the dashboard and this page alike.
-const TOKEN_KEY = 'oversell.admin-token';
 // Tokens are shown once by the server (it keeps only digests). They stay in this tab so a
 // reload does not lose the projected QR codes; the admin token beside them is stronger still.
 const TICKETS_KEY = 'oversell.class-tickets';
 const REFRESH_MS = 2000;
 
-let token = sessionStorage.getItem(TOKEN_KEY) || '';
+// The token is room.js's: one per tab, typed once for the dashboard and this page alike.
 let unlocked = false;
 let rooms = []; // the last GET /admin/class rows
 let tickets = loadTickets(); // room → {room, token, join_url, qr_svg}
@@ -141,21 +30,6 @@ let busy = false; // an "every room" loop is running
 let prefix = ''; // the class's room-name prefix
 
 // ---------------------------------------------------------------- helpers
-
-async function call(method, path, body) {
-  const headers = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  let data = null;
-  try { data = await resp.json(); } catch { /* empty body */ }
-  if (!resp.ok) {
-    // The API says what went wrong in `message`: show that, not the bare status.
-    const err = new Error((data && (data.message || data.error)) || `HTTP ${resp.status}`);
-    err.status = resp.status;
-    throw err;
-  }
-  return data;
-}
 
 const roomPath = (path, room) => `${path}${path.includes('?') ? '&' : '?'}room=${encodeURIComponent(room)}`;
 
@@ -210,13 +84,12 @@ function setUnlocked(on) {
 
 function lock(key = 'class.locked') {
   setUnlocked(false);
-  token = '';
-  sessionStorage.removeItem(TOKEN_KEY);
+  forgetToken();
   setStatus(key, key === 'class.locked' ? 'readonly' : 'bad');
 }
 
 async function unlock(candidate) {
-  token = candidate;
+  useToken(candidate);
   let who;
   try {
     who = await call('GET', '/admin/whoami');
@@ -232,10 +105,11 @@ async function unlock(candidate) {
     setStatus('class.roomtoken', 'bad', { room: who.room });
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
+  keepToken();
   setUnlocked(true);
   setStatus('admin.unlocked', 'unlocked');
   refresh();
+  loadPickers(); // as the admin token gets them: the chapter voted on is not hidden from it
 }
 
 $('#token-form').addEventListener('submit', (ev) => {
@@ -247,31 +121,7 @@ $('#forget').addEventListener('click', () => lock());
 
 // ---------------------------------------------------------------- the class vote's results
 
-// `GET /admin/class/results?format=csv|md`, fetched with the admin token and saved as a file: a
-// plain link could not carry the token.
-async function download(format, button) {
-  await act(button, async () => {
-    const resp = await fetch(`/admin/class/results?format=${format}`, { headers: { authorization: `Bearer ${token}` } });
-    if (!resp.ok) {
-      let data = null;
-      try { data = await resp.json(); } catch { /* no JSON body */ }
-      const err = new Error((data && (data.message || data.error)) || `HTTP ${resp.status}`);
-      err.status = resp.status;
-      throw err;
-    }
-    const file = `class-results.${format}`;
-    const link = document.createElement('a');
-    link.href = URL.createObjectURL(await resp.blob());
-    link.download = file;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
-    return t('class.results.saved', { file });
-  });
-}
-$('#results-csv').addEventListener('click', (ev) => download('csv', ev.target));
-$('#results-md').addEventListener('click', (ev) => download('md', ev.target));
+const classResults = resultsPanel({ act });
 
 // ---------------------------------------------------------------- tickets (token, link, QR)
 
@@ -579,7 +429,9 @@ async function loadPickers() {
       call('GET', '/scenarios').catch(() => ({ scenarios: [] })),
     ]);
     $('#bulk-tier').replaceChildren(...tiers.tiers.map((tier) => new Option(tier.id, tier.id)));
-    $('#bulk-scenario').replaceChildren(...(catalog.scenarios || []).map((s) => new Option(`${s.id} (${s.tier})`, s.id)));
+    // A chapter voted on is listed without its id to a caller without the admin token.
+    const listed = (catalog.scenarios || []).filter((s) => s.id);
+    $('#bulk-scenario').replaceChildren(...listed.map((s) => new Option(`${s.id} (${s.tier})`, s.id)));
     $('#bulk-scenario-go').disabled = !(catalog.scenarios || []).length;
   } catch {
     setTimeout(loadPickers, 2000); // the fleet is restarting: try again
@@ -595,6 +447,7 @@ function translate() {
   showProgress();
   renderRooms();
   renderTickets();
+  classResults.translate();
 }
 
 $('#lang-toggle').addEventListener('click', () => {
@@ -607,4 +460,4 @@ setUnlocked(false);
 setStatus('class.locked', 'readonly');
 renderTickets();
 loadPickers();
-if (token) unlock(token);
+if (currentToken()) unlock(currentToken());

@@ -9,10 +9,16 @@
 // What the room sees comes from the public stream (`GET /poll/events`), as on the students'
 // phones; the buttons are the admin's (`/admin/class/poll…`), with the admin token typed once
 // per tab as on the class page.
+//
+// Nothing projected gives the answer away before the reveal: a chapter's id may name its
+// outcome, so the picker and the stage say "Question N" (N, the chapter's place in the course)
+// and the id shows only after the reveal (in the picker's tooltip too only between votes). The
+// instructor's own notes (present-notes.js) open behind a toggle.
 
 import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { request, say, tokenPanel, withRoom } from './room.js';
-import { inLanguage, letter, reveal } from './vote.js';
+import { inLanguage, letter, questionLabel, reveal } from './vote.js';
+import { notesPanel } from './present-notes.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -20,12 +26,18 @@ let chapters = []; // GET /scenarios, in the course's order
 let view = null; // the last public view of the vote
 let admin = false; // this tab holds the admin token
 let running = false; // a run & reveal is under way
+const notes = notesPanel();
+
+/** The chapter picked: the picker's values are the course's numbers, from 1. */
+const picked = () => chapters[Number($('#chapter').value) - 1];
 
 const token = tokenPanel({
   enable(on, caller) {
     admin = on && caller?.scope === 'admin';
     // A student's token may vote, never drive the vote.
     if (on && !admin) say(t('present.adminonly'), true);
+    // The list as the admin token gets it: the chapter voted on is not hidden from it.
+    loadChapters();
     draw();
   },
 });
@@ -41,9 +53,10 @@ const act = (button, fn) => token.act(button, async () => {
 // ---------------------------------------------------------------- the buttons
 
 $('#open').addEventListener('click', (ev) => act(ev.target, async () => {
-  const chapter = $('#chapter').value;
-  show(await request('POST', '/admin/class/poll', { chapter }));
-  return t('present.opened', { chapter });
+  const question = picked()?.id;
+  if (!question) return '';
+  show(await request('POST', '/admin/class/poll', { question }));
+  return t('present.opened', { chapter: questionLabel(view) });
 }));
 
 $('#close').addEventListener('click', (ev) => act(ev.target, async () => {
@@ -60,7 +73,7 @@ $('#reveal').addEventListener('click', (ev) => act(ev.target, async () => {
   const room = $('#run-room').value.trim() || 'default';
   const every = $('#run-every').checked;
   running = true;
-  say(t(every ? 'present.running.every' : 'present.running', { chapter: view?.chapter || '', room }));
+  say(t(every ? 'present.running.every' : 'present.running', { chapter: questionLabel(view), room }));
   draw();
   try {
     const body = every ? { run: true, room, every_room: true } : { run: true, room };
@@ -80,6 +93,7 @@ const fresh = (next) => !view || (next.version ?? 0) >= (view.version ?? 0);
 
 /** A view from an admin call's answer (the admin view is the public view and more). */
 function show(next) {
+  notes.counted(next);
   if (next && next.state && fresh(next)) view = next;
 }
 
@@ -92,13 +106,18 @@ function draw() {
   const open = state === 'open';
   const closed = state === 'closed';
   $('#admin').disabled = !admin;
-  $('#open').disabled = !$('#chapter').value || running;
+  $('#open').disabled = !picked()?.id || running;
   $('#close').disabled = !open || running;
   $('#again').disabled = !((open || closed) && v.round === 1) || running;
-  $('#reveal').disabled = !v?.chapter || state === 'idle' || running;
+  $('#reveal').disabled = !v?.question || state === 'idle' || running;
 
-  const chapter = chapters.find((c) => c.id === (v?.chapter || $('#chapter').value));
-  $('#present-chapter').textContent = chapter ? `${chapter.id} · ${t('tier')} ${chapter.tier}` : '';
+  // The chapter's id and tier once revealed; before, its neutral number only.
+  const chapter = state === 'revealed' ? chapters.find((c) => c.id === v.chapter) : null;
+  const number = v?.number ?? (state === 'idle' ? Number($('#chapter').value) || null : null);
+  $('#present-chapter').textContent = chapter
+    ? `${questionLabel({ number })} · ${chapter.id} · ${t('tier')} ${chapter.tier}`
+    : questionLabel({ number });
+  drawPicker(state);
   const question = $('#question');
   if (v?.question && state !== 'idle') {
     delete question.dataset.i18n;
@@ -117,6 +136,18 @@ function draw() {
   box.hidden = !(state === 'revealed' && v.reveal);
   box.replaceChildren();
   if (!box.hidden) box.append(reveal(v.reveal, v.question?.options));
+  notes.update(v, admin);
+}
+
+/** The picker's labels, and the ids in tooltips between votes only. */
+function drawPicker(state) {
+  const between = state === 'idle' || state === 'revealed';
+  for (const option of $('#chapter').options) {
+    const chapter = chapters[Number(option.value) - 1];
+    option.textContent = questionLabel({ number: Number(option.value) });
+    if (between && chapter?.id) option.title = chapter.id;
+    else option.removeAttribute('title');
+  }
 }
 
 /** The options; once revealed, each with its votes in every round as bars (never before: the
@@ -168,8 +199,9 @@ async function loadChapters() {
     return;
   }
   const select = $('#chapter');
-  select.replaceChildren(...chapters.map((c, i) => new Option(`${i + 1}. ${c.id}`, c.id)));
-  if (view?.chapter) select.value = view.chapter;
+  const before = select.value;
+  select.replaceChildren(...chapters.map((c, i) => new Option('', String(i + 1))));
+  select.value = view?.number ? String(view.number) : before || '1';
   draw();
 }
 $('#chapter').addEventListener('change', draw);
@@ -180,7 +212,7 @@ function connect() {
     const next = JSON.parse(ev.data);
     if (!fresh(next)) return;
     view = next;
-    if (next.chapter && document.activeElement !== $('#chapter')) $('#chapter').value = next.chapter;
+    if (next.number && document.activeElement !== $('#chapter')) $('#chapter').value = String(next.number);
     draw();
   });
   source.addEventListener('error', () => {
@@ -193,6 +225,7 @@ $('#lang-toggle').addEventListener('click', () => {
   token.translate();
   say('');
   draw();
+  notes.translate();
 });
 
 apply();

@@ -34,6 +34,16 @@ export function forgetToken() {
   sessionStorage.removeItem(TOKEN_KEY);
 }
 
+/** Calls with `candidate` from now on (the class page's typed token, before it is checked). */
+export function useToken(candidate) {
+  token = candidate;
+}
+
+/** Keeps the token in use for this tab's other pages, once it proved good. */
+export function keepToken() {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
 export const withRoom = (path) => `${path}${path.includes('?') ? '&' : '?'}room=${encodeURIComponent(ROOM)}`;
 
 /** An API call in this room with this tab's token; an error status throws the API's message. */

@@ -4,13 +4,20 @@
 // vote is open or revealed. The presenter's view (present.js) draws its reveal with `reveal`.
 //
 // The API (the poll contract): `GET /poll/events?room=` sends the public view (event `poll`) on
-// connect and on every change; `GET /poll?room=` with the room's token adds `my_vote`;
-// `POST /poll?room=` `{"option": N}` votes, again in the same round replaces the vote. Every view
+// connect and on every change; `GET /poll?room=` with the room's token adds `my_vote` (and
+// `my_note`); `POST /poll?room=` `{"option": N, "sure"?, "why"?}` votes, again in the same round
+// replaces the vote. Until the reveal a view names the question by its neutral `number`, never
+// its chapter (whose id may name the outcome). A reason is the student's text: shown with
+// `textContent`, never as markup. Every view
 // and a vote's answer carry the poll's `version`, which grows with every change of the vote: a
 // view or an answer older than what the page holds is dropped (they race one another).
 
 import { t, fmt, language } from './i18n.js';
+import './poll-strings.js';
 import { call, currentToken, withRoom } from './room.js';
+
+/** The longest reason, in characters (the server counts the same way). */
+const WHY_CHARS = 140;
 
 const LETTERS = 'ABCD';
 /** An option's letter: A, B, C, D, as the projector shows them. */
@@ -31,8 +38,11 @@ function el(tag, className, text) {
 /** The figures a reveal shows first, when not 0: what the ground truth counts. */
 const GROUND_TRUTH = ['orders', 'oversold', 'lost_updates', 'overlaps', 'foreign_releases', 'stale_writes_rejected', 'lost_releases', 'lock_timeouts'];
 
-/** A run's figure: whole, or to a tenth (milliseconds, rates). */
-const figure = (v) => fmt(Number.isInteger(v) ? v : Math.round(v * 10) / 10);
+/** A run's figure: whole, or to a tenth (milliseconds, rates); `null`, not measured. */
+const figure = (v) => (v == null ? '–' : fmt(Number.isInteger(v) ? v : Math.round(v * 10) / 10));
+
+/** A question's neutral label: "Question 12". */
+export const questionLabel = (v) => (v?.number ? t('vote.number', { n: v.number }) : '');
 
 function figureList(entries) {
   const list = el('dl', 'reveal-figures');
@@ -57,11 +67,26 @@ export function reveal(r, options) {
   const box = el('div', 'reveal');
   box.dataset.landed = r.landed ?? 'none';
   box.dataset.passed = String(r.passed);
+  // First what decided it: the figures the question's rule read, under the option's words.
+  const decided = el('div', 'reveal-decided');
   const landed = el('p', 'reveal-landed');
   landed.textContent = r.landed == null
-    ? t('vote.landed.none')
-    : t('vote.landed', { letter: letter(r.landed), option: inLanguage(options?.[r.landed]) });
-  box.append(landed);
+    ? t('vote.decided.none')
+    : t('vote.decided', { letter: letter(r.landed), option: inLanguage(options?.[r.landed]) });
+  decided.append(landed, figureList((r.decided_by || []).map((f) => [f.name, f.value])));
+  box.append(decided);
+  // The first violation drawn, where the chapter has a picture of it: an image, so nothing in
+  // it runs.
+  const picture = el('figure', 'reveal-picture');
+  picture.hidden = !r.svg;
+  if (r.svg) {
+    const img = el('img');
+    img.alt = '';
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(r.svg)}`;
+    picture.append(img);
+  }
+  box.append(picture);
+  if (r.chapter) box.append(el('p', 'reveal-chapter muted', r.chapter));
   if (!r.passed) {
     const off = el('p', 'reveal-unexpected', t('vote.unexpected', { expectation: r.expectation || '' }));
     box.append(off);
@@ -83,7 +108,8 @@ export function reveal(r, options) {
   // The figures the chapter's expectation names, and the ground truth's own; every other
   // figure of the run folded away beneath them.
   const named = new Set((r.expectation || '').match(/[a-z_]+/g) || []);
-  const entries = Object.entries(r.figures || {});
+  const first = new Set((r.decided_by || []).map((f) => f.name));
+  const entries = Object.entries(r.figures || {}).filter(([name]) => !first.has(name));
   const main = entries.filter(([name, value]) => named.has(name) || (GROUND_TRUTH.includes(name) && value !== 0));
   box.append(figureList(main.length ? main : entries.slice(0, 6)));
   if (entries.length > main.length) {
@@ -144,9 +170,77 @@ export class Vote {
     this.onView = onView;
     this.onClose = onClose;
     this.view = null; // the last public view
-    this.myVote = null; // {chapter, round, option, version}: this room's vote as the server answered it
+    this.myVote = null; // {number, round, option, sure, version}: this room's vote as the server answered it
     this.message = null; // [key, vars, error]: the last vote's outcome
     this.source = null;
+    this.sure = null; // true / false once the student said, with the round on screen
+    // Three parts: the question and its options, redrawn with every view; how sure and why,
+    // kept (a view arriving while the student types must not take the line away); the outcome
+    // and the reveal, redrawn.
+    this.top = el('div', 'vote-top');
+    this.notes = this.notesForm();
+    this.tail = el('div', 'vote-tail');
+  }
+
+  /** "Sure / not sure" and one optional line of why; each re-sends the vote with them. */
+  notesForm() {
+    const form = el('form', 'vote-notes');
+    form.hidden = true;
+    const ask = el('p', 'vote-sure-ask', '');
+    const group = el('div', 'vote-sure');
+    group.setAttribute('role', 'group');
+    for (const [value, key] of [[true, 'vote.sure'], [false, 'vote.unsure']]) {
+      const button = el('button', 'vote-sure-button', '');
+      button.type = 'button';
+      button.dataset.sure = String(value);
+      button.dataset.key = key;
+      button.addEventListener('click', () => {
+        this.sure = value;
+        this.sendNotes(button);
+      });
+      group.append(button);
+    }
+    const why = el('input', 'vote-why');
+    why.type = 'text';
+    why.maxLength = WHY_CHARS;
+    why.autocomplete = 'off';
+    const send = el('button', 'vote-why-send', '');
+    send.type = 'submit';
+    const line = el('div', 'vote-why-line');
+    line.append(why, send);
+    form.append(ask, group, line);
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      this.sendNotes(send);
+    });
+    return form;
+  }
+
+  /** The vote again, with how sure and why, once a letter is chosen. */
+  sendNotes(button) {
+    const chosen = this.chosen();
+    if (chosen == null) {
+      // How sure goes with the letter when it comes; a reason alone would be lost: say so.
+      if (button.type === 'submit') this.message = ['vote.why.first', {}, true];
+      this.render();
+      return;
+    }
+    this.vote(chosen, button, this.notes.querySelector('.vote-why').value.trim() ? 'vote.why.sent' : 'vote.counted');
+  }
+
+  /** The form's words and state, in place. */
+  drawNotes(v) {
+    const form = this.notes;
+    form.hidden = !(v && v.state === 'open' && currentToken());
+    form.querySelector('.vote-sure-ask').textContent = t('vote.sure.ask');
+    for (const button of form.querySelectorAll('.vote-sure-button')) {
+      button.textContent = t(button.dataset.key);
+      button.setAttribute('aria-pressed', String(String(this.sure) === button.dataset.sure));
+    }
+    const why = form.querySelector('.vote-why');
+    why.placeholder = t('vote.why');
+    why.setAttribute('aria-label', t('vote.why'));
+    form.querySelector('.vote-why-send').textContent = t('vote.why.send');
   }
 
   /** Listens to the vote; again, a no-op while the stream is open. */
@@ -168,8 +262,13 @@ export class Vote {
     const before = this.view;
     if (before && (view.version ?? 0) < (before.version ?? 0)) return;
     this.view = view;
-    const sameRound = before && before.chapter === view.chapter && before.round === view.round;
-    if (!sameRound) this.readMyVote();
+    const sameRound = before && before.number === view.number && before.round === view.round;
+    if (!sameRound) {
+      // A new question or round: the student says again how sure, and why.
+      this.sure = null;
+      this.notes.querySelector('.vote-why').value = '';
+      this.readMyVote();
+    }
     if (!sameRound || before.state !== view.state) this.message = null;
     this.render();
     this.onView(view);
@@ -182,7 +281,13 @@ export class Vote {
       const view = await call('GET', '/poll');
       // Read before this page's own vote was counted: that vote's answer is the newer.
       if ((view.version ?? 0) < (this.myVote?.version ?? 0)) return;
-      if (view.my_vote != null) this.myVote = { chapter: view.chapter, round: view.round, option: view.my_vote, version: view.version };
+      if (view.my_vote != null) {
+        const note = view.my_note || {};
+        this.myVote = { number: view.number, round: view.round, option: view.my_vote, sure: note.sure, version: view.version };
+        this.sure = note.sure ?? null;
+        const why = this.notes.querySelector('.vote-why');
+        if (note.why && document.activeElement !== why && !why.value) why.value = note.why;
+      }
       this.render();
     } catch {
       // Not this room's token (the instructor's, or a refused link): no vote of its own to show.
@@ -193,17 +298,23 @@ export class Vote {
   chosen() {
     const v = this.view;
     const m = this.myVote;
-    return v && m && m.chapter === v.chapter && m.round === v.round ? m.option : null;
+    return v && m && m.number === v.number && m.round === v.round ? m.option : null;
   }
 
-  async vote(option, button) {
+  async vote(option, button, counted = 'vote.counted') {
     button.disabled = true;
+    const body = { option };
+    if (this.sure != null) body.sure = this.sure;
+    const why = this.notes.querySelector('.vote-why').value.trim();
+    if (why) body.why = why;
     try {
-      this.myVote = await call('POST', '/poll', { option });
-      this.message = ['vote.counted', {}, false];
+      this.myVote = await call('POST', '/poll', body);
+      this.message = [counted, {}, false];
     } catch (err) {
       const key = { 401: 'vote.notoken', 403: 'vote.forbidden', 409: 'vote.closed' }[err.status];
       this.message = key ? [key, {}, true] : ['vote.error', { error: err.message }, true];
+    } finally {
+      button.disabled = false; // the form's buttons stay; the options are drawn anew
     }
     this.render();
   }
@@ -211,13 +322,17 @@ export class Vote {
   render() {
     const v = this.view;
     const host = this.host;
-    host.replaceChildren();
     host.dataset.state = v?.state || 'idle';
     host.dataset.round = v?.round ?? '';
+    if (host.firstChild !== this.top) host.replaceChildren(this.top, this.notes, this.tail);
+    this.top.replaceChildren();
+    this.tail.replaceChildren();
+    this.drawNotes(v);
     if (!v || v.state === 'idle' || !v.question) {
-      host.append(el('p', 'vote-waiting', t('vote.waiting')));
+      this.top.append(el('p', 'vote-waiting', t('vote.waiting')));
       return;
     }
+    const top = this.top;
     const status = v.state === 'open'
       ? t('vote.open', { round: v.round, voted: fmt(v.voted), rooms: fmt(v.rooms) })
       : v.state === 'closed' ? t('vote.closedround', { round: v.round, voted: fmt(v.voted) }) : t('vote.revealed');
@@ -227,9 +342,9 @@ export class Vote {
       close.title = t('vote.hide');
       close.setAttribute('aria-label', t('vote.hide'));
       close.addEventListener('click', () => this.onClose(v));
-      host.append(close);
+      top.append(close);
     }
-    host.append(el('p', 'vote-status', status), el('h2', 'vote-question', inLanguage(v.question)));
+    top.append(el('p', 'vote-status', `${questionLabel(v)} · ${status}`), el('h2', 'vote-question', inLanguage(v.question)));
     const chosen = this.chosen();
     const landed = v.state === 'revealed' ? v.reveal?.landed : undefined;
     const list = el('ol', 'vote-options');
@@ -246,15 +361,15 @@ export class Vote {
       li.append(button);
       list.append(li);
     });
-    host.append(list);
+    top.append(list);
     const [key, vars, error] = this.message
       || (chosen != null && v.state === 'open' ? ['vote.changeable', {}, false] : null)
       || (v.state === 'open' && !currentToken() ? ['vote.notoken', {}, true] : null)
       || [v.state === 'closed' ? 'vote.wait' : '', {}, false];
     if (key) {
       const note = el('p', `vote-note${error ? ' error' : ''}`, t(key, vars));
-      host.append(note);
+      this.tail.append(note);
     }
-    if (v.state === 'revealed' && v.reveal) host.append(reveal(v.reveal, v.question.options));
+    if (v.state === 'revealed' && v.reveal) this.tail.append(reveal(v.reveal, v.question.options));
   }
 }

@@ -166,6 +166,10 @@ mod tests {
             "present.html",
             "present.js",
             "present.css",
+            "present-notes.js",
+            "poll-strings.js",
+            "class-strings.js",
+            "class-results.js",
             "vendor/uplot/uPlot.esm.min.js",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dashboard's real-browser test: Debian's headless Chromium driven by playwright-core
+# The pages' real-browser tests (all.test.mjs): Debian's headless Chromium driven by playwright-core
 # against a fleet (`oversell up`) the test starts and stops itself.
 #
 # playwright-core comes from PyPI, not npm: the `playwright` wheel carries its driver, which
@@ -53,4 +53,4 @@ if [ -z "${OVERSELL_BIN:-}" ]; then
 fi
 mkdir -p "$root/artifacts/browser"
 cd "$here"
-OVERSELL_BIN="$bin" "$driver/node" --test --test-reporter=spec dashboard.test.mjs
+OVERSELL_BIN="$bin" "$driver/node" --test --test-reporter=spec all.test.mjs

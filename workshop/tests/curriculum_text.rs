@@ -28,7 +28,15 @@ const I18N: File = ("static/i18n.js", include_str!("../../static/i18n.js"));
 /// The lab page's strings, which join i18n.js's when its module loads.
 const LAB: File = ("static/lab.js", include_str!("../../static/lab.js"));
 /// The class page's strings, likewise.
-const CLASS: File = ("static/class.js", include_str!("../../static/class.js"));
+const CLASS: File = (
+    "static/class-strings.js",
+    include_str!("../../static/class-strings.js"),
+);
+/// The class vote's strings (the vote page, the card, the presenter), likewise.
+const POLL: File = (
+    "static/poll-strings.js",
+    include_str!("../../static/poll-strings.js"),
+);
 /// The tiers' paragraphs, which the dashboard imports when it first describes a tier.
 const TIER_TEXT: File = (
     "static/tier-text.js",
@@ -194,7 +202,10 @@ fn chinese_texts() -> Vec<(String, String)> {
         texts.push((format!("lab.js zh `{k}`"), v));
     }
     for (k, v) in table_in(CLASS, "const zh = {", "};") {
-        texts.push((format!("class.js zh `{k}`"), v));
+        texts.push((format!("class-strings.js zh `{k}`"), v));
+    }
+    for (k, v) in table_in(POLL, "const zh = {", "};") {
+        texts.push((format!("poll-strings.js zh `{k}`"), v));
     }
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
@@ -217,7 +228,7 @@ fn chinese_texts() -> Vec<(String, String)> {
 
 #[test]
 fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
-    for file in [I18N, LAB, CLASS] {
+    for file in [I18N, LAB, CLASS, POLL] {
         let en = table_in(file, "const en = {", "};");
         let zh = table_in(file, "const zh = {", "};");
         same_keys(file.0, &en, &zh);
