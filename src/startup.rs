@@ -148,6 +148,7 @@ impl Application {
         let heartbeat = self.state.fleet.spawn_heartbeat();
         let viewers = crate::viewers::spawn_publisher(self.state.clone());
         let poll = self.state.poll.spawn(self.state.resource.clone());
+        let room_runs = routes::spawn_room_run_watch(self.state.clone());
         let sweeper = self.client_limit.as_ref().map(ClientLimiter::spawn_sweeper);
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
@@ -171,6 +172,7 @@ impl Application {
         heartbeat.abort();
         viewers.abort();
         poll.abort();
+        room_runs.abort();
         if let Some(sweeper) = sweeper {
             sweeper.abort();
         }

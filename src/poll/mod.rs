@@ -7,7 +7,8 @@
 //! - [`standings`]: what students, the presenter and the reveal see;
 //! - [`watch`]: one watcher per instance, told of changes over pub/sub, for every stream;
 //! - [`poll_events`]: one `/poll/events` connection;
-//! - [`results`]: the class's results as JSON, CSV and Markdown.
+//! - [`results`]: the class's results as JSON, CSV and Markdown;
+//! - [`room_run_lease`]: who runs the class's rooms after a reveal in every room.
 //!
 //! No option is stored as the answer: the right one is the option the run's figures landed
 //! in (`workshop::scenario::question`), and no vote is scored for speed.
@@ -15,6 +16,7 @@
 pub mod ballot_box;
 pub mod poll_events;
 pub mod results;
+pub mod room_run_lease;
 pub mod standings;
 pub mod watch;
 

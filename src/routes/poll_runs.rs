@@ -13,7 +13,9 @@
 //! counted as not run, never as landed. When the instance running them stops (a restart, a
 //! scale-down), each room left without an outcome is kept as failed, saying why, before the
 //! instance exits: otherwise the projector would count it "not run yet" for good, with nobody
-//! left to run it. (An instance killed outright says nothing; its rooms stay not run.)
+//! left to run it. An instance killed outright says nothing: the runner holds a lease it
+//! renews (`poll::room_run_lease`), and once that lapses another instance takes the rooms left
+//! and runs them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +27,7 @@ use super::scenario::FleetRunner;
 use crate::error::AppError;
 use crate::keys::Keys;
 use crate::poll::ballot_box::{self, Overwrite, RoomRun, RunRecord};
+use crate::poll::room_run_lease::{self, Claimed};
 use crate::scenario_guard::ScenarioGuard;
 use crate::state::AppState;
 
@@ -77,6 +80,7 @@ pub(super) async fn run_chapter(
     let run = runner.run(scenario).await;
     running.release().await;
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
+    super::scenario::keep_history(state, &keys, &run).await;
     tracing::info!(
         chapter,
         room,
@@ -110,29 +114,98 @@ pub(super) fn moved(chapter: &str) -> AppError {
 }
 
 /// Runs the revealed `run`'s chapter in each of its `every_room` rooms, in the background, as
-/// work the instance lets finish before it exits ([`AppState::background`]).
+/// work the instance lets finish before it exits ([`AppState::background`]), under the rooms'
+/// lease: should another instance hold it already, the rooms are that one's.
 pub(super) fn spawn_every_room(state: AppState, chapter: String, run: &RunRecord) {
-    let Some(scenario) = scenario::find(&chapter) else {
-        return;
-    };
-    let (run_id, rooms) = (run.id.clone(), run.every_room.clone());
+    let run_id = run.id.clone();
     let background = state.background.clone();
     background.spawn(async move {
-        let mut stopping = state.stopping.subscribe();
-        let stops = async move {
-            let _ = stopping.wait_for(|stop| *stop).await;
-        };
-        tokio::select! {
-            () = run_every_room(&state, &chapter, &run_id, &rooms, scenario) => {
-                tracing::info!(chapter, "class vote: the runs in every room ended");
-            }
-            () = stops => {
-                // The runs under way end here, with the instance: they are rooms left too.
-                tracing::info!(chapter, "class vote: the instance stops, so do the runs in every room");
-                leave_unrun(&state, &chapter, &run_id, &rooms).await;
-            }
+        let holder = format!("{}:{}", state.instance, state.next_owner());
+        match room_run_lease::claim(&state.resource, Some(&chapter), Some(&run_id), &holder).await {
+            Ok(Some(claimed)) => run_claimed(&state, claimed).await,
+            Ok(None) => {}
+            // No lease was taken: an instance looking for rooms left takes them.
+            Err(err) => tracing::warn!(%err, chapter, "class vote: the rooms' lease not taken"),
         }
     });
+}
+
+/// Every instance, until it stops: looks for rooms of a reveal in every room whose runner's
+/// lease lapsed (its instance was killed), takes them and runs them.
+pub fn spawn_room_run_watch(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut stopping = state.stopping.subscribe();
+        let mut every = tokio::time::interval(room_run_lease::LOOK_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {}
+                _ = stopping.wait_for(|stop| *stop) => return,
+            }
+            let holder = format!("{}:{}", state.instance, state.next_owner());
+            match room_run_lease::claim(&state.resource, None, None, &holder).await {
+                Ok(Some(claimed)) => {
+                    tracing::info!(
+                        chapter = claimed.chapter,
+                        rooms = claimed.rooms.len(),
+                        "class vote: the rooms' runner is gone (its lease lapsed); running the rooms left"
+                    );
+                    let state = state.clone();
+                    state
+                        .background
+                        .clone()
+                        .spawn(async move { run_claimed(&state, claimed).await });
+                }
+                Ok(None) => {}
+                // The store is down: the runs cannot be kept either; look again next tick.
+                Err(err) => tracing::debug!(%err, "class vote: no look at the rooms' lease"),
+            }
+        }
+    })
+}
+
+/// Runs the rooms of `claimed` while renewing its lease, then gives the lease back. A lease
+/// found lost (this instance stopped longer than it lasts, and another took the rooms) ends
+/// the runs here: the rooms are the new holder's.
+async fn run_claimed(state: &AppState, claimed: Claimed) {
+    let Some(scenario) = scenario::find(&claimed.chapter) else {
+        room_run_lease::release(&state.resource, &claimed).await;
+        return;
+    };
+    let (chapter, run_id, rooms) = (&claimed.chapter, &claimed.run_id, &claimed.rooms);
+    let mut stopping = state.stopping.subscribe();
+    let stops = async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
+    };
+    tokio::select! {
+        () = run_every_room(state, chapter, run_id, rooms, scenario) => {
+            tracing::info!(chapter, "class vote: the runs in every room ended");
+        }
+        () = stops => {
+            // The runs under way end here, with the instance: they are rooms left too.
+            tracing::info!(chapter, "class vote: the instance stops, so do the runs in every room");
+            leave_unrun(state, chapter, run_id, rooms).await;
+        }
+        () = renew_until_lost(state, &claimed) => {
+            tracing::warn!(chapter, "class vote: the rooms' lease was lost to another instance; it runs them");
+        }
+    }
+    room_run_lease::release(&state.resource, &claimed).await;
+}
+
+/// Renews the lease every [`room_run_lease::RENEW_EVERY`]; returns once it is lost.
+async fn renew_until_lost(state: &AppState, claimed: &Claimed) {
+    let mut every = tokio::time::interval(room_run_lease::RENEW_EVERY);
+    every.tick().await;
+    loop {
+        every.tick().await;
+        match room_run_lease::renew(&state.resource, claimed).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            // The store is down: the rooms' runs fail on their own; try again next tick.
+            Err(err) => tracing::warn!(%err, "class vote: the rooms' lease not renewed"),
+        }
+    }
 }
 
 /// The runs themselves, [`ROOMS_AT_ONCE`] at a time (or one), until one says to stop.

@@ -229,3 +229,114 @@ async fn rooms_left_by_a_stopping_instance_say_so_instead_of_waiting_for_good() 
     }
     fleet.stop().await;
 }
+
+/// The instance running the class's rooms, killed outright (`SIGKILL`: it says nothing), leaves
+/// no room "not run yet": its lease on the rooms lapses, another instance takes the rooms left
+/// and runs them, and every room ends with a run of its own (none failed, none pending).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_left_by_a_killed_runner_are_taken_over_by_another_instance() {
+    const ROOMS: u64 = 6;
+    const LEASE_KEY: &str = "oversell:{.fleet}:class:poll:rooms-lease";
+    let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let client = reqwest::Client::new();
+    let base = fleet.url().to_owned();
+    let seats = make_class(&client, &base, TOKEN, ROOMS as usize).await;
+    ok(
+        &client,
+        &base,
+        Method::POST,
+        "/admin/class/poll",
+        Some(TOKEN),
+        Some(json!({ "chapter": CHAPTER })),
+    )
+    .await;
+    assert_eq!(vote(&client, &base, &seats[0], 0).await.0, StatusCode::OK);
+    let reveal = ok(
+        &client,
+        &base,
+        Method::POST,
+        "/admin/class/poll/reveal",
+        Some(TOKEN),
+        Some(json!({ "run": true, "every_room": true })),
+    )
+    .await;
+    assert_eq!(reveal["every_room"]["rooms"], ROOMS, "{reveal}");
+
+    // The lease names its holder, `<instance>:<process run>:<n>`: the runner to kill.
+    let redis = redis::Client::open(fleet.redis_url().unwrap()).unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let lease = |mut conn: redis::aio::MultiplexedConnection| async move {
+        let value: Option<String> = redis::cmd("GET")
+            .arg(LEASE_KEY)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        value.and_then(|v| v.split_once('\n').map(|(_, holder)| holder.to_owned()))
+    };
+    let runner = poll_until(
+        Duration::from_secs(10),
+        || lease(conn.clone()),
+        Option::is_some,
+    )
+    .await
+    .expect("no lease on the class's rooms after the reveal");
+    let runner_id = runner.split(':').next().unwrap().to_owned();
+    let victim = fleet
+        .instances()
+        .into_iter()
+        .find(|i| i.id == runner_id)
+        .unwrap_or_else(|| panic!("{runner}: no such instance in {:?}", fleet.instances()));
+    let view = ok(&client, &base, Method::GET, "/poll", None, None).await;
+    let pending = view["reveal"]["every_room"]["pending"].as_u64().unwrap();
+    assert!(pending >= 2, "the rooms should still be running: {view}");
+    assert_eq!(
+        unsafe { libc::kill(victim.pid.unwrap() as i32, libc::SIGKILL) },
+        0
+    );
+
+    // Another holder within the lease (15 s) and a look (2 s), with room for a loaded machine.
+    let taker = poll_until(
+        Duration::from_secs(40),
+        || lease(conn.clone()),
+        |holder| holder.as_ref().is_some_and(|h| *h != runner),
+    )
+    .await;
+    assert!(
+        taker.as_ref().is_some_and(|h| *h != runner),
+        "the rooms of {runner} (killed) were not taken: lease {taker:?}"
+    );
+
+    let view = poll_until(
+        Duration::from_secs(240),
+        || call(&client, &base, Method::GET, "/poll", None, None),
+        |(status, view)| *status == StatusCode::OK && view["reveal"]["every_room"]["pending"] == 0,
+    )
+    .await
+    .1;
+    let tally = &view["reveal"]["every_room"];
+    assert_eq!(tally["pending"], 0, "rooms still 'not run yet': {view}");
+    assert_eq!(
+        tally["failed"],
+        json!([]),
+        "every room left is run again: {view}"
+    );
+    let (landed, none, _, _) = outcomes(tally);
+    assert_eq!(landed + none, ROOMS, "{view}");
+    for seat in &seats {
+        let path = format!("/state?room={}", seat.room);
+        let state = ok(&client, &base, Method::GET, &path, None, None).await;
+        assert!(
+            state["orders"].as_i64().unwrap() > 0,
+            "{}: {state}",
+            seat.room
+        );
+    }
+    // The lease goes with the last room: nothing is left to take.
+    let left: Option<String> = redis::cmd("GET")
+        .arg(LEASE_KEY)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, None);
+    fleet.stop().await;
+}
