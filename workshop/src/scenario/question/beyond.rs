@@ -70,7 +70,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "redlock-minority-down",
         "Redlock on five independent masters, a lock needing three; two masters are killed as \
          the sale starts. What do the 300 buyers get?",
-        "红锁（Redlock）部署在五个相互独立的主节点上，拿到三个就算加锁成功；开卖时其中两个被杀掉。\
+        "红锁（Redlock）部署在五个相互独立的主节点上，在其中三个上加锁成功才算拿到锁；开卖时其中两个被杀掉。\
          这 300 个买家的请求结果如何？",
         &AVAILABILITY,
     ),

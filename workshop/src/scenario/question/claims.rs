@@ -123,7 +123,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          300 s / 60 s) and crashes right after the holder takes the lock, then restarts. How \
          often is the one item sold?",
         "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据。\
-         存放锁的 Redis 按经典规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁它就崩溃并重启。\
+         存放锁的 Redis 按经典规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
          这件商品会卖出几次？",
         &ONE_ITEM,
     )

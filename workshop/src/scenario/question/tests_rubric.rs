@@ -278,3 +278,39 @@ fn the_deck_is_in_course_order_puts_ten_claims_on_trial_and_pairs_what_exists() 
     }
     assert!(deck.iter().filter(|q| q.pair.is_some()).count() >= 6);
 }
+
+/// Chinese a Chinese instructor would not write, as a review of the deck found it: a stem that
+/// asks what the buyers "get", a renewal "every a third", a master restarted "empty", a
+/// majority of votes "handed back", and 倍 that reads as "more by" where it means "times".
+const UNIDIOMATIC: &[&str] = &[
+    "买家会得到什么",
+    "每隔三分之一",
+    "空着重启",
+    "交还迟到的多数票",
+    "至少快一倍",
+    "不到两倍",
+];
+
+#[test]
+fn the_chinese_reads_as_an_instructor_writes_it_and_glosses_its_terms_once_first() {
+    let mut texts = Vec::new();
+    for q in deck() {
+        texts.push((q.id.to_owned(), q.zh));
+        for (i, choice) in q.options.iter().enumerate() {
+            texts.push((format!("{} option {i}", q.id), choice.zh));
+        }
+    }
+    for (name, text) in &texts {
+        for phrase in UNIDIOMATIC {
+            assert!(!text.contains(phrase), "{name} says `{phrase}`: {text}");
+        }
+    }
+    // The first mention of each term in the deck's order carries its English once.
+    for (term, gloss) in [("红锁", "红锁（Redlock）"), ("围栏令牌", "围栏令牌（fencing token）")] {
+        let first = texts.iter().find(|(_, t)| t.contains(term));
+        let (name, text) = first.unwrap_or_else(|| panic!("no question says {term}"));
+        assert!(text.contains(gloss), "{name} first says {term} without `{gloss}`: {text}");
+        let glossed = texts.iter().filter(|(_, t)| t.contains(gloss)).count();
+        assert_eq!(glossed, 1, "{gloss} is glossed {glossed} times");
+    }
+}
