@@ -200,6 +200,14 @@ impl Keys {
     pub fn lab(&self) -> String {
         self.key("lab")
     }
+    /// The room's last runs' histories (JSON Lines), by run id, and their ids newest first:
+    /// kept across resets, gone with the room.
+    pub fn histories(&self) -> String {
+        self.key("histories")
+    }
+    pub fn history_ids(&self) -> String {
+        self.key("history_ids")
+    }
     /// The room's last grading's answer: its job number, HTTP status and body (the card, or
     /// the error), for a student who comes back for it.
     pub fn lab_grading(&self) -> String {
@@ -300,7 +308,13 @@ impl Keys {
         ];
         let mut all = self.resettable();
         all.retain(|key| !locks.contains(key));
-        all.extend([self.settings(), self.generation(), self.lab()]);
+        all.extend([
+            self.settings(),
+            self.generation(),
+            self.lab(),
+            self.histories(),
+            self.history_ids(),
+        ]);
         all
     }
 

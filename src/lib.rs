@@ -32,6 +32,7 @@
 //! - [`fleet_sync`]: settings and faults shared by every instance through Redis, the pub/sub
 //!   subscriber, control messages (crash / freeze one instance) and the instance registry.
 //! - [`keys`]: every Redis key, built from a room name.
+//! - [`histories`]: the last runs' histories of each room, for `GET /admin/runs/{id}/history`.
 //! - [`rooms`]: a room's life: created by admin writes under `--max-rooms`, expired when idle,
 //!   and told apart when the resource store lost it (`state_lost`).
 //! - The tier ids, the settings, the fault kinds, a burst's request and report, and the
@@ -91,6 +92,7 @@ pub(crate) mod feed;
 pub(crate) mod fleet_sync;
 pub(crate) mod grading_queue;
 pub(crate) mod ground_truth;
+pub(crate) mod histories;
 pub(crate) mod keys;
 pub(crate) mod lab;
 pub mod launch;

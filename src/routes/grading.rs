@@ -20,7 +20,9 @@ use axum::Json;
 use oversell_api::tier::LAB_LOCK;
 use serde::Deserialize;
 use serde_json::Value;
-use workshop::lab::{self as grader, ReportCard, Shape};
+use workshop::lab::{self as grader, Outcome, ReportCard, Shape};
+
+use crate::histories::KEPT_PER_ROOM;
 
 use super::extract::{json_body, Body, Caller, RoomAdmin};
 use super::lab::{lab_fits, shape, take_last_error};
@@ -247,6 +249,17 @@ async fn run(
     match card {
         Ok(card) => {
             tracing::info!(room = keys.room(), outcomes = ?card.outcomes(), "lab lock graded");
+            // Where the lock broke is what a student looks into: those attacks' histories
+            // are kept (a room keeps its last few runs), the held ones are not.
+            let broke = card.attacks.iter().filter(|a| {
+                matches!(
+                    a.outcome,
+                    Outcome::Overlap | Outcome::ForeignRelease | Outcome::Deadlock
+                )
+            });
+            for run in broke.filter_map(|a| a.run.as_ref()).take(KEPT_PER_ROOM) {
+                super::scenario::keep_history(state, keys, run).await;
+            }
             Ok(card)
         }
         // Whether the fleet is there at all, asked once the grading failed: a fleet that is

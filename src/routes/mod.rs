@@ -7,6 +7,7 @@ pub(crate) mod class;
 mod events;
 mod extract;
 mod grading;
+mod histories;
 mod lab;
 mod observe;
 mod openapi;
@@ -52,6 +53,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(observe::state))
         .routes(routes!(observe::ledger))
         .routes(routes!(timeline::timeline))
+        .routes(routes!(histories::list))
+        .routes(routes!(histories::history))
         .routes(routes!(observe::tiers))
         .routes(routes!(observe::health))
         .routes(routes!(observe::metrics))

@@ -16,6 +16,7 @@ mod faults;
 mod field;
 mod fleet_settings;
 mod hand_off;
+mod history;
 mod limits;
 mod listener;
 mod lock_store;

@@ -78,6 +78,9 @@ enum Outcome {
         missed: Vec<String>,
         /// The option of the chapter's question each run landed in (`None`: in none).
         landed: Vec<Option<usize>>,
+        /// The history checker's verdicts on the last run, and whether they agree with the
+        /// chapter's own figures.
+        checker: String,
     },
     /// Its fleet could not be started, or the run itself failed.
     Error(String),
@@ -305,9 +308,14 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         spare: None,
     };
     let (mut held, mut missed, mut landed) = (0, Vec::new(), Vec::new());
+    let mut checker = String::new();
     for _ in 0..repeat {
         let run = runner.run(scenario).await?;
         landed.push(question(scenario.id).and_then(|q| q.landed(&run.figures)));
+        checker = match &run.check {
+            Ok(checked) => checked.cell(),
+            Err(why) => format!("not checked: {why}"),
+        };
         if run.passed {
             held += 1;
         } else {
@@ -324,6 +332,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         runs: repeat,
         missed,
         landed,
+        checker,
     })
 }
 
@@ -405,12 +414,12 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
         if args.repeat == 1 { "" } else { "s" },
         seconds / 60.0
     );
-    out += "| # | chapter | group | tier | article and lines | fleet | verdict | held | s |\n";
-    out += "|---|---|---|---|---|---|---|---|---|\n";
+    out += "| # | chapter | group | tier | article and lines | fleet | verdict | held | history checker | s |\n";
+    out += "|---|---|---|---|---|---|---|---|---|---|\n";
     for (n, c) in done.iter().enumerate() {
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | `{}` | {} | {} | {} | {} | {:.0} |",
+            "| {} | `{}` | {} | `{}` | {} | {} | {} | {} | {} | {:.0} |",
             n + 1,
             c.scenario.id,
             c.group,
@@ -419,6 +428,10 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
             cell(&c.fleet),
             c.verdict(),
             held_cell(c),
+            cell(match &c.outcome {
+                Outcome::Ran { checker, .. } => checker,
+                _ => "—",
+            }),
             c.seconds
         );
     }

@@ -8,7 +8,10 @@
 //! taken as granted at its enter (the grant came just before), running a TTL from then and
 //! from each renewal, released at its exit. The `run` line's `clocks` says so.
 
+mod checked;
 mod sections;
+
+pub use checked::{check, report, Checked};
 
 use std::io::Write;
 use std::path::Path;

@@ -264,6 +264,11 @@ fn text_report(results: &[Runs<'_>], lang: Lang, repeat: u32) -> String {
                 .filter_map(|(key, label)| run.figures.get(*key).map(|v| format!("{label} {v}")))
                 .collect();
             let _ = writeln!(out, "    figures: {}", figures.join(", "));
+            let checked = match &run.check {
+                Ok(checked) => checked.cell(),
+                Err(why) => format!("not checked: {why}"),
+            };
+            let _ = writeln!(out, "    history checker: {checked}");
         }
         explain(&mut out, s, lang);
     }

@@ -54,6 +54,15 @@ impl Runner<'_> {
             }
             None => None,
         };
+        // `stall_ms`, where the chapter's question reads it: the same load under the same
+        // tier with no fault first, so that the figure is the wait the fault added, not the
+        // time a long queue takes on its own.
+        let unfaulted =
+            if super::question(scenario.id).is_some_and(|q| q.reads.contains(&"stall_ms")) {
+                Some(self.fire_as(scenario, scenario.tier).await?.max_ms)
+            } else {
+                None
+            };
         // The same load under the race for the lock first, to set the queue beside it: the
         // tier's own lock without its queue (its row of the tier table says which).
         let needs_race = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure.starts_with("race_") || c.figure.ends_with("_vs_race")));
@@ -127,6 +136,9 @@ impl Runner<'_> {
         if let Some((figure, reference)) = baseline {
             figures.insert(figure.into(), fired.throughput / reference.max(1e-9));
         }
+        if let Some(reference) = unfaulted {
+            figures.insert("stall_ms".into(), (fired.max_ms - reference).max(0.0));
+        }
 
         let verdicts = match scenario.expect {
             Expect::Figures(checks) => {
@@ -149,6 +161,10 @@ impl Runner<'_> {
         };
         // Leave nothing armed for whoever comes next.
         self.disarm().await?;
+        let check = history
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|lines| recorder::check(lines, &figures));
         Ok(ScenarioRun {
             id: scenario.id,
             tier: scenario.tier,
@@ -157,6 +173,7 @@ impl Runner<'_> {
             verdicts,
             figures,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            check,
             run_id,
             history,
         })

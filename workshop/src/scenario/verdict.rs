@@ -95,6 +95,9 @@ pub struct ScenarioRun {
     /// The run's whole history (`Err`: why it could not be read back; the run itself stands).
     #[serde(skip)]
     pub history: Result<std::sync::Arc<Vec<crate::history::Line>>, String>,
+    /// What the history checker said of that history, beside these figures (`Err`: why it
+    /// could not check it).
+    pub check: Result<crate::recorder::Checked, String>,
 }
 
 /// Each check against the figures after the load.
