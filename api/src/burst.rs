@@ -25,9 +25,12 @@ pub const MAX_BURST_BUYERS: usize = 5_000;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BurstRequest {
+    /// Buyers at once, 1–5000.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 5000))]
     pub buyers: usize,
-    /// Items per order (1 when left out).
+    /// Items per order, 1–10 (1 when left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
     pub qty: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<Via>,

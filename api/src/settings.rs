@@ -261,16 +261,21 @@ pub struct SettingsPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 10, maximum = 600000))]
     pub ttl_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 60000))]
     pub business_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<WaitStrategy>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 120000))]
     pub wait_deadline_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 4))]
     pub sync_replicas: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10000))]
     pub sync_timeout_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<LeaseMode>,

@@ -55,9 +55,12 @@ pub(super) struct ClassBody {
     /// One room and token per student, 1–200.
     #[schema(minimum = 1, maximum = 200)]
     students: usize,
-    /// The rooms' names: `<prefix>-1` … [default: `student`].
+    /// The rooms' names: `<prefix>-1` … [default: `student`]; 28 characters leave room for
+    /// `-200` in a room name's 32.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,28}$")]
     prefix: Option<String>,
-    /// Each room's stock [default: 100].
+    /// Each room's stock, 0–1000000 [default: 100].
+    #[schema(minimum = 0, maximum = 1000000)]
     stock: Option<i64>,
 }
 

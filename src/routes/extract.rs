@@ -38,15 +38,35 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     }
 }
 
-/// Parses a JSON body; `None` when the body is empty. Any content type is accepted, so a bare
-/// `curl -d` works.
+/// Parses a JSON body; `None` when the body is empty or JSON `null`, both saying "no body" (a
+/// client that serializes an absent value sends `null`; the document allows it where a body
+/// is optional). Any content type is accepted, so a bare `curl -d` works.
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, AppError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    serde_json::from_slice(body)
-        .map(Some)
-        .map_err(|e| AppError::BadRequest(format!("invalid JSON body: {e}")))
+    let invalid = |e: serde_json::Error| AppError::BadRequest(format!("invalid JSON body: {e}"));
+    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(invalid)?;
+    whole_numbers_as_integers(&mut value);
+    serde_json::from_value::<Option<T>>(value).map_err(invalid)
+}
+
+/// JSON Schema counts `3.0` as an integer (a number with no fraction), and the document says
+/// `integer`: a client may send one, and it must read as `3`, not be refused as a float.
+fn whole_numbers_as_integers(value: &mut serde_json::Value) {
+    use serde_json::{Number, Value};
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            let whole = n.as_f64().filter(|f| f.fract() == 0.0);
+            // Within i64's range; a number past it is no count the API takes anyway.
+            if let Some(f) = whole.filter(|f| f.abs() < 9.2e18) {
+                *n = Number::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(whole_numbers_as_integers),
+        _ => {}
+    }
 }
 
 /// Like [`json_body`], for endpoints that need a body.
@@ -242,5 +262,33 @@ mod tests {
         assert!(!token_matches("secreT", "secret"));
         assert!(!token_matches("secret2", "secret"));
         assert!(!token_matches("", "secret"));
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Needs {
+        #[allow(dead_code)] // read by serde only
+        n: u8,
+    }
+
+    #[test]
+    fn a_required_body_refuses_null_as_it_refuses_none() {
+        for body in [&b""[..], b"null"] {
+            let err = required_json::<Needs>(body, r#"{"n": 1}"#).unwrap_err();
+            assert!(
+                matches!(&err, AppError::BadRequest(m) if m.contains("a JSON body is required")),
+                "{err:?}"
+            );
+        }
+        assert!(required_json::<Needs>(br#"{"n": 1}"#, "").is_ok());
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_is_an_integer() {
+        let n = |body: &[u8]| required_json::<Needs>(body, "").map(|b| b.n);
+        assert_eq!(n(br#"{"n": 3.0}"#).unwrap(), 3);
+        assert_eq!(n(br#"{"n": 3e0}"#).unwrap(), 3);
+        assert!(n(br#"{"n": 3.5}"#).is_err());
+        assert!(n(br#"{"n": 1e300}"#).is_err());
+        assert!(n(br#"{"n": -1.0}"#).is_err());
     }
 }

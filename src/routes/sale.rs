@@ -61,6 +61,14 @@ mod tests {
     }
 
     #[test]
+    fn a_json_null_body_is_the_empty_body() {
+        for body in [&b"null"[..], b" null\n", b"{}"] {
+            let order = parse_order(body).unwrap();
+            assert_eq!(order, Order::new("anonymous".into(), 1).unwrap());
+        }
+    }
+
+    #[test]
     fn qty_outside_the_range_is_refused() {
         for body in [
             &br#"{"qty":0}"#[..],
