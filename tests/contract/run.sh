@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The API as a contract: /openapi.json validated by openapi-spec-validator, then fuzzed by
-# schemathesis against a live `oversell up --lab --class 2` fleet that this script starts and
-# stops (fuzz.py says what runs, with which token, and what must hold afterwards); then every
+# schemathesis (positive mode, every check, through nginx and at an instance) against a live
+# `oversell up --lab --class 2` fleet that this script starts and stops (fuzz.py says what
+# runs, with which token, and what must hold afterwards); then every
 # instance's /metrics, after the fuzz, through `promtool check metrics`, and the observe
 # profile's Prometheus configuration and rules through `promtool check config`.
 #
