@@ -125,10 +125,11 @@ fn chapter(out: &mut String, s: &Scenario) {
         .map_or_else(|| "none".to_owned(), fault_words);
     let _ = writeln!(
         out,
-        "**Load.** {} buyers for {} items, {}, lease {} ms, work {} ms, wait deadline {} ms; \
+        "**Load.** {} buyers for {} item{}, {}, lease {} ms, work {} ms, wait deadline {} ms; \
          fault: {fault}.  \n**Expected.** {}.  \n**Sources.** {}\n",
         s.buyers,
         s.stock,
+        if s.stock == 1 { "" } else { "s" },
         via(s),
         s.ttl_ms,
         s.business_ms,
