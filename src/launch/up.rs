@@ -549,6 +549,15 @@ fn pid(pid: Option<u32>) -> String {
     pid.map_or_else(|| "-".into(), |p| p.to_string())
 }
 
+/// How the banner names a store's persistence.
+fn persistence_words(persistence: Persistence) -> String {
+    match persistence {
+        Persistence::Everysec | Persistence::Always => format!("appendfsync {persistence}"),
+        Persistence::Rdb => "RDB snapshots".into(),
+        Persistence::None => "nothing on disk".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -571,14 +580,5 @@ mod tests {
             .config()
             .unwrap();
         assert!(config.static_dir.unwrap().is_absolute());
-    }
-}
-
-/// How the banner names a store's persistence.
-fn persistence_words(persistence: Persistence) -> String {
-    match persistence {
-        Persistence::Everysec | Persistence::Always => format!("appendfsync {persistence}"),
-        Persistence::Rdb => "RDB snapshots".into(),
-        Persistence::None => "nothing on disk".into(),
     }
 }
