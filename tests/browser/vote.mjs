@@ -130,7 +130,7 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     dash = await newPhone();
     await dash.goto(`${base}/?room=${other.room}#token=${other.token}`);
     await dash.waitForSelector('#vote:not([hidden]) .vote-option', { timeout: 10_000 });
-    await dash.waitForSelector('#scenario-select option[data-number]', { timeout: 10_000 });
+    await dash.waitForSelector('#scenario-select option[data-number]', { state: 'attached', timeout: 10_000 });
     assert.deepEqual(await gives(dash, explanation), { id: false, explanation: false }, 'the dashboard of a room token');
     const [card] = await boxes(dash, '#vote');
     const [figures] = await boxes(dash, '#figures');
