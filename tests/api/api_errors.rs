@@ -334,3 +334,38 @@ async fn the_bearer_scheme_is_case_insensitive_and_a_wrong_token_is_a_401() {
         assert_eq!(body["error"], "unauthorized", "{wrong}");
     }
 }
+
+/// Through nginx, every 405 names the path's methods in `Allow` (RFC 9110) and is the API's
+/// JSON, TRACE included, which nginx refuses itself before any location.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_405_through_nginx_names_the_allowed_methods() {
+    let fleet = crate::scenarios::start_fleet(1).await;
+    let client = reqwest::Client::new();
+    for (method, path, allow) in [
+        ("TRACE", "/sale", "POST"),
+        ("TRACE", "/state", "GET,HEAD"),
+        ("PATCH", "/sale", "POST"),
+        ("DELETE", "/state", "GET,HEAD"),
+    ] {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let url = format!("{}{path}", fleet.url());
+        let response = client.request(method.clone(), url).send().await.unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        let allowed = response.headers().get("allow").cloned();
+        assert_eq!(
+            allowed.as_ref().map(|v| v.to_str().unwrap()),
+            Some(allow),
+            "{method} {path}"
+        );
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(
+            body["error"], "method_not_allowed",
+            "{method} {path}: {body}"
+        );
+    }
+    fleet.stop().await;
+}
