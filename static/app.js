@@ -173,6 +173,7 @@ async function loadScenarios() {
     scenarios = [];
   }
   const select = $('#scenario-select');
+  const picked = select.value;
   select.replaceChildren();
   for (const s of scenarios) {
     const opt = document.createElement('option');
@@ -186,6 +187,7 @@ async function loadScenarios() {
     }
     select.appendChild(opt);
   }
+  if (picked && scenarios.some((s) => s.id === picked)) select.value = picked;
   $('#run-scenario').disabled = scenarios.length === 0;
   markAdminOnly();
   showScenarioText();
@@ -505,6 +507,10 @@ token.start();
 makeChart();
 loadTiers();
 loadScenarios();
+// A viewer without a token holds no vote stream (one stream a viewer: the live state's), so it
+// asks the catalog again now and then: a chapter the class starts voting on loses its
+// explanation on this page too, and gets it back after the reveal.
+setInterval(() => { if (!token.caller) loadScenarios(); }, 20_000);
 live.connect();
 live.draw();
 window.oversell = { timeline: live.timeline, get state() { return state; } };
