@@ -3,7 +3,7 @@
 //! JSON Lines (`loadtest check` reads them). The admin token, or the room's own token for its
 //! own room's runs.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
@@ -13,6 +13,7 @@ use super::extract::RoomAdmin;
 use crate::error::AppError;
 use crate::histories;
 use crate::state::AppState;
+use workshop::history::Lang;
 
 /// `GET /admin/runs?room=`: the runs the room keeps the history of, newest first.
 #[utoipa::path(
@@ -56,12 +57,72 @@ pub async fn history(
 ) -> Result<impl IntoResponse, AppError> {
     let text = histories::read(&state.resource, &caller.keys, &id)
         .await?
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "room {} keeps no run `{id}` (it keeps its last {}: GET /admin/runs)",
-                caller.keys.room(),
-                histories::KEPT_PER_ROOM
-            ))
-        })?;
+        .ok_or_else(|| not_kept(caller.keys.room(), &id))?;
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], text))
+}
+
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LangParam {
+    /// The language of the picture's words: `en` [default] or `zh`.
+    lang: Option<String>,
+}
+
+/// `GET /admin/runs/{id}/violation.svg?room=&lang=`: the run's first violation drawn (the
+/// history checker's picture), or its first sections when every verdict held.
+#[utoipa::path(
+    get,
+    path = "/admin/runs/{id}/violation.svg",
+    tag = "admin",
+    params(("id" = String, Path, description = "The run id"), super::openapi::RoomParam, LangParam),
+    security(("admin_token" = []), ("room_token" = [])),
+    responses(
+        (status = 200, description = "A self-contained SVG (no script, no network)", content_type = "image/svg+xml", body = String),
+        (status = 400, description = "A language other than en or zh", body = super::openapi::ErrorBody),
+        (status = 401, description = "No token", body = super::openapi::ErrorBody),
+        (status = 403, description = "Another room's token", body = super::openapi::ErrorBody),
+        (status = 404, description = "The room keeps no run of that id (`not_found`)", body = super::openapi::ErrorBody),
+    )
+)]
+pub async fn violation(
+    caller: RoomAdmin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(lang): Query<LangParam>,
+) -> Result<impl IntoResponse, AppError> {
+    let lang = match lang.lang.as_deref() {
+        None | Some("en") => Lang::En,
+        Some("zh") => Lang::Zh,
+        Some(other) => {
+            return Err(AppError::BadRequest(format!(
+                "lang must be en or zh, got `{other}`"
+            )))
+        }
+    };
+    let text = histories::read(&state.resource, &caller.keys, &id)
+        .await?
+        .ok_or_else(|| not_kept(caller.keys.room(), &id))?;
+    let history = workshop::history::parse(&text)
+        .map_err(|e| AppError::Internal(format!("run {id}'s kept history: {e}")))?;
+    let report = workshop::history::check(&history);
+    let svg = workshop::history::draw::svg(&history, &report, lang);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            // The picture is drawn here, but a picture is still a document a browser may
+            // open on its own: it gets to do nothing but show itself.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'",
+            ),
+        ],
+        svg,
+    ))
+}
+
+fn not_kept(room: &str, id: &str) -> AppError {
+    AppError::NotFound(format!(
+        "room {room} keeps no run `{id}` (it keeps its last {}: GET /admin/runs)",
+        histories::KEPT_PER_ROOM
+    ))
 }

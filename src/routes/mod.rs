@@ -55,6 +55,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(timeline::timeline))
         .routes(routes!(histories::list))
         .routes(routes!(histories::history))
+        .routes(routes!(histories::violation))
         .routes(routes!(observe::tiers))
         .routes(routes!(observe::health))
         .routes(routes!(observe::metrics))

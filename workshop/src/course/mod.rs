@@ -81,6 +81,8 @@ enum Outcome {
         /// The history checker's verdicts on the last run, and whether they agree with the
         /// chapter's own figures.
         checker: String,
+        /// The last run's first violation drawn, when its history showed one.
+        drawn: Option<String>,
     },
     /// Its fleet could not be started, or the run itself failed.
     Error(String),
@@ -232,6 +234,7 @@ pub async fn run(args: CourseArgs) -> anyhow::Result<String> {
         report += &section;
         summary += &format!("\n{line}");
     }
+    report += &pictures(&done, &args.report)?;
     std::fs::write(&args.report, &report)
         .with_context(|| format!("cannot write the report to {}", args.report.display()))?;
     let text = format!(
@@ -309,6 +312,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
     };
     let (mut held, mut missed, mut landed) = (0, Vec::new(), Vec::new());
     let mut checker = String::new();
+    let mut drawn = None;
     for _ in 0..repeat {
         let run = runner.run(scenario).await?;
         landed.push(question(scenario.id).and_then(|q| q.landed(&run.figures)));
@@ -316,6 +320,11 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
             Ok(checked) => checked.cell(),
             Err(why) => format!("not checked: {why}"),
         };
+        drawn = run
+            .history
+            .as_ref()
+            .ok()
+            .and_then(|lines| violation_svg(lines));
         if run.passed {
             held += 1;
         } else {
@@ -333,6 +342,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         missed,
         landed,
         checker,
+        drawn,
     })
 }
 
@@ -458,6 +468,46 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
         out += &why;
     }
     out
+}
+
+/// The first violation of a run's history, drawn; `None` when every verdict held.
+fn violation_svg(lines: &[crate::history::Line]) -> Option<String> {
+    let (history, report) = crate::recorder::report(lines).ok()?;
+    (!report.ok).then(|| crate::history::draw::svg(&history, &report, crate::history::Lang::En))
+}
+
+/// Writes each chapter's first violation beside the report (`<report>-violations/<id>.svg`)
+/// and returns the report's section that shows them.
+fn pictures(done: &[Chapter<'_>], report: &std::path::Path) -> anyhow::Result<String> {
+    let drawn: Vec<(&str, &String)> = done
+        .iter()
+        .filter_map(|c| match &c.outcome {
+            Outcome::Ran {
+                drawn: Some(svg), ..
+            } => Some((c.scenario.id, svg)),
+            _ => None,
+        })
+        .collect();
+    if drawn.is_empty() {
+        return Ok(String::new());
+    }
+    let stem = report
+        .file_stem()
+        .map_or("course-report".into(), |s| s.to_string_lossy());
+    let dir_name = format!("{stem}-violations");
+    let dir = report.with_file_name(&dir_name);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot make {} for the pictures", dir.display()))?;
+    let mut out = String::from("\n## Where it broke\n\nEach chapter whose history shows a violation, its first one drawn by the history checker.\n\n");
+    for (id, svg) in drawn {
+        let path = dir.join(format!("{id}.svg"));
+        std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+        let _ = writeln!(
+            out,
+            "### `{id}`\n\n![{id}: where it broke]({dir_name}/{id}.svg)\n"
+        );
+    }
+    Ok(out)
 }
 
 /// An admin token no one guesses, for the fleets the course starts.
