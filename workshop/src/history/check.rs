@@ -197,11 +197,28 @@ impl CheckReport {
 /// Checks a history: the four verdicts and the figures.
 pub fn check(history: &History) -> CheckReport {
     let origin = history.origin_us();
-    let ledger = Ledger::of(history);
-    let (mutual_exclusion, overlaps, open) = exclusion::check(history, origin);
-    let (stock, figures) = stock::check(history, &ledger, origin);
-    let (fencing, stale) = fencing::check(history, origin);
-    let (acknowledged, lost) = acks::check(history, &ledger, origin);
+    // The sections' verdicts on one core, the ledger's on another: a million operations are
+    // checked in about half the time on two cores.
+    let (
+        ((mutual_exclusion, overlaps, open), (fencing, stale)),
+        ((stock, figures), (acknowledged, lost)),
+    ) = std::thread::scope(|scope| {
+        let sections = scope.spawn(|| {
+            (
+                exclusion::check(history, origin),
+                fencing::check(history, origin),
+            )
+        });
+        let ledger = Ledger::of(history);
+        let rest = (
+            stock::check(history, &ledger, origin),
+            acks::check(history, &ledger, origin),
+        );
+        (
+            sections.join().expect("the sections' check does not panic"),
+            rest,
+        )
+    });
     let ok = mutual_exclusion.holds && stock.holds && fencing.holds && acknowledged.holds;
     CheckReport {
         run_id: history.run.id.clone(),

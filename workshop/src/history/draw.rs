@@ -58,12 +58,14 @@ pub fn svg(history: &History, report: &CheckReport, lang: Lang) -> String {
         Some(f) => f.words(lang).to_string(),
         None => report.mutual_exclusion.words(lang).to_string(),
     };
+    let heads = wrap(&heading, W - 24.0, 20.0);
     let lines = wrap(&sentence, W - 24.0, 17.0);
-    let top = 40.0 + lines.len() as f64 * 23.0 + 14.0;
+    let words_y = 28.0 + heads.len() as f64 * 26.0;
+    let top = words_y + lines.len() as f64 * 23.0 + 14.0;
     let rows: usize = scene.lanes.iter().map(|l| l.rows.max(1)).sum();
     let plot_h = rows as f64 * ROW;
     let axis_y = top + plot_h;
-    let legend_y = axis_y + 46.0;
+    let legend_y = axis_y + 64.0;
     let height = legend_y + 52.0;
 
     let mut out = String::with_capacity(64 * 1024);
@@ -78,12 +80,23 @@ pub fn svg(history: &History, report: &CheckReport, lang: Lang) -> String {
         r##"<rect width="{W}" height="{height:.0}" fill="#ffffff"/>"##
     );
     let color = if report.ok { "#007a5a" } else { "#d55e00" };
-    text(&mut out, 12.0, 28.0, 20.0, 800, color, "start", &heading);
+    for (i, line) in heads.iter().enumerate() {
+        text(
+            &mut out,
+            12.0,
+            28.0 + i as f64 * 26.0,
+            20.0,
+            800,
+            color,
+            "start",
+            line,
+        );
+    }
     for (i, line) in lines.iter().enumerate() {
         text(
             &mut out,
             12.0,
-            54.0 + i as f64 * 23.0,
+            words_y + i as f64 * 23.0,
             17.0,
             500,
             INK,

@@ -13,7 +13,7 @@
 use super::check::{Finding, Firsts, Kind, Ledger, Op, Verdict};
 use super::format::{Outcome, Request, Section};
 use super::parse::History;
-use super::words::{request, secs, section, units};
+use super::words::{request, secs, section, units, value};
 
 /// The figures this verdict yields.
 #[derive(Debug, Default)]
@@ -347,12 +347,17 @@ fn words(history: &History, raw: Raw, at: i64, origin: i64) -> Finding {
             match pair {
                 Some((p, q)) => {
                     let ((p_en, p_zh), (q_en, q_zh)) = (section("A", &sc[p]), section("B", &sc[q]));
-                    let (w, r) = (sc[p].wrote.unwrap_or(0), sc[q].read.unwrap_or(0));
+                    let (w, r) = (value(sc[p].wrote), value(sc[q].read));
+                    let (p_at, q_at) = (
+                        secs(sc[p].exit_us.unwrap_or(sc[p].enter_us), origin),
+                        secs(sc[q].exit_us.unwrap_or(sc[q].enter_us), origin),
+                    );
+                    let qw = value(sc[q].wrote);
                     (
                         if n > 0 { Kind::LostUpdates } else { Kind::StockDrift },
                         vec![sec(&sc[p]), sec(&sc[q])],
-                        format!("{head_en}: the first, {q_en} read {r} at {} though {p_en} had written {w} before it", secs(at, origin)),
-                        format!("{head_zh}：第一处是 {q_zh}在 {} 读到 {r}，而 {p_zh}在它之前已写入 {w}", secs(at, origin)),
+                        format!("{head_en}: the first, {q_en} read {r} at {} and wrote {qw} at {q_at}, over the {w} {p_en} had written at {p_at}: A's sale never came off the stock", secs(at, origin)),
+                        format!("{head_zh}：第一处是 {q_zh}在 {} 读到 {r}，在 {q_at} 写入 {qw}，覆盖了 {p_zh}在 {p_at} 写入的 {w}：A 的销售没有从库存扣掉", secs(at, origin)),
                     )
                 }
                 None => (
