@@ -185,3 +185,27 @@ async fn every_ladder_chapter_of_the_watchdog_tier_ends_the_same_under_fair() {
     fleet.stop().await;
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The dead waiter's chapter times the stall itself: `stall_ms` is the widest gap between two
+/// sales in a row, where the slowest buyer's wait cannot tell a stall from a line of 300 that
+/// takes about a second on its own. The run shows its chapter's outcome and lands in the
+/// option of its question that says the line stalled, then moved on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fair_dead_waiter_times_the_stall_against_the_same_line_without_it() {
+    let chapter = workshop::scenario::find("fair-dead-waiter").unwrap();
+    let fleet = crate::scenarios::start_fleet(3).await;
+    let runner_client = crate::scenarios::ScenarioClient::of(&fleet);
+    let run = runner_client.runner().run(chapter).await.unwrap();
+    fleet.stop().await;
+    let stall = run.figures.get("stall_ms").copied();
+    let landed = workshop::scenario::question(chapter.id).and_then(|q| q.landed(&run.figures));
+    eprintln!(
+        "fair-dead-waiter: passed {}, stall_ms {stall:?}, max_latency_ms {:?}, landed {landed:?}",
+        run.passed,
+        run.figures.get("max_latency_ms")
+    );
+    assert!(stall.is_some(), "no stall_ms: {:?}", run.figures);
+    if run.passed {
+        assert_eq!(landed, Some(1), "{:?}", run.figures);
+    }
+}

@@ -54,15 +54,6 @@ impl Runner<'_> {
             }
             None => None,
         };
-        // `stall_ms`, where the chapter's question reads it: the same load under the same
-        // tier with no fault first, so that the figure is the wait the fault added, not the
-        // time a long queue takes on its own.
-        let unfaulted =
-            if super::question(scenario.id).is_some_and(|q| q.reads.contains(&"stall_ms")) {
-                Some(self.fire_as(scenario, scenario.tier).await?.max_ms)
-            } else {
-                None
-            };
         // The same load under the race for the lock first, to set the queue beside it: the
         // tier's own lock without its queue (its row of the tier table says which).
         let needs_race = matches!(scenario.expect, Expect::Figures(c) if c.iter().any(|c| c.figure.starts_with("race_") || c.figure.ends_with("_vs_race")));
@@ -91,6 +82,14 @@ impl Runner<'_> {
             self.arm(fault).await?;
         }
         let mut fired = self.fire(scenario, true).await?;
+        // `stall_ms`, where the chapter's question reads it: the widest gap between two sales
+        // answered one after the other (from the first request to the first sale, then sale to
+        // sale). A line of buyers sells every few milliseconds however long it is, so the
+        // slowest buyer's wait cannot tell a stall from a long line; a gap can.
+        let stall_ms = super::question(scenario.id)
+            .is_some_and(|q| q.reads.contains(&"stall_ms"))
+            .then(|| fired.exchanges.as_deref().and_then(widest_gap_ms))
+            .flatten();
         // The ground truth is read before the heal: what the split did, not what the heal
         // undid (the resource store was never cut off, so the figures are the same either way).
         let state = self.admin.state().await?;
@@ -136,8 +135,8 @@ impl Runner<'_> {
         if let Some((figure, reference)) = baseline {
             figures.insert(figure.into(), fired.throughput / reference.max(1e-9));
         }
-        if let Some(reference) = unfaulted {
-            figures.insert("stall_ms".into(), (fired.max_ms - reference).max(0.0));
+        if let Some(stall) = stall_ms {
+            figures.insert("stall_ms".into(), stall);
         }
 
         let verdicts = match scenario.expect {
@@ -439,6 +438,24 @@ impl Runner<'_> {
         let stats = burst(self.targets, buyers, &options).await?;
         Ok((stats.status(200) as f64, stats.status(503) as f64))
     }
+}
+
+/// The widest gap, in ms, between a load's first request and its first sale or between two
+/// sales answered in a row; `None` for a load that kept no requests.
+fn widest_gap_ms(exchanges: &[loadtest::Exchange]) -> Option<f64> {
+    let start = exchanges.iter().map(|e| e.call_us).min()?;
+    let mut sold: Vec<i64> = exchanges
+        .iter()
+        .filter(|e| e.status == 200)
+        .map(|e| e.return_us)
+        .collect();
+    sold.sort_unstable();
+    let (mut last, mut widest) = (start, 0);
+    for at in sold {
+        widest = widest.max(at - last);
+        last = at;
+    }
+    Some(widest as f64 / 1000.0)
 }
 
 /// The reference tier a chapter's `throughput_vs_<tier>` figure names (its id with `_` for

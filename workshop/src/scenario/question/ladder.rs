@@ -66,24 +66,29 @@ const FAIR: Family = Family {
     ],
 };
 
-/// The fair queue with a dead waiter in it: what the buyers behind it get.
+/// The fair queue with a dead waiter in it: what the buyers behind it get. The stall is timed
+/// itself (`stall_ms`, the widest gap between two sales in a row): 300 buyers in one line take
+/// about a second on their own, and the slowest buyer's wait cannot tell a stall from a long
+/// line.
 const DEAD_WAITER: Family = Family {
-    reads: &["lock_timeouts", "max_latency_ms"],
+    reads: &["lock_timeouts", "stall_ms"],
     options: &[
         Choice {
-            en: "Nothing: the line moves on at once, nobody waits 1 s",
-            zh: "没有影响：队伍马上往前走，没有谁等到 1 秒",
+            en: "Nothing: the line moves on at once; no gap between two sales reaches \
+                 0.3 s",
+            zh: "没有影响：队伍马上往前走；相邻两笔成交之间的空档都不到 0.3 秒",
             sources: &[
                 "belief: a queue skips a client that does not answer — held by those \
                         who picture a lock queue as a server's accept queue",
             ],
-            rule: "lock_timeouts == 0 and max_latency_ms <= 1000",
+            rule: "lock_timeouts == 0 and stall_ms < 300",
         },
         Choice {
-            en: "The line stalls over 1 s, then moves on; nobody times out",
-            zh: "队伍停顿超过 1 秒，然后继续；没有人等到超时",
+            en: "The line stalls: no sale for 0.3 s or more, then it moves on; nobody times \
+                 out",
+            zh: "队伍停住：0.3 秒或更久没有成交，然后继续往前走；没有人等到超时",
             sources: &["001:244-246"],
-            rule: "lock_timeouts == 0 and max_latency_ms > 1000",
+            rule: "lock_timeouts == 0 and stall_ms >= 300",
         },
         Choice {
             en: "The line stays stuck: buyers behind it time out (503)",

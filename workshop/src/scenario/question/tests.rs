@@ -37,6 +37,7 @@ const KNOWN_FIGURES: &[&str] = &[
     "throughput_vs_lua_release",
     "min_depth",
     "sold_after_stall",
+    "stall_ms",
 ];
 
 fn figures(pairs: &[(&str, f64)]) -> Figures {

@@ -306,10 +306,16 @@ fn the_chinese_reads_as_an_instructor_writes_it_and_glosses_its_terms_once_first
         }
     }
     // The first mention of each term in the deck's order carries its English once.
-    for (term, gloss) in [("红锁", "红锁（Redlock）"), ("围栏令牌", "围栏令牌（fencing token）")] {
+    for (term, gloss) in [
+        ("红锁", "红锁（Redlock）"),
+        ("围栏令牌", "围栏令牌（fencing token）"),
+    ] {
         let first = texts.iter().find(|(_, t)| t.contains(term));
         let (name, text) = first.unwrap_or_else(|| panic!("no question says {term}"));
-        assert!(text.contains(gloss), "{name} first says {term} without `{gloss}`: {text}");
+        assert!(
+            text.contains(gloss),
+            "{name} first says {term} without `{gloss}`: {text}"
+        );
         let glossed = texts.iter().filter(|(_, t)| t.contains(gloss)).count();
         assert_eq!(glossed, 1, "{gloss} is glossed {glossed} times");
     }
