@@ -9,6 +9,10 @@
 //! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
 //! - `fair-share`: a student flooding the fleet beside the demo, with and without limits.
 //! - `vote-storm`: 300 phones voting at once beside the demo's sale, what it costs the sale.
+//! - `nemesis`: the fleet's own members killed, paused and restarted while a class buys,
+//!   votes and grades; nothing acknowledged may be lost (`fault`: what striking a member needs).
+
+pub mod fault;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -30,6 +34,8 @@ pub struct Fleet {
     pub url: String,
     pub token: String,
     pub redis_url: String,
+    /// What `up` printed up to `ready:` (each member's address and first pid).
+    pub banner: Vec<String>,
 }
 
 impl Fleet {
@@ -89,6 +95,7 @@ impl Fleet {
             url: String::new(),
             token: String::new(),
             redis_url: String::new(),
+            banner: Vec::new(),
         };
         if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
             bail!("oversell up did not print `ready:` within 60 s");
@@ -104,6 +111,7 @@ impl Fleet {
         fleet.url = value("ready: ").context("no ready line")?;
         fleet.token = value("admin token: ").context("no admin token line")?;
         fleet.redis_url = value("redis: ").context("no redis line")?;
+        fleet.banner = lines;
         Ok(fleet)
     }
 

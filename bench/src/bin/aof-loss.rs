@@ -20,6 +20,15 @@
 //!   cargo run --release -p oversell-bench --bin aof-loss -- --runs 10 everysec always
 //!
 //! Prints one markdown row per persistence.
+//!
+//! With `--fleet` it measures the resource store of a whole fleet instead, the orders
+//! themselves: for each persistence, with the disk idle and then busy (the same `dd` loops),
+//! it starts `oversell up --resource-persistence P --tier lua-release`, sells through nginx
+//! for `--seconds` (the selling rate: 200s a second, nothing killed), then SIGKILLs the
+//! resource store `--kills` times while the buyers go on (`up` restarts it), and reads the
+//! ledger back: acknowledged-then-lost = orders answered 200 that are not in it.
+//!
+//!   target/release/aof-loss --fleet --seconds 10 --kills 3 everysec always
 
 use std::collections::HashSet;
 use std::os::unix::process::CommandExt;
@@ -48,9 +57,21 @@ struct Args {
     /// Two `dd` loops write and sync 512 MB files beside the store during the load.
     #[arg(long)]
     disk_pressure: bool,
-    /// `everysec`, `always`, `no` (appendfsync) or `rdb` (the classic save rules).
+    /// `everysec`, `always`, `no` (appendfsync) or `rdb` (the classic save rules); with
+    /// `--fleet`, as `oversell up --resource-persistence` takes it.
     #[arg(default_values_t = ["everysec".to_owned()])]
     persistence: Vec<String>,
+    /// Measure a fleet's resource store (orders through nginx) instead of a bare Redis.
+    #[arg(long)]
+    fleet: bool,
+    #[arg(long, default_value = "target/release/oversell")]
+    oversell: std::path::PathBuf,
+    /// `--fleet`: seconds of selling before the kills, the rate's measure.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// `--fleet`: SIGKILLs of the resource store under load.
+    #[arg(long, default_value_t = 3)]
+    kills: u32,
 }
 
 /// One killed run.
@@ -65,6 +86,9 @@ struct Run {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.fleet {
+        return fleet::main(&args).await;
+    }
     println!(
         "| persistence | disk | runs | acked writes per run (median) | lost per run | loss \
          window ms (max) | delayed fsyncs (sum) |"
@@ -278,4 +302,168 @@ fn tempdir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("aof-loss-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// `--fleet`: a whole fleet's resource store, orders sold through nginx.
+mod fleet {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use anyhow::Context;
+    use http::{Method, StatusCode};
+    use loadtest::http::Pool;
+    use loadtest::Targets;
+    use oversell_bench::fault::{
+        get_json, ledger_ids, pid_on_port, redis_serves, signal, BusyDisk,
+    };
+    use oversell_bench::Fleet;
+    use serde_json::Value;
+
+    use super::Args;
+
+    const BUYERS: usize = 16;
+
+    struct Row {
+        rate: f64,
+        acked: usize,
+        lost: usize,
+        oversold: i64,
+        longest_back: Duration,
+    }
+
+    pub async fn main(args: &Args) -> anyhow::Result<()> {
+        println!(
+            "# aof-loss --fleet: lua-release, 2 instances, {BUYERS} buyers through nginx, {} s \
+             of selling then {} SIGKILLs of the resource store; load {}",
+            args.seconds,
+            args.kills,
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
+        println!(
+            "| resource store | disk | sales/s (no kill) | orders answered 200 | \
+             acknowledged then lost | oversold | longest restart |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for busy in [false, true] {
+            for persistence in &args.persistence {
+                let row = run(args, persistence, busy).await?;
+                println!(
+                    "| appendfsync {persistence} | {} | {:.0} | {} | {} | {} | {:.1} s |",
+                    if busy { "busy (2 dd loops)" } else { "idle" },
+                    row.rate,
+                    row.acked,
+                    row.lost,
+                    row.oversold,
+                    row.longest_back.as_secs_f64()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    async fn run(args: &Args, persistence: &str, busy: bool) -> anyhow::Result<Row> {
+        let fleet = Fleet::start_with(
+            &args.oversell,
+            2,
+            &[],
+            &[
+                "--resource-persistence",
+                persistence,
+                "--tier",
+                "lua-release",
+            ],
+        )?;
+        let port: u16 = fleet
+            .redis_url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .context("the resource store's port")?;
+        fleet.admin("default")?.reset(1_000_000).await?;
+        // Beside the fleet's run dir, on the same filesystem.
+        let ballast = std::env::temp_dir().join(format!("aof-loss-ballast-{}", std::process::id()));
+        let disk = match busy {
+            true => Some(BusyDisk::start(&ballast)?),
+            false => None,
+        };
+        let targets = Targets::parse(&[fleet.url.as_str()], None)?;
+        let pool = Pool::default();
+        let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let buyers: Vec<_> = (0..BUYERS)
+            .map(|_| {
+                let (acked, stop, targets, pool) =
+                    (acked.clone(), stop.clone(), targets.clone(), pool.clone());
+                tokio::spawn(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        let reply = pool
+                            .fetch(
+                                &targets,
+                                targets.first(),
+                                Method::POST,
+                                "/sale",
+                                None,
+                                None,
+                                Duration::from_secs(10),
+                            )
+                            .await;
+                        let Ok(reply) = reply else {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        };
+                        if reply.status != StatusCode::OK {
+                            continue;
+                        }
+                        let sold: Value = serde_json::from_slice(&reply.body).unwrap_or_default();
+                        if let Some(id) = sold["order_id"].as_str() {
+                            acked
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(id.to_owned());
+                        }
+                    }
+                })
+            })
+            .collect();
+        let count = || acked.lock().unwrap_or_else(|p| p.into_inner()).len();
+        let started = Instant::now();
+        tokio::time::sleep(Duration::from_secs(args.seconds)).await;
+        let rate = count() as f64 / started.elapsed().as_secs_f64();
+        let mut longest_back = Duration::ZERO;
+        for _ in 0..args.kills {
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            let pid = pid_on_port(port).context("no resource store on its port")?;
+            signal(pid as i32, libc::SIGKILL);
+            let killed = Instant::now();
+            while !redis_serves(port).await {
+                anyhow::ensure!(
+                    killed.elapsed() < Duration::from_secs(60),
+                    "the resource store was not back within 60 s"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            longest_back = longest_back.max(killed.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        stop.store(true, Ordering::Relaxed);
+        for buyer in buyers {
+            buyer.await?;
+        }
+        drop(disk);
+        let _ = std::fs::remove_dir_all(&ballast);
+        let ledger = ledger_ids(&pool, &targets, "default").await?;
+        let acked = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let lost = acked.iter().filter(|id| !ledger.contains(*id)).count();
+        let state = get_json(&pool, &targets, "/state").await?;
+        Ok(Row {
+            rate,
+            acked: acked.len(),
+            lost,
+            oversold: state["oversold"].as_i64().unwrap_or(-1),
+            longest_back,
+        })
+    }
 }
