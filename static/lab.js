@@ -6,6 +6,7 @@
 
 import { t, language, addStrings } from './i18n.js';
 import { Editor } from './editor.js';
+import { violationImage } from './violation.js';
 
 const en = {
   'lab.contract': 'Each step is one Lua script, its own round trip. KEYS[1] the lock, KEYS[2] the fencing-token counter, ARGV[1] your unique value, ARGV[2] the lease in ms, ARGV[3] the release channel. Acquire: 1 goes on, 0 or {0, ms left} is busy, {depth, token} is held (a token above 0 is checked by the stock). Release: 1 goes on, 0 stops. Renew (every lease/3): 1 while still yours. Leave a step empty to skip it.',
@@ -33,6 +34,7 @@ const en = {
   'lab.best': 'Holds every attack a lock alone can hold; only a fencing token checked by the stock survives the pause (tier fenced).',
   'lab.nomatch': 'Matches no rung of the ladder.',
   'lab.replay': 'watch again',
+  'lab.where': 'Where your lock broke: the first violation in the attack\'s history',
   'lab.step.acquire-1': 'acquire 1',
   'lab.step.acquire-2': 'acquire 2',
   'lab.step.acquire-3': 'acquire 3',
@@ -80,6 +82,7 @@ const zh = {
   'lab.best': '所有单靠锁能挡住的攻击都挡住了；只有库存那一侧检查的围栏令牌才能扛住停顿（fenced 方案）。',
   'lab.nomatch': '与阶梯上的任何一级都不同。',
   'lab.replay': '再看一遍',
+  'lab.where': '你的锁在哪里失守：这次攻击的历史中的第一个违规',
   'lab.step.acquire-1': '加锁 1',
   'lab.step.acquire-2': '加锁 2',
   'lab.step.acquire-3': '加锁 3',
@@ -230,6 +233,20 @@ export function startLab({ $, call, act, onSubmitted }) {
       list.appendChild(li);
     }
     box.appendChild(list);
+    // The first attack that broke the lock, drawn from its history (the fleet keeps the
+    // histories of the attacks that broke it).
+    const first = card.attacks.find((a) => a.run?.run_id && !['held', 'not-applicable', 'failed'].includes(a.outcome));
+    if (first) {
+      const figure = document.createElement('figure');
+      figure.className = 'where';
+      const caption = document.createElement('figcaption');
+      caption.textContent = t('lab.where');
+      figure.appendChild(caption);
+      box.appendChild(figure);
+      violationImage(first.run.run_id, language(), t('lab.where')).then((img) => {
+        if (img) figure.appendChild(img); else figure.remove();
+      });
+    }
     if (card.attacks.length > 1) {
       const rung = document.createElement('div');
       rung.className = 'rung';

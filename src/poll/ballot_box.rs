@@ -85,6 +85,9 @@ pub struct RunRecord {
     pub id: String,
     /// The room it ran in.
     pub room: String,
+    /// Its first violation drawn from its history (SVG), when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub svg: Option<String>,
     /// The option its figures landed in, by the question's rule.
     pub landed: Option<usize>,
     /// Whether the run showed what the chapter expects.

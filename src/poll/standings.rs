@@ -349,7 +349,7 @@ pub fn reveal(
         chapter: chapter.to_owned(),
         question_id: id.to_owned(),
         decided_by,
-        svg: None,
+        svg: run.svg.clone(),
         room: run.room.clone(),
         landed: run.landed,
         passed: run.passed,

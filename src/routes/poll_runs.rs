@@ -51,7 +51,12 @@ pub(super) async fn run_chapter(
     room: &str,
     before: BeforeTheRun,
 ) -> Result<RunRecord, AppError> {
-    let (Some(scenario), Some(question)) = (scenario::find(chapter), question(chapter)) else {
+    // The poll is keyed by its question; the chapter run is the question's (an article's
+    // claim is answered by a chapter of its own).
+    let question = question(chapter);
+    let (Some(scenario), Some(question)) =
+        (question.and_then(|q| scenario::find(q.chapter)), question)
+    else {
         return Err(AppError::BadRequest(format!(
             "chapter {chapter} is no longer in the catalog: it cannot run"
         )));
@@ -87,9 +92,15 @@ pub(super) async fn run_chapter(
         passed = run.passed,
         "class vote: the chapter ran"
     );
+    // The reveal's picture: the run's first violation, drawn from its history.
+    let svg =
+        run.history.as_ref().ok().and_then(|lines| {
+            workshop::recorder::violation_svg(lines, workshop::history::Lang::En)
+        });
     Ok(RunRecord {
         id: holder,
         room: room.to_owned(),
+        svg,
         landed: question.landed(&run.figures),
         passed: run.passed,
         // JSON has no NaN; a figure the run did not measure reads the same to the rules.
@@ -168,7 +179,7 @@ pub fn spawn_room_run_watch(state: AppState) -> tokio::task::JoinHandle<()> {
 /// found lost (this instance stopped longer than it lasts, and another took the rooms) ends
 /// the runs here: the rooms are the new holder's.
 async fn run_claimed(state: &AppState, claimed: Claimed) {
-    let Some(scenario) = scenario::find(&claimed.chapter) else {
+    let Some(scenario) = question(&claimed.chapter).and_then(|q| scenario::find(q.chapter)) else {
         room_run_lease::release(&state.resource, &claimed).await;
         return;
     };

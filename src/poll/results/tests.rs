@@ -33,6 +33,7 @@ fn two_rounds() -> Results {
             .into(),
         ],
         run: Some(RunRecord {
+            svg: None,
             id: "app1:1".into(),
             room: "default".into(),
             landed: Some(2),

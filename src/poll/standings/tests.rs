@@ -79,6 +79,7 @@ fn the_public_view_says_how_many_voted_and_not_what() {
 #[test]
 fn every_room_counts_each_room_once_and_names_the_failed() {
     let run = RunRecord {
+        svg: None,
         id: "i1:1".into(),
         room: "default".into(),
         landed: Some(2),
@@ -115,6 +116,7 @@ fn every_room_counts_each_room_once_and_names_the_failed() {
     );
     assert_eq!(tally.failed[0].room, "s-04");
     let one_room = RunRecord {
+        svg: None,
         every_room: Vec::new(),
         ..run
     };

@@ -324,7 +324,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
             .history
             .as_ref()
             .ok()
-            .and_then(|lines| violation_svg(lines));
+            .and_then(|lines| crate::recorder::violation_svg(lines, crate::history::Lang::En));
         if run.passed {
             held += 1;
         } else {
@@ -468,12 +468,6 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
         out += &why;
     }
     out
-}
-
-/// The first violation of a run's history, drawn; `None` when every verdict held.
-fn violation_svg(lines: &[crate::history::Line]) -> Option<String> {
-    let (history, report) = crate::recorder::report(lines).ok()?;
-    (!report.ok).then(|| crate::history::draw::svg(&history, &report, crate::history::Lang::En))
 }
 
 /// Writes each chapter's first violation beside the report (`<report>-violations/<id>.svg`)

@@ -19,7 +19,14 @@ use super::words::{fault_done, secs, section, value};
 pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64) {
     let sections = &history.sections;
     let closed: Vec<usize> = (0..sections.len())
-        .filter(|&i| sections[i].exit_us.is_some() && sections[i].outcome != Outcome::Reset)
+        // A fenced read refused at the enter never ran inside the lock's section (the
+        // service counts no exit for it): a mark, not a section that can overlap.
+        .filter(|&i| {
+            let s = &sections[i];
+            let refused_at_enter =
+                s.outcome == Outcome::StaleRefused && s.exit_us == Some(s.enter_us);
+            s.exit_us.is_some() && s.outcome != Outcome::Reset && !refused_at_enter
+        })
         .collect();
     let overlaps = count_pairs(sections, &closed);
     let pairs = first_pairs(sections, &closed, DETAIL);

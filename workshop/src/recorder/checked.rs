@@ -113,3 +113,10 @@ fn beside(report: &CheckReport, figures: &BTreeMap<String, f64>) -> Checked {
             .collect(),
     }
 }
+
+/// The first violation of a run's history drawn (the checker's picture); `None` when every
+/// verdict held, or the history could not be read back.
+pub fn violation_svg(lines: &[Line], lang: history::Lang) -> Option<String> {
+    let (parsed, report) = report(lines).ok()?;
+    (!report.ok).then(|| history::draw::svg(&parsed, &report, lang))
+}

@@ -11,7 +11,7 @@
 mod checked;
 mod sections;
 
-pub use checked::{check, report, Checked};
+pub use checked::{check, report, violation_svg, Checked};
 
 use std::io::Write;
 use std::path::Path;
@@ -113,6 +113,7 @@ pub async fn collect(
 }
 
 /// `loadtest run --history FILE`: the run, then its whole history written to FILE.
+#[cfg(feature = "cli")]
 pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String> {
     let Some(path) = args.history.clone() else {
         return loadtest::cli::run_keeping(args)

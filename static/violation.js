@@ -1,0 +1,26 @@
+// The first violation of a run the fleet kept, drawn by the history checker
+// (`GET /admin/runs/{id}/violation.svg`): fetched with this tab's token and shown as an image,
+// so nothing in the picture runs (an <img> runs no script, and the route sends none).
+import { currentToken, withRoom } from './room.js';
+
+/** An <img> of run `runId`'s first violation in `lang` (en, zh), or null when the fleet keeps
+ * no such run (a room keeps its last few) or does not answer. */
+export async function violationImage(runId, lang, alt) {
+  const headers = {};
+  const token = currentToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  const path = withRoom(`/admin/runs/${encodeURIComponent(runId)}/violation.svg?lang=${lang === 'zh' ? 'zh' : 'en'}`);
+  let resp;
+  try {
+    resp = await fetch(path, { headers });
+  } catch {
+    return null;
+  }
+  if (!resp.ok) return null;
+  const img = document.createElement('img');
+  img.className = 'violation';
+  img.alt = alt;
+  img.src = URL.createObjectURL(await resp.blob());
+  img.addEventListener('load', () => URL.revokeObjectURL(img.src), { once: true });
+  return img;
+}
