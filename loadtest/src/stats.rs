@@ -156,7 +156,7 @@ pub struct RunStats {
     /// From the first request (or the burst's release) to the last answer.
     pub elapsed: Duration,
     /// The 200 answers each worker (a client: one connection at a time) got, in no particular
-    /// order: how evenly the sales were shared (see [`crate::fairness`]).
+    /// order: how evenly the sales were shared (see the `fairness` module).
     pub ok_per_client: Vec<u64>,
     /// Every request whole, in no particular order, when the run kept its answers
     /// ([`RequestSpec::keep_answers`](crate::RequestSpec::keep_answers)); else empty.

@@ -1,7 +1,7 @@
 //! Nothing acknowledged lost: every `200` a buyer was answered has its order in the ledger (a
 //! section that sold), found by its order id (or, without one, by its buyer).
 
-use super::check::{Finding, Firsts, Kind, Ledger, Op, Verdict};
+use super::findings::{Finding, Firsts, Kind, Ledger, Op, Verdict};
 use super::parse::History;
 use super::words::request;
 

@@ -13,17 +13,14 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::check::{CheckReport, Lang};
-use super::marks::{draw_request, draw_section, fault_color, legend, DEFS};
+use super::marks::{draw_request, draw_section, fault_color, legend, DEFS, INK, RIGHT, W};
 use super::parse::History;
 use super::scene::{Focus, Scene};
 use super::svg::{nice_step, text, title, wrap};
 use super::words::{fault_done, secs};
 
-pub(super) const W: f64 = 560.0;
 const LABEL: f64 = 64.0;
-pub(super) const RIGHT: f64 = 12.0;
 const ROW: f64 = 52.0;
-pub(super) const INK: &str = "#111418";
 const MUTED: &str = "#5a6270";
 
 /// The first violation of `report` (or, when all hold, the run's first sections) as SVG.

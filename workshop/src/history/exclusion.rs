@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::check::{Finding, Firsts, Kind, Op, Verdict, DETAIL};
+use super::findings::{Finding, Firsts, Kind, Op, Verdict, DETAIL};
 use super::format::{Fault, Lease, Outcome, Section};
 use super::parse::History;
 use super::words::{fault_done, secs, section, value};

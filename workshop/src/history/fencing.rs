@@ -1,7 +1,7 @@
 //! Fencing: the fences of accepted writes (sections that sold, with a fence) rise strictly in
 //! commit (exit) order; a write the fence refused is named with the fence it lost to.
 
-use super::check::{Finding, Firsts, Kind, Op, Verdict};
+use super::findings::{Finding, Firsts, Kind, Op, Verdict};
 use super::format::Outcome;
 use super::parse::History;
 use super::words::{secs, section, value};

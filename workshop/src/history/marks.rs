@@ -7,9 +7,10 @@ use super::format::{Outcome, Request, Section};
 use super::svg::{esc, text, title, width};
 use super::words::{secs, value};
 
-const W: f64 = super::draw::W;
-const RIGHT: f64 = super::draw::RIGHT;
-const INK: &str = super::draw::INK;
+/// The picture's width in viewBox units, its right margin, and its ink.
+pub(super) const W: f64 = 560.0;
+pub(super) const RIGHT: f64 = 12.0;
+pub(super) const INK: &str = "#111418";
 
 pub(super) const DEFS: &str = r##"<defs><pattern id="h-overlap" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#d55e00"/><rect width="3" height="8" fill="#ffb380"/></pattern><pattern id="h-stale" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" fill="#cc79a7"/><rect width="2" height="6" fill="#fff"/></pattern></defs>"##;
 

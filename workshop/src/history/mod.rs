@@ -17,6 +17,7 @@ pub mod command;
 pub mod draw;
 mod exclusion;
 mod fencing;
+mod findings;
 pub mod format;
 mod marks;
 mod parse;

@@ -10,7 +10,7 @@
 //!   unless the sections are cut, when it stays unsettled;
 //! - the ledger beyond the initial stock is oversold; the final stock against it, lost updates.
 
-use super::check::{Finding, Firsts, Kind, Ledger, Op, Verdict};
+use super::findings::{Finding, Firsts, Kind, Ledger, Op, Verdict};
 use super::format::{Outcome, Request, Section};
 use super::parse::History;
 use super::words::{request, secs, section, units, value};

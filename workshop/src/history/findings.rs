@@ -1,0 +1,275 @@
+//! What the checker says, as types: the four verdicts, the findings that name the operations
+//! breaking them, the figures, and the ledger the stock and acknowledgement verdicts read.
+//!
+//! A general linearizability search (Wing–Gong–Lowe, as Porcupine and Knossos do) is
+//! exponential in the worst case; the sale does not need one, because every answer names its
+//! unit (a 200's `stock_left`) and every section says what it read and wrote. So each verdict
+//! here is a sort and a sweep: n log n for a million operations.
+
+use serde::Serialize;
+
+use super::format::{Cut, Request, Section};
+use super::parse::History;
+
+/// How many violations (and listed operations) each verdict keeps in detail; all are counted.
+pub const DETAIL: usize = 5;
+
+/// The language of the words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lang {
+    #[default]
+    En,
+    Zh,
+}
+
+impl std::str::FromStr for Lang {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Lang, String> {
+        match s {
+            "en" => Ok(Lang::En),
+            "zh" => Ok(Lang::Zh),
+            other => Err(format!("unknown language {other:?} (en or zh)")),
+        }
+    }
+}
+
+/// One operation a finding names, whole, as the history had it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    Request(Request),
+    Section(Section),
+}
+
+/// What a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Two closed sections ran at the same time.
+    Overlap,
+    /// Two acknowledged sales took the same unit (their `stock_left` ranges meet).
+    UnitSoldTwice,
+    /// An acknowledged sale left the stock below zero.
+    BelowZero,
+    /// An acknowledged sale named a unit the initial stock never had.
+    AboveInitial,
+    /// A sale that began after another returned took a higher unit than it.
+    RealTimeOrder,
+    /// A sale succeeded after a sold-out answer for as much had returned.
+    SoldOutTooEarly,
+    /// The ledger holds more items than the initial stock.
+    Oversold,
+    /// The stock went down by less than the ledger sold: sales overwritten.
+    LostUpdates,
+    /// The stock went down by more than the ledger sold.
+    StockDrift,
+    /// An accepted write's fence was not above every fence accepted before it.
+    FenceNotRising,
+    /// A `200` whose order is not in the ledger.
+    AcknowledgedLost,
+    /// Listed, not counted: a section never closed (a crashed holder, or still open).
+    OpenSection,
+    /// Listed, not counted: a write the fence refused, with the fence it lost to.
+    StaleRefused,
+    /// Listed: a timeout, a 503 or a crash the ledger could not settle.
+    Unsettled,
+    /// Listed: a `200` that named no unit (no `stock_left`).
+    NoUnit,
+}
+
+/// One violation (or one listed operation), its operations, and what happened in words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    /// When it happened (µs since the epoch, on the clock of its operations).
+    pub at_us: i64,
+    pub ops: Vec<Op>,
+    pub en: String,
+    pub zh: String,
+}
+
+impl Finding {
+    pub fn words(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Zh => &self.zh,
+        }
+    }
+}
+
+/// One of the four verdicts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub holds: bool,
+    /// Violations found, all of them.
+    pub count: u64,
+    /// The first [`DETAIL`] violations, first first.
+    pub violations: Vec<Finding>,
+    /// Operations worth naming that are not violations (open sections, refused stale writes,
+    /// unsettled timeouts), all counted, the first [`DETAIL`] kept.
+    pub listed_count: u64,
+    pub listed: Vec<Finding>,
+    /// The verdict in a sentence.
+    pub en: String,
+    pub zh: String,
+}
+
+impl Verdict {
+    pub fn words(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Zh => &self.zh,
+        }
+    }
+}
+
+/// The figures, each from the history alone.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub requests: u64,
+    pub sections: u64,
+    /// Pairs of closed sections whose intervals meet, each pair once (the service's figure).
+    pub overlaps: u64,
+    /// Items in the ledger beyond the initial stock.
+    pub oversold: u64,
+    /// Ledger items − (initial − final stock); `None` without a final stock.
+    pub lost_updates: Option<i64>,
+    pub stale_refused: u64,
+    pub acknowledged_lost: u64,
+    /// Timeouts, 5xx and crashes the ledger settled (it shows they sold, or shows they did
+    /// not), and those it could not (the ledger is cut).
+    pub indeterminate_settled: u64,
+    pub indeterminate_unsettled: u64,
+    pub open_sections: u64,
+}
+
+/// What the checker says about a history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    pub run_id: String,
+    pub tier: String,
+    pub chapter: Option<String>,
+    pub initial_stock: i64,
+    /// All four hold.
+    pub ok: bool,
+    pub mutual_exclusion: Verdict,
+    pub stock: Verdict,
+    pub fencing: Verdict,
+    pub acknowledged: Verdict,
+    pub counts: Counts,
+    /// Where the history is incomplete: said, never ignored.
+    pub cuts: Vec<Cut>,
+    /// The run's first call (µs since the epoch): every time in words is relative to it.
+    pub origin_us: i64,
+}
+
+impl CheckReport {
+    /// The four verdicts, in the order they are said.
+    pub fn verdicts(&self) -> [(&'static str, &'static str, &Verdict); 4] {
+        [
+            ("mutual exclusion", "互斥", &self.mutual_exclusion),
+            ("stock linearizable", "库存可线性化", &self.stock),
+            ("fencing", "fencing 令牌", &self.fencing),
+            (
+                "nothing acknowledged lost",
+                "已确认的不丢",
+                &self.acknowledged,
+            ),
+        ]
+    }
+
+    /// The violation to draw: the first overlap if there is one (it explains the rest), else
+    /// the first of the stock, fencing, acknowledgements.
+    pub fn first(&self) -> Option<&Finding> {
+        [
+            &self.mutual_exclusion,
+            &self.stock,
+            &self.fencing,
+            &self.acknowledged,
+        ]
+        .into_iter()
+        .find_map(|v| v.violations.first())
+    }
+}
+
+/// The ledger: the sections that sold, found by order id and by buyer.
+pub(crate) struct Ledger<'h> {
+    pub by_order: std::collections::HashMap<&'h str, usize>,
+    pub by_buyer: std::collections::HashMap<&'h str, usize>,
+    /// The sections' kind of line is cut: what is not found may still have sold.
+    pub incomplete: bool,
+}
+
+impl<'h> Ledger<'h> {
+    pub(crate) fn of(history: &'h History) -> Ledger<'h> {
+        let sold = history
+            .sections
+            .iter()
+            .filter(|s| s.outcome == super::format::Outcome::Sold)
+            .count();
+        let mut by_order = std::collections::HashMap::with_capacity(sold);
+        let mut by_buyer = std::collections::HashMap::with_capacity(sold);
+        for (i, s) in history.sections.iter().enumerate() {
+            if s.outcome != super::format::Outcome::Sold {
+                continue;
+            }
+            if let Some(order) = &s.order_id {
+                by_order.insert(order.as_str(), i);
+            }
+            if let Some(buyer) = &s.buyer {
+                by_buyer.insert(buyer.as_str(), i);
+            }
+        }
+        Ledger {
+            by_order,
+            by_buyer,
+            incomplete: history.cuts.iter().any(|c| c.what == "section"),
+        }
+    }
+
+    /// The sold section a request's order is in, by its order id, else by its buyer.
+    pub fn find(&self, request: &Request) -> Option<usize> {
+        request
+            .order_id
+            .as_deref()
+            .and_then(|o| self.by_order.get(o))
+            .or_else(|| self.by_buyer.get(request.buyer.as_str()))
+            .copied()
+    }
+}
+
+/// Keeps the first [`DETAIL`] of many raw findings (cheap tuples) by time, counting all; the
+/// words are written only for those kept.
+pub(crate) struct Firsts<T> {
+    pub count: u64,
+    items: Vec<(i64, T)>,
+}
+
+impl<T> Firsts<T> {
+    pub fn new() -> Firsts<T> {
+        Firsts {
+            count: 0,
+            items: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, at: i64, item: T) {
+        self.count += 1;
+        self.items.push((at, item));
+        if self.items.len() >= 64 * DETAIL {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        self.items.sort_by_key(|(at, _)| *at);
+        self.items.truncate(DETAIL);
+    }
+
+    /// The first few, first first.
+    pub fn into_firsts(mut self) -> Vec<(i64, T)> {
+        self.trim();
+        self.items
+    }
+}
