@@ -78,19 +78,27 @@ pub struct FollowSentinel {
     started: AtomicBool,
 }
 
+/// The accessors a spec answers from its own `id`, `port` and `place` fields: the same for a
+/// Redis node and a Sentinel, written once.
+macro_rules! named_child {
+    () => {
+        fn id(&self) -> &str {
+            &self.id
+        }
+
+        fn port(&self) -> u16 {
+            self.port
+        }
+
+        fn place(&self) -> Place {
+            self.place.clone()
+        }
+    };
+}
+
 #[async_trait]
 impl ChildSpec for RedisNodeSpec {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn port(&self) -> u16 {
-        self.port
-    }
-
-    fn place(&self) -> Place {
-        self.place.clone()
-    }
+    named_child!();
 
     async fn command(&self) -> std::io::Result<Command> {
         std::fs::create_dir_all(&self.dir)?;
@@ -187,17 +195,7 @@ pub struct SentinelSpec {
 
 #[async_trait]
 impl ChildSpec for SentinelSpec {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn port(&self) -> u16 {
-        self.port
-    }
-
-    fn place(&self) -> Place {
-        self.place.clone()
-    }
+    named_child!();
 
     async fn command(&self) -> std::io::Result<Command> {
         if !self.conf.exists() {
