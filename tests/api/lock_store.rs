@@ -419,7 +419,7 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resource_store_killed_under_up_with_a_busy_disk_keeps_every_order_it_acknowledged() {
     const KILLS: u32 = 3;
-    let fleet = crate::scenarios::start_fleet(2).await;
+    let fleet = crate::scenarios::start_durable_fleet(2).await;
     admin(
         &fleet,
         reqwest::Method::POST,
