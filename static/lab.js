@@ -233,9 +233,10 @@ export function startLab({ $, call, act, onSubmitted }) {
       list.appendChild(li);
     }
     box.appendChild(list);
-    // The first attack that broke the lock, drawn from its history (the fleet keeps the
-    // histories of the attacks that broke it).
-    const first = card.attacks.find((a) => a.run?.run_id && !['held', 'not-applicable', 'failed'].includes(a.outcome));
+    // The first attack in which two holders were let in, drawn from its history (the fleet
+    // keeps the histories of the attacks that broke the lock). A deadlock breaks no safety
+    // the history could show: it is the sales that stop, which the card already says.
+    const first = card.attacks.find((a) => a.run?.run_id && ['overlap', 'foreign-release'].includes(a.outcome));
     if (first) {
       const figure = document.createElement('figure');
       figure.className = 'where';
