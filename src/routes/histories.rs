@@ -3,13 +3,13 @@
 //! JSON Lines (`loadtest check` reads them). The admin token, or the room's own token for its
 //! own room's runs.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::json;
 
-use super::extract::RoomAdmin;
+use super::extract::{Query, RoomAdmin};
 use crate::error::AppError;
 use crate::histories;
 use crate::state::AppState;
@@ -28,7 +28,7 @@ use workshop::history::Lang;
         (status = 403, description = "Another room's token", body = super::openapi::ErrorBody),
     )
 )]
-pub async fn list(
+pub async fn list_runs(
     caller: RoomAdmin,
     State(state): State<AppState>,
 ) -> Result<Json<serde_json::Value>, AppError> {
@@ -50,7 +50,7 @@ pub async fn list(
         (status = 404, description = "The room keeps no run of that id (`not_found`)", body = super::openapi::ErrorBody),
     )
 )]
-pub async fn history(
+pub async fn run_history(
     caller: RoomAdmin,
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -61,11 +61,21 @@ pub async fn history(
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], text))
 }
 
+/// The language of a picture's words.
+#[derive(serde::Deserialize, utoipa::ToSchema, Clone, Copy, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PictureLang {
+    #[default]
+    En,
+    Zh,
+}
+
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LangParam {
-    /// The language of the picture's words: `en` [default] or `zh`.
-    lang: Option<String>,
+    /// The language of the picture's words [default: en].
+    #[param(inline)]
+    lang: Option<PictureLang>,
 }
 
 /// `GET /admin/runs/{id}/violation.svg?room=&lang=`: the run's first violation drawn (the
@@ -78,26 +88,21 @@ pub struct LangParam {
     security(("admin_token" = []), ("room_token" = [])),
     responses(
         (status = 200, description = "A self-contained SVG (no script, no network)", content_type = "image/svg+xml", body = String),
-        (status = 400, description = "A language other than en or zh", body = super::openapi::ErrorBody),
+        (status = 400, description = "A language other than en or zh (`bad_request`)", body = super::openapi::ErrorBody),
         (status = 401, description = "No token", body = super::openapi::ErrorBody),
         (status = 403, description = "Another room's token", body = super::openapi::ErrorBody),
         (status = 404, description = "The room keeps no run of that id (`not_found`)", body = super::openapi::ErrorBody),
     )
 )]
-pub async fn violation(
+pub async fn run_violation(
     caller: RoomAdmin,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(lang): Query<LangParam>,
 ) -> Result<impl IntoResponse, AppError> {
-    let lang = match lang.lang.as_deref() {
-        None | Some("en") => Lang::En,
-        Some("zh") => Lang::Zh,
-        Some(other) => {
-            return Err(AppError::BadRequest(format!(
-                "lang must be en or zh, got `{other}`"
-            )))
-        }
+    let lang = match lang.lang.unwrap_or_default() {
+        PictureLang::En => Lang::En,
+        PictureLang::Zh => Lang::Zh,
     };
     let text = histories::read(&state.resource, &caller.keys, &id)
         .await?
