@@ -147,6 +147,21 @@ impl GradingQueue {
         Ok(())
     }
 
+    /// Takes `room` out of the line and its slot, untimed: its grading was cut short (the
+    /// instance driving it is stopping), which says nothing about how long one takes.
+    pub async fn leave(&self, room: &str) -> Result<(), StoreError> {
+        let mut conn = self.resource.conn().await?;
+        redis::pipe()
+            .atomic()
+            .zrem(GRADING_LINE, room)
+            .zrem(GRADING_PLACES, room)
+            .zrem(GRADING_RUNNING, room)
+            .hdel(GRADING_JOB, room)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
     /// Where `room` is: in line (and how far back), being graded, or neither.
     pub async fn position(&self, room: &str) -> Result<Position, StoreError> {
         let mut conn = self.resource.conn().await?;

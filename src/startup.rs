@@ -190,6 +190,12 @@ impl Application {
 /// orchestrator gives between its stop signal and a kill.
 pub const BACKGROUND_GRACE: Duration = Duration::from_secs(3);
 
+/// How long a stopping instance waits for its open requests to end. Long ones (a press of
+/// "grade", a scenario) answer early on `stopping`; whatever is still open after this (a
+/// client that never reads) must not keep a restart from happening: the supervisor and an
+/// orchestrator both kill at 10 s, and the background work's grace comes after this.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
 /// How long a client may take to send a request's headers, and how long an idle keep-alive
 /// connection is kept: a client that dribbles its headers (or never sends any) is dropped
 /// instead of holding a connection for good. nginx in front retires its idle upstream
@@ -248,7 +254,12 @@ async fn serve(
     // No new connections; the open ones finish their current request (SSE streams end on
     // `stopping`).
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(DRAIN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still open after the drain's grace; they end with the process");
+    }
 }
 
 /// Completes on Ctrl-C or SIGTERM.

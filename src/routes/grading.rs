@@ -87,12 +87,27 @@ pub async fn grade(
     if joined {
         // The first ask at once: with a slot free, the room is graded now, not a poll later.
         state.grading.turn(&room).await?;
-        tokio::spawn(drive(state.clone(), keys.clone(), caller, only, job));
+        // Tracked: a stopping instance gives the grading the moment to say it was cut short.
+        state
+            .background
+            .spawn(drive(state.clone(), keys.clone(), caller, only, job));
     }
     // A look that fails (a slow answer of the resource store on a busy machine) is tried
     // again: the grading goes on without this request, and only so many in a row end it.
     let mut failed = 0;
+    let mut stopping = state.stopping.subscribe();
     loop {
+        if *stopping.borrow_and_update() {
+            // The press must not hold a stopping instance open for a whole grading: it
+            // answers where the room stands, and the page looks again (on another instance).
+            return Ok(match state.grading.position(&room).await? {
+                Position::Idle => match answer_of(&state, &keys, Some(job)).await? {
+                    Some(answer) => answer,
+                    None => return Err(AppError::GradingLost),
+                },
+                waits => waiting(waits),
+            });
+        }
         match look(&state, &keys, job).await {
             Ok(Some(answer)) => return Ok(answer),
             Ok(None) => failed = 0,
@@ -102,7 +117,10 @@ pub async fn grade(
             }
             Err(err) => return Err(err),
         }
-        tokio::time::sleep(POLL).await;
+        tokio::select! {
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stopping.changed() => {}
+        }
     }
 }
 
@@ -167,33 +185,19 @@ async fn own_lock(state: &AppState, keys: &Keys) -> Result<LabLock, AppError> {
 }
 
 /// Waits for the room's turn, grades it, keeps the answer for whoever asks, and gives the
-/// slot back.
+/// slot back. An instance that stops meanwhile (a restart) answers `grading_lost` at once and
+/// takes the room out of the line: the student presses again, on an instance that stays.
 async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>, job: u64) {
     let room = keys.room();
-    loop {
-        match state.grading.turn(room).await {
-            Ok(Turn::Now) => break,
-            Ok(Turn::Waiting(_)) => {}
-            // The place lapsed (the resource store was away longer than its lease): the
-            // student sees `grading_lost` and presses again.
-            Ok(Turn::Gone) => return,
-            Err(err) => tracing::warn!(room, %err, "cannot ask for the grading's turn"),
-        }
-        tokio::time::sleep(POLL).await;
-    }
-    // The slot is renewed by asking again, while the grading runs.
-    let queue = state.grading.clone();
-    let owner = room.to_owned();
-    let renewals = tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(POLL * 4).await;
-            if let Err(err) = queue.turn(&owner).await {
-                tracing::warn!(room = owner, %err, "cannot renew the grading's slot");
-            }
-        }
-    });
-    let started = Instant::now();
-    let answer = match run(&state, &keys, caller, only.as_deref()).await {
+    let mut stopping = state.stopping.subscribe();
+    let graded = tokio::select! {
+        graded = wait_and_grade(&state, &keys, caller, only.as_deref()) => graded,
+        _ = stopping.wait_for(|stop| *stop) => Some((Err(AppError::GradingLost), None)),
+    };
+    // The place lapsed (the resource store was away longer than its lease): the student
+    // sees `grading_lost` and presses again.
+    let Some((graded, took)) = graded else { return };
+    let answer = match graded {
         Ok(card) => serde_json::to_value(&card)
             .map(|card| (StatusCode::OK, card))
             .unwrap_or_else(|e| {
@@ -213,10 +217,48 @@ async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>
         }
         tokio::time::sleep(POLL).await;
     }
-    renewals.abort();
-    if let Err(err) = state.grading.finish(room, started.elapsed()).await {
+    let given_back = match took {
+        Some(took) => state.grading.finish(room, took).await,
+        None => state.grading.leave(room).await,
+    };
+    if let Err(err) = given_back {
         tracing::warn!(room, %err, "cannot give the grading's slot back");
     }
+}
+
+/// The room's turn, then its grading while its slot is renewed; with how long the grading
+/// took. `None` when the room's place lapsed before its turn.
+async fn wait_and_grade(
+    state: &AppState,
+    keys: &Keys,
+    caller: Caller,
+    only: Option<&str>,
+) -> Option<(Result<ReportCard, AppError>, Option<Duration>)> {
+    let room = keys.room();
+    loop {
+        match state.grading.turn(room).await {
+            Ok(Turn::Now) => break,
+            Ok(Turn::Waiting(_)) => {}
+            Ok(Turn::Gone) => return None,
+            Err(err) => tracing::warn!(room, %err, "cannot ask for the grading's turn"),
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    let started = Instant::now();
+    // The slot is renewed by asking again, for as long as the grading runs.
+    let renewals = async {
+        loop {
+            tokio::time::sleep(POLL * 4).await;
+            if let Err(err) = state.grading.turn(room).await {
+                tracing::warn!(room, %err, "cannot renew the grading's slot");
+            }
+        }
+    };
+    let graded = tokio::select! {
+        graded = run(state, keys, caller, only) => graded,
+        never = renewals => never,
+    };
+    Some((graded, Some(started.elapsed())))
 }
 
 /// The grader's suite (or one attack) against the room's lock, as it is now.

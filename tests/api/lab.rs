@@ -19,7 +19,7 @@ use crate::helpers::{eventually, poll_until};
 use crate::scenarios::{start_fleet, start_fleet_with, TOKEN};
 
 /// The ladder's scripts for `tier` as a lab lock, and its shape.
-fn ladder_lock(tier: Tier) -> (Value, Shape) {
+pub(crate) fn ladder_lock(tier: Tier) -> (Value, Shape) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("static/locks")
         .join(tier.facts().preset.expect("a rung with a preset"));
@@ -43,7 +43,7 @@ fn ladder_lock(tier: Tier) -> (Value, Shape) {
     (lock, shape)
 }
 
-async fn send(
+pub(crate) async fn send(
     fleet: &Fleet,
     method: reqwest::Method,
     path: &str,
@@ -62,7 +62,7 @@ async fn send(
     (status, body)
 }
 
-async fn submit(fleet: &Fleet, room: &str, lock: &Value) -> (StatusCode, Value) {
+pub(crate) async fn submit(fleet: &Fleet, room: &str, lock: &Value) -> (StatusCode, Value) {
     let path = format!("/admin/lab?room={room}");
     send(
         fleet,

@@ -2,6 +2,7 @@
 
 mod helpers;
 mod lab;
+mod lab_restart;
 
 mod api_errors;
 mod class;

@@ -1,0 +1,123 @@
+//! A restart of the instance that grades a room (SIGTERM, as `docker restart` or a rolling
+//! update sends it), against a real fleet: the grading must neither hold the stopping
+//! instance open nor leave the student waiting in silence.
+
+use std::time::Duration;
+
+use oversell::lock_store::{LockStoreKind, Persistence};
+use oversell_api::tier::Tier;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::poll_until;
+use crate::lab::{ladder_lock, send, submit};
+use crate::scenarios::{start_fleet_with, TOKEN};
+
+/// How long a stopped instance may take to be serving again before the test gives up on it:
+/// a bound on waiting, far above the drain's few seconds, not a measure of speed.
+const BACK_WITHIN: Duration = Duration::from_secs(90);
+
+/// The press answers (202 with where the room stands, or `grading_lost`) rather than holding
+/// the instance's drain for a whole grading; the room's grading ends as `grading_lost` at once
+/// instead of after its place lapses; the instance is restarted and serves; a press again on
+/// the fleet gets the card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_restarted_mid_grading_tells_the_room_and_serves_again() {
+    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
+    let room = "restarted";
+    let (lock, _) = ladder_lock(Tier::Setnx);
+    let (status, body) = submit(&fleet, room, &lock).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let path = format!("/admin/lab/grade?room={room}");
+
+    // Pressed on the first instance itself, so that it is the one driving the grading.
+    let struck = fleet.instances()[0].clone();
+    let old_pid = struck.pid.expect("the instance runs");
+    let press = tokio::spawn({
+        let url = format!("http://{}:{}{path}", struck.ip, struck.port);
+        async move {
+            let resp = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .expect("the press is answered, not cut");
+            let status = resp.status();
+            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    });
+    let running = poll_until(
+        Duration::from_secs(60),
+        || send(&fleet, reqwest::Method::GET, &path, TOKEN, None),
+        |(_, v)| v["state"] == "running",
+    )
+    .await;
+    assert_eq!(running.1["state"], "running", "never graded: {running:?}");
+    let job = running.1["job"].clone();
+
+    let rc = unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(rc, 0, "SIGTERM to {old_pid}");
+    let (status, answer) = tokio::time::timeout(BACK_WITHIN, press)
+        .await
+        .expect("the press held the stopping instance open")
+        .expect("the press's task");
+    let lost = |status: StatusCode, v: &Value| {
+        status == StatusCode::SERVICE_UNAVAILABLE && v["error"] == "grading_lost"
+    };
+    assert!(
+        status == StatusCode::ACCEPTED || lost(status, &answer),
+        "the press on the stopping instance: {status} {answer}"
+    );
+
+    // The room hears it now, from the instance that stays.
+    let heard = poll_until(
+        Duration::from_secs(30),
+        || send(&fleet, reqwest::Method::GET, &path, TOKEN, None),
+        |(status, v)| lost(*status, v),
+    )
+    .await;
+    assert!(lost(heard.0, &heard.1), "job {job}: {heard:?}");
+
+    // Restarted by its supervisor, and serving.
+    let back = poll_until(
+        BACK_WITHIN,
+        || async {
+            let now = fleet.instances()[0].clone();
+            let Some(pid) = now.pid.filter(|pid| *pid != old_pid) else {
+                return false;
+            };
+            let health = format!("http://{}:{}/health", now.ip, now.port);
+            let ok = reqwest::get(health)
+                .await
+                .is_ok_and(|r| r.status().is_success());
+            ok && pid != old_pid
+        },
+        |back| *back,
+    )
+    .await;
+    assert!(
+        back,
+        "{} not serving again: {:?}",
+        struck.id,
+        fleet.instances()[0]
+    );
+
+    // Pressed again: graded, by whichever instance takes it.
+    let only = Some(json!({ "only": "contention" }));
+    let (status, card) = send(&fleet, reqwest::Method::POST, &path, TOKEN, only).await;
+    let card = match status {
+        StatusCode::OK => card,
+        StatusCode::ACCEPTED => {
+            poll_until(
+                Duration::from_secs(120),
+                || send(&fleet, reqwest::Method::GET, &path, TOKEN, None),
+                |(status, _)| *status != StatusCode::ACCEPTED,
+            )
+            .await
+            .1
+        }
+        other => panic!("pressed again: {other} {card}"),
+    };
+    assert!(card["attacks"].is_array(), "pressed again: {card}");
+    fleet.stop().await;
+}
