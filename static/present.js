@@ -22,14 +22,17 @@ import { notesPanel } from './present-notes.js';
 
 const $ = (sel) => document.querySelector(sel);
 
-let chapters = []; // GET /scenarios, in the course's order
+let chapters = []; // GET /scenarios, in the course's order (a chapter's tier, once revealed)
+let deck = []; // GET /admin/class/deck: every question, in the deck's order (the admin's)
 let view = null; // the last public view of the vote
 let admin = false; // this tab holds the admin token
 let running = false; // a run & reveal is under way
 const notes = notesPanel();
 
-/** The chapter picked: the picker's values are the course's numbers, from 1. */
-const picked = () => chapters[Number($('#chapter').value) - 1];
+/** The question picked: the picker's values are the deck's numbers, from 1, as the class
+ * sees them ("Question 12"); a chapter's own question and the articles' claims its run
+ * answers are told apart. */
+const picked = () => deck[Number($('#chapter').value) - 1];
 
 const token = tokenPanel({
   enable(on, caller) {
@@ -143,9 +146,9 @@ function draw() {
 function drawPicker(state) {
   const between = state === 'idle' || state === 'revealed';
   for (const option of $('#chapter').options) {
-    const chapter = chapters[Number(option.value) - 1];
+    const question = deck[Number(option.value) - 1];
     option.textContent = questionLabel({ number: Number(option.value) });
-    if (between && chapter?.id) option.title = chapter.id;
+    if (between && question?.id) option.title = question.id;
     else option.removeAttribute('title');
   }
 }
@@ -194,13 +197,15 @@ function drawOptions(v) {
 async function loadChapters() {
   try {
     chapters = (await request('GET', '/scenarios')).scenarios || [];
+    // Only the admin token opens questions; without it the picker stays empty.
+    deck = admin ? (await request('GET', '/admin/class/deck')).questions || [] : [];
   } catch {
     setTimeout(loadChapters, 3000); // the fleet is restarting: ask again
     return;
   }
   const select = $('#chapter');
   const before = select.value;
-  select.replaceChildren(...chapters.map((c, i) => new Option('', String(i + 1))));
+  select.replaceChildren(...deck.map((q) => new Option('', String(q.number))));
   select.value = view?.number ? String(view.number) : before || '1';
   draw();
 }

@@ -74,6 +74,9 @@ export function reveal(r, options) {
     ? t('vote.decided.none')
     : t('vote.decided', { letter: letter(r.landed), option: inLanguage(options?.[r.landed]) });
   decided.append(landed, figureList((r.decided_by || []).map((f) => [f.name, f.value])));
+  // A question that put an article's claim on trial cites the line the run just judged.
+  const [article, line] = (r.claim || '').split(':');
+  if (article && line) decided.append(el('p', 'reveal-claim', t('vote.claim', { article, line })));
   box.append(decided);
   // The first violation drawn, where the chapter has a picture of it: an image, so nothing in
   // it runs.

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::ballot_box::{ChapterRecord, Notes, Votes};
 use super::standings::{chapter_of, every_room, gain, round_results, EveryRoom, RoundResult};
+use super::transfer::{transfer, Transfer};
 
 /// Every chapter polled in this class, in the order first polled, and every room's answers.
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +49,9 @@ pub struct ChapterResult {
     pub confidence: Vec<Confidence>,
     /// Every reason given, round by round, in the rooms' order.
     pub reasons: Vec<ReasonRow>,
+    /// When the question's isomorphic pair was polled before it: whether the rooms right on
+    /// that one got this one right in its first round.
+    pub transfer: Option<Transfer>,
 }
 
 /// One round's voters by how sure they said they were and whether the run proved them right.
@@ -94,7 +98,12 @@ pub struct RoomAnswer {
 /// The results of the records, for the class's `rooms` (every room that voted is listed too,
 /// should one have left the class since).
 pub fn results(records: &[ChapterRecord], rooms: &[String]) -> Results {
-    let chapters = records.iter().map(chapter_result).collect();
+    let chapters = (0..records.len())
+        .map(|at| ChapterResult {
+            transfer: transfer(records, at),
+            ..chapter_result(&records[at])
+        })
+        .collect();
     let mut all: Vec<String> = rooms.to_vec();
     for record in records {
         for votes in &record.votes {
@@ -167,6 +176,7 @@ fn chapter_result(record: &ChapterRecord) -> ChapterResult {
             .run
             .as_ref()
             .and_then(|run| every_room(&record.chapter, run, &record.votes, &record.room_runs)),
+        transfer: None,
     }
 }
 
@@ -362,7 +372,12 @@ pub fn markdown(results: &Results) -> String {
         return out;
     }
     for chapter in &results.chapters {
-        let _ = writeln!(out, "## {}\n", chapter.chapter);
+        match chapter.question_id == chapter.chapter {
+            true => writeln!(out, "## {}\n", chapter.chapter),
+            // An article's claim, answered by the chapter's run.
+            false => writeln!(out, "## {} ({})\n", chapter.chapter, chapter.question_id),
+        }
+        .ok();
         if let Some(question) = chapter.question {
             let _ = writeln!(out, "{question}\n");
         }
@@ -406,6 +421,14 @@ pub fn markdown(results: &Results) -> String {
         let _ = writeln!(out, "{landed}{passed}{gain}.\n");
         if let Some(rooms) = &chapter.every_room {
             let _ = writeln!(out, "{}\n", every_room_line(rooms));
+        }
+        if let Some(t) = &chapter.transfer {
+            let _ = writeln!(
+                out,
+                "The same concept as `{}`, asked earlier: of the {} rooms right on it after \
+                 discussing, {} got this one right at once; {} more got it right now only.\n",
+                t.after, t.right_before, t.right_again, t.right_now_only
+            );
         }
         for c in &chapter.confidence {
             let _ = writeln!(

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use workshop::scenario::{self, question, Question, CATALOG};
+use workshop::scenario::{self, question, Question};
 
 use super::ballot_box::{Note, Notes, Poll, RoomRun, RoomRuns, RunRecord, Snapshot, Votes};
 
@@ -36,7 +36,7 @@ pub struct PublicView {
     pub state: PollState,
     /// The chapter the question runs, once revealed: before, its id may name the outcome.
     pub chapter: Option<String>,
-    /// The question's neutral label, "Question N": N is its chapter's place in the course.
+    /// The question's neutral label, "Question N": N is its place in the deck.
     pub number: Option<usize>,
     pub round: Option<u8>,
     /// The question and its options' words, nothing that tells the chapter or the answer.
@@ -80,10 +80,13 @@ impl Asked {
     }
 }
 
-/// The neutral number of a question: its chapter's place in the course, from 1.
+/// The neutral number of a question: its place in the deck (the course's order, a chapter's
+/// own question before the articles' claims its run answers), from 1. Each question its own:
+/// a claim and its chapter's question are told apart on the projector.
 pub fn number(question_id: &str) -> Option<usize> {
-    let chapter = question(question_id)?.chapter;
-    CATALOG.iter().position(|s| s.id == chapter).map(|i| i + 1)
+    scenario::deck()
+        .position(|q| q.id == question_id)
+        .map(|i| i + 1)
 }
 
 /// The chapter a question runs.
@@ -154,6 +157,9 @@ pub struct Reveal {
     pub zh: &'static str,
     /// Where in the articles the chapter comes from.
     pub source: &'static str,
+    /// The article line whose claim the question put on trial (`002:582`), when it did: the
+    /// run just shown is the verdict on it.
+    pub claim: Option<&'static str>,
     /// Where the runs in the class's rooms landed, when the presenter ran it in every room;
     /// the figures above are the one room's (`room`).
     pub every_room: Option<EveryRoom>,
@@ -360,6 +366,7 @@ pub fn reveal(
         en: scenario.map_or("", |s| s.en),
         zh: scenario.map_or("", |s| s.zh),
         source: scenario.map_or("", |s| s.source),
+        claim: question(id).and_then(|q| q.claim),
         every_room: every_room(id, run, votes, room_runs),
     }
 }

@@ -80,6 +80,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(class::create, class::overview, class::close))
         .routes(routes!(class::rotate, class::revoke))
         .routes(routes!(poll::open, poll::admin_view))
+        .routes(routes!(poll::deck))
         .routes(routes!(poll::next_round))
         .routes(routes!(poll::close))
         .routes(routes!(poll::reveal))

@@ -31,6 +31,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::Stream;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 use workshop::scenario::{question, CATALOG};
 
 use super::class::{room_names, valid_room};
@@ -123,6 +124,19 @@ pub async fn admin_view(
 ) -> Result<Json<AdminView>, AppError> {
     let snapshot = ballot_box::snapshot(&state.resource).await?;
     Ok(Json(standings::admin(&snapshot)))
+}
+
+/// `GET /admin/class/deck`: every question the presenter may open, in the deck's order, each
+/// with the neutral number the class votes under and the chapter whose run answers it.
+#[utoipa::path(get, path = "/admin/class/deck", operation_id = "poll_deck", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "`{\"questions\": [{\"number\", \"id\", \"chapter\", \"claim\"}]}`: `id` is what `POST /admin/class/poll` takes; `claim`, the article line a question puts on trial (`null` for a chapter's own question)", body = Object)))]
+pub async fn deck(_: Admin) -> Json<Value> {
+    let questions: Vec<Value> = workshop::scenario::deck()
+        .enumerate()
+        .map(
+            |(i, q)| json!({ "number": i + 1, "id": q.id, "chapter": q.chapter, "claim": q.claim }),
+        )
+        .collect();
+    Json(json!({ "questions": questions }))
 }
 
 /// The admin view after a change this instance made; its streams are told at once.

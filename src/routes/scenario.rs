@@ -45,10 +45,10 @@ pub async fn list(
     };
     let scenarios: Vec<Value> = CATALOG
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            if hidden.as_deref() == Some(s.id) {
-                return json!({ "hidden": true, "number": i + 1 });
+        .map(|s| {
+            if let Some((_, number)) = hidden.as_ref().filter(|(id, _)| id == s.id) {
+                // The number the class votes under, the question's own in the deck.
+                return json!({ "hidden": true, "number": number });
             }
             json!({
                 "id": s.id,
@@ -67,10 +67,13 @@ pub async fn list(
     Ok(Json(json!({ "scenarios": scenarios })))
 }
 
-/// The chapter the class votes on, until its reveal.
-async fn hidden_chapter(state: &AppState) -> Result<Option<String>, AppError> {
+/// The chapter the class votes on, until its reveal, and the question's neutral number.
+async fn hidden_chapter(state: &AppState) -> Result<Option<(String, usize)>, AppError> {
     let polled = ballot_box::unrevealed(&state.resource).await?;
-    Ok(polled.map(|id| standings::chapter_of(&id).to_owned()))
+    Ok(polled.map(|id| {
+        let number = standings::number(&id).unwrap_or_default();
+        (standings::chapter_of(&id).to_owned(), number)
+    }))
 }
 
 /// The scenario's fault when it strikes more than the room (an instance, the lock store).
@@ -121,7 +124,9 @@ pub async fn run(
         caller.only_admin_may(&format!("scenario {} (its fault {fault})", scenario.id))?;
     }
     if matches!(caller.caller, Caller::Room(_))
-        && hidden_chapter(&state).await?.as_deref() == Some(scenario.id)
+        && hidden_chapter(&state)
+            .await?
+            .is_some_and(|(id, _)| id == scenario.id)
     {
         return Err(AppError::Poll {
             code: "polled",

@@ -122,3 +122,31 @@ fn every_room_counts_each_room_once_and_names_the_failed() {
     };
     assert_eq!(every_room("none-race", &one_room, &[], &room_runs), None);
 }
+
+#[test]
+fn each_question_has_a_number_of_its_own_and_a_claim_is_cited_at_its_reveal() {
+    let deck: Vec<_> = workshop::scenario::deck().collect();
+    for (i, q) in deck.iter().enumerate() {
+        assert_eq!(number(q.id), Some(i + 1), "{}", q.id);
+    }
+    // A claim shares its chapter's run, not its chapter's label.
+    let claim = deck
+        .iter()
+        .find(|q| q.claim.is_some())
+        .expect("the deck puts claims on trial");
+    assert_ne!(number(claim.id), number(claim.chapter));
+    let run = RunRecord {
+        svg: None,
+        id: "i1:1".into(),
+        room: "default".into(),
+        landed: Some(0),
+        passed: true,
+        figures: Default::default(),
+        every_room: Vec::new(),
+    };
+    let revealed = reveal(claim.id, &run, &[], &[], &RoomRuns::default());
+    assert_eq!(revealed.claim, claim.claim);
+    assert_eq!(revealed.chapter, claim.chapter);
+    let own = reveal(claim.chapter, &run, &[], &[], &RoomRuns::default());
+    assert_eq!(own.claim, None, "a chapter's own question cites no claim");
+}

@@ -20,14 +20,17 @@ const HOSTILE: &str = "<img src=x onerror=alert(1)> \"=1+1\"";
 /// The catalog entry of `CHAPTER` in `GET /scenarios` as `token` gets it.
 async fn listed(client: &reqwest::Client, base: &str, token: Option<&str>) -> (Value, String) {
     let list = ok(client, base, Method::GET, "/scenarios", token, None).await;
-    let number = find_number();
-    (list["scenarios"][number - 1].clone(), list.to_string())
-}
-
-fn find_number() -> usize {
-    workshop::scenario::CATALOG
+    let at = workshop::scenario::CATALOG
         .iter()
         .position(|s| s.id == CHAPTER)
+        .unwrap();
+    (list["scenarios"][at].clone(), list.to_string())
+}
+
+/// The number the class votes on `CHAPTER` under: its question's place in the deck.
+fn find_number() -> usize {
+    workshop::scenario::deck()
+        .position(|q| q.id == CHAPTER)
         .unwrap()
         + 1
 }

@@ -47,9 +47,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "postgres-normal",
         "The lock in PostgreSQL: each buyer's transaction asks for an advisory lock, and the \
          server queues the waiters; the lock has no lease, and nobody retries. 300 buyers at \
-         once for 100 items, each waiting at most 10 s. What do the buyers get?",
+         once for 100 items, each waiting at most 30 s. What do the buyers get?",
         "把锁放进 PostgreSQL：每个买家的事务申请一把咨询锁，等待者由服务器排队；锁没有租约，\
-         也没有人重试。300 个买家同时抢 100 件商品，每人最多等 10 秒。结果会怎样？",
+         也没有人重试。300 个买家同时抢 100 件商品，每人最多等 30 秒。结果会怎样？",
         &QUEUE,
     ),
     ask(
