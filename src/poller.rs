@@ -17,7 +17,6 @@ use crate::feed::{
     RoomFeed, Subscription, Tick, Windows, LEDGER_BATCH, MAX_BACKOFF, MIN_BATCH, TICK,
     TIMELINE_BATCH,
 };
-use crate::ground_truth;
 use crate::keys::Keys;
 use crate::redis_pool::StoreError;
 use crate::rooms::RoomStatus;
@@ -120,12 +119,7 @@ impl Poller {
     /// One read of the room: the ground truth, then what the ledger and timeline added.
     async fn read(&mut self) -> Result<Tick, StoreError> {
         let room = self.state.fleet.room(&self.keys).await?;
-        let (truth, lock_store, network) = tokio::join!(
-            ground_truth::read(&self.state.resource, &self.state.lock_store, &self.keys),
-            self.state.lock_store.describe(&self.keys),
-            self.state.network_view()
-        );
-        let truth = truth?;
+        let (truth, place) = crate::view::read_room(&self.state, &self.keys).await?;
         let status = self.state.rooms.judge(&self.keys, truth.stocked).await?;
         let now = Instant::now();
         if status == RoomStatus::Lost {
@@ -198,11 +192,7 @@ impl Poller {
                 &room,
                 truth,
                 status,
-                crate::view::Where {
-                    lock_store,
-                    network,
-                    containers: self.state.containers.as_ref().map(|c| c.view()),
-                },
+                place,
             ),
             throughput_rps: (throughput * 10.0).round() / 10.0,
             live_instances: live

@@ -8,7 +8,9 @@ use crate::fleet_sync::RoomConfig;
 use crate::ground_truth::GroundTruth;
 use crate::keys::Keys;
 use crate::lock_store::nodes::LockStoreView;
+use crate::redis_pool::StoreError;
 use crate::rooms::RoomStatus;
+use crate::state::AppState;
 
 /// Where the room runs, beside its figures: the lock store, the fleet's own network (netns)
 /// and the fleet's containers (compose).
@@ -16,6 +18,22 @@ pub struct Where {
     pub lock_store: LockStoreView,
     pub network: Option<oversell_api::NetworkView>,
     pub containers: Option<oversell_api::state::ContainersView>,
+}
+
+/// The room's ground truth and where it runs, read together: what `GET /state` and each live
+/// view of a room (`feed`) read before they judge the room and build its view.
+pub async fn read_room(state: &AppState, keys: &Keys) -> Result<(GroundTruth, Where), StoreError> {
+    let (truth, lock_store, network) = tokio::join!(
+        crate::ground_truth::read(&state.resource, &state.lock_store, keys),
+        state.lock_store.describe(keys),
+        state.network_view()
+    );
+    let place = Where {
+        lock_store,
+        network,
+        containers: state.containers.as_ref().map(|c| c.view()),
+    };
+    Ok((truth?, place))
 }
 
 /// The view of a room from what this instance read of it.

@@ -7,8 +7,11 @@
 //! The Redis tiers (`setnx` … `fenced`, `fair` among them) and the lab's locks (`custom`) are step lists
 //! (`steps.rs`): the Lua script of each step, in order, read by the lab's contract. A Redis
 //! tier's scripts are the files of `static/locks/<tier>/`, the lab's presets for that rung,
-//! included as they are (the tests below hold them to it). One
-//! engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
+//! included as they are (the tests below hold them to it). A step tier's file repeats the
+//! call-building lines another tier has too (`fenced.rs` and `reentrant_watchdog.rs` release
+//! and renew alike) on purpose: a student reads one tier's file alone, start to end, as the
+//! lesson of its rung, and what differs between rungs is a key or an argument in those lines.
+//! One engine runs them all (`engine.rs`): it sends the steps, rides them with the sale's own
 //! scripts when they share a server (`riding.rs`), waits for replicas, renews a lease with a
 //! renew step (`renewals.rs`), strikes the fault points between steps, and records what a
 //! release saw. The tiers that are not step lists (`none`, `local`, `redlock`, `zookeeper`,

@@ -58,12 +58,7 @@ pub async fn state(
     Room(keys): Room,
 ) -> Result<Json<StateView>, AppError> {
     let room = state.fleet.room(&keys).await?;
-    let (truth, lock_store, network) = tokio::join!(
-        ground_truth::read(&state.resource, &state.lock_store, &keys),
-        state.lock_store.describe(&keys),
-        state.network_view()
-    );
-    let truth = truth?;
+    let (truth, place) = crate::view::read_room(&state, &keys).await?;
     let status = state.rooms.judge(&keys, truth.stocked).await?;
     if status == RoomStatus::Lost {
         return Err(AppError::StateLost);
@@ -74,11 +69,7 @@ pub async fn state(
         &room,
         truth,
         status,
-        crate::view::Where {
-            lock_store,
-            network,
-            containers: state.containers.as_ref().map(|c| c.view()),
-        },
+        place,
     )))
 }
 
