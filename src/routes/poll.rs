@@ -238,11 +238,27 @@ pub struct Revealed {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsQuery {
-    format: Option<String>,
+    #[serde(default)]
+    format: ResultsFormat,
+}
+
+/// What `GET /admin/class/results` answers with.
+#[derive(Deserialize, Default, Clone, Copy, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultsFormat {
+    /// The results as JSON.
+    #[default]
+    Json,
+    /// A row per chapter and round, a column per room.
+    Csv,
+    /// A section per chapter, for a report or a handout.
+    Md,
+    /// Every reason given, as CSV.
+    Reasons,
 }
 
 /// `GET /admin/class/results[?format=json|csv|md|reasons]`.
-#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = Option<String>, Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
+#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = Option<ResultsFormat>, Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
 pub async fn class_results(
     _: Admin,
     State(state): State<AppState>,
@@ -265,28 +281,23 @@ pub async fn class_results(
         )
             .into_response()
     };
-    Ok(match query.format.as_deref() {
-        None | Some("json") => Json(results).into_response(),
-        Some("csv") => file(
+    Ok(match query.format {
+        ResultsFormat::Json => Json(results).into_response(),
+        ResultsFormat::Csv => file(
             "text/csv; charset=utf-8",
             "class-results.csv",
             results::csv(&results),
         ),
-        Some("md") => file(
+        ResultsFormat::Md => file(
             "text/markdown; charset=utf-8",
             "class-results.md",
             results::markdown(&results),
         ),
-        Some("reasons") => file(
+        ResultsFormat::Reasons => file(
             "text/csv; charset=utf-8",
             "class-reasons.csv",
             results::reasons_csv(&results),
         ),
-        Some(other) => {
-            return Err(AppError::BadRequest(format!(
-                "format must be json, csv, md or reasons; got `{other}`"
-            )))
-        }
     })
 }
 

@@ -66,7 +66,6 @@ BEYOND_THE_DOCUMENT = {
     "run": "a scenario's id is one of GET /scenarios",
     "poll_open": "a question's id is one of the workshop's questions",
     "poll_reveal": "`room` and `every_room` go with `run: true`",
-    "poll_class_results": "`format` is one of json, csv, md, reasons",
 }
 # A 503 is not a server error here: it is the documented answer (with Retry-After) of a store
 # that does not answer or a lock not had within its deadline, which the fuzz's own settings
