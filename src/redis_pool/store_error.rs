@@ -48,6 +48,9 @@ impl From<RedisError> for StoreError {
             // A script running past `busy-reply-threshold` (a lab script that loops) holds the
             // server until it is killed: every other command is refused meanwhile.
             || err.code() == Some("BUSY")
+            // A store restarted from its append-only file answers LOADING until it has read
+            // it back: the orders are coming, not lost (seconds, for a long-running fleet's).
+            || err.code() == Some("LOADING")
             // A Redis Cluster whose master for the slot is down and not yet replaced, or a
             // slot moving: the failover's window.
             || matches!(err.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MOVED" | "ASK"))
@@ -56,5 +59,28 @@ impl From<RedisError> for StoreError {
         } else {
             StoreError::Failed(err)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+
+    /// What a server sends, as redis-rs reads it off the wire.
+    fn answered(wire: &[u8]) -> redis::RedisError {
+        redis::parse_redis_value(wire)
+            .and_then(redis::Value::extract_error)
+            .expect_err("an error reply")
+    }
+
+    #[test]
+    fn a_store_reading_its_file_back_is_unavailable_for_now_not_a_bug() {
+        let loading = answered(b"-LOADING Redis is loading the dataset in memory\r\n");
+        assert!(matches!(
+            StoreError::from(loading),
+            StoreError::Unavailable(_)
+        ));
+        let bug = answered(b"-ERR wrong number of arguments for 'get' command\r\n");
+        assert!(matches!(StoreError::from(bug), StoreError::Failed(_)));
     }
 }
