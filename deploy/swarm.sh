@@ -146,6 +146,8 @@ down() {
     [ "$SECONDS" -lt "$deadline" ] || fail "after 60 s, still there: $(echo "$left" | tr '\n' ' ')"
     sleep 1
   done
+  # The resource store's volume, once no container holds it: `up` starts with an empty store.
+  ours volumes | xargs -r docker volume rm >/dev/null
   if [ "$(docker info -f '{{.Swarm.LocalNodeState}}' 2>/dev/null)" = active ]; then label_nodes rm; fi
   # By tag: an id would take oversell:local with it (the pushed tag is the same image).
   docker image ls --format '{{.Repository}}:{{.Tag}}' "$registry/oversell" | xargs -r docker rmi >/dev/null 2>&1 || true

@@ -233,6 +233,25 @@ if [ "$seen" = 6 ]; then pass "nginx reaches the 6 replicas without a restart"; 
 nginx_restarts="$(docker service ps -q "${STACK}_nginx" | grep -c .)"
 if [ "$nginx_restarts" = 1 ]; then pass "nginx ran as one task throughout (never restarted)"; else flunk "nginx had $nginx_restarts tasks"; fi
 
+# --- the resource store killed: Swarm's new container reads every order back from the volume ---
+redis_task() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_redis"; }
+killed="$(redis_task)"
+if [ -n "$killed" ] && [ "${orders:-unread}" != unread ] && docker kill "$killed" >/dev/null; then
+  replaced() { [ -n "$(redis_task)" ] && [ "$(redis_task)" != "$killed" ] && read_truth; }
+  if until_deadline 90 replaced; then
+    read -r after _ <<<"$truth"
+    if [ "$after" = "$orders" ]; then
+      pass "the resource store SIGKILLed: Swarm's new container has all $orders orders from the volume"
+    else
+      flunk "the resource store SIGKILLed: $orders orders before, $after in the new container"
+    fi
+  else
+    flunk "the resource store SIGKILLed: no new container answering within 90 s ($(docker service ps --no-trunc "${STACK}_redis" | tail -n 3))"
+  fi
+else
+  flunk "the resource store could not be struck (task ${killed:-none}, orders ${orders:-unread})"
+fi
+
 # --- the Kubernetes stores' privileges, tried on this Docker ---
 # deploy/k8s gives a store's supervisor root, every capability dropped but the ones it lists,
 # no privilege escalation. No cluster runs here, but the same container can: each act of the
