@@ -165,3 +165,46 @@ async fn each_operation_says_who_may_call_it_and_how_it_fails() {
     let sale = &doc["paths"]["/sale"]["post"]["responses"]["200"]["content"]["application/json"];
     assert_eq!(sale["schema"]["$ref"], "#/components/schemas/Sold");
 }
+
+/// Every `$ref` in the document, with where it stands.
+fn refs<'a>(at: &str, value: &'a Value, found: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                match (key.as_str(), child.as_str()) {
+                    ("$ref", Some(target)) => found.push((at.to_owned(), target)),
+                    _ => refs(&format!("{at}/{key}"), child, found),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                refs(&format!("{at}/{i}"), child, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A schema named in a parameter and not registered leaves a `$ref` to nothing, which a
+/// client's validator refuses the whole document for.
+#[tokio::test]
+async fn every_reference_in_the_document_leads_somewhere() {
+    let fleet = spawn_fleet(1).await;
+    let (status, doc) = fleet
+        .call(0, Method::GET, "/openapi.json", false, Value::Null)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut found = Vec::new();
+    refs("", &doc, &mut found);
+    assert!(!found.is_empty(), "the document refers to no schema at all");
+    let dangling: Vec<String> = found
+        .iter()
+        .filter(|(_, target)| {
+            let pointer = target.strip_prefix('#').unwrap_or(target);
+            doc.pointer(pointer).is_none()
+        })
+        .map(|(at, target)| format!("{at} → {target}"))
+        .collect();
+    assert!(dangling.is_empty(), "references to nothing: {dangling:?}");
+}
