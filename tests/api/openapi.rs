@@ -106,12 +106,19 @@ async fn the_document_names_every_route_and_only_routes_the_router_has() {
     }
 }
 
-#[tokio::test]
-async fn each_operation_says_who_may_call_it_and_how_it_fails() {
+/// The document as an instance serves it.
+async fn served_document() -> Value {
     let fleet = spawn_fleet(1).await;
-    let (_, doc) = fleet
+    let (status, doc) = fleet
         .call(0, Method::GET, "/openapi.json", false, Value::Null)
         .await;
+    assert_eq!(status, StatusCode::OK, "{doc}");
+    doc
+}
+
+#[tokio::test]
+async fn each_operation_says_who_may_call_it_and_how_it_fails() {
+    let doc = served_document().await;
     let schemes = &doc["components"]["securitySchemes"];
     for scheme in ["admin_token", "room_token"] {
         assert_eq!(schemes[scheme]["type"], "http", "{scheme}");
@@ -190,11 +197,7 @@ fn refs<'a>(at: &str, value: &'a Value, found: &mut Vec<(String, &'a str)>) {
 /// client's validator refuses the whole document for.
 #[tokio::test]
 async fn every_reference_in_the_document_leads_somewhere() {
-    let fleet = spawn_fleet(1).await;
-    let (status, doc) = fleet
-        .call(0, Method::GET, "/openapi.json", false, Value::Null)
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    let doc = served_document().await;
     let mut found = Vec::new();
     refs("", &doc, &mut found);
     assert!(!found.is_empty(), "the document refers to no schema at all");
