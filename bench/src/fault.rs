@@ -123,25 +123,8 @@ pub async fn ledger_ids(
     let mut offset = 0;
     loop {
         let path = format!("/ledger?room={room}&offset={offset}&limit=10000");
-        let reply = pool
-            .fetch(
-                targets,
-                targets.first(),
-                Method::GET,
-                &path,
-                None,
-                None,
-                Duration::from_secs(30),
-            )
-            .await?;
-        if reply.status != StatusCode::OK {
-            bail!(
-                "GET {path}: {} {}",
-                reply.status,
-                String::from_utf8_lossy(&reply.body)
-            );
-        }
-        let page: Value = serde_json::from_slice(&reply.body)?;
+        // A page of 10,000 orders from a fleet under faults: more time than a plain read.
+        let page = get_json_within(pool, targets, &path, Duration::from_secs(30)).await?;
         let orders = page["orders"]
             .as_array()
             .context("a ledger page without orders")?;
@@ -159,6 +142,16 @@ pub async fn ledger_ids(
 
 /// `GET path` through the fleet as JSON, or why not.
 pub async fn get_json(pool: &Pool, targets: &Targets, path: &str) -> anyhow::Result<Value> {
+    get_json_within(pool, targets, path, Duration::from_secs(10)).await
+}
+
+/// `GET path` through the fleet as JSON within `limit`, or why not.
+async fn get_json_within(
+    pool: &Pool,
+    targets: &Targets,
+    path: &str,
+    limit: Duration,
+) -> anyhow::Result<Value> {
     let reply = pool
         .fetch(
             targets,
@@ -167,7 +160,7 @@ pub async fn get_json(pool: &Pool, targets: &Targets, path: &str) -> anyhow::Res
             path,
             None,
             None,
-            Duration::from_secs(10),
+            limit,
         )
         .await?;
     if reply.status != StatusCode::OK {
