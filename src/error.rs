@@ -89,6 +89,10 @@ pub enum AppError {
          restarting); press again"
     )]
     GradingLost,
+    /// A grading that ran past its bound: a stall somewhere in the fleet, said with the step
+    /// it was on rather than left running.
+    #[error("the grading ran past {limit_s} s and was stopped at `{at}`; press again")]
+    GradingTimedOut { limit_s: u64, at: String },
     #[error("the sale's holder died (a holder-dies fault): it wrote nothing and released nothing")]
     HolderDied,
     #[error("the buyer died waiting in line for the lock (a waiter-dies fault): it never came back for its place")]
@@ -179,6 +183,7 @@ impl AppError {
             | AppError::LabLock(_)
             | AppError::FleetDown(_)
             | AppError::GradingLost
+            | AppError::GradingTimedOut { .. }
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -205,6 +210,7 @@ impl AppError {
             AppError::Fleet(_) => "fleet_error",
             AppError::FleetDown(_) => "fleet_down",
             AppError::GradingLost => "grading_lost",
+            AppError::GradingTimedOut { .. } => "grading_timed_out",
             AppError::HolderDied => "holder_died",
             AppError::WaiterDied => "waiter_died",
             AppError::AcquireAbandoned => "acquire_abandoned",

@@ -36,10 +36,19 @@ const FIRST_GUESS: Duration = Duration::from_secs(15);
 /// How many of the last gradings' durations the estimate averages.
 const TIMED: isize = 20;
 
-static JOIN: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("grading_queue/join.lua")));
-static TURN: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("grading_queue/turn.lua")));
+// Each behind `lapse.lua`, which lets the dead's slots and places go first.
+static JOIN: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("grading_queue/lapse.lua"),
+        include_str!("grading_queue/join.lua")
+    ))
+});
+static TURN: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("grading_queue/lapse.lua"),
+        include_str!("grading_queue/turn.lua")
+    ))
+});
 
 /// The fleet's line of gradings, as one instance reaches it.
 #[derive(Clone)]
@@ -47,6 +56,8 @@ pub struct GradingQueue {
     resource: RedisPool,
     /// How many rooms are graded at once, fleet-wide. Every instance is given the same.
     slots: usize,
+    /// [`LEASE`], shorter in the tests.
+    lease: Duration,
 }
 
 /// A room's place in the line, as the room's student is shown it.
@@ -88,6 +99,7 @@ impl GradingQueue {
         GradingQueue {
             resource,
             slots: slots.max(1),
+            lease: LEASE,
         }
     }
 
@@ -106,7 +118,7 @@ impl GradingQueue {
         let (job, joined): (u64, u8) = call
             .key(GRADING_SEQ)
             .arg(room)
-            .arg(LEASE.as_millis() as u64)
+            .arg(self.lease.as_millis() as u64)
             .invoke_async(&mut conn)
             .await?;
         Ok((job, joined == 1))
@@ -121,7 +133,7 @@ impl GradingQueue {
         }
         let answer: i64 = call
             .arg(room)
-            .arg(LEASE.as_millis() as u64)
+            .arg(self.lease.as_millis() as u64)
             .arg(self.slots)
             .invoke_async(&mut conn)
             .await?;
@@ -162,13 +174,15 @@ impl GradingQueue {
         Ok(())
     }
 
-    /// Where `room` is: in line (and how far back), being graded, or neither.
+    /// Where `room` is: in line (and how far back), being graded, or neither. A slot or a
+    /// place past its lease is neither: its instance died, and nobody grades the room.
     pub async fn position(&self, room: &str) -> Result<Position, StoreError> {
         let mut conn = self.resource.conn().await?;
         #[allow(clippy::type_complexity)]
-        let (graded, slot, queued, rank, in_line, times, now): (
+        let (graded, slot, queued, place, rank, in_line, times, now): (
             Option<String>,
-            Option<f64>,
+            Option<u64>,
+            Option<u64>,
             Option<u64>,
             Option<u64>,
             u64,
@@ -179,6 +193,7 @@ impl GradingQueue {
             .hget(GRADING_JOB, room)
             .zscore(GRADING_RUNNING, room)
             .zscore(GRADING_LINE, room)
+            .zscore(GRADING_PLACES, room)
             .zrank(GRADING_LINE, room)
             .zcard(GRADING_LINE)
             .lrange(GRADING_TIMES, 0, TIMED - 1)
@@ -187,7 +202,8 @@ impl GradingQueue {
             .await?;
         let one = average(&times);
         let now_ms = now.0 * 1000 + now.1 / 1000;
-        if let (Some(graded), Some(_)) = (graded, slot) {
+        let alive = |lease_end: Option<u64>| lease_end.is_some_and(|end| end > now_ms);
+        if let (Some(graded), true) = (graded, alive(slot)) {
             let (job, started) = graded.split_once(':').unwrap_or((&graded, "0"));
             let elapsed = now_ms.saturating_sub(started.parse().unwrap_or(now_ms));
             let elapsed = Duration::from_millis(elapsed);
@@ -198,7 +214,7 @@ impl GradingQueue {
             });
         }
         match (queued, rank) {
-            (Some(job), Some(rank)) => Ok(Position::Queued {
+            (Some(job), Some(rank)) if alive(place) => Ok(Position::Queued {
                 job,
                 place: rank + 1,
                 in_line,
@@ -236,6 +252,43 @@ mod tests {
         assert_eq!(wait_estimate(1, 4, one), Duration::from_secs(20));
         assert_eq!(wait_estimate(4, 4, one), Duration::from_secs(20));
         assert_eq!(wait_estimate(5, 4, one), Duration::from_secs(30));
+    }
+
+    /// A room graded by an instance that then died (a SIGKILL: nothing given back), when no
+    /// other grading runs to ask for its turn: its slot must lapse for the student's next
+    /// look and press too, or the room looks graded for ever and a press again starts nothing.
+    #[tokio::test]
+    async fn a_dead_driver_slot_and_place_lapse_for_every_look_and_press() {
+        let redis = crate::launch::redis_server::RedisServer::start().unwrap();
+        let pool = RedisPool::new(&redis.url()).unwrap();
+        let lease = Duration::from_millis(300);
+        let queue = GradingQueue {
+            lease,
+            ..GradingQueue::new(pool, 1)
+        };
+        let (job, joined) = queue.join("a").await.unwrap();
+        assert!(joined);
+        assert_eq!(queue.turn("a").await.unwrap(), Turn::Now);
+        let (_, joined) = queue.join("b").await.unwrap();
+        assert!(joined);
+        assert_eq!(queue.turn("b").await.unwrap(), Turn::Waiting(1));
+        assert!(matches!(
+            queue.position("a").await.unwrap(),
+            Position::Running { .. }
+        ));
+        assert!(matches!(
+            queue.position("b").await.unwrap(),
+            Position::Queued { place: 1, .. }
+        ));
+
+        // Both drivers die: nobody asks for a turn again. Time passes beyond the lease.
+        tokio::time::sleep(lease * 2).await;
+        assert_eq!(queue.position("a").await.unwrap(), Position::Idle);
+        assert_eq!(queue.position("b").await.unwrap(), Position::Idle);
+        let (again, joined) = queue.join("a").await.unwrap();
+        assert!(joined, "a press again must start a grading");
+        assert!(again > job);
+        assert_eq!(queue.turn("a").await.unwrap(), Turn::Now);
     }
 
     #[test]

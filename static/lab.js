@@ -262,12 +262,14 @@ export function startLab({ $, call, act, onSubmitted }) {
    * (202, `state`), shown in the card's box and asked about again until the card is there. */
   async function waitForCard(box, only) {
     let reply = await call('POST', '/admin/lab/grade', only ? { only } : undefined);
+    // Asked by its job: a grading lost with its instance is said so, not shown an older card.
+    const job = reply?.job;
     while (reply?.state === 'queued' || reply?.state === 'running') {
       box.textContent = reply.state === 'queued'
         ? t('lab.queued', { place: reply.place, secs: reply.estimate_s })
         : t('lab.running', { secs: reply.estimate_s });
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      reply = await call('GET', '/admin/lab/grade');
+      reply = await call('GET', job === undefined ? '/admin/lab/grade' : `/admin/lab/grade?job=${job}`);
     }
     if (reply?.state === 'idle') throw new Error(t('lab.lost'));
     return reply;

@@ -3,7 +3,8 @@
 -- KEYS[1] the line (room -> job, in order), KEYS[2] the slots (room -> lease end, ms),
 -- KEYS[3] the places' leases (room -> lease end, ms), KEYS[4] the jobs being graded
 -- (room -> "job:started ms"), KEYS[5] the job counter.
--- ARGV[1] room, ARGV[2] lease (ms). Returns {job, 1 if it joined now else 0}.
+-- ARGV[1] room, ARGV[2] lease (ms). Returns {job, 1 if it joined now else 0}. After
+-- lapse.lua: a room whose driving instance died is no longer there, and joins anew.
 local room, lease = ARGV[1], tonumber(ARGV[2])
 local graded = redis.call('HGET', KEYS[4], room)
 if graded and redis.call('ZSCORE', KEYS[2], room) then
@@ -13,8 +14,6 @@ local queued = redis.call('ZSCORE', KEYS[1], room)
 if queued then
   return {tonumber(queued), 0}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local job = redis.call('INCR', KEYS[5])
 redis.call('ZADD', KEYS[1], job, room)
 redis.call('ZADD', KEYS[3], now + lease, room)

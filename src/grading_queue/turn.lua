@@ -1,19 +1,10 @@
 -- Whether it is a room's turn to be graded, asked by the instance driving its grading (which
--- keeps asking: each ask renews its place, or its slot once it has one). A slot or a place
--- whose instance stopped asking (it died) lapses, so the line never waits for the dead.
+-- keeps asking: each ask renews its place, or its slot once it has one). After lapse.lua: a
+-- slot or a place whose instance stopped asking (it died) is gone, so the line never waits
+-- for the dead.
 -- KEYS as join.lua's first four; ARGV[1] room, ARGV[2] lease (ms), ARGV[3] slots.
 -- Returns 0: graded now (a slot is the room's); n > 0: n-th in line; -1: not in line.
 local room, lease, slots = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
-  redis.call('ZREM', KEYS[2], lapsed)
-  redis.call('HDEL', KEYS[4], lapsed)
-end
-for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-  redis.call('ZREM', KEYS[3], lapsed)
-  redis.call('ZREM', KEYS[1], lapsed)
-end
 if redis.call('ZSCORE', KEYS[2], room) then
   redis.call('ZADD', KEYS[2], now + lease, room)
   return 0

@@ -21,10 +21,11 @@ use oversell_api::tier::LAB_LOCK;
 use serde::Deserialize;
 use serde_json::Value;
 use workshop::lab::{self as grader, Outcome, ReportCard, Shape};
+use workshop::scenario::{Runner, Step};
 
 use crate::histories::KEPT_PER_ROOM;
 
-use super::extract::{json_body, Body, Caller, RoomAdmin};
+use super::extract::{json_body, Body, Caller, Query, RoomAdmin};
 use super::lab::{lab_fits, shape, take_last_error};
 use super::scenario::FleetRunner;
 use crate::error::AppError;
@@ -38,6 +39,17 @@ use crate::state::AppState;
 
 /// Looks in a row at a grading under way that may fail before its press gives up.
 const LOOKS_FAILED_AT_MOST: u32 = 20;
+
+/// The longest a grading runs before it is stopped and answered `grading_timed_out`: a
+/// grading takes 8–9 s on a quiet fleet (BENCHMARKS §14) and well under a minute on a busy
+/// one, so this is a stall, which the student hears of (with the step it stalled at) before
+/// a lab page's patience runs out, instead of a card that never comes.
+const GRADING_LIMIT: Duration = Duration::from_secs(150);
+
+/// How long a grading's end (its answer kept, its slot given back) is tried while the
+/// resource store is away: longer than the store's restart, shorter than the slot's lease.
+const KEEP_TRYING: Duration = Duration::from_secs(10);
+const _: () = assert!(KEEP_TRYING.as_secs() < crate::grading_queue::LEASE.as_secs());
 
 /// How long a room's last answer is kept for a student who comes back for it.
 const ANSWER_KEPT: Duration = Duration::from_secs(24 * 3600);
@@ -138,28 +150,43 @@ async fn look(state: &AppState, keys: &Keys, job: u64) -> Result<Option<Response
     }
 }
 
-/// `GET /admin/lab/grade`: the room's grading as it stands.
+/// `GET /admin/lab/grade[?job=N]`'s query.
+#[derive(Deserialize)]
+pub(super) struct StatusQuery {
+    /// The job a press was answered with: its own answer, or `grading_lost`, never the card
+    /// of an earlier grading.
+    job: Option<u64>,
+}
+
+/// `GET /admin/lab/grade[?job=N]`: the room's grading as it stands.
 #[utoipa::path(
     get,
     path = "/admin/lab/grade",
     tag = "lab",
-    params(super::openapi::RoomParam),
+    params(
+        super::openapi::RoomParam,
+        ("job" = Option<u64>, Query, description = "The job a press answered (`202`'s `job`): once it is neither in line nor graded, its own answer or `grading_lost`, not an earlier card"),
+    ),
     security(("admin_token" = []), ("room_token" = [])),
     responses(
-        (status = 200, description = "The room's last report card, or `{\"state\": \"idle\"}` when it has none", body = Object),
+        (status = 200, description = "The room's last report card (of `job`, when given), or `{\"state\": \"idle\"}` when it has none", body = Object),
         (status = 202, description = "Waiting or being graded: `{state, place, in_line, slots, estimate_s, job}`", body = Object,
             headers(("Retry-After" = u64, description = "Seconds before looking again"))),
+        (status = 503, description = "`grading_lost`: the job asked for was neither graded nor answered (its instance died); press again", body = super::openapi::ErrorBody),
     )
 )]
 pub async fn status(
     RoomAdmin { keys, .. }: RoomAdmin,
     State(state): State<AppState>,
+    Query(StatusQuery { job }): Query<StatusQuery>,
 ) -> Result<Response, AppError> {
     match state.grading.position(keys.room()).await? {
-        Position::Idle => Ok(match answer_of(&state, &keys, None).await? {
-            Some(answer) => answer,
-            None => Json(Position::Idle).into_response(),
-        }),
+        Position::Idle => match answer_of(&state, &keys, job).await? {
+            Some(answer) => Ok(answer),
+            // The job's grading went with its instance: said, not covered by an older card.
+            None if job.is_some() => Err(AppError::GradingLost),
+            None => Ok(Json(Position::Idle).into_response()),
+        },
         waits => Ok(waiting(waits)),
     }
 }
@@ -210,19 +237,30 @@ async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>
         }
     };
     // Kept before the slot goes back: a room neither graded nor answered is a lost one.
-    for attempt in 1..=5 {
-        match keep_answer(&state, &keys, job, answer.clone()).await {
-            Ok(()) => break,
-            Err(err) => tracing::warn!(room, attempt, %err, "cannot keep the grading's answer"),
+    // Both are tried for as long as a restart of the resource store takes (its file read
+    // back: seconds), well inside the slot's lease; past that, the slot lapses and the room's
+    // next look hears `grading_lost`.
+    let until = Instant::now() + KEEP_TRYING;
+    let mut attempt = 0;
+    while let Err(err) = keep_answer(&state, &keys, job, answer.clone()).await {
+        attempt += 1;
+        tracing::warn!(room, attempt, %err, "cannot keep the grading's answer");
+        if Instant::now() > until {
+            break;
         }
-        tokio::time::sleep(POLL).await;
+        tokio::time::sleep(POLL * 2).await;
     }
-    let given_back = match took {
-        Some(took) => state.grading.finish(room, took).await,
-        None => state.grading.leave(room).await,
-    };
-    if let Err(err) = given_back {
+    loop {
+        let given_back = match took {
+            Some(took) => state.grading.finish(room, took).await,
+            None => state.grading.leave(room).await,
+        };
+        let Err(err) = given_back else { break };
         tracing::warn!(room, %err, "cannot give the grading's slot back");
+        if Instant::now() > until {
+            break;
+        }
+        tokio::time::sleep(POLL * 2).await;
     }
 }
 
@@ -245,6 +283,8 @@ async fn wait_and_grade(
         tokio::time::sleep(POLL).await;
     }
     let started = Instant::now();
+    let step = Step::default();
+    let bounded = within(GRADING_LIMIT, &step, run(state, keys, caller, only, &step));
     // The slot is renewed by asking again, for as long as the grading runs.
     let renewals = async {
         loop {
@@ -255,10 +295,30 @@ async fn wait_and_grade(
         }
     };
     let graded = tokio::select! {
-        graded = run(state, keys, caller, only) => graded,
+        graded = bounded => graded,
         never = renewals => never,
     };
     Some((graded, Some(started.elapsed())))
+}
+
+/// `grading` ended by its bound `limit` when it runs past it: `grading_timed_out`, with the
+/// step it was on (`step`, kept by its runner).
+async fn within(
+    limit: Duration,
+    step: &Step,
+    grading: impl std::future::Future<Output = Result<ReportCard, AppError>>,
+) -> Result<ReportCard, AppError> {
+    match tokio::time::timeout(limit, grading).await {
+        Ok(graded) => graded,
+        Err(_) => {
+            let at = step.now();
+            tracing::warn!(at, "grading stopped at its bound");
+            Err(AppError::GradingTimedOut {
+                limit_s: limit.as_secs(),
+                at,
+            })
+        }
+    }
 }
 
 /// The grader's suite (or one attack) against the room's lock, as it is now.
@@ -267,10 +327,14 @@ async fn run(
     keys: &Keys,
     caller: Caller,
     only: Option<&str>,
+    step: &Step,
 ) -> Result<ReportCard, AppError> {
     let lab = own_lock(state, keys).await?;
     let fleet = FleetRunner::new(state, keys).await?;
-    let runner = fleet.runner(state);
+    let runner = Runner {
+        step: step.clone(),
+        ..fleet.runner(state)
+    };
     let holder = format!("{}:{}", state.instance, state.next_owner());
     let running = ScenarioGuard::try_take(&state.resource, keys, &holder)
         .await?
@@ -362,4 +426,38 @@ async fn answer_of(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     }
     Ok(Some(response))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_grading_past_its_bound_says_the_step_it_stalled_at() {
+        let step = Step::default();
+        let stalled = async {
+            step.set("setnx-crash", "firing the buyers");
+            std::future::pending::<()>().await;
+            Err(AppError::Internal("never".into()))
+        };
+        let graded = within(Duration::from_millis(50), &step, stalled).await;
+        let Err(err) = graded else {
+            panic!("a grading that never ends was not stopped")
+        };
+        assert_eq!(err.code(), "grading_timed_out");
+        assert_eq!(err.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            err.to_string()
+                .contains("stopped at `setnx-crash: firing the buyers`"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_grading_within_its_bound_keeps_its_own_answer() {
+        let step = Step::default();
+        let failed = async { Err(AppError::Busy) };
+        let graded = within(Duration::from_secs(5), &step, failed).await;
+        assert!(matches!(graded, Err(AppError::Busy)), "{graded:?}");
+    }
 }

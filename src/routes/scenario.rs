@@ -213,6 +213,7 @@ impl FleetRunner {
             instances: self.instances,
             // A crash must not take down the process answering this request.
             spare: Some(state.instance.clone()),
+            step: Default::default(),
         }
     }
 }

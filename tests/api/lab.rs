@@ -98,6 +98,7 @@ impl RoomRunner {
             admin: &self.admin,
             instances: self.instances,
             spare: None,
+            step: Default::default(),
         }
     }
 }

@@ -9,9 +9,17 @@ use oversell_api::tier::Tier;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use oversell::launch::local_fleet::Fleet;
+use oversell::launch::supervisor::Instance;
+use tokio::task::JoinHandle;
+
 use crate::helpers::poll_until;
 use crate::lab::{ladder_lock, send, submit};
 use crate::scenarios::{start_fleet_with, TOKEN};
+
+/// How long a dead instance's slot may take to lapse for a look: its lease (15 s), with room
+/// for a busy machine; a bound on waiting, not a measure.
+const LAPSED_WITHIN: Duration = Duration::from_secs(60);
 
 /// How long a stopped instance may take to be serving again before the test gives up on it:
 /// a bound on waiting, far above the drain's few seconds, not a measure of speed.
@@ -30,37 +38,14 @@ async fn an_instance_restarted_mid_grading_tells_the_room_and_serves_again() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let path = format!("/admin/lab/grade?room={room}");
 
-    // Pressed on the first instance itself, so that it is the one driving the grading.
-    let struck = fleet.instances()[0].clone();
-    let old_pid = struck.pid.expect("the instance runs");
-    let press = tokio::spawn({
-        let url = format!("http://{}:{}{path}", struck.ip, struck.port);
-        async move {
-            let resp = reqwest::Client::new()
-                .post(url)
-                .bearer_auth(TOKEN)
-                .send()
-                .await
-                .expect("the press is answered, not cut");
-            let status = resp.status();
-            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
-        }
-    });
-    let running = poll_until(
-        Duration::from_secs(60),
-        || send(&fleet, reqwest::Method::GET, &path, TOKEN, None),
-        |(_, v)| v["state"] == "running",
-    )
-    .await;
-    assert_eq!(running.1["state"], "running", "never graded: {running:?}");
-    let job = running.1["job"].clone();
-
+    let (struck, old_pid, press, job) = grading_on_first_instance(&fleet, &path).await;
     let rc = unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGTERM) };
     assert_eq!(rc, 0, "SIGTERM to {old_pid}");
     let (status, answer) = tokio::time::timeout(BACK_WITHIN, press)
         .await
         .expect("the press held the stopping instance open")
-        .expect("the press's task");
+        .expect("the press's task")
+        .expect("the press is answered, not cut");
     let lost = |status: StatusCode, v: &Value| {
         status == StatusCode::SERVICE_UNAVAILABLE && v["error"] == "grading_lost"
     };
@@ -117,6 +102,95 @@ async fn an_instance_restarted_mid_grading_tells_the_room_and_serves_again() {
             .1
         }
         other => panic!("pressed again: {other} {card}"),
+    };
+    assert!(card["attacks"].is_array(), "pressed again: {card}");
+    fleet.stop().await;
+}
+
+/// A press of "grade" on the fleet's first instance itself, so that it is the one driving the
+/// grading, once the grading runs: the instance, its pid, the press (answered when the
+/// grading is, `None` if cut) and the job.
+async fn grading_on_first_instance(
+    fleet: &Fleet,
+    path: &str,
+) -> (
+    Instance,
+    u32,
+    JoinHandle<Option<(StatusCode, Value)>>,
+    Value,
+) {
+    let struck = fleet.instances()[0].clone();
+    let old_pid = struck.pid.expect("the instance runs");
+    let press = tokio::spawn({
+        let url = format!("http://{}:{}{path}", struck.ip, struck.port);
+        async move {
+            // `None`: the press was cut (its instance killed).
+            let resp = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .ok()?;
+            let status = resp.status();
+            Some((status, resp.json::<Value>().await.unwrap_or(Value::Null)))
+        }
+    });
+    let running = poll_until(
+        Duration::from_secs(60),
+        || send(fleet, reqwest::Method::GET, path, TOKEN, None),
+        |(_, v)| v["state"] == "running",
+    )
+    .await;
+    assert_eq!(running.1["state"], "running", "never graded: {running:?}");
+    (struck, old_pid, press, running.1["job"].clone())
+}
+
+/// The instance driving the room's only grading is SIGKILLed: nothing is given back, and no
+/// other grading runs to let its slot lapse. The room must not look graded for ever: a look
+/// at the job hears `grading_lost` once the slot's lease is past, and a press again grades.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_mid_grading_leaves_its_room_free_to_grade_again() {
+    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
+    let room = "killed";
+    let (lock, _) = ladder_lock(Tier::Setnx);
+    let (status, body) = submit(&fleet, room, &lock).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let path = format!("/admin/lab/grade?room={room}");
+    let (_, old_pid, press, job) = grading_on_first_instance(&fleet, &path).await;
+
+    let rc = unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGKILL) };
+    assert_eq!(rc, 0, "SIGKILL to {old_pid}");
+    let _ = press.await;
+    let look = format!("{path}&job={job}");
+    let heard = poll_until(
+        LAPSED_WITHIN,
+        || send(&fleet, reqwest::Method::GET, &look, TOKEN, None),
+        |(status, _)| *status != StatusCode::ACCEPTED,
+    )
+    .await;
+    assert_eq!(
+        heard.0,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "job {job}: {heard:?}"
+    );
+    assert_eq!(heard.1["error"], "grading_lost", "job {job}: {heard:?}");
+
+    let only = Some(json!({ "only": "contention" }));
+    let (status, pressed) = send(&fleet, reqwest::Method::POST, &path, TOKEN, only).await;
+    let card = match status {
+        StatusCode::OK => pressed,
+        StatusCode::ACCEPTED => {
+            assert_ne!(pressed["job"], job, "pressed again, the old job: {pressed}");
+            let again = format!("{path}&job={}", pressed["job"]);
+            poll_until(
+                Duration::from_secs(120),
+                || send(&fleet, reqwest::Method::GET, &again, TOKEN, None),
+                |(status, _)| *status != StatusCode::ACCEPTED,
+            )
+            .await
+            .1
+        }
+        other => panic!("pressed again: {other} {pressed}"),
     };
     assert!(card["attacks"].is_array(), "pressed again: {card}");
     fleet.stop().await;

@@ -187,6 +187,7 @@ impl ScenarioClient {
             admin: &self.admin,
             instances: self.instances,
             spare: None,
+            step: Default::default(),
         }
     }
 }

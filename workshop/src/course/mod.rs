@@ -309,6 +309,7 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         admin: &admin,
         instances: 3,
         spare: None,
+        step: Default::default(),
     };
     let (mut held, mut missed, mut landed) = (0, Vec::new(), Vec::new());
     let mut checker = String::new();

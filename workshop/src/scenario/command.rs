@@ -164,6 +164,7 @@ async fn run_all<'a>(
         admin: &admin,
         instances,
         spare: None,
+        step: Default::default(),
     };
     let mut results = Vec::new();
     let mut skipped = Vec::new();

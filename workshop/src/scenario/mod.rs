@@ -29,7 +29,7 @@ pub(crate) use catalog::BASE;
 pub use catalog::{find, group_of, CATALOG, GROUPS};
 pub use expect::{Check, Expect, Op};
 pub use question::{deck, question, rule, Choice, Figures, Question};
-pub use runner::Runner;
+pub use runner::{Runner, Step};
 pub use store::StoreSetup;
 pub use verdict::{ScenarioRun, Verdict, SENTENCE_CHECKS};
 

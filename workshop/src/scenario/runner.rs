@@ -6,6 +6,7 @@
 //! `GET /scenarios`, the text tests).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
@@ -29,6 +30,31 @@ pub struct Runner<'a> {
     /// An instance the fault must not strike: the one running the scenario from the server
     /// side, which would otherwise crash under its own runner.
     pub spare: Option<String>,
+    /// Where the run stands, for whoever bounds it to say where it stalled.
+    pub step: Step,
+}
+
+/// The chapter a runner is on and its step, kept as it goes: a run cut short by its bound
+/// says where it was (`preparing`, `firing`, `collecting the history`…), not only that it
+/// took too long.
+#[derive(Clone, Default)]
+pub struct Step(Arc<Mutex<String>>);
+
+impl Step {
+    /// The runner is on `what` of `chapter`.
+    pub fn set(&self, chapter: &str, what: &str) {
+        let mut now = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *now = format!("{chapter}: {what}");
+    }
+
+    /// The last step set, or `starting` before any.
+    pub fn now(&self) -> String {
+        let now = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match now.is_empty() {
+            true => "starting".to_owned(),
+            false => now.clone(),
+        }
+    }
 }
 
 impl Runner<'_> {
@@ -46,6 +72,7 @@ impl Runner<'_> {
         }
         let started = Instant::now();
         let mut figures = BTreeMap::new();
+        self.step.set(scenario.id, "the reference load");
         // `throughput_vs_<tier>`: the same load under that tier first, as the reference.
         let baseline = match reference_tier(scenario)? {
             Some((figure, tier)) => {
@@ -68,6 +95,7 @@ impl Runner<'_> {
             let race = self.fire_as(scenario, race).await?;
             race.figures("race_", &mut figures);
         }
+        self.step.set(scenario.id, "preparing the room");
         self.prepare(scenario, scenario.settings()).await?;
         if scenario.store.lock_store == Some(LockStoreKind::Sentinel) {
             // Set by every Sentinel chapter, so none inherits it from the one before.
@@ -79,8 +107,10 @@ impl Runner<'_> {
         // The room as the run begins: its history's first line.
         let before = self.admin.state().await?;
         if let Some(fault) = &scenario.fault {
+            self.step.set(scenario.id, "arming the fault");
             self.arm(fault).await?;
         }
+        self.step.set(scenario.id, "firing the buyers");
         let mut fired = self.fire(scenario, true).await?;
         // `stall_ms`, where the chapter's question reads it: the widest gap between two sales
         // answered one after the other (from the first request to the first sale, then sale to
@@ -92,9 +122,11 @@ impl Runner<'_> {
             .flatten();
         // The ground truth is read before the heal: what the split did, not what the heal
         // undid (the resource store was never cut off, so the figures are the same either way).
+        self.step.set(scenario.id, "reading the ground truth");
         let state = self.admin.state().await?;
         // The history is read back before any judging that resets the room (a deadlock's).
         let run_id = recorder::run_id();
+        self.step.set(scenario.id, "collecting the history");
         let info = RunInfo {
             id: run_id.clone(),
             chapter: Some(scenario.id),
@@ -104,6 +136,7 @@ impl Runner<'_> {
             .await
             .map(std::sync::Arc::new)
             .map_err(|e| format!("{e:#}"));
+        self.step.set(scenario.id, "healing");
         if scenario.store.netns {
             self.heal().await?;
         }
@@ -139,6 +172,7 @@ impl Runner<'_> {
             figures.insert("stall_ms".into(), stall);
         }
 
+        self.step.set(scenario.id, "judging");
         let verdicts = match scenario.expect {
             Expect::Figures(checks) => {
                 if checks.iter().any(|c| c.figure == "min_depth") {
@@ -159,6 +193,7 @@ impl Runner<'_> {
             }
         };
         // Leave nothing armed for whoever comes next.
+        self.step.set(scenario.id, "disarming");
         self.disarm().await?;
         let check = history
             .as_ref()

@@ -460,16 +460,14 @@ async fn grade_once(pool: &Pool, targets: &Targets, seat: &Seat) -> Graded {
     let card = |v: &Value| v["attacks"].is_array();
     // The press: a failure without an answer (a member away) is pressed again.
     let mut last: String;
-    loop {
+    let job = loop {
         // The press answers once the grading has run (or with its place in line): it may
         // take as long as the grading.
         let left = deadline.saturating_duration_since(Instant::now());
         match call_within(pool, targets, (Method::POST, &path), token, None, left).await {
             Ok((StatusCode::OK, v)) if card(&v) => return Graded::Card,
-            Ok((StatusCode::ACCEPTED, _)) => break,
-            Ok((_, v)) if v["error"].is_string() => {
-                return Graded::Error(v["error"].as_str().unwrap_or_default().to_owned())
-            }
+            Ok((StatusCode::ACCEPTED, v)) => break v["job"].as_u64(),
+            Ok((_, v)) if v["error"].is_string() => return clear_error(seat, &v),
             Ok((status, v)) => last = format!("{status} {v}"),
             Err(err) => last = format!("{err:#}"),
         }
@@ -477,11 +475,17 @@ async fn grade_once(pool: &Pool, targets: &Targets, seat: &Seat) -> Graded {
             return Graded::Lost(format!("no answer to the press; the last: {last}"));
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    };
+    // Looked at by its job, as the lab page does: a grading lost with its instance answers
+    // `grading_lost`, not the room's last card.
+    let look = match job {
+        Some(job) => format!("{path}&job={job}"),
+        None => path,
+    };
     let mut same_error = (String::new(), 0);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        match call(pool, targets, Method::GET, &path, token, None).await {
+        match call(pool, targets, Method::GET, &look, token, None).await {
             Ok((StatusCode::OK, v)) if card(&v) => return Graded::Card,
             Ok((StatusCode::OK, v)) if v["state"] == "idle" => {
                 return Graded::Lost("in line, then neither in line nor answered".into())
@@ -495,13 +499,26 @@ async fn grade_once(pool: &Pool, targets: &Targets, seat: &Seat) -> Graded {
                     false => (code, 1),
                 };
                 if same_error.1 >= 5 {
-                    return Graded::Error(same_error.0);
+                    return clear_error(seat, &v);
                 }
             }
             _ => same_error = (String::new(), 0),
         }
     }
     Graded::Lost(format!("still waiting after {GRADING_DEADLINE:?}"))
+}
+
+/// A grading's clear error; one stopped at its bound is printed with the step it stalled
+/// at, so a run says where its gradings stall, not only how often.
+fn clear_error(seat: &Seat, v: &Value) -> Graded {
+    let code = v["error"].as_str().unwrap_or_default().to_owned();
+    if code == "grading_timed_out" {
+        println!(
+            "grading stopped at its bound in {}: {}",
+            seat.room, v["message"]
+        );
+    }
+    Graded::Error(code)
 }
 
 /// The ladder's own scripts for `tier`, as `PUT /admin/lab` takes them.
