@@ -75,6 +75,13 @@ impl ScenarioGuard {
     }
 }
 
+/// Gives back the room's guard if `holder` still holds it: for a run cut short (its future
+/// dropped, whose guard's own release then runs on its own, maybe after the process has
+/// gone), so that whoever waits for the run's answer finds the room free once it is given.
+pub async fn give_back_cut(resource: &RedisPool, keys: &Keys, holder: &str) {
+    give_back(resource.clone(), keys.scenario_guard(), holder.to_owned()).await;
+}
+
 /// Compare-and-delete: only the holder's own guard goes. Were it lost, the lease ends it.
 async fn give_back(resource: RedisPool, key: String, holder: String) {
     let released = async {

@@ -34,7 +34,7 @@ use crate::keys::Keys;
 use crate::lab::LabLock;
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::StoreError;
-use crate::scenario_guard::ScenarioGuard;
+use crate::scenario_guard::{self, ScenarioGuard};
 use crate::state::AppState;
 
 /// Looks in a row at a grading under way that may fail before its press gives up.
@@ -216,14 +216,21 @@ async fn own_lock(state: &AppState, keys: &Keys) -> Result<LabLock, AppError> {
 /// takes the room out of the line: the student presses again, on an instance that stays.
 async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>, job: u64) {
     let room = keys.room();
+    let holder = format!("{}:{}", state.instance, state.next_owner());
     let mut stopping = state.stopping.subscribe();
     let graded = tokio::select! {
-        graded = wait_and_grade(&state, &keys, caller, only.as_deref()) => graded,
+        graded = wait_and_grade(&state, &keys, caller, only.as_deref(), &holder) => graded,
         _ = stopping.wait_for(|stop| *stop) => Some((Err(AppError::GradingLost), None)),
     };
     // The place lapsed (the resource store was away longer than its lease): the student
     // sees `grading_lost` and presses again.
     let Some((graded, took)) = graded else { return };
+    if graded.is_err() {
+        // A grading cut short (a restart, its bound) leaves the room's scenario guard to a
+        // release of its own: given back here, before the answer, so that a press again
+        // after `grading_lost` grades rather than finds the room `busy`.
+        scenario_guard::give_back_cut(&state.resource, &keys, &holder).await;
+    }
     let answer = match graded {
         Ok(card) => serde_json::to_value(&card)
             .map(|card| (StatusCode::OK, card))
@@ -271,6 +278,7 @@ async fn wait_and_grade(
     keys: &Keys,
     caller: Caller,
     only: Option<&str>,
+    holder: &str,
 ) -> Option<(Result<ReportCard, AppError>, Option<Duration>)> {
     let room = keys.room();
     loop {
@@ -284,7 +292,8 @@ async fn wait_and_grade(
     }
     let started = Instant::now();
     let step = Step::default();
-    let bounded = within(GRADING_LIMIT, &step, run(state, keys, caller, only, &step));
+    let graded = run(state, keys, caller, only, &step, holder);
+    let bounded = within(GRADING_LIMIT, &step, graded);
     // The slot is renewed by asking again, for as long as the grading runs.
     let renewals = async {
         loop {
@@ -328,6 +337,7 @@ async fn run(
     caller: Caller,
     only: Option<&str>,
     step: &Step,
+    holder: &str,
 ) -> Result<ReportCard, AppError> {
     let lab = own_lock(state, keys).await?;
     let fleet = FleetRunner::new(state, keys).await?;
@@ -335,8 +345,7 @@ async fn run(
         step: step.clone(),
         ..fleet.runner(state)
     };
-    let holder = format!("{}:{}", state.instance, state.next_owner());
-    let running = ScenarioGuard::try_take(&state.resource, keys, &holder)
+    let running = ScenarioGuard::try_take(&state.resource, keys, holder)
         .await?
         .ok_or(AppError::Busy)?;
     take_last_error(&state.resource, keys).await?;
