@@ -248,24 +248,29 @@ async fn drive(state: AppState, keys: Keys, caller: Caller, only: Option<String>
     // back: seconds), well inside the slot's lease; past that, the slot lapses and the room's
     // next look hears `grading_lost`.
     let until = Instant::now() + KEEP_TRYING;
-    let mut attempt = 0;
-    while let Err(err) = keep_answer(&state, &keys, job, answer.clone()).await {
-        attempt += 1;
-        tracing::warn!(room, attempt, %err, "cannot keep the grading's answer");
-        if Instant::now() > until {
-            break;
-        }
-        tokio::time::sleep(POLL * 2).await;
-    }
-    loop {
-        let given_back = match took {
+    let keep = || keep_answer(&state, &keys, job, answer.clone());
+    tried_until(until, room, "keep the grading's answer", keep).await;
+    let give_back = || async {
+        match took {
             Some(took) => state.grading.finish(room, took).await,
             None => state.grading.leave(room).await,
-        };
-        let Err(err) = given_back else { break };
-        tracing::warn!(room, %err, "cannot give the grading's slot back");
+        }
+    };
+    tried_until(until, room, "give the grading's slot back", give_back).await;
+}
+
+/// Tries `step` until it succeeds or `until` has passed, saying each failure.
+async fn tried_until<F, Fut>(until: Instant, room: &str, what: &str, mut step: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), StoreError>>,
+{
+    let mut attempt = 0;
+    while let Err(err) = step().await {
+        attempt += 1;
+        tracing::warn!(room, attempt, %err, "cannot {what}");
         if Instant::now() > until {
-            break;
+            return;
         }
         tokio::time::sleep(POLL * 2).await;
     }

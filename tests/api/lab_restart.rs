@@ -31,12 +31,7 @@ const BACK_WITHIN: Duration = Duration::from_secs(90);
 /// the fleet gets the card.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_restarted_mid_grading_tells_the_room_and_serves_again() {
-    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
-    let room = "restarted";
-    let (lock, _) = ladder_lock(Tier::Setnx);
-    let (status, body) = submit(&fleet, room, &lock).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let path = format!("/admin/lab/grade?room={room}");
+    let (fleet, path) = fleet_with_a_lab_lock("restarted").await;
 
     let (struck, old_pid, press, job) = grading_on_first_instance(&fleet, &path).await;
     let rc = unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGTERM) };
@@ -88,22 +83,7 @@ async fn an_instance_restarted_mid_grading_tells_the_room_and_serves_again() {
     );
 
     // Pressed again: graded, by whichever instance takes it.
-    let only = Some(json!({ "only": "contention" }));
-    let (status, card) = send(&fleet, reqwest::Method::POST, &path, TOKEN, only).await;
-    let card = match status {
-        StatusCode::OK => card,
-        StatusCode::ACCEPTED => {
-            poll_until(
-                Duration::from_secs(120),
-                || send(&fleet, reqwest::Method::GET, &path, TOKEN, None),
-                |(status, _)| *status != StatusCode::ACCEPTED,
-            )
-            .await
-            .1
-        }
-        other => panic!("pressed again: {other} {card}"),
-    };
-    assert!(card["attacks"].is_array(), "pressed again: {card}");
+    graded_on_press_again(&fleet, &path, &job).await;
     fleet.stop().await;
 }
 
@@ -150,12 +130,7 @@ async fn grading_on_first_instance(
 /// at the job hears `grading_lost` once the slot's lease is past, and a press again grades.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_killed_mid_grading_leaves_its_room_free_to_grade_again() {
-    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
-    let room = "killed";
-    let (lock, _) = ladder_lock(Tier::Setnx);
-    let (status, body) = submit(&fleet, room, &lock).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let path = format!("/admin/lab/grade?room={room}");
+    let (fleet, path) = fleet_with_a_lab_lock("killed").await;
     let (_, old_pid, press, job) = grading_on_first_instance(&fleet, &path).await;
 
     let rc = unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGKILL) };
@@ -175,16 +150,36 @@ async fn an_instance_killed_mid_grading_leaves_its_room_free_to_grade_again() {
     );
     assert_eq!(heard.1["error"], "grading_lost", "job {job}: {heard:?}");
 
+    graded_on_press_again(&fleet, &path, &job).await;
+    fleet.stop().await;
+}
+
+/// A fleet of two instances whose room `room` has submitted the `setnx` rung's own lock; the
+/// room's grading path.
+async fn fleet_with_a_lab_lock(room: &str) -> (Fleet, String) {
+    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
+    let (lock, _) = ladder_lock(Tier::Setnx);
+    let (status, body) = submit(&fleet, room, &lock).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    (fleet, format!("/admin/lab/grade?room={room}"))
+}
+
+/// "Grade" pressed again after the job `old` was lost: a new grading, by whichever instance
+/// takes it, and its card.
+async fn graded_on_press_again(fleet: &Fleet, path: &str, old: &Value) {
     let only = Some(json!({ "only": "contention" }));
-    let (status, pressed) = send(&fleet, reqwest::Method::POST, &path, TOKEN, only).await;
+    let (status, pressed) = send(fleet, reqwest::Method::POST, path, TOKEN, only).await;
     let card = match status {
         StatusCode::OK => pressed,
         StatusCode::ACCEPTED => {
-            assert_ne!(pressed["job"], job, "pressed again, the old job: {pressed}");
+            assert_ne!(
+                &pressed["job"], old,
+                "pressed again, the old job: {pressed}"
+            );
             let again = format!("{path}&job={}", pressed["job"]);
             poll_until(
                 Duration::from_secs(120),
-                || send(&fleet, reqwest::Method::GET, &again, TOKEN, None),
+                || send(fleet, reqwest::Method::GET, &again, TOKEN, None),
                 |(status, _)| *status != StatusCode::ACCEPTED,
             )
             .await
@@ -193,5 +188,4 @@ async fn an_instance_killed_mid_grading_leaves_its_room_free_to_grade_again() {
         other => panic!("pressed again: {other} {pressed}"),
     };
     assert!(card["attacks"].is_array(), "pressed again: {card}");
-    fleet.stop().await;
 }
