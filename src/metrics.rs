@@ -66,6 +66,24 @@ fn histograms() -> PerTier<Histogram> {
     Family::new_with_constructor(|| Histogram::new(BUCKETS))
 }
 
+/// What one sale met on its way, beside its outcome: written once as it ends
+/// ([`Metrics::sale`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SaleRecord {
+    /// The room's tier when the sale began (`None`: the room could not be read).
+    pub tier: Option<Tier>,
+    /// How long it waited for the lock, when it took one.
+    pub lock_wait: Option<Duration>,
+    /// It handed the lock to the next buyer of its instance (a cohort's pass).
+    pub passed: bool,
+    /// It was told "sold out" at the door, without the lock.
+    pub turned_away: bool,
+    /// The fencing check refused its stock write.
+    pub stale_write_rejected: bool,
+    /// Items its write took beyond the room's initial stock.
+    pub oversold: u64,
+}
+
 /// A lock's renewals as its watchdog counts them, for one tier: cloned into the watchdog's
 /// task, which outlives the borrow of the sale's metrics.
 #[derive(Clone)]
@@ -314,40 +332,9 @@ impl Metrics {
         }
     }
 
-    pub fn lock_wait(&self, tier: Tier, waited: Duration) {
-        let labels = self.labels(tier);
-        self.lock_wait
-            .get_or_create(&labels)
-            .observe(waited.as_secs_f64());
-    }
-
-    /// A cohort handed the lock to the next buyer of this instance.
-    pub fn lock_passed(&self, tier: Tier) {
-        self.passes.get_or_create(&self.labels(tier)).inc();
-    }
-
-    /// A buyer was told "sold out" at the door, without the lock.
-    pub fn turned_away(&self, tier: Tier) {
-        self.at_the_door.get_or_create(&self.labels(tier)).inc();
-    }
-
     /// A holder's release found its lock already gone or someone else's.
     pub fn lost_release(&self, tier: Tier) {
         self.lost_releases.get_or_create(&self.labels(tier)).inc();
-    }
-
-    /// The fencing check refused a holder's stock write.
-    pub fn stale_write_rejected(&self, tier: Tier) {
-        self.stale_writes.get_or_create(&self.labels(tier)).inc();
-    }
-
-    /// A sale's write took `items` beyond the room's initial stock.
-    pub fn oversold(&self, tier: Tier, items: u64) {
-        if items > 0 {
-            self.oversold
-                .get_or_create(&self.labels(tier))
-                .inc_by(items);
-        }
     }
 
     /// The counters a watchdog of this tier's lock counts its renewals in.
@@ -366,12 +353,30 @@ impl Metrics {
             .set(i64::try_from(streams).unwrap_or(i64::MAX));
     }
 
-    pub fn request(&self, tier: Tier, outcome: Outcome, took: Duration) {
+    /// One sale as it ended: how, how long it took, and what it met on the way.
+    pub fn sale(&self, tier: Tier, outcome: Outcome, took: Duration, met: &SaleRecord) {
         let labels = self.labels(tier);
         self.outcomes[outcome as usize].get_or_create(&labels).inc();
         self.request
             .get_or_create(&labels)
             .observe(took.as_secs_f64());
+        if let Some(waited) = met.lock_wait {
+            self.lock_wait
+                .get_or_create(&labels)
+                .observe(waited.as_secs_f64());
+        }
+        if met.passed {
+            self.passes.get_or_create(&labels).inc();
+        }
+        if met.turned_away {
+            self.at_the_door.get_or_create(&labels).inc();
+        }
+        if met.stale_write_rejected {
+            self.stale_writes.get_or_create(&labels).inc();
+        }
+        if met.oversold > 0 {
+            self.oversold.get_or_create(&labels).inc_by(met.oversold);
+        }
     }
 
     /// The exposition, in Prometheus' text format 0.0.4 (see [`as_prometheus_text`]).
@@ -417,8 +422,14 @@ mod tests {
     #[test]
     fn histogram_buckets_are_cumulative() {
         let m = Metrics::new("i1");
-        m.request(Tier::None, Outcome::Sold, Duration::from_micros(300));
-        m.request(Tier::None, Outcome::Sold, Duration::from_millis(30));
+        let plain = SaleRecord::default();
+        m.sale(
+            Tier::None,
+            Outcome::Sold,
+            Duration::from_micros(300),
+            &plain,
+        );
+        m.sale(Tier::None, Outcome::Sold, Duration::from_millis(30), &plain);
         let text = m.render();
         assert!(
             text.contains("oversell_sales_total{tier=\"none\",instance=\"i1\"} 2"),
@@ -442,13 +453,32 @@ mod tests {
     #[test]
     fn what_a_lock_operator_watches_is_counted_per_tier() {
         let m = Metrics::new("i1");
-        m.lock_passed(Tier::Fenced);
-        m.lock_passed(Tier::Fenced);
-        m.turned_away(Tier::LuaRelease);
+        let took = Duration::from_millis(1);
+        let passed = SaleRecord {
+            lock_wait: Some(took),
+            passed: true,
+            ..SaleRecord::default()
+        };
+        m.sale(Tier::Fenced, Outcome::Sold, took, &passed);
+        m.sale(Tier::Fenced, Outcome::Sold, took, &passed);
+        let turned_away = SaleRecord {
+            turned_away: true,
+            ..SaleRecord::default()
+        };
+        m.sale(Tier::LuaRelease, Outcome::SoldOut, took, &turned_away);
         m.lost_release(Tier::Redlock);
-        m.stale_write_rejected(Tier::Fenced);
-        m.oversold(Tier::None, 2);
-        m.oversold(Tier::None, 0);
+        let stale = SaleRecord {
+            lock_wait: Some(took),
+            stale_write_rejected: true,
+            ..SaleRecord::default()
+        };
+        m.sale(Tier::Fenced, Outcome::LockLost, took, &stale);
+        let oversold = SaleRecord {
+            oversold: 2,
+            ..SaleRecord::default()
+        };
+        m.sale(Tier::None, Outcome::Sold, took, &oversold);
+        m.sale(Tier::None, Outcome::Sold, took, &SaleRecord::default());
         let renewals = m.renewals(Tier::ReentrantWatchdog);
         renewals.renewed();
         renewals.renewed();
@@ -470,6 +500,7 @@ mod tests {
             "oversell_lock_renewals_failed_total{tier=\"reentrant-watchdog\",instance=\"i1\"} 1",
             "oversell_viewers{instance=\"i1\"} 3",
             "oversell_oversold_items_total{tier=\"none\",instance=\"i1\"} 2",
+            "oversell_lock_wait_seconds_count{tier=\"fenced\",instance=\"i1\"} 3",
             "oversell_votes_total{round=\"1\",instance=\"i1\"} 0",
             "oversell_votes_total{round=\"2\",instance=\"i1\"} 1",
             "oversell_votes_refused_total{reason=\"no_open_round\",instance=\"i1\"} 1",

@@ -118,19 +118,12 @@ pub enum Start {
     Passed(Baton, Option<TripReplies>),
 }
 
-/// The buyer a holder chose to hand the lock to; its read is sent with the holder's write.
+/// The buyer a holder chose to hand the lock to.
 pub struct Successor {
     start: oneshot::Sender<Start>,
-    read: Option<Vec<Call>>,
-}
-
-impl Successor {
-    /// The successor's read under the lock's fencing token `fence`, to send right after the
-    /// holder's write; empty when it reads on its own.
-    pub(super) fn read(&mut self, fence: Option<u64>) -> Vec<Call> {
-        let calls = self.read.take().unwrap_or_default();
-        calls.iter().map(|call| call.with_token(fence)).collect()
-    }
+    /// Its read, to send right after the holder's write under the lock's fencing token; empty
+    /// when it reads on its own.
+    pub(super) read: Vec<Call>,
 }
 
 /// The Redis lock as it goes from sale to sale within a cohort.
@@ -291,7 +284,7 @@ impl Turn {
             next.claimed.store(true, Relaxed);
             return Some(Successor {
                 start: next.start,
-                read: next.read,
+                read: next.read.unwrap_or_default(),
             });
         }
         None

@@ -1,69 +1,54 @@
-//! The lock leaving a sale with the sale's last calls, in their round trip
-//! ([`exit_behind`], for `section.rs`): its release riding there (`riding.rs`),
-//! or, in a cohort (`cohort.rs`), the lock handed to the next buyer of this instance with that
-//! buyer's read riding there instead; and a cohort's lock let go on its own.
+//! The lock leaving a sale with the sale's last call, in its round trip ([`leave`], for
+//! `section.rs`), from the choice of how to the hand-over:
+//!
+//! - in a cohort (`cohort.rs`), when another buyer of this instance waits and the baton may
+//!   pass again, handed to that buyer, with the buyer's read riding behind the call (under
+//!   the lock's fencing token, inside the lock's nested hold for a reentrant lock);
+//! - else its release riding behind the call (`riding.rs`);
+//! - else, when nothing can ride, the call alone and the lock let go after it ([`let_go`]).
 
 use super::cohort::{forget_old_release, Baton, Member, Successor};
-use super::riding::{Nesting, Release, Replies};
+use super::riding::{Nesting, Replies};
 use super::{Held, Lock, LockCx, TripReplies};
-use crate::composed::Call;
-use crate::redis_pool::StoreError;
+use crate::composed::{self, Call};
+use crate::redis_pool::{Conn, StoreError};
 
-/// The lock on its way out, riding behind the sale's last calls in their round trip
-/// ([`exit_behind`]): the calls to send after the sale's, and what to do with their replies.
-pub struct Exit {
-    pub calls: Vec<Call>,
-    then: Then,
+/// What leaving gave: the reply to the sale's last call, and whether the lock went on to the
+/// next buyer of this instance (a cohort's pass).
+pub struct Left {
+    pub reply: redis::RedisResult<redis::Value>,
+    pub passed: bool,
 }
 
-enum Then {
-    /// The lock's release rides there; a cohort's next buyer takes its turn after it.
-    Released {
-        release: Release,
-        member: Option<Box<Member>>,
-    },
-    /// Handed to the next buyer of this instance, whose read rides there (inside the lock's
-    /// nested hold for a reentrant lock; `nesting` `None`: it was not sent, the buyer reads on
-    /// its own).
-    Passed {
-        held: Held,
-        member: Box<Member>,
-        to: Successor,
-        nesting: Option<Nesting>,
-    },
-}
-
-/// What rides behind the sale's last calls as `held` leaves: a pass to the next buyer of a
-/// cohort when one waits and the baton may pass again, else the lock's release when it can
-/// ride there (`release_behind`); `Err(held)` when nothing rides and the lock is let go after
-/// ([`let_go`]).
-pub(super) fn exit_behind<L: Lock + ?Sized>(
+/// Sends `last` and ends `held` with it: passed to the next buyer of a cohort, or released
+/// behind it, or let go after it. An error: no connection for the call (the lock is let go).
+pub(super) async fn leave<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
     mut held: Held,
-) -> Result<Exit, Held> {
-    let member = held.cohort.take();
-    if let Some(member) = member {
-        let ttl = cx.settings.ttl();
-        if let Some(mut to) = member.turn.successor(&member.lease, member.passes, ttl) {
-            let read = Some(to.read(held.fence)).filter(|read| !read.is_empty());
-            let wrapped = read.and_then(|read| lock.around(cx, read));
-            let (calls, nesting) = match wrapped {
-                Some(wrapped) => (wrapped.calls, Some(wrapped.nesting)),
-                None => (Vec::new(), None),
-            };
-            let then = Then::Passed {
-                held,
-                member,
-                to,
-                nesting,
-            };
-            return Ok(Exit { calls, then });
+    last: &Call,
+) -> Result<Left, StoreError> {
+    let mut conn = match cx.resource.conn().await {
+        Ok(conn) => conn,
+        Err(err) => {
+            logged(cx, let_go(lock, cx, held).await);
+            return Err(err);
         }
-        held.cohort = Some(member);
+    };
+    if let Some(member) = held.cohort.take() {
+        let ttl = cx.settings.ttl();
+        match member.turn.successor(&member.lease, member.passes, ttl) {
+            Some(to) => return Ok(pass(lock, cx, &mut conn, held, *member, to, last).await),
+            None => held.cohort = Some(member),
+        }
     }
     let Some(release) = lock.release_behind(cx) else {
-        return Err(held);
+        let reply = last.invoke(&mut conn).await;
+        logged(cx, let_go(lock, cx, held).await);
+        return Ok(Left {
+            reply,
+            passed: false,
+        });
     };
     let member = held.cohort.take();
     if member.is_some() {
@@ -71,56 +56,83 @@ pub(super) fn exit_behind<L: Lock + ?Sized>(
     }
     // Stop renewing before giving the lock back, as the tier's own release does.
     drop(held);
-    let calls = release.calls.to_vec();
-    let then = Then::Released { release, member };
-    Ok(Exit { calls, then })
+    let calls: Vec<&Call> = std::iter::once(last).chain(&release.calls).collect();
+    let (reply, theirs) = split(composed::run_in_order(&mut conn, &calls).await);
+    let answered = match theirs {
+        Ok(replies) => release.answered(cx, &mut replies.into_iter()).await,
+        Err(err) => Err(err.into()),
+    };
+    if let Some(member) = member {
+        member.turn.released();
+    }
+    logged(cx, answered);
+    Ok(Left {
+        reply,
+        passed: false,
+    })
 }
 
-impl Exit {
-    /// Reads the replies of the calls that rode (`theirs`: those after the sale's own, or the
-    /// trip's failure): records the release, or hands the lock and its read's replies to the
-    /// next buyer (given back and released if that buyer's task is gone).
-    pub async fn answered<L: Lock + ?Sized>(
-        self,
-        lock: &L,
-        cx: &LockCx<'_>,
-        theirs: Replies,
-    ) -> Result<(), StoreError> {
-        match self.then {
-            Then::Released { release, member } => {
-                let answered = match theirs {
-                    Ok(replies) => release.answered(cx, &mut replies.into_iter()).await,
-                    Err(err) => Err(err.into()),
-                };
-                if let Some(member) = member {
-                    member.turn.released();
-                }
-                answered
-            }
-            Then::Passed {
-                held,
-                member,
-                to,
-                nesting,
-            } => {
-                let read = nesting.map(|nesting| TripReplies::new(nesting, theirs));
-                let Member { turn, lease, .. } = *member;
-                match turn.pass(to, Baton { held, lease }, read) {
-                    Ok(()) => {
-                        cx.metrics.lock_passed(cx.settings.tier);
-                        Ok(())
-                    }
-                    // The successor's task is gone.
-                    Err(back) => {
-                        let (turn, baton) = *back;
-                        forget_old_release(cx);
-                        let released = lock.release(cx, baton.held).await;
-                        turn.released();
-                        released
-                    }
-                }
-            }
-        }
+/// Hands the lock to `to` with `last`: the successor's read rides behind the call, and the
+/// lock and the read's replies go to the successor (given back and released if that buyer's
+/// task is gone).
+async fn pass<L: Lock + ?Sized>(
+    lock: &L,
+    cx: &LockCx<'_>,
+    conn: &mut Conn,
+    held: Held,
+    member: Member,
+    mut to: Successor,
+    last: &Call,
+) -> Left {
+    let read = std::mem::take(&mut to.read);
+    // A lock without a nested hold sends the read as it is; `None`: not sent, the successor
+    // reads on its own.
+    let (read, nesting) = match read.is_empty() {
+        true => (Vec::new(), None),
+        false if !lock.reentrant() => (read, Some(Nesting::NONE)),
+        false => match lock.around(cx, read) {
+            Some(wrapped) => (wrapped.calls, Some(wrapped.nesting)),
+            None => (Vec::new(), None),
+        },
+    };
+    let calls: Vec<&Call> = std::iter::once(last).chain(&read).collect();
+    let (reply, theirs) = split(composed::run_holding(conn, &calls, held.fence).await);
+    let read = nesting.map(|nesting| TripReplies {
+        nesting,
+        replies: theirs,
+    });
+    let Member { turn, lease, .. } = member;
+    let Err(back) = turn.pass(to, Baton { held, lease }, read) else {
+        return Left {
+            reply,
+            passed: true,
+        };
+    };
+    // The successor's task is gone.
+    let (turn, baton) = *back;
+    forget_old_release(cx);
+    logged(cx, lock.release(cx, baton.held).await);
+    turn.released();
+    Left {
+        reply,
+        passed: false,
+    }
+}
+
+/// The trip's replies split into the first call's and the rest's (or the trip's failure, for
+/// both).
+fn split(replies: Replies) -> (redis::RedisResult<redis::Value>, Replies) {
+    match replies {
+        Ok(mut replies) if !replies.is_empty() => (replies.remove(0), Ok(replies)),
+        Ok(_) => (Ok(redis::Value::Nil), Ok(Vec::new())),
+        Err(err) => (Err(err.clone()), Err(err)),
+    }
+}
+
+/// A release that failed leaves the lock to its lease; the sale's outcome stands.
+pub(super) fn logged(cx: &LockCx<'_>, released: Result<(), StoreError>) {
+    if let Err(err) = released {
+        tracing::warn!(%err, tier = %cx.settings.tier, "release failed");
     }
 }
 

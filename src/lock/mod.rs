@@ -21,7 +21,7 @@
 //! pass with the next buyer's read) `exit.rs`. The sale meets all of them through one door,
 //! [`Section`] (`section.rs`): it hands over its read and its write as calls and gets their
 //! replies back, and the acquire, the riding, the passing and the release happen in here. It
-//! finds its room's lock with [`Locks::in_room`] (for the lab, the room's own).
+//! finds its room's lock with [`Locks::in_room`] (`locks.rs`; for the lab, the room's own).
 //! `atomic-deduct` takes no lock at all, so [`Locks::in_room`] has nothing for it: the sale
 //! path runs its script instead (`sale/atomic_deduct.rs`).
 //!
@@ -34,6 +34,7 @@ mod cohort;
 mod engine;
 mod exit;
 mod fault_timing;
+mod locks;
 mod parked;
 mod release_record;
 mod renewals;
@@ -70,7 +71,7 @@ use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
-use engine::Stepped;
+pub use locks::Locks;
 pub use riding::{Release, TripReplies, Wrapped};
 pub use section::Section;
 pub use signals::ReleaseSignals;
@@ -369,83 +370,9 @@ pub trait Lock: Send + Sync {
     }
 }
 
-/// The lock a sale in one room takes ([`Locks::in_room`]): its tier's, or the room's own.
-pub enum RoomLock<'a> {
-    Tier(&'a dyn Lock),
-    Own(Box<dyn Lock + 'a>),
-}
-
-impl<'a> std::ops::Deref for RoomLock<'a> {
-    type Target = dyn Lock + 'a;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            RoomLock::Tier(lock) => *lock,
-            RoomLock::Own(lock) => lock.as_ref(),
-        }
-    }
-}
-
 /// How a tier file gives its lock: as steps the engine runs (`steps.rs`), or as a [`Lock`]
 /// of its own.
 enum TierLock {
     Steps(&'static dyn steps::Technique),
     Own(Box<dyn Lock>),
-}
-
-/// One lock object per tier for this instance (the `local` tier keeps its mutexes here), by
-/// [`Tier::index`]; none for a tier that takes no lock (`atomic-deduct`).
-pub struct Locks {
-    by_tier: Vec<Option<Box<dyn Lock>>>,
-    /// The steps of the tiers the engine runs as built-in step lists, for the tests.
-    #[cfg(test)]
-    techniques: Vec<Option<&'static dyn steps::Technique>>,
-}
-
-impl Default for Locks {
-    fn default() -> Self {
-        let mut by_tier: Vec<Option<Box<dyn Lock>>> = Tier::ALL.iter().map(|_| None).collect();
-        #[cfg(test)]
-        let mut techniques = vec![None; Tier::ALL.len()];
-        for (tier, lock) in tier_locks() {
-            by_tier[tier.index()] = Some(match lock {
-                TierLock::Steps(technique) => {
-                    #[cfg(test)]
-                    {
-                        techniques[tier.index()] = Some(technique);
-                    }
-                    Box::new(Stepped(technique))
-                }
-                TierLock::Own(lock) => lock,
-            });
-        }
-        Locks {
-            by_tier,
-            #[cfg(test)]
-            techniques,
-        }
-    }
-}
-
-impl Locks {
-    /// The lock of a tier; `None` for a tier that takes none (`atomic-deduct`).
-    fn get(&self, tier: Tier) -> Option<&dyn Lock> {
-        self.by_tier[tier.index()].as_deref()
-    }
-
-    /// The lock a sale in a room of `tier` takes: the tier's, or, for the lab, the room's own
-    /// made of the steps it submitted (`lab`); `None` for a tier that takes none.
-    pub fn in_room<'a>(&'a self, tier: Tier, lab: Option<&'a LabLock>) -> Option<RoomLock<'a>> {
-        let lock = self.get(tier)?;
-        Some(match lock.in_room(lab) {
-            Some(own) => RoomLock::Own(own),
-            None => RoomLock::Tier(lock),
-        })
-    }
-
-    /// The steps of a tier the engine runs as a built-in step list (`steps.rs`).
-    #[cfg(test)]
-    fn technique(&self, tier: Tier) -> Option<&'static dyn steps::Technique> {
-        self.techniques[tier.index()]
-    }
 }

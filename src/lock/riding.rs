@@ -2,7 +2,7 @@
 //! the resource store (`--lock-store shared`, the teaching default): the acquire and the read
 //! (with a reentrant lock's nested re-entry and nested release around it) in one, the read
 //! running only if the acquire took the lock, and the write and the release in another. They
-//! are sent composed into one script (`composed.rs`). What rides is read off the steps: a
+//! are sent composed into one script (`composed/`). What rides is read off the steps: a
 //! lock whose acquire, or release, is one step (one script: every step is).
 //!
 //! The sale hands its calls over as data and gets its own replies back; the lock's calls
@@ -16,7 +16,7 @@
 //!
 //! # What breaks it
 //! Nothing the lock does not already have: a server that lost its scripts runs none of the
-//! composed parts, and the whole is loaded and sent again (`composed.rs`). A lock store of its
+//! composed parts, and the whole is loaded and sent again (`composed/`). A lock store of its
 //! own (`single`, `sentinel`, `redlock`) is another server: nothing rides together, and the
 //! sale takes the one-by-one path.
 //!
@@ -73,12 +73,17 @@ pub struct Wrapped {
 #[derive(Clone, Copy)]
 pub struct Nesting(Option<(Reply, Reply)>);
 
+impl Nesting {
+    /// No lock's calls around the sale's: a lock that takes no nested hold.
+    pub(super) const NONE: Nesting = Nesting(None);
+}
+
 impl Wrapped {
     /// The sale's calls alone: a lock that takes no nested hold.
     pub(super) fn plain(calls: Vec<Call>) -> Wrapped {
         Wrapped {
             calls,
-            nesting: Nesting(None),
+            nesting: Nesting::NONE,
         }
     }
 }
@@ -113,8 +118,8 @@ pub(super) fn nested(
 /// The replies of a trip sent as a [`Wrapped`], still to be read by the holder they are for
 /// (who may be another sale than the one that sent them: a cohort's pass).
 pub struct TripReplies {
-    nesting: Nesting,
-    replies: Replies,
+    pub(super) nesting: Nesting,
+    pub(super) replies: Replies,
 }
 
 /// What the sale's own calls answered, and the hold depth at them when they ran inside a

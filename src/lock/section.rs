@@ -6,9 +6,9 @@
 //! - where the read goes: riding with the acquire (`riding.rs`), sent by the previous holder of
 //!   a cohort with its own write, inside a reentrant lock's nested hold ([`Lock::around`]), or,
 //!   when that hold cannot ride with it, one by one after a re-entry;
-//! - where the lock goes with the write: its release riding behind it, or a cohort's pass with
-//!   the next buyer's read (`exit.rs`), or, when nothing can ride, let go on its own after the
-//!   section ([`Section::done`]);
+//! - where the lock goes with the write (`exit.rs`): its release riding behind it, or a
+//!   cohort's pass with the next buyer's read, or, when nothing can ride, let go on its own
+//!   after it; without a write ([`Section::let_go`]), let go on its own;
 //! - the owner the lock carries in the store: a sale handed the lock within a cohort acts on it
 //!   under the owner that took it, while its own calls still name the sale.
 //!
@@ -16,7 +16,7 @@
 //! The same calls in the same order as the sale made them itself before: acquire, read,
 //! (work), write, release, with the lock held across the read and the write.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use redis::{RedisResult, Value};
 
@@ -25,11 +25,15 @@ use crate::composed::{self, Call};
 use crate::faults::FaultKind;
 use crate::redis_pool::StoreError;
 
+pub use super::exit::Left;
+
 /// The replies to the sale's read, one per call, or why the read failed (the lock is still
-/// held then, and let go with [`Section::done`]).
+/// held then, and let go with [`Section::let_go`]).
 pub type Read = Result<Vec<RedisResult<Value>>, LockError>;
 
-/// A sale's hold on the lock, from its read to its write.
+/// A sale's hold on the lock, from its read to its write. Ended by [`Section::leave`] (with a
+/// write), [`Section::let_go`] (without) or [`Section::die`]; dropped otherwise (a panic), the
+/// lock is left to its lease.
 pub struct Section<'a> {
     lock: &'a dyn Lock,
     /// The sale's view of the lock, under its own owner.
@@ -37,12 +41,13 @@ pub struct Section<'a> {
     /// The owner the lock carries in the store: the sale's own, or that of the cohort's first
     /// holder when the lock was passed to it.
     owner: String,
-    /// `None` once gone: passed on or released with the write, or its holder dead.
-    held: Option<Held>,
+    held: Held,
     /// The fencing token the lock was taken with, for the fenced tiers.
     pub fence: Option<u64>,
     /// How many holds the owner had at the read (2 proves a reentrant lock's nested re-entry).
     pub depth: u32,
+    /// How long the sale waited for the lock.
+    pub waited: Duration,
 }
 
 impl<'a> Section<'a> {
@@ -54,16 +59,7 @@ impl<'a> Section<'a> {
         cx: LockCx<'a>,
         read: &[Call],
     ) -> Result<(Section<'a>, Read), LockError> {
-        // An unlock that overtakes its own acquire runs first and finds nothing; the acquire
-        // lands after it, and the buyer leaves without the lock its watchdog goes on renewing.
-        let overtaken = cx
-            .faults
-            .claim(FaultKind::RenewalOutlivesRelease)
-            .await
-            .is_some();
-        if overtaken {
-            let_go(lock, &cx, Held::plain()).await;
-        }
+        let overtaken = !cx.faults.armed.is_empty() && overtaken_by_its_unlock(lock, &cx).await;
         let waited = Instant::now();
         let mut held = lock
             .acquire(&LockCx {
@@ -75,7 +71,6 @@ impl<'a> Section<'a> {
             held.abandon_renewing();
             return Err(LockError::Abandoned);
         }
-        cx.metrics.lock_wait(cx.settings.tier, waited.elapsed());
         let ahead = held.read.take();
         let mut section = Section {
             lock,
@@ -83,7 +78,8 @@ impl<'a> Section<'a> {
             owner: held.owner.clone().unwrap_or_else(|| cx.owner.to_owned()),
             fence: held.fence,
             depth: held.depth,
-            held: Some(held),
+            waited: waited.elapsed(),
+            held,
         };
         let read = section.read(ahead.map(|trip| *trip), read).await;
         Ok((section, read))
@@ -97,22 +93,19 @@ impl<'a> Section<'a> {
         };
         let trip = match ahead {
             Some(trip) => trip,
-            None => {
-                let calls = read.iter().map(|call| call.with_token(self.fence));
-                match self.lock.around(&cx, calls.collect()) {
-                    Some(wrapped) => {
-                        let calls: Vec<&Call> = wrapped.calls.iter().collect();
-                        let mut conn = cx.resource.conn().await?;
-                        let replies = composed::run_in_order(&mut conn, &calls).await;
-                        TripReplies::new(wrapped.nesting, replies)
-                    }
-                    None => {
-                        let (replies, depth) = one_by_one(self.lock, &cx, read, self.fence).await?;
-                        self.depth = depth;
-                        return Ok(replies);
-                    }
+            None => match self.lock.around(&cx, read.to_vec()) {
+                Some(wrapped) => {
+                    let calls: Vec<&Call> = wrapped.calls.iter().collect();
+                    let mut conn = cx.resource.conn().await?;
+                    let replies = composed::run_holding(&mut conn, &calls, self.fence).await;
+                    TripReplies::new(wrapped.nesting, replies)
                 }
-            }
+                None => {
+                    let (replies, depth) = one_by_one(self.lock, &cx, read, self.fence).await?;
+                    self.depth = depth;
+                    return Ok(replies);
+                }
+            },
         };
         let opened = trip.open(&cx).await?;
         self.depth = opened.depth.unwrap_or(self.depth);
@@ -134,57 +127,55 @@ impl<'a> Section<'a> {
 
     /// The holder is dead: the lock stays where it is (no release, no pass), and renewals
     /// stop; an in-process guard goes, as it would with its process.
-    pub fn die(&mut self) {
-        drop(self.held.take());
+    pub fn die(self) {
+        drop(self.held);
     }
 
     /// The holder is paused: its lease is no longer renewed.
     pub fn stop_renewing(&mut self) {
-        if let Some(held) = self.held.as_mut() {
-            held.stop_renewing();
-        }
+        self.held.stop_renewing();
     }
 
-    /// Leaves with the sale's last call (its write): sent with whatever the lock sends behind
-    /// it in the same round trip (its release, or a cohort's pass with the next buyer's read),
-    /// or alone, the lock then let go after with [`Section::done`]. Returns the call's reply.
-    pub async fn leave(&mut self, last: &Call) -> Result<RedisResult<Value>, StoreError> {
+    /// Leaves with the sale's last call (its write), and ends the hold: the call is sent with
+    /// whatever the lock sends behind it in the same round trip (its release, or a cohort's
+    /// pass with the next buyer's read), or alone, the lock then let go after it (`exit.rs`).
+    /// Returns the call's reply.
+    pub async fn leave(self, last: &Call) -> Result<Left, StoreError> {
+        let (lock, cx, owner, held) = self.ending();
         let cx = LockCx {
-            owner: &self.owner,
-            ..self.cx
+            owner: &owner,
+            ..cx
         };
-        let mut conn = cx.resource.conn().await?;
-        let exit = match self
-            .held
-            .take()
-            .map(|held| exit::exit_behind(self.lock, &cx, held))
-        {
-            Some(Ok(exit)) => exit,
-            Some(Err(held)) => {
-                self.held = Some(held);
-                return Ok(last.invoke(&mut conn).await);
-            }
-            None => return Ok(last.invoke(&mut conn).await),
-        };
-        let calls: Vec<&Call> = std::iter::once(last).chain(&exit.calls).collect();
-        let (mine, theirs) = match composed::run_in_order(&mut conn, &calls).await {
-            Ok(mut replies) => (replies.remove(0), Ok(replies)),
-            Err(err) => (Err(err.clone()), Err(err)),
-        };
-        if let Err(err) = exit.answered(self.lock, &cx, theirs).await {
-            // The sale's outcome stands; the lock is left to its lease.
-            tracing::warn!(%err, tier = %cx.settings.tier, "release failed");
-        }
-        Ok(mine)
+        exit::leave(lock, &cx, held, last).await
     }
 
-    /// Ends the section: a lock still held (no write, or nothing could ride with it) is let go
-    /// on its own round trips.
-    pub async fn done(mut self) {
-        if let Some(held) = self.held.take() {
-            let_go(self.lock, &self.cx(), held).await;
-        }
+    /// Ends the hold without a write (the read failed, or the sale gave up): the lock is let
+    /// go on its own round trips.
+    pub async fn let_go(self) {
+        let (lock, cx, owner, held) = self.ending();
+        let cx = LockCx {
+            owner: &owner,
+            ..cx
+        };
+        exit::logged(&cx, exit::let_go(lock, &cx, held).await);
     }
+
+    /// The section taken apart to end its hold: the lock, the sale's view of it, the owner the
+    /// lock carries in the store, and the hold.
+    fn ending(self) -> (&'a dyn Lock, LockCx<'a>, String, Held) {
+        (self.lock, self.cx, self.owner, self.held)
+    }
+}
+
+/// The `renewal-outlives-release` fault, when claimed: an unlock that overtakes its own
+/// acquire runs first and finds nothing; the acquire lands after it, and the buyer leaves
+/// without the lock its watchdog goes on renewing.
+async fn overtaken_by_its_unlock(lock: &dyn Lock, cx: &LockCx<'_>) -> bool {
+    let claimed = cx.faults.claim(FaultKind::RenewalOutlivesRelease).await;
+    if claimed.is_some() {
+        exit::logged(cx, exit::let_go(lock, cx, Held::plain()).await);
+    }
+    claimed.is_some()
 }
 
 /// The read when a reentrant lock's nested hold cannot ride with it (the lock lives on another
@@ -201,16 +192,9 @@ async fn one_by_one(
     let mut conn = cx.resource.conn().await?;
     let mut replies = Vec::with_capacity(read.len());
     for call in read {
-        replies.push(call.with_token(fence).invoke(&mut conn).await);
+        let reply = composed::run_holding(&mut conn, &[call], fence).await;
+        replies.push(reply.and_then(|mut one| one.pop().unwrap_or(Ok(Value::Nil))));
     }
     lock.release(cx, nested).await?;
     Ok((replies, depth))
-}
-
-/// Gives the lock back on its own round trip; a failure leaves it to its lease.
-async fn let_go(lock: &dyn Lock, cx: &LockCx<'_>, held: Held) {
-    if let Err(err) = exit::let_go(lock, cx, held).await {
-        // The sale's outcome stands; the lock is left to its lease.
-        tracing::warn!(%err, tier = %cx.settings.tier, "release failed");
-    }
 }

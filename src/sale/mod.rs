@@ -7,29 +7,32 @@
 //!
 //! Round trips are what a waiting buyer waits for, so steps that can ride together do, in the
 //! order the articles give them (`lock/riding.rs`), composed into one script per round trip
-//! (`composed.rs`): with the lock in the resource store, `lua-release` is acquire + enter
+//! (`composed/`): with the lock in the resource store, `lua-release` is acquire + enter
 //! (the enter only if the acquire took the lock), commit + release (2 round trips, not 4),
 //! and the reentrant tiers acquire + re-entry + enter + nested release, commit + release
 //! (2, not 6). Under
 //! `wait: cohort` (`lock/cohort.rs`) a holder hands the lock to the next buyer of its instance
 //! and that buyer's enter rides behind the holder's commit: one round trip per sale.
 //!
-//! This file is the sale as it runs, top to bottom: [`sell`] hands its read to the lock
-//! (`lock::Section`), which takes the lock and gives the read's replies back; the critical
-//! section checks, does the business work and hands its write to the lock to leave with.
-//! Beside it:
+//! This file is the sale as it runs, top to bottom, one way: [`sell`] hands its read to the
+//! lock (`lock::Section`), which takes the lock and gives the read's replies back; the critical
+//! section reads them, checks, does the business work and says how it leaves (with the order,
+//! sold out, or giving up) as one write; the lock leaves with that write and gives its reply
+//! back, which the sale answers. Beside it:
 //!
-//! - `scripts`: the read (`enter.lua`) and the write (`commit.lua`) as calls, the ledger entry
-//!   the write appends, and what their replies say.
+//! - `scripts`: the read (`enter.lua`) and the write (`commit.lua`) as calls, and the ledger
+//!   entry the write appends.
 //! - `context`: what a sale needs from the instance ([`SaleCx`]), the lock's view of it, and
 //!   the lock-store fault it claims before the acquire.
 //! - `door`: the sold-out sign, read before queueing for the lock.
-//! - `partition_strike`: the network cut a holder meets as it starts its work.
+//! - `holder_faults`: the faults a holder meets in its section, entered only when some are
+//!   armed; `partition_strike`: the network cut among them.
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
 
 mod atomic_deduct;
 mod context;
 mod door;
+mod holder_faults;
 mod partition_strike;
 mod run;
 mod scripts;
@@ -37,35 +40,38 @@ mod scripts;
 pub use context::SaleCx;
 pub use run::run_sale;
 
-use std::time::Duration;
-
 use oversell_api::tier::Tier;
+use redis::{RedisResult, Value};
 use serde::Serialize;
 
+use crate::composed::Call;
 use crate::error::AppError;
-use crate::faults::{self, FaultKind, FaultPoints};
+use crate::faults::FaultPoints;
 use crate::lock::{LockError, Section};
+use crate::metrics::SaleRecord;
 use crate::redis_pool::StoreError;
 use context::{claim_store_fault, lock_cx};
 use door::at_the_door;
-use scripts::{
-    commit, committed, entered, instance_clock_us, ledger_entry, Committed, Entry, Write,
-};
+use holder_faults::Stop;
+use scripts::{ledger_entry, Write};
 
-/// One sale under the room's tier: acquire, the critical section (read, check, business work,
-/// write), release.
-pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
-    let tier = cx.settings.tier;
+/// One sale under the room's tier: acquire, the critical section (read, check, business work),
+/// leave with the write, answer. What the sale met on the way goes in `met`.
+pub async fn sell(cx: &SaleCx<'_>, order: &Order, met: &mut SaleRecord) -> Result<Sold, AppError> {
     let Some(lock) = cx.lock else {
         return sell_lock_free(cx, order).await;
     };
     if let Some(sold_out) = at_the_door(cx, order).await {
-        cx.metrics.turned_away(tier);
+        met.turned_away = true;
         return Err(sold_out);
     }
     let faults = cx.fault_points();
-    let store_fault = std::sync::Mutex::new(claim_store_fault(cx, &faults).await);
-    let held_replicas = std::sync::Mutex::new(None);
+    let claim = !cx.faults.is_empty() || cx.store_fault_pending;
+    let store_fault = match claim {
+        true => claim_store_fault(cx, &faults).await,
+        false => None,
+    };
+    let (store_fault, held_replicas) = (std::sync::Mutex::new(store_fault), Default::default());
     let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
     // Built once, as data: a waiter under pubsub may try several times, and a cohort's holder
     // may send it for this sale.
@@ -74,90 +80,89 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order) -> Result<Sold, AppError> {
         Ok(entered) => entered,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
-    let result = match read {
-        Ok(replies) => critical_section(cx, &faults, &mut section, order, replies).await,
-        Err(err) => Err(lock_failed(cx, err).await),
+    met.lock_wait = Some(section.waited);
+    let leaving = match read {
+        Ok(replies) => critical_section(cx, &faults, &mut section, order, replies, met).await,
+        Err(err) => Err(Stop::Refused(lock_failed(cx, err).await)),
     };
-    section.done().await;
-    result
+    let (call, way_out) = match leaving {
+        Ok(leaving) => leaving,
+        Err(Stop::Died) => {
+            section.die();
+            return Err(AppError::HolderDied);
+        }
+        Err(Stop::Refused(err)) => {
+            section.let_go().await;
+            return Err(err);
+        }
+    };
+    let left = section.leave(&call).await?;
+    met.passed = left.passed;
+    answer(cx, way_out, left.reply, met).await
 }
 
-/// Read, check, business work, write; the lock leaves with the write.
+/// How a critical section leaves: every way writes through `commit.lua` (the overlap count's
+/// exit), with the order or without.
+enum WayOut {
+    /// With the order: sold, if the write goes in.
+    Sold {
+        order_id: String,
+        stock_left: i64,
+        fence: Option<u64>,
+    },
+    /// Without: too little stock.
+    SoldOut { stock: i64, requested: u32 },
+    /// Without: a nested lock the sale took in its work failed.
+    GaveUp(LockError),
+}
+
+/// Read, check, business work: the write the section leaves with, and which way it leaves.
 async fn critical_section(
     cx: &SaleCx<'_>,
     faults: &FaultPoints<'_>,
     section: &mut Section<'_>,
     order: &Order,
-    read: Vec<redis::RedisResult<redis::Value>>,
-) -> Result<Sold, AppError> {
+    read: Vec<RedisResult<Value>>,
+    met: &mut SaleRecord,
+) -> Result<(Call, WayOut), Stop> {
     let read_us = instance_clock_us();
     let (fence, depth) = (section.fence, section.depth);
-    let Some(Entry {
-        stock,
-        exits,
-        enter_us,
-    }) = entered(read.into_iter().next(), fence)?
-    else {
+    let reply = read.into_iter().next().unwrap_or(Ok(Value::Nil));
+    let (stock, exits, enter_us): (i64, i64, i64) = reply
+        .and_then(|reply| Ok(redis::from_redis_value(reply)?))
+        .map_err(|err| Stop::Refused(StoreError::from(err).into()))?;
+    if stock < 0 && fence.is_some() {
         // The fencing check refused this holder's token: a newer one was seen.
-        cx.metrics.stale_write_rejected(cx.settings.tier);
-        return Err(AppError::LockLost);
+        met.stale_write_rejected = true;
+        return Err(Stop::Refused(AppError::LockLost));
+    }
+    let armed = !cx.faults.is_empty();
+    if armed {
+        holder_faults::at_the_read(faults).await?;
+    }
+    let leave = |write: Option<Write>, way_out| {
+        let call = scripts::commit(cx, exits, write, fence).map_err(Stop::Refused)?;
+        Ok((call, way_out))
     };
-    if faults.claim(FaultKind::CrashHolding).await.is_some() {
-        faults::crash("holding the lock");
-    }
-    // The same death for the room alone: nothing more is sent, the lock is left as it is.
-    if faults.claim(FaultKind::HolderDies).await.is_some() {
-        section.die();
-        return Err(AppError::HolderDied);
-    }
     let qty = i64::from(order.qty);
     if stock < qty {
         if stock <= 0 {
             cx.signals.sold_out.saw(cx.keys.room());
         }
-        let left = section.leave(&commit(cx, exits, None, fence)?).await?;
-        if committed(left)? == Committed::Reset {
-            return Err(AppError::RoomReset { read: true });
-        }
-        return Err(AppError::SoldOut {
-            stock_left: stock,
-            requested: order.qty,
-        });
+        let requested = order.qty;
+        return leave(None, WayOut::SoldOut { stock, requested });
     }
-    // A helper that locks too, called in the work: the nested step `reentrant-nested` makes on
-    // every sale, here for any tier. A lock that does not know its owner waits for itself.
-    if faults.claim(FaultKind::NestedLock).await.is_some() {
-        let (lock, lcx) = (section.lock(), section.cx());
-        match lock.acquire_again(&lcx).await {
-            Ok(again) => lock.release(&lcx, again).await?,
-            Err(err) => {
-                // The sale gives up: it leaves the section without writing.
-                let left = section.leave(&commit(cx, exits, None, fence)?).await?;
-                committed(left)?;
-                return Err(lock_failed(cx, err).await);
-            }
+    if armed {
+        if let Err(err) = holder_faults::as_the_work_starts(faults, section).await {
+            return leave(None, WayOut::GaveUp(err));
         }
-    }
-    // A partition strikes as the holder starts its work: it works on, cut off or not.
-    if let Some(fault) = faults.claim(FaultKind::Partition).await {
-        partition_strike::strike(&section.cx(), &fault).await;
     }
     // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
     if cx.settings.business_ms > 0 {
         tokio::time::sleep(cx.settings.business()).await;
     }
-    // Read done, write not yet: the articles' GC pause strikes here.
-    if let Some(fault) = faults.claim(FaultKind::Freeze).await {
-        faults::freeze(Duration::from_millis(fault.ms));
-    }
-    // Here too the instance's CPU runs out: the process runs on, its renewals wait for a worker.
-    if let Some(fault) = faults.claim(FaultKind::CpuStarve).await {
-        faults::starve_runtime(Duration::from_millis(fault.ms)).await;
-    }
-    // The same pause for the room alone: its renewals stop with it, as a paused process's do.
-    if let Some(fault) = faults.claim(FaultKind::HolderPause).await {
-        section.stop_renewing();
-        tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+    if armed {
+        holder_faults::before_the_write(faults, section).await;
     }
     let order_id = uuid::Uuid::now_v7().to_string();
     let write = Write {
@@ -167,28 +172,74 @@ async fn critical_section(
         depth,
         enter_us,
         read_us,
+        write_us: instance_clock_us(),
     };
-    let left = section
-        .leave(&commit(cx, exits, Some(write), fence)?)
-        .await?;
-    match committed(left)? {
-        Committed::Sold { oversold } => {
-            cx.metrics.oversold(cx.settings.tier, oversold);
+    let stock_left = stock - qty;
+    leave(
+        Some(write),
+        WayOut::Sold {
+            order_id: order_id.clone(),
+            stock_left,
+            fence,
+        },
+    )
+}
+
+/// The sale's answer, from the way it left and what `commit.lua` replied.
+async fn answer(
+    cx: &SaleCx<'_>,
+    way_out: WayOut,
+    reply: RedisResult<Value>,
+    met: &mut SaleRecord,
+) -> Result<Sold, AppError> {
+    let (outcome, _overlaps, oversold): (String, i64, u64) = reply
+        .and_then(|reply| Ok(redis::from_redis_value(reply)?))
+        .map_err(StoreError::from)?;
+    let tier = cx.settings.tier;
+    match (way_out, outcome.as_str()) {
+        (WayOut::GaveUp(err), _) => Err(lock_failed(cx, err).await),
+        // The room was reset after this sale read: nothing written.
+        (_, "reset") => Err(AppError::RoomReset { read: true }),
+        (WayOut::SoldOut { stock, requested }, _) => Err(AppError::SoldOut {
+            stock_left: stock,
+            requested,
+        }),
+        (
+            WayOut::Sold {
+                order_id,
+                stock_left,
+                fence,
+            },
+            "sold",
+        ) => {
+            met.oversold = oversold;
+            let instance = cx.instance.to_owned();
             Ok(Sold {
                 order_id,
-                stock_left: stock - qty,
-                instance: cx.instance.to_owned(),
-                tier: cx.settings.tier,
+                stock_left,
+                instance,
+                tier,
                 fence,
             })
         }
-        Committed::Stale => {
-            cx.metrics.stale_write_rejected(cx.settings.tier);
+        // The fencing token was older than one the stock had seen: the write was refused.
+        (WayOut::Sold { .. }, "stale") => {
+            met.stale_write_rejected = true;
             Err(AppError::LockLost)
         }
-        Committed::Reset => Err(AppError::RoomReset { read: true }),
-        Committed::SoldOut => Err(AppError::Internal("a write answered sold out".into())),
+        (WayOut::Sold { .. }, other) => {
+            Err(AppError::Internal(format!("a write answered {other:?}")))
+        }
     }
+}
+
+/// The instance's clock, in µs since the Unix epoch (0 for a clock set before 1970).
+fn instance_clock_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
+        })
 }
 
 /// Most items one order may buy.

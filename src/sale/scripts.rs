@@ -1,6 +1,8 @@
-//! What a locked sale sends and reads back, as calls the lock carries for it (`composed.rs`):
-//! the read (`enter.lua`: the stock, and the overlap clock), the write (`commit.lua`: the new
-//! stock, the ledger entry, the overlap count), and what their replies say.
+//! What a locked sale sends, as calls the lock carries for it (`composed/`): the read
+//! (`enter.lua`, replying the stock, the overlap clock and Redis' time), the write
+//! (`commit.lua`: the new stock, the ledger entry, the overlap count; replying what it did,
+//! the overlaps and the items oversold), and the ledger entry the write appends. Their replies
+//! are read where the sale answers (`sale/mod.rs`).
 
 use std::sync::LazyLock;
 
@@ -9,11 +11,10 @@ use serde::Serialize;
 
 use crate::composed::{self, Call, Lua};
 use crate::error::AppError;
-use crate::redis_pool::StoreError;
 
 use super::{Order, SaleCx};
 
-// Kept with their sources, so that they can be composed with the lock's steps (`composed.rs`).
+// Kept with their sources, so that they can be composed with the lock's steps (`composed/`).
 static ENTER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("enter.lua")));
 static COMMIT: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("commit.lua")));
 
@@ -35,30 +36,6 @@ pub(super) fn read(cx: &SaleCx<'_>) -> Call {
         .arg(&cx.generation)
 }
 
-/// What the read gives: the stock, the exits so far (the overlap clock) and Redis' time in µs.
-pub(super) struct Entry {
-    pub(super) stock: i64,
-    pub(super) exits: i64,
-    pub(super) enter_us: i64,
-}
-
-/// The read's reply; `None` when the fencing token is already stale.
-pub(super) fn entered(
-    reply: Option<redis::RedisResult<redis::Value>>,
-    fence: Option<u64>,
-) -> Result<Option<Entry>, AppError> {
-    let reply =
-        reply.ok_or_else(|| AppError::Internal("a read gave fewer replies than calls".into()))?;
-    let (stock, exits, enter_us): (i64, i64, i64) =
-        composed::reply(reply).map_err(StoreError::from)?;
-    let stale = stock < 0 && fence.is_some();
-    Ok((!stale).then_some(Entry {
-        stock,
-        exits,
-        enter_us,
-    }))
-}
-
 /// The write a sale makes on its way out of the critical section: the order, the stock it
 /// leaves, and what the ledger entry records of the sale's hold.
 pub(super) struct Write<'a> {
@@ -66,9 +43,11 @@ pub(super) struct Write<'a> {
     pub(super) order_id: &'a str,
     pub(super) new_stock: i64,
     pub(super) depth: u32,
-    /// Redis' clock at the read, and the instance's when the read reached the sale.
+    /// Redis' clock at the read, and the instance's when the read reached the sale and when
+    /// the write was built.
     pub(super) enter_us: i64,
     pub(super) read_us: i64,
+    pub(super) write_us: i64,
 }
 
 /// When a locked sale's section passed its steps, in µs since the Unix epoch: `enter_us` on
@@ -85,15 +64,6 @@ pub(super) struct SectionTimes {
     write_us: i64,
 }
 
-/// The instance's clock, in µs since the Unix epoch (0 for a clock set before 1970).
-pub(super) fn instance_clock_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
-        })
-}
-
 /// The write, with its ledger entry, and the overlap count on the way out (`commit.lua`); with
 /// no write (too little stock), the way out alone.
 pub(super) fn commit(
@@ -107,7 +77,7 @@ pub(super) fn commit(
             let times = SectionTimes {
                 enter_us: w.enter_us,
                 read_us: w.read_us,
-                write_us: instance_clock_us(),
+                write_us: w.write_us,
             };
             ledger_entry(cx, w.order, w.order_id, fence, w.depth, Some(times))?
         }
@@ -139,37 +109,6 @@ pub(super) fn commit(
         .arg(&cx.owner)
         .arg(&cx.generation)
         .arg(u64::try_from(cx.began.elapsed().as_micros()).unwrap_or(u64::MAX)))
-}
-
-/// What `commit.lua` did, read once from its reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Committed {
-    /// The write is in: stock, ledger entry, items sold; `oversold`: how many of its items
-    /// were beyond the room's initial stock.
-    Sold { oversold: u64 },
-    /// No write was asked for (too little stock): the section was only left.
-    SoldOut,
-    /// The fencing token was older than one the stock had seen: the write was refused.
-    Stale,
-    /// The room was reset after this sale read: nothing written.
-    Reset,
-}
-
-pub(super) fn committed(reply: redis::RedisResult<redis::Value>) -> Result<Committed, StoreError> {
-    let (outcome, _overlaps, oversold): (String, i64, u64) = composed::reply(reply)?;
-    Ok(match outcome.as_str() {
-        "sold" => Committed::Sold { oversold },
-        "sold_out" => Committed::SoldOut,
-        "stale" => Committed::Stale,
-        "reset" => Committed::Reset,
-        other => {
-            return Err(StoreError::Failed(redis::RedisError::from((
-                redis::ErrorKind::Client,
-                "commit.lua answered an outcome it never gives",
-                other.to_owned(),
-            ))))
-        }
-    })
 }
 
 /// The ledger entry, as JSON; the scripts append Redis' clock times to it.

@@ -123,14 +123,14 @@ async fn scripts_sent_together_run_in_order_each_with_its_own_keys_and_reply_or_
             .unwrap();
         let replies = composed::run_in_order(&mut conn, &calls).await.unwrap();
         assert_eq!(replies.len(), 5, "one reply per call");
-        let first: i64 = composed::reply(replies[0].clone()).unwrap();
+        let first: i64 = redis::from_redis_value(replies[0].clone().unwrap()).unwrap();
         assert_eq!(first, 1 + 2 * round, "the first call ran first, on key a");
         let failed = replies[1].clone().unwrap_err();
         assert_eq!(failed.code(), Some("NOSTOCK"), "{failed}");
         let raised = replies[2].clone().unwrap_err();
         assert!(raised.to_string().contains("WRONGTYPE"), "{raised}");
         assert_eq!(replies[3].clone().unwrap(), redis::Value::Nil);
-        let last: i64 = composed::reply(replies[4].clone()).unwrap();
+        let last: i64 = redis::from_redis_value(replies[4].clone().unwrap()).unwrap();
         assert_eq!(
             last,
             2 + 2 * round,
@@ -143,6 +143,51 @@ async fn scripts_sent_together_run_in_order_each_with_its_own_keys_and_reply_or_
         .await
         .unwrap();
     assert_eq!(b, None, "a part touches only its own keys");
+}
+
+#[tokio::test]
+async fn behind_an_acquire_the_parts_get_its_token_and_behind_a_held_lock_the_holders() {
+    let redis = RedisServer::start().unwrap();
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let echo = || PART.call().key("a").arg("echo").arg(composed::ACQUIRED);
+    let texts = |replies: Vec<redis::RedisResult<redis::Value>>| -> Vec<String> {
+        let as_text = |reply: redis::RedisResult<_>| redis::from_redis_value(reply.unwrap());
+        replies.into_iter().map(|r| as_text(r).unwrap()).collect()
+    };
+    let (taken, refused) = (
+        PART.call().key("a").arg("take").arg(1),
+        PART.call().key("a").arg("take").arg(0),
+    );
+    let replies = composed::run_if_first_takes(&mut conn, &[&taken, &echo()])
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(replies[1..].to_vec()),
+        ["7"],
+        "the token the acquire took"
+    );
+    let replies = composed::run_if_first_takes(&mut conn, &[&refused, &echo()])
+        .await
+        .unwrap();
+    assert_eq!(replies[1], Ok(redis::Value::Nil), "not taken: not run");
+    let (one, two) = (echo(), echo());
+    let held = composed::run_holding(&mut conn, &[&one, &two], Some(9)).await;
+    assert_eq!(
+        texts(held.unwrap()),
+        ["9", "9"],
+        "the held lock's token, every part"
+    );
+    let alone = composed::run_holding(&mut conn, &[&one], Some(9)).await;
+    assert_eq!(texts(alone.unwrap()), ["9"], "a call alone gets it too");
+    let none = composed::run_holding(&mut conn, &[&one, &two], None).await;
+    assert_eq!(texts(none.unwrap()), ["", ""], "no token: empty");
+    let plain = composed::run_in_order(&mut conn, &[&one, &two]).await;
+    assert_eq!(
+        texts(plain.unwrap()),
+        [composed::ACQUIRED, composed::ACQUIRED],
+        "in order, as they are"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -231,8 +231,13 @@ fn release(owner: &str) -> Call {
 type Entered = (i64, i64);
 
 fn entered(reply: redis::RedisResult<Value>) -> anyhow::Result<Entered> {
-    let (stock, exits, _now): (i64, i64, i64) = composed::reply(reply)?;
+    let (stock, exits, _now): (i64, i64, i64) = as_type(reply)?;
     Ok((stock, exits))
+}
+
+/// A call's reply as the type its script returns.
+fn as_type<T: redis::FromRedisValue>(reply: redis::RedisResult<Value>) -> anyhow::Result<T> {
+    Ok(redis::from_redis_value(reply?)?)
 }
 
 async fn one(
@@ -254,7 +259,7 @@ async fn one(
             let read = enter(&owner);
             let replies = composed::run_if_first_takes(conn, &[&take, &read]).await?;
             let mut replies = replies.into_iter();
-            let taken: i64 = composed::reply(replies.next().unwrap_or(Ok(Value::Nil)))?;
+            let taken: i64 = as_type(replies.next().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(taken == 1, "the floor's own lock was busy");
             let read = entered(replies.next().unwrap_or(Ok(Value::Nil)))?;
             // The write and the release (between two looks at whose lock it is) in one script.
@@ -263,7 +268,7 @@ async fn one(
             let calls = [&write, &holder, &release(&owner), &holder];
             let mut replies = composed::run_in_order(conn, &calls).await?;
             replies.pop();
-            let released: i64 = composed::reply(replies.pop().unwrap_or(Ok(Value::Nil)))?;
+            let released: i64 = as_type(replies.pop().unwrap_or(Ok(Value::Nil)))?;
             anyhow::ensure!(released == 1, "the floor lost its own lock");
         }
         Chain::Articles => {
@@ -290,7 +295,9 @@ async fn one(
             };
             let next = format!("floor-{}", n + 1);
             let write = commit(&owner, &read);
-            let mut replies = composed::run_in_order(conn, &[&write, &enter(&next)]).await?;
+            // As a cohort's holder sends it: behind a lock already held (no fencing token).
+            let calls = [&write, &enter(&next)];
+            let mut replies = composed::run_holding(conn, &calls, None).await?;
             carry.entered = Some(entered(replies.pop().unwrap_or(Ok(Value::Nil)))?);
         }
     }

@@ -9,7 +9,9 @@
 //! them one by one, each part's reply (an error included) as that call's reply. Only the
 //! waiting between them goes, and nothing else runs between them. Behind an acquire
 //! ([`run_if_first_takes`]) the later parts run only if the acquire took the lock, as a sale
-//! that sent them one by one would only send them then.
+//! that sent them one by one would only send them then; behind a lock already held
+//! ([`run_holding`]) an argument that asks for the lock's fencing token ([`ACQUIRED`]) gets
+//! the holder's, as it would have sent it.
 //!
 //! # What breaks it, and how it is kept from breaking
 //! A server that has lost its scripts (a restart, `SCRIPT FLUSH`) answers `NOSCRIPT`. The
@@ -28,102 +30,11 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-use redis::{RedisResult, Script, ToRedisArgs, Value};
+use redis::{RedisResult, Value};
 
-/// A Lua script kept with its source, so that it can be composed with others.
-pub struct Lua {
-    source: &'static str,
-    script: Script,
-}
+mod call;
 
-impl Lua {
-    pub fn new(source: &'static str) -> Lua {
-        Lua {
-            source,
-            script: Script::new(source),
-        }
-    }
-
-    /// A call of this script, to which keys and arguments are added in order.
-    pub fn call(&'static self) -> Call {
-        Call {
-            lua: self,
-            keys: Vec::new(),
-            args: Vec::new(),
-        }
-    }
-}
-
-/// One call of a script: its keys and arguments.
-#[derive(Clone)]
-pub struct Call {
-    lua: &'static Lua,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
-}
-
-impl Call {
-    pub fn key(mut self, key: impl ToRedisArgs) -> Self {
-        self.keys.extend(key.to_redis_args());
-        self
-    }
-
-    pub fn arg(mut self, arg: impl ToRedisArgs) -> Self {
-        self.args.extend(arg.to_redis_args());
-        self
-    }
-
-    /// This call with every argument that is exactly [`ACQUIRED`] given as the fencing token
-    /// `fence` (`''` for none): what [`run_if_first_takes`] does in Redis, done here for calls
-    /// sent behind a lock already held (a cohort's pass).
-    pub fn with_token(&self, fence: Option<u64>) -> Call {
-        let token = fence.map(|f| f.to_string()).unwrap_or_default();
-        let args = self
-            .args
-            .iter()
-            .map(|arg| match arg.as_slice() == ACQUIRED.as_bytes() {
-                true => token.clone().into_bytes(),
-                false => arg.clone(),
-            })
-            .collect();
-        Call {
-            lua: self.lua,
-            keys: self.keys.clone(),
-            args,
-        }
-    }
-
-    /// The script's source, as it is sent.
-    pub fn source(&self) -> &'static str {
-        self.lua.source
-    }
-
-    /// The call's first key (a lock step's: the lock), if it has one.
-    pub fn first_key(&self) -> Option<&[u8]> {
-        self.keys.first().map(Vec::as_slice)
-    }
-
-    /// Runs the call on its own: `EVALSHA`, loading the script when the server lacks it.
-    pub async fn invoke<T, C>(&self, conn: &mut C) -> RedisResult<T>
-    where
-        T: redis::FromRedisValue,
-        C: redis::aio::ConnectionLike,
-    {
-        let mut invocation = self.lua.script.prepare_invoke();
-        for key in &self.keys {
-            invocation.key(key.as_slice());
-        }
-        for arg in &self.args {
-            invocation.arg(arg.as_slice());
-        }
-        invocation.invoke_async(conn).await
-    }
-}
-
-/// An argument [`run_if_first_takes`] replaces with the fencing token the first call took;
-/// the same string as `composed.lua`'s. It starts with a NUL byte, which no argument of the
-/// sale's has.
-pub const ACQUIRED: &str = "\0acquired[2]";
+pub use call::{Call, Lua, ACQUIRED};
 
 /// The code `composed.lua` needs before it: every part's source as `PARTS[i]`.
 const END: &str = include_str!("composed.lua");
@@ -159,7 +70,18 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],
 ) -> RedisResult<Vec<RedisResult<Value>>> {
-    run(conn, calls, false).await
+    run(conn, calls, Mode::All).await
+}
+
+/// As [`run_in_order`], for calls sent with a lock already held whose fencing token is `fence`
+/// (a cohort's pass, a read sent after the acquire): an argument that is exactly [`ACQUIRED`]
+/// becomes that token, or `''` for none.
+pub async fn run_holding<C: redis::aio::ConnectionLike>(
+    conn: &mut C,
+    calls: &[&Call],
+    fence: Option<u64>,
+) -> RedisResult<Vec<RedisResult<Value>>> {
+    run(conn, calls, Mode::Holding(fence)).await
 }
 
 /// As [`run_in_order`], but the calls after the first run only if the first took what it
@@ -171,18 +93,29 @@ pub async fn run_if_first_takes<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],
 ) -> RedisResult<Vec<RedisResult<Value>>> {
-    run(conn, calls, true).await
+    run(conn, calls, Mode::Gated).await
+}
+
+/// How `composed.lua` runs the parts (its `ARGV[1]` and `ARGV[2]`).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Every part, as it is.
+    All,
+    /// The parts after the first only if the first took the lock, with its token.
+    Gated,
+    /// Every part, with the token of the lock held.
+    Holding(Option<u64>),
 }
 
 async fn run<C: redis::aio::ConnectionLike>(
     conn: &mut C,
     calls: &[&Call],
-    gated: bool,
+    mode: Mode,
 ) -> RedisResult<Vec<RedisResult<Value>>> {
     match calls {
         [] => return Ok(Vec::new()),
         // One call needs no composing, and its reply is the whole answer either way.
-        [call] if !gated => return Ok(vec![call.invoke(conn).await]),
+        [call] if mode == Mode::All => return Ok(vec![call.invoke(conn).await]),
         _ => {}
     }
     let parts: Vec<&'static Lua> = calls.iter().map(|c| c.lua).collect();
@@ -193,7 +126,13 @@ async fn run<C: redis::aio::ConnectionLike>(
     for call in calls {
         cmd.arg(&call.keys);
     }
-    cmd.arg(if gated { "1" } else { "0" });
+    match mode {
+        Mode::All => cmd.arg("0").arg(""),
+        Mode::Gated => cmd.arg("1").arg(""),
+        Mode::Holding(fence) => cmd
+            .arg("2")
+            .arg(fence.map(|f| f.to_string()).unwrap_or_default()),
+    };
     for call in calls {
         cmd.arg(call.keys.len());
     }
@@ -236,9 +175,4 @@ async fn send<C: redis::aio::ConnectionLike>(
     replies.pop().ok_or_else(|| {
         redis::RedisError::from((redis::ErrorKind::Client, "a pipeline of one gave no reply"))
     })
-}
-
-/// A reply of [`run_in_order`] as the type the script returns.
-pub fn reply<T: redis::FromRedisValue>(reply: RedisResult<Value>) -> RedisResult<T> {
-    Ok(T::from_redis_value(reply?)?)
 }

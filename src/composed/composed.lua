@@ -9,8 +9,10 @@
 -- status, or a table whose first element is one of those; otherwise they are skipped and
 -- their replies are nil. Their arguments that are exactly ACQUIRED (below) then become the
 -- fencing token the acquire took (a table's second element above 0), or '' for none. '0'
--- runs them all.
--- ARGV[2..n+1] each part's number of keys, ARGV[n+2..2n+1] each part's number of arguments,
+-- runs them all, as they are; '2' runs them all, sent with a lock already held: their
+-- arguments that are exactly ACQUIRED become ARGV[2], the token it was taken with.
+-- ARGV[2] that token ('' for none, or when unused).
+-- ARGV[3..n+2] each part's number of keys, ARGV[n+3..2n+2] each part's number of arguments,
 -- then the parts' arguments, one part after the other.
 local ACQUIRED = '\0acquired[2]'
 local function took(reply)
@@ -23,17 +25,18 @@ local function took(reply)
   if type(reply) == 'string' then return reply ~= '' and reply ~= '0' end
   return reply == true
 end
-local token = ''
 local n = #PARTS
 local gated = ARGV[1] == '1'
+local holding = ARGV[1] == '2'
+local token = holding and ARGV[2] or ''
 local replies = {}
-local k, a = 0, 2 * n + 1
+local k, a = 0, 2 * n + 2
 for i = 1, n do
   local keys, args = {}, {}
-  for j = 1, tonumber(ARGV[1 + i]) do keys[j] = KEYS[k + j] end
-  for j = 1, tonumber(ARGV[1 + n + i]) do
+  for j = 1, tonumber(ARGV[2 + i]) do keys[j] = KEYS[k + j] end
+  for j = 1, tonumber(ARGV[2 + n + i]) do
     args[j] = ARGV[a + j]
-    if gated and i > 1 and args[j] == ACQUIRED then args[j] = token end
+    if ((gated and i > 1) or holding) and args[j] == ACQUIRED then args[j] = token end
   end
   k, a = k + #keys, a + #args
   local ok, reply = pcall(PARTS[i], keys, args)

@@ -1,0 +1,66 @@
+//! The faults a holder meets in its critical section, each where the articles place it: at the
+//! read, as the work starts, and between the work and the write. Entered only when the room has
+//! faults armed (`sale/mod.rs`): a plain sale never passes here.
+
+use std::time::Duration;
+
+use crate::error::AppError;
+use crate::faults::{self, FaultKind, FaultPoints};
+use crate::lock::{LockError, Section};
+
+use super::partition_strike;
+
+/// Why a critical section ended without its write.
+pub(super) enum Stop {
+    /// The holder died holding the lock: it stays where it is.
+    Died,
+    /// The sale is refused: the lock is let go.
+    Refused(AppError),
+}
+
+/// With the read done: the process dies holding the lock (`crash-holding`), or the holder
+/// alone (`holder-dies`: nothing more is sent).
+pub(super) async fn at_the_read(faults: &FaultPoints<'_>) -> Result<(), Stop> {
+    if faults.claim(FaultKind::CrashHolding).await.is_some() {
+        faults::crash("holding the lock");
+    }
+    if faults.claim(FaultKind::HolderDies).await.is_some() {
+        return Err(Stop::Died);
+    }
+    Ok(())
+}
+
+/// As the work starts: a helper that locks too (`nested-lock`, the step `reentrant-nested`
+/// makes on every sale, here for any tier: a lock that does not know its owner waits for
+/// itself), and a partition (the holder works on, cut off or not). `Err`: the nested acquire
+/// failed and the sale gives up, leaving without its write.
+pub(super) async fn as_the_work_starts(
+    faults: &FaultPoints<'_>,
+    section: &Section<'_>,
+) -> Result<(), LockError> {
+    if faults.claim(FaultKind::NestedLock).await.is_some() {
+        let (lock, lcx) = (section.lock(), section.cx());
+        let again = lock.acquire_again(&lcx).await?;
+        lock.release(&lcx, again).await?;
+    }
+    if let Some(fault) = faults.claim(FaultKind::Partition).await {
+        partition_strike::strike(&section.cx(), &fault).await;
+    }
+    Ok(())
+}
+
+/// Read done, write not yet: the articles' GC pause (`freeze`, the whole process), the
+/// instance's CPU running out (`cpu-starve`: its renewals wait for a worker), or the holder
+/// alone paused (`holder-pause`: its renewals stop with it).
+pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Section<'_>) {
+    if let Some(fault) = faults.claim(FaultKind::Freeze).await {
+        faults::freeze(Duration::from_millis(fault.ms));
+    }
+    if let Some(fault) = faults.claim(FaultKind::CpuStarve).await {
+        faults::starve_runtime(Duration::from_millis(fault.ms)).await;
+    }
+    if let Some(fault) = faults.claim(FaultKind::HolderPause).await {
+        section.stop_renewing();
+        tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+    }
+}
