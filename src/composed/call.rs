@@ -47,6 +47,22 @@ impl Call {
         self
     }
 
+    /// This call with every argument that is exactly [`ACQUIRED`] given as `token`.
+    pub(super) fn given(&self, token: &str) -> Call {
+        let args = self
+            .args
+            .iter()
+            .map(|arg| match arg.as_slice() == ACQUIRED.as_bytes() {
+                true => token.as_bytes().to_vec(),
+                false => arg.clone(),
+            });
+        Call {
+            lua: self.lua,
+            keys: self.keys.clone(),
+            args: args.collect(),
+        }
+    }
+
     /// The script's source, as it is sent.
     pub fn source(&self) -> &'static str {
         self.lua.source

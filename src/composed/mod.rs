@@ -112,10 +112,16 @@ async fn run<C: redis::aio::ConnectionLike>(
     calls: &[&Call],
     mode: Mode,
 ) -> RedisResult<Vec<RedisResult<Value>>> {
-    match calls {
-        [] => return Ok(Vec::new()),
-        // One call needs no composing, and its reply is the whole answer either way.
-        [call] if mode == Mode::All => return Ok(vec![call.invoke(conn).await]),
+    // One call needs no composing, and its reply is the whole answer either way: behind a held
+    // lock it is given the token here, as `composed.lua` would (a script of one part would cost
+    // Redis the composition's loop for nothing).
+    match (calls, mode) {
+        ([], _) => return Ok(Vec::new()),
+        ([call], Mode::All) => return Ok(vec![call.invoke(conn).await]),
+        ([call], Mode::Holding(fence)) => {
+            let token = fence.map(|f| f.to_string()).unwrap_or_default();
+            return Ok(vec![call.given(&token).invoke(conn).await]);
+        }
         _ => {}
     }
     let parts: Vec<&'static Lua> = calls.iter().map(|c| c.lua).collect();
