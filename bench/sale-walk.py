@@ -8,7 +8,7 @@ walk had already left. The same count by part (a folder of `src/`, such as the s
 lock, or a file directly in `src/`) says how often the walk goes back and forth between the
 sale and the lock; and the walk's visits to the lock (`src/lock`) that follow a stop in the
 sale (`src/sale`), other parts in between left out, how many times the sale goes to the lock.
-Run: bench/sale-walk.py bench/sale-walk/*.txt
+Run: bench/sale-walk.py bench/sale-walk/*.txt   (--stops: each walk's stops, a return marked R)
 """
 import sys
 
@@ -24,8 +24,10 @@ def part(path):
     return '/'.join(bits[:2]) if len(bits) > 2 else path
 
 
-for path in sys.argv[1:]:
-    files = [line.split()[0] for line in open(path) if line.strip() and not line.startswith('#')]
+show = '--stops' in sys.argv
+for path in [a for a in sys.argv[1:] if a != '--stops']:
+    walk = [line.split() for line in open(path) if line.strip() and not line.startswith('#')]
+    files = [step[0] for step in walk]
     stops, back = returns(files)
     _, back_parts = returns([part(f) for f in files])
     sale_lock, _ = returns([p for p in map(part, files) if p in ('src/sale', 'src/lock')])
@@ -33,3 +35,9 @@ for path in sys.argv[1:]:
     print(f"{path}: {len(files)} functions, {len(stops)} stops in {len(set(files))} files, "
           f"{back} returns to a file left, {back_parts} to a part left, "
           f"{to_lock} times from the sale into the lock")
+    if show:
+        left = []
+        for i, (file, *function) in enumerate(walk):
+            if i == 0 or files[i - 1] != file:
+                print(f"  {'R' if file in left else ' '} {file} {' '.join(function)}")
+                left.append(file)
