@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { SHOTS, adminCall, apart, base, boxes, newPage, newPhone, noSideScroll, token } from './harness.mjs';
 
 const CHAPTER = 'none-race';
+// A question that puts an article's claim to the class, answered by a chapter's run.
+const CLAIM = { id: 'claim-watchdog-gc-pause', cites: /article 002, line 644/ };
 // A reason a student could type: it must show as these characters, never become an element.
 const HOSTILE = '<img src=x onerror="window.pwned=1"> <b>bold</b>';
 
@@ -261,6 +263,24 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     await page.waitForSelector('#reveal-box:not([hidden])', { timeout: 10_000 });
     await noSideScroll(page);
     await page.context().close();
+  });
+
+  await t.test('a question that puts an article\'s claim on trial: the phone\'s reveal cites its line', async () => {
+    const claim = deck.find((q) => q.id === CLAIM.id)?.number;
+    assert.ok(claim > 0, 'the deck has the claim question');
+    await presenter.selectOption('#chapter', String(claim));
+    await presenter.click('#open');
+    await phone.waitForFunction((n) => document.querySelector('#vote[data-state="open"] .vote-status')
+      ?.textContent.startsWith(`Question ${n} · `), claim, { timeout: 5_000 });
+    await phone.click('.vote-option[data-option="0"]');
+    await phone.waitForSelector('.vote-option[data-option="0"][aria-pressed="true"]');
+    await presenter.click('#reveal');
+    await phone.waitForSelector('#vote[data-state="revealed"] .reveal-claim', { timeout: 120_000 });
+    assert.match(await phone.textContent('.reveal-claim'), CLAIM.cites);
+    // Every room's run ends before the class is deleted after this test.
+    await phone.waitForSelector('.reveal-rooms[data-pending="0"]', { timeout: 120_000 });
+    await noSideScroll(phone);
+    await phone.screenshot({ path: join(SHOTS, '39-vote-phone-claim-revealed.png'), fullPage: true });
   });
 
   await phone.context().close();
