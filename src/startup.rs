@@ -7,6 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::extract::Request;
+use axum::http::header::CONNECTION;
+use axum::http::{HeaderName, HeaderValue, Version};
+use axum::middleware::Next;
+use axum::response::Response;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -110,7 +115,8 @@ impl Application {
             signals,
             limits,
         );
-        let router = routes::app(state.clone(), args.dashboard_dir());
+        let router = routes::app(state.clone(), args.dashboard_dir())
+            .layer(axum::middleware::from_fn(announce_keep_alive));
         let client_limit = ClientLimiter::new(
             args.client_rate,
             args.client_burst,
@@ -197,11 +203,35 @@ pub const BACKGROUND_GRACE: Duration = Duration::from_secs(3);
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// How long a client may take to send a request's headers, and how long an idle keep-alive
-/// connection is kept: a client that dribbles its headers (or never sends any) is dropped
-/// instead of holding a connection for good. nginx in front retires its idle upstream
-/// connections sooner (`keepalive_timeout` in deploy/nginx.conf.template), so it never sends a
-/// request on a connection this side is closing.
+/// connection is kept (hyper's header-read timer runs from the end of the last answer): a
+/// client that dribbles its headers (or never sends any) is dropped instead of holding a
+/// connection for good.
+///
+/// A client that keeps an idle connection for longer than this races the close: its request
+/// goes out as the server's FIN comes in, and it reads "connection closed before message
+/// completed" for a request the server never saw (a loaded machine widens that window). So
+/// every answer says the limit (`Keep-Alive: timeout=5`, [`announce_keep_alive`]) and every
+/// client of ours keeps idle connections for well under it: nginx 2 s
+/// (`keepalive_timeout` in deploy/nginx.conf.template), the generator's pool 2 s, the tests'
+/// client 2 s.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What every HTTP/1.1 answer says of [`HEADER_READ_TIMEOUT`]: how long this side keeps the
+/// connection idle. HTTP/2 has no such header (hyper would strip it, with a warning).
+const KEEP_ALIVE: HeaderValue = HeaderValue::from_static("timeout=5");
+
+/// Tells an HTTP/1.1 client how long an idle connection is kept, so a client that reads it
+/// (browsers' fetch through undici, many pools) retires its connection before the close.
+async fn announce_keep_alive(request: Request, next: Next) -> Response {
+    let http11 = request.version() == Version::HTTP_11;
+    let mut response = next.run(request).await;
+    if http11 && !response.headers().contains_key(CONNECTION) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("keep-alive"), KEEP_ALIVE);
+    }
+    response
+}
 
 /// Accepts and serves connections until `shutdown` completes, then waits for the open ones to
 /// finish. `axum::serve` has no header-read timeout, hence hyper-util's builder here. Each

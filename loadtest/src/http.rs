@@ -424,9 +424,10 @@ impl Default for Pool {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
-            // Below nginx's own keep-alive timeout (75 s) and the instances' (5 s), so an idle
-            // connection is dropped here before the far side closes it.
-            .pool_idle_timeout(Duration::from_secs(3))
+            // Well below nginx's own keep-alive timeout (75 s) and the instances' (5 s, said in
+            // their `Keep-Alive` header), so an idle connection is dropped here before the far
+            // side closes it, even when a loaded machine runs this side's timers late.
+            .pool_idle_timeout(Duration::from_secs(2))
             .build(connector);
         Pool(client)
     }

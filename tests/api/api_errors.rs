@@ -340,7 +340,7 @@ async fn the_bearer_scheme_is_case_insensitive_and_a_wrong_token_is_a_401() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_405_through_nginx_names_the_allowed_methods() {
     let fleet = crate::scenarios::start_fleet(1).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     for (method, path, allow) in [
         ("TRACE", "/sale", "POST"),
         ("TRACE", "/state", "GET,HEAD"),

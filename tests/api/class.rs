@@ -513,7 +513,7 @@ async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
         assert_eq!(row[2], format!("{url}/?room={}#token={token}", row[0]));
     }
 
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let send = |method: Method, path: &str, token: &str, body: Value| {
         client
             .request(method, format!("{url}{path}"))

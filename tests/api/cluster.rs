@@ -164,7 +164,7 @@ async fn a_cluster_lock_store_sells_exactly_and_fails_over_one_shard_at_a_time()
     let (addr, pid) = master_of(&fleet, "oversell:{default}:lock").await;
     signal(pid, "-STOP");
     let asked = std::time::Instant::now();
-    let resp = reqwest::Client::new()
+    let resp = crate::helpers::http_client()
         .post(format!("{}/sale", fleet.url()))
         .json(&json!({ "buyer": "while-silent" }))
         .send()
@@ -224,7 +224,7 @@ const STOCK: i64 = 10;
 
 /// One sale in `room` through nginx: its status, Retry-After and body.
 async fn sale_in(fleet: &Fleet, room: &str) -> (reqwest::StatusCode, Option<String>, Value) {
-    let resp = reqwest::Client::new()
+    let resp = crate::helpers::http_client()
         .post(format!("{}/sale?room={room}", fleet.url()))
         .json(&json!({ "buyer": format!("{room}-late") }))
         .send()

@@ -98,7 +98,7 @@ async fn the_course_sets_the_class_votes_beside_the_chapters_it_rehearses() {
     let class_fleet =
         crate::scenarios::start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
     let token = crate::scenarios::TOKEN;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = class_fleet.url().to_owned();
     let seats = make_class(&client, &base, token, 2).await;
     let admin = |path: &'static str, body: Option<serde_json::Value>| {

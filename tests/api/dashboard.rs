@@ -63,7 +63,7 @@ async fn get(client: &reqwest::Client, url: &str) -> Option<(StatusCode, String,
 async fn the_dashboard_is_served_from_any_working_directory() {
     let redis = RedisServer::start().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     // Embedded, and with a --static-dir that does not exist (as `oversell up` run outside the
     // repository passes one): both serve the built-in copy.
     for static_dir in [None, Some("no-such-dir")] {
@@ -108,7 +108,7 @@ async fn a_static_dir_overrides_the_embedded_dashboard() {
     std::fs::write(dir.path().join("class.html"), "<p>class page on disk</p>").unwrap();
     let port = free_port().unwrap();
     let _app = serve(&redis, port, dir.path(), Some(dir.path().to_str().unwrap()));
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = format!("http://127.0.0.1:{port}");
     eventually(Duration::from_secs(20), || async {
         get(&client, &format!("{base}/health")).await.is_some()

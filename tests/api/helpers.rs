@@ -116,6 +116,23 @@ impl Drop for TestApp {
     }
 }
 
+/// How long the tests' clients keep an idle connection: well under the instances' own limit
+/// (`oversell::startup::HEADER_READ_TIMEOUT`, said in their `Keep-Alive` header). reqwest's
+/// default is 90 s, so a request sent on a connection idle for about 5 s would cross the
+/// instance's close and fail unanswered ("connection closed before message completed"), most
+/// often on a loaded machine, where this side's timers and reads run late.
+pub const CLIENT_IDLE: Duration = Duration::from_secs(2);
+
+/// A client for the tests, keeping idle connections for [`CLIENT_IDLE`] only.
+pub fn http_client() -> reqwest::Client {
+    http_client_builder().build().expect("an HTTP client")
+}
+
+/// [`http_client`]'s builder, for a test that sets more.
+pub fn http_client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE)
+}
+
 /// A Redis and N instances sharing it, plus a client that knows the admin token.
 pub struct TestFleet {
     pub redis: RedisServer,
@@ -137,7 +154,7 @@ pub async fn spawn_fleet_with(instances: usize, configure: impl Fn(&mut ServeArg
         configure(&mut args);
         apps.push(TestApp::spawn(&args).await);
     }
-    let client = reqwest::Client::builder()
+    let client = http_client_builder()
         .pool_max_idle_per_host(512)
         .timeout(Duration::from_secs(60))
         .build()
@@ -405,7 +422,7 @@ where
 
 /// Waits until a sale at `url` is answered 200 (the store came back), for at most `limit`.
 pub async fn eventually_sells(url: &str, limit: Duration) {
-    let client = reqwest::Client::new();
+    let client = http_client();
     eventually(limit, || async {
         client
             .post(format!("{url}/sale"))
@@ -455,7 +472,7 @@ pub fn verdicts_line(run: &workshop::scenario::ScenarioRun) -> String {
 /// the body for further checks.
 pub async fn assert_sale_refused(url: &str, error: &str, deadline: Duration) -> Value {
     let asked = Instant::now();
-    let resp = reqwest::Client::new()
+    let resp = http_client()
         .post(format!("{url}/sale"))
         .json(&json!({ "buyer": "b" }))
         .send()

@@ -123,7 +123,7 @@ async fn a_chapter_run_with_history_writes_every_request_and_section_it_had() {
 #[tokio::test]
 async fn the_fleet_keeps_the_history_of_a_run_it_made_for_its_room_only() {
     let fleet = start_fleet(3).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let call = |method: Method, path: &str, token: Option<&str>, body: Option<Value>| {
         let mut req = client.request(method, format!("{}{path}", fleet.url()));
         if let Some(token) = token {

@@ -50,7 +50,7 @@ pub(crate) async fn send(
     token: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = crate::helpers::http_client()
         .request(method, format!("{}{path}", fleet.url()))
         .bearer_auth(token);
     if let Some(body) = body {

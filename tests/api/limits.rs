@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::up::Up;
 
 fn from(ip: &str) -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::helpers::http_client_builder()
         .local_address(Some(ip.parse().unwrap()))
         .timeout(Duration::from_secs(30))
         .build()

@@ -103,7 +103,7 @@ pub async fn run_chapters(fleet: &Fleet, chapters: &[&Scenario]) -> Vec<String> 
 const MAX_SECOND_TRIES: usize = 3;
 
 pub async fn admin(fleet: &Fleet, method: reqwest::Method, path: &str, body: Value) -> Value {
-    let resp = reqwest::Client::new()
+    let resp = crate::helpers::http_client()
         .request(method, format!("{}{path}", fleet.url()))
         .bearer_auth(TOKEN)
         .json(&body)
@@ -157,7 +157,7 @@ async fn a_sentinel_lock_store_fails_over_loses_a_lock_and_replica_sync_keeps_it
     .await;
     let sold: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let buyers: Vec<_> = (0..8)
         .map(|b| {
             let (sold, stop, client) = (sold.clone(), stop.clone(), client.clone());
@@ -373,7 +373,7 @@ async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
     let app = TestApp::spawn(&args).await;
     // Stock the room (a never-stocked room answers 409 before any lock is tried). The reset's
     // lock-store half cannot reach the Sentinels either: its answer is a 503 too.
-    let reset = reqwest::Client::new()
+    let reset = crate::helpers::http_client()
         .post(format!("{}/admin/reset", app.url))
         .bearer_auth(crate::helpers::TOKEN)
         .json(&json!({ "stock": 5 }))
@@ -434,7 +434,7 @@ async fn a_resource_store_killed_under_up_with_a_busy_disk_keeps_every_order_it_
         .map(|_| {
             let (acked, stop, url) = (acked.clone(), stop.clone(), fleet.url().to_owned());
             tokio::spawn(async move {
-                let client = reqwest::Client::builder()
+                let client = crate::helpers::http_client_builder()
                     .timeout(Duration::from_secs(10))
                     .build()
                     .unwrap();

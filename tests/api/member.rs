@@ -89,7 +89,7 @@ impl Supervised {
         path: &str,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let client = reqwest::Client::new();
+        let client = crate::helpers::http_client();
         let mut req = client.request(method.parse().unwrap(), format!("{}{path}", self.control));
         if let Some(token) = token {
             req = req.bearer_auth(token);

@@ -157,7 +157,7 @@ async fn database_partition_chapter_passes() {
 }
 
 async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = crate::helpers::http_client()
         .request(method, url)
         .bearer_auth(TOKEN);
     if let Some(body) = body {

@@ -16,7 +16,7 @@ use crate::lock_store::run_scenarios;
 use crate::scenarios::start_postgres_fleet;
 
 async fn sale(url: &str) -> (StatusCode, Option<String>, Value) {
-    let resp = reqwest::Client::new()
+    let resp = crate::helpers::http_client()
         .post(format!("{url}/sale"))
         .json(&json!({ "buyer": "b" }))
         .send()
@@ -63,7 +63,7 @@ async fn a_session_lock_frees_a_dead_holders_lock_at_once_keeps_a_frozen_ones_an
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_down_answers_503_and_sales_resume_when_it_is_back() {
     let fleet = start_postgres_fleet(2).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let admin = |method: reqwest::Method, path: &str, body: Value| {
         client
             .request(method, format!("{}{path}", fleet.url()))
@@ -130,7 +130,7 @@ async fn the_database_tiers_are_refused_where_there_is_no_postgres() {
     let redis = RedisServer::start().unwrap();
     let app = TestApp::spawn(&serve_args(&redis.url(), "plain")).await;
     for tier in ["postgres", "postgres-fenced"] {
-        let resp = reqwest::Client::new()
+        let resp = crate::helpers::http_client()
             .put(format!("{}/admin/config", app.url))
             .bearer_auth(TOKEN)
             .json(&json!({ "tier": tier }))

@@ -115,7 +115,7 @@ async fn redlock_masters_that_fsync_always_keep_the_lock_through_a_restart() {
 
     // Two masters killed and held down for a minute: sales go on, and stopping the fleet does
     // not wait for the hold-down to pass.
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let post = |path: &str, body: Value| {
         client
             .post(format!("{}{path}", fleet.url()))
@@ -182,7 +182,7 @@ async fn losing_the_majority_of_masters_is_a_clear_503_and_getting_it_back_sells
     args.tier = Tier::Redlock;
     args.wait_deadline_ms = 1_000;
     let app = TestApp::spawn(&args).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let reset = client
         .post(format!("{}/admin/reset", app.url))
         .bearer_auth(TOKEN)
@@ -226,7 +226,7 @@ async fn losing_the_majority_of_masters_is_a_clear_503_and_getting_it_back_sells
 async fn the_redlock_tier_is_refused_where_there_is_no_quorum_to_ask() {
     let redis = RedisServer::start().unwrap();
     let app = TestApp::spawn(&serve_args(&redis.url(), "single")).await;
-    let resp = reqwest::Client::new()
+    let resp = crate::helpers::http_client()
         .put(format!("{}/admin/config", app.url))
         .bearer_auth(TOKEN)
         .json(&json!({ "tier": "redlock" }))
@@ -242,7 +242,7 @@ async fn the_redlock_tier_is_refused_where_there_is_no_quorum_to_ask() {
             .contains("--lock-store redlock"),
         "{body}"
     );
-    let fault = reqwest::Client::new()
+    let fault = crate::helpers::http_client()
         .post(format!("{}/admin/faults", app.url))
         .bearer_auth(TOKEN)
         .json(&json!({ "kind": "clock-jump", "ms": 30000 }))

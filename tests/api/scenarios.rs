@@ -221,7 +221,7 @@ async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_scenario_run_from_the_server_side_answers_with_its_verdict() {
     let fleet = start_fleet(3).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     for (id, must_pass) in [("setnx-crash", true), ("setnx-expire-crash-after", false)] {
         let resp = client
             .post(format!("{}/admin/scenario", fleet.url()))
@@ -251,7 +251,7 @@ async fn a_crash_scenario_run_from_the_server_side_answers_with_its_verdict() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scenario_at_a_time_per_room_across_instances() {
     let fleet = start_fleet(2).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let ports: Vec<u16> = fleet.instances().iter().map(|i| i.port).collect();
     // Straight to each instance, past nginx: two instances, one room.
     let run = |port: u16| {

@@ -383,7 +383,7 @@ fn the_lock_stores_the_instances_name_exist_under_their_profiles() {
 #[tokio::test]
 async fn nginx_answers_its_own_refusals_in_the_api_error_shape() {
     let (_nginx, url) = NginxAlone::start(None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let cases = [
         (
             client
@@ -500,7 +500,7 @@ async fn a_client_over_its_fair_share_gets_a_json_429_and_the_others_do_not() {
     };
     let (nginx, url) = NginxAlone::start(Some(limits)).await;
     let from = |ip: &str| {
-        reqwest::Client::builder()
+        crate::helpers::http_client_builder()
             .local_address(Some(ip.parse().unwrap()))
             .build()
             .unwrap()

@@ -178,7 +178,7 @@ fn still_running(pid: u32, seen: &Proc) -> bool {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::helpers::http_client_builder()
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap()

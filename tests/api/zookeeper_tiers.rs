@@ -81,7 +81,7 @@ async fn unreachable_zookeeper_answers_503_within_the_wait_deadline() {
     args.tier = Tier::Zookeeper;
     args.wait_deadline_ms = 1_500;
     let app = TestApp::spawn(&args).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let reset = client
         .post(format!("{}/admin/reset", app.url))
         .bearer_auth(TOKEN)
@@ -105,7 +105,7 @@ async fn unreachable_zookeeper_answers_503_within_the_wait_deadline() {
 async fn the_zookeeper_tiers_and_fault_are_refused_where_there_is_no_zookeeper() {
     let redis = RedisServer::start().unwrap();
     let app = TestApp::spawn(&serve_args(&redis.url(), "plain")).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     for (path, body) in [
         ("/admin/config", json!({ "tier": "zookeeper-fenced" })),
         (

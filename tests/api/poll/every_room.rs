@@ -34,7 +34,7 @@ fn outcomes(tally: &Value) -> (u64, u64, u64, u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reveal_in_every_room_counts_where_each_rooms_run_landed() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = fleet.url().to_owned();
     let seats = make_class(&client, &base, TOKEN, 3).await;
     let admin = |method: Method, path: &'static str, body: Option<Value>| {
@@ -159,7 +159,7 @@ async fn a_reveal_in_every_room_counts_where_each_rooms_run_landed() {
 async fn rooms_left_by_a_stopping_instance_say_so_instead_of_waiting_for_good() {
     const ROOMS: u64 = 8;
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = fleet.url().to_owned();
     let seats = make_class(&client, &base, TOKEN, ROOMS as usize).await;
     ok(
@@ -238,7 +238,7 @@ async fn rooms_left_by_a_killed_runner_are_taken_over_by_another_instance() {
     const ROOMS: u64 = 6;
     const LEASE_KEY: &str = "oversell:{.fleet}:class:poll:rooms-lease";
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = fleet.url().to_owned();
     let seats = make_class(&client, &base, TOKEN, ROOMS as usize).await;
     ok(

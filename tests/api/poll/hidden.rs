@@ -38,7 +38,7 @@ fn find_number() -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_polled_chapter_stays_unnamed_until_the_reveal_and_votes_carry_sure_and_why() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = fleet.url().to_owned();
     let seats = make_class(&client, &base, TOKEN, 4).await;
     let scenario = find(CHAPTER).unwrap();

@@ -23,7 +23,7 @@ const CHAPTERS: [&str; 3] = [
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let base = fleet.url().to_owned();
     let seats = make_class(&client, &base, TOKEN, 4).await;
     let admin = |method: Method, path: &'static str, body: Option<Value>| {
