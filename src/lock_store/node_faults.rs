@@ -227,7 +227,7 @@ async fn reach_node(node: &QuorumNode) -> Result<Reach, StoreError> {
         return Ok(Reach::Supervised(Remote::beside(node.addr())));
     }
     let (info, dir): (String, Vec<String>) = node
-        .run(|mut conn| async move { process_and_dir().query_async(&mut conn).await })
+        .look(|mut conn| async move { process_and_dir().query_async(&mut conn).await })
         .await?;
     Ok(Reach::Here(process_from(node.addr(), &info, &dir)?))
 }

@@ -10,7 +10,7 @@
 //! (001 still recommends it): its `RLock` now waits for the replicas after each lock write,
 //! and `RFencedLock` hands out a fencing token, which no Redlock can.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use redis::aio::MultiplexedConnection;
@@ -23,6 +23,21 @@ use crate::redis_pool::StoreError;
 /// leaves room for a busy 2-core machine, where the tail of a loopback reply reaches tens of ms.
 pub const NODE_TIMEOUT: Duration = Duration::from_millis(100);
 
+/// How long a look that is no vote may take: a fault finding the process it strikes, or which
+/// masters hold a sale's value. Held to [`NODE_TIMEOUT`], a look on a loaded machine misses a
+/// master that is up, and the fault then strikes nothing ("found no master to kill").
+pub const LOOK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// After a connect failed, how long the node counts as down without being asked again.
+///
+/// A killed master refuses connects at once, but every caller tried its own connect, one after
+/// another under the node's lock: with a few hundred buyers voting, the line behind a dead
+/// master grew past [`NODE_TIMEOUT`] on a busy machine, so every vote, release and extension
+/// waited the whole timeout for it, and a minority down slowed the sale to a few a second
+/// (the Redlock promise is that it costs little). A master restarted meanwhile is asked again
+/// this long after, at most.
+const REFUSED_FOR: Duration = Duration::from_millis(200);
+
 /// One master of the quorum.
 pub struct QuorumNode {
     addr: String,
@@ -30,6 +45,9 @@ pub struct QuorumNode {
     /// The live connection, if one is open. A tokio mutex: a connect is awaited under it, so
     /// concurrent callers share one connect instead of opening several.
     conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    /// Until when a failed connect stands for the node's answer ([`REFUSED_FOR`]).
+    refused_until: std::sync::Mutex<Option<Instant>>,
+    refused_for: Duration,
 }
 
 impl QuorumNode {
@@ -42,6 +60,8 @@ impl QuorumNode {
             addr,
             client: redis::Client::open(info)?,
             conn: tokio::sync::Mutex::new(None),
+            refused_until: std::sync::Mutex::new(None),
+            refused_for: REFUSED_FOR,
         })
     }
 
@@ -51,19 +71,75 @@ impl QuorumNode {
     }
 
     async fn conn(&self) -> Result<MultiplexedConnection, StoreError> {
+        self.still_refused()?;
         let mut slot = self.conn.lock().await;
         if let Some(conn) = slot.as_ref() {
             return Ok(conn.clone());
         }
+        // Queued behind a connect that just failed: that failure is this caller's answer too.
+        self.still_refused()?;
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(NODE_TIMEOUT))
             .set_response_timeout(Some(NODE_TIMEOUT));
-        let conn = self
+        match self
             .client
             .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        *slot = Some(conn.clone());
-        Ok(conn)
+            .await
+        {
+            Ok(conn) => {
+                *slot = Some(conn.clone());
+                Ok(conn)
+            }
+            Err(err) => {
+                *self.refusal() = Some(Instant::now() + self.refused_for);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// The node's answer while a failed connect still stands for it.
+    fn still_refused(&self) -> Result<(), StoreError> {
+        match *self.refusal() {
+            Some(until) if Instant::now() < until => Err(StoreError::Unavailable(format!(
+                "{} refused a connect less than {:?} ago",
+                self.addr, self.refused_for
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn refusal(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.refused_until
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `op` on a connection of its own, within [`LOOK_TIMEOUT`]: for what is no vote (a
+    /// fault's look at the process, which masters hold a value), so a busy machine's late
+    /// answer is waited for. A connection of its own: the shared one answers within
+    /// [`NODE_TIMEOUT`] only.
+    pub async fn look<T, F, Fut>(&self, op: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(MultiplexedConnection) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(LOOK_TIMEOUT))
+            .set_response_timeout(Some(LOOK_TIMEOUT));
+        let attempt = async {
+            let conn = self
+                .client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?;
+            op(conn).await
+        };
+        match tokio::time::timeout(LOOK_TIMEOUT, attempt).await {
+            Ok(answer) => answer.map_err(StoreError::from),
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "{} did not answer within {LOOK_TIMEOUT:?}",
+                self.addr
+            ))),
+        }
     }
 
     /// Drops the connection after it failed, so the next command reconnects (to a node that
@@ -154,6 +230,15 @@ impl QuorumNodes {
     {
         join_all(self.nodes.iter().map(|node| node.run(&op))).await
     }
+
+    /// [`QuorumNode::look`] on every node at once; one result per node, in node order.
+    pub async fn look_each<T, F, Fut>(&self, op: F) -> Vec<Result<T, StoreError>>
+    where
+        F: Fn(MultiplexedConnection) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        join_all(self.nodes.iter().map(|node| node.look(&op))).await
+    }
 }
 
 #[cfg(test)]
@@ -209,5 +294,66 @@ mod tests {
             assert!(tokio::time::Instant::now() < deadline, "never reconnected");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// A master that refused a connect is not asked again for a while: the callers queued
+    /// behind that connect, and those after it, are answered at once with the refusal, and
+    /// once the window has passed the node connects to the master that came back.
+    #[tokio::test]
+    async fn a_refused_connect_answers_for_the_node_until_its_window_passes() {
+        let mut redis = RedisServer::start().unwrap();
+        let mut node = QuorumNode::new(&redis.url()).unwrap();
+        node.refused_for = Duration::from_secs(60);
+        redis.kill();
+        // The first command finds the master gone; the next connect is refused.
+        let mut refusals = 0;
+        while refusals == 0 {
+            match client_id(&node).await {
+                Err(StoreError::Unavailable(why)) if why.contains("refused a connect") => {
+                    refusals += 1
+                }
+                Err(_) => {}
+                Ok(id) => panic!("a killed master answered: {id}"),
+            }
+        }
+        let many = join_all((0..50).map(|_| client_id(&node))).await;
+        for answer in &many {
+            assert!(
+                matches!(answer, Err(StoreError::Unavailable(why)) if why.contains("refused a connect")),
+                "{answer:?}"
+            );
+        }
+        // Back, and with no window left: asked again, it answers.
+        redis.restart().unwrap();
+        node.refused_for = Duration::ZERO;
+        *node.refusal() = None;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while client_id(&node).await.is_err() {
+            assert!(Instant::now() < deadline, "never reconnected");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// A look is no vote: it waits past the vote's timeout for a master that answers late.
+    #[tokio::test]
+    async fn a_look_waits_for_a_late_answer_that_a_vote_gives_up_on() {
+        let redis = RedisServer::start().unwrap();
+        let node = QuorumNode::new(&redis.url()).unwrap();
+        let client = redis::Client::open(redis.url()).unwrap();
+        let mut admin = client.get_multiplexed_async_connection().await.unwrap();
+        let pause = NODE_TIMEOUT * 4;
+        let () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(pause.as_millis() as u64)
+            .arg("ALL")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let looked = node
+            .look(
+                |mut conn| async move { redis::cmd("DBSIZE").query_async::<i64>(&mut conn).await },
+            )
+            .await;
+        assert!(matches!(looked, Ok(0)), "{looked:?}");
     }
 }

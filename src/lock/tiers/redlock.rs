@@ -65,7 +65,7 @@ use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::node_faults as store;
-use crate::lock_store::quorum::{QuorumNodes, NODE_TIMEOUT};
+use crate::lock_store::quorum::{QuorumNodes, LOOK_TIMEOUT};
 use crate::redis_pool::StoreError;
 use oversell_api::settings::LeaseMode;
 use oversell_api::tier::Tier;
@@ -376,11 +376,12 @@ pub(super) async fn strike_after(cx: &LockCx<'_>, fault: &Fault) -> Result<Strin
     }
 }
 
-/// The masters (by index) that hold this sale's value now.
+/// The masters (by index) that hold this sale's value now: a look, not a vote, so a master
+/// slow to answer on a busy machine is waited for rather than left out of the strike.
 async fn granting(cx: &LockCx<'_>, masters: &QuorumNodes) -> Vec<usize> {
     let key = cx.keys.lock();
     let values = masters
-        .each(|mut conn| {
+        .look_each(|mut conn| {
             let key = key.clone();
             async move {
                 redis::cmd("GET")
@@ -400,7 +401,7 @@ async fn granting(cx: &LockCx<'_>, masters: &QuorumNodes) -> Vec<usize> {
 
 fn nobody_granted() -> StoreError {
     StoreError::Unavailable(format!(
-        "no master holds the lock just taken (each had {NODE_TIMEOUT:?} to answer)"
+        "no master holds the lock just taken (each had {LOOK_TIMEOUT:?} to answer)"
     ))
 }
 
