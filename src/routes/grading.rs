@@ -96,6 +96,8 @@ pub async fn grade(
     let _ = own_lock(&state, &keys).await?;
     let room = keys.room().to_owned();
     let (job, joined) = state.grading.join(&room).await?;
+    // Kept before the job is told, so any job a room was ever answered is one it can ask of.
+    note_issued(&state, &keys, job).await?;
     if joined {
         // The first ask at once: with a slot free, the room is graded now, not a poll later.
         state.grading.turn(&room).await?;
@@ -172,6 +174,7 @@ pub(super) struct StatusQuery {
         (status = 200, description = "The room's last report card (of `job`, when given), or `{\"state\": \"idle\"}` when it has none", body = Object),
         (status = 202, description = "Waiting or being graded: `{state, place, in_line, slots, estimate_s, job}`", body = Object,
             headers(("Retry-After" = u64, description = "Seconds before looking again"))),
+        (status = 404, description = "`not_found`: the room has no record of the job asked for (never given it, or wiped since)", body = super::openapi::ErrorBody),
         (status = 503, description = "`grading_lost`: the job asked for was neither graded nor answered (its instance died); press again", body = super::openapi::ErrorBody),
     )
 )]
@@ -180,6 +183,15 @@ pub async fn status(
     State(state): State<AppState>,
     Query(StatusQuery { job }): Query<StatusQuery>,
 ) -> Result<Response, AppError> {
+    if let Some(job) = job {
+        if !was_issued(&state, &keys, job).await? {
+            return Err(AppError::NotFound(format!(
+                "room {} has no grading job {job}: ask for the `job` a press answered \
+                 (POST /admin/lab/grade), or leave it out",
+                keys.room()
+            )));
+        }
+    }
     match state.grading.position(keys.room()).await? {
         Position::Idle => match answer_of(&state, &keys, job).await? {
             Some(answer) => Ok(answer),
@@ -408,6 +420,32 @@ async fn keep_answer(
         .query_async::<()>(&mut conn)
         .await?;
     Ok(())
+}
+
+/// Notes `job` as the room's newest: the jobs it may ask of run from 1 to that.
+async fn note_issued(state: &AppState, keys: &Keys, job: u64) -> Result<(), AppError> {
+    let mut conn = state.resource.conn().await?;
+    let () = redis::cmd("HSET")
+        .arg(keys.lab_grading())
+        .arg("issued")
+        .arg(job)
+        .query_async(&mut conn)
+        .await
+        .map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Whether the room was ever answered `job` (job numbers are the fleet's, rising: a room's
+/// newest is the highest it was given).
+async fn was_issued(state: &AppState, keys: &Keys, job: u64) -> Result<bool, AppError> {
+    let mut conn = state.resource.conn().await?;
+    let newest: Option<u64> = redis::cmd("HGET")
+        .arg(keys.lab_grading())
+        .arg("issued")
+        .query_async(&mut conn)
+        .await
+        .map_err(StoreError::from)?;
+    Ok(job >= 1 && newest.is_some_and(|newest| job <= newest))
 }
 
 /// The room's last answer (of `job` only, when given), as it was answered.

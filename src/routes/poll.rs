@@ -304,6 +304,9 @@ pub async fn class_results(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct VoteBody {
+    /// The option's index, from 0 (A) to 3 (D): one of the open question's own (each has three
+    /// or four, so 3 is refused with a 400 on a question of three).
+    #[schema(minimum = 0, maximum = 3)]
     option: usize,
     /// Whether the student is sure of the option.
     sure: Option<bool>,

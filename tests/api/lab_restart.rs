@@ -105,7 +105,7 @@ async fn grading_on_first_instance(
         let url = format!("http://{}:{}{path}", struck.ip, struck.port);
         async move {
             // `None`: the press was cut (its instance killed).
-            let resp = reqwest::Client::new()
+            let resp = crate::helpers::http_client()
                 .post(url)
                 .bearer_auth(TOKEN)
                 .send()
@@ -149,6 +149,19 @@ async fn an_instance_killed_mid_grading_leaves_its_room_free_to_grade_again() {
         "job {job}: {heard:?}"
     );
     assert_eq!(heard.1["error"], "grading_lost", "job {job}: {heard:?}");
+    // A job the room was never given is no lost grading: it is not found.
+    for never in [0, job.as_u64().expect("a job number") + 1] {
+        let asked = send(
+            &fleet,
+            reqwest::Method::GET,
+            &format!("{path}&job={never}"),
+            TOKEN,
+            None,
+        )
+        .await;
+        assert_eq!(asked.0, StatusCode::NOT_FOUND, "job {never}: {asked:?}");
+        assert_eq!(asked.1["error"], "not_found", "job {never}: {asked:?}");
+    }
 
     graded_on_press_again(&fleet, &path, &job).await;
     fleet.stop().await;

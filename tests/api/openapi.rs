@@ -211,3 +211,20 @@ async fn every_reference_in_the_document_leads_somewhere() {
         .collect();
     assert!(dangling.is_empty(), "references to nothing: {dangling:?}");
 }
+
+/// The bounds the service enforces are the document's: a vote's option runs from 0 to the
+/// largest index any question of the deck has, so a client generating from the document never
+/// sends an index no question could have (a number past `usize` was a 400 "floating point").
+#[tokio::test]
+async fn a_votes_option_is_bounded_by_the_deck_in_the_document() {
+    let doc = served_document().await;
+    let option = doc
+        .pointer("/components/schemas/VoteBody/properties/option")
+        .unwrap_or_else(|| panic!("no VoteBody.option: {}", doc["components"]["schemas"]));
+    let widest = workshop::scenario::deck()
+        .map(|q| q.options.len())
+        .max()
+        .expect("a deck");
+    assert_eq!(option["minimum"], 0, "{option}");
+    assert_eq!(option["maximum"], widest as u64 - 1, "{option}");
+}

@@ -65,6 +65,7 @@ BEYOND_THE_DOCUMENT = {
     "heal": "a partition needs a fleet started with a network per member (--network netns)",
     "run": "a scenario's id is one of GET /scenarios",
     "poll_open": "a question's id is one of the workshop's questions",
+    "poll_vote": "an option is one of the open question's own (three or four: the document bounds it by the widest)",
     "poll_reveal": "`room` and `every_room` go with `run: true`",
 }
 # A 503 is not a server error here: it is the documented answer (with Retry-After) of a store
