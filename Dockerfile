@@ -16,6 +16,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
 COPY api api
+COPY client client
 COPY loadtest loadtest
 COPY workshop workshop
 # The bench crate is a workspace member: cargo reads its manifest and sources, not its

@@ -33,8 +33,8 @@ pub async fn make_class(
     students: u16,
     public_url: Option<&str>,
 ) -> anyhow::Result<String> {
-    let targets = workshop::fleet_client::Targets::parse(&[url.to_owned()], None)?;
-    let admin = workshop::fleet_client::AdminClient::new(&targets, Some(admin_token.to_owned()));
+    let targets = oversell_client::Targets::parse(&[url.to_owned()], None)?;
+    let admin = oversell_client::AdminClient::new(&targets, Some(admin_token.to_owned()));
     let made = admin
         .request(
             axum::http::Method::POST,

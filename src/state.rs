@@ -156,11 +156,11 @@ impl Deref for AppState {
 /// `/state` every 10 ms while the fleet takes new settings): one pool per instance, cloned by
 /// every run, so a class grading at once opens a few connections rather than thousands.
 #[derive(Clone, Default)]
-pub struct FleetCalls(workshop::fleet_client::Pool);
+pub struct FleetCalls(oversell_client::http::Pool);
 
 impl FleetCalls {
     /// The pool, for a client of the fleet to share.
-    pub fn pool(&self) -> workshop::fleet_client::Pool {
+    pub fn pool(&self) -> oversell_client::http::Pool {
         self.0.clone()
     }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use http::{Method, StatusCode};
-use loadtest::http::Pool;
-use loadtest::Targets;
+use oversell_client::http::Pool;
+use oversell_client::Targets;
 use serde_json::Value;
 
 /// The pid of the process listening on 127.0.0.1:`port` (for nginx, its master: the one

@@ -116,12 +116,12 @@ impl Fleet {
     }
 
     /// The fleet's URL for one room, as the load generator takes it.
-    pub fn targets(&self, room: &str) -> anyhow::Result<loadtest::Targets> {
-        loadtest::Targets::parse(&[self.url.as_str()], Some(room))
+    pub fn targets(&self, room: &str) -> anyhow::Result<oversell_client::Targets> {
+        oversell_client::Targets::parse(&[self.url.as_str()], Some(room))
     }
 
-    pub fn admin(&self, room: &str) -> anyhow::Result<loadtest::AdminClient> {
-        Ok(loadtest::AdminClient::new(
+    pub fn admin(&self, room: &str) -> anyhow::Result<oversell_client::AdminClient> {
+        Ok(oversell_client::AdminClient::new(
             &self.targets(room)?,
             Some(self.token.clone()),
         ))

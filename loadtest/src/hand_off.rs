@@ -37,9 +37,9 @@ use oversell_api::GroundTruth;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::admin::AdminClient;
 use crate::inside_split::InsideSplit;
 pub use crate::spread::{percentile, spread, Spread};
+use oversell_client::admin::AdminClient;
 
 /// The most sold sections read from the ledger after a run: the newest ones.
 pub const MAX_SECTIONS: i64 = 100_000;

@@ -11,7 +11,8 @@
 //! - [`args`]: the flags several commands share (target, language) and their value parsers.
 //! - [`cli`]: flags (clap derive) and value parsers (`10k`, `30s`, `2k/s`), turned into a
 //!   [`Load`] or [`MatrixOptions`]; [`execute`] runs the `run` and `matrix` commands.
-//! - [`target`]: the base URLs, resolved once; connections are dealt round robin over them.
+//! - The targets, one-shot calls, the admin client and free ports are the fleet client's
+//!   (`oversell_client`), which the service stands on too, apart from this crate.
 //! - [`worker`]: the one generic worker and [`fire`], which runs a pool of them under a load
 //!   model (burst, closed loop, open loop) sharing an atomic request budget. [`burst`] is the
 //!   short form the server and scenarios call. A failure of the generator itself (a thread
@@ -19,10 +20,9 @@
 //!   worker's loop is `worker/mod.rs`; beside it the shapes as data (`load`), how each shape
 //!   hands out request slots (`schedule`), `burst`, what a run's workers share (`plan`) and
 //!   the pool on its threads (`pool`).
-//! - [`http`]: a raw hyper HTTP/1.1 connection per worker, and a one-shot `fetch`.
+//! - [`http`]: the lean HTTP/1.1 connection each worker drives.
 //! - [`stats`]: per-worker tallies merged into one [`RunStats`] (HDR histogram of latencies,
 //!   status counts, connection errors, timeouts).
-//! - [`admin`]: a small client for `/admin/*` and `GET /state`, the ground truth.
 //! - [`hand_off`]: how fast the lock hands over, from the ledger's store-stamped times of every
 //!   sold section (`GET /ledger`, read after the run); [`fairness`]: how evenly the clients
 //!   (workers) shared the sales, Jain's index among them.
@@ -31,8 +31,6 @@
 //!   a chart per tier of its hand-offs and acquires per client.
 //! - [`progress`]: where a run reports how far it got ([`Progress`]; [`Silent`] draws
 //!   nothing), and the binary's live bar, drawn only when stdout is a terminal.
-//! - [`ports`]: free ports for children that bind them by number, the one way the course, the
-//!   launcher (`oversell up`) and the tests pick them.
 //!
 //! The binary (the workshop's) parses the flags and hands this crate's commands to
 //! [`execute_command`]; tests call [`run_cli`] with the same arguments and read the printed
@@ -45,7 +43,6 @@
 //! (indicatif). The core above builds without it: the workshop crate, and through it the
 //! server, fire bursts and chapters from a request handler.
 
-pub mod admin;
 #[cfg(feature = "cli")]
 pub mod args;
 #[cfg(feature = "cli")]
@@ -55,17 +52,14 @@ pub mod hand_off;
 pub mod http;
 pub mod inside_split;
 pub mod matrix;
-pub mod ports;
 pub mod progress;
 #[cfg(feature = "cli")]
 pub mod report;
 pub mod spread;
 pub mod stats;
 pub mod store_counts;
-pub mod target;
 pub mod worker;
 
-pub use admin::AdminClient;
 #[cfg(feature = "cli")]
 pub use cli::{execute, execute_command, run_cli, Cli, Command};
 pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};
@@ -73,5 +67,4 @@ pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};
 pub use progress::Bar;
 pub use progress::{Progress, Silent};
 pub use stats::{Exchange, RunStats};
-pub use target::{Target, Targets};
 pub use worker::{burst, fire, BurstOptions, Load, Model, RequestSpec, Stop};

@@ -8,14 +8,14 @@ use anyhow::{anyhow, bail, Context};
 use oversell_api::{GroundTruth, Settings, SettingsPatch, Tier, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
-use crate::admin::AdminClient;
 use crate::fairness::Fairness;
 use crate::hand_off::{self, HandOff, Mark};
 use crate::progress::Progress;
 use crate::stats::{round, RunStats};
 use crate::store_counts::{Counts, StoreProbe};
-use crate::target::Targets;
 use crate::worker::{fire, Load, Model, RequestSpec};
+use oversell_client::admin::AdminClient;
+use oversell_client::target::Targets;
 
 /// `all`, `safe` (every tier that claims mutual exclusion across instances), or a
 /// comma-separated list of tier ids.

@@ -73,10 +73,10 @@ mod tests {
     use crate::hand_off::HandOff;
     use crate::matrix::MatrixReport;
     use crate::stats::RunStats;
-    use crate::target::Targets;
     use crate::worker::{Load, Model, Stop};
     use oversell_api::Settings;
     use oversell_api::{LeaseMode, Tier, WaitStrategy};
+    use oversell_client::target::Targets;
 
     fn row(tier: &str, oversold: i64, rps: f64) -> MatrixRow {
         MatrixRow {

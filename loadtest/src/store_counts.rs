@@ -13,7 +13,7 @@ use oversell_api::LockStoreKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::admin::AdminClient;
+use oversell_client::admin::AdminClient;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadtest::{fire, run_cli, Load, Model, RequestSpec, Silent, Stop, Targets};
+use loadtest::{fire, run_cli, Load, Model, RequestSpec, Silent, Stop};
+use oversell_client::Targets;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -380,7 +381,7 @@ async fn busy_for(busy: usize) -> Stub {
 #[tokio::test]
 async fn a_read_answered_503_is_asked_again_and_a_write_is_not() {
     let admin = |stub: &Stub| {
-        loadtest::AdminClient::new(&Targets::parse(&[&stub.url], None).unwrap(), None)
+        oversell_client::AdminClient::new(&Targets::parse(&[&stub.url], None).unwrap(), None)
     };
     // Busy twice, then answered: the state comes back on the third ask.
     let stub = busy_for(2).await;

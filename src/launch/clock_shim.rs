@@ -59,8 +59,9 @@ mod tests {
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-    use crate::launch::redis_server::{find_binary, free_port};
+    use crate::launch::redis_server::find_binary;
     use crate::member::clock_offset::{create_offset_file, offset_file, set_offset};
+    use oversell_client::ports::free_port;
 
     /// A `redis-server` under the preload, killed and reaped on drop.
     struct ShiftedRedis {

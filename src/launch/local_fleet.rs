@@ -19,13 +19,14 @@ use super::nginx::{self, Nginx};
 use super::postgres_server::{self, PostgresSpec};
 use super::process;
 use super::redis_nodes::{self, LockStorePlan, RedisNodeSpec};
-use super::redis_server::{self, free_ports};
+use super::redis_server;
 use super::supervisor::{Instance, InstanceSpec, Supervisor};
 use super::topology::{instance_id, ClientLimits, InstanceEnv, DEFAULT_CLIENT_BURST};
 use super::zookeeper_servers::{self, ZooKeeperPlan};
 use crate::client_limit::DEFAULT_TRUSTED_PROXIES;
 use crate::config::ResourceStoreKind;
 use crate::lock_store::{LockStoreKind, Persistence};
+use oversell_client::ports::{free_port, free_ports};
 use readiness::{ensure_free, free_listeners, wait_answering, wait_healthy};
 use run_dir::{remove_stale_run_dirs, OWNER_FILE, RUN_DIR_PREFIX};
 
@@ -138,7 +139,7 @@ impl Fleet {
         }
         let nginx_binary = nginx::find()?;
         let port = match config.port {
-            0 => redis_server::free_port()?,
+            0 => free_port()?,
             port => {
                 ensure_free(config.host, port, "nginx --port", "--port")?;
                 port
@@ -550,7 +551,7 @@ async fn start_resource_redis(
 ) -> anyhow::Result<(Supervisor, u16)> {
     let port = match config.redis_port {
         Some(port) => port,
-        None => redis_server::free_port()?,
+        None => free_port()?,
     };
     let redis = Supervisor::start(
         RedisNodeSpec {

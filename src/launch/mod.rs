@@ -121,7 +121,7 @@ mod tests {
     fn a_path_into_the_launcher_is_seen_however_it_is_written() {
         assert!(names_launcher("use crate::launch::netns::Place;"));
         assert!(names_launcher(
-            "let p = super::launch::redis_server::free_port();"
+            "let p = super::launch::redis_server::find_binary(\"x\");"
         ));
         assert!(names_launcher("use crate::{keys::Keys, launch::up};"));
         assert!(names_launcher(

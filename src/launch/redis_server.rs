@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 /// The one way this project picks a free port for a child, shared with `loadtest course`.
-pub use workshop::fleet_client::{free_port, free_ports};
+use oversell_client::ports::free_port;
 
 pub struct RedisServer {
     child: Child,

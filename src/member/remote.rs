@@ -93,13 +93,13 @@ impl Remote {
         // The name resolves on the fleet's network only: a blocking look-up, off the runtime.
         let resolved = tokio::task::spawn_blocking({
             let url = url.clone();
-            move || workshop::fleet_client::Targets::parse(&[url], None)
+            move || oversell_client::Targets::parse(&[url], None)
         })
         .await
         .map_err(|err| why(err.to_string()))?
         .map_err(|err| why(err.to_string()))?;
         let target = resolved.first().clone();
-        let reply = workshop::fleet_client::fetch(
+        let reply = oversell_client::http::fetch(
             &resolved,
             &target,
             method,

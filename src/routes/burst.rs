@@ -9,8 +9,8 @@ use axum::extract::State;
 use axum::Json;
 use oversell_api::burst::MAX_BURST_BUYERS;
 use oversell_api::{BurstReport, BurstRequest, Via};
-use workshop::fleet_client::preflight;
-use workshop::fleet_client::{BurstOptions, Targets};
+use oversell_client::http::preflight;
+use oversell_client::Targets;
 
 use super::extract::{required_json, Body, RoomAdmin};
 
@@ -111,25 +111,9 @@ async fn through_fleet(
     preflight(&targets, Duration::from_secs(2))
         .await
         .map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    let options = BurstOptions {
-        connections: None,
-        timeout: deadline + Duration::from_secs(30),
-        qty,
-        keep_answers: false,
-    };
-    let stats = workshop::fleet_client::burst(&targets, buyers, &options)
+    workshop::burst::through_fleet(&targets, buyers, qty, deadline + Duration::from_secs(30))
         .await
-        .map_err(|e| AppError::Burst(format!("{e:#}")))?;
-    let (ok, sold_out, unavailable) = (stats.status(200), stats.status(409), stats.status(503));
-    Ok(BurstReport {
-        buyers,
-        ok: ok as usize,
-        sold_out: sold_out as usize,
-        unavailable: unavailable as usize,
-        errors: (stats.sent() - ok - sold_out - unavailable) as usize,
-        elapsed_ms: stats.elapsed.as_secs_f64() * 1000.0,
-        throughput_rps: stats.throughput(),
-    })
+        .map_err(|e| AppError::Burst(format!("{e:#}")))
 }
 
 /// The room's running burst on this instance; the room may fire another once it is dropped.

@@ -11,9 +11,9 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::Json;
+use oversell_client::{AdminClient, Targets};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use workshop::fleet_client::{AdminClient, Targets};
 use workshop::scenario::{self, FaultKind, Runner, Scenario, ScenarioRun, CATALOG};
 
 use super::extract::{bearer_token, required_json, token_matches, Body, Caller, RoomAdmin};

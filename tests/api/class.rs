@@ -487,9 +487,7 @@ fn decode_qr_svg(svg: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
     use crate::up::Up;
-    let port = oversell::launch::redis_server::free_port()
-        .unwrap()
-        .to_string();
+    let port = oversell_client::ports::free_port().unwrap().to_string();
     let up = Up::spawn_with_env(
         &["--instances", "2", "--port", &port, "--class", "2"],
         &[("RUST_LOG", "oversell=debug,tower_http=debug")],

@@ -82,7 +82,7 @@ async fn the_course_refuses_a_class_it_cannot_read_before_any_fleet_starts() {
     assert!(message.contains("has no class"), "{message}");
     let message = course(url.clone(), "not-the-token").await;
     assert!(message.contains("admin token rejected (401)"), "{message}");
-    let port = loadtest::ports::free_port().unwrap();
+    let port = oversell_client::ports::free_port().unwrap();
     let message = course(format!("http://127.0.0.1:{port}"), "t").await;
     assert!(message.contains("cannot read the class at"), "{message}");
 }

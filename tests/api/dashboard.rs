@@ -4,7 +4,8 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use oversell::launch::redis_server::{free_port, RedisServer};
+use oversell::launch::redis_server::RedisServer;
+use oversell_client::ports::free_port;
 use reqwest::StatusCode;
 
 use crate::helpers::eventually;

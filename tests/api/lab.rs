@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use loadtest::{AdminClient, Targets};
 use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
+use oversell_client::{AdminClient, Targets};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use workshop::lab::{self, Outcome, Shape, LADDER};

@@ -21,9 +21,7 @@ fn from(ip: &str) -> reqwest::Client {
 }
 
 async fn start(args: &[&str]) -> (Up, String) {
-    let port = oversell::launch::redis_server::free_port()
-        .unwrap()
-        .to_string();
+    let port = oversell_client::ports::free_port().unwrap().to_string();
     let mut all = vec!["--instances", "2", "--port", &port];
     all.extend_from_slice(args);
     let up = Up::spawn(&all);

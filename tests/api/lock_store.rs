@@ -367,7 +367,7 @@ async fn unreachable_sentinels_answer_503_within_the_wait_deadline() {
     // Nothing listens there.
     args.lock_sentinels = vec![format!(
         "127.0.0.1:{}",
-        oversell::launch::redis_server::free_port().unwrap()
+        oversell_client::ports::free_port().unwrap()
     )];
     args.wait_deadline_ms = 1500;
     let app = TestApp::spawn(&args).await;

@@ -9,6 +9,7 @@ mod class;
 mod cli;
 mod cluster;
 mod contention;
+mod crates;
 mod course;
 mod dashboard;
 mod events;

@@ -6,7 +6,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use oversell::launch::redis_server::free_port;
+use oversell_client::ports::free_port;
 use serde_json::{json, Value};
 
 use crate::helpers::eventually;

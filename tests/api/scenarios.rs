@@ -2,12 +2,12 @@
 //! processes (supervised, so a crashed one comes back) and nginx in front — every scenario's
 //! expectation checked from the ground truth.
 
-use loadtest::{AdminClient, Targets};
 use oversell::config::ResourceStoreKind;
 use oversell::launch::local_fleet::{Fleet, FleetConfig};
 use oversell::launch::up::NetworkKind;
 use oversell::lock_store::{LockStoreKind, Persistence};
 use oversell_api::tier::Tier;
+use oversell_client::{AdminClient, Targets};
 use workshop::scenario::{Runner, Scenario, CATALOG};
 
 pub const TOKEN: &str = "curriculum-token";

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use oversell::launch::redis_server::free_port;
 use oversell::launch::topology::{
     instance_id, ClientLimits, InstanceEnv, NginxValues, COMPOSE_APP_PORT, COMPOSE_INSTANCES,
     COMPOSE_NGINX_FLEET_PORT, COMPOSE_NGINX_PORT,
 };
+use oversell_client::ports::free_port;
 use serde_yaml::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

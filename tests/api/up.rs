@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use oversell::launch::redis_server::free_port;
+use oversell_client::ports::free_port;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oversell::launch::process;
-use oversell::launch::redis_server::free_ports;
 use oversell::launch::supervisor::{ChildSpec, Supervisor};
 use oversell::launch::zookeeper_servers::{self as servers, ZooKeeperMode, ZooKeeperPlan};
 use oversell::zookeeper_recipe::{self as zk, Released, ZkError, ZkSession};
+use oversell_client::ports::free_ports;
 use tokio::process::Child;
 use tokio::time::Instant;
 

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use oversell::launch::redis_server::{free_port, RedisServer};
+use oversell::launch::redis_server::RedisServer;
 use oversell_api::tier::Tier;
+use oversell_client::ports::free_port;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

@@ -16,25 +16,27 @@
 //!   drawn as an SVG.
 //! - [`recorder`]: a run's history put together once it is over, from the clients' requests
 //!   and what the fleet recorded (the lock timeline, the ledger).
-//! - [`fleet_client`]: what the service takes from the generator to fire a chapter's buyers
-//!   or a burst and to call a fleet (one place, so the service names no generator type).
+//! - [`burst`]: a burst of buyers through a fleet, read into the API's report, for the
+//!   service's `POST /admin/burst` (the one place the service has the generator fire).
 //! - [`cli`]: the `loadtest` binary's command line: the generator's commands (`run`,
 //!   `matrix`, `hand-off`) beside the workshop's.
 //!
-//! Crates point one way: `oversell-api` ← `loadtest` (the generator) ← `workshop` ← the
-//! service (`oversell`) ← `oversell-bench`.
+//! Crates point one way: `oversell-api` ← `oversell-client` (reaching a fleet over HTTP) ←
+//! `loadtest` (the generator) ← `workshop` ← the service (`oversell`) ← `oversell-bench`; the
+//! service reaches fleets through `oversell-client` itself, and fires the generator only
+//! through the workshop's own calls ([`burst`], a chapter's runner, the grader).
 //!
 //! # Features
 //!
 //! `cli` (on by default) is what only the binary needs; the server depends on `workshop` with
 //! `default-features = false`.
 
+pub mod burst;
 pub mod chapters;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod course;
-pub mod fleet_client;
 pub mod history;
 pub mod lab;
 #[cfg(feature = "cli")]

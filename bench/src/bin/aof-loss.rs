@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use oversell::launch::redis_server::free_port;
+use oversell_client::ports::free_port;
 
 #[derive(Parser)]
 #[command(about = "Acknowledged lock writes lost by a lock store killed with kill -9 under load")]
@@ -312,12 +312,12 @@ mod fleet {
 
     use anyhow::Context;
     use http::{Method, StatusCode};
-    use loadtest::http::Pool;
-    use loadtest::Targets;
     use oversell_bench::fault::{
         get_json, ledger_ids, pid_on_port, redis_serves, signal, BusyDisk,
     };
     use oversell_bench::Fleet;
+    use oversell_client::http::Pool;
+    use oversell_client::Targets;
     use serde_json::Value;
 
     use super::Args;

@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use http::{Method, StatusCode};
-use loadtest::http::fetch;
-use loadtest::Targets;
 use oversell_api::{BurstReport, FaultKind, StateView, Tier};
 use oversell_bench::{wait_until, Dashboard, Fleet};
+use oversell_client::http::fetch;
+use oversell_client::Targets;
 use serde_json::{json, Value};
 use workshop::scenario::CATALOG;
 

@@ -66,7 +66,7 @@ struct Seen {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let dir = tempfile::tempdir()?;
-    let port = oversell::launch::redis_server::free_port()?;
+    let port = oversell_client::ports::free_port()?;
     let spec = PostgresSpec::new(dir.path(), port, Place::LOOPBACK);
     let mut server = spec
         .command()

@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use http::{Method, StatusCode};
-use loadtest::http::fetch;
-use loadtest::{fire, Load, Model, RequestSpec, Silent, Stop, Targets};
+use loadtest::{fire, Load, Model, RequestSpec, Silent, Stop};
 use oversell_bench::{median, Dashboard, Fleet};
+use oversell_client::http::fetch;
+use oversell_client::Targets;
 use serde_json::{json, Value};
 
 #[derive(Parser)]

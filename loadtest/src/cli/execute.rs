@@ -9,16 +9,16 @@ use clap::Parser;
 use oversell_api::StateView;
 
 use super::{Cli, Command, HandOffArgs, MatrixArgs, RunArgs};
-use crate::admin::{self, AdminClient};
 use crate::fairness::Fairness;
 use crate::hand_off::{self, Mark};
-use crate::http::preflight;
 use crate::matrix::run_matrix;
 use crate::progress::Bar;
 use crate::report;
 use crate::stats::RunStats;
-use crate::target::Targets;
 use crate::worker::fire;
+use oversell_client::admin::{self, AdminClient};
+use oversell_client::http::preflight;
+use oversell_client::target::Targets;
 
 /// Parses `args` (the first one is the program name) and runs the command; returns what the
 /// binary would print on stdout. `--help` and bad flags come back as errors carrying clap's text.

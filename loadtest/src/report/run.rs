@@ -10,8 +10,8 @@ use super::{ratio, tier_svg};
 use crate::fairness::Fairness;
 use crate::hand_off::{thousands, HandOff, Spread};
 use crate::stats::RunStats;
-use crate::target::Targets;
 use crate::worker::{Load, Model, Stop};
+use oversell_client::target::Targets;
 
 /// What a sale run adds to its summary: the settings it ran with and what the ground truth
 /// says of its hand-offs, beside the acquires each client got.

@@ -7,7 +7,7 @@ use super::load::{Load, Model, RequestSpec};
 use super::pool::fire;
 use crate::progress::Silent;
 use crate::stats::RunStats;
-use crate::target::Targets;
+use oversell_client::target::Targets;
 
 /// Options of [`burst`] besides the buyers.
 #[derive(Debug, Clone)]

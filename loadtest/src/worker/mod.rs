@@ -39,9 +39,9 @@ use std::time::{Duration, Instant};
 
 use http::Method;
 
-use crate::http::{self as wire, Conn};
+use crate::http::Conn;
 use crate::stats::{wall_clock_us, Exchange, Tally};
-use crate::target::Target;
+use oversell_client::target::Target;
 use plan::Plan;
 use schedule::Slot;
 
@@ -188,7 +188,7 @@ impl Worker {
                 Some(Err(e)) => {
                     let target = self.target().to_string();
                     self.tally
-                        .conn_error(|| format!("{target}: {}", wire::phrase(&e)));
+                        .conn_error(|| format!("{target}: {}", oversell_client::http::phrase(&e)));
                 }
                 None => self.tally.timeout(),
             }
@@ -207,7 +207,7 @@ impl Worker {
             Ok(Err(e)) => Err(format!(
                 "cannot reach {}: {}",
                 self.target(),
-                wire::phrase(&e)
+                oversell_client::http::phrase(&e)
             )),
             Err(_) => Err(format!("cannot reach {}: connect timed out", self.target())),
         }

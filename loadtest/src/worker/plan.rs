@@ -12,7 +12,7 @@ use super::load::{Load, Model, RequestSpec};
 use super::schedule::Schedule;
 use crate::http::RequestHead;
 use crate::stats::Recorder;
-use crate::target::{Target, Targets};
+use oversell_client::target::{Target, Targets};
 
 /// Ends a run early once one of its threads failed: the loops take no next slot, and the
 /// buyers of a burst stop waiting at the release for buyers that will never come.

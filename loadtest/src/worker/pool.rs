@@ -15,13 +15,13 @@ use super::plan::Plan;
 use super::Worker;
 use crate::progress::Progress;
 use crate::stats::{RunStats, Tally};
-use crate::target::Targets;
+use oversell_client::target::Targets;
 
 /// How often the progress bar is refreshed from the workers' counter.
 const PROGRESS_TICK: Duration = Duration::from_millis(100);
 
 /// Runs `load` against `targets` and returns what it measured. Failures to connect or to get
-/// an answer are counted, not returned: check the targets first (see [`crate::http::preflight`]).
+/// an answer are counted, not returned: check the targets first (see [`oversell_client::http::preflight`]).
 /// An error means the generator itself failed (a thread or runtime that could not start, a
 /// worker that panicked); the run's figures are then lost, and no request of it is still in
 /// flight.

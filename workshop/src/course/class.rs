@@ -17,8 +17,8 @@ use anyhow::{anyhow, bail, Context};
 use http::Method;
 use serde::Deserialize;
 
-use loadtest::admin::AdminClient;
-use loadtest::target::Targets;
+use oversell_client::admin::AdminClient;
+use oversell_client::target::Targets;
 
 /// The class's fleet, reached.
 pub struct ClassFleet {

@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::scenario::StoreSetup;
-use loadtest::ports::free_port;
+use oversell_client::ports::free_port;
 
 /// How long a fleet may take to come up: a 3-server ZooKeeper ensemble and Sentinel's first
 /// election are the slow ones (seconds); a loaded 2-core machine stretches them.

@@ -18,8 +18,8 @@ use clap::Args;
 use crate::scenario::{group_of, question, Runner, Scenario, CATALOG, GROUPS};
 use class::{ClassFleet, ClassResults};
 use fleet::{FleetSpec, Launchers, Machine, On};
-use loadtest::admin::AdminClient;
-use loadtest::target::Targets;
+use oversell_client::admin::AdminClient;
+use oversell_client::target::Targets;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:

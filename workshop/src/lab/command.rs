@@ -11,10 +11,10 @@ use clap::{Args, Subcommand};
 use http::Method;
 use serde_json::{json, Value};
 
-use loadtest::admin::AdminClient;
 use loadtest::args::{Lang, TargetArgs};
-use loadtest::http::preflight;
-use loadtest::target::Targets;
+use oversell_client::admin::AdminClient;
+use oversell_client::http::preflight;
+use oversell_client::target::Targets;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -19,9 +19,10 @@ use std::path::Path;
 use anyhow::{anyhow, Context};
 use http::Method;
 use loadtest::stats::wall_clock_us;
-use loadtest::{AdminClient, Exchange};
+use loadtest::Exchange;
 use oversell_api::tier::Lease as LeaseKind;
 use oversell_api::StateView;
+use oversell_client::AdminClient;
 use serde_json::Value;
 
 use crate::history::{format, Clocks, Cut, End, Line, Request, Run};
@@ -120,7 +121,7 @@ pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String>
             .await
             .map(|(report, _)| report);
     };
-    let targets = loadtest::Targets::parse(&args.target.urls, args.target.room.as_deref())?;
+    let targets = oversell_client::Targets::parse(&args.target.urls, args.target.room.as_deref())?;
     let admin = AdminClient::new(&targets, None);
     let before = admin
         .state()

@@ -9,10 +9,10 @@ use http::Method;
 use serde_json::{json, Value};
 
 use super::{find, Runner, Scenario, ScenarioRun, CATALOG};
-use loadtest::admin::{AdminClient, TOKEN_HINT};
 use loadtest::args::{Lang, TargetArgs};
-use loadtest::http::preflight;
-use loadtest::target::Targets;
+use oversell_client::admin::{AdminClient, TOKEN_HINT};
+use oversell_client::http::preflight;
+use oversell_client::target::Targets;
 
 /// What every scenario command needs.
 #[derive(Debug, Args)]

@@ -16,10 +16,10 @@ use oversell_api::{BurstReport, BurstRequest, LockStoreKind, SettingsPatch, Stat
 use super::verdict::{judge_figures, judge_recovery, verdict, Fired};
 use super::{Expect, Fault, FaultKind, Scenario, ScenarioRun, Verdict, Via};
 use crate::recorder::{self, RunInfo};
-use loadtest::admin::AdminClient;
 use loadtest::fairness::Fairness;
-use loadtest::target::Targets;
 use loadtest::worker::{burst, BurstOptions};
+use oversell_client::admin::AdminClient;
+use oversell_client::target::Targets;
 
 /// How the runner reaches the fleet.
 pub struct Runner<'a> {

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use http::{Method, StatusCode};
-use loadtest::http::Pool;
-use loadtest::Targets;
 use oversell_bench::Fleet;
+use oversell_client::http::Pool;
+use oversell_client::Targets;
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 

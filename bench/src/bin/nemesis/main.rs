@@ -31,10 +31,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use http::{Method, StatusCode};
-use loadtest::http::Pool;
-use loadtest::Targets;
 use oversell_bench::fault::{get_json, ledger_ids, pid_on_port, redis_serves, signal, Rng};
 use oversell_bench::Fleet;
+use oversell_client::http::Pool;
+use oversell_client::Targets;
 use serde_json::{json, Value};
 
 mod class;
