@@ -9,13 +9,8 @@
 //! ignored, never as passed. `OVERSELL_NETNS_TESTS` overrides the finding: `require` fails
 //! the build when they cannot run (CI, which runs as root, sets it), `skip` sets the cfg
 //! whatever the machine (how to see the non-root run as root).
-//!
-//! It also declares the lock tiers' modules: one per file of `src/lock/tiers/`, each of which
-//! says which tiers it locks for (`fn locks()`). So a tier is its file, and adding one edits
-//! no list (see `src/lock/mod.rs`).
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[path = "src/launch/netns/needs.rs"]
 mod needs;
@@ -23,7 +18,6 @@ mod needs;
 fn main() {
     netns_tests();
     println!("cargo::rerun-if-changed=src/launch/netns/needs.rs");
-    tier_modules();
     let source = "src/clockshift.c";
     println!("cargo:rerun-if-changed={source}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -66,43 +60,4 @@ fn cannot_make_namespaces() -> Option<String> {
         needs::Missing::Root => "not root".to_owned(),
         needs::Missing::Tool { tool, package } => format!("no `{tool}` (package {package})"),
     })
-}
-
-/// Writes `$OUT_DIR/lock_tiers.rs`: a `mod` for each file of `src/lock/tiers/` (by its path),
-/// and `tier_locks()`, which gathers every file's `locks()`. Included by `src/lock/mod.rs`.
-fn tier_modules() {
-    let root = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let dir = Path::new(&root).join("src/lock/tiers");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.expect("a readable directory").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
-        .collect();
-    // Sorted, so the generated file changes only when the folder does.
-    files.sort();
-    let mut code = String::new();
-    let mut gather = String::new();
-    for path in &files {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("a UTF-8 file name");
-        println!("cargo:rerun-if-changed={}", path.display());
-        writeln!(
-            code,
-            "#[path = {:?}]\nmod {name};",
-            path.display().to_string()
-        )
-        .unwrap();
-        writeln!(gather, "    all.extend({name}::locks());").unwrap();
-    }
-    writeln!(
-        code,
-        "\n/// Every tier file's locks.\nfn tier_locks() -> Vec<(Tier, TierLock)> {{\n    \
-         let mut all = Vec::new();\n{gather}    all\n}}"
-    )
-    .unwrap();
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("lock_tiers.rs"), code).expect("OUT_DIR is writable");
 }

@@ -4,7 +4,8 @@
 //! servers' fault is here: it needs nothing of the ZooKeeper tiers but where the servers are,
 //! and `zookeeper.rs` calls this file before the claimant queues, so nothing here calls it back.
 
-use super::{redlock, LockCx};
+use super::tiers::redlock;
+use super::LockCx;
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::node_faults as store;

@@ -5,7 +5,8 @@
 use oversell_api::tier::{Tier, LAB_LOCK};
 
 use super::engine::Stepped;
-use super::{tier_locks, Lock, TierLock};
+use super::tiers::tier_locks;
+use super::{Lock, TierLock};
 use crate::lab::LabLock;
 
 /// The lock a sale in one room takes ([`Locks::in_room`]): its tier's, or the room's own.

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::steps::{On, Request, Step, Technique};
+use super::tiers::tier_locks;
 use super::*;
+use oversell_api::tier::Tier;
 
 fn static_locks() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("static/locks")
@@ -180,5 +182,35 @@ fn no_copy_of_a_preset_lives_under_src() {
                 );
             }
         }
+    }
+}
+
+/// Every file of `tiers/` is declared in `tiers/mod.rs`, so none is left out of the locks
+/// (nor from a reader grepping for its `mod` line), and every declared module is a file.
+#[test]
+fn every_tier_file_is_declared_by_its_mod_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lock/tiers");
+    let declared = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_some_and(|e| e == "rs") && name != "mod" {
+            files.push(name);
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    for name in &files {
+        let line = |vis: &str| format!("{vis}mod {name};");
+        assert!(
+            declared
+                .lines()
+                .any(|l| l == line("") || l == line("pub(super) ")),
+            "src/lock/tiers/{name}.rs has no `mod {name};` in tiers/mod.rs"
+        );
+        assert!(
+            declared.contains(&format!("{name}::locks()")),
+            "tiers/mod.rs does not gather {name}::locks()"
+        );
     }
 }

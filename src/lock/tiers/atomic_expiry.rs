@@ -19,7 +19,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
@@ -34,8 +34,11 @@ static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
 });
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::AtomicExpiry, super::TierLock::Steps(&AtomicExpiry))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(
+        Tier::AtomicExpiry,
+        crate::lock::TierLock::Steps(&AtomicExpiry),
+    )]
 }
 
 pub struct AtomicExpiry;

@@ -20,19 +20,19 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::engine::{self, Via};
-use super::steps::{On, Reply, Request, Step, Technique};
-use super::{Attempt, Held, Lock, LockCx};
 use crate::lab::conns::LabConns;
 use crate::lab::{self, LabLock};
+use crate::lock::engine::{self, Via};
+use crate::lock::steps::{On, Reply, Request, Step, Technique};
+use crate::lock::{Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 use oversell_api::tier::Tier;
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
     vec![(
         Tier::Custom,
-        super::TierLock::Own(Box::new(CustomLock::default())),
+        crate::lock::TierLock::Own(Box::new(CustomLock::default())),
     )]
 }
 

@@ -39,8 +39,8 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
 use crate::keys::Keys;
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
@@ -51,8 +51,8 @@ static RENEW: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fair/renew.lua")));
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::Fair, super::TierLock::Steps(&Fair))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::Fair, crate::lock::TierLock::Steps(&Fair))]
 }
 
 pub struct Fair;
@@ -112,13 +112,13 @@ mod tests {
     use futures_util::StreamExt;
     use oversell_api::settings::WaitStrategy;
 
-    use super::super::engine::{attempt, release, Stepped, Via};
-    use super::super::test_cx::{settings, TestCx};
-    use super::super::Lock;
-    use super::super::{Attempt, Held, LockCx};
     use super::*;
     use crate::faults::FaultPoints;
     use crate::launch::redis_server::RedisServer;
+    use crate::lock::engine::{attempt, release, Stepped, Via};
+    use crate::lock::test_cx::{settings, TestCx};
+    use crate::lock::Lock;
+    use crate::lock::{Attempt, Held, LockCx};
     use crate::lock_store::LockStore;
     use crate::redis_pool::RedisPool;
 

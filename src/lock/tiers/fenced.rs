@@ -22,7 +22,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
@@ -33,8 +33,8 @@ static RENEW: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../static/locks/fenced/renew.lua")));
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::Fenced, super::TierLock::Steps(&Fenced))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::Fenced, crate::lock::TierLock::Steps(&Fenced))]
 }
 
 pub struct Fenced;

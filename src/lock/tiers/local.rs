@@ -16,17 +16,17 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{Attempt, Held, Keep, Lock, LockCx, LockError};
+use crate::lock::{Attempt, Held, Keep, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 use oversell_api::tier::Tier;
 
 /// The map is a std `Mutex` (held only to look up a room, never across `.await`); each room's
 /// lock is a tokio `Mutex` because it is held across the whole async critical section.
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
     vec![(
         Tier::Local,
-        super::TierLock::Own(Box::new(LocalLock::default())),
+        crate::lock::TierLock::Own(Box::new(LocalLock::default())),
     )]
 }
 

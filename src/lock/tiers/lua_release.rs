@@ -20,7 +20,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
@@ -29,15 +29,15 @@ static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     ))
 });
 /// The compare-and-delete; Redlock's release on each master too.
-pub(super) static COMPARE_AND_DELETE: LazyLock<Lua> = LazyLock::new(|| {
+pub(in crate::lock) static COMPARE_AND_DELETE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(include_str!(
         "../../../static/locks/lua-release/release-1.lua"
     ))
 });
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::LuaRelease, super::TierLock::Steps(&LuaRelease))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::LuaRelease, crate::lock::TierLock::Steps(&LuaRelease))]
 }
 
 pub struct LuaRelease;

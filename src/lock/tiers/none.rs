@@ -12,13 +12,13 @@
 
 use async_trait::async_trait;
 
-use super::{Attempt, Held, Lock, LockCx};
+use crate::lock::{Attempt, Held, Lock, LockCx};
 use crate::redis_pool::StoreError;
 use oversell_api::tier::Tier;
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::None, super::TierLock::Own(Box::new(NoLock)))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::None, crate::lock::TierLock::Own(Box::new(NoLock)))]
 }
 
 pub struct NoLock;

@@ -49,21 +49,21 @@ use async_trait::async_trait;
 use oversell_api::settings::{LeaseMode, WaitStrategy};
 use tokio_postgres::error::SqlState;
 
-use super::{fault_timing, wait, Attempt, Held, Keep, Lock, LockCx, LockError};
+use crate::lock::{fault_timing, wait, Attempt, Held, Keep, Lock, LockCx, LockError};
 use crate::pg_store::{self, PgStore, Session, FENCE_SEQUENCE, LOCK_CLASS, QUERY_TIMEOUT};
 use crate::redis_pool::StoreError;
 use oversell_api::tier::Tier;
 
 /// The tiers this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
     vec![
         (
             Tier::Postgres,
-            super::TierLock::Own(Box::new(PostgresLock::plain())),
+            crate::lock::TierLock::Own(Box::new(PostgresLock::plain())),
         ),
         (
             Tier::PostgresFenced,
-            super::TierLock::Own(Box::new(PostgresLock::fencing())),
+            crate::lock::TierLock::Own(Box::new(PostgresLock::fencing())),
         ),
     ]
 }

@@ -60,10 +60,10 @@ use async_trait::async_trait;
 use redis::Script;
 
 use super::lua_release::COMPARE_AND_DELETE;
-use super::renewals::Renewals;
-use super::{Attempt, Held, Lock, LockCx};
 use crate::faults::{Fault, FaultKind};
 use crate::ground_truth::record;
+use crate::lock::renewals::Renewals;
+use crate::lock::{Attempt, Held, Lock, LockCx};
 use crate::lock_store::node_faults as store;
 use crate::lock_store::quorum::{QuorumNodes, LOOK_TIMEOUT};
 use crate::redis_pool::StoreError;
@@ -80,8 +80,8 @@ const CUT_OFF: Duration = Duration::from_millis(1_000);
 static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::Redlock, super::TierLock::Own(Box::new(Redlock)))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::Redlock, crate::lock::TierLock::Own(Box::new(Redlock)))]
 }
 
 pub struct Redlock;
@@ -310,7 +310,7 @@ fn jitter_ms(max: u64) -> u64 {
 // ---- where the Redlock faults strike (called around the acquire by `lock/fault_timing.rs`) ----
 
 /// Before an attempt of the sale that claimed the fault. Returns what struck, if anything.
-pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<String> {
+pub(in crate::lock) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<String> {
     let masters = cx.store.quorum();
     let (n, quorum) = (masters.len(), masters.quorum());
     let (victims, down_for) = match fault.kind {
@@ -353,7 +353,10 @@ pub(super) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<Stri
 }
 
 /// Right after the claimant's acquire: strikes the masters that granted it.
-pub(super) async fn strike_after(cx: &LockCx<'_>, fault: &Fault) -> Result<String, StoreError> {
+pub(in crate::lock) async fn strike_after(
+    cx: &LockCx<'_>,
+    fault: &Fault,
+) -> Result<String, StoreError> {
     let masters = cx.store.quorum();
     let granting = granting(cx, masters).await;
     match fault.kind {

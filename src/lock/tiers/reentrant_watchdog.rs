@@ -25,7 +25,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
@@ -45,10 +45,10 @@ static RENEW: LazyLock<Lua> = LazyLock::new(|| {
 });
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
     vec![(
         Tier::ReentrantWatchdog,
-        super::TierLock::Steps(&ReentrantWatchdog),
+        crate::lock::TierLock::Steps(&ReentrantWatchdog),
     )]
 }
 

@@ -18,7 +18,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> =
@@ -27,8 +27,8 @@ static RELEASE: LazyLock<Lua> =
     LazyLock::new(|| Lua::new(include_str!("../../../static/locks/setnx/release-1.lua")));
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::Setnx, super::TierLock::Steps(&Setnx))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::Setnx, crate::lock::TierLock::Steps(&Setnx))]
 }
 
 pub struct Setnx;

@@ -16,7 +16,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static SETNX: LazyLock<Lua> = LazyLock::new(|| {
@@ -36,8 +36,11 @@ static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
 });
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::SetnxExpire, super::TierLock::Steps(&SetnxExpire))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(
+        Tier::SetnxExpire,
+        crate::lock::TierLock::Steps(&SetnxExpire),
+    )]
 }
 
 pub struct SetnxExpire;

@@ -16,7 +16,7 @@
 
 use std::sync::LazyLock;
 
-use super::steps::{Lua, On, Step, Technique};
+use crate::lock::steps::{Lua, On, Step, Technique};
 use oversell_api::tier::Tier;
 
 static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
@@ -36,8 +36,8 @@ static DELETE: LazyLock<Lua> = LazyLock::new(|| {
 });
 
 /// The tier this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
-    vec![(Tier::UuidOwner, super::TierLock::Steps(&UuidOwner))]
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
+    vec![(Tier::UuidOwner, crate::lock::TierLock::Steps(&UuidOwner))]
 }
 
 pub struct UuidOwner;

@@ -35,22 +35,22 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
+use crate::lock::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
 use oversell_api::tier::Tier;
 
 use crate::redis_pool::StoreError;
 use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
 
 /// The tiers this file locks for.
-pub(super) fn locks() -> Vec<(Tier, super::TierLock)> {
+pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
     vec![
         (
             Tier::Zookeeper,
-            super::TierLock::Own(Box::new(ZooKeeperLock::plain())),
+            crate::lock::TierLock::Own(Box::new(ZooKeeperLock::plain())),
         ),
         (
             Tier::ZookeeperFenced,
-            super::TierLock::Own(Box::new(ZooKeeperLock::fencing())),
+            crate::lock::TierLock::Own(Box::new(ZooKeeperLock::fencing())),
         ),
     ]
 }
