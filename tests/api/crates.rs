@@ -43,7 +43,10 @@ fn the_service_names_no_generator_and_nobody_re_exports_it() {
         .filter(|f| std::fs::read_to_string(f).unwrap().contains("loadtest::"))
         .map(|f| f.display().to_string())
         .collect();
-    assert!(naming.is_empty(), "the service names the generator: {naming:?}");
+    assert!(
+        naming.is_empty(),
+        "the service names the generator: {naming:?}"
+    );
 
     let mut everywhere = Vec::new();
     for dir in ["src", "api/src", "client/src", "workshop/src", "bench/src"] {
@@ -51,7 +54,11 @@ fn the_service_names_no_generator_and_nobody_re_exports_it() {
     }
     let re_exporting: Vec<String> = everywhere
         .iter()
-        .filter(|f| std::fs::read_to_string(f).unwrap().contains("pub use loadtest"))
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .contains("pub use loadtest")
+        })
         .map(|f| f.display().to_string())
         .collect();
     assert!(re_exporting.is_empty(), "{re_exporting:?}");
