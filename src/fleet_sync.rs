@@ -16,7 +16,7 @@ use oversell_api::settings::{Settings, SettingsPatch};
 
 use crate::control::Control;
 use crate::faults::{self, Fault};
-use crate::keys::{Keys, CONTROL_CHANNEL, INSTANCES};
+use crate::keys::{self, Keys, CONTROL_CHANNEL, INSTANCES};
 use crate::lab::LabLock;
 use crate::redis_pool::{RedisPool, StoreError};
 
@@ -30,6 +30,14 @@ static SETTINGS_SWAP: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("settings_swap.lua")));
 /// Patches re-applied after losing a race before the update gives up with a 503.
 const SWAP_ATTEMPTS: usize = 16;
+/// How long a change made through the admin API waits for every live instance to have read
+/// the room again before it is answered. An instance that is frozen or just killed still
+/// counts as live for a few seconds: past this the change is answered anyway, and logged.
+const RELOAD_DEADLINE: Duration = Duration::from_secs(2);
+/// How often the waiting instance looks at who has reloaded.
+const RELOAD_LOOK: Duration = Duration::from_millis(5);
+/// How long an acknowledgement list outlives its change.
+const RELOAD_ACKS_KEPT_MS: u64 = 10_000;
 
 /// One room as this instance knows it.
 #[derive(Debug, Clone)]
@@ -204,7 +212,8 @@ impl FleetSync {
         keys: &Keys,
         patch: &SettingsPatch,
     ) -> Result<Result<Settings, String>, StoreError> {
-        let reload = Control::reload(keys.room()).to_json();
+        let ack = uuid::Uuid::new_v4().simple().to_string();
+        let reload = Control::reload_acked(keys.room(), &ack).to_json();
         let mut conn = self.resource.conn().await?;
         for _ in 0..SWAP_ATTEMPTS {
             let stored: Option<String> = redis::cmd("GET")
@@ -226,6 +235,7 @@ impl FleetSync {
                 .await?;
             if swapped == 1 {
                 self.load(keys).await?;
+                self.await_reloads(keys.room(), &ack).await?;
                 return Ok(Ok(next));
             }
         }
@@ -234,17 +244,74 @@ impl FleetSync {
         )))
     }
 
-    /// Sends a control message to the fleet, and applies a reload here at once.
+    /// Sends a control message to the fleet. A reload is applied here at once and answered
+    /// when every live instance has applied it too (see [`Self::await_reloads`]).
     pub async fn broadcast(&self, message: &Control) -> Result<(), StoreError> {
+        let ack = uuid::Uuid::new_v4().simple().to_string();
+        let message = match message {
+            Control::Reload { room, .. } => Control::reload_acked(room, &ack),
+            other => other.clone(),
+        };
         let mut conn = self.resource.conn().await?;
         let _: i64 = redis::cmd("PUBLISH")
             .arg(CONTROL_CHANNEL)
             .arg(message.to_json())
             .query_async(&mut conn)
             .await?;
-        if let Control::Reload { room } = message {
+        if let Control::Reload { room, .. } = &message {
             self.load(&Keys::for_room(room)).await?;
+            self.await_reloads(room, &ack).await?;
         }
+        Ok(())
+    }
+
+    /// Waits until every live instance has read the room again after the change `ack` names,
+    /// so that a change answered is the one every instance sells under: a student's lock
+    /// submitted and then tried, or a tier switched and then measured, never meets an
+    /// instance still on the old one. Bounded by [`RELOAD_DEADLINE`].
+    async fn await_reloads(&self, room: &str, ack: &str) -> Result<(), StoreError> {
+        let acks = keys::reload_acks(ack);
+        let deadline = tokio::time::Instant::now() + RELOAD_DEADLINE;
+        let mut conn = self.resource.conn().await?;
+        loop {
+            let live = self.live_instances().await?;
+            let reloaded: Vec<String> = redis::cmd("LRANGE")
+                .arg(&acks)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await?;
+            let behind: Vec<&str> = live
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .filter(|id| !reloaded.iter().any(|r| r == id))
+                .collect();
+            if behind.is_empty() {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    room,
+                    ?behind,
+                    "answering a change some live instances have not read yet"
+                );
+                return Ok(());
+            }
+            tokio::time::sleep(RELOAD_LOOK).await;
+        }
+    }
+
+    /// Says this instance has read the room again after the change `ack` names.
+    async fn acknowledge(&self, ack: &str) -> Result<(), StoreError> {
+        let acks = keys::reload_acks(ack);
+        let mut conn = self.resource.conn().await?;
+        let () = redis::pipe()
+            .rpush(&acks, &self.instance)
+            .ignore()
+            .pexpire(&acks, RELOAD_ACKS_KEPT_MS as i64)
+            .ignore()
+            .query_async(&mut conn)
+            .await?;
         Ok(())
     }
 
@@ -267,9 +334,13 @@ impl FleetSync {
 
     async fn handle(&self, message: Control) {
         match message {
-            Control::Reload { room } => {
+            Control::Reload { room, ack } => {
                 if let Err(err) = self.load(&Keys::for_room(&room)).await {
                     tracing::warn!(%err, room, "could not reload room");
+                } else if let Some(ack) = ack {
+                    if let Err(err) = self.acknowledge(&ack).await {
+                        tracing::debug!(%err, room, "could not say the room was reloaded");
+                    }
                 }
             }
             Control::Crash { instance } if instance == self.instance => {
@@ -288,7 +359,7 @@ impl FleetSync {
             cache.keys().cloned().collect()
         };
         for room in rooms {
-            self.handle(Control::Reload { room }).await;
+            self.handle(Control::reload(&room)).await;
         }
     }
 

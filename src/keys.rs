@@ -119,6 +119,12 @@ pub fn viewers(instance: &str) -> String {
     format!("oversell:{FLEET_TAG}:viewers:{instance}")
 }
 
+/// The instances that have read a room again after one change (`control::Control::Reload`'s
+/// `ack`): a list of instance ids, expiring soon after the change is answered.
+pub fn reload_acks(ack: &str) -> String {
+    format!("oversell:{FLEET_TAG}:reloaded:{ack}")
+}
+
 /// Pattern matching every room's lock-release channel.
 pub const RELEASED_PATTERN: &str = "oversell:{*}:released";
 
