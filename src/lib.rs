@@ -46,9 +46,9 @@
 //!   `/state` shows of it, and its faults.
 //! - [`zookeeper_recipe`]: the ZooKeeper lock recipe (Curator's), for the ZooKeeper tiers: the
 //!   session (connecting, expiry, re-opening), the recipe and its clean-up, and what `/state`
-//!   shows of it. (The tier is `lock/zookeeper.rs`; the servers `oversell up` runs, the
+//!   shows of it. (The tier is `lock/tiers/zookeeper.rs`; the servers `oversell up` runs, the
 //!   launcher's `zookeeper_servers`.)
-//! - [`pg_store`]: PostgreSQL's sessions, for the database tiers (`lock/postgres.rs`): a
+//! - [`pg_store`]: PostgreSQL's sessions, for the database tiers (`lock/tiers/postgres.rs`): a
 //!   database lock is a session's, so a session is closed, never pooled back, when a hold ends
 //!   without a confirmed release. (The server `oversell up` runs is the launcher's
 //!   `postgres_server`.)

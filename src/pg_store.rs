@@ -1,4 +1,4 @@
-//! PostgreSQL beside the Redis lock store, for the database tiers (`lock/postgres.rs`): the
+//! PostgreSQL beside the Redis lock store, for the database tiers (`lock/tiers/postgres.rs`): the
 //! sessions their locks are held by, and what `/state` shows of the server.
 //!
 //! A database lock belongs to a *session* (a connection), not to a value with a lease: the

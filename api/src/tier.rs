@@ -48,7 +48,7 @@ pub struct Facts {
     #[serde(skip)]
     pub tier: Tier,
     /// Its name: in flags, settings, URLs, and the key of its paragraph on the page
-    /// (`static/i18n.js`'s `TIER_TEXT`).
+    /// (`static/tier-text.js`'s `TIER_TEXT`).
     pub id: &'static str,
     /// The articles' rung or technique it stands for.
     pub rung: &'static str,
