@@ -26,6 +26,7 @@ mod scene;
 mod stock;
 mod svg;
 pub mod synth;
+mod validate;
 mod words;
 
 #[cfg(test)]
@@ -33,4 +34,4 @@ mod tests;
 
 pub use check::{check, CheckReport, Counts, Finding, Kind, Lang, Op, Verdict};
 pub use format::{Clocks, Cut, End, Fault, Lease, Line, Outcome, Renewal, Request, Run, Section};
-pub use parse::{parse, read, read_path, History, ParseError};
+pub use parse::{parse, read, read_path, History, ParseError, MAX_LINE};
