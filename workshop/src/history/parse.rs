@@ -49,6 +49,19 @@ impl History {
         }
     }
 
+    /// Whether lines of `what` (`request`, `section`, `lease`, `fault`) may be missing: a cut
+    /// of that kind, or of the whole `history` (the fleet keeps a run's first lines only).
+    pub fn is_cut(&self, what: &str) -> bool {
+        self.cuts
+            .iter()
+            .any(|c| c.what == what || c.what == "history")
+    }
+
+    /// Whether the history was cut at a line: what came after is not here at all.
+    pub fn is_prefix(&self) -> bool {
+        self.cuts.iter().any(|c| c.what == "history")
+    }
+
     /// Requests and sections: what "operations" counts.
     pub fn operations(&self) -> usize {
         self.requests.len() + self.sections.len()
@@ -331,7 +344,7 @@ impl Part {
     }
 
     fn push(&mut self, line: Typed) -> Landed {
-        let landed = match line {
+        match line {
             Typed::Request(r) => {
                 self.requests.push(r);
                 Landed::Request
@@ -356,8 +369,7 @@ impl Part {
                 self.end = Some((no, e));
                 Landed::Other
             }
-        };
-        landed
+        }
     }
 }
 
