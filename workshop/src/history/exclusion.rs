@@ -191,14 +191,20 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
                 f.zh = format!("互斥失效：{}", f.zh);
             }
             Came::Clock(..) => {
+                let (sa, sb) = (&sections[a], &sections[b]);
+                let ((a_en, a_zh), (b_en, b_zh)) = (section("A", sa), section("B", sb));
+                let by = ends[a].saturating_sub(sb.enter_us);
+                let w = value(sa.wrote);
                 f.kind = Kind::ClockError;
-                f.en += &format!(
-                    "; but B read the {} A wrote, so the store ran A's write first: the overlap is within the clocks' error, which is not known",
-                    value(sections[a].wrote)
+                f.en = format!(
+                    "{b_en} entered at {} while {a_en} was inside by the clock (to {}), yet B read the {w} A wrote: the store ran A's write before B's read, so the {by} µs overlap is within the clocks' error, which no bound is known for",
+                    secs(sb.enter_us, origin),
+                    secs(ends[a], origin)
                 );
-                f.zh += &format!(
-                    "；但 B 读到的正是 A 写入的 {}，所以存储先执行了 A 的写入：重叠在时钟误差之内，而误差未知",
-                    value(sections[a].wrote)
+                f.zh = format!(
+                    "按时钟，{b_zh}在 {} 进入时 {a_zh}仍在其中（到 {}），但 B 读到的正是 A 写入的 {w}：存储先执行了 A 的写入，再执行 B 的读取，所以这 {by} 微秒的重叠在时钟误差之内，而误差没有已知的上限",
+                    secs(sb.enter_us, origin),
+                    secs(ends[a], origin)
                 );
             }
         }

@@ -83,16 +83,22 @@ pub fn lease(owner: &str, granted: i64, deadline: i64, released: Option<i64>) ->
     }
 }
 
-/// `n` sales one after another, each request around its section, the stock sold from `n`
-/// to 0: a good run.
-pub fn sales(n: i64) -> History {
-    let mut h = history(n, "lua-release");
+/// `n` sales one after another from a stock of `initial`, each request (`b0`, `b1`, …, called
+/// at 0, 100, …, answered 90 µs later) around its section: a good run.
+pub fn sales(initial: i64, n: i64) -> History {
+    let mut h = history(initial, "lua-release");
     for i in 0..n {
         let buyer = format!("b{i}");
         let enter = 100 * i + 20;
-        h.requests
-            .push(request(&buyer, 100 * i, 100 * i + 90, 200, Some(n - i - 1)));
-        h.sections.push(sold(&buyer, enter, enter + 50, n - i));
+        h.requests.push(request(
+            &buyer,
+            100 * i,
+            100 * i + 90,
+            200,
+            Some(initial - i - 1),
+        ));
+        h.sections
+            .push(sold(&buyer, enter, enter + 50, initial - i));
         h.leases.push(lease(
             &format!("app1:{buyer}"),
             enter - 5,
@@ -102,7 +108,7 @@ pub fn sales(n: i64) -> History {
     }
     h.end = Some(crate::history::format::End {
         at_us: 100 * n + 100,
-        stock: Some(0),
+        stock: Some(initial - n),
     });
     h
 }

@@ -3,7 +3,12 @@
 //! are in the files beside this one.
 
 mod build;
+mod cut;
+mod exclusion;
+mod exit;
+mod fencing;
 mod parse;
+mod stock;
 
 use super::check::{check, CheckReport, Kind};
 use super::format::{Cut, Fault, Outcome, Section};

@@ -72,7 +72,7 @@ fn a_negative_initial_stock_is_not_a_history() {
 
 #[test]
 fn a_line_over_the_bound_is_refused_by_its_number_unread_and_unechoed() {
-    let h = super::build::sales(2);
+    let h = super::build::sales(2, 2);
     let mut text = h.to_jsonl();
     let huge = format!(
         "{{\"type\":\"request\",\"buyer\":\"{}\"}}\n",
