@@ -1,14 +1,25 @@
 //! `loadtest check FILE`: read a history, check it, print the verdicts (or JSON), draw the first
-//! violation (`--svg`), and exit 1 when one of the four verdicts is broken.
+//! violation (`--svg`), and exit with what the verdicts are: 0 all hold, 1 one is violated, 2
+//! not a history (or bad usage: clap's own code), 3 none violated but one undecided, 4 the
+//! report could not be written. A picture not written says nothing about the run, so it is
+//! never 1.
 
 use std::fmt;
 use std::path::PathBuf;
 
-use super::check::{check, Lang};
+use super::check::{check, Lang, State};
+
+/// The exit codes of `loadtest check`.
+pub const VIOLATED: u8 = 1;
+pub const NOT_A_HISTORY: u8 = 2;
+pub const UNKNOWN: u8 = 3;
+pub const NOT_WRITTEN: u8 = 4;
 
 const AFTER: &str = "\
 Exit status: 0 when all four verdicts hold, 1 when one is violated, 2 when FILE is not a
-history (one line naming the line number and the field).
+history (one line naming the line number and the field) or the usage is wrong, 3 when none is
+violated but one is unknown (what the history holds cannot decide it: a cut, an unsettled
+timeout, clocks), 4 when the SVG could not be written.
 
   loadtest scenario lua-release-slow-business --history run.jsonl
   loadtest check run.jsonl --svg first.svg --lang zh";
@@ -57,35 +68,49 @@ pub fn run(args: CheckArgs) -> anyhow::Result<String> {
         super::read_path(&args.file)
     };
     let history = read.map_err(|e| Exit {
-        code: 2,
+        code: NOT_A_HISTORY,
         stdout: String::new(),
         message: format!("{}: {e}", args.file.display()),
     })?;
     let report = check(&history);
-    if let Some(out) = &args.svg {
-        let svg = super::draw::svg(&history, &report, args.lang);
-        std::fs::write(out, svg)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
-    }
     let output = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
+        serde_json::to_string_pretty(&report).map_err(|e| Exit {
+            code: NOT_WRITTEN,
+            stdout: String::new(),
+            message: format!("cannot write the report: {e}"),
+        })? + "\n"
     } else {
         report.text(args.lang)
     };
-    if report.ok {
-        Ok(output)
-    } else {
-        let broken: Vec<&str> = report
+    if let Some(out) = &args.svg {
+        let svg = super::draw::svg(&history, &report, args.lang);
+        std::fs::write(out, svg).map_err(|e| Exit {
+            code: NOT_WRITTEN,
+            stdout: output.clone(),
+            message: format!("cannot write {}: {e}", out.display()),
+        })?;
+    }
+    let named = |state: State| -> Vec<&str> {
+        report
             .verdicts()
             .iter()
-            .filter(|(_, _, v)| !v.holds)
+            .filter(|(_, _, v)| v.state == state)
             .map(|(name, _, _)| *name)
-            .collect();
-        Err(Exit {
-            code: 1,
+            .collect()
+    };
+    match report.state {
+        State::Holds => Ok(output),
+        State::Violated => Err(Exit {
+            code: VIOLATED,
             stdout: output,
-            message: format!("violated: {}", broken.join(", ")),
+            message: format!("violated: {}", named(State::Violated).join(", ")),
         }
-        .into())
+        .into()),
+        State::Unknown => Err(Exit {
+            code: UNKNOWN,
+            stdout: output,
+            message: format!("unknown: {}", named(State::Unknown).join(", ")),
+        }
+        .into()),
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::check::{CheckReport, Lang};
+use super::check::{CheckReport, Lang, State};
 use super::marks::{draw_request, draw_section, fault_color, legend, DEFS, INK, RIGHT, W};
 use super::parse::History;
 use super::scene::{Focus, Scene};
@@ -26,32 +26,47 @@ const MUTED: &str = "#5a6270";
 /// The first violation of `report` (or, when all hold, the run's first sections) as SVG.
 pub fn svg(history: &History, report: &CheckReport, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
-    let scene = Scene::new(history, report.first());
+    let scene = Scene::new(history, report.focus());
     let origin = report.origin_us;
     let (t0, t1) = (scene.t0, scene.t1);
     let plot_w = W - LABEL - RIGHT;
     let x =
         |us: i64| LABEL + ((us - t0) as f64 / (t1 - t0) as f64 * plot_w).clamp(-4.0, plot_w + 4.0);
 
-    // The words on top: what broke, and how, in a sentence.
-    let heading = match report.first() {
-        Some(_) => {
-            let name = report
-                .verdicts()
-                .iter()
-                .find(|(_, _, v)| !v.holds)
-                .map(|(en, z, _)| if zh { *z } else { *en })
-                .unwrap_or_default();
-            if zh {
-                format!("第一处违反：{name}（tier {}）", report.tier)
-            } else {
-                format!("Where it broke: {name} (tier {})", report.tier)
-            }
-        }
-        None if zh => format!("四项全部成立（tier {}）", report.tier),
-        None => format!("All four hold (tier {})", report.tier),
+    // The words on top: what broke (or what is undecided), and how, in a sentence.
+    let named = |state: State| {
+        report
+            .verdicts()
+            .iter()
+            .find(|(_, _, v)| v.state == state)
+            .map(|(en, z, _)| if zh { *z } else { *en })
+            .unwrap_or_default()
     };
-    let sentence = match report.first() {
+    let heading = match report.state {
+        State::Violated if zh => format!(
+            "第一处违反：{}（tier {}）",
+            named(State::Violated),
+            report.tier
+        ),
+        State::Violated => format!(
+            "Where it broke: {} (tier {})",
+            named(State::Violated),
+            report.tier
+        ),
+        State::Unknown if zh => format!(
+            "无法判定：{}（tier {}）",
+            named(State::Unknown),
+            report.tier
+        ),
+        State::Unknown => format!(
+            "Undecided: {} (tier {})",
+            named(State::Unknown),
+            report.tier
+        ),
+        State::Holds if zh => format!("四项全部成立（tier {}）", report.tier),
+        State::Holds => format!("All four hold (tier {})", report.tier),
+    };
+    let sentence = match report.focus() {
         Some(f) => f.words(lang).to_string(),
         None => report.mutual_exclusion.words(lang).to_string(),
     };
@@ -76,7 +91,11 @@ pub fn svg(history: &History, report: &CheckReport, lang: Lang) -> String {
         out,
         r##"<rect width="{W}" height="{height:.0}" fill="#ffffff"/>"##
     );
-    let color = if report.ok { "#007a5a" } else { "#d55e00" };
+    let color = match report.state {
+        State::Holds => "#007a5a",
+        State::Unknown => "#8a6d00",
+        State::Violated => "#d55e00",
+    };
     for (i, line) in heads.iter().enumerate() {
         text(
             &mut out,

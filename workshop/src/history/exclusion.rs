@@ -1,103 +1,353 @@
-//! Mutual exclusion: no two closed sections overlap in time, and for the first pairs that do,
-//! why — was the first holder's lease still valid when the second was granted (the lock is
-//! wrong), or had it run out while the first still worked (a pause or long work: only a fence
-//! helps)?
+//! Mutual exclusion: no section comes in while a holder it should have waited for is still
+//! inside. A holder is inside from its enter to its exit, or, one that never left (it
+//! crashed, or the run ended first), until its lease ran out or was released: a holder that
+//! never left still holds while its lease is valid, and a second one granted then is the
+//! lock letting two in.
 //!
-//! Counted as the service counts (`src/sale/commit.lua`): a pair counts when the intervals
-//! meet, once; a section that never closed (a crashed holder) is listed, never counted, so it
-//! never makes a false overlap.
+//! Two sections on the clock at once are not always a violation:
+//!
+//! - **a lapse the fence contained**: the first holder's lease had run out when the second
+//!   was granted (a pause, long work), and at most one of the two had its write accepted
+//!   (the older one's refused by the fence, or never made): the lock lapsed as a lease lock
+//!   must, and the stock stayed whole. Named, not counted;
+//! - **within the clocks' error**: the second read the stock the first wrote (the only sale
+//!   that wrote that figure), so the store ran the first's write before the second's read,
+//!   whatever the clocks say. With no bound on the clocks' error known, that is unknown, not
+//!   violated.
+//!
+//! A section counts once however many holders it came in on; `overlaps` is the service's own
+//! figure (`src/sale/commit.lua`: every pair of closed sections that meet, once). One sweep in
+//! enter order over the holders inside, kept by how late their lease ran and whether they
+//! sold: n log n whatever the number of overlapping pairs.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use super::findings::{Finding, Firsts, Kind, Op, Verdict, DETAIL};
+use super::findings::{Finding, Firsts, Kind, Op, Verdict};
 use super::format::{Fault, Lease, Outcome, Section};
 use super::parse::History;
 use super::words::{fault_done, secs, section, value};
 
-/// The verdict, the overlapping pairs (the service's `overlaps`) and the open sections.
-pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64) {
-    let sections = &history.sections;
-    let closed: Vec<usize> = (0..sections.len())
-        // A fenced read refused at the enter never ran inside the lock's section (the
-        // service counts no exit for it): a mark, not a section that can overlap.
-        .filter(|&i| {
-            let s = &sections[i];
-            let refused_at_enter =
-                s.outcome == Outcome::StaleRefused && s.exit_us == Some(s.enter_us);
-            s.exit_us.is_some() && s.outcome != Outcome::Reset && !refused_at_enter
-        })
-        .collect();
-    let overlaps = count_pairs(sections, &closed);
-    let pairs = first_pairs(sections, &closed, DETAIL);
+/// How a section that came in on holders stands: the holder to name, and why.
+#[derive(Clone, Copy)]
+enum Came {
+    /// On a holder whose lease was valid, or both wrote: (holder, newcomer).
+    Violation(usize, usize),
+    /// Only on holders whose lease had run out, the fence keeping one write.
+    Lapse(usize, usize),
+    /// On a holder whose write it read: within the clocks' error.
+    Clock(usize, usize),
+}
 
+/// The verdict, the overlapping pairs (the service's `overlaps`), the open sections, and the
+/// lapses the fence contained.
+pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
+    let sections = &history.sections;
     let leases: HashMap<&str, &Lease> = history
         .leases
         .iter()
         .map(|l| (l.owner.as_str(), l))
         .collect();
-    let violations = pairs
-        .into_iter()
-        .map(|(a, b)| explain(&sections[a], &sections[b], &leases, &history.faults, origin))
+    let lease_of = |i: usize| leases.get(sections[i].owner.as_str()).copied();
+    // A fenced read refused at the enter never ran inside the lock's section (the service
+    // counts no exit for it), and a reset section wrote nothing: marks, not holders.
+    let holds = |s: &Section| {
+        let refused_at_enter = s.outcome == Outcome::StaleRefused && s.exit_us == Some(s.enter_us);
+        s.outcome != Outcome::Reset && !refused_at_enter
+    };
+    let closed: Vec<usize> = (0..sections.len())
+        .filter(|&i| sections[i].exit_us.is_some() && holds(&sections[i]))
         .collect();
+    let overlaps = count_pairs(sections, &closed);
 
+    // Until when each holder is inside, and when its lease ran out (MAX: it never did, or
+    // it was released first). An open holder with no lease has no known end: apart.
+    let mut ends: Vec<i64> = vec![i64::MAX; sections.len()];
+    let mut lapses: Vec<i64> = vec![i64::MAX; sections.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(sections.len());
+    let mut no_lease: Vec<usize> = Vec::new();
     let mut open = Firsts::new();
     for (i, s) in sections.iter().enumerate() {
-        if s.exit_us.is_none() {
-            open.push(s.enter_us, i);
+        if !holds(s) {
+            continue;
+        }
+        let lease = lease_of(i);
+        lapses[i] = lease.map_or(i64::MAX, lapse);
+        match s.exit_us {
+            Some(exit) => ends[i] = exit,
+            None => match lease {
+                Some(l) => {
+                    ends[i] = lease_end(l);
+                    open.push(s.enter_us, i);
+                }
+                None => {
+                    no_lease.push(i);
+                    continue;
+                }
+            },
+        }
+        order.push(i);
+    }
+    order.sort_unstable_by_key(|&i| (sections[i].enter_us, i));
+
+    // The one sale that wrote each figure (None: more than one did).
+    let mut writer: HashMap<i64, Option<usize>> = HashMap::new();
+    for (i, s) in sections.iter().enumerate() {
+        if let (Outcome::Sold, Some(w)) = (s.outcome, s.wrote) {
+            writer.entry(w).and_modify(|e| *e = None).or_insert(Some(i));
         }
     }
-    let open_count = open.count;
-    let listed = open
-        .into_firsts()
-        .into_iter()
-        .map(|(at, i)| {
-            let s = &sections[i];
-            let (en, zh) = section("a section", s);
-            Finding {
-                kind: Kind::OpenSection,
-                at_us: at,
-                ops: vec![Op::Section(s.clone())],
-                en: format!(
-                    "{en} entered at {} and never left (its holder crashed, or the run ended first): not counted as an overlap",
-                    secs(at, origin)
-                ),
-                zh: format!(
-                    "{zh}于 {} 进入，再未离开（持有者崩溃，或运行先结束）：不计为重叠",
-                    secs(at, origin)
-                ),
-            }
-        })
-        .collect();
+    let sold = |i: usize| sections[i].outcome == Outcome::Sold;
+    let granted = |i: usize| lease_of(i).map_or(sections[i].enter_us, |l| l.granted_us);
 
-    let holds = overlaps == 0;
-    let (en, zh) = if holds {
+    let mut expiring: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
+    let mut inside = vec![false; sections.len()];
+    let mut by_lapse: BTreeSet<(i64, usize)> = BTreeSet::new();
+    let mut sold_inside: BTreeSet<(i64, usize)> = BTreeSet::new();
+    let mut raw: Firsts<Came> = Firsts::new();
+    let mut unsure: Firsts<Came> = Firsts::new();
+    let mut lapsed: Firsts<Came> = Firsts::new();
+    let mut lapse_stale = Lapses::default();
+    for &b in &order {
+        let enter = sections[b].enter_us;
+        while let Some(&Reverse((end, a))) = expiring.peek() {
+            if end > enter {
+                break;
+            }
+            expiring.pop();
+            inside[a] = false;
+            by_lapse.remove(&(lapses[a], a));
+            sold_inside.remove(&(sections[a].enter_us, a));
+        }
+        if !by_lapse.is_empty() {
+            let grant = granted(b);
+            // The holder whose write b read, if it is inside: the clocks' error.
+            let clock = sections[b]
+                .read
+                .and_then(|r| writer.get(&r).copied().flatten())
+                .filter(|&c| c != b && inside[c]);
+            let valid = by_lapse
+                .iter()
+                .rev()
+                .find(|&&(_, a)| Some(a) != clock)
+                .filter(|&&(l, _)| l > grant)
+                .map(|&(_, a)| a);
+            let both_wrote = sold(b)
+                .then(|| sold_inside.iter().find(|&&(_, a)| Some(a) != clock))
+                .flatten()
+                .map(|&(_, a)| a);
+            let at = grant.max(enter);
+            if let Some(a) = valid.or(both_wrote) {
+                raw.push(at, Came::Violation(a, b));
+            } else {
+                if let Some(c) = clock.filter(|&c| lapses[c] > grant || sold(b)) {
+                    unsure.push(at, Came::Clock(c, b));
+                }
+                let contained = by_lapse
+                    .iter()
+                    .rev()
+                    .map(|&(_, a)| a)
+                    .find(|&a| Some(a) != clock || (lapses[a] <= grant && !sold(b)));
+                if let Some(a) = contained {
+                    lapsed.push(at, Came::Lapse(a, b));
+                    lapse_stale.count += 1;
+                    if sections[a].outcome != Outcome::StaleRefused {
+                        lapse_stale.not_refused += 1;
+                    }
+                }
+            }
+        }
+        inside[b] = true;
+        by_lapse.insert((lapses[b], b));
+        if sold(b) {
+            sold_inside.insert((enter, b));
+        }
+        expiring.push(Reverse((ends[b], b)));
+    }
+
+    // An open holder with no lease: whether those after it came in on it is not known.
+    let enters: Vec<i64> = order.iter().map(|&i| sections[i].enter_us).collect();
+    let mut open_unknown: Firsts<usize> = Firsts::new();
+    for &a in &no_lease {
+        let after = enters.partition_point(|&e| e <= sections[a].enter_us);
+        if after < enters.len() {
+            open_unknown.push(sections[a].enter_us, a);
+        }
+        open.push(sections[a].enter_us, a);
+    }
+
+    let pair = |c: Came| match c {
+        Came::Violation(a, b) | Came::Lapse(a, b) | Came::Clock(a, b) => (a, b),
+    };
+    let explained = |at: i64, c: Came| {
+        let (a, b) = pair(c);
+        let mut f = explain(&sections[a], &sections[b], &leases, &history.faults, origin);
+        f.at_us = at;
+        match c {
+            Came::Violation(..) => {}
+            Came::Lapse(..) => {
+                f.kind = Kind::Lapse;
+                f.en = format!("exclusion lapsed: {}", f.en);
+                f.zh = format!("互斥失效：{}", f.zh);
+            }
+            Came::Clock(..) => {
+                let (sa, sb) = (&sections[a], &sections[b]);
+                let ((a_en, a_zh), (b_en, b_zh)) = (section("A", sa), section("B", sb));
+                let by = ends[a].saturating_sub(sb.enter_us);
+                let w = value(sa.wrote);
+                f.kind = Kind::ClockError;
+                f.en = format!(
+                    "{b_en} entered at {} while {a_en} was inside by the clock (to {}), yet B read the {w} A wrote: the store ran A's write before B's read, so the {by} µs overlap is within the clocks' error, which no bound is known for",
+                    secs(sb.enter_us, origin),
+                    secs(ends[a], origin)
+                );
+                f.zh = format!(
+                    "按时钟，{b_zh}在 {} 进入时 {a_zh}仍在其中（到 {}），但 B 读到的正是 A 写入的 {w}：存储先执行了 A 的写入，再执行 B 的读取，所以这 {by} 微秒的重叠在时钟误差之内，而误差没有已知的上限",
+                    secs(sb.enter_us, origin),
+                    secs(ends[a], origin)
+                );
+            }
+        }
+        f
+    };
+    let (count, violations) = raw.said(explained);
+    let (clock_count, mut unknown) = unsure.said(explained);
+    let (no_lease_count, more) = open_unknown.said(|at, a| {
+        let (en, zh) = section("a holder", &sections[a]);
+        Finding {
+            kind: Kind::OpenNoLease,
+            at_us: at,
+            ops: vec![Op::Section(sections[a].clone())],
+            en: format!(
+                "{en} entered at {} and never left, with no lease recorded: whether those who came after came in on it is not known",
+                secs(at, origin)
+            ),
+            zh: format!(
+                "{zh}于 {} 进入，再未离开，且没有租约记录：之后进入的是否与它同时持有，无从得知",
+                secs(at, origin)
+            ),
+        }
+    });
+    unknown.extend(more);
+    unknown.sort_by_key(|f| f.at_us);
+    unknown.truncate(super::findings::DETAIL);
+    let unknown_count = clock_count + no_lease_count;
+
+    let open_count = open.count;
+    let (_, mut listed) = open.said(|at, i| {
+        let s = &sections[i];
+        let (en, zh) = section("a section", s);
+        let (until_en, until_zh) = match lease_of(i).map(lease_end) {
+            Some(end) if end < i64::MAX => (
+                format!("holding until its lease ended at {}", secs(end, origin)),
+                format!("其租约到 {} 结束前都算持有", secs(end, origin)),
+            ),
+            Some(_) => (
+                "holding to the end (its lease never ran out)".to_string(),
+                "一直算持有（租约从未到期）".to_string(),
+            ),
+            None => (
+                "with no lease recorded".to_string(),
+                "没有租约记录".to_string(),
+            ),
+        };
+        Finding {
+            kind: Kind::OpenSection,
+            at_us: at,
+            ops: vec![Op::Section(s.clone())],
+            en: format!(
+                "{en} entered at {} and never left (its holder crashed, or the run ended first): {until_en}",
+                secs(at, origin)
+            ),
+            zh: format!(
+                "{zh}于 {} 进入，再未离开（持有者崩溃，或运行先结束）：{until_zh}",
+                secs(at, origin)
+            ),
+        }
+    });
+    let (lapse_count, lapses_said) = lapsed.said(explained);
+    listed.extend(lapses_said);
+    listed.sort_by_key(|f| f.at_us);
+    listed.truncate(2 * super::findings::DETAIL);
+
+    let sentence = if count > 0 {
         (
-            format!(
-                "no two closed sections overlap ({} closed, {open_count} never closed)",
-                closed.len()
-            ),
-            format!(
-                "没有两个已结束的临界区重叠（{} 个已结束，{open_count} 个未结束）",
-                closed.len()
-            ),
+            format!("{count} sections came in while a holder was still inside ({overlaps} overlapping pairs of closed sections)"),
+            format!("{count} 个临界区在持有者仍在其中时进入（已结束的临界区中有 {overlaps} 对重叠）"),
+        )
+    } else if unknown_count > 0 {
+        (
+            format!("no violation seen, but {unknown_count} overlaps the history cannot settle"),
+            format!("未见违反，但有 {unknown_count} 处重叠历史无法判定"),
+        )
+    } else if lapse_count > 0 && lapse_stale.not_refused == 0 {
+        (
+            "exclusion lapsed; the fence refused the stale write".to_string(),
+            "互斥失效；fence 拒绝了过期的写入".to_string(),
+        )
+    } else if lapse_count > 0 {
+        (
+            "exclusion lapsed; the older holder's write was refused or never made".to_string(),
+            "互斥失效；较早持有者的写入被拒绝或未发生".to_string(),
         )
     } else {
         (
-            format!("{overlaps} pairs of sections ran at the same time"),
-            format!("{overlaps} 对临界区同时运行"),
+            format!(
+                "no section came in while another held ({} closed, {open_count} never closed, each holding while its lease ran)",
+                closed.len()
+            ),
+            format!(
+                "没有临界区在别人持有时进入（{} 个已结束，{open_count} 个未结束，按租约计为持有）",
+                closed.len()
+            ),
         )
     };
-    let verdict = Verdict {
-        holds,
-        count: overlaps,
-        violations,
-        listed_count: open_count,
-        listed,
-        en,
-        zh,
-    };
-    (verdict, overlaps, open_count)
+    let verdict = Verdict::of(
+        (count, violations),
+        (unknown_count, unknown),
+        (open_count + lapse_count, listed),
+        sentence,
+    );
+    (verdict, overlaps, open_count, lapse_stale)
+}
+
+/// The lapses the fence contained: how many, and how many of those the older holder's write
+/// was not refused but never made.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Lapses {
+    pub count: u64,
+    pub not_refused: u64,
+}
+
+/// When `lease` ran out by its deadline: renewals made in time extend it; one made after it
+/// ran out does not bring it back. `None`: a lock with no lease.
+fn ran_out(lease: &Lease) -> Option<i64> {
+    let mut deadline = lease.deadline_us?;
+    let mut renewals: Vec<_> = lease.renewals.iter().collect();
+    renewals.sort_by_key(|r| r.renew_us);
+    for r in renewals {
+        if r.renew_us >= deadline {
+            break;
+        }
+        deadline = r.deadline_us;
+    }
+    Some(deadline)
+}
+
+/// When `lease` ran out, if it ran out before it was released (MAX: released first, or never
+/// ran out).
+fn lapse(lease: &Lease) -> i64 {
+    match (ran_out(lease), lease.released_us) {
+        (Some(d), Some(r)) if r <= d => i64::MAX,
+        (Some(d), _) => d,
+        (None, _) => i64::MAX,
+    }
+}
+
+/// When the lock of `lease` stopped holding: released, or ran out (MAX: neither).
+fn lease_end(lease: &Lease) -> i64 {
+    let out = ran_out(lease).unwrap_or(i64::MAX);
+    lease.released_us.map_or(out, |r| r.min(out))
 }
 
 /// Pairs of `closed` sections whose intervals meet, each once: for each section, the sections
@@ -119,36 +369,6 @@ pub fn count_pairs(sections: &[Section], closed: &[usize]) -> u64 {
         .sum()
 }
 
-/// The first `limit` overlapping pairs, in the order the second of each entered: (the
-/// earliest-entered section still inside, the one that came in on it).
-fn first_pairs(sections: &[Section], closed: &[usize], limit: usize) -> Vec<(usize, usize)> {
-    let mut order = closed.to_vec();
-    order.sort_unstable_by_key(|&i| (sections[i].enter_us, i));
-    let mut inside: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
-    let mut pairs = Vec::new();
-    for &b in &order {
-        let enter = sections[b].enter_us;
-        while inside
-            .peek()
-            .is_some_and(|Reverse((exit, _))| *exit <= enter)
-        {
-            inside.pop();
-        }
-        if let Some(a) = inside
-            .iter()
-            .map(|Reverse((_, a))| *a)
-            .min_by_key(|&a| (sections[a].enter_us, a))
-        {
-            pairs.push((a, b));
-            if pairs.len() >= limit {
-                break;
-            }
-        }
-        inside.push(Reverse((sections[b].exit_us.unwrap_or(i64::MAX), b)));
-    }
-    pairs
-}
-
 /// Where the first holder's lock stood when the second was granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
@@ -163,25 +383,34 @@ pub enum Why {
     NoLease,
 }
 
-/// The state of `lease` at `t`: renewals extend the deadline.
+/// The state of `lease` at `t`, as the sweep reads it: renewals made in time extend the
+/// deadline.
 pub fn lease_at(lease: Option<&Lease>, t: i64) -> Why {
     let Some(lease) = lease else {
         return Why::NoLease;
     };
-    if let Some(released) = lease.released_us.filter(|&r| r <= t) {
+    let out = ran_out(lease);
+    if let Some(released) = lease
+        .released_us
+        .filter(|&r| r <= t && out.is_none_or(|d| r <= d))
+    {
         return Why::Released(released);
     }
-    let deadline = lease
-        .renewals
-        .iter()
-        .filter(|r| r.renew_us <= t)
-        .max_by_key(|r| r.renew_us)
-        .map(|r| r.deadline_us)
-        .or(lease.deadline_us);
-    match deadline {
+    match out {
+        Some(d) if d <= t => Why::RanOut(d),
         None => Why::LeaseValid(None),
-        Some(d) if d > t => Why::LeaseValid(Some(d)),
-        Some(d) => Why::RanOut(d),
+        Some(_) => {
+            let mut deadline = lease.deadline_us;
+            let mut renewals: Vec<_> = lease.renewals.iter().collect();
+            renewals.sort_by_key(|r| r.renew_us);
+            for r in renewals.into_iter().filter(|r| r.renew_us <= t) {
+                if deadline.is_some_and(|d| r.renew_us >= d) {
+                    break;
+                }
+                deadline = Some(r.deadline_us);
+            }
+            Why::LeaseValid(deadline)
+        }
     }
 }
 

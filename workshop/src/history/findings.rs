@@ -1,5 +1,6 @@
-//! What the checker says, as types: the four verdicts, the findings that name the operations
-//! breaking them, the figures, and the ledger the stock and acknowledgement verdicts read.
+//! What the checker says, as types: the four verdicts, each in one of three states, the
+//! findings that name the operations breaking them (or leaving them undecided), and the
+//! figures.
 //!
 //! A general linearizability search (Wing–Gong–Lowe, as Porcupine and Knossos do) is
 //! exponential in the worst case; the sale does not need one, because every answer names its
@@ -9,7 +10,6 @@
 use serde::Serialize;
 
 use super::format::{Cut, Request, Section};
-use super::parse::History;
 
 /// How many violations (and listed operations) each verdict keeps in detail; all are counted.
 pub const DETAIL: usize = 5;
@@ -58,14 +58,22 @@ pub enum Kind {
     RealTimeOrder,
     /// A sale succeeded after a sold-out answer for as much had returned.
     SoldOutTooEarly,
+    /// A sold-out answer while no sale ever left the stock short of what it asked.
+    SoldOutWithStock,
+    /// A buyer told 409 whose order is in the ledger: a sale it was told did not happen.
+    PhantomSale,
+    /// Units between two consecutive sales that nobody took: the stock went down without one.
+    UnitsSkipped,
     /// The ledger holds more items than the initial stock.
     Oversold,
     /// The stock went down by less than the ledger sold: sales overwritten.
     LostUpdates,
     /// The stock went down by more than the ledger sold.
     StockDrift,
-    /// An accepted write's fence was not above every fence accepted before it.
+    /// An accepted write whose fence was below one the store had already seen.
     FenceNotRising,
+    /// A write refused as stale while no newer fence had been granted.
+    RefusedWithoutNewer,
     /// A `200` whose order is not in the ledger.
     AcknowledgedLost,
     /// Listed, not counted: a section never closed (a crashed holder, or still open).
@@ -74,8 +82,30 @@ pub enum Kind {
     StaleRefused,
     /// Listed: a timeout, a 503 or a crash the ledger could not settle.
     Unsettled,
-    /// Listed: a `200` that named no unit (no `stock_left`).
+    /// Unknown: a `200` that named no unit (no `stock_left`) and whose sale the ledger has not.
     NoUnit,
+    /// Listed: two holders at once, after the first's lease ran out, the older one's write
+    /// refused or never made: the fence kept the stock whole.
+    Lapse,
+    /// Unknown: two sections overlap on the clock, but the second read the first's write, so
+    /// the store ran them one after the other: the overlap is within the clocks' error.
+    ClockError,
+    /// Unknown: a holder that never left, with no lease recorded, and others came in after.
+    OpenNoLease,
+    /// Unknown: what the history's cut hides could have made this a violation or not.
+    Hidden,
+    /// Listed: a sale in the ledger no recorded request asked for.
+    Orphan,
+}
+
+/// A verdict's state: decided either way, or not decided by what the history holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Holds,
+    /// Nothing violated, but something undecided: the verdict's `unknown` says what and why.
+    Unknown,
+    Violated,
 }
 
 /// One violation (or one listed operation), its operations, and what happened in words.
@@ -101,11 +131,17 @@ impl Finding {
 /// One of the four verdicts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
+    pub state: State,
+    /// `state` is [`State::Holds`].
     pub holds: bool,
     /// Violations found, all of them.
     pub count: u64,
     /// The first [`DETAIL`] violations, first first.
     pub violations: Vec<Finding>,
+    /// What the history leaves undecided, all counted, the first [`DETAIL`] kept: each says
+    /// why.
+    pub unknown_count: u64,
+    pub unknown: Vec<Finding>,
     /// Operations worth naming that are not violations (open sections, refused stale writes,
     /// unsettled timeouts), all counted, the first [`DETAIL`] kept.
     pub listed_count: u64,
@@ -116,6 +152,35 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A verdict whose state follows from what it found: violated with a violation, else
+    /// unknown with something undecided, else holds.
+    pub(crate) fn of(
+        (count, violations): (u64, Vec<Finding>),
+        (unknown_count, unknown): (u64, Vec<Finding>),
+        (listed_count, listed): (u64, Vec<Finding>),
+        (en, zh): (String, String),
+    ) -> Verdict {
+        let state = if count > 0 {
+            State::Violated
+        } else if unknown_count > 0 {
+            State::Unknown
+        } else {
+            State::Holds
+        };
+        Verdict {
+            state,
+            holds: state == State::Holds,
+            count,
+            violations,
+            unknown_count,
+            unknown,
+            listed_count,
+            listed,
+            en,
+            zh,
+        }
+    }
+
     pub fn words(&self, lang: Lang) -> &str {
         match lang {
             Lang::En => &self.en,
@@ -131,6 +196,9 @@ pub struct Counts {
     pub sections: u64,
     /// Pairs of closed sections whose intervals meet, each pair once (the service's figure).
     pub overlaps: u64,
+    /// Sections that came in on a holder whose lease had run out, the fence keeping the stock
+    /// whole (the older write refused or never made): not violations.
+    pub lapses: u64,
     /// Items in the ledger beyond the initial stock.
     pub oversold: u64,
     /// Ledger items − (initial − final stock); `None` without a final stock.
@@ -151,6 +219,8 @@ pub struct CheckReport {
     pub tier: String,
     pub chapter: Option<String>,
     pub initial_stock: i64,
+    /// The worst of the four states: violated if one is, else unknown if one is, else holds.
+    pub state: State,
     /// All four hold.
     pub ok: bool,
     pub mutual_exclusion: Verdict,
@@ -191,51 +261,24 @@ impl CheckReport {
         .into_iter()
         .find_map(|v| v.violations.first())
     }
-}
 
-/// The ledger: the sections that sold, found by order id and by buyer.
-pub(crate) struct Ledger<'h> {
-    pub by_order: std::collections::HashMap<&'h str, usize>,
-    pub by_buyer: std::collections::HashMap<&'h str, usize>,
-    /// The sections' kind of line is cut: what is not found may still have sold.
-    pub incomplete: bool,
-}
-
-impl<'h> Ledger<'h> {
-    pub(crate) fn of(history: &'h History) -> Ledger<'h> {
-        let sold = history
-            .sections
-            .iter()
-            .filter(|s| s.outcome == super::format::Outcome::Sold)
-            .count();
-        let mut by_order = std::collections::HashMap::with_capacity(sold);
-        let mut by_buyer = std::collections::HashMap::with_capacity(sold);
-        for (i, s) in history.sections.iter().enumerate() {
-            if s.outcome != super::format::Outcome::Sold {
-                continue;
-            }
-            if let Some(order) = &s.order_id {
-                by_order.insert(order.as_str(), i);
-            }
-            if let Some(buyer) = &s.buyer {
-                by_buyer.insert(buyer.as_str(), i);
-            }
-        }
-        Ledger {
-            by_order,
-            by_buyer,
-            incomplete: history.cuts.iter().any(|c| c.what == "section"),
-        }
-    }
-
-    /// The sold section a request's order is in, by its order id, else by its buyer.
-    pub fn find(&self, request: &Request) -> Option<usize> {
-        request
-            .order_id
-            .as_deref()
-            .and_then(|o| self.by_order.get(o))
-            .or_else(|| self.by_buyer.get(request.buyer.as_str()))
-            .copied()
+    /// What the picture shows: the first violation, else the first thing undecided, else the
+    /// first lapse the fence contained.
+    pub fn focus(&self) -> Option<&Finding> {
+        let all = [
+            &self.mutual_exclusion,
+            &self.stock,
+            &self.fencing,
+            &self.acknowledged,
+        ];
+        self.first()
+            .or_else(|| all.iter().find_map(|v| v.unknown.first()))
+            .or_else(|| {
+                self.mutual_exclusion
+                    .listed
+                    .iter()
+                    .find(|f| f.kind == Kind::Lapse)
+            })
     }
 }
 
@@ -271,5 +314,16 @@ impl<T> Firsts<T> {
     pub fn into_firsts(mut self) -> Vec<(i64, T)> {
         self.trim();
         self.items
+    }
+
+    /// The count and the first few, put in words.
+    pub fn said(self, mut words: impl FnMut(i64, T) -> Finding) -> (u64, Vec<Finding>) {
+        let count = self.count;
+        let found = self
+            .into_firsts()
+            .into_iter()
+            .map(|(at, t)| words(at, t))
+            .collect();
+        (count, found)
     }
 }

@@ -11,6 +11,7 @@
 //! ```
 
 mod acks;
+mod chain;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod command;
@@ -19,6 +20,7 @@ mod exclusion;
 mod fencing;
 mod findings;
 pub mod format;
+mod ledger;
 mod marks;
 mod parse;
 mod render;
@@ -26,11 +28,12 @@ mod scene;
 mod stock;
 mod svg;
 pub mod synth;
+mod validate;
 mod words;
 
 #[cfg(test)]
 mod tests;
 
-pub use check::{check, CheckReport, Counts, Finding, Kind, Lang, Op, Verdict};
+pub use check::{check, CheckReport, Counts, Finding, Kind, Lang, Op, State, Verdict};
 pub use format::{Clocks, Cut, End, Fault, Lease, Line, Outcome, Renewal, Request, Run, Section};
-pub use parse::{parse, read, read_path, History, ParseError};
+pub use parse::{parse, read, read_path, History, ParseError, MAX_LINE};

@@ -4,6 +4,10 @@
 //! A million lines must parse in well under a second, so the common line (written by the
 //! recorder: `{"type":"…",` first) goes straight into its struct, and the lines are shared out
 //! among the cores. Only a line that fails is read again, slowly, to say exactly what is wrong.
+//!
+//! No line may be longer than [`MAX_LINE`]: the longest line the recorder writes is a few
+//! hundred bytes, so a longer one is not a history line, and it is refused by its number as
+//! soon as the bound is passed — never read whole, never echoed.
 
 use std::fmt;
 use std::io::Read;
@@ -12,6 +16,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::format::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
+use super::validate;
+
+/// The longest line a history may have: 1 MiB.
+pub const MAX_LINE: usize = 1 << 20;
 
 /// A whole history, its lines sorted by kind (each kind in the file's order).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +47,19 @@ impl History {
             cuts: Vec::new(),
             end: None,
         }
+    }
+
+    /// Whether lines of `what` (`request`, `section`, `lease`, `fault`) may be missing: a cut
+    /// of that kind, or of the whole `history` (the fleet keeps a run's first lines only).
+    pub fn is_cut(&self, what: &str) -> bool {
+        self.cuts
+            .iter()
+            .any(|c| c.what == what || c.what == "history")
+    }
+
+    /// Whether the history was cut at a line: what came after is not here at all.
+    pub fn is_prefix(&self) -> bool {
+        self.cuts.iter().any(|c| c.what == "history")
     }
 
     /// Requests and sections: what "operations" counts.
@@ -117,12 +138,33 @@ fn error(line: usize, field: Option<String>, message: impl Into<String>) -> Pars
     }
 }
 
-/// Reads a whole history from `reader`.
+/// Reads a whole history from `reader`, refusing a line longer than [`MAX_LINE`] as soon as
+/// the bound is passed (the rest of the file is not read).
 pub fn read(mut reader: impl Read) -> Result<History, ParseError> {
     let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| error(0, None, e.to_string()))?;
+    let mut chunk = vec![0u8; 64 * 1024];
+    // The line being read (1-based) and its length so far.
+    let (mut line, mut length) = (1usize, 0usize);
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(error(0, None, e.to_string())),
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                line += 1;
+                length = 0;
+            } else {
+                length += 1;
+                if length > MAX_LINE {
+                    return Err(too_long(line));
+                }
+            }
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
     match std::str::from_utf8(&bytes) {
         Ok(text) => parse(text),
         Err(e) => {
@@ -133,6 +175,14 @@ pub fn read(mut reader: impl Read) -> Result<History, ParseError> {
             Err(error(line, None, "not UTF-8 text"))
         }
     }
+}
+
+fn too_long(line: usize) -> ParseError {
+    error(
+        line,
+        None,
+        format!("longer than {MAX_LINE} bytes (1 MiB, the longest a history line may be)"),
+    )
 }
 
 /// Reads the history at `path`.
@@ -151,6 +201,9 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
         .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
         .filter(|(_, l)| !l.trim().is_empty())
         .collect();
+    if let Some(&(no, _)) = lines.iter().find(|(_, l)| l.len() > MAX_LINE) {
+        return Err(too_long(no));
+    }
     let Some(&(first_no, first)) = lines.first() else {
         return Err(error(
             1,
@@ -230,19 +283,94 @@ fn parse_share(lines: &[(usize, &str)]) -> Result<Part, ParseError> {
         }
         let kind = fast_type(line);
         let ok = match kind {
-            Some("request") => fast(line).map(|r| part.requests.push(r)),
-            Some("section") => fast(line).map(|s| part.sections.push(s)),
-            Some("lease") => fast(line).map(|l| part.leases.push(l)),
-            Some("fault") => fast(line).map(|f| part.faults.push(f)),
-            Some("cut") => fast(line).map(|c| part.cuts.push(c)),
-            Some("end") => fast(line).map(|e| part.end = Some((no, e))),
+            Some("request") => fast(line).map(|r| part.push(Typed::Request(r))),
+            Some("section") => fast(line).map(|s| part.push(Typed::Section(s))),
+            Some("lease") => fast(line).map(|l| part.push(Typed::Lease(l))),
+            Some("fault") => fast(line).map(|f| part.push(Typed::Fault(f))),
+            Some("cut") => fast(line).map(|c| part.push(Typed::Cut(c))),
+            Some("end") => fast(line).map(|e| part.push(Typed::End(no, e))),
             _ => None,
         };
-        if ok.is_none() {
-            slow_line(no, line, &mut part)?;
-        }
+        let landed = match ok {
+            Some(landed) => landed,
+            None => slow_line(no, line, &mut part)?,
+        };
+        part.check(landed, no)?;
     }
     Ok(part)
+}
+
+/// Which list a line went into, so the line can be checked where it landed.
+#[derive(Clone, Copy)]
+enum Landed {
+    Request,
+    Section,
+    Lease,
+    Fault,
+    Other,
+}
+
+enum Typed {
+    Request(Request),
+    Section(Section),
+    Lease(Lease),
+    Fault(Fault),
+    Cut(Cut),
+    End(usize, End),
+}
+
+impl Part {
+    /// The line that landed in `landed`, checked where it is (the last of its list).
+    fn check(&self, landed: Landed, no: usize) -> Result<(), ParseError> {
+        match landed {
+            Landed::Request => self
+                .requests
+                .last()
+                .map_or(Ok(()), |r| validate::request(no, r)),
+            Landed::Section => self
+                .sections
+                .last()
+                .map_or(Ok(()), |s| validate::section(no, s)),
+            Landed::Lease => self
+                .leases
+                .last()
+                .map_or(Ok(()), |l| validate::lease(no, l)),
+            Landed::Fault => self
+                .faults
+                .last()
+                .map_or(Ok(()), |f| validate::fault(no, f)),
+            Landed::Other => Ok(()),
+        }
+    }
+
+    fn push(&mut self, line: Typed) -> Landed {
+        match line {
+            Typed::Request(r) => {
+                self.requests.push(r);
+                Landed::Request
+            }
+            Typed::Section(s) => {
+                self.sections.push(s);
+                Landed::Section
+            }
+            Typed::Lease(l) => {
+                self.leases.push(l);
+                Landed::Lease
+            }
+            Typed::Fault(f) => {
+                self.faults.push(f);
+                Landed::Fault
+            }
+            Typed::Cut(c) => {
+                self.cuts.push(c);
+                Landed::Other
+            }
+            Typed::End(no, e) => {
+                self.end = Some((no, e));
+                Landed::Other
+            }
+        }
+    }
 }
 
 /// The type of a line written the recorder's way (`{"type":"section",…`), without parsing it.
@@ -257,7 +385,7 @@ fn fast<T: DeserializeOwned>(line: &str) -> Option<T> {
 
 /// A line the fast way could not take: read as JSON, its type found wherever it is, and, if
 /// it is wrong, said why.
-fn slow_line(no: usize, line: &str, part: &mut Part) -> Result<(), ParseError> {
+fn slow_line(no: usize, line: &str, part: &mut Part) -> Result<Landed, ParseError> {
     let value: Value = serde_json::from_str(line).map_err(|e| {
         error(
             no,
@@ -266,13 +394,13 @@ fn slow_line(no: usize, line: &str, part: &mut Part) -> Result<(), ParseError> {
         )
     })?;
     let kind = type_of(no, &value)?;
-    match kind.as_str() {
-        "request" => part.requests.push(typed(no, "request", line)?),
-        "section" => part.sections.push(typed(no, "section", line)?),
-        "lease" => part.leases.push(typed(no, "lease", line)?),
-        "fault" => part.faults.push(typed(no, "fault", line)?),
-        "cut" => part.cuts.push(typed(no, "cut", line)?),
-        "end" => part.end = Some((no, typed(no, "end", line)?)),
+    let line = match kind.as_str() {
+        "request" => Typed::Request(typed(no, "request", line)?),
+        "section" => Typed::Section(typed(no, "section", line)?),
+        "lease" => Typed::Lease(typed(no, "lease", line)?),
+        "fault" => Typed::Fault(typed(no, "fault", line)?),
+        "cut" => Typed::Cut(typed(no, "cut", line)?),
+        "end" => Typed::End(no, typed(no, "end", line)?),
         "run" => {
             return Err(error(
                 no,
@@ -280,9 +408,17 @@ fn slow_line(no: usize, line: &str, part: &mut Part) -> Result<(), ParseError> {
                 "a second run line (the run is the first line only)",
             ))
         }
-        other => return Err(error(no, None, format!("unknown type {other:?}"))),
+        other => return Err(error(no, None, format!("unknown type {:?}", clip(other)))),
+    };
+    Ok(part.push(line))
+}
+
+/// A value from the file as the error may echo it: its first 40 characters.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
-    Ok(())
 }
 
 fn type_of(no: usize, value: &Value) -> Result<String, ParseError> {
@@ -305,7 +441,7 @@ fn describe(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("the boolean {b}"),
         Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
+        Value::String(s) => format!("the string {:?}", clip(s)),
         Value::Array(_) => "an array".into(),
         Value::Object(_) => "an object".into(),
     }
@@ -343,7 +479,9 @@ fn parse_run(no: usize, line: &str) -> Result<Run, ParseError> {
         }
         Some(_) => {}
     }
-    typed(no, "run", line)
+    let run = typed(no, "run", line)?;
+    validate::run(no, &run)?;
+    Ok(run)
 }
 
 /// Deserializes `line` as a `kind`, naming the field to blame when it does not fit.
@@ -394,7 +532,7 @@ fn in_words(message: &str) -> String {
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix) {
             if let Some((found, exp)) = rest.rsplit_once(", expected ") {
-                let found = found.replace('`', "");
+                let found = clip(&found.replace('`', ""));
                 return format!("expected {}, found {found}", expected(exp));
             }
         }
@@ -402,7 +540,8 @@ fn in_words(message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         if let Some((value, exp)) = rest.split_once("`, expected ") {
             return format!(
-                "unknown value {value:?} (expected {})",
+                "unknown value {:?} (expected {})",
+                clip(value),
                 exp.replace('`', "")
             );
         }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::check::{CheckReport, Lang};
+use super::check::{CheckReport, Lang, State};
 
 impl CheckReport {
     /// The report as the terminal shows it.
@@ -35,7 +35,11 @@ impl CheckReport {
             };
         }
         for (en, zh_name, verdict) in self.verdicts() {
-            let mark = if verdict.holds { "✓" } else { "✗" };
+            let mark = match verdict.state {
+                State::Holds => "✓",
+                State::Unknown => "?",
+                State::Violated => "✗",
+            };
             let name = if zh { zh_name } else { en };
             let _ = writeln!(out, "{mark} {name}: {}", verdict.words(lang));
             for v in &verdict.violations {
@@ -49,6 +53,19 @@ impl CheckReport {
                     writeln!(out, "    …另有 {more} 处")
                 } else {
                     writeln!(out, "    … and {more} more")
+                };
+            }
+            for u in &verdict.unknown {
+                let _ = writeln!(out, "    ? {}", u.words(lang));
+            }
+            let more = verdict
+                .unknown_count
+                .saturating_sub(verdict.unknown.len() as u64);
+            if more > 0 {
+                let _ = if zh {
+                    writeln!(out, "    ? …另有 {more} 处无法判定")
+                } else {
+                    writeln!(out, "    ? … and {more} more undecided")
                 };
             }
             for l in &verdict.listed {
@@ -72,23 +89,27 @@ impl CheckReport {
         let _ = if zh {
             writeln!(
                 out,
-                "数字：重叠 {} · 超卖 {} · 丢失更新 {lost} · 拒绝的过期写入 {} · 丢失的确认 {} · 不确定 {} 已核对 / {} 未核对 · 未结束的临界区 {}",
-                c.overlaps, c.oversold, c.stale_refused, c.acknowledged_lost,
+                "数字：重叠 {} · fence 挡住的失效 {} · 超卖 {} · 丢失更新 {lost} · 拒绝的过期写入 {} · 丢失的确认 {} · 不确定 {} 已核对 / {} 未核对 · 未结束的临界区 {}",
+                c.overlaps, c.lapses, c.oversold, c.stale_refused, c.acknowledged_lost,
                 c.indeterminate_settled, c.indeterminate_unsettled, c.open_sections
             )
         } else {
             writeln!(
                 out,
-                "figures: overlaps {} · oversold {} · lost updates {lost} · stale refused {} · acknowledged lost {} · indeterminate {} settled / {} unsettled · open sections {}",
-                c.overlaps, c.oversold, c.stale_refused, c.acknowledged_lost,
+                "figures: overlaps {} · lapses the fence contained {} · oversold {} · lost updates {lost} · stale refused {} · acknowledged lost {} · indeterminate {} settled / {} unsettled · open sections {}",
+                c.overlaps, c.lapses, c.oversold, c.stale_refused, c.acknowledged_lost,
                 c.indeterminate_settled, c.indeterminate_unsettled, c.open_sections
             )
         };
-        let _ = match (self.ok, zh) {
-            (true, false) => writeln!(out, "all four hold"),
-            (true, true) => writeln!(out, "四项全部成立"),
-            (false, false) => writeln!(out, "VIOLATED"),
-            (false, true) => writeln!(out, "有违反"),
+        let _ = match (self.state, zh) {
+            (State::Holds, false) => writeln!(out, "all four hold"),
+            (State::Holds, true) => writeln!(out, "四项全部成立"),
+            (State::Unknown, false) => {
+                writeln!(out, "UNKNOWN: nothing violated, something undecided")
+            }
+            (State::Unknown, true) => writeln!(out, "无法判定：没有违反，但有未决之处"),
+            (State::Violated, false) => writeln!(out, "VIOLATED"),
+            (State::Violated, true) => writeln!(out, "有违反"),
         };
         out
     }

@@ -1,19 +1,35 @@
-//! The stock as a decrement-if-enough counter, linearizable: checked in n log n because every
-//! acknowledged sale names its units (a 200's `stock_left` is the stock it left, so it took
-//! `stock_left+1 ..= stock_left+qty`).
+//! The stock as a decrement-if-enough counter, linearizable, checked exactly in n log n.
 //!
-//! - every acknowledged sale took units of its own, none below zero, none above the initial;
-//! - real time respected: a sale called after another returned took lower units;
-//! - a sold-out (409) only when the stock was short: no sale for as much called after it;
-//! - timeouts (status 0) and 5xx are indeterminate, settled against the ledger (Jepsen's
-//!   `:info`): a ledger entry says it sold (its unit then counts), none says it did not —
-//!   unless the sections are cut, when it stays unsettled;
-//! - the ledger beyond the initial stock is oversold; the final stock against it, lost updates.
+//! Every acknowledged sale names the stock it left (a 200's `stock_left`: it took units
+//! `stock_left+1 ..= stock_left+qty`), and a sale the ledger settled names it by the stock its
+//! section wrote, so the sales have one order: from the highest unit down. A counter's
+//! history is linearizable exactly when, walked in that order from the initial stock,
+//!
+//! - each sale takes the units right below the last (none twice, none skipped), none above
+//!   the initial stock, none below zero;
+//! - a sale that returned before another was called comes first (real time);
+//! - each sold-out answer (a 409 naming the stock it saw) has a moment in its call where the
+//!   stock could already be short: each sale is placed as early as it may (at its call, never
+//!   before the sale ahead of it), and the first that leaves the stock short must be placed
+//!   by the time the 409 was answered. Placing every sale as early as it may is the schedule
+//!   that suits every 409 at once, so this is exact, not a heuristic;
+//! - a 409 whose order is in the ledger sold after all (a phantom sale).
+//!
+//! A timeout or a 5xx is indeterminate, as Jepsen's `:info`: it took units if the ledger has
+//! its sale (placed no earlier than its call, never holding up another), else none. What
+//! the history does not hold (requests or sections cut, a call the ledger could not settle,
+//! a 200 with no unit) makes a finding that depends on it unknown, never violated.
+//!
+//! Units are counted in `i128`: a `stock_left` near `i64::MAX` plus its quantity cannot wrap.
 
-use super::findings::{Finding, Firsts, Kind, Ledger, Op, Verdict};
-use super::format::{Outcome, Request, Section};
+use std::cmp::Reverse;
+
+use super::chain;
+use super::findings::{Finding, Firsts, Kind, Op, Verdict};
+use super::format::{Request, Section};
+use super::ledger::Ledger;
 use super::parse::History;
-use super::words::{request, secs, section, units, value};
+use super::words::{request, units_of};
 
 /// The figures this verdict yields.
 #[derive(Debug, Default)]
@@ -24,353 +40,450 @@ pub struct Figures {
     pub unsettled: u64,
 }
 
-/// A unit range taken: by an acknowledged request, or by a settled indeterminate one (whose
-/// units its section wrote).
-#[derive(Clone, Copy)]
-struct Taken {
-    left: i64,
-    qty: i64,
-    request: usize,
+/// Who a sale is: a request (answered, or settled by the ledger), or a sale in the ledger no
+/// recorded request asked for.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Who {
+    Request(usize),
+    Section(usize),
 }
 
-enum Raw {
-    Twice(usize, usize),
-    Below(usize),
-    Above(usize),
-    Order(usize, usize),
-    SoldOut(usize, usize),
-    Oversold(usize, u64),
-    Lost(Option<(usize, usize)>, i64),
+/// A sale in the walk: the units `left+1 ..= top`, its call (`i64::MIN`: not known), its
+/// return when it was acknowledged (an indeterminate one holds no other back).
+#[derive(Clone, Copy)]
+struct Step {
+    top: i128,
+    left: i128,
+    call: i64,
+    ret: Option<i64>,
+    who: Who,
+}
+
+pub(crate) enum Raw {
+    Twice(Who, Who),
+    Below(Who),
+    Above(Who),
+    Skipped(Option<Who>, Who),
+    Order(usize, Who),
+    TooEarly(usize, Who),
+    WithStock(usize),
+    Phantom(usize, usize),
+}
+
+fn qty(r: &Request) -> i128 {
+    i128::from(r.qty.max(1))
 }
 
 pub fn check(history: &History, ledger: &Ledger, origin: i64) -> (Verdict, Figures) {
-    let requests = &history.requests;
-    let initial = history.run.stock;
+    let (requests, sections) = (&history.requests, &history.sections);
+    let initial = i128::from(history.run.stock);
     let mut raw: Firsts<Raw> = Firsts::new();
-    let mut listed: Firsts<(Kind, usize)> = Firsts::new();
+    // Findings that would be violations were the history whole: unknown instead.
+    let mut unsure: Firsts<Raw> = Firsts::new();
+    let mut unknown: Firsts<(Kind, usize)> = Firsts::new();
+    let mut listed: Firsts<usize> = Firsts::new();
     let mut figures = Figures::default();
 
-    let mut taken: Vec<Taken> = Vec::new();
+    let wrote = |s: usize| sections[s].wrote.map(i128::from);
+    let mut steps: Vec<Step> = Vec::new();
+    let mut sold_outs: Vec<usize> = Vec::new();
     for (i, r) in requests.iter().enumerate() {
-        let qty = i64::from(r.qty.max(1));
-        if r.status == 200 {
-            match r.stock_left {
-                Some(left) => {
-                    taken.push(Taken {
-                        left,
-                        qty,
-                        request: i,
-                    });
-                    if left < 0 {
-                        raw.push(r.return_us, Raw::Below(i));
-                    } else if left + qty > initial {
-                        raw.push(r.return_us, Raw::Above(i));
-                    }
-                }
-                None => listed.push(r.return_us, (Kind::NoUnit, i)),
-            }
-        } else if r.status == 0 || r.status >= 500 {
-            match ledger.find(r) {
+        let settled = ledger.of_request[i];
+        let step = |left: i128, ret: Option<i64>| Step {
+            top: left + qty(r),
+            left,
+            call: r.call_us,
+            ret,
+            who: Who::Request(i),
+        };
+        match r.status {
+            200 => match r
+                .stock_left
+                .map(i128::from)
+                .or_else(|| settled.and_then(wrote))
+            {
+                Some(left) => steps.push(step(left, Some(r.return_us))),
+                None => unknown.push(r.return_us, (Kind::NoUnit, i)),
+            },
+            0 | 500.. => match settled {
                 Some(s) => {
                     figures.settled += 1;
-                    if let Some(left) = history.sections[s].wrote {
-                        taken.push(Taken {
-                            left,
-                            qty,
-                            request: i,
-                        });
+                    match wrote(s) {
+                        Some(left) => steps.push(step(left, None)),
+                        None => unknown.push(r.call_us, (Kind::NoUnit, i)),
                     }
                 }
-                None if ledger.incomplete => {
+                None if ledger.sections_cut => {
                     figures.unsettled += 1;
-                    listed.push(r.call_us, (Kind::Unsettled, i));
+                    unknown.push(r.call_us, (Kind::Unsettled, i));
                 }
                 None => figures.settled += 1,
+            },
+            409 => {
+                if let Some(s) = settled {
+                    // Matched by buyer while requests are cut, the sale may be another call's.
+                    let sure = ledger.by_order[i] || !ledger.requests_cut;
+                    let to = if sure { &mut raw } else { &mut unsure };
+                    to.push(r.return_us, Raw::Phantom(i, s));
+                    if let Some(left) = wrote(s) {
+                        steps.push(step(left, None));
+                    }
+                }
+                if r.stock_left.is_some() {
+                    sold_outs.push(i);
+                }
             }
+            _ => {}
         }
     }
-
-    // Units of their own: sorted by the lowest unit, each range must start above every range
-    // below it.
-    taken.sort_unstable_by_key(|t| (t.left, requests[t.request].call_us, t.request));
-    let mut top: Option<Taken> = None;
-    for t in &taken {
-        if let Some(prev) = top {
-            if t.left < prev.left + prev.qty {
-                let (a, b) = (prev.request, t.request);
-                let at = requests[a].return_us.max(requests[b].return_us);
-                raw.push(at, Raw::Twice(a, b));
-            }
+    for (s, section) in sections.iter().enumerate() {
+        if section.outcome != super::format::Outcome::Sold || ledger.request_of[s].is_some() {
+            continue;
         }
-        if top.is_none_or(|p| t.left + t.qty > p.left + p.qty) {
-            top = Some(*t);
+        if !ledger.requests_cut {
+            listed.push(section.exit_us.unwrap_or(section.enter_us), s);
         }
-    }
-
-    // Real time: acknowledged sales by return, the lowest unit taken so far; a sale called
-    // after those returned must take units below it.
-    let oks: Vec<usize> = (0..requests.len())
-        .filter(|&i| requests[i].status == 200 && requests[i].stock_left.is_some())
-        .collect();
-    let mut by_return = oks.clone();
-    by_return.sort_unstable_by_key(|&i| requests[i].return_us);
-    let returns: Vec<i64> = by_return.iter().map(|&i| requests[i].return_us).collect();
-    let mut lowest: Vec<usize> = Vec::with_capacity(by_return.len());
-    for &i in &by_return {
-        let keep = match lowest.last() {
-            Some(&l) if requests[l].stock_left <= requests[i].stock_left => l,
-            _ => i,
-        };
-        lowest.push(keep);
-    }
-    // Sold-outs by return, the smallest quantity refused so far.
-    let mut sold_outs: Vec<usize> = (0..requests.len())
-        .filter(|&i| requests[i].status == 409)
-        .collect();
-    sold_outs.sort_unstable_by_key(|&i| requests[i].return_us);
-    let so_returns: Vec<i64> = sold_outs.iter().map(|&i| requests[i].return_us).collect();
-    let mut smallest: Vec<usize> = Vec::with_capacity(sold_outs.len());
-    for &i in &sold_outs {
-        let keep = match smallest.last() {
-            Some(&s) if requests[s].qty <= requests[i].qty => s,
-            _ => i,
-        };
-        smallest.push(keep);
-    }
-    for &b in &oks {
-        let rb = &requests[b];
-        let left = rb.stock_left.unwrap_or(0);
-        let top_b = left + i64::from(rb.qty.max(1));
-        let before = returns.partition_point(|&t| t < rb.call_us);
-        if before > 0 {
-            let a = lowest[before - 1];
-            let la = requests[a].stock_left.unwrap_or(0);
-            // Meeting ranges are a unit sold twice, said above.
-            if la < top_b && la + i64::from(requests[a].qty.max(1)) <= left {
-                raw.push(rb.call_us, Raw::Order(a, b));
-            }
-        }
-        let before = so_returns.partition_point(|&t| t < rb.call_us);
-        if before > 0 {
-            let x = smallest[before - 1];
-            if top_b >= i64::from(requests[x].qty.max(1)) {
-                raw.push(rb.call_us, Raw::SoldOut(x, b));
-            }
-        }
-    }
-
-    // The ledger against the initial and the final stock.
-    let sections = &history.sections;
-    let mut sold: Vec<usize> = (0..sections.len())
-        .filter(|&i| sections[i].outcome == Outcome::Sold)
-        .collect();
-    sold.sort_unstable_by_key(|&i| (sections[i].exit_us.unwrap_or(i64::MAX), i));
-    let items: i64 = sold
-        .iter()
-        .map(|&i| i64::from(sections[i].qty.unwrap_or(1).max(1)))
-        .sum();
-    if items > initial {
-        figures.oversold = (items - initial) as u64;
-        // The sale that took the first item beyond the initial stock, in commit order.
-        let mut running = 0;
-        if let Some(&first) = sold.iter().find(|&&i| {
-            running += i64::from(sections[i].qty.unwrap_or(1).max(1));
-            running > initial
-        }) {
-            let at = sections[first].exit_us.unwrap_or(sections[first].enter_us);
-            raw.push(at, Raw::Oversold(first, figures.oversold));
-        }
-    }
-    if let Some(end) = history
-        .end
-        .as_ref()
-        .and_then(|e| e.stock.map(|s| (e.at_us, s)))
-    {
-        let lost = items - (initial - end.1);
-        figures.lost_updates = Some(lost);
-        if lost != 0 {
-            // The first sold section whose read did not see the sale committed before it.
-            let pair = sold.windows(2).find_map(|w| {
-                let (p, n) = (&sections[w[0]], &sections[w[1]]);
-                (p.wrote.is_some() && n.read.is_some() && n.read != p.wrote).then_some((w[0], w[1]))
+        if let Some(left) = wrote(s) {
+            let q = i128::from(section.qty.unwrap_or(1).max(1));
+            steps.push(Step {
+                top: left + q,
+                left,
+                call: i64::MIN,
+                ret: None,
+                who: Who::Section(s),
             });
-            let at = pair.map_or(end.0, |(_, n)| sections[n].enter_us);
-            raw.push(at, Raw::Lost(pair, lost));
+        }
+    }
+    let at_of = |who: Who| match who {
+        Who::Request(i) => requests[i].ret_or_call(),
+        Who::Section(s) => sections[s].exit_us.unwrap_or(sections[s].enter_us),
+    };
+    // Something the walk cannot see may have taken units: gaps and 409s are then unknown.
+    let hidden = ledger.requests_cut || unknown.count > 0;
+
+    // The walk, from the highest unit down.
+    steps.sort_unstable_by_key(|t| (Reverse(t.top), Reverse(t.left), t.call, t.who));
+    let mut expected = initial;
+    let mut holder: Option<Who> = None;
+    // Along the walk: the lowest stock reached, and the earliest it could have been reached.
+    let mut lowest: Vec<i128> = Vec::with_capacity(steps.len());
+    let mut earliest: Vec<i64> = Vec::with_capacity(steps.len());
+    for t in &steps {
+        let at = at_of(t.who);
+        if t.top > initial {
+            raw.push(at, Raw::Above(t.who));
+        }
+        if t.top > expected {
+            if let Some(h) = holder {
+                raw.push(at.max(at_of(h)), Raw::Twice(h, t.who));
+            }
+        } else if t.top < expected {
+            let to = if hidden { &mut unsure } else { &mut raw };
+            to.push(at, Raw::Skipped(holder, t.who));
+        }
+        if t.left < 0 {
+            raw.push(at, Raw::Below(t.who));
+        }
+        if t.left < expected {
+            expected = t.left;
+            holder = Some(t.who);
+        }
+        lowest.push(expected);
+        earliest.push(earliest.last().map_or(t.call, |&e: &i64| e.max(t.call)));
+    }
+
+    // Real time: acknowledged sales by return, the lowest-unit one so far; a sale called
+    // after it returned must take units below it.
+    let mut by_return: Vec<usize> = (0..steps.len())
+        .filter(|&k| steps[k].ret.is_some())
+        .collect();
+    by_return.sort_unstable_by_key(|&k| steps[k].ret);
+    let returns: Vec<i64> = by_return.iter().filter_map(|&k| steps[k].ret).collect();
+    let mut lowest_returned: Vec<usize> = Vec::with_capacity(by_return.len());
+    for &k in &by_return {
+        let keep = match lowest_returned.last() {
+            Some(&l) if steps[l].left <= steps[k].left => l,
+            _ => k,
+        };
+        lowest_returned.push(keep);
+    }
+    for b in &steps {
+        let before = returns.partition_point(|&t| t < b.call);
+        if before > 0 {
+            let a = &steps[lowest_returned[before - 1]];
+            // Ranges that meet are a unit sold twice, said in the walk.
+            if a.top <= b.left {
+                if let Who::Request(ai) = a.who {
+                    raw.push(b.call, Raw::Order(ai, b.who));
+                }
+            }
         }
     }
 
-    let count = raw.count;
-    let violations = raw
-        .into_firsts()
-        .into_iter()
-        .map(|(at, r)| words(history, r, at, origin))
-        .collect();
-    let listed_count = listed.count;
-    let listed = listed
-        .into_firsts()
-        .into_iter()
-        .map(|(at, (kind, i))| {
-            let (en, zh) = request(&requests[i], origin);
-            let (en, zh) = if kind == Kind::NoUnit {
-                (
-                    format!("{en} was acknowledged but named no unit (no stock_left)"),
-                    format!("{zh}已确认，但未指明单位（没有 stock_left）"),
-                )
-            } else {
-                (
-                    format!(
-                        "{en} got no answer, and the ledger is cut: it may or may not have sold"
-                    ),
-                    format!("{zh}没有得到回答，而账本不完整：可能卖出，也可能没有"),
-                )
-            };
-            Finding {
-                kind,
-                at_us: at,
-                ops: vec![Op::Request(requests[i].clone())],
-                en,
-                zh,
+    // Sold-outs: the first sale that left the stock short of the 409's quantity must be
+    // placeable by the 409's answer.
+    for x in sold_outs {
+        let r = &requests[x];
+        if initial < qty(r) {
+            continue;
+        }
+        let k = lowest.partition_point(|&m| m >= qty(r));
+        let to = if hidden { &mut unsure } else { &mut raw };
+        match steps.get(k) {
+            None => to.push(r.return_us, Raw::WithStock(x)),
+            Some(t) if earliest[k] > r.return_us => {
+                to.push(r.return_us.max(earliest[k]), Raw::TooEarly(x, t.who))
             }
-        })
-        .collect();
-    let holds = count == 0;
-    let (en, zh) = if holds {
-        (
-            format!(
-                "every acknowledged sale took units of its own, in real-time order ({} sales, {} indeterminate settled)",
-                oks.len(),
-                figures.settled
-            ),
-            format!(
-                "每个已确认的销售都拿到自己的单位，且符合实时顺序（{} 笔，{} 笔不确定的已核对）",
-                oks.len(),
-                figures.settled
-            ),
-        )
-    } else {
+            Some(_) => {}
+        }
+    }
+
+    // The ledger against the initial and the final stock, and the sections' read → write
+    // chain.
+    let chained = chain::check(history, ledger, origin);
+    figures.oversold = chained.oversold;
+    figures.lost_updates = chained.lost_updates;
+
+    let ok_sales = requests.iter().filter(|r| r.status == 200).count();
+    let (count, mut violations) = raw.said(|at, r| words(history, r, at, origin));
+    let count = count + chained.count;
+    violations.extend(chained.violations);
+    violations.sort_by_key(|f| f.at_us);
+    violations.truncate(super::findings::DETAIL);
+
+    let hidden_words = |at, r| {
+        let mut f = words(history, r, at, origin);
+        f.kind = Kind::Hidden;
+        f.en += " — unless a sale the history does not hold explains it";
+        f.zh += "——除非历史未记录的某笔销售能解释它";
+        f
+    };
+    let (unsure_count, mut undecided) = unsure.said(hidden_words);
+    let (unknown_count, more) =
+        unknown.said(|at, (kind, i)| unknown_words(history, kind, i, at, origin));
+    undecided.extend(more);
+    undecided.extend(chained.unknown);
+    undecided.sort_by_key(|f| f.at_us);
+    undecided.truncate(super::findings::DETAIL);
+    let undecided_count = unsure_count + unknown_count + chained.unknown_count;
+
+    let listed = listed.said(|at, s| {
+        let section = &sections[s];
+        let order = section.order_id.as_deref().unwrap_or("?");
+        Finding {
+            kind: Kind::Orphan,
+            at_us: at,
+            ops: vec![Op::Section(section.clone())],
+            en: format!("the ledger's order {order} answers no recorded request"),
+            zh: format!("账本中的订单 {order} 没有对应的已记录请求"),
+        }
+    });
+    let sentence = if count > 0 {
         (
             format!("{count} violations of a decrement-if-enough counter"),
             format!("{count} 处违反「够才扣减」计数器"),
         )
+    } else if undecided_count > 0 {
+        (
+            format!("no violation seen, but {undecided_count} things the history cannot settle"),
+            format!("未见违反，但有 {undecided_count} 处历史无法判定"),
+        )
+    } else {
+        (
+            format!(
+                "every sale took the units right below the last, in real-time order, sold out only when short ({ok_sales} acknowledged, {} indeterminate settled)",
+                figures.settled
+            ),
+            format!(
+                "每笔销售都紧接着上一笔取走单位，符合实时顺序，只在不够时售罄（{ok_sales} 笔已确认，{} 笔不确定的已核对）",
+                figures.settled
+            ),
+        )
     };
-    let verdict = Verdict {
-        holds,
-        count,
-        violations,
-        listed_count,
+    let verdict = Verdict::of(
+        (count, violations),
+        (undecided_count, undecided),
         listed,
-        en,
-        zh,
-    };
+        sentence,
+    );
     (verdict, figures)
 }
 
-fn req(r: &Request) -> Op {
-    Op::Request(r.clone())
+trait RetOrCall {
+    fn ret_or_call(&self) -> i64;
 }
 
-fn sec(s: &Section) -> Op {
-    Op::Section(s.clone())
+impl RetOrCall for Request {
+    /// When a request's answer is said to have happened: its return, or for one never
+    /// answered, its call.
+    fn ret_or_call(&self) -> i64 {
+        if self.status == 0 {
+            self.call_us
+        } else {
+            self.return_us
+        }
+    }
+}
+
+fn unknown_words(history: &History, kind: Kind, i: usize, at: i64, origin: i64) -> Finding {
+    let r = &history.requests[i];
+    let (en, zh) = request(r, origin);
+    let (en, zh) = if kind == Kind::NoUnit {
+        (
+            format!("{en} sold, but neither its answer nor the ledger names the units it took"),
+            format!("{zh}已成交，但回答和账本都没有指明它拿走的单位"),
+        )
+    } else {
+        (
+            format!("{en} got no answer, and the ledger is cut: it may or may not have sold"),
+            format!("{zh}没有得到回答，而账本不完整：可能卖出，也可能没有"),
+        )
+    };
+    Finding {
+        kind,
+        at_us: at,
+        ops: vec![Op::Request(r.clone())],
+        en,
+        zh,
+    }
+}
+
+fn op(history: &History, who: Who) -> Op {
+    match who {
+        Who::Request(i) => Op::Request(history.requests[i].clone()),
+        Who::Section(s) => Op::Section(history.sections[s].clone()),
+    }
+}
+
+/// A sale in a sentence: its request, or the ledger's order no request asked for.
+fn named(history: &History, who: Who, origin: i64) -> (String, String) {
+    match who {
+        Who::Request(i) => request(&history.requests[i], origin),
+        Who::Section(s) => {
+            let order = history.sections[s].order_id.as_deref().unwrap_or("?");
+            (
+                format!("the ledger's order {order}"),
+                format!("账本中的订单 {order}"),
+            )
+        }
+    }
+}
+
+/// The units a sale took, in words.
+fn took(history: &History, who: Who) -> (String, String) {
+    match who {
+        Who::Request(i) => {
+            let r = &history.requests[i];
+            units_of(r.stock_left.or_else(|| sold_wrote(history, r)), r.qty)
+        }
+        Who::Section(s) => {
+            let section: &Section = &history.sections[s];
+            units_of(section.wrote, section.qty.unwrap_or(1))
+        }
+    }
+}
+
+fn sold_wrote(history: &History, r: &Request) -> Option<i64> {
+    let order = r.order_id.as_deref()?;
+    history
+        .sections
+        .iter()
+        .find(|s| s.order_id.as_deref() == Some(order))
+        .and_then(|s| s.wrote)
 }
 
 fn words(history: &History, raw: Raw, at: i64, origin: i64) -> Finding {
     let rq = &history.requests;
-    let sc = &history.sections;
     let initial = history.run.stock;
     let (kind, ops, en, zh) = match raw {
         Raw::Twice(a, b) => {
-            let ((a_en, a_zh), (b_en, b_zh)) = (request(&rq[a], origin), request(&rq[b], origin));
-            let (u_en, u_zh) = units(&rq[b]);
+            let ((a_en, a_zh), (b_en, b_zh)) =
+                (named(history, a, origin), named(history, b, origin));
+            let (u_en, u_zh) = took(history, b);
             (
                 Kind::UnitSoldTwice,
-                vec![req(&rq[a]), req(&rq[b])],
+                vec![op(history, a), op(history, b)],
                 format!("{u_en} was sold twice: to {a_en} and to {b_en}"),
                 format!("{u_zh}被卖了两次：卖给 {a_zh} 和 {b_zh}"),
             )
         }
-        Raw::Below(i) => {
-            let (r_en, r_zh) = request(&rq[i], origin);
+        Raw::Below(w) => {
+            let (w_en, w_zh) = named(history, w, origin);
             (
                 Kind::BelowZero,
-                vec![req(&rq[i])],
-                format!("{r_en} left the stock below zero"),
-                format!("{r_zh}让库存低于零"),
+                vec![op(history, w)],
+                format!("{w_en} left the stock below zero"),
+                format!("{w_zh}让库存低于零"),
             )
         }
-        Raw::Above(i) => {
-            let (r_en, r_zh) = request(&rq[i], origin);
+        Raw::Above(w) => {
+            let (w_en, w_zh) = named(history, w, origin);
             (
                 Kind::AboveInitial,
-                vec![req(&rq[i])],
-                format!("{r_en} names a unit the initial stock of {initial} never had"),
-                format!("{r_zh}指明的单位超出初始库存 {initial}"),
+                vec![op(history, w)],
+                format!("{w_en} names a unit the initial stock of {initial} never had"),
+                format!("{w_zh}指明的单位超出初始库存 {initial}"),
+            )
+        }
+        Raw::Skipped(above, w) => {
+            let (w_en, w_zh) = named(history, w, origin);
+            let (after_en, after_zh) = match above {
+                Some(a) => {
+                    let (a_en, a_zh) = named(history, a, origin);
+                    (format!("after {a_en}"), format!("在 {a_zh}之后"))
+                }
+                None => (
+                    format!("from the initial stock of {initial}"),
+                    format!("从初始库存 {initial} 起"),
+                ),
+            };
+            let mut ops = vec![op(history, w)];
+            if let Some(a) = above {
+                ops.insert(0, op(history, a));
+            }
+            (
+                Kind::UnitsSkipped,
+                ops,
+                format!("{w_en} is the next sale {after_en}, yet units between them were taken by no sale: the stock went down without one"),
+                format!("{w_zh}是{after_zh}的下一笔销售，但两者之间的单位没有任何销售拿走：库存无故减少"),
             )
         }
         Raw::Order(a, b) => {
-            let ((a_en, a_zh), (b_en, b_zh)) = (request(&rq[a], origin), request(&rq[b], origin));
+            let ((a_en, a_zh), (b_en, b_zh)) = (request(&rq[a], origin), named(history, b, origin));
             (
                 Kind::RealTimeOrder,
-                vec![req(&rq[a]), req(&rq[b])],
+                vec![Op::Request(rq[a].clone()), op(history, b)],
                 format!("{b_en} was called after {a_en} returned, yet took a higher unit: no order of the sales explains both"),
                 format!("{b_zh}在 {a_zh}返回之后才调用，却拿到更高的单位：没有任何顺序能同时解释两者"),
             )
         }
-        Raw::SoldOut(x, b) => {
-            let ((x_en, x_zh), (b_en, b_zh)) = (request(&rq[x], origin), request(&rq[b], origin));
+        Raw::TooEarly(x, b) => {
+            let ((x_en, x_zh), (b_en, b_zh)) = (request(&rq[x], origin), named(history, b, origin));
             (
                 Kind::SoldOutTooEarly,
-                vec![req(&rq[x]), req(&rq[b])],
-                format!("{x_en} was told sold out, yet {b_en}, called after that answer, was sold: the stock was not short"),
-                format!("{x_zh}被告知售罄，但之后调用的 {b_zh}却成交了：库存其实并不短缺"),
+                vec![Op::Request(rq[x].clone()), op(history, b)],
+                format!("{x_en} was told sold out, yet the sale that left the stock short, {b_en}, was called only after that answer: units remained when it was given"),
+                format!("{x_zh}被告知售罄，但让库存不足的那笔销售 {b_zh}在这个回答之后才调用：回答时库存其实还有"),
             )
         }
-        Raw::Oversold(s, n) => {
-            let (s_en, s_zh) = section("the sale", &sc[s]);
+        Raw::WithStock(x) => {
+            let (x_en, x_zh) = request(&rq[x], origin);
             (
-                Kind::Oversold,
-                vec![sec(&sc[s])],
-                format!("the ledger holds {n} items beyond the initial stock of {initial}; {s_en} at {} was the first beyond it", secs(at, origin)),
-                format!("账本比初始库存 {initial} 多卖了 {n} 件；{s_zh}在 {} 是第一笔超卖", secs(at, origin)),
+                Kind::SoldOutWithStock,
+                vec![Op::Request(rq[x].clone())],
+                format!("{x_en} was told sold out, yet no sale ever left the stock short of {}: units remained", rq[x].qty.max(1)),
+                format!("{x_zh}被告知售罄，但没有任何销售让库存少于 {}：库存其实还有", rq[x].qty.max(1)),
             )
         }
-        Raw::Lost(pair, n) => {
-            let head_en = if n > 0 {
-                format!("{n} sales are in the ledger but not off the stock (lost updates)")
-            } else {
-                format!("the stock went down by {} more than the ledger sold", -n)
-            };
-            let head_zh = if n > 0 {
-                format!("{n} 笔销售在账本里，却没从库存中扣掉（丢失更新）")
-            } else {
-                format!("库存比账本多扣了 {}", -n)
-            };
-            match pair {
-                Some((p, q)) => {
-                    let ((p_en, p_zh), (q_en, q_zh)) = (section("A", &sc[p]), section("B", &sc[q]));
-                    let (w, r) = (value(sc[p].wrote), value(sc[q].read));
-                    let (p_at, q_at) = (
-                        secs(sc[p].exit_us.unwrap_or(sc[p].enter_us), origin),
-                        secs(sc[q].exit_us.unwrap_or(sc[q].enter_us), origin),
-                    );
-                    let qw = value(sc[q].wrote);
-                    (
-                        if n > 0 { Kind::LostUpdates } else { Kind::StockDrift },
-                        vec![sec(&sc[p]), sec(&sc[q])],
-                        format!("{head_en}: the first, {q_en} read {r} at {} and wrote {qw} at {q_at}, over the {w} {p_en} had written at {p_at}: A's sale never came off the stock", secs(at, origin)),
-                        format!("{head_zh}：第一处是 {q_zh}在 {} 读到 {r}，在 {q_at} 写入 {qw}，覆盖了 {p_zh}在 {p_at} 写入的 {w}：A 的销售没有从库存扣掉", secs(at, origin)),
-                    )
-                }
-                None => (
-                    if n > 0 {
-                        Kind::LostUpdates
-                    } else {
-                        Kind::StockDrift
-                    },
-                    vec![],
-                    head_en,
-                    head_zh,
-                ),
-            }
+        Raw::Phantom(x, s) => {
+            let (x_en, x_zh) = request(&rq[x], origin);
+            let order = history.sections[s].order_id.as_deref().unwrap_or("?");
+            (
+                Kind::PhantomSale,
+                vec![Op::Request(rq[x].clone()), Op::Section(history.sections[s].clone())],
+                format!("{x_en} was told 409, yet its order {order} is in the ledger: a sale it was told did not happen"),
+                format!("{x_zh}收到 409，但它的订单 {order} 在账本里：被告知没有发生的销售其实发生了"),
+            )
         }
     };
     Finding {

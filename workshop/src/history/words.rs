@@ -5,7 +5,11 @@ use super::format::{Request, Section};
 
 /// `us` as seconds after `origin`: `12.064 s`.
 pub fn secs(us: i64, origin: i64) -> String {
-    format!("{:.3} s", (us - origin) as f64 / 1e6)
+    // In i128: two times far apart (a hand-made file) do not wrap.
+    format!(
+        "{:.3} s",
+        (i128::from(us) - i128::from(origin)) as f64 / 1e6
+    )
 }
 
 /// A section in a sentence: `A (app1, fence 7)`, `A（app1，fence 7）`.
@@ -40,20 +44,26 @@ pub fn request(r: &Request, origin: i64) -> (String, String) {
     )
 }
 
-/// The units a 200 took, in words: `unit 99`, `units 97–99`.
-pub fn units(r: &Request) -> (String, String) {
-    let Some(left) = r.stock_left else {
+/// The units a sale that left `left` of `qty` took, in words (in `i128`: a `left` near
+/// `i64::MAX` does not wrap).
+pub fn units_of(left: Option<i64>, qty: u32) -> (String, String) {
+    let Some(left) = left.map(i128::from) else {
         return ("no unit".into(), "未指明单位".into());
     };
-    if r.qty <= 1 {
+    if qty <= 1 {
         (format!("unit {}", left + 1), format!("第 {} 件", left + 1))
     } else {
-        let top = left + i64::from(r.qty);
+        let top = left + i128::from(qty);
         (
             format!("units {}–{top}", left + 1),
             format!("第 {}–{top} 件", left + 1),
         )
     }
+}
+
+/// An optional fence in words (`?` when none was recorded), as the unsigned number it is.
+pub fn fence(f: Option<u64>) -> String {
+    f.map_or_else(|| "?".to_string(), |f| f.to_string())
 }
 
 /// A fault kind as what it did to its target: `frozen`, `paused`.
