@@ -27,7 +27,7 @@ fn a_violation_exits_1_and_names_the_pair() {
     let file = sample("lua-release-slow-business.jsonl");
     let (code, out, err) = loadtest(&["check", file.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("✗ mutual exclusion: 1 pairs"), "{out}");
+    assert!(out.contains("✗ mutual exclusion: 1 section came in while a holder was still inside (1 overlapping pair of closed sections)"), "{out}");
     assert!(
         out.contains("B (app2) was granted at 0.106 s while A (app1) was still inside (0.010 s → 0.170 s); A's lease ran out at 0.105 s; A was still working"),
         "{out}"
@@ -89,7 +89,7 @@ fn a_clean_history_exits_0() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("all four hold"), "{out}");
     assert!(
-        out.contains("3 accepted writes, their fences rising"),
+        out.contains("3 accepted writes, none below a fence already let in"),
         "{out}"
     );
 }

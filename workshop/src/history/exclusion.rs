@@ -272,7 +272,11 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
 
     let sentence = if count > 0 {
         (
-            format!("{count} sections came in while a holder was still inside ({overlaps} overlapping pairs of closed sections)"),
+            format!(
+                "{count} {} in while a holder was still inside ({overlaps} overlapping {} of closed sections)",
+                if count == 1 { "section came" } else { "sections came" },
+                if overlaps == 1 { "pair" } else { "pairs" },
+            ),
             format!("{count} 个临界区在持有者仍在其中时进入（已结束的临界区中有 {overlaps} 对重叠）"),
         )
     } else if unknown_count > 0 {
