@@ -11,7 +11,7 @@
 # The same as `docker compose --profile P up --build --wait`, plus the checks, and it also
 # runs on Compose v1.29 (`docker-compose`, which has no --wait). Environment as for compose:
 # ADMIN_TOKEN (required), OVERSELL_BIND, OVERSELL_PORT (default 8080), LOCK_TIER, CLASS,
-# PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always), and LOCK_STORE, LOCK_CLUSTER,
+# PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always, written), and LOCK_STORE, LOCK_CLUSTER,
 # ZOOKEEPER and POSTGRES (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
 # UP_DEADLINE: seconds to wait for health (default 300: the first build compiles oversell).
 set -euo pipefail
@@ -123,7 +123,8 @@ case "$verb" in
       none) export LOCK_SAVE="" LOCK_APPENDONLY=no LOCK_APPENDFSYNC=everysec ;;
       rdb) export LOCK_SAVE="900 1 300 10 60 10000" LOCK_APPENDONLY=no LOCK_APPENDFSYNC=everysec ;;
       everysec | always) export LOCK_SAVE="" LOCK_APPENDONLY=yes LOCK_APPENDFSYNC="$LOCK_PERSISTENCE" ;;
-      *) fail "LOCK_PERSISTENCE is '$LOCK_PERSISTENCE': one of none, rdb, everysec, always" ;;
+      written) export LOCK_SAVE="" LOCK_APPENDONLY=yes LOCK_APPENDFSYNC=no ;;
+      *) fail "LOCK_PERSISTENCE is '$LOCK_PERSISTENCE': one of none, rdb, everysec, always, written" ;;
     esac
     [ -n "${ADMIN_TOKEN:-}" ] || fail "ADMIN_TOKEN is not set: ADMIN_TOKEN=my-secret deploy/compose.sh up"
     port="${OVERSELL_PORT:-8080}"

@@ -200,7 +200,7 @@ pub struct NodeView {
     pub up: bool,
     /// `primary` or `replica`, as the node says (`ROLE`); `None` when it does not answer.
     pub role: Option<String>,
-    /// `none`, `everysec` or `always`, read from the node's own config.
+    /// `none`, `rdb`, `everysec`, `always` or `written`, read from the node's own config.
     pub persistence: Option<String>,
     /// Whether the room's lock key (string or hash) exists on this node.
     pub holds_lock: bool,

@@ -82,6 +82,13 @@ pub enum Persistence {
     Everysec,
     /// An append-only file, fsynced before every reply.
     Always,
+    /// An append-only file each write reaches before its reply (Redis' `appendfsync no`),
+    /// flushed to the disk by the kernel in its own time. A killed store loses nothing it
+    /// answered, since the kernel already holds the file, and no reply waits on the disk; a
+    /// machine that loses power loses what the kernel had not yet flushed (`always` keeps that
+    /// too). Unlike `everysec`, no background fsync is ever in progress, so Redis never
+    /// postpones a write past its reply when the disk is busy.
+    Written,
 }
 
 /// `save` for [`Persistence::Rdb`]: a snapshot after 900 s with a change, 300 s with 10, or 60 s
@@ -89,11 +96,12 @@ pub enum Persistence {
 pub const RDB_SAVE_RULES: &str = "900 1 300 10 60 10000";
 
 impl Persistence {
-    pub const ALL: [Persistence; 4] = [
+    pub const ALL: [Persistence; 5] = [
         Persistence::None,
         Persistence::Rdb,
         Persistence::Everysec,
         Persistence::Always,
+        Persistence::Written,
     ];
 
     pub fn id(self) -> &'static str {
@@ -102,6 +110,7 @@ impl Persistence {
             Persistence::Rdb => "rdb",
             Persistence::Everysec => "everysec",
             Persistence::Always => "always",
+            Persistence::Written => "written",
         }
     }
 }
@@ -119,7 +128,9 @@ impl FromStr for Persistence {
         Persistence::ALL
             .into_iter()
             .find(|p| p.id() == s)
-            .ok_or_else(|| format!("unknown persistence `{s}`; valid: none, rdb, everysec, always"))
+            .ok_or_else(|| {
+                format!("unknown persistence `{s}`; valid: none, rdb, everysec, always, written")
+            })
     }
 }
 

@@ -555,6 +555,7 @@ fn persistence_args(persistence: Persistence) -> Vec<&'static str> {
         }
         Persistence::Everysec => "everysec",
         Persistence::Always => "always",
+        Persistence::Written => "no",
     };
     vec![
         "--appendonly",

@@ -1,8 +1,8 @@
 //! `oversell up`: the design's topology, "several instances behind nginx share a Redis", as
 //! local processes, for a machine without Docker.
 //!
-//! It starts a private `redis-server` (the resource store: an append-only file fsynced before
-//! every reply unless `--resource-persistence` says otherwise, in the run dir unless
+//! It starts a private `redis-server` (the resource store: an append-only file every write
+//! reaches before its reply unless `--resource-persistence` says otherwise, in the run dir unless
 //! `--redis-dir`), the lock store's Redis nodes and Sentinels
 //! when asked for, N `oversell serve` processes
 //! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
@@ -103,18 +103,21 @@ pub struct UpArgs {
     pub lock_nodes: Option<u16>,
 
     /// How the lock store's Redis keeps its data: `none` (a restart comes back empty), `rdb`
-    /// (snapshots by the save rules 900 1 / 300 10 / 60 10000), `everysec` or `always`
-    /// (append-only file, fsynced each second or before every reply).
+    /// (snapshots by the save rules 900 1 / 300 10 / 60 10000), `everysec`, `always` or
+    /// `written` (append-only file, fsynced each second, before every reply, or by the kernel
+    /// after each write reached it before its reply).
     /// Needs `--lock-store single`, `sentinel` or `redlock`.
     #[arg(long, value_enum)]
     pub lock_persistence: Option<Persistence>,
 
     /// How the resource store (the stock and the ledger of acknowledged orders) keeps its
-    /// data: `always` fsyncs the append-only file before every reply, so a killed store
-    /// keeps every order it acknowledged, even with a busy disk; `everysec` sells faster but
+    /// data: `written` (the default) appends every write to the file before its reply and lets
+    /// the kernel flush it, so a killed store keeps every order it acknowledged, even with a
+    /// busy disk, and no sale waits on an fsync; `always` also fsyncs before every reply, which
+    /// a machine that loses power needs, at about a third of a safe tier's rate; `everysec`
     /// can lose up to about 2 s of acknowledged orders when its disk lags (BENCHMARKS.md,
     /// "What an acknowledged order survives").
-    #[arg(long, value_enum, default_value = "always")]
+    #[arg(long, value_enum, default_value = "written")]
     pub resource_persistence: Persistence,
 
     /// Lock tier the fleet starts with.
@@ -553,6 +556,7 @@ fn pid(pid: Option<u32>) -> String {
 fn persistence_words(persistence: Persistence) -> String {
     match persistence {
         Persistence::Everysec | Persistence::Always => format!("appendfsync {persistence}"),
+        Persistence::Written => "append-only file, written before each reply".into(),
         Persistence::Rdb => "RDB snapshots".into(),
         Persistence::None => "nothing on disk".into(),
     }

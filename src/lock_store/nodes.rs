@@ -277,7 +277,11 @@ fn view_of(addr: &str, answer: NodeAnswer) -> NodeView {
     let ttl = if lock_ttl != -2 { lock_ttl } else { rlock_ttl };
     let snapshots = save.get(1).is_some_and(|rules| !rules.is_empty());
     let persistence = match aof.get(1).map(String::as_str) {
-        Some("yes") => fsync.get(1).cloned(),
+        // `appendfsync no` is what `oversell up` calls `written`.
+        Some("yes") => fsync.get(1).map(|f| match f.as_str() {
+            "no" => oversell_api::store::Persistence::Written.id().to_owned(),
+            other => other.to_owned(),
+        }),
         Some(_) if snapshots => Some("rdb".into()),
         Some(_) => Some("none".into()),
         None => None,

@@ -415,7 +415,8 @@ fn bad_lock_store_flags_stop_with_one_line_naming_the_flag() {
 /// ledger and off the stock, even when the store is SIGKILLed (and restarted by `up`) while
 /// another writer keeps the disk busy, several times over. With `appendfsync everysec` a
 /// lagging background fsync lets Redis answer writes it has not yet handed to the kernel
-/// (BENCHMARKS.md, "What an acknowledged order survives"); the default fsyncs first.
+/// (BENCHMARKS.md, "What an acknowledged order survives"); the default (`written`) hands
+/// each write to the kernel before its reply and never waits for a background fsync.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resource_store_killed_under_up_with_a_busy_disk_keeps_every_order_it_acknowledged() {
     const KILLS: u32 = 3;

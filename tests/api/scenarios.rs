@@ -124,17 +124,17 @@ fn config_on(
         program: env!("CARGO_BIN_EXE_oversell").into(),
         network,
         resource_store: ResourceStoreKind::Single,
-        // The chapters measure locks, not the disk: with an fsync before every reply, a
-        // chapter run beside CI's image build would time the disk. What `always` (the
-        // default of `oversell up`) promises has its own test, on `start_durable_fleet`.
+        // The chapters measure locks, not the disk. What `written` (the default of
+        // `oversell up`) promises has its own test, on `start_durable_fleet`.
         resource_persistence: Persistence::Everysec,
     }
 }
 
-/// A fleet whose resource store fsyncs before every reply (`oversell up`'s default).
+/// A fleet whose resource store keeps what `oversell up` keeps by default: every write in
+/// its append-only file before the reply (`written`).
 pub async fn start_durable_fleet(instances: usize) -> Fleet {
     let config = FleetConfig {
-        resource_persistence: Persistence::Always,
+        resource_persistence: Persistence::Written,
         ..config_on(
             NetworkKind::Loopback,
             instances,
