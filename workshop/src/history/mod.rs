@@ -23,6 +23,7 @@ pub mod format;
 mod ledger;
 mod marks;
 mod parse;
+mod parse_error;
 mod render;
 mod scene;
 mod stock;

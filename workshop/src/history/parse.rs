@@ -9,13 +9,13 @@
 //! hundred bytes, so a longer one is not a history line, and it is refused by its number as
 //! soon as the bound is passed — never read whole, never echoed.
 
-use std::fmt;
 use std::io::Read;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::format::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
+pub use super::parse_error::ParseError;
 use super::validate;
 
 /// The longest line a history may have: 1 MiB.
@@ -106,29 +106,6 @@ impl History {
         out
     }
 }
-
-/// Why a file is not a history: the line (1-based; 0 when the file could not be read at all),
-/// the field when one is to blame (`section.enter_us`), and what is wrong, in words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    pub line: usize,
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            return write!(f, "cannot read the history: {}", self.message);
-        }
-        match &self.field {
-            Some(field) => write!(f, "line {}: {field}: {}", self.line, self.message),
-            None => write!(f, "line {}: {}", self.line, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 fn error(line: usize, field: Option<String>, message: impl Into<String>) -> ParseError {
     ParseError {

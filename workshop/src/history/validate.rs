@@ -4,7 +4,7 @@
 //! guessing which end is wrong would be a verdict on a history nobody recorded.
 
 use super::format::{Fault, Lease, Request, Run, Section};
-use super::parse::ParseError;
+use super::parse_error::ParseError;
 
 fn backwards(no: usize, field: &str, end: i64, start_field: &str, start: i64) -> ParseError {
     ParseError {
