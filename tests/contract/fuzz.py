@@ -40,7 +40,13 @@ INSTANCES = os.environ["INSTANCE_URLS"].split()
 REDIS_PORT = os.environ["REDIS_PORT"]
 SCHEMATHESIS = os.environ["SCHEMATHESIS"]
 EXAMPLES = os.environ.get("CONTRACT_EXAMPLES", "25")
+# Each schemathesis run draws from a seed of its own, the base seed plus the run's place, so
+# one contract run tries five seeds' worth of requests; a finding names the seed that made it.
+# CONTRACT_SEED=random draws a new base seed (printed) for a run that explores.
 SEED = os.environ.get("CONTRACT_SEED", "20261127")
+if SEED == "random":
+    SEED = str(int.from_bytes(os.urandom(4), "big"))
+RUNS = []
 REPORTS = os.environ["REPORT_DIR"]
 
 # Every check schemathesis has, on requests the document allows (positive mode): what the
@@ -151,6 +157,8 @@ def consistent(room):
 def schemathesis(name, token, *extra, config="", base=FLEET):
     """One run against `base` (nginx in front, or one instance straight), `config` added to
     the run's configuration file."""
+    seed = str(int(SEED) + len(RUNS))
+    RUNS.append((name, seed))
     path = f"{REPORTS}/{name}.toml"
     with open(path, "w") as f:
         f.write(CONFIG + config)
@@ -162,7 +170,7 @@ def schemathesis(name, token, *extra, config="", base=FLEET):
         "--mode", "positive",
         "--max-response-time", MAX_RESPONSE_TIME,
         "--max-examples", EXAMPLES,
-        "--seed", SEED,
+        "--seed", seed,
         # One worker: hypothesis describes its strategies by parsing their source, which is
         # not thread-safe on Python 3.11 ("AST constructor recursion depth mismatch").
         "--workers", "1",
@@ -175,10 +183,10 @@ def schemathesis(name, token, *extra, config="", base=FLEET):
         "--exclude-operation-id", "poll_events",
         *extra,
     ]
-    print(f"contract: schemathesis, {name}, at {base} ({EXAMPLES} examples per operation, seed {SEED})", flush=True)
+    print(f"contract: schemathesis, {name}, at {base} ({EXAMPLES} examples per operation, seed {seed})", flush=True)
     # In the reports folder: schemathesis keeps a cache of its findings in its working directory.
     code = subprocess.run(cmd, cwd=REPORTS).returncode
-    check(code == 0, f"schemathesis {name}: zero failures")
+    check(code == 0, f"schemathesis {name} (seed {seed}): zero failures")
 
 
 def safe_sale_after(room):
@@ -248,7 +256,9 @@ def main():
             check(ok, f"room {room} after the admin run: {why}")
     safe_sale_after(OTHER_ROOM)
 
-    print(f"{passed} passed, {failed} failed")
+    seeds = sorted({seed for _, seed in RUNS})
+    check(len(seeds) == len(RUNS), f"each schemathesis run had its own seed: {', '.join(seeds)}")
+    print(f"{passed} passed, {failed} failed (base seed {SEED}, {len(RUNS)} seeds)")
     sys.exit(1 if failed else 0)
 
 

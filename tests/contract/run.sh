@@ -7,7 +7,8 @@
 # profile's Prometheus configuration and rules through `promtool check config`.
 #
 # Both tools come from PyPI, pinned, into a virtualenv under target/. CONTRACT_EXAMPLES
-# (examples per operation, default 25) and CONTRACT_SEED change the fuzz; reports (JUnit) go
+# (examples per operation, default 25) and CONTRACT_SEED (the base seed: each of the five runs
+# adds its place to it; `random` draws one) change the fuzz; reports (JUnit) go
 # to artifacts/contract/.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
