@@ -9,9 +9,9 @@
 
 use std::sync::LazyLock;
 
+use oversell_api::history::{Cut, Line};
 use redis::Script;
 use serde::Serialize;
-use workshop::history::{Cut, Line};
 
 use crate::keys::Keys;
 use crate::redis_pool::{RedisPool, StoreError};
@@ -149,7 +149,7 @@ fn jsonl(lines: &[Line], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use workshop::history::End;
+    use oversell_api::history::End;
 
     #[test]
     fn a_history_too_big_to_keep_is_cut_at_a_line_and_says_so() {

@@ -2,9 +2,9 @@
 //! writes, what the fleet keeps of the runs it made itself (`GET /admin/runs/{id}/history`),
 //! and that both say what the ground truth says, read independently of the checker.
 
+use oversell_api::history::{Line, Outcome, Request, Section};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use workshop::history::{Line, Outcome, Request, Section};
 
 use crate::scenarios::{start_fleet, TOKEN};
 

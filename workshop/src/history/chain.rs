@@ -15,10 +15,10 @@
 use std::cmp::Reverse;
 
 use super::findings::{Finding, Firsts, Kind, Op};
-use super::format::Outcome;
 use super::ledger::Ledger;
 use super::parse::History;
 use super::words::{secs, section, value};
+use oversell_api::history::Outcome;
 
 pub(crate) struct Chained {
     pub count: u64,

@@ -24,9 +24,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use super::findings::{Finding, Firsts, Kind, Op, Verdict};
-use super::format::{Fault, Lease, Outcome, Section};
 use super::parse::History;
 use super::words::{fault_done, secs, section, value};
+use oversell_api::history::{Fault, Lease, Outcome, Section};
 
 /// How a section that came in on holders stands: the holder to name, and why.
 #[derive(Clone, Copy)]

@@ -15,9 +15,9 @@
 //! excuse a refusal.
 
 use super::findings::{Finding, Firsts, Kind, Op, Verdict};
-use super::format::{Outcome, Section};
 use super::parse::History;
 use super::words::{fence, secs, section, value};
+use oversell_api::history::{Outcome, Section};
 
 fn refused_at_enter(s: &Section) -> bool {
     s.outcome == Outcome::StaleRefused && s.exit_us == Some(s.enter_us)

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::format::{Cut, Request, Section};
+use oversell_api::history::{Cut, Request, Section};
 
 /// How many violations (and listed operations) each verdict keeps in detail; all are counted.
 pub const DETAIL: usize = 5;

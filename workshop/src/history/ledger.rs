@@ -9,8 +9,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::format::Outcome;
 use super::parse::History;
+use oversell_api::history::Outcome;
 
 pub(crate) struct Ledger {
     /// For each request, the sold section its order is (when the ledger has it).

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::format::{Outcome, Request, Section};
 use super::svg::{esc, text, title, width};
 use super::words::{secs, value};
+use oversell_api::history::{Outcome, Request, Section};
 
 /// The picture's width in viewBox units, its right margin, and its ink.
 pub(super) const W: f64 = 560.0;

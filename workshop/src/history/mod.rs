@@ -1,4 +1,5 @@
-//! How a run broke, checked: a run's whole history ([`format`], read by [`read`]) and a checker
+//! How a run broke, checked: a run's whole history (its lines, `oversell_api::history`, read by
+//! [`read`]) and a checker
 //! of our own that reads only that history ([`check`]): four verdicts, each naming the
 //! operations that break it, and the first violation drawn ([`draw::svg`]).
 //!
@@ -19,7 +20,6 @@ pub mod draw;
 mod exclusion;
 mod fencing;
 mod findings;
-pub mod format;
 mod ledger;
 mod marks;
 mod parse;
@@ -36,5 +36,4 @@ mod words;
 mod tests;
 
 pub use check::{check, CheckReport, Counts, Finding, Kind, Lang, Op, State, Verdict};
-pub use format::{Clocks, Cut, End, Fault, Lease, Line, Outcome, Renewal, Request, Run, Section};
 pub use parse::{parse, read, read_path, History, ParseError, MAX_LINE};

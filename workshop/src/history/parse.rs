@@ -14,9 +14,9 @@ use std::io::Read;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::format::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
 pub use super::parse_error::ParseError;
 use super::validate;
+use oversell_api::history::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
 
 /// The longest line a history may have: 1 MiB.
 pub const MAX_LINE: usize = 1 << 20;
@@ -80,7 +80,7 @@ impl History {
 
     /// The history as JSON Lines, in the order the format asks (run first, end last).
     pub fn to_jsonl(&self) -> String {
-        use super::format::Line;
+        use oversell_api::history::Line;
         let mut out = String::new();
         let mut push = |line: Line| {
             out.push_str(&serde_json::to_string(&line).expect("a history line serializes"));

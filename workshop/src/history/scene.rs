@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::check::{Finding, Op};
-use super::format::{Request, Section};
 use super::parse::History;
+use oversell_api::history::{Request, Section};
 
 /// The most sections drawn around the violation (the nearest ones), so bars stay readable.
 const MAX_SECTIONS: usize = 30;

@@ -26,10 +26,10 @@ use std::cmp::Reverse;
 
 use super::chain;
 use super::findings::{Finding, Firsts, Kind, Op, Verdict};
-use super::format::{Request, Section};
 use super::ledger::Ledger;
 use super::parse::History;
 use super::words::{request, units_of};
+use oversell_api::history::{Request, Section};
 
 /// The figures this verdict yields.
 #[derive(Debug, Default)]
@@ -137,7 +137,8 @@ pub fn check(history: &History, ledger: &Ledger, origin: i64) -> (Verdict, Figur
         }
     }
     for (s, section) in sections.iter().enumerate() {
-        if section.outcome != super::format::Outcome::Sold || ledger.request_of[s].is_some() {
+        if section.outcome != oversell_api::history::Outcome::Sold || ledger.request_of[s].is_some()
+        {
             continue;
         }
         if !ledger.requests_cut {

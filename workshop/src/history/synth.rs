@@ -3,8 +3,8 @@
 //! its section, the stock sold to zero and then sold-outs. The checker's tests plant faults in
 //! it; the speed bench checks a million operations of it.
 
-use super::format::{Clocks, End, Lease, Outcome, Request, Run, Section};
 use super::parse::History;
+use oversell_api::history::{Clocks, End, Lease, Outcome, Request, Run, Section};
 
 /// What to make.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ impl Synth {
         let base: i64 = 1_796_000_000_000_000;
         let ttl_ms = 2_000;
         let mut history = History::new(Run {
-            v: super::format::VERSION,
+            v: oversell_api::history::VERSION,
             id: "synthetic".into(),
             room: "default".into(),
             chapter: None,

@@ -3,8 +3,8 @@
 //! field is: the checker cannot order operations whose times contradict themselves, and
 //! guessing which end is wrong would be a verdict on a history nobody recorded.
 
-use super::format::{Fault, Lease, Request, Run, Section};
 use super::parse_error::ParseError;
+use oversell_api::history::{Fault, Lease, Request, Run, Section};
 
 fn backwards(no: usize, field: &str, end: i64, start_field: &str, start: i64) -> ParseError {
     ParseError {

@@ -1,7 +1,7 @@
 //! The small pieces every sentence of the checker is made of, in English and Chinese: a time
 //! relative to the run's first call, an operation named so a student can find it.
 
-use super::format::{Request, Section};
+use oversell_api::history::{Request, Section};
 
 /// `us` as seconds after `origin`: `12.064 s`.
 pub fn secs(us: i64, origin: i64) -> String {

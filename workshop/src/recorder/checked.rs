@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::history::{self, CheckReport, Counts, Line};
+use crate::history::{self, CheckReport, Counts};
+use oversell_api::history::Line;
 
 /// What the checker said of a run, and where it disagrees with the run's figures.
 #[derive(Debug, Clone, Serialize)]

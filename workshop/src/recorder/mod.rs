@@ -25,7 +25,7 @@ use oversell_api::StateView;
 use oversell_client::AdminClient;
 use serde_json::Value;
 
-use crate::history::{format, Clocks, Cut, End, Line, Request, Run};
+use oversell_api::history::{Clocks, Cut, End, Line, Request, Run, VERSION};
 
 /// Entries or orders read per call.
 const PAGE: usize = 10_000;
@@ -64,7 +64,7 @@ pub async fn collect(
     let before = run.before;
     let leased = before.tier.facts().lease == LeaseKind::Expires;
     let mut lines = vec![Line::Run(Run {
-        v: format::VERSION,
+        v: VERSION,
         id: run.id,
         room: before.room.clone(),
         chapter: run.chapter.map(str::to_owned),

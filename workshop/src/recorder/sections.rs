@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::history::{Fault, Lease, Line, Outcome, Renewal, Section};
+use oversell_api::history::{Fault, Lease, Line, Outcome, Renewal, Section};
 
 /// The lines of every section, lease and fault; `ttl_us`: the lease's length, for a tier whose
 /// lock has one.

@@ -94,7 +94,7 @@ pub struct ScenarioRun {
     pub run_id: String,
     /// The run's whole history (`Err`: why it could not be read back; the run itself stands).
     #[serde(skip)]
-    pub history: Result<std::sync::Arc<Vec<crate::history::Line>>, String>,
+    pub history: Result<std::sync::Arc<Vec<oversell_api::history::Line>>, String>,
     /// What the history checker said of that history, beside these figures (`Err`: why it
     /// could not check it).
     pub check: Result<crate::recorder::Checked, String>,

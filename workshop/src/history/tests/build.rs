@@ -1,12 +1,12 @@
 //! Hand-made histories: a few operations each, with times in microseconds from 0 on one
 //! clock, so every case's answer can be worked out by hand.
 
-use crate::history::format::{Clocks, Lease, Outcome, Request, Run, Section};
 use crate::history::parse::History;
+use oversell_api::history::{Clocks, Lease, Outcome, Request, Run, Section};
 
 pub fn history(stock: i64, tier: &str) -> History {
     History::new(Run {
-        v: crate::history::format::VERSION,
+        v: oversell_api::history::VERSION,
         id: "hand-made".into(),
         room: "default".into(),
         chapter: None,
@@ -106,7 +106,7 @@ pub fn sales(initial: i64, n: i64) -> History {
             Some(enter + 55),
         ));
     }
-    h.end = Some(crate::history::format::End {
+    h.end = Some(oversell_api::history::End {
         at_us: 100 * n + 100,
         stock: Some(initial - n),
     });

@@ -3,8 +3,8 @@
 
 use super::build::sales;
 use crate::history::check::{check, Kind, State};
-use crate::history::format::Cut;
 use crate::history::parse::parse;
+use oversell_api::history::Cut;
 
 #[test]
 fn a_cut_history_claims_nothing_lost_and_is_unknown_where_hidden() {

@@ -4,8 +4,8 @@
 
 use super::build::{history, lease, request, sold, sold_out};
 use crate::history::check::{check, CheckReport, Kind, State};
-use crate::history::format::{End, Fault, Outcome, Section};
 use crate::history::parse::History;
+use oversell_api::history::{End, Fault, Outcome, Section};
 
 fn text(report: &CheckReport) -> String {
     report.text(crate::history::Lang::En)

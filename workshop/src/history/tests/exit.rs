@@ -50,7 +50,7 @@ fn the_exit_codes_say_holds_violated_not_a_history_unknown_and_not_written() {
     unsettled
         .requests
         .push(super::build::request("t", 100, 190, 0, None));
-    unsettled.cuts.push(crate::history::format::Cut {
+    unsettled.cuts.push(oversell_api::history::Cut {
         what: "section".into(),
         reason: "test".into(),
     });

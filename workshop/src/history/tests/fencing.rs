@@ -3,7 +3,7 @@
 
 use super::build::{history, lease, request, sold};
 use crate::history::check::{check, Kind, State};
-use crate::history::format::{Outcome, Section};
+use oversell_api::history::{Outcome, Section};
 
 fn fenced(buyer: &str, enter: i64, exit: i64, read: i64, fence: u64) -> Section {
     let mut s = sold(buyer, enter, exit, read);

@@ -11,9 +11,9 @@ mod parse;
 mod stock;
 
 use super::check::{check, CheckReport, Kind};
-use super::format::{Cut, Fault, Outcome, Section};
 use super::parse::{parse, History};
 use super::synth::Synth;
+use oversell_api::history::{Cut, Fault, Outcome, Section};
 
 fn clean(fenced: bool) -> History {
     Synth {
@@ -381,7 +381,7 @@ fn the_schema_names_every_field_of_every_type() {
         let value: Value = serde_json::from_str(line).unwrap();
         let kind = value["type"].as_str().unwrap().to_string();
         // Through the Rust type and back: the fields the format really has.
-        let typed: super::format::Line = serde_json::from_value(value).unwrap();
+        let typed: oversell_api::history::Line = serde_json::from_value(value).unwrap();
         let back = serde_json::to_value(&typed).unwrap();
         let fields: std::collections::BTreeSet<String> =
             back.as_object().unwrap().keys().cloned().collect();
@@ -406,7 +406,7 @@ fn the_schema_names_every_field_of_every_type() {
         seen.len() >= 6,
         "the sample has a line of most types: {seen:?}"
     );
-    let cut = serde_json::to_value(super::format::Line::Cut(Cut {
+    let cut = serde_json::to_value(oversell_api::history::Line::Cut(Cut {
         what: "section".into(),
         reason: "r".into(),
     }))

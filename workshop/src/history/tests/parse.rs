@@ -2,8 +2,8 @@
 //! begins, a line over the bound.
 
 use super::build::{history, lease, request, sold};
-use crate::history::format::Fault;
 use crate::history::parse::{parse, read, MAX_LINE};
+use oversell_api::history::Fault;
 
 fn error_of(text: &str) -> String {
     parse(text).unwrap_err().to_string()

@@ -159,7 +159,7 @@ fn a_lost_update_is_found_with_no_end_line_and_no_unit_named() {
 fn an_unsettled_timeout_leaves_the_stock_unknown_not_violated() {
     let mut h = sales(2, 1);
     h.requests.push(request("t", 100, 190, 0, None));
-    h.cuts.push(crate::history::format::Cut {
+    h.cuts.push(oversell_api::history::Cut {
         what: "section".into(),
         reason: "test".into(),
     });

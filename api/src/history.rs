@@ -9,7 +9,8 @@
 //! clocks are one; across hosts only times on the same clock compare.
 //!
 //! The JSON Schema of this format is `workshop/history.schema.json`; a change to the format is
-//! a new `v`.
+//! a new `v`. Written by the service (`GET /admin/runs/{id}/history`) and the recorder, read by
+//! the checker (`workshop/src/history/`): a contract between the two sides, so it lives here.
 
 use serde::{Deserialize, Serialize};
 
