@@ -13,7 +13,7 @@
 //! compiler reports whatever nothing uses. No two files share a name (`mod.rs` aside), so a
 //! file's name says which one it is: `error.rs` is [`error`], ZooKeeper's own is
 //! `zookeeper_recipe/zk_error.rs`; the `partition` routes are `routes/partition.rs`, the cut
-//! a holder meets `sale/partition_strike.rs`; the launcher's process plumbing is
+//! a holder meets `lock/faulty/partition.rs`; the launcher's process plumbing is
 //! `launch/process.rs`, a member's process found on this machine `member/local_process.rs`.
 //!
 //! - [`config`]: the flags of `oversell serve` (each also an env var).
@@ -24,7 +24,8 @@
 //!   `sale/mod.rs` reads it top to bottom, the read, the write and the cohort path beside it.
 //! - [`composed`]: the scripts a sale sends back to back, run as one script in one round trip.
 //! - [`lock`]: one file per tier behind the `Lock` trait; the Redis tiers and the lab's locks
-//!   as step lists, run by one engine; the shared wait loop.
+//!   as step lists, run by one engine; the shared wait loop; the fault layer (`lock/faulty/`)
+//!   that a room with faults armed gets around its lock, the one hook between the steps.
 //! - [`faults`]: one-shot faults armed in Redis: crash, freeze, release gap.
 //! - [`feed`]: the dashboard's live feed: one poller per watched room, reading only what is
 //!   new (running totals in [`feed::tally`]), fanned out to every `/events` stream.

@@ -73,6 +73,18 @@ pub async fn run_in_order<C: redis::aio::ConnectionLike>(
     run(conn, calls, Mode::All).await
 }
 
+/// A trip's replies split into the first call's and the rest's (or the trip's failure, for
+/// both): a sale's last call, and what the lock sent behind it.
+pub fn first_and_rest(
+    replies: RedisResult<Vec<RedisResult<Value>>>,
+) -> (RedisResult<Value>, RedisResult<Vec<RedisResult<Value>>>) {
+    match replies {
+        Ok(mut replies) if !replies.is_empty() => (replies.remove(0), Ok(replies)),
+        Ok(_) => (Ok(Value::Nil), Ok(Vec::new())),
+        Err(err) => (Err(err.clone()), Err(err)),
+    }
+}
+
 /// As [`run_in_order`], for calls sent with a lock already held whose fencing token is `fence`
 /// (a cohort's pass, a read sent after the acquire): an argument that is exactly [`ACQUIRED`]
 /// becomes that token, or `''` for none.

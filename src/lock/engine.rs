@@ -8,8 +8,8 @@
 //! - after a fresh hold, waits for replicas (`WAIT`, [`LockCx::replicated`]), and gives the
 //!   lock back when too few have it;
 //! - starts the watchdog of a renew step (`renewals.rs`);
-//! - strikes the fault points between steps: a crash or a dying holder between the first and
-//!   second acquire step, a pause between the first and second release step;
+//! - hands control to the hook between the first and second acquire step and between the
+//!   first and second release step (`hook.rs`), where a holder may die or pause;
 //! - tries a release again while a lock store of its own fails over ([`through_failover`]);
 //! - records in the ground truth what a release saw: a lost release, a foreign release
 //!   (`release_record.rs`, shared with the release that rides with the sale's write).
@@ -21,6 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use oversell_api::settings::LeaseMode;
 
+use super::hook::{Go, Point};
 use super::release_record::released;
 use super::renewals::{RenewConn, Watchdog};
 use super::replies::{self, Took};
@@ -29,7 +30,6 @@ use super::send::{send, Env};
 use super::steps::{Step, Technique};
 use super::{Attempt, Held, Keep, Lock, LockCx};
 use crate::composed::Call;
-use crate::faults::FaultKind;
 use crate::lab::conns::LabConns;
 use crate::lab::LabLock;
 use crate::redis_pool::{Conn, StoreError};
@@ -64,7 +64,7 @@ impl Lock for Stepped {
     }
 
     fn release_behind(&self, cx: &LockCx<'_>) -> Option<riding::Release> {
-        riding::release_behind(cx, self.0)
+        riding::release_behind(cx, self.0.release(&cx.on()))
     }
 }
 
@@ -108,10 +108,8 @@ pub async fn attempt(
         on,
     };
     for (i, step) in steps.iter().enumerate() {
-        if i == 1 {
-            if let Some(died) = between_acquire_steps(cx).await {
-                return Ok(died);
-            }
+        if i == 1 && cx.at(Point::BetweenAcquireSteps).await == Go::HolderDied {
+            return Ok(Attempt::HolderDied);
         }
         let answer = match rode.take() {
             Some(answer) => answer,
@@ -126,10 +124,12 @@ pub async fn attempt(
     if held.depth > 1 {
         return Ok(Attempt::Acquired(held));
     }
-    if let Err(err) = cx.replicated(&mut conn).await {
-        // Not on enough replicas: give back what was taken, and fail this acquire.
-        let _ = release(cx, lock, via, Held::plain()).await;
-        return Err(err);
+    if cx.settings.sync_replicas > 0 {
+        if let Err(err) = cx.replicated(&mut conn).await {
+            // Not on enough replicas: give back what was taken, and fail this acquire.
+            let _ = release(cx, lock, via, Held::plain()).await;
+            return Err(err);
+        }
     }
     if cx.settings.lease == LeaseMode::Watchdog {
         if let Some(step) = lock.renew(&env.on) {
@@ -154,10 +154,7 @@ fn watchdog(cx: &LockCx<'_>, step: Step, via: Via<'_>, conn: Conn) -> Keep {
         owner: cx.owner.to_owned(),
         instance: cx.instance.to_owned(),
         ttl_ms: cx.settings.ttl_ms,
-        // Still the sale's to strike: it strikes right after this acquire.
-        gives_up: cx
-            .striking_fault()
-            .is_some_and(|f| f.kind == FaultKind::RenewalGivesUp),
+        gives_up: cx.hook.is_some_and(|hook| hook.renewals_give_up()),
         counts: cx.metrics.renewals(cx.settings.tier),
     };
     Keep::Renewing {
@@ -181,10 +178,8 @@ pub async fn release(
     };
     for (i, step) in lock.release(&env.on).iter().enumerate() {
         if i == 1 {
-            // Between two release steps: where `uuid-owner`'s lease runs out.
-            if let Some(fault) = cx.faults.claim(FaultKind::ReleaseGap).await {
-                tokio::time::sleep(Duration::from_millis(fault.ms)).await;
-            }
+            // Between two release steps: where `uuid-owner`'s lease may run out.
+            cx.at(Point::BetweenReleaseSteps).await;
         }
         let answer = through_failover(cx, || async {
             let mut conn = via.conn(cx).await?;
@@ -196,22 +191,6 @@ pub async fn release(
         }
     }
     Ok(())
-}
-
-/// The point between a lock's first and second acquire step, where `setnx-expire` dies before
-/// its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone stops dead
-/// (`holder-dies-between-steps`, answered as [`Attempt::HolderDied`]).
-async fn between_acquire_steps(cx: &LockCx<'_>) -> Option<Attempt> {
-    if cx
-        .faults
-        .claim(FaultKind::CrashBeforeExpire)
-        .await
-        .is_some()
-    {
-        crate::faults::crash("between two acquire steps");
-    }
-    let died = cx.faults.claim(FaultKind::HolderDiesBetweenSteps).await;
-    died.map(|_| Attempt::HolderDied)
 }
 
 /// Runs a release against a lock store of its own until it answers (at most
@@ -329,12 +308,11 @@ mod tests {
     async fn an_acquire_step_that_finds_the_lock_busy_is_the_last_one_sent() {
         let redis = RedisServer::start().unwrap();
         let test = shared(&redis);
-        let faults = test.faults();
         let lock = Scripted {
             acquire: vec![answering("{0, 750}"), answering("1")],
             release: vec![],
         };
-        let busy = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        let busy = attempt(&test.cx(), &lock, Via::Store).await.unwrap();
         let Attempt::Busy { lease_left } = busy else {
             panic!("a busy first step took the lock");
         };
@@ -346,12 +324,11 @@ mod tests {
     async fn every_acquire_step_runs_in_order_and_the_last_says_depth_and_token() {
         let redis = RedisServer::start().unwrap();
         let test = shared(&redis);
-        let faults = test.faults();
         let lock = Scripted {
             acquire: vec![answering("1"), answering("{2, 7}")],
             release: vec![],
         };
-        let taken = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        let taken = attempt(&test.cx(), &lock, Via::Store).await.unwrap();
         let Attempt::Acquired(held) = taken else {
             panic!("the last step took the lock, the engine did not");
         };
@@ -362,7 +339,7 @@ mod tests {
             acquire: vec![answering("1"), answering("0")],
             release: vec![],
         };
-        let busy = attempt(&test.cx(&faults), &lock, Via::Store).await.unwrap();
+        let busy = attempt(&test.cx(), &lock, Via::Store).await.unwrap();
         assert!(matches!(busy, Attempt::Busy { lease_left: None }));
     }
 
@@ -370,13 +347,12 @@ mod tests {
     async fn a_release_that_stops_on_someone_elses_lock_is_a_lost_release() {
         let redis = RedisServer::start().unwrap();
         let test = shared(&redis);
-        let faults = test.faults();
         let lock = Scripted {
             acquire: vec![],
             release: vec![answering("0"), answering("1")],
         };
         set_lock(&test, "another-holder").await;
-        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+        release(&test.cx(), &lock, Via::Store, Held::plain())
             .await
             .unwrap();
         // It stopped at its first step, and the holder learnt it had lost the lock.
@@ -388,13 +364,12 @@ mod tests {
     async fn a_release_of_the_owners_own_lock_runs_every_step_and_loses_nothing() {
         let redis = RedisServer::start().unwrap();
         let test = shared(&redis);
-        let faults = test.faults();
         let lock = Scripted {
             acquire: vec![],
             release: vec![answering("1"), answering("1")],
         };
         set_lock(&test, OWNER).await;
-        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+        release(&test.cx(), &lock, Via::Store, Held::plain())
             .await
             .unwrap();
         assert_eq!(sent(&test).await, ["release-1", "release-2"]);
@@ -404,7 +379,7 @@ mod tests {
             acquire: vec![],
             release: vec![answering("0"), answering("1")],
         };
-        release(&test.cx(&faults), &lock, Via::Store, Held::plain())
+        release(&test.cx(), &lock, Via::Store, Held::plain())
             .await
             .unwrap();
         assert_eq!(lost_releases(&test).await, None);

@@ -8,7 +8,7 @@
 //! - else, when nothing can ride, the call alone and the lock let go after it ([`let_go`]).
 
 use super::cohort::{forget_old_release, Baton, Member, Successor};
-use super::riding::{Nesting, Replies};
+use super::riding::Nesting;
 use super::{Held, Lock, LockCx, TripReplies};
 use crate::composed::{self, Call};
 use crate::redis_pool::{Conn, StoreError};
@@ -57,11 +57,9 @@ pub(super) async fn leave<L: Lock + ?Sized>(
     // Stop renewing before giving the lock back, as the tier's own release does.
     drop(held);
     let calls: Vec<&Call> = std::iter::once(last).chain(&release.calls).collect();
-    let (reply, theirs) = split(composed::run_in_order(&mut conn, &calls).await);
-    let answered = match theirs {
-        Ok(replies) => release.answered(cx, &mut replies.into_iter()).await,
-        Err(err) => Err(err.into()),
-    };
+    let trip = composed::run_in_order(&mut conn, &calls).await;
+    let (reply, theirs) = composed::first_and_rest(trip);
+    let answered = release.answered(cx, theirs).await;
     if let Some(member) = member {
         member.turn.released();
     }
@@ -96,7 +94,8 @@ async fn pass<L: Lock + ?Sized>(
         },
     };
     let calls: Vec<&Call> = std::iter::once(last).chain(&read).collect();
-    let (reply, theirs) = split(composed::run_holding(conn, &calls, held.fence).await);
+    let trip = composed::run_holding(conn, &calls, held.fence).await;
+    let (reply, theirs) = composed::first_and_rest(trip);
     let read = nesting.map(|nesting| TripReplies {
         nesting,
         replies: theirs,
@@ -116,16 +115,6 @@ async fn pass<L: Lock + ?Sized>(
     Left {
         reply,
         passed: false,
-    }
-}
-
-/// The trip's replies split into the first call's and the rest's (or the trip's failure, for
-/// both).
-fn split(replies: Replies) -> (redis::RedisResult<redis::Value>, Replies) {
-    match replies {
-        Ok(mut replies) if !replies.is_empty() => (replies.remove(0), Ok(replies)),
-        Ok(_) => (Ok(redis::Value::Nil), Ok(Vec::new())),
-        Err(err) => (Err(err.clone()), Err(err)),
     }
 }
 

@@ -1,27 +1,52 @@
 //! The lock each tier's rooms take on this instance ([`Locks`]): one object per tier, built
 //! from the tier files (`tiers/`), and, for the lab, a room's own made of the steps it
-//! submitted ([`Locks::in_room`]).
+//! submitted; for a room with faults armed, either wrapped in the fault layer (`faulty/`)
+//! for the sale ([`Locks::in_room`]).
 
 use oversell_api::tier::{Tier, LAB_LOCK};
 
 use super::engine::Stepped;
+use super::faulty::FaultLayer;
+use super::hook::StepHook;
 use super::tiers::tier_locks;
-use super::{Lock, TierLock};
-use crate::lab::LabLock;
+use super::{Bare, Lock, TierLock};
+use crate::fleet_sync::RoomConfig;
+use crate::lock_store::LockStore;
 
-/// The lock a sale in one room takes ([`Locks::in_room`]): its tier's, or the room's own.
-pub enum RoomLock<'a> {
-    Tier(&'a dyn Lock),
-    Own(Box<dyn Lock + 'a>),
+/// The lock a sale in one room takes ([`Locks::in_room`]), and where it lives.
+pub struct RoomLock<'a> {
+    lock: Layered<'a>,
+    store: &'a LockStore,
+}
+
+/// The room's lock bare, or in the fault layer.
+enum Layered<'a> {
+    Bare(Bare<'a>),
+    Faulty(Box<FaultLayer<'a>>),
+}
+
+impl<'a> RoomLock<'a> {
+    /// The lock store the lock lives in.
+    pub fn store(&self) -> &'a LockStore {
+        self.store
+    }
+
+    /// What acts between the lock's steps: the fault layer, or nothing.
+    pub fn hook(&self) -> Option<&dyn StepHook> {
+        match &self.lock {
+            Layered::Faulty(layer) => Some(&**layer),
+            Layered::Bare(_) => None,
+        }
+    }
 }
 
 impl<'a> std::ops::Deref for RoomLock<'a> {
     type Target = dyn Lock + 'a;
 
     fn deref(&self) -> &Self::Target {
-        match self {
-            RoomLock::Tier(lock) => *lock,
-            RoomLock::Own(lock) => lock.as_ref(),
+        match &self.lock {
+            Layered::Bare(bare) => &**bare,
+            Layered::Faulty(layer) => &**layer,
         }
     }
 }
@@ -66,18 +91,31 @@ impl Locks {
         self.by_tier[tier.index()].as_deref()
     }
 
-    /// The lock a sale in a room of `tier` takes: the tier's, or, for the lab, the room's own
-    /// made of the steps it submitted (`lab`); `None` for a tier that takes none.
-    pub fn in_room<'a>(&'a self, tier: Tier, lab: Option<&'a LabLock>) -> Option<RoomLock<'a>> {
+    /// The lock a sale in `room` takes, in `store`: its tier's, or, for the lab, the room's own
+    /// made of the steps it submitted; in the fault layer when the room has faults armed.
+    /// `None` for a tier that takes none.
+    pub fn in_room<'a>(
+        &'a self,
+        room: &'a RoomConfig,
+        store: &'a LockStore,
+    ) -> Option<RoomLock<'a>> {
+        let tier = room.settings.tier;
         let lock = self.get(tier)?;
         // Only the lab's tier has a lock of each room's own.
-        if tier != LAB_LOCK {
-            return Some(RoomLock::Tier(lock));
-        }
-        Some(match lock.in_room(lab) {
-            Some(own) => RoomLock::Own(own),
-            None => RoomLock::Tier(lock),
-        })
+        let own = match tier == LAB_LOCK {
+            true => lock.in_room(room.lab.as_deref()),
+            false => None,
+        };
+        let bare = match own {
+            Some(own) => Bare::Own(own),
+            None => Bare::Tier(lock),
+        };
+        // Nothing to strike: the lock bare, with no hook at all.
+        let lock = match room.faults.is_empty() && !room.store_fault_pending {
+            true => Layered::Bare(bare),
+            false => Layered::Faulty(Box::new(FaultLayer::around(bare, room))),
+        };
+        Some(RoomLock { lock, store })
     }
 
     /// The steps of a tier the engine runs as a built-in step list (`steps.rs`).

@@ -33,7 +33,8 @@
 mod cohort;
 mod engine;
 mod exit;
-mod fault_timing;
+mod faulty;
+mod hook;
 mod locks;
 mod parked;
 mod release_record;
@@ -57,17 +58,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use oversell_api::settings::{Settings, WaitStrategy};
 
-use crate::faults::{Fault, FaultPoints};
 use crate::ground_truth::record;
 use crate::keys::Keys;
 use crate::lab::LabLock;
-use crate::lock_store::node_faults::HeldReplicas;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
 
 use crate::composed::Call;
-pub use locks::Locks;
+pub use hook::{Interrupted, Moment, StepHook};
+pub use locks::{Locks, RoomLock};
 pub use riding::{Release, TripReplies, Wrapped};
 pub use section::Section;
 pub use signals::ReleaseSignals;
@@ -86,15 +86,11 @@ pub struct LockCx<'a> {
     pub owner: &'a str,
     /// This instance's id, for the timeline.
     pub instance: &'a str,
-    /// The faults armed for this room, and how to claim one.
-    pub faults: &'a FaultPoints<'a>,
     pub signals: &'a ReleaseSignals,
     pub metrics: &'a Metrics,
-    /// A lock-store fault this sale claimed (`failover`, `lock-store-restart`): it strikes
-    /// around the next successful acquire, once. A std `Mutex`, never held across `.await`.
-    pub store_fault: &'a std::sync::Mutex<Option<Fault>>,
-    /// Replicas the `failover` fault holds off during this attempt (see `lock/fault_timing.rs`).
-    pub held_replicas: &'a std::sync::Mutex<Option<HeldReplicas>>,
+    /// What acts between the lock's steps (`hook.rs`): `None` for a plain sale, the fault
+    /// layer for a room with faults armed ([`RoomLock::hook`]).
+    pub hook: Option<&'a dyn StepHook>,
     /// The sale's read (its calls, as data), for an acquire that can carry it in its round
     /// trip (`riding.rs`); `None` for a nested re-entry, which never carries one.
     pub read: Option<&'a [Call]>,
@@ -132,28 +128,12 @@ impl LockCx<'_> {
         .await
     }
 
-    /// The lock-store fault this sale claimed and has not yet struck with, if any.
-    fn striking_fault(&self) -> Option<Fault> {
-        self.store_fault
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Takes the claimed lock-store fault: it strikes once.
-    fn take_store_fault(&self) -> Option<Fault> {
-        self.store_fault
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-    }
-
-    /// Takes the guard of replicas held off for this attempt; dropping it resumes them.
-    fn resume_replicas(&self) -> Option<HeldReplicas> {
-        self.held_replicas
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
+    /// Hands control to the hook at `point` of the lock's run; without one, goes on.
+    async fn at(&self, point: hook::Point) -> hook::Go {
+        match self.hook {
+            None => hook::Go::On,
+            Some(hook) => hook.at(self, point).await,
+        }
     }
 
     /// A connection to the lock store.
@@ -164,17 +144,14 @@ impl LockCx<'_> {
         self.store.pool().conn().await
     }
 
-    /// After a lock write on `conn`: with `sync_replicas` set, waits (`WAIT`) until that many
+    /// After a lock write on `conn`, with `sync_replicas` set: waits (`WAIT`) until that many
     /// replicas have the write, as Redisson's `checkLockSyncedSlaves` does. `WAIT` counts the
     /// writes of its own connection, so it must follow the lock write on the same one.
     async fn replicated(&self, conn: &mut Conn) -> Result<(), StoreError> {
         let wanted = self.settings.sync_replicas;
-        if wanted == 0 {
-            return Ok(());
-        }
-        // Replicas held off by the `failover` fault come back now: the write is done, and
-        // `WAIT` is how the holder learns whether they got it before the primary dies.
-        drop(self.resume_replicas());
+        // The write is done; `WAIT` is how the holder learns whether the replicas got it
+        // (before a primary dies, say): the hook may act in between.
+        self.at(hook::Point::LockWritten).await;
         // Behind the room's key, so that a Redis Cluster connection sends `WAIT` to the master
         // owning the lock's slot (alone, it would ask every master and answer the least).
         let (_, acked): (i64, u32) = redis::pipe()
@@ -363,6 +340,23 @@ pub trait Lock: Send + Sync {
     /// the room submitted (`lab`). `None`: this lock serves every room.
     fn in_room<'a>(&'a self, _lab: Option<&'a LabLock>) -> Option<Box<dyn Lock + 'a>> {
         None
+    }
+}
+
+/// A lock as a room holds it: one every room of its tier shares, or one of its own.
+enum Bare<'a> {
+    Tier(&'a dyn Lock),
+    Own(Box<dyn Lock + 'a>),
+}
+
+impl<'a> std::ops::Deref for Bare<'a> {
+    type Target = dyn Lock + 'a;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Bare::Tier(lock) => *lock,
+            Bare::Own(lock) => lock.as_ref(),
+        }
     }
 }
 

@@ -45,8 +45,8 @@ impl Parked {
 
 /// For a buyer whose attempt found `lock` busy and who would wait at most `bound` for its
 /// call: its next attempt's connection, parked behind that call. `None`: it waits as pub/sub
-/// does (the lock calls nobody by name, the wait is too short to park, a fault strikes around
-/// this sale's attempts, or no connection of its own is free).
+/// does (the lock calls nobody by name, the wait is too short to park, a hook acts around this
+/// sale's attempts, or no connection of its own is free).
 pub(super) async fn next_attempt<L: Lock + ?Sized>(
     lock: &L,
     cx: &LockCx<'_>,
@@ -55,7 +55,7 @@ pub(super) async fn next_attempt<L: Lock + ?Sized>(
     let Some(key) = lock.call_key(cx) else {
         return Ok(None);
     };
-    if bound < SHORTEST_PARK || cx.striking_fault().is_some() {
+    if bound < SHORTEST_PARK || cx.hook.is_some() {
         return Ok(None);
     }
     // The mark lives no longer than the pop may wait. Redis may end a pop that timed out a

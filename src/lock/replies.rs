@@ -1,12 +1,14 @@
 //! A step's reply, read as its [`Reply`] says: what an acquire step took, what a release step
-//! saw, whether a renewal renewed.
+//! saw, whether a renewal renewed. Every step answers by the lab's contract
+//! (docs/src/workshop/lab.md), which the built-in tiers' scripts keep too: go on or stop (with
+//! the lease left), the hold's depth and fencing token, and for a release, whose lock the key
+//! held before and after it ([`StepReply`], [`hold`], [`Released`]).
 
 use std::time::Duration;
 
 use redis::Value;
 
 use super::steps::Reply;
-use crate::lab::{self, Released, StepReply};
 use crate::redis_pool::StoreError;
 
 /// What an acquire step took.
@@ -35,7 +37,7 @@ pub(super) fn took(reply: Reply, answer: Value) -> Result<Took, StoreError> {
     }
     Ok(match StepReply::read(&answer) {
         StepReply::GoOn => {
-            let (depth, fence) = lab::hold(&answer);
+            let (depth, fence) = hold(&answer);
             Took::Held { depth, fence }
         }
         StepReply::Stop { lease_left_ms } => Took::Busy(lease_left_ms.and_then(lease)),
@@ -79,6 +81,101 @@ fn misread(reply: Reply, step: &str) -> StoreError {
         "a step's reply read the wrong way",
         format!("{reply:?} is not how {step} step's reply reads"),
     )))
+}
+
+/// What a step answered, read by the contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepReply {
+    GoOn,
+    /// Busy (an acquire) or stop (a release, a renew), with the lease left when given.
+    Stop {
+        lease_left_ms: Option<i64>,
+    },
+}
+
+impl StepReply {
+    pub fn read(value: &Value) -> StepReply {
+        let stop = StepReply::Stop {
+            lease_left_ms: None,
+        };
+        match value {
+            Value::Int(n) if *n > 0 => StepReply::GoOn,
+            Value::Okay | Value::SimpleString(_) | Value::Boolean(true) => StepReply::GoOn,
+            Value::BulkString(bytes) if !bytes.is_empty() && bytes.as_slice() != b"0" => {
+                StepReply::GoOn
+            }
+            Value::Array(items) => match items.first().map(StepReply::read) {
+                Some(StepReply::GoOn) => StepReply::GoOn,
+                Some(_) => StepReply::Stop {
+                    lease_left_ms: match items.get(1) {
+                        Some(Value::Int(ms)) => Some(*ms),
+                        _ => None,
+                    },
+                },
+                None => stop,
+            },
+            _ => stop,
+        }
+    }
+}
+
+/// What an acquire step that goes on says of the hold: its depth (1 unless it answered
+/// `{depth, token}`), and its fencing token when that is above 0.
+pub fn hold(value: &Value) -> (u32, Option<u64>) {
+    let Value::Array(items) = value else {
+        return (1, None);
+    };
+    let depth = match items.first() {
+        Some(Value::Int(depth)) => u32::try_from(*depth).unwrap_or(1).max(1),
+        _ => 1,
+    };
+    let token = match items.get(1) {
+        Some(Value::Int(token)) => u64::try_from(*token).ok().filter(|t| *t > 0),
+        _ => None,
+    };
+    (depth, token)
+}
+
+/// What a wrapped release step answered: the student's reply, and whose lock the key held
+/// before and after it ran (empty: none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Released {
+    pub reply: StepReply,
+    pub before: String,
+    pub after: String,
+}
+
+impl Released {
+    pub fn read(value: Value) -> Result<Released, StoreError> {
+        let Value::Array(mut items) = value else {
+            return Err(StoreError::Lab(
+                "a release step's wrapper answered something else than 3 values".into(),
+            ));
+        };
+        let text = |v: Option<Value>| match v {
+            Some(Value::BulkString(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            _ => String::new(),
+        };
+        let after = text(items.pop());
+        let before = text(items.pop());
+        let reply = items
+            .first()
+            .map(StepReply::read)
+            .unwrap_or(StepReply::Stop {
+                lease_left_ms: None,
+            });
+        Ok(Released {
+            reply,
+            before,
+            after,
+        })
+    }
+
+    /// The release deleted (or overwrote) a lock someone else held.
+    pub fn took_anothers(&self, owner: &str) -> Option<&str> {
+        let anothers = !self.before.is_empty() && self.before != owner;
+        (anothers && self.after != self.before).then_some(self.before.as_str())
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +233,49 @@ mod tests {
         assert!(mine.go_on && !mine.lost && mine.foreign.is_none());
         let not_mine = seen(Reply::ContractObserved, answer(int(0), "b", "b"), "a").unwrap();
         assert!(!not_mine.go_on && not_mine.lost && not_mine.foreign.is_none());
+    }
+
+    #[test]
+    fn replies_read_by_the_contract() {
+        assert_eq!(StepReply::read(&Value::Int(1)), StepReply::GoOn);
+        assert_eq!(StepReply::read(&Value::Okay), StepReply::GoOn);
+        assert_eq!(
+            StepReply::read(&Value::Nil),
+            StepReply::Stop {
+                lease_left_ms: None
+            }
+        );
+        assert_eq!(
+            StepReply::read(&Value::Array(vec![Value::Int(0), Value::Int(250)])),
+            StepReply::Stop {
+                lease_left_ms: Some(250)
+            }
+        );
+        assert_eq!(
+            StepReply::read(&Value::Array(vec![Value::Int(1), Value::Int(-1)])),
+            StepReply::GoOn
+        );
+    }
+
+    #[test]
+    fn an_acquire_says_its_depth_and_its_token_only_when_above_0() {
+        let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+        assert_eq!(hold(&Value::Int(1)), (1, None));
+        assert_eq!(hold(&Value::Okay), (1, None));
+        assert_eq!(hold(&pair(2, 0)), (2, None));
+        assert_eq!(hold(&pair(1, 7)), (1, Some(7)));
+    }
+
+    #[test]
+    fn a_release_that_removed_someone_elses_lock_is_told_apart() {
+        let released = |before: &str, after: &str| Released {
+            reply: StepReply::GoOn,
+            before: before.into(),
+            after: after.into(),
+        };
+        assert_eq!(released("b", "").took_anothers("a"), Some("b"));
+        assert_eq!(released("a", "").took_anothers("a"), None);
+        assert_eq!(released("b", "b").took_anothers("a"), None);
+        assert_eq!(released("", "").took_anothers("a"), None);
     }
 }

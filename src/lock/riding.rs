@@ -25,14 +25,15 @@
 //! for. A tier whose acquire and release are one script each (`setnx`, `atomic-expiry`,
 //! `lua-release`) drops from 4 to 2 round trips per sale, the reentrant tiers from 6 to 2.
 
+use std::sync::LazyLock;
+
 use redis::{RedisResult, Value};
 
 use super::release_record;
 use super::replies::{self, Took};
-use super::send;
 use super::steps::{Reply, Request, Step, Technique};
 use super::{LockCx, LockError};
-use crate::composed::{self, Call};
+use crate::composed::{self, Call, Lua};
 use crate::lock_store::LockStoreKind;
 use crate::redis_pool::{Conn, StoreError};
 
@@ -145,7 +146,7 @@ impl TripReplies {
                 depth: None,
             });
         };
-        let observed = send::OBSERVED_CALLS;
+        let observed = OBSERVED_CALLS;
         if replies.len() < 1 + observed {
             return Err(
                 StoreError::Unavailable("a nested trip gave too few replies".into()).into(),
@@ -155,7 +156,7 @@ impl TripReplies {
         let again_answer = replies.next().unwrap_or(Ok(Value::Nil));
         let own = replies.len() - observed;
         let own: Vec<_> = replies.by_ref().take(own).collect();
-        let back_answer = send::seen(replies.collect());
+        let back_answer = seen(replies.collect());
         let Some(depth) = reentered(again, again_answer)? else {
             // Someone else holds the lock: this owner lost it before its read. Its release
             // will find that out and record it.
@@ -202,49 +203,75 @@ pub(super) async fn acquire_with_read(
         .await?
         .into_iter();
     let acquired = replies.next().unwrap_or(Ok(Value::Nil))?;
-    let rest = TripReplies::new(read.nesting, Ok(replies.collect()));
+    let rest = TripReplies {
+        nesting: read.nesting,
+        replies: Ok(replies.collect()),
+    };
     Ok(Some((acquired, Box::new(rest))))
 }
 
 /// A release step sent inside another script's round trip, behind the sale's last calls
 /// ([`Lock::release_behind`]): its calls (the release between two looks at whose lock it is,
-/// as `send.rs` sends it on its own) and how its reply reads.
+/// [`observed`]) and how its reply reads.
 ///
 /// [`Lock::release_behind`]: super::Lock::release_behind
 pub struct Release {
-    pub calls: [Call; send::OBSERVED_CALLS],
+    pub calls: [Call; OBSERVED_CALLS],
     reply: Reply,
 }
 
 impl Release {
     fn of((call, reply): (Call, Reply)) -> Release {
         Release {
-            calls: send::observed(&call),
+            calls: observed(&call),
             reply,
         }
     }
 
-    /// Reads the release's reply from the next replies of the trip and records what it saw,
-    /// as a release sent on its own is.
-    pub async fn answered(
-        &self,
-        cx: &LockCx<'_>,
-        replies: &mut (impl Iterator<Item = RedisResult<Value>> + Send),
-    ) -> Result<(), StoreError> {
-        let answer = send::seen(replies.take(self.calls.len()).collect());
+    /// Reads the release's reply from the replies of the trip's calls behind the sale's, and
+    /// records what it saw, as a release sent on its own is.
+    pub async fn answered(&self, cx: &LockCx<'_>, replies: Replies) -> Result<(), StoreError> {
+        let replies = replies.map_err(StoreError::from)?;
+        let answer = seen(replies.into_iter().take(self.calls.len()).collect());
         release_record::released_in_trip(cx, self.reply, answer)
             .await
             .map(drop)
     }
 }
 
-/// The release of `technique` to send behind the sale's write; `None` when it cannot ride
-/// there.
-pub(super) fn release_behind(cx: &LockCx<'_>, technique: &dyn Technique) -> Option<Release> {
+/// The release steps `steps` of a lock to send behind the sale's write; `None` when they
+/// cannot ride there.
+pub(super) fn release_behind(cx: &LockCx<'_>, steps: Vec<Step>) -> Option<Release> {
     if !shares_server(cx) {
         return None;
     }
-    one_script(technique.release(&cx.on())).map(Release::of)
+    one_script(steps).map(Release::of)
+}
+
+static HOLDER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("holder.lua")));
+
+/// How many calls an observed release is ([`observed`]).
+pub(super) const OBSERVED_CALLS: usize = 3;
+
+/// A release step's call between two looks at its lock's holder, to send in one script:
+/// `[holder, release, holder]`. That is how the ground truth tells a release that deleted
+/// another holder's lock, or found its own gone, whatever the step's script itself answers.
+pub(super) fn observed(release: &Call) -> [Call; OBSERVED_CALLS] {
+    let holder = HOLDER.call().key(release.first_key().unwrap_or_default());
+    [holder.clone(), release.clone(), holder]
+}
+
+/// The replies of [`observed`]'s calls as one release step's reply, `{reply, before, after}`
+/// as a lab lock's wrapper answers (`replies::Released`); the step's own error is the whole
+/// reply.
+pub(super) fn seen(replies: Vec<RedisResult<Value>>) -> RedisResult<Value> {
+    let Ok([before, reply, after]) = <[_; 3]>::try_from(replies) else {
+        return Err(redis::RedisError::from((
+            redis::ErrorKind::Client,
+            "an observed release gave another count of replies than 3",
+        )));
+    };
+    Ok(Value::Array(vec![reply?, before?, after?]))
 }
 
 /// The depth the nested acquire reached: 2 (or more) when the owner re-entered, `None` when

@@ -10,7 +10,8 @@
 //!   cohort's pass with the next buyer's read, or, when nothing can ride, let go on its own
 //!   after it; without a write ([`Section::let_go`]), let go on its own;
 //! - the owner the lock carries in the store: a sale handed the lock within a cohort acts on it
-//!   under the owner that took it, while its own calls still name the sale.
+//!   under the owner that took it, while its own calls still name the sale;
+//! - the moments of the section where the lock's hook may act ([`Section::hook`], `hook.rs`).
 //!
 //! # What it guarantees
 //! The same calls in the same order as the sale made them itself before: acquire, read,
@@ -20,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use redis::{RedisResult, Value};
 
+use super::hook::StepHook;
 use super::{exit, Held, Lock, LockCx, LockError, TripReplies};
 use crate::composed::{self, Call};
-use crate::faults::FaultKind;
 use crate::redis_pool::StoreError;
 
 pub use super::exit::Left;
@@ -48,6 +49,8 @@ pub struct Section<'a> {
     pub depth: u32,
     /// How long the sale waited for the lock.
     pub waited: Duration,
+    /// What acts at the section's moments (`hook.rs`): the fault layer, or nothing.
+    pub hook: Option<&'a dyn StepHook>,
 }
 
 impl<'a> Section<'a> {
@@ -59,7 +62,6 @@ impl<'a> Section<'a> {
         cx: LockCx<'a>,
         read: &[Call],
     ) -> Result<(Section<'a>, Read), LockError> {
-        let overtaken = !cx.faults.armed.is_empty() && overtaken_by_its_unlock(lock, &cx).await;
         let waited = Instant::now();
         let mut held = lock
             .acquire(&LockCx {
@@ -67,10 +69,6 @@ impl<'a> Section<'a> {
                 ..cx
             })
             .await?;
-        if overtaken {
-            held.abandon_renewing();
-            return Err(LockError::Abandoned);
-        }
         let ahead = held.read.take();
         let mut section = Section {
             lock,
@@ -79,6 +77,7 @@ impl<'a> Section<'a> {
             fence: held.fence,
             depth: held.depth,
             waited: waited.elapsed(),
+            hook: cx.hook,
             held,
         };
         let read = section.read(ahead.map(|trip| *trip), read).await;
@@ -115,6 +114,11 @@ impl<'a> Section<'a> {
     /// The lock, for a step the sale takes in its work (a nested acquire).
     pub fn lock(&self) -> &'a dyn Lock {
         self.lock
+    }
+
+    /// The sale's own view of the lock (under the sale's owner), not borrowed from the section.
+    pub(super) fn sale_cx(&self) -> LockCx<'a> {
+        self.cx
     }
 
     /// The lock's view of the section, under the owner the lock carries in the store.
@@ -165,17 +169,6 @@ impl<'a> Section<'a> {
     fn ending(self) -> (&'a dyn Lock, LockCx<'a>, String, Held) {
         (self.lock, self.cx, self.owner, self.held)
     }
-}
-
-/// The `renewal-outlives-release` fault, when claimed: an unlock that overtakes its own
-/// acquire runs first and finds nothing; the acquire lands after it, and the buyer leaves
-/// without the lock its watchdog goes on renewing.
-async fn overtaken_by_its_unlock(lock: &dyn Lock, cx: &LockCx<'_>) -> bool {
-    let claimed = cx.faults.claim(FaultKind::RenewalOutlivesRelease).await;
-    if claimed.is_some() {
-        exit::logged(cx, exit::let_go(lock, cx, Held::plain()).await);
-    }
-    claimed.is_some()
 }
 
 /// The read when a reentrant lock's nested hold cannot ride with it (the lock lives on another

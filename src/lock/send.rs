@@ -1,20 +1,18 @@
 //! Sending one step: its round trip on a connection to the lock store.
 //!
 //! A release step goes with a look at whose lock the key holds just before it and just after
-//! it, in the same script (a built-in tier's composed with `holder.lua`, a lab lock's inside
-//! its wrapper): that is how the ground truth tells a release that deleted another holder's
-//! lock, or found its own gone, whatever the step's script itself answers.
+//! it, in the same script (a built-in tier's composed with `holder.lua`, as `riding.rs` sends
+//! it behind a sale's write too; a lab lock's inside its wrapper): that is how the ground
+//! truth tells a release that deleted another holder's lock, or found its own gone, whatever
+//! the step's script itself answers.
 
-use std::sync::LazyLock;
+use redis::Value;
 
-use redis::{RedisResult, Value};
-
+use super::riding::{observed, seen};
 use super::steps::{On, Reply, Step};
-use crate::composed::{self, Call, Lua};
+use crate::composed::{self, Call};
 use crate::lock_store::LockStore;
 use crate::redis_pool::{Conn, RedisPool, StoreError};
-
-static HOLDER: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("holder.lua")));
 
 /// What sending a step needs besides the connection.
 pub(super) struct Env<'a> {
@@ -62,26 +60,4 @@ pub(super) async fn send(conn: &mut Conn, step: &Step, env: &Env<'_>) -> Result<
             }
         }
     })
-}
-
-/// How many calls an observed release is ([`observed`]).
-pub(crate) const OBSERVED_CALLS: usize = 3;
-
-/// A built-in release step's call between two looks at its lock's holder, to send in one
-/// script: `[holder, release, holder]`.
-pub(crate) fn observed(release: &Call) -> [Call; OBSERVED_CALLS] {
-    let holder = HOLDER.call().key(release.first_key().unwrap_or_default());
-    [holder.clone(), release.clone(), holder]
-}
-
-/// The replies of [`observed`]'s calls as one release step's reply, `{reply, before, after}`
-/// as a lab lock's wrapper answers (`lab::Released`); the step's own error is the whole reply.
-pub(crate) fn seen(replies: Vec<RedisResult<Value>>) -> RedisResult<Value> {
-    let Ok([before, reply, after]) = <[_; 3]>::try_from(replies) else {
-        return Err(redis::RedisError::from((
-            redis::ErrorKind::Client,
-            "an observed release gave another count of replies than 3",
-        )));
-    };
-    Ok(Value::Array(vec![reply?, before?, after?]))
 }

@@ -135,8 +135,9 @@ pub struct Place<'a> {
     owner: String,
     ticket: u64,
     pub waiter: Arc<Waiter>,
-    /// Whether it leaves with the lock: then the next in line waits for its release.
-    served: bool,
+    /// Whether it leaves with the lock (set when it got it): then the next in line waits for
+    /// its release.
+    pub served: bool,
 }
 
 impl Place<'_> {
@@ -166,11 +167,6 @@ impl Place<'_> {
             .get(&self.room)
             .and_then(|line| line.places.first_key_value())
             .is_some_and(|(ticket, _)| *ticket == self.ticket)
-    }
-
-    /// It got the lock.
-    pub fn served(&mut self) {
-        self.served = true;
     }
 }
 
@@ -235,7 +231,7 @@ mod tests {
         // a lost the race in the store: still first, woken again by the next release.
         signals.released("r", "released");
         assert!(woken(&a) && !woken(&b));
-        a.served();
+        a.served = true;
         drop(a);
         assert!(b.first());
         assert!(

@@ -1,12 +1,9 @@
-//! A [`LockCx`] for unit tests: every part of it owned here, nothing armed, nothing claimed.
-
-use std::sync::Mutex;
+//! A [`LockCx`] for unit tests: every part of it owned here, no hook.
 
 use oversell_api::settings::{LeaseMode, Settings, WaitStrategy};
 use oversell_api::tier::Tier;
 
 use super::{LockCx, ReleaseSignals};
-use crate::faults::FaultPoints;
 use crate::keys::Keys;
 use crate::lock_store::LockStore;
 use crate::metrics::Metrics;
@@ -26,8 +23,6 @@ pub struct TestCx {
     pub settings: Settings,
     pub signals: ReleaseSignals,
     metrics: Metrics,
-    store_fault: Mutex<Option<crate::faults::Fault>>,
-    held_replicas: Mutex<Option<crate::lock_store::node_faults::HeldReplicas>>,
 }
 
 impl TestCx {
@@ -40,22 +35,10 @@ impl TestCx {
             settings,
             signals: ReleaseSignals::default(),
             metrics: Metrics::new("i1"),
-            store_fault: Mutex::new(None),
-            held_replicas: Mutex::new(None),
         }
     }
 
-    /// No fault armed.
-    pub fn faults(&self) -> FaultPoints<'_> {
-        FaultPoints {
-            armed: &[],
-            resource: &self.resource,
-            keys: &self.keys,
-            instance: "i1",
-        }
-    }
-
-    pub fn cx<'a>(&'a self, faults: &'a FaultPoints<'a>) -> LockCx<'a> {
+    pub fn cx(&self) -> LockCx<'_> {
         LockCx {
             store: &self.store,
             resource: &self.resource,
@@ -63,11 +46,9 @@ impl TestCx {
             settings: &self.settings,
             owner: OWNER,
             instance: "i1",
-            faults,
             signals: &self.signals,
             metrics: &self.metrics,
-            store_fault: &self.store_fault,
-            held_replicas: &self.held_replicas,
+            hook: None,
             read: None,
             generation: "",
             parked: None,

@@ -4,22 +4,20 @@
 //! (`cohort.rs`) queues an instance's buyers in memory first; the one at the head waits here,
 //! as pub/sub does.
 //!
-//! The lock-store faults strike here, because they strike around an attempt: `failover` cuts
-//! the primary's replica link just before each attempt of the sale that claimed it (so the lock
-//! it takes never reaches the replica), and both it and `lock-store-restart` kill the store's
-//! primary right after that sale's acquire succeeds. So do the subscription faults, after a
-//! failed attempt: `subscribe-gap` holds the buyer for a while in line, `late-subscriber` out
-//! of it, so a release published meanwhile is kept for the one and lost to the other.
+//! The loop names the points around an attempt where the hook may act (`hook.rs`): before and
+//! after each attempt, and when one finds the lock busy, where a buyer may die in line or
+//! subscribe late ([`SubscriptionGap`]): in line, a release published in the gap is kept for
+//! it; out of line, it is lost.
 
 use std::time::Duration;
 
-use oversell_api::fault::{Fault, FaultKind};
 use oversell_api::settings::WaitStrategy;
 use tokio::time::Instant;
 
+use super::hook::{Go, Point, SubscriptionGap};
 use super::parked::{self, Parked};
 use super::signals::{Place, ReleaseSignals};
-use super::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
+use super::{Attempt, Held, Lock, LockCx, LockError};
 use crate::redis_pool::StoreError;
 
 /// A pub/sub wait with no known lease (a `setnx` lock has none) still re-checks this often.
@@ -77,9 +75,8 @@ async fn in_line<L: Lock + ?Sized>(
             let woken = place.waiter.signal.notified();
             let _ = tokio::time::timeout(UNKNOWN_LEASE_RECHECK.min(left), woken).await;
         }
-        if let Some(fault) = cx.striking_fault() {
-            let held = fault_timing::before_attempt(cx, &fault).await;
-            *cx.held_replicas.lock().unwrap_or_else(|p| p.into_inner()) = held;
+        if let Some(hook) = cx.hook {
+            hook.at(cx, Point::BeforeAttempt).await;
         }
         // The attempt says how much longer this buyer waits: a queue keeps its place no longer.
         let mut now = *cx.settings;
@@ -93,43 +90,48 @@ async fn in_line<L: Lock + ?Sized>(
             })
             .await;
         parked = None;
-        // The store fault strikes after the attempt that took the lock, or that took it and
-        // gave it back because too few replicas had it (`sync_replicas`): the primary dies
-        // either way; what the failover loses differs.
+        // An attempt that took the lock and gave it back because too few replicas had it
+        // (`sync_replicas`) took it too: what acts after a taking attempt acts after it.
         let took = matches!(
             &attempt,
             Ok(Attempt::Acquired(_)) | Err(StoreError::NotReplicated { .. })
         );
-        if took {
-            if let Some(fault) = cx.take_store_fault() {
-                fault_timing::after_acquire(cx, &fault).await;
-            }
+        if let Some(hook) = cx.hook {
+            hook.at(cx, Point::AfterAttempt { took }).await;
         }
-        // Held replicas resume now, after the primary died, unless `WAIT` resumed them.
-        drop(cx.resume_replicas());
         let lease_left = match attempt {
             Ok(Attempt::Acquired(held)) => {
                 tracing::debug!(owner = cx.owner, depth = held.depth, "lock acquired");
-                place.served();
+                place.served = true;
                 return Ok(held);
             }
             Ok(Attempt::HolderDied) => return Err(LockError::HolderDied),
             Ok(Attempt::Busy { lease_left }) => {
                 tracing::debug!(owner = cx.owner, ?lease_left, "lock busy");
                 place.waits();
-                // Dead in line: no more attempts, no word to the lock store.
-                if cx.faults.claim(FaultKind::WaiterDies).await.is_some() {
-                    return Err(LockError::WaiterDied);
-                }
-                if pubsub {
-                    match subscription_gap(cx, place, lease_left, deadline).await {
-                        Gap::WaitAsUsual(kept) => place = kept,
-                        Gap::TryAgain(late) => {
-                            place = late;
-                            continue;
+                let go = match cx.hook {
+                    Some(hook) => hook.at(cx, Point::Busy).await,
+                    None => Go::On,
+                };
+                match go {
+                    // Dead in line: no more attempts, no word to the lock store.
+                    Go::WaiterDied => return Err(LockError::WaiterDied),
+                    Go::SubscribeAfter(gap) if pubsub => {
+                        let subscriber = Subscriber {
+                            signals: cx.signals,
+                            room: cx.keys.room(),
+                            owner: cx.owner,
+                        };
+                        match after_gap(gap, subscriber, place, lease_left, deadline).await {
+                            Gap::WaitAsUsual(kept) => place = kept,
+                            Gap::TryAgain(late) => {
+                                place = late;
+                                continue;
+                            }
+                            Gap::GaveUp => return Err(LockError::Timeout),
                         }
-                        Gap::GaveUp => return Err(LockError::Timeout),
                     }
+                    _ => {}
                 }
                 lease_left
             }
@@ -170,7 +172,7 @@ async fn in_line<L: Lock + ?Sized>(
     }
 }
 
-/// How a wait goes on after the subscription gap of `late-subscriber` or `subscribe-gap`.
+/// How a wait goes on after a subscription gap.
 enum Gap<'s> {
     /// No gap, or one spent in line: the wait below goes on, with the buyer's place.
     WaitAsUsual(Place<'s>),
@@ -180,31 +182,6 @@ enum Gap<'s> {
     GaveUp,
 }
 
-/// The time a buyer that found the lock busy takes to subscribe to release messages, when a
-/// fault makes it long (the one it claims, `subscribe-gap` or `late-subscriber`).
-async fn subscription_gap<'s>(
-    cx: &LockCx<'s>,
-    place: Place<'s>,
-    lease_left: Option<Duration>,
-    deadline: Instant,
-) -> Gap<'s> {
-    let claimed = match cx.faults.claim(FaultKind::SubscribeGap).await {
-        Some(fault) => Some(fault),
-        None => cx.faults.claim(FaultKind::LateSubscriber).await,
-    };
-    match claimed {
-        Some(fault) => {
-            let subscriber = Subscriber {
-                signals: cx.signals,
-                room: cx.keys.room(),
-                owner: cx.owner,
-            };
-            after_gap(&fault, subscriber, place, lease_left, deadline).await
-        }
-        None => Gap::WaitAsUsual(place),
-    }
-}
-
 /// Who listens for a room's release messages, and where: what a late subscriber joins.
 struct Subscriber<'s, 'a> {
     signals: &'s ReleaseSignals,
@@ -212,22 +189,21 @@ struct Subscriber<'s, 'a> {
     owner: &'a str,
 }
 
-/// `subscribe-gap` spends the gap in line, as every wait here does (the place is taken before
-/// the first attempt), so a release in the gap is kept for the buyer as a permit.
-/// `late-subscriber` spends it out of line, as a client that subscribes only after its failed
-/// attempt: a release in the gap reaches nobody. Subscribed at last, that client waits for the
-/// next release without looking at the lock again, at most the lease it saw or to its
-/// deadline, and gives up there, as a `tryLock` whose wait time is spent returns false.
+/// A gap spent in line, as every wait here is (the place is taken before the first attempt),
+/// keeps a release in the gap for the buyer as a permit. A gap spent out of line is a client
+/// that subscribes only after its failed attempt: a release in the gap reaches nobody.
+/// Subscribed at last, that client waits for the next release without looking at the lock
+/// again, at most the lease it saw or to its deadline, and gives up there, as a `tryLock`
+/// whose wait time is spent returns false.
 async fn after_gap<'s>(
-    fault: &Fault,
+    SubscriptionGap { gap, in_line }: SubscriptionGap,
     subscriber: Subscriber<'s, '_>,
     place: Place<'s>,
     lease_left: Option<Duration>,
     deadline: Instant,
 ) -> Gap<'s> {
-    let gap =
-        Duration::from_millis(fault.ms).min(deadline.saturating_duration_since(Instant::now()));
-    if fault.kind != FaultKind::LateSubscriber {
+    let gap = gap.min(deadline.saturating_duration_since(Instant::now()));
+    if in_line {
         tokio::time::sleep(gap).await;
         return Gap::WaitAsUsual(place);
     }
@@ -350,10 +326,9 @@ mod tests {
             false => LockStore::shared(&resource),
         };
         let test = TestCx::new(store, resource, *settings);
-        let faults = test.faults();
         let cx = LockCx {
             signals,
-            ..test.cx(&faults)
+            ..test.cx()
         };
         until_acquired(lock, &cx).await
     }
@@ -387,10 +362,9 @@ mod tests {
         let pubsub = settings(WaitStrategy::PubSub, 60_000);
         let resource = RedisPool::new(NOWHERE).unwrap();
         let test = TestCx::new(LockStore::single(NOWHERE).unwrap(), resource, pubsub);
-        let faults = test.faults();
         let cx = LockCx {
             signals: &signals,
-            ..test.cx(&faults)
+            ..test.cx()
         };
         assert!(again(&lock, &cx).await.is_ok());
         assert_eq!(lock.attempts_at(), [0]);
@@ -480,7 +454,7 @@ mod tests {
     /// A release published 100 ms into a 300 ms subscription gap, with a lease of 10 s seen
     /// and a deadline at 2 s: what each way of subscribing makes of it, and when.
     async fn gap_with_a_release_inside(
-        kind: FaultKind,
+        in_line: bool,
         signals: &Arc<ReleaseSignals>,
     ) -> (Gap<'_>, u64) {
         let place = signals.join("test", "buyer");
@@ -498,14 +472,18 @@ mod tests {
         };
         let lease = Some(Duration::from_secs(10));
         let deadline = began + Duration::from_secs(2);
-        let gap = after_gap(&Fault::new(kind, 300), subscriber, place, lease, deadline).await;
+        let gap = SubscriptionGap {
+            gap: Duration::from_millis(300),
+            in_line,
+        };
+        let gap = after_gap(gap, subscriber, place, lease, deadline).await;
         (gap, began.elapsed().as_millis() as u64)
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_late_subscriber_misses_the_release_in_its_gap_and_sleeps_to_its_deadline() {
         let signals = Arc::default();
-        let (gap, at) = gap_with_a_release_inside(FaultKind::LateSubscriber, &signals).await;
+        let (gap, at) = gap_with_a_release_inside(false, &signals).await;
         assert!(matches!(gap, Gap::GaveUp));
         assert_eq!(at, 2_000);
     }
@@ -513,7 +491,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_buyer_in_line_through_the_gap_keeps_the_release_and_tries_at_its_end() {
         let signals = Arc::default();
-        let (gap, at) = gap_with_a_release_inside(FaultKind::SubscribeGap, &signals).await;
+        let (gap, at) = gap_with_a_release_inside(true, &signals).await;
         let Gap::WaitAsUsual(place) = gap else {
             panic!("the gap spent in line goes on to the usual wait");
         };

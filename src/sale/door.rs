@@ -7,11 +7,11 @@ use super::{Order, SaleCx};
 
 /// The sold-out sign on the door (`lock/sold_out.rs`): once a locked read here found nothing
 /// left, a buyer reads the stock before queueing for the lock, and is turned away at once when
-/// too little is left. Never for a tier without a lock (no queue to skip) or while faults are armed (a fault
-/// must meet a buyer who took the lock). `None`: go on to the lock.
-pub(super) async fn at_the_door(cx: &SaleCx<'_>, order: &Order) -> Option<AppError> {
+/// too little is left. Never for a tier without a lock (no queue to skip) or a lock with a hook
+/// (what acts there, a fault, must meet a buyer who took the lock). `None`: go on to the lock.
+pub(super) async fn at_the_door(cx: &SaleCx<'_>, hooked: bool, order: &Order) -> Option<AppError> {
     let room = cx.keys.room();
-    if !cx.settings.tier.locks() || !cx.faults.is_empty() || !cx.signals.sold_out.seen(room) {
+    if !cx.settings.tier.locks() || hooked || !cx.signals.sold_out.seen(room) {
         return None;
     }
     let read = async {

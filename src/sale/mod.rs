@@ -22,18 +22,17 @@
 //!
 //! - `scripts`: the read (`enter.lua`) and the write (`commit.lua`) as calls, and the ledger
 //!   entry the write appends.
-//! - `context`: what a sale needs from the instance ([`SaleCx`]), the lock's view of it, and
-//!   the lock-store fault it claims before the acquire.
+//! - `context`: what a sale needs from the instance ([`SaleCx`]), and the lock's view of it.
 //! - `door`: the sold-out sign, read before queueing for the lock.
-//! - `holder_faults`: the faults a holder meets in its section, entered only when some are
-//!   armed; `partition_strike`: the network cut among them.
 //! - `atomic_deduct`: the `none` tier's one-script sale; `run`: the sale as the API runs it.
+//!
+//! At three moments of the section (the read done, the work starting, the write next) the sale
+//! hands control to the lock's hook ([`Section::hook`]): a room with faults armed strikes its holder's
+//! faults there; a plain sale goes straight on.
 
 mod atomic_deduct;
 mod context;
 mod door;
-mod holder_faults;
-mod partition_strike;
 mod run;
 mod scripts;
 
@@ -46,13 +45,11 @@ use serde::Serialize;
 
 use crate::composed::Call;
 use crate::error::AppError;
-use crate::faults::FaultPoints;
-use crate::lock::{LockError, Section};
+use crate::lock::{Interrupted, LockError, Moment, Section};
 use crate::metrics::SaleRecord;
 use crate::redis_pool::StoreError;
-use context::{claim_store_fault, lock_cx};
+use context::lock_cx;
 use door::at_the_door;
-use holder_faults::Stop;
 use scripts::{ledger_entry, Write};
 
 /// One sale under the room's tier: acquire, the critical section (read, check, business work),
@@ -61,28 +58,21 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order, met: &mut SaleRecord) -> Resul
     let Some(lock) = cx.lock else {
         return sell_lock_free(cx, order).await;
     };
-    if let Some(sold_out) = at_the_door(cx, order).await {
+    let lcx = lock_cx(cx, lock);
+    if let Some(sold_out) = at_the_door(cx, lcx.hook.is_some(), order).await {
         met.turned_away = true;
         return Err(sold_out);
     }
-    let faults = cx.fault_points();
-    let claim = !cx.faults.is_empty() || cx.store_fault_pending;
-    let store_fault = match claim {
-        true => claim_store_fault(cx, &faults).await,
-        false => None,
-    };
-    let (store_fault, held_replicas) = (std::sync::Mutex::new(store_fault), Default::default());
-    let lcx = lock_cx(cx, &faults, &store_fault, &held_replicas);
     // Built once, as data: a waiter under pubsub may try several times, and a cohort's holder
     // may send it for this sale.
     let read = [scripts::read(cx)];
-    let (mut section, read) = match Section::enter(lock, lcx, &read).await {
+    let (mut section, read) = match Section::enter(&**lock, lcx, &read).await {
         Ok(entered) => entered,
         Err(err) => return Err(lock_failed(cx, err).await),
     };
     met.lock_wait = Some(section.waited);
     let leaving = match read {
-        Ok(replies) => critical_section(cx, &faults, &mut section, order, replies, met).await,
+        Ok(replies) => critical_section(cx, &mut section, order, replies, met).await,
         Err(err) => Err(Stop::Refused(lock_failed(cx, err).await)),
     };
     let (call, way_out) = match leaving {
@@ -99,6 +89,14 @@ pub async fn sell(cx: &SaleCx<'_>, order: &Order, met: &mut SaleRecord) -> Resul
     let left = section.leave(&call).await?;
     met.passed = left.passed;
     answer(cx, way_out, left.reply, met).await
+}
+
+/// Why a critical section ended without its write.
+enum Stop {
+    /// The holder died holding the lock: it stays where it is.
+    Died,
+    /// The sale is refused: the lock is let go.
+    Refused(AppError),
 }
 
 /// How a critical section leaves: every way writes through `commit.lua` (the overlap count's
@@ -119,7 +117,6 @@ enum WayOut {
 /// Read, check, business work: the write the section leaves with, and which way it leaves.
 async fn critical_section(
     cx: &SaleCx<'_>,
-    faults: &FaultPoints<'_>,
     section: &mut Section<'_>,
     order: &Order,
     read: Vec<RedisResult<Value>>,
@@ -136,9 +133,8 @@ async fn critical_section(
         met.stale_write_rejected = true;
         return Err(Stop::Refused(AppError::LockLost));
     }
-    let armed = !cx.faults.is_empty();
-    if armed {
-        holder_faults::at_the_read(faults).await?;
+    if let Err(Interrupted::Died) = at(section, Moment::Read).await {
+        return Err(Stop::Died);
     }
     let leave = |write: Option<Write>, way_out| {
         let call = scripts::commit(cx, exits, write, fence).map_err(Stop::Refused)?;
@@ -152,17 +148,17 @@ async fn critical_section(
         let requested = order.qty;
         return leave(None, WayOut::SoldOut { stock, requested });
     }
-    if armed {
-        if let Err(err) = holder_faults::as_the_work_starts(faults, section).await {
-            return leave(None, WayOut::GaveUp(err));
-        }
+    match at(section, Moment::WorkStarts).await {
+        Ok(()) => {}
+        Err(Interrupted::GaveUp(err)) => return leave(None, WayOut::GaveUp(err)),
+        Err(Interrupted::Died) => return Err(Stop::Died),
     }
     // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
     if cx.settings.business_ms > 0 {
         tokio::time::sleep(cx.settings.business()).await;
     }
-    if armed {
-        holder_faults::before_the_write(faults, section).await;
+    if let Err(Interrupted::Died) = at(section, Moment::BeforeWrite).await {
+        return Err(Stop::Died);
     }
     let order_id = uuid::Uuid::now_v7().to_string();
     let write = Write {
@@ -183,6 +179,14 @@ async fn critical_section(
             fence,
         },
     )
+}
+
+/// Hands control to the lock's hook at `moment` of the section; a plain sale has none.
+async fn at(section: &mut Section<'_>, moment: Moment) -> Result<(), Interrupted> {
+    match section.hook {
+        None => Ok(()),
+        Some(hook) => hook.in_section(section, moment).await,
+    }
 }
 
 /// The sale's answer, from the way it left and what `commit.lua` replied.

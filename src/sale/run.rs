@@ -1,6 +1,6 @@
-//! A sale as the HTTP API and the server-side burst run it: the room's current settings and
-//! faults, whether it is on sale at all (`rooms.rs`), the room's lock, the sale in a task of
-//! its own, and one metrics record as it ends.
+//! A sale as the HTTP API and the server-side burst run it: the room as this instance knows it,
+//! whether it is on sale at all (`rooms.rs`), the room's lock, the sale in a task of its own,
+//! and one metrics record as it ends.
 
 use std::time::Instant;
 
@@ -86,20 +86,17 @@ async fn sell_once(
     if let Some(refused) = state.rooms.not_on_sale(keys, room.stored).await? {
         return Err(refused);
     }
-    let lock = state.locks.in_room(room.settings.tier, room.lab.as_deref());
+    let lock = state.locks.in_room(&room, &state.lock_store);
     let cx = SaleCx {
         resource: &state.resource,
-        store: &state.lock_store,
         keys,
         settings: room.settings,
         instance: &state.instance,
         owner: state.next_owner(),
-        lock: lock.as_deref(),
+        lock: lock.as_ref(),
         signals: &state.signals,
         metrics: &state.metrics,
-        faults: room.faults,
-        store_fault_pending: room.store_fault_pending,
-        generation: room.generation,
+        generation: &room.generation,
         began: Instant::now(),
     };
     sell(&cx, order, met).await

@@ -33,7 +33,7 @@ pub(super) fn read(cx: &SaleCx<'_>) -> Call {
         .arg(composed::ACQUIRED)
         .arg(cx.instance)
         .arg(&cx.owner)
-        .arg(&cx.generation)
+        .arg(cx.generation)
 }
 
 /// The write a sale makes on its way out of the critical section: the order, the stock it
@@ -107,7 +107,7 @@ pub(super) fn commit(
         .arg(fence.map(|f| f.to_string()).unwrap_or_default())
         .arg(cx.instance)
         .arg(&cx.owner)
-        .arg(&cx.generation)
+        .arg(cx.generation)
         .arg(u64::try_from(cx.began.elapsed().as_micros()).unwrap_or(u64::MAX)))
 }
 

@@ -1,31 +1,22 @@
 //! The faults a holder meets in its critical section, each where the articles place it: at the
-//! read, as the work starts, and between the work and the write. Entered only when the room has
-//! faults armed (`sale/mod.rs`): a plain sale never passes here.
+//! read, as the work starts, and between the work and the write (the section's moments,
+//! `hook.rs`).
 
 use std::time::Duration;
 
-use crate::error::AppError;
+use super::super::hook::Interrupted;
+use super::super::{LockError, Section};
+use super::partition;
 use crate::faults::{self, FaultKind, FaultPoints};
-use crate::lock::{LockError, Section};
-
-use super::partition_strike;
-
-/// Why a critical section ended without its write.
-pub(super) enum Stop {
-    /// The holder died holding the lock: it stays where it is.
-    Died,
-    /// The sale is refused: the lock is let go.
-    Refused(AppError),
-}
 
 /// With the read done: the process dies holding the lock (`crash-holding`), or the holder
 /// alone (`holder-dies`: nothing more is sent).
-pub(super) async fn at_the_read(faults: &FaultPoints<'_>) -> Result<(), Stop> {
+pub(super) async fn at_the_read(faults: &FaultPoints<'_>) -> Result<(), Interrupted> {
     if faults.claim(FaultKind::CrashHolding).await.is_some() {
         faults::crash("holding the lock");
     }
     if faults.claim(FaultKind::HolderDies).await.is_some() {
-        return Err(Stop::Died);
+        return Err(Interrupted::Died);
     }
     Ok(())
 }
@@ -44,7 +35,7 @@ pub(super) async fn as_the_work_starts(
         lock.release(&lcx, again).await?;
     }
     if let Some(fault) = faults.claim(FaultKind::Partition).await {
-        partition_strike::strike(&section.cx(), &fault).await;
+        partition::strike(&section.cx(), &fault).await;
     }
     Ok(())
 }

@@ -6,9 +6,9 @@
 use oversell_api::fault::LOCK_PRIMARY;
 use oversell_api::PartitionRequest;
 
+use super::super::LockCx;
 use crate::faults::Fault;
 use crate::ground_truth::record;
-use crate::lock::LockCx;
 use crate::lock_store::node_faults::primary_ip;
 use crate::member::cut::{self, CutError};
 

@@ -1,15 +1,66 @@
-//! The lock-store faults, at the two moments they strike a sale that claimed one:
-//! just before each acquire attempt, and right after the acquire succeeds. The Redlock
-//! masters' faults are in `redlock.rs`, beside the algorithm they strike. The ZooKeeper
-//! servers' fault is here: it needs nothing of the ZooKeeper tiers but where the servers are,
-//! and `zookeeper.rs` calls this file before the claimant queues, so nothing here calls it back.
+//! The lock-store faults: claimed before the acquire, and struck at the two moments they
+//! strike the sale that claimed one: just before each acquire attempt, and right after the
+//! attempt that takes the lock. The Redlock masters' faults are in `redlock.rs`, beside the
+//! algorithm they strike. The ZooKeeper servers' fault is here: it needs nothing of the
+//! ZooKeeper tiers but where the servers are.
 
-use super::tiers::redlock;
-use super::LockCx;
-use crate::faults::{Fault, FaultKind};
+use std::time::{Duration, Instant};
+
+use super::super::tiers::redlock;
+use super::super::LockCx;
+use super::FaultLayer;
+use crate::faults::{self, Fault, FaultKind};
 use crate::ground_truth::record;
 use crate::lock_store::node_faults as store;
 use crate::redis_pool::StoreError;
+
+/// Claims a lock-store fault armed for this sale's acquire, if any (no round trip when none
+/// is armed).
+///
+/// The fault is meant for the next holder. A sale that finds one armed but loses the claim
+/// waits until the claimant has struck (or `faults::STORE_FAULT_PENDING` has passed): the
+/// claimant spends a few round trips holding the replicas off, and on a busy machine another
+/// buyer would otherwise take the lock first, normally replicated, and the fault would strike
+/// whoever came after.
+pub(super) async fn claim(layer: &FaultLayer<'_>, cx: &LockCx<'_>) -> Option<Fault> {
+    let points = layer.points(cx);
+    let mut lost = false;
+    let store_faults = FaultKind::ALL
+        .into_iter()
+        .filter(|k| k.strikes_lock_store());
+    for kind in store_faults {
+        if !points.is_armed(kind) {
+            continue;
+        }
+        match points.claim(kind).await {
+            // The claim marked it pending, in the same step.
+            Some(fault) => return Some(fault),
+            None => lost = true,
+        }
+    }
+    // `lost`: this sale tried to claim and another won. Or the claim was already known when
+    // the sale began: the claimant's reload reached this instance first.
+    if lost || layer.strike_pending {
+        let until = Instant::now() + faults::STORE_FAULT_PENDING;
+        while Instant::now() < until && strike_pending(cx).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    None
+}
+
+/// Whether a claimed lock-store fault has yet to strike (a store error counts as no).
+async fn strike_pending(cx: &LockCx<'_>) -> bool {
+    let asked = async {
+        let mut conn = cx.resource.conn().await?;
+        let pending: bool = redis::cmd("EXISTS")
+            .arg(cx.keys.store_fault_pending())
+            .query_async(&mut conn)
+            .await?;
+        Ok::<_, StoreError>(pending)
+    };
+    asked.await.unwrap_or(false)
+}
 
 /// Before each attempt of the sale that claimed a lock-store fault.
 ///
@@ -18,7 +69,11 @@ use crate::redis_pool::StoreError;
 /// `node-down` and `lock-store-down` strike here and are done (the attempt then finds the
 /// store gone), as does `node-slow` (the attempt then waits for a stopped master's late
 /// vote); `node-restart` cuts the minority off (see `redlock.rs`).
-pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<store::HeldReplicas> {
+pub(super) async fn before_attempt(
+    layer: &FaultLayer<'_>,
+    cx: &LockCx<'_>,
+    fault: &Fault,
+) -> Option<store::HeldReplicas> {
     match fault.kind {
         FaultKind::Failover => match store::hold_replicas(cx.store.pool(), &cx.keys.lock()).await {
             Ok(held) => {
@@ -32,7 +87,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
         },
         FaultKind::NodeDown => {
             // It strikes once, here, whatever the attempt then does.
-            cx.take_store_fault();
+            layer.claimed().take();
             match redlock::strike_before(cx, fault).await {
                 Some(what) => struck(cx, fault, &what).await,
                 None => tracing::error!("fault: node-down found no master to kill"),
@@ -40,7 +95,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             None
         }
         FaultKind::NodeSlow => {
-            cx.take_store_fault();
+            layer.claimed().take();
             match redlock::strike_before(cx, fault).await {
                 Some(what) => struck(cx, fault, &what).await,
                 None => tracing::error!("fault: node-slow found no master to stop"),
@@ -57,7 +112,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             None
         }
         FaultKind::LockStoreDown => {
-            cx.take_store_fault();
+            layer.claimed().take();
             let down_for = std::time::Duration::from_millis(fault.ms);
             match store::kill_store_for(cx.store.pool(), down_for).await {
                 Ok(what) => struck(cx, fault, &format!("down for {down_for:?}: {what}")).await,
@@ -66,7 +121,7 @@ pub(super) async fn before_attempt(cx: &LockCx<'_>, fault: &Fault) -> Option<sto
             None
         }
         FaultKind::ZkNodeDown => {
-            cx.take_store_fault();
+            layer.claimed().take();
             match zk_node_down(cx, fault).await {
                 Ok(what) => struck(cx, fault, &what).await,
                 Err(err) => tracing::error!(%err, "fault: zk-node-down could not strike"),

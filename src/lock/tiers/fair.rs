@@ -113,7 +113,6 @@ mod tests {
     use oversell_api::settings::WaitStrategy;
 
     use super::*;
-    use crate::faults::FaultPoints;
     use crate::launch::redis_server::RedisServer;
     use crate::lock::engine::{attempt, release, Stepped, Via};
     use crate::lock::test_cx::{settings, TestCx};
@@ -128,17 +127,13 @@ mod tests {
         TestCx::new(LockStore::shared(&pool), pool, pubsub)
     }
 
-    fn as_owner<'a>(test: &'a TestCx, faults: &'a FaultPoints<'a>, owner: &'a str) -> LockCx<'a> {
-        LockCx {
-            owner,
-            ..test.cx(faults)
-        }
+    fn as_owner<'a>(test: &'a TestCx, owner: &'a str) -> LockCx<'a> {
+        LockCx { owner, ..test.cx() }
     }
 
     /// One attempt by `owner`: its hold, or `None` and how soon it is to come back.
     async fn try_as(test: &TestCx, owner: &str) -> Result<Held, Option<Duration>> {
-        let faults = test.faults();
-        match attempt(&as_owner(test, &faults, owner), &Fair, Via::Store).await {
+        match attempt(&as_owner(test, owner), &Fair, Via::Store).await {
             Ok(Attempt::Acquired(held)) => Ok(held),
             Ok(Attempt::Busy { lease_left }) => Err(lease_left),
             Ok(Attempt::HolderDied) => panic!("no fault was armed"),
@@ -147,8 +142,7 @@ mod tests {
     }
 
     async fn release_as(test: &TestCx, owner: &str, held: Held) {
-        let faults = test.faults();
-        release(&as_owner(test, &faults, owner), &Fair, Via::Store, held)
+        release(&as_owner(test, owner), &Fair, Via::Store, held)
             .await
             .unwrap();
     }
@@ -220,10 +214,9 @@ mod tests {
         // b will wait 30 ms more at most, then is gone without a word: its place lapses then.
         let mut brief = test.settings;
         brief.wait_deadline_ms = 30;
-        let faults = test.faults();
         let b = LockCx {
             settings: &brief,
-            ..as_owner(&test, &faults, "b")
+            ..as_owner(&test, "b")
         };
         assert!(matches!(
             attempt(&b, &Fair, Via::Store).await.unwrap(),
@@ -284,13 +277,12 @@ mod tests {
         let redis = RedisServer::start().unwrap();
         let test = long_lease(&redis);
         let a = try_as(&test, "a").await.unwrap();
-        let faults = test.faults();
         // The sale's read rides behind the attempt, as in a sale: one script in the store.
         static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new("return redis.call('TIME')"));
         let read = [READ.call()];
         let b = LockCx {
             read: Some(&read),
-            ..as_owner(&test, &faults, "b")
+            ..as_owner(&test, "b")
         };
         let mut pubsub = listening(&redis, &test).await;
         // No release message reaches this test's buyers (no instance listens for them): only
@@ -327,8 +319,7 @@ mod tests {
         let redis = RedisServer::start().unwrap();
         let test = long_lease(&redis);
         let a = try_as(&test, "a").await.unwrap();
-        let faults = test.faults();
-        let b = as_owner(&test, &faults, "b");
+        let b = as_owner(&test, "b");
         tokio::select! {
             _ = Stepped(&Fair).acquire(&b) => panic!("a holds the lock"),
             () = until_blocked(&test, 1) => {}

@@ -49,7 +49,8 @@ use async_trait::async_trait;
 use oversell_api::settings::{LeaseMode, WaitStrategy};
 use tokio_postgres::error::SqlState;
 
-use crate::lock::{fault_timing, wait, Attempt, Held, Keep, Lock, LockCx, LockError};
+use crate::lock::hook::Point;
+use crate::lock::{wait, Attempt, Held, Keep, Lock, LockCx, LockError};
 use crate::pg_store::{self, PgStore, Session, FENCE_SEQUENCE, LOCK_CLASS, QUERY_TIMEOUT};
 use crate::redis_pool::StoreError;
 use oversell_api::tier::Tier;
@@ -183,9 +184,7 @@ impl Lock for PostgresLock {
         if let WaitStrategy::Spin { .. } = cx.settings.wait {
             return wait::until_acquired(self, cx).await;
         }
-        if let Some(fault) = cx.striking_fault() {
-            fault_timing::before_attempt(cx, &fault).await;
-        }
+        cx.at(Point::BeforeAttempt).await;
         self.queue(cx).await
     }
 

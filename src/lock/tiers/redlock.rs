@@ -114,7 +114,8 @@ impl Lock for Redlock {
         // A client that never checks keeps any majority (`validity-unchecked`, while the fault
         // is still this sale's to strike).
         let unchecked = cx
-            .striking_fault()
+            .hook
+            .and_then(|hook| hook.claimed_store_fault())
             .is_some_and(|f| f.kind == FaultKind::ValidityUnchecked);
         if granted >= masters.quorum() && (!validity.is_zero() || unchecked) {
             tracing::debug!(owner = cx.owner, granted, ?validity, "redlock acquired");
@@ -307,7 +308,7 @@ fn jitter_ms(max: u64) -> u64 {
     1 + nanos % max
 }
 
-// ---- where the Redlock faults strike (called around the acquire by `lock/fault_timing.rs`) ----
+// ---- where the Redlock faults strike (called around the acquire by the fault layer, `lock/faulty/`) ----
 
 /// Before an attempt of the sale that claimed the fault. Returns what struck, if anything.
 pub(in crate::lock) async fn strike_before(cx: &LockCx<'_>, fault: &Fault) -> Option<String> {

@@ -35,7 +35,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::lock::{fault_timing, Attempt, Held, Lock, LockCx, LockError};
+use crate::lock::hook::Point;
+use crate::lock::{Attempt, Held, Lock, LockCx, LockError};
 use oversell_api::tier::Tier;
 
 use crate::redis_pool::StoreError;
@@ -126,10 +127,8 @@ impl Lock for ZooKeeperLock {
         if let Some(held) = self.reenter(cx.owner) {
             return Ok(held);
         }
-        // `zk-node-down` strikes before the claimant queues.
-        if let Some(fault) = cx.striking_fault() {
-            fault_timing::before_attempt(cx, &fault).await;
-        }
+        // Before the claimant queues (where `zk-node-down` strikes).
+        cx.at(Point::BeforeAttempt).await;
         self.take(cx, Instant::now() + cx.settings.wait_deadline())
             .await
     }
