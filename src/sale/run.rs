@@ -73,7 +73,7 @@ async fn sell_in_task(
     })
 }
 
-/// One sale in the room as this instance knows it (its settings and faults): on sale, under
+/// One sale in the room as this instance knows it: on sale, under
 /// its tier's lock (or the lab's own).
 async fn sell_once(
     state: &AppState,
