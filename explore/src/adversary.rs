@@ -1,0 +1,162 @@
+//! The adversary: in each state it may choose any client's next step, a watchdog's renewal
+//! when it is due, time passing to the next instant that matters (a lease's end, a renewal
+//! due), or, while its budget lasts, a fault. It is the scheduler of every interleaving at
+//! once; the search tries all its choices.
+//!
+//! Time moves only to instants where something can change, so it is discrete without losing
+//! a schedule: between two such instants no lease ends and no renewal falls due. A watchdog
+//! renews on time unless its client is paused or dead (time cannot pass a live watchdog's due
+//! renewal). A waiter may retry at any moment, which covers every wake-up a `PUBLISH` to the
+//! release channel would give it, so a publish is a no-op in the model.
+
+use serde::Serialize;
+
+use crate::commands::NotModelled;
+use crate::sale::{Machine, Note};
+use crate::world::{FaultKind, Phase, World};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", content = "client", rename_all = "kebab-case")]
+pub enum Action {
+    /// Client i's next step.
+    Step(usize),
+    /// Client i's watchdog renews (it is due).
+    Renew(usize),
+    /// Time passes to the next instant that matters.
+    Advance,
+    Pause(usize),
+    Resume(usize),
+    Crash(usize),
+    /// The lock store's replica copies the primary (replication caught up).
+    Replicate,
+    Failover,
+    ClockJump,
+}
+
+/// The next instant something can happen by itself: a key's lease ends, or a live
+/// watchdog's renewal falls due. `None`: waiting changes nothing, or a renewal is due now
+/// (it must run before time passes it).
+fn next_instant(w: &World) -> Option<u64> {
+    let mut next = w
+        .store
+        .next_expiry()
+        .map(|at| at.saturating_sub(w.store_ahead).max(w.now));
+    for c in &w.clients {
+        if c.crashed || c.paused {
+            continue;
+        }
+        if let Some(due) = c.renewal {
+            if due <= w.now {
+                return None;
+            }
+            next = Some(next.map_or(due, |n: u64| n.min(due)));
+        }
+    }
+    next.filter(|n| *n > w.now)
+}
+
+/// Every choice the adversary has in `w`.
+pub fn actions(m: &Machine, w: &World) -> Vec<Action> {
+    let mut all = Vec::new();
+    for (i, c) in w.clients.iter().enumerate() {
+        if c.can_step() {
+            all.push(Action::Step(i));
+        }
+        if !c.crashed && !c.paused && c.renewal.is_some_and(|due| due <= w.now) {
+            all.push(Action::Renew(i));
+        }
+        if c.paused {
+            all.push(Action::Resume(i));
+        }
+    }
+    if next_instant(w).is_some() {
+        all.push(Action::Advance);
+    }
+    if w.faults_left > 0 {
+        let b = &m.bounds;
+        for (i, c) in w.clients.iter().enumerate() {
+            if !c.can_step() {
+                continue;
+            }
+            if b.allows(FaultKind::Pause) {
+                all.push(Action::Pause(i));
+            }
+            if b.allows(FaultKind::Crash) {
+                all.push(Action::Crash(i));
+            }
+        }
+        if let Some(replica) = &w.replica {
+            if *replica != w.store {
+                all.push(Action::Replicate);
+                all.push(Action::Failover);
+            }
+        }
+        if b.allows(FaultKind::ClockJump) && w.store.any_expiry() {
+            all.push(Action::ClockJump);
+        }
+    }
+    all
+}
+
+/// The world after `action`, and what happened in words.
+pub fn apply(m: &Machine, w: &World, action: Action) -> Result<(World, Note), NotModelled> {
+    let mut w = w.clone();
+    let owner = World::owner;
+    let note = match action {
+        Action::Step(i) => m.step(&mut w, i)?,
+        Action::Renew(i) => m.renew(&mut w, i)?,
+        Action::Advance => {
+            let to = next_instant(&w).unwrap_or(w.now);
+            let by = to - w.now;
+            w.set_time(to);
+            let gone = if w.store.exists("lock") {
+                ""
+            } else {
+                ": the lock is gone"
+            };
+            format!("{by} ms pass (t = {to} ms){gone}")
+        }
+        Action::Pause(i) => {
+            w.faults_left -= 1;
+            w.clients[i].paused = true;
+            format!("{} pauses (its renewals too)", owner(i))
+        }
+        Action::Resume(i) => {
+            w.clients[i].paused = false;
+            format!("{} wakes", owner(i))
+        }
+        Action::Crash(i) => {
+            w.faults_left -= 1;
+            let c = &mut w.clients[i];
+            c.crashed = true;
+            c.renewal = None;
+            let where_ = match c.phase {
+                Phase::Read | Phase::Write => " holding the lock",
+                Phase::Acquire { step: 1.., .. } => " between two acquire steps",
+                Phase::Release { step: 1.. } => " between two release steps",
+                _ => "",
+            };
+            format!("{} dies{where_}", owner(i))
+        }
+        Action::Replicate => {
+            w.replica = Some(w.store.clone());
+            "the replica copies the lock store".to_owned()
+        }
+        Action::Failover => {
+            w.faults_left -= 1;
+            w.store = w.replica.clone().unwrap_or_default();
+            "the lock store fails over: the replica, without the writes not copied, is promoted"
+                .to_owned()
+        }
+        Action::ClockJump => {
+            w.faults_left -= 1;
+            let store_now = w.store.now_ms;
+            let by = w.store.next_expiry().map_or(0, |at| at - store_now);
+            w.store_ahead += by;
+            let now = w.now;
+            w.set_time(now);
+            format!("the lock store's clock jumps {by} ms ahead")
+        }
+    };
+    Ok((w, note))
+}

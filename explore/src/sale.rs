@@ -1,0 +1,307 @@
+//! A buyer as the sale runs it, one round trip a step: the acquire steps in order (a busy
+//! answer sends it to the wait loop, which tries again or gives up), the read, the business
+//! work and the write with the hold's token, the release steps in order, and, while it holds,
+//! the watchdog's renew every lease/3. Replies are read by the lab's contract as the engine
+//! reads them (`src/lab/mod.rs`: `StepReply`, `hold`, `Released`).
+//!
+//! The resource store's two scripts are kept here in Rust, rule for rule: the read
+//! (`sale/enter.lua`) refuses a token below the highest seen and raises it; the write
+//! (`sale/commit.lua`) writes nothing on a sold-out read, refuses a stale token, else sets the
+//! stock to read − 1 and appends the order. Their timeline and overlap counters are the
+//! fleet's measurement, not the sale's logic, and are left out.
+
+use crate::bounds::Bounds;
+use crate::commands::NotModelled;
+use crate::lock::{Arg, LockSource, StepSource, CHANNEL};
+use crate::script::{Engine, Ran, Script};
+use crate::store::{Reply, Store};
+use crate::world::{End, Phase, World};
+
+/// A step compiled, with what it is sent.
+struct Compiled {
+    script: Script,
+    source: StepSource,
+}
+
+/// The lock's steps compiled on one Lua state, and the bounds they run under.
+pub struct Machine {
+    engine: Engine,
+    acquire: Vec<Compiled>,
+    release: Vec<Compiled>,
+    renew: Option<Compiled>,
+    pub bounds: Bounds,
+    pub lock_name: String,
+    /// Whether states are hashed with their absolute instants (a step reads `TIME`).
+    pub absolute_time: bool,
+}
+
+/// How a reply reads by the lab's contract: go on, or stop (busy, not mine, gone).
+fn goes_on(reply: &Reply) -> bool {
+    match reply {
+        Reply::Int(n) => *n > 0,
+        Reply::Status(_) => true,
+        Reply::Bulk(s) => !s.is_empty() && s != "0",
+        Reply::Array(items) => items.first().is_some_and(goes_on),
+        Reply::Nil | Reply::Error(_) => false,
+    }
+}
+
+/// The fencing token of a held acquire's `{depth, token}`, when above 0.
+fn token(reply: &Reply) -> Option<u64> {
+    match reply {
+        Reply::Array(items) => match items.get(1) {
+            Some(Reply::Int(t)) if *t > 0 => Some(*t as u64),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What one step did, for the schedule.
+pub type Note = String;
+
+impl Machine {
+    pub fn new(lock: &LockSource, bounds: Bounds) -> Result<Machine, String> {
+        let engine = Engine::new().map_err(|e| format!("cannot start Lua: {e}"))?;
+        let compile = |s: &StepSource| -> Result<Compiled, String> {
+            Ok(Compiled {
+                script: engine.compile(&s.name, &s.source)?,
+                source: s.clone(),
+            })
+        };
+        let acquire = lock.acquire.iter().map(compile).collect::<Result<_, _>>()?;
+        let release = lock.release.iter().map(compile).collect::<Result<_, _>>()?;
+        let renew = lock.renew.as_ref().map(compile).transpose()?;
+        Ok(Machine {
+            acquire,
+            release,
+            renew,
+            engine,
+            bounds,
+            lock_name: lock.name.clone(),
+            absolute_time: lock.reads_the_clock(),
+        })
+    }
+
+    pub fn renews(&self) -> bool {
+        self.renew.is_some()
+    }
+
+    /// Runs one step for `owner` on `store`.
+    fn send(&self, step: &Compiled, store: &mut Store, owner: &str) -> Result<Ran, NotModelled> {
+        let keys: Vec<String> = step
+            .source
+            .keys
+            .iter()
+            .map(|k| k.name().to_owned())
+            .collect();
+        let argv: Vec<String> = step
+            .source
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Owner => owner.to_owned(),
+                Arg::LeaseMs => self.bounds.lease_ms.to_string(),
+                Arg::Channel => CHANNEL.to_owned(),
+                Arg::WaitMs => self.bounds.wait_ms.to_string(),
+            })
+            .collect();
+        let ran = self.engine.run(&step.script, store, &keys, &argv);
+        store.published.clear();
+        match ran {
+            Ran::Refused(not_modelled) => Err(not_modelled),
+            ran => Ok(ran),
+        }
+    }
+
+    /// Client `i` takes its next step.
+    pub fn step(&self, w: &mut World, i: usize) -> Result<Note, NotModelled> {
+        let owner = World::owner(i);
+        match w.clients[i].phase.clone() {
+            Phase::Acquire { step, attempt } => self.acquire_step(w, i, step, attempt),
+            Phase::Waiting { attempt } if attempt < self.bounds.attempts => {
+                self.acquire_step(w, i, 0, attempt + 1)
+            }
+            Phase::Waiting { .. } => {
+                let c = &mut w.clients[i];
+                c.phase = Phase::Done;
+                c.end = Some(End::GaveUp);
+                Ok(format!("{owner} gives up waiting (503)"))
+            }
+            Phase::Read => Ok(self.read(w, i)),
+            Phase::Write => Ok(self.write(w, i)),
+            Phase::Release { step } => self.release_step(w, i, step),
+            Phase::Done => Ok(format!("{owner} is done")),
+        }
+    }
+
+    fn acquire_step(
+        &self,
+        w: &mut World,
+        i: usize,
+        step: usize,
+        attempt: u32,
+    ) -> Result<Note, NotModelled> {
+        let owner = World::owner(i);
+        let compiled = &self.acquire[step];
+        let ran = self.send(compiled, &mut w.store, &owner)?;
+        let retry = if step == 0 && attempt > 1 {
+            " (again)"
+        } else {
+            ""
+        };
+        let said = format!("{owner} {}{retry}", compiled.source.name);
+        let reply = match ran {
+            Ran::Reply(reply) => reply,
+            Ran::Failed(message) => return Ok(self.fail(w, i, &said, message)),
+            Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
+        };
+        let c = &mut w.clients[i];
+        if !goes_on(&reply) {
+            c.phase = Phase::Waiting { attempt };
+            return Ok(format!("{said} → {}: busy", reply.brief()));
+        }
+        if step + 1 < self.acquire.len() {
+            c.phase = Phase::Acquire {
+                step: step + 1,
+                attempt,
+            };
+            return Ok(format!("{said} → {}: goes on", reply.brief()));
+        }
+        c.phase = Phase::Read;
+        c.token = token(&reply);
+        c.renewal = self
+            .renew
+            .as_ref()
+            .map(|_| w.now + self.bounds.renew_every());
+        let fence = c.token.map(|t| format!(", token {t}")).unwrap_or_default();
+        Ok(format!("{said} → {}: holds the lock{fence}", reply.brief()))
+    }
+
+    fn fail(&self, w: &mut World, i: usize, said: &str, message: String) -> Note {
+        let c = &mut w.clients[i];
+        c.phase = Phase::Done;
+        c.end = Some(End::Failed);
+        c.renewal = None;
+        let note = format!("{said} fails: {message}");
+        w.failed.get_or_insert(message);
+        note
+    }
+
+    /// `enter.lua`'s rules: a token below the highest seen is refused, else raises it.
+    fn read(&self, w: &mut World, i: usize) -> Note {
+        let owner = World::owner(i);
+        let c = &mut w.clients[i];
+        if let Some(t) = c.token {
+            if t < w.stock.highest_token {
+                w.stock.stale += 1;
+                c.end = Some(End::Stale);
+                c.phase = Phase::Release { step: 0 };
+                return format!(
+                    "{owner} reads with token {t}: refused, stale (seen {})",
+                    w.stock.highest_token
+                );
+            }
+            w.stock.highest_token = t;
+        }
+        c.read = Some(w.stock.left);
+        c.phase = Phase::Write;
+        format!("{owner} reads stock {}", w.stock.left)
+    }
+
+    /// `commit.lua`'s rules: nothing on a sold-out read, a stale token refused, else read − 1.
+    fn write(&self, w: &mut World, i: usize) -> Note {
+        let owner = World::owner(i);
+        let c = &mut w.clients[i];
+        c.phase = Phase::Release { step: 0 };
+        let read = c.read.unwrap_or(0);
+        if read <= 0 {
+            c.end = Some(End::SoldOut);
+            return format!("{owner} finds it sold out, writes nothing");
+        }
+        if let Some(t) = c.token {
+            if t < w.stock.highest_token {
+                w.stock.stale += 1;
+                c.end = Some(End::Stale);
+                return format!(
+                    "{owner} writes {} with token {t}: refused, stale (seen {})",
+                    read - 1,
+                    w.stock.highest_token
+                );
+            }
+            w.stock.highest_token = t;
+        }
+        w.stock.left = read - 1;
+        w.stock.orders += 1;
+        c.end = Some(End::Sold);
+        format!("{owner} writes stock {}: sold", read - 1)
+    }
+
+    fn release_step(&self, w: &mut World, i: usize, step: usize) -> Result<Note, NotModelled> {
+        let owner = World::owner(i);
+        // Renewals stop before the release starts (the engine drops the hold first).
+        w.clients[i].renewal = None;
+        let compiled = &self.release[step];
+        let said = format!("{owner} {}", compiled.source.name);
+        let before = w.store.holder("lock");
+        let ran = self.send(compiled, &mut w.store, &owner)?;
+        let after = w.store.holder("lock");
+        let reply = match ran {
+            Ran::Reply(reply) => reply,
+            Ran::Failed(message) => return Ok(self.fail(w, i, &said, message)),
+            Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
+        };
+        // As `lab::Released::took_anothers`: the key held another's lock, and not after.
+        let foreign = !before.is_empty() && before != owner && after != before;
+        let mut note = format!("{said} → {}", reply.brief());
+        if foreign {
+            w.foreign_release = true;
+            note += &format!(": deletes {before}'s lock");
+        }
+        let c = &mut w.clients[i];
+        if goes_on(&reply) && step + 1 < self.release.len() {
+            c.phase = Phase::Release { step: step + 1 };
+        } else {
+            c.phase = Phase::Done;
+            if !goes_on(&reply) && !foreign {
+                note += ": not mine any more";
+            }
+        }
+        Ok(note)
+    }
+
+    /// Client `i`'s watchdog renews.
+    pub fn renew(&self, w: &mut World, i: usize) -> Result<Note, NotModelled> {
+        let owner = World::owner(i);
+        let Some(compiled) = &self.renew else {
+            return Ok(format!("{owner} has no renew step"));
+        };
+        let ran = self.send(compiled, &mut w.store, &owner)?;
+        let said = format!("{owner}'s watchdog {}", compiled.source.name);
+        let c = &mut w.clients[i];
+        match ran {
+            Ran::Reply(reply) if goes_on(&reply) => {
+                c.renewal = Some(w.now + self.bounds.renew_every());
+                Ok(format!("{said} → {}: lease starts over", reply.brief()))
+            }
+            Ran::Reply(reply) => {
+                c.renewal = None;
+                Ok(format!("{said} → {}: gone, renewals stop", reply.brief()))
+            }
+            Ran::Failed(message) => {
+                c.renewal = None;
+                w.failed.get_or_insert(message.clone());
+                Ok(format!("{said} fails: {message}"))
+            }
+            Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
+        }
+    }
+
+    /// Whether a new buyer's first acquire step, run on this store now, finds the lock busy
+    /// and leaves the store as it was: then retrying changes nothing either.
+    pub fn newcomer_is_refused(&self, store: &Store) -> Result<bool, NotModelled> {
+        let mut probe = store.clone();
+        let ran = self.send(&self.acquire[0], &mut probe, "newcomer")?;
+        Ok(matches!(ran, Ran::Reply(ref r) if !goes_on(r)) && probe == *store)
+    }
+}
