@@ -1,0 +1,162 @@
+//! `loadtest explore`: every schedule of a lock searched (the `explore` crate), for a built-in
+//! rung (`--tier`) or a lock by the lab's contract (`--acquire … --release … [--renew …]`),
+//! and the answer printed in words or JSON, with the exit status the checker uses: 0 no break
+//! within the bounds, 1 broken, 2 bad input (a file, a flag, a step that does not compile or
+//! calls a command outside the model), 3 a bound reached before the search ended.
+
+use std::path::{Path, PathBuf};
+
+use explore::answer::{Verdict, BAD_INPUT};
+use explore::bounds::Bounds;
+use explore::lock::{self, LockSource};
+use explore::world::FaultKind;
+
+use crate::history::command::Exit;
+
+const AFTER: &str = "\
+Exit status: 0 when no schedule within the bounds breaks the lock, 1 when one does (its
+shortest schedule is printed), 2 on bad input (an unknown tier, a file that cannot be read, a
+step that does not compile or calls a command the model does not know), 3 when a bound (depth,
+states) cut the search before it saw every state.
+
+  loadtest explore --tier uuid-owner
+  loadtest explore --tier fenced --faults failover --json
+  loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua";
+
+/// Search every schedule of a lock for the shortest one that breaks it: two buyers, an
+/// adversary choosing who steps and when time passes, and a fault budget.
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER)]
+pub struct ExploreArgs {
+    /// A built-in Redis rung: setnx, setnx-expire, atomic-expiry, uuid-owner, lua-release,
+    /// reentrant-watchdog, fenced.
+    #[arg(long, conflicts_with_all = ["acquire", "release", "renew"])]
+    pub tier: Option<String>,
+    /// A lab lock's acquire step (1 to 3, in order), a Lua file.
+    #[arg(long, value_name = "FILE")]
+    pub acquire: Vec<PathBuf>,
+    /// A lab lock's release step (1 or 2, in order), a Lua file.
+    #[arg(long, value_name = "FILE")]
+    pub release: Vec<PathBuf>,
+    /// A lab lock's renew step, run every lease/3 while held.
+    #[arg(long, value_name = "FILE")]
+    pub renew: Option<PathBuf>,
+    /// Print the answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// How many faults the adversary may spend.
+    #[arg(long, default_value_t = 1)]
+    pub budget: u32,
+    /// Which faults: pause, crash, failover, clock-jump (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "pause,crash")]
+    pub faults: Vec<String>,
+    /// How many buyers (1 to 3).
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Acquire attempts per buyer before its wait gives up (1: no retry).
+    #[arg(long, default_value_t = 2)]
+    pub attempts: u32,
+    /// The lease sent to every step, ms.
+    #[arg(long, default_value_t = 300)]
+    pub lease_ms: u64,
+    /// The longest schedule looked at.
+    #[arg(long, default_value_t = 60)]
+    pub max_depth: usize,
+    /// The most states kept before the search stops with "bound reached".
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_states: usize,
+}
+
+fn bad(message: String) -> anyhow::Error {
+    Exit {
+        code: BAD_INPUT,
+        stdout: String::new(),
+        message,
+    }
+    .into()
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))
+}
+
+/// The lock the flags name.
+fn lock_of(args: &ExploreArgs) -> anyhow::Result<LockSource> {
+    if let Some(id) = &args.tier {
+        let rung = lock::RUNGS.into_iter().find(|t| t.id() == id);
+        let names: Vec<&str> = lock::RUNGS.iter().map(|t| t.id()).collect();
+        return rung.and_then(lock::rung).ok_or_else(|| {
+            bad(format!(
+                "--tier {id}: not a Redis rung of Lua steps; one of {}",
+                names.join(", ")
+            ))
+        });
+    }
+    if args.acquire.is_empty() && args.release.is_empty() {
+        return Err(bad(
+            "name a lock: --tier T, or --acquire FILE … --release FILE … [--renew FILE]".into(),
+        ));
+    }
+    let sources = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| read(p))
+            .collect::<anyhow::Result<Vec<_>>>()
+    };
+    let acquire = sources(&args.acquire)?;
+    let release = sources(&args.release)?;
+    let renew = args.renew.as_deref().map(read).transpose()?;
+    lock::lab(&acquire, &release, renew.as_deref()).map_err(bad)
+}
+
+fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
+    if !(1..=3).contains(&args.clients) {
+        return Err(bad(format!("--clients {}: 1 to 3", args.clients)));
+    }
+    if args.attempts == 0 || args.lease_ms < 3 {
+        return Err(bad("--attempts is at least 1, --lease-ms at least 3".into()));
+    }
+    let mut faults = Vec::new();
+    for name in args.faults.iter().filter(|f| !f.is_empty()) {
+        let kind = FaultKind::parse(name).ok_or_else(|| {
+            bad(format!(
+                "--faults {name}: one of pause, crash, failover, clock-jump"
+            ))
+        })?;
+        faults.push(kind);
+    }
+    Ok(Bounds {
+        clients: args.clients,
+        budget: args.budget,
+        faults,
+        attempts: args.attempts,
+        lease_ms: args.lease_ms,
+        max_depth: args.max_depth,
+        max_states: args.max_states,
+        ..Bounds::default()
+    })
+}
+
+/// Runs `loadtest explore`.
+pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
+    let lock = lock_of(&args)?;
+    let bounds = bounds_of(&args)?;
+    let answer = explore::explore(&lock, bounds).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
+    let output = if args.json {
+        serde_json::to_string_pretty(&answer)? + "\n"
+    } else {
+        answer.text()
+    };
+    let outcomes: Vec<&str> = answer.outcomes.iter().map(|o| o.id()).collect();
+    let message = match answer.verdict {
+        Verdict::NoBreak => return Ok(output),
+        Verdict::Broken => format!("broken: {}", outcomes.join(", ")),
+        Verdict::BoundReached => "a bound reached before the search ended".to_owned(),
+    };
+    Err(Exit {
+        code: answer.exit_code(),
+        stdout: output,
+        message,
+    }
+    .into())
+}

@@ -1,0 +1,153 @@
+//! `loadtest explore`: the binary's answer and exit status for each built-in rung (JSON: the
+//! outcomes its row of the tier table gives), a lab lock from files, and bad input.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use oversell_api::tier::Tier;
+
+fn loadtest(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_loadtest"))
+        .args(args)
+        .output()
+        .expect("loadtest runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const RUNGS: [Tier; 7] = [
+    Tier::Setnx,
+    Tier::SetnxExpire,
+    Tier::AtomicExpiry,
+    Tier::UuidOwner,
+    Tier::LuaRelease,
+    Tier::ReentrantWatchdog,
+    Tier::Fenced,
+];
+
+#[test]
+fn each_rung_answers_the_outcomes_of_its_row_as_json_with_its_depth_and_exit_status() {
+    use oversell_api::grade::Outcome::{Deadlock, ForeignRelease, Overlap};
+    for tier in RUNGS {
+        let (code, out, err) = loadtest(&["explore", "--tier", tier.id(), "--json"]);
+        let answer: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let row = tier.facts().outcomes.unwrap();
+        let expected: Vec<&str> = [Overlap, ForeignRelease, Deadlock]
+            .into_iter()
+            .filter(|o| row.contains(o))
+            .map(|o| o.id())
+            .collect();
+        let got: Vec<&str> = answer["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap())
+            .collect();
+        assert_eq!(got, expected, "{}: {out}", tier.id());
+        let broken = !expected.is_empty();
+        assert_eq!(code, if broken { 1 } else { 0 }, "{}: {err}", tier.id());
+        assert_eq!(answer["depth"].is_u64(), broken, "{}", tier.id());
+        assert!(answer["states"].as_u64().unwrap() > 0);
+        assert!(answer["states_per_s"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn fenced_sells_nothing_twice_and_says_its_two_holders_were_held() {
+    let (code, out, _) = loadtest(&["explore", "--tier", "fenced"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("fenced: no break within these bounds ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("the stock refused the stale holder, which is held"),
+        "{out}"
+    );
+    assert!(out.contains("states/s"), "{out}");
+}
+
+fn lua(dir: &std::path::Path, name: &str, source: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, source).unwrap();
+    path
+}
+
+#[test]
+fn a_lab_lock_from_files_is_searched_and_one_calling_an_unknown_command_refused() {
+    let dir = std::env::temp_dir().join(format!("explore-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let setnx = lua(
+        &dir,
+        "setnx.lua",
+        "return redis.call('SETNX', KEYS[1], ARGV[1])",
+    );
+    let expire = lua(
+        &dir,
+        "expire.lua",
+        "return redis.call('PEXPIRE', KEYS[1], ARGV[2])",
+    );
+    let del = lua(&dir, "del.lua", "return redis.call('DEL', KEYS[1])");
+    let object = lua(
+        &dir,
+        "object.lua",
+        "return redis.call('OBJECT', 'ENCODING', KEYS[1])",
+    );
+    let path = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let (code, out, _) = loadtest(&[
+        "explore",
+        "--acquire",
+        &path(&setnx),
+        "--acquire",
+        &path(&expire),
+        "--release",
+        &path(&del),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("deadlock"), "{out}");
+    assert!(out.contains("A dies between two acquire steps"), "{out}");
+    let (code, _, err) = loadtest(&[
+        "explore",
+        "--acquire",
+        &path(&object),
+        "--release",
+        &path(&del),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not modelled: OBJECT"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_exits_2_with_the_reason() {
+    let (code, _, err) = loadtest(&["explore", "--tier", "redlock"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("not a Redis rung of Lua steps; one of setnx"),
+        "{err}"
+    );
+    let (code, _, err) = loadtest(&["explore", "--tier", "fenced", "--faults", "meteor"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--faults meteor"), "{err}");
+    let (code, _, err) = loadtest(&["explore", "--release", "/nonexistent/r.lua"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read /nonexistent/r.lua"), "{err}");
+}
+
+#[test]
+fn a_search_cut_by_its_state_bound_exits_3() {
+    let (code, out, _) = loadtest(&[
+        "explore",
+        "--tier",
+        "fenced",
+        "--budget",
+        "0",
+        "--max-states",
+        "50",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("a bound reached"), "{out}");
+}
