@@ -23,6 +23,7 @@
 //! - `bounds`: what a search covers.
 //! - `search`: breadth-first to the shortest break of each property.
 //! - `answer`: the answer in words or JSON, and its exit status.
+//! - `trace`: a schedule replayed as the events a run's history records.
 //!
 //! # Why a search of our own, not `stateright`
 //! Stateright's checker fits the shape (breadth-first, hashed states, a path per property)
@@ -43,6 +44,7 @@ pub mod sale;
 pub mod script;
 pub mod search;
 pub mod store;
+pub mod trace;
 pub mod world;
 
 use answer::Answer;
@@ -67,4 +69,14 @@ pub fn explore(lock: &LockSource, bounds: Bounds) -> Result<Answer, Refused> {
     let machine = sale::Machine::new(lock, bounds.clone()).map_err(Refused)?;
     let searched = search::search(&machine).map_err(|e| Refused(e.to_string()))?;
     Ok(Answer::new(&lock.name, &bounds, searched))
+}
+
+/// The events of a schedule `explore` found for `lock` within `bounds`, replayed.
+pub fn replay(
+    lock: &LockSource,
+    bounds: Bounds,
+    found: &search::Found,
+) -> Result<trace::Trace, Refused> {
+    let machine = sale::Machine::new(lock, bounds).map_err(Refused)?;
+    trace::trace(&machine, found).map_err(|e| Refused(e.to_string()))
 }

@@ -151,3 +151,35 @@ fn a_search_cut_by_its_state_bound_exits_3() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("a bound reached"), "{out}");
 }
+
+#[test]
+fn a_counterexample_written_as_a_history_is_judged_by_the_checker_as_the_search_judged_it() {
+    use oversell_api::grade::Outcome::Overlap;
+    let dir = std::env::temp_dir().join(format!("explore-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for tier in RUNGS {
+        let file = dir.join(format!("{}.jsonl", tier.id()));
+        let file = file.to_str().unwrap();
+        let (_, out, err) = loadtest(&["explore", "--tier", tier.id(), "--history", file]);
+        assert!(
+            out.contains("written as a history"),
+            "{}: {out}{err}",
+            tier.id()
+        );
+        let history = std::fs::read_to_string(file).unwrap();
+        assert!(history.contains(r#""request":"model"#), "{history}");
+        // The checker reads the sale a unit was sold twice in as violated, and nothing else.
+        let sold_twice = tier.facts().outcomes.unwrap().contains(&Overlap);
+        let (code, out, err) = loadtest(&["check", file]);
+        assert_eq!(
+            code,
+            if sold_twice { 1 } else { 0 },
+            "{}: {out}{err}",
+            tier.id()
+        );
+        if tier == Tier::Fenced {
+            assert!(out.contains("stale refused 1"), "{out}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,7 +2,10 @@
 //! rung (`--tier`) or a lock by the lab's contract (`--acquire … --release … [--renew …]`),
 //! and the answer printed in words or JSON, with the exit status the checker uses: 0 no break
 //! within the bounds, 1 broken, 2 bad input (a file, a flag, a step that does not compile or
-//! calls a command outside the model), 3 a bound reached before the search ended.
+//! calls a command outside the model), 3 a bound reached before the search ended. With
+//! `--history FILE`, the shortest break is also written as a run's history (`history.rs`).
+
+mod history;
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +24,7 @@ states) cut the search before it saw every state.
 
   loadtest explore --tier uuid-owner
   loadtest explore --tier fenced --faults failover --json
+  loadtest explore --tier lua-release --history break.jsonl && loadtest check break.jsonl
   loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua";
 
 /// Search every schedule of a lock for the shortest one that breaks it: two buyers, an
@@ -44,6 +48,11 @@ pub struct ExploreArgs {
     /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write a schedule as a run's history here, its clock named `model`, so that
+    /// `loadtest check FILE` judges it: the shortest that sells a unit twice, else the
+    /// shortest break, else the shortest with two holders, each run on to its end.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
     /// How many faults the adversary may spend.
     #[arg(long, default_value_t = 1)]
     pub budget: u32,
@@ -141,12 +150,19 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
 pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     let lock = lock_of(&args)?;
     let bounds = bounds_of(&args)?;
-    let answer = explore::explore(&lock, bounds).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
-    let output = if args.json {
+    let answer =
+        explore::explore(&lock, bounds.clone()).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
+    let mut output = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
         answer.text()
     };
+    if let Some(path) = &args.history {
+        let note = write_history(&lock, &bounds, &answer, path)?;
+        if !args.json {
+            output += &note;
+        }
+    }
     let outcomes: Vec<&str> = answer.outcomes.iter().map(|o| o.id()).collect();
     let message = match answer.verdict {
         Verdict::NoBreak => return Ok(output),
@@ -159,4 +175,44 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
         message,
     }
     .into())
+}
+
+/// Writes a schedule of the answer as a history at `path`: the sale sold twice when there is
+/// one (what the checker judges), else the shortest break, else the two holders; says what it
+/// wrote.
+fn write_history(
+    lock: &LockSource,
+    bounds: &Bounds,
+    answer: &explore::answer::Answer,
+    path: &Path,
+) -> anyhow::Result<String> {
+    use explore::judge::Property;
+    let breaks = answer
+        .found
+        .iter()
+        .filter(|f| f.property.outcome().is_some());
+    let shortest = answer
+        .found(Property::SoldTwice)
+        .or_else(|| breaks.min_by_key(|f| f.depth))
+        .or_else(|| answer.found(Property::TwoHolders));
+    let Some(found) = shortest else {
+        return Ok("\n  no schedule to write: nothing broke, and never two holders\n".into());
+    };
+    let trace = explore::replay(lock, bounds.clone(), found).map_err(|e| bad(e.to_string()))?;
+    let tier = if lock.name == "lab" {
+        "custom"
+    } else {
+        &lock.name
+    };
+    let lines = history::lines(&trace, tier, found.property.id(), bounds.lease_ms);
+    std::fs::write(path, history::text(&lines)).map_err(|e| Exit {
+        code: crate::history::command::NOT_WRITTEN,
+        stdout: String::new(),
+        message: format!("cannot write {}: {e}", path.display()),
+    })?;
+    Ok(format!(
+        "\n  the {} schedule written as a history: {} (loadtest check reads it)\n",
+        found.property.id(),
+        path.display()
+    ))
 }
