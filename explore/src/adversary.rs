@@ -160,3 +160,69 @@ pub fn apply(m: &Machine, w: &World, action: Action) -> Result<(World, Note), No
     };
     Ok((w, note))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bounds::Bounds;
+    use crate::lock;
+    use crate::search::start;
+    use oversell_api::tier::Tier;
+
+    fn machine(tier: Tier) -> Machine {
+        Machine::new(&lock::rung(tier).unwrap(), Bounds::default()).unwrap()
+    }
+
+    #[test]
+    fn time_cannot_pass_a_live_watchdogs_due_renewal_but_passes_a_paused_ones() {
+        let m = machine(Tier::ReentrantWatchdog);
+        let (w, _) = apply(&m, &start(&m), Action::Step(0)).unwrap();
+        assert_eq!(w.clients[0].renewal, Some(100));
+        let (w, note) = apply(&m, &w, Action::Advance).unwrap();
+        assert_eq!((w.now, note.as_str()), (100, "100 ms pass (t = 100 ms)"));
+        assert!(
+            !actions(&m, &w).contains(&Action::Advance),
+            "the renewal is due"
+        );
+        assert!(actions(&m, &w).contains(&Action::Renew(0)));
+        let (paused, _) = apply(&m, &w, Action::Pause(0)).unwrap();
+        let (lapsed, note) = apply(&m, &paused, Action::Advance).unwrap();
+        assert_eq!(lapsed.now, 300, "{note}");
+        assert!(note.ends_with("the lock is gone"), "{note}");
+    }
+
+    #[test]
+    fn a_fault_spends_the_budget_and_none_is_offered_once_it_is_spent() {
+        let m = machine(Tier::LuaRelease);
+        let first = start(&m);
+        assert!(actions(&m, &first).contains(&Action::Crash(1)));
+        let (w, note) = apply(&m, &first, Action::Crash(1)).unwrap();
+        assert_eq!(note, "B dies");
+        assert_eq!(w.faults_left, 0);
+        let left = actions(&m, &w);
+        assert!(
+            !left
+                .iter()
+                .any(|a| matches!(a, Action::Crash(_) | Action::Pause(_))),
+            "{left:?}"
+        );
+        assert!(
+            !left.contains(&Action::Step(1)),
+            "a dead client takes no step"
+        );
+    }
+
+    #[test]
+    fn a_clock_jump_ends_the_lease_early_for_everyone_but_not_the_clients_time() {
+        let b = Bounds {
+            faults: vec![FaultKind::ClockJump],
+            ..Bounds::default()
+        };
+        let m = Machine::new(&lock::rung(Tier::AtomicExpiry).unwrap(), b).unwrap();
+        let (w, _) = apply(&m, &start(&m), Action::Step(0)).unwrap();
+        let (w, note) = apply(&m, &w, Action::ClockJump).unwrap();
+        assert_eq!(note, "the lock store's clock jumps 300 ms ahead");
+        assert_eq!(w.now, 0);
+        assert!(w.store.keys().next().is_none(), "the lock's lease ended");
+    }
+}

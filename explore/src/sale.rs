@@ -305,3 +305,52 @@ impl Machine {
         Ok(matches!(ran, Ran::Reply(ref r) if !goes_on(r)) && probe == *store)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock;
+    use crate::search::start;
+    use oversell_api::tier::Tier;
+
+    #[test]
+    fn the_stock_refuses_a_token_below_the_highest_seen_and_accepts_an_equal_one() {
+        let m = Machine::new(&lock::rung(Tier::Fenced).unwrap(), Bounds::default()).unwrap();
+        let mut w = start(&m);
+        m.step(&mut w, 0).unwrap();
+        assert_eq!(w.clients[0].token, Some(1));
+        assert_eq!(m.step(&mut w, 0).unwrap(), "A reads stock 2");
+        // A newer holder's read raised the highest token seen: A's write is refused.
+        w.stock.highest_token = 2;
+        let note = m.step(&mut w, 0).unwrap();
+        assert_eq!(note, "A writes 1 with token 1: refused, stale (seen 2)");
+        assert_eq!((w.stock.left, w.stock.orders, w.stock.stale), (2, 0, 1));
+        // An equal token is its own: accepted.
+        let mut w = start(&m);
+        m.step(&mut w, 0).unwrap();
+        m.step(&mut w, 0).unwrap();
+        w.stock.highest_token = 1;
+        assert_eq!(m.step(&mut w, 0).unwrap(), "A writes stock 1: sold");
+    }
+
+    #[test]
+    fn contract_replies_go_on_or_stop_as_the_lab_reads_them() {
+        assert!(goes_on(&Reply::Int(1)));
+        assert!(goes_on(&Reply::ok()));
+        assert!(goes_on(&Reply::Array(vec![Reply::Int(2), Reply::Int(7)])));
+        assert!(!goes_on(&Reply::Array(vec![
+            Reply::Int(0),
+            Reply::Int(150)
+        ])));
+        assert!(!goes_on(&Reply::Bulk("0".into())));
+        assert!(!goes_on(&Reply::Nil));
+        assert_eq!(
+            token(&Reply::Array(vec![Reply::Int(1), Reply::Int(7)])),
+            Some(7)
+        );
+        assert_eq!(
+            token(&Reply::Array(vec![Reply::Int(1), Reply::Int(0)])),
+            None
+        );
+    }
+}
