@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::bounds::{CrashAt, TimePasses};
 use crate::commands::NotModelled;
 use crate::sale::{Machine, Note};
 use crate::world::{FaultKind, Phase, World};
@@ -55,6 +56,30 @@ fn next_instant(w: &World) -> Option<u64> {
     next.filter(|n| *n > w.now)
 }
 
+/// Whether the bounds let time pass now: a live buyer in the middle of the lock holds it
+/// back unless its gap is the one the bounds open.
+fn time_may_pass(m: &Machine, w: &World) -> bool {
+    let rule = m.bounds.time;
+    rule == TimePasses::Freely
+        || w.clients.iter().all(|c| {
+            let opened = match rule {
+                TimePasses::InBusiness => c.phase == Phase::Write,
+                TimePasses::InReleaseGap => c.phase == (Phase::Release { step: 1 }),
+                _ => false,
+            };
+            c.paused || !c.may_touch_the_lock() || opened
+        })
+}
+
+/// Whether the bounds let client `c` crash now.
+fn may_crash(m: &Machine, c: &crate::world::Client) -> bool {
+    match m.bounds.crash_at {
+        CrashAt::Anywhere => true,
+        CrashAt::InSection => c.holds(),
+        CrashAt::BetweenAcquireSteps => matches!(c.phase, Phase::Acquire { step: 1.., .. }),
+    }
+}
+
 /// Every choice the adversary has in `w`.
 pub fn actions(m: &Machine, w: &World) -> Vec<Action> {
     let mut all = Vec::new();
@@ -69,7 +94,7 @@ pub fn actions(m: &Machine, w: &World) -> Vec<Action> {
             all.push(Action::Resume(i));
         }
     }
-    if next_instant(w).is_some() {
+    if next_instant(w).is_some() && time_may_pass(m, w) {
         all.push(Action::Advance);
     }
     if w.faults_left > 0 {
@@ -81,7 +106,7 @@ pub fn actions(m: &Machine, w: &World) -> Vec<Action> {
             if b.allows(FaultKind::Pause) {
                 all.push(Action::Pause(i));
             }
-            if b.allows(FaultKind::Crash) {
+            if b.allows(FaultKind::Crash) && may_crash(m, c) {
                 all.push(Action::Crash(i));
             }
         }

@@ -5,6 +5,35 @@ use serde::Serialize;
 
 use crate::world::FaultKind;
 
+/// When time may pass while a live buyer is in the middle of the lock (mid-acquire, holding,
+/// mid-release): the grader's attacks each allow one such gap; the search's own default
+/// allows every one (a round trip or a business step may take any time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimePasses {
+    /// Whenever: any step may be slow.
+    Freely,
+    /// Only while no live buyer is in the middle of the lock: work is shorter than the lease
+    /// (time still passes under a dead or paused one).
+    Calmly,
+    /// Also while a holder does its business work (between the read and the write).
+    InBusiness,
+    /// Also between a buyer's first and second release step.
+    InReleaseGap,
+}
+
+/// Where a crash may strike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrashAt {
+    /// Between any two of a buyer's steps.
+    Anywhere,
+    /// Only a buyer that holds the lock.
+    InSection,
+    /// Only between two acquire steps.
+    BetweenAcquireSteps,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Bounds {
     /// Buyers, each after one unit (the stock holds one per buyer).
@@ -23,6 +52,8 @@ pub struct Bounds {
     pub max_depth: usize,
     /// The most states kept: past it the search ends with "bound reached", never an OOM.
     pub max_states: usize,
+    pub time: TimePasses,
+    pub crash_at: CrashAt,
 }
 
 impl Default for Bounds {
@@ -38,6 +69,8 @@ impl Default for Bounds {
             wait_ms: 1_000,
             max_depth: 60,
             max_states: 2_000_000,
+            time: TimePasses::Freely,
+            crash_at: CrashAt::Anywhere,
         }
     }
 }
@@ -60,8 +93,14 @@ impl Bounds {
         } else {
             format!("{} fault(s) of {}", self.budget, faults.join(", "))
         };
+        let time = match self.time {
+            TimePasses::Freely => "",
+            TimePasses::Calmly => ", time passing only while nobody live is mid-lock",
+            TimePasses::InBusiness => ", time passing mid-lock only in the business work",
+            TimePasses::InReleaseGap => ", time passing mid-lock only between the release steps",
+        };
         format!(
-            "{} clients, {} acquire attempt(s) each, lease {} ms, {faults}, depth ≤ {}, states ≤ {}",
+            "{} clients, {} acquire attempt(s) each, lease {} ms, {faults}{time}, depth ≤ {}, states ≤ {}",
             self.clients, self.attempts, self.lease_ms, self.max_depth, self.max_states
         )
     }

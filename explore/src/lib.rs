@@ -23,6 +23,7 @@
 //! - `bounds`: what a search covers.
 //! - `search`: breadth-first to the shortest break of each property.
 //! - `answer`: the answer in words or JSON, and its exit status.
+//! - `attacks`: the lab grader's rung-telling attacks as budgets, judged as the grader judges.
 //! - `trace`: a schedule replayed as the events a run's history records.
 //!
 //! # Why a search of our own, not `stateright`
@@ -36,6 +37,7 @@
 
 pub mod adversary;
 pub mod answer;
+pub mod attacks;
 pub mod bounds;
 pub mod commands;
 pub mod judge;

@@ -197,3 +197,40 @@ fn a_lab_step_that_does_not_compile_is_refused_with_its_line() {
     let refused = lab(&["return 1", "local x =\n= 2"], &["return 1"]).unwrap_err();
     assert!(refused.0.contains("acquire-2:2:"), "{refused}");
 }
+
+#[test]
+fn the_model_grades_every_rung_as_its_row_of_the_tier_table_attack_by_attack() {
+    for tier in lock::RUNGS {
+        let lock = lock::rung(tier).unwrap();
+        let graded = explore::attacks::grade(&lock, &Bounds::default()).unwrap();
+        let card = explore::attacks::card(&graded);
+        let row = tier.facts().outcomes.unwrap();
+        for (i, g) in graded.iter().enumerate() {
+            let why = g.answer.as_ref().map(Answer::text).unwrap_or_default();
+            assert_eq!(card[i], row[i], "{} under {}:\n{why}", tier.id(), g.attack);
+        }
+    }
+}
+
+#[test]
+fn the_lab_attacks_on_a_check_then_delete_lock_find_its_release_gap() {
+    let owned = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let lock = lock::lab(
+        &owned(&["if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"]),
+        &owned(&[
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end return 0",
+            "return redis.call('DEL', KEYS[1])",
+        ]),
+        None,
+    )
+    .unwrap();
+    let card = explore::attacks::card(&explore::attacks::grade(&lock, &Bounds::default()).unwrap());
+    // As uuid-owner's row: the same mistake, written by a student.
+    assert_eq!(
+        card,
+        oversell_api::tier::Tier::UuidOwner
+            .facts()
+            .outcomes
+            .unwrap()
+    );
+}

@@ -183,3 +183,21 @@ fn a_counterexample_written_as_a_history_is_judged_by_the_checker_as_the_search_
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_models_card_under_the_graders_attacks_is_each_rungs_row() {
+    for tier in RUNGS {
+        let (code, out, err) = loadtest(&["explore", "--tier", tier.id(), "--attacks", "--json"]);
+        let graded: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let got: Vec<&str> = graded
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["outcome"].as_str().unwrap())
+            .collect();
+        let row: Vec<&str> = tier.facts().outcomes.unwrap().iter().map(|o| o.id()).collect();
+        assert_eq!(got, row, "{}", tier.id());
+        let held = row.iter().all(|o| *o == "held" || *o == "not-applicable");
+        assert_eq!(code, if held { 0 } else { 1 }, "{}: {err}", tier.id());
+    }
+}

@@ -25,6 +25,7 @@ states) cut the search before it saw every state.
   loadtest explore --tier uuid-owner
   loadtest explore --tier fenced --faults failover --json
   loadtest explore --tier lua-release --history break.jsonl && loadtest check break.jsonl
+  loadtest explore --tier uuid-owner --attacks     # the grader's card, from the model
   loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua";
 
 /// Search every schedule of a lock for the shortest one that breaks it: two buyers, an
@@ -53,6 +54,10 @@ pub struct ExploreArgs {
     /// shortest break, else the shortest with two holders, each run on to its end.
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
+    /// Instead of one search, one per attack of the lab's grader (each a fault budget), read
+    /// as the grader reads its run: the model's report card.
+    #[arg(long, conflicts_with = "history")]
+    pub attacks: bool,
     /// How many faults the adversary may spend.
     #[arg(long, default_value_t = 1)]
     pub budget: u32,
@@ -150,6 +155,9 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
 pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     let lock = lock_of(&args)?;
     let bounds = bounds_of(&args)?;
+    if args.attacks {
+        return card(&lock, &bounds, args.json);
+    }
     let answer =
         explore::explore(&lock, bounds.clone()).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
     let mut output = if args.json {
@@ -215,4 +223,49 @@ fn write_history(
         found.property.id(),
         path.display()
     ))
+}
+
+/// `--attacks`: one search per grader attack, and the card they make.
+fn card(lock: &LockSource, bounds: &Bounds, json: bool) -> anyhow::Result<String> {
+    use oversell_api::grade::Outcome;
+    let graded =
+        explore::attacks::grade(lock, bounds).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
+    let output = if json {
+        serde_json::to_string_pretty(&graded)? + "\n"
+    } else {
+        let mut out = format!(
+            "{}: the grader's attacks, each searched on the model\n",
+            lock.name
+        );
+        for g in &graded {
+            let how = g.answer.as_ref().map_or(String::new(), |a| {
+                let depth = a
+                    .found
+                    .iter()
+                    .filter(|f| f.property.outcome() == Some(g.outcome))
+                    .map(|f| f.depth)
+                    .min();
+                match depth {
+                    Some(d) => format!(" at depth {d} ({} states)", a.states),
+                    None => format!(" ({} states)", a.states),
+                }
+            });
+            out += &format!("  {:<26} {}{how}\n", g.attack, g.outcome.id());
+        }
+        out
+    };
+    let broken: Vec<&str> = graded
+        .iter()
+        .filter(|g| !matches!(g.outcome, Outcome::Held | Outcome::NotApplicable))
+        .map(|g| g.attack)
+        .collect();
+    if broken.is_empty() {
+        return Ok(output);
+    }
+    Err(Exit {
+        code: explore::answer::BROKEN,
+        stdout: output,
+        message: format!("broken by: {}", broken.join(", ")),
+    }
+    .into())
 }
