@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::bounds::{CrashAt, TimePasses};
 use crate::commands::NotModelled;
+use crate::lock::Key;
 use crate::sale::{Machine, Note};
 use crate::world::{FaultKind, Phase, World};
 
@@ -134,7 +135,7 @@ pub fn apply(m: &Machine, w: &World, action: Action) -> Result<(World, Note), No
             let to = next_instant(&w).unwrap_or(w.now);
             let by = to - w.now;
             w.set_time(to);
-            let gone = if w.store.exists("lock") {
+            let gone = if w.store.exists(Key::Lock.name()) {
                 ""
             } else {
                 ": the lock is gone"

@@ -5,6 +5,7 @@ use oversell_api::grade::Outcome;
 use serde::Serialize;
 
 use crate::commands::NotModelled;
+use crate::lock::Key;
 use crate::sale::Machine;
 use crate::world::World;
 
@@ -88,7 +89,7 @@ pub fn broken(m: &Machine, w: &World) -> Result<Vec<Property>, NotModelled> {
     let nobody_can_free_it = !w.clients.iter().any(|c| c.may_touch_the_lock());
     if nobody_can_free_it
         && !w.store.any_expiry()
-        && w.store.keys().any(|(k, _)| k == "lock")
+        && w.store.keys().any(|(k, _)| k == Key::Lock.name())
         && m.newcomer_is_refused(&w.store)?
     {
         found.push(Property::Deadlock);

@@ -12,7 +12,7 @@
 
 use crate::bounds::Bounds;
 use crate::commands::NotModelled;
-use crate::lock::{Arg, LockSource, StepSource, CHANNEL};
+use crate::lock::{Arg, Key, LockSource, StepSource, CHANNEL};
 use crate::script::{Engine, Ran, Script};
 use crate::store::{Reply, Store};
 use crate::world::{End, Phase, World};
@@ -243,9 +243,9 @@ impl Machine {
         w.clients[i].renewal = None;
         let compiled = &self.release[step];
         let said = format!("{owner} {}", compiled.source.name);
-        let before = w.store.holder("lock");
+        let before = w.store.holder(Key::Lock.name());
         let ran = self.send(compiled, &mut w.store, &owner)?;
-        let after = w.store.holder("lock");
+        let after = w.store.holder(Key::Lock.name());
         let reply = match ran {
             Ran::Reply(reply) => reply,
             Ran::Failed(message) => return Ok(self.fail(w, i, &said, message)),

@@ -25,6 +25,11 @@ use crate::store::{Reply, Store};
 /// longest step runs a few hundred), far fewer than a loop that never ends.
 pub const INSTRUCTION_BUDGET: u64 = 1_000_000;
 
+/// How much memory the Lua state may hold, all steps together: a lock needs kilobytes, and a
+/// step that builds a gigabyte string (`string.rep`) is stopped by it, as the instruction
+/// budget stops a loop (one C call is one instruction).
+pub const MEMORY_LIMIT: usize = 64 << 20;
+
 /// The hook looks at the count every this many instructions.
 const HOOK_EVERY: u32 = 1_000;
 
@@ -96,6 +101,7 @@ impl Engine {
             StdLib::TABLE | StdLib::STRING | StdLib::MATH,
             LuaOptions::default(),
         )?;
+        lua.set_memory_limit(MEMORY_LIMIT)?;
         let globals = lua.globals();
         for unsafe_name in [
             "dofile",
@@ -311,6 +317,10 @@ fn message(e: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } => message(cause),
         mlua::Error::RuntimeError(m) => m.lines().next().unwrap_or_default().to_owned(),
         mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::MemoryError(_) => format!(
+            "out of memory: past the {} MiB a lock's steps may hold",
+            MEMORY_LIMIT >> 20
+        ),
         other => other
             .to_string()
             .lines()
@@ -408,6 +418,25 @@ mod tests {
             panic!("the loop should be cut");
         };
         assert!(message.contains("cut after"), "{message}");
+    }
+
+    #[test]
+    fn a_step_that_builds_a_huge_string_is_stopped_by_the_memory_limit() {
+        let engine = Engine::new().unwrap();
+        let huge = engine
+            .compile("huge", "return #string.rep('x', 1e9)")
+            .unwrap();
+        let one = engine.compile("one", "return 1").unwrap();
+        let mut store = Store::new(0);
+        let Ran::Failed(message) = engine.run(&huge, &mut store, &[], &[]) else {
+            panic!("the allocation should fail");
+        };
+        assert!(message.contains("out of memory"), "{message}");
+        // The same state runs the next step as before.
+        assert_eq!(
+            engine.run(&one, &mut store, &[], &[]),
+            Ran::Reply(Reply::Int(1))
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::adversary::{apply, Action};
 use crate::commands::NotModelled;
+use crate::lock::Key;
 use crate::sale::Machine;
 use crate::search::{start, Found};
 use crate::world::{End, FaultKind, Phase, World};
@@ -145,7 +146,7 @@ pub fn trace(m: &Machine, found: &Found) -> Result<Trace, NotModelled> {
                 match (&before.phase, &after.phase) {
                     (Phase::Acquire { .. } | Phase::Waiting { .. }, Phase::Read) => {
                         let mut store = next.store.clone();
-                        let deadline_us = match store.pttl("lock") {
+                        let deadline_us = match store.pttl(Key::Lock.name()) {
                             ms if ms >= 0 => Some(t + ms * 1_000),
                             _ => None,
                         };
@@ -192,7 +193,9 @@ pub fn trace(m: &Machine, found: &Found) -> Result<Trace, NotModelled> {
                 if matches!(before.phase, Phase::Release { .. }) {
                     let owner = World::owner(i);
                     let (mut was, mut now) = (w.store.clone(), next.store.clone());
-                    if was.holder("lock") == owner && now.holder("lock") != owner {
+                    if was.holder(Key::Lock.name()) == owner
+                        && now.holder(Key::Lock.name()) != owner
+                    {
                         events.push(Event::Released {
                             client: i,
                             at_us: t,
