@@ -138,7 +138,9 @@ impl Answer {
         }
         let missing: Vec<&str> = Property::ALL
             .iter()
-            .filter(|p| p.outcome().is_some() && self.found(**p).is_none())
+            // A failing step is said when it happens, not listed as a property kept.
+            .filter(|p| p.outcome().is_some() && **p != Property::ScriptFailed)
+            .filter(|p| self.found(**p).is_none())
             .map(|p| p.id())
             .collect();
         if !missing.is_empty() {

@@ -63,7 +63,7 @@ impl Property {
             Property::TwoHolders => "two holders at once",
             Property::SoldTwice => "one unit sold twice, a lost update",
             Property::ForeignRelease => "a release deleted another holder's lock",
-            Property::Deadlock => "deadlock: nobody can take the lock again, ever",
+            Property::Deadlock => "nobody can take the lock again, ever",
             Property::ScriptFailed => "a step of the lock failed",
         }
     }

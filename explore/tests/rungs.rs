@@ -234,3 +234,22 @@ fn the_lab_attacks_on_a_check_then_delete_lock_find_its_release_gap() {
             .unwrap()
     );
 }
+
+#[test]
+fn a_lab_step_that_fails_breaks_the_lock_as_failed_naming_its_step_and_line() {
+    let answer = lab(
+        &["redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\nreturn redis.call('INCR', KEYS[1])"],
+        &["return redis.call('DEL', KEYS[1])"],
+    )
+    .unwrap();
+    assert_eq!(answer.outcomes, vec![Outcome::Failed], "{}", answer.text());
+    let failed = answer.found(Property::ScriptFailed).unwrap();
+    assert_eq!(failed.depth, 1);
+    assert!(
+        failed.schedule[0]
+            .note
+            .contains("acquire-1:2: ERR value is not an integer"),
+        "{}",
+        answer.text()
+    );
+}
