@@ -62,7 +62,32 @@ pub struct Engine {
     store: Rc<RefCell<Store>>,
     refused: Rc<RefCell<Option<NotModelled>>>,
     spent: Rc<Cell<u64>>,
+    /// What a step's globals read through to: the libraries, each behind a read-only proxy,
+    /// and no `_G`, `getfenv` or `setfenv`, so no step can change what the next one finds.
     base: Table,
+    /// `math.randomseed`, called with 0 before every step: Redis reseeds the generator before
+    /// each script, so `math.random` answers the same in every schedule.
+    reseed: Function,
+}
+
+/// A read-only view of `table`: reads go through, a write is Redis's error, and its
+/// metatable cannot be reached.
+fn readonly(lua: &Lua, table: Table) -> mlua::Result<Table> {
+    let proxy = lua.create_table()?;
+    let meta = lua.create_table()?;
+    meta.set("__index", table)?;
+    meta.set(
+        "__newindex",
+        lua.create_function(|lua, _: mlua::MultiValue| {
+            Err::<(), _>(lua_err(format!(
+                "{}: Attempt to modify a readonly table",
+                here(lua)
+            )))
+        })?,
+    )?;
+    meta.set("__metatable", false)?;
+    proxy.set_metatable(Some(meta));
+    Ok(proxy)
 }
 
 fn lua_err(message: String) -> mlua::Error {
@@ -113,14 +138,28 @@ impl Engine {
         ] {
             globals.set(unsafe_name, LuaValue::Nil)?;
         }
-        let engine = Engine {
+        let math: Table = globals.get("math")?;
+        let mut engine = Engine {
             store: Rc::new(RefCell::new(Store::default())),
             refused: Rc::new(RefCell::new(None)),
             spent: Rc::new(Cell::new(0)),
             base: globals.clone(),
+            reseed: math.get("randomseed")?,
             lua,
         };
         engine.install_redis()?;
+        let base = engine.lua.create_table()?;
+        for pair in globals.pairs::<String, LuaValue>() {
+            let (name, value) = pair?;
+            if matches!(name.as_str(), "_G" | "getfenv" | "setfenv") {
+                continue;
+            }
+            match value {
+                LuaValue::Table(t) => base.raw_set(name, readonly(&engine.lua, t)?)?,
+                other => base.raw_set(name, other)?,
+            }
+        }
+        engine.base = base;
         let spent = engine.spent.clone();
         engine.lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -248,7 +287,9 @@ impl Engine {
             )))
         })?;
         meta.set("__newindex", readonly)?;
+        meta.set("__metatable", false)?;
         env.set_metatable(Some(meta));
+        self.reseed.call::<()>(0)?;
         script.function.set_environment(env)?;
         script.function.call(())
     }
@@ -437,6 +478,25 @@ mod tests {
             engine.run(&one, &mut store, &[], &[]),
             Ran::Reply(Reply::Int(1))
         );
+    }
+
+    #[test]
+    fn no_step_can_change_the_libraries_or_the_random_numbers_the_next_one_sees() {
+        let engine = Engine::new().unwrap();
+        let mut store = Store::new(0);
+        let mut run = |source: &str| {
+            let script = engine.compile("step", source).unwrap();
+            engine.run(&script, &mut store, &[], &[])
+        };
+        let Ran::Failed(message) = run("redis.call = nil return 1") else {
+            panic!("the redis table is read-only");
+        };
+        assert!(message.contains("readonly table"), "{message}");
+        assert!(matches!(run("string.rep = nil return 1"), Ran::Failed(_)));
+        assert_eq!(run("return getfenv"), Ran::Reply(Reply::Nil));
+        assert_eq!(run("return #string.rep('x', 3)"), Ran::Reply(Reply::Int(3)));
+        let first = run("return math.random(1000000)");
+        assert_eq!(run("return math.random(1000000)"), first);
     }
 
     #[test]
