@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::bounds::{CrashAt, TimePasses};
 use crate::commands::NotModelled;
 use crate::lock::Key;
+use crate::said::{Died, Said};
 use crate::sale::{Machine, Note};
 use crate::world::{FaultKind, Phase, World};
 
@@ -135,44 +136,42 @@ pub fn apply(m: &Machine, w: &World, action: Action) -> Result<(World, Note), No
             let to = next_instant(&w).unwrap_or(w.now);
             let by = to - w.now;
             w.set_time(to);
-            let gone = if w.store.exists(Key::Lock.name()) {
-                ""
-            } else {
-                ": the lock is gone"
-            };
-            format!("{by} ms pass (t = {to} ms){gone}")
+            Said::Passes {
+                by,
+                to,
+                lock_gone: !w.store.exists(Key::Lock.name()),
+            }
         }
         Action::Pause(i) => {
             w.faults_left -= 1;
             w.clients[i].paused = true;
-            format!("{} pauses (its renewals too)", owner(i))
+            Said::Pauses { who: owner(i) }
         }
         Action::Resume(i) => {
             w.clients[i].paused = false;
-            format!("{} wakes", owner(i))
+            Said::Wakes { who: owner(i) }
         }
         Action::Crash(i) => {
             w.faults_left -= 1;
             let c = &mut w.clients[i];
             c.crashed = true;
             c.renewal = None;
-            let where_ = match c.phase {
-                Phase::Read | Phase::Write => " holding the lock",
-                Phase::Acquire { step: 1.., .. } => " between two acquire steps",
-                Phase::Release { step: 1.. } => " between two release steps",
-                _ => "",
+            let at = match c.phase {
+                Phase::Read | Phase::Write => Died::Holding,
+                Phase::Acquire { step: 1.., .. } => Died::BetweenAcquireSteps,
+                Phase::Release { step: 1.. } => Died::BetweenReleaseSteps,
+                _ => Died::Elsewhere,
             };
-            format!("{} dies{where_}", owner(i))
+            Said::Dies { who: owner(i), at }
         }
         Action::Replicate => {
             w.replica = Some(w.store.clone());
-            "the replica copies the lock store".to_owned()
+            Said::Replicates
         }
         Action::Failover => {
             w.faults_left -= 1;
             w.store = w.replica.clone().unwrap_or_default();
-            "the lock store fails over: the replica, without the writes not copied, is promoted"
-                .to_owned()
+            Said::FailsOver
         }
         Action::ClockJump => {
             w.faults_left -= 1;
@@ -181,7 +180,7 @@ pub fn apply(m: &Machine, w: &World, action: Action) -> Result<(World, Note), No
             w.store_ahead += by;
             let now = w.now;
             w.set_time(now);
-            format!("the lock store's clock jumps {by} ms ahead")
+            Said::ClockJumps { by }
         }
     };
     Ok((w, note))
@@ -192,6 +191,7 @@ mod tests {
     use super::*;
     use crate::bounds::Bounds;
     use crate::lock;
+    use crate::said::Lang;
     use crate::search::start;
     use oversell_api::tier::Tier;
 
@@ -205,7 +205,10 @@ mod tests {
         let (w, _) = apply(&m, &start(&m), Action::Step(0)).unwrap();
         assert_eq!(w.clients[0].renewal, Some(100));
         let (w, note) = apply(&m, &w, Action::Advance).unwrap();
-        assert_eq!((w.now, note.as_str()), (100, "100 ms pass (t = 100 ms)"));
+        assert_eq!(
+            (w.now, note.words(Lang::En).as_str()),
+            (100, "100 ms pass (t = 100 ms)")
+        );
         assert!(
             !actions(&m, &w).contains(&Action::Advance),
             "the renewal is due"
@@ -213,6 +216,7 @@ mod tests {
         assert!(actions(&m, &w).contains(&Action::Renew(0)));
         let (paused, _) = apply(&m, &w, Action::Pause(0)).unwrap();
         let (lapsed, note) = apply(&m, &paused, Action::Advance).unwrap();
+        let note = note.words(Lang::En);
         assert_eq!(lapsed.now, 300, "{note}");
         assert!(note.ends_with("the lock is gone"), "{note}");
     }
@@ -223,7 +227,7 @@ mod tests {
         let first = start(&m);
         assert!(actions(&m, &first).contains(&Action::Crash(1)));
         let (w, note) = apply(&m, &first, Action::Crash(1)).unwrap();
-        assert_eq!(note, "B dies");
+        assert_eq!(note.words(Lang::En), "B dies");
         assert_eq!(w.faults_left, 0);
         let left = actions(&m, &w);
         assert!(
@@ -247,7 +251,10 @@ mod tests {
         let m = Machine::new(&lock::rung(Tier::AtomicExpiry).unwrap(), b).unwrap();
         let (w, _) = apply(&m, &start(&m), Action::Step(0)).unwrap();
         let (w, note) = apply(&m, &w, Action::ClockJump).unwrap();
-        assert_eq!(note, "the lock store's clock jumps 300 ms ahead");
+        assert_eq!(
+            note.words(Lang::En),
+            "the lock store's clock jumps 300 ms ahead"
+        );
         assert_eq!(w.now, 0);
         assert!(w.store.keys().next().is_none(), "the lock's lease ended");
     }

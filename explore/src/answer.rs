@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::bounds::Bounds;
 use crate::judge::Property;
+use crate::said::Lang;
 use crate::search::{Ended, Found, Searched};
 
 /// The exit statuses of `loadtest explore`.
@@ -98,42 +99,68 @@ impl Answer {
         self.found.iter().find(|f| f.property == property)
     }
 
-    /// The answer in words.
-    pub fn text(&self) -> String {
+    /// The answer in words, in `lang`.
+    pub fn text(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
         let mut out = match self.verdict {
             Verdict::Broken => {
                 let outcomes: Vec<&str> = self.outcomes.iter().map(|o| o.id()).collect();
-                format!(
-                    "{}: broken at depth {} ({})\n",
-                    self.lock,
-                    self.depth.unwrap_or(0),
-                    outcomes.join(", ")
-                )
+                let (depth, outcomes) = (self.depth.unwrap_or(0), outcomes.join(", "));
+                match zh {
+                    false => format!("{}: broken at depth {depth} ({outcomes})\n", self.lock),
+                    true => format!("{}：在第 {depth} 步被攻破（{outcomes}）\n", self.lock),
+                }
             }
-            Verdict::NoBreak => format!(
-                "{}: no break within these bounds ({} states)\n",
-                self.lock, self.states
-            ),
-            Verdict::BoundReached => format!(
-                "{}: no break found, but the search was cut at its {} ({} states): a bound reached\n",
-                self.lock,
-                if self.ended == Ended::StateBound { "state bound" } else { "depth bound" },
-                self.states
-            ),
-        };
-        out += &format!("  bounds: {}\n", self.bounds.words());
-        for found in &self.found {
-            let what = match found.property.outcome() {
-                Some(outcome) => format!("{} ({})", found.property.words(), outcome.id()),
-                None if self.found(Property::SoldTwice).is_none() => format!(
-                    "{}, and nothing sold twice: the stock refused the stale holder, which is held",
-                    found.property.words()
+            Verdict::NoBreak => match zh {
+                false => format!(
+                    "{}: no break within these bounds ({} states)\n",
+                    self.lock, self.states
                 ),
-                None => found.property.words().to_owned(),
+                true => format!(
+                    "{}：在这些界限内没有被攻破（{} 个状态）\n",
+                    self.lock, self.states
+                ),
+            },
+            Verdict::BoundReached => {
+                let state_bound = self.ended == Ended::StateBound;
+                match zh {
+                    false => format!(
+                        "{}: no break found, but the search was cut at its {} ({} states): a bound reached\n",
+                        self.lock,
+                        if state_bound { "state bound" } else { "depth bound" },
+                        self.states
+                    ),
+                    true => format!(
+                        "{}：没有找到攻破，但搜索在{}处被截断（{} 个状态）：到达界限\n",
+                        self.lock,
+                        if state_bound { "状态上限" } else { "深度上限" },
+                        self.states
+                    ),
+                }
+            }
+        };
+        out += &match zh {
+            false => format!("  bounds: {}\n", self.bounds.words(lang)),
+            true => format!("  界限：{}\n", self.bounds.words(lang)),
+        };
+        for found in &self.found {
+            let words = found.property.words(lang);
+            let what = match found.property.outcome() {
+                Some(outcome) if zh => format!("{words}（{}）", outcome.id()),
+                Some(outcome) => format!("{words} ({})", outcome.id()),
+                None if self.found(Property::SoldTwice).is_some() => words.to_owned(),
+                None if zh => format!("{words}，但没有重复卖出：库存拒绝了过期持有者的写入，算作守住"),
+                None => format!(
+                    "{words}, and nothing sold twice: the stock refused the stale holder, which is held"
+                ),
             };
-            out += &format!("\n  {what}, at depth {}:\n", found.depth);
+            out += &match zh {
+                false => format!("\n  {what}, at depth {}:\n", found.depth),
+                true => format!("\n  {what}，第 {} 步：\n", found.depth),
+            };
             for (i, step) in found.schedule.iter().enumerate() {
-                out += &format!("    {:>2}. {}\n", i + 1, step.note);
+                let note = if zh { &step.note_zh } else { &step.note };
+                out += &format!("    {:>2}. {note}\n", i + 1);
             }
         }
         let missing: Vec<&str> = Property::ALL
@@ -144,17 +171,25 @@ impl Answer {
             .map(|p| p.id())
             .collect();
         if !missing.is_empty() {
-            let within = if self.verdict == Verdict::BoundReached {
-                "before the bound"
-            } else {
-                "within these bounds"
+            let bound = self.verdict == Verdict::BoundReached;
+            let missing = missing.join(", ");
+            out += &match (zh, bound) {
+                (false, true) => format!("\n  not broken before the bound: {missing}\n"),
+                (false, false) => format!("\n  not broken within these bounds: {missing}\n"),
+                (true, true) => format!("\n  到达界限前没有被攻破：{missing}\n"),
+                (true, false) => format!("\n  在这些界限内没有被攻破：{missing}\n"),
             };
-            out += &format!("\n  not broken {within}: {}\n", missing.join(", "));
         }
-        out += &format!(
-            "\n  {} states explored in {:.2} s ({} states/s)\n",
-            self.states, self.seconds, self.states_per_s
-        );
+        out += &match zh {
+            false => format!(
+                "\n  {} states explored in {:.2} s ({} states/s)\n",
+                self.states, self.seconds, self.states_per_s
+            ),
+            true => format!(
+                "\n  共探索 {} 个状态，用时 {:.2} 秒（每秒 {} 个状态）\n",
+                self.states, self.seconds, self.states_per_s
+            ),
+        };
         out
     }
 }

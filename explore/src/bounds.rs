@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::said::Lang;
 use crate::world::FaultKind;
 
 /// When time may pass while a live buyer is in the middle of the lock (mid-acquire, holding,
@@ -86,22 +87,40 @@ impl Bounds {
     }
 
     /// The bounds in words, for the answer.
-    pub fn words(&self) -> String {
+    pub fn words(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
         let faults: Vec<&str> = self.faults.iter().map(|f| f.id()).collect();
-        let faults = if self.budget == 0 || faults.is_empty() {
-            "no fault".to_owned()
-        } else {
-            format!("{} fault(s) of {}", self.budget, faults.join(", "))
+        let faults = match (self.budget == 0 || faults.is_empty(), zh) {
+            (true, false) => "no fault".to_owned(),
+            (true, true) => "没有故障".to_owned(),
+            (false, false) => format!("{} fault(s) of {}", self.budget, faults.join(", ")),
+            (false, true) => format!("至多 {} 次故障（{}）", self.budget, faults.join(", ")),
         };
-        let time = match self.time {
-            TimePasses::Freely => "",
-            TimePasses::Calmly => ", time passing only while nobody live is mid-lock",
-            TimePasses::InBusiness => ", time passing mid-lock only in the business work",
-            TimePasses::InReleaseGap => ", time passing mid-lock only between the release steps",
+        let time = match (self.time, zh) {
+            (TimePasses::Freely, _) => "",
+            (TimePasses::Calmly, false) => ", time passing only while nobody live is mid-lock",
+            (TimePasses::Calmly, true) => "，只在没有活着的买家处于锁中时才流逝时间",
+            (TimePasses::InBusiness, false) => ", time passing mid-lock only in the business work",
+            (TimePasses::InBusiness, true) => "，锁中只有业务处理时才流逝时间",
+            (TimePasses::InReleaseGap, false) => {
+                ", time passing mid-lock only between the release steps"
+            }
+            (TimePasses::InReleaseGap, true) => "，锁中只有两个解锁步骤之间才流逝时间",
         };
-        format!(
-            "{} clients, {} acquire attempt(s) each, lease {} ms, {faults}{time}, depth ≤ {}, states ≤ {}",
-            self.clients, self.attempts, self.lease_ms, self.max_depth, self.max_states
-        )
+        let (c, a, l, d, n) = (
+            self.clients,
+            self.attempts,
+            self.lease_ms,
+            self.max_depth,
+            self.max_states,
+        );
+        match zh {
+            false => format!(
+                "{c} clients, {a} acquire attempt(s) each, lease {l} ms, {faults}{time}, depth ≤ {d}, states ≤ {n}"
+            ),
+            true => format!(
+                "{c} 个买家，每人至多 {a} 次加锁尝试，租约 {l} 毫秒，{faults}{time}，深度 ≤ {d}，状态 ≤ {n}"
+            ),
+        }
     }
 }

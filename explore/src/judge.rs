@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::commands::NotModelled;
 use crate::lock::Key;
+use crate::said::Lang;
 use crate::sale::Machine;
 use crate::world::World;
 
@@ -58,7 +59,16 @@ impl Property {
     }
 
     /// What the break is, in words.
-    pub fn words(self) -> &'static str {
+    pub fn words(self, lang: Lang) -> &'static str {
+        if lang == Lang::Zh {
+            return match self {
+                Property::TwoHolders => "两个持有者同时持锁",
+                Property::SoldTwice => "同一件商品卖了两次（丢失更新）",
+                Property::ForeignRelease => "解锁删掉了别人的锁",
+                Property::Deadlock => "再也没有人能拿到锁",
+                Property::ScriptFailed => "锁的某个步骤出错",
+            };
+        }
         match self {
             Property::TwoHolders => "two holders at once",
             Property::SoldTwice => "one unit sold twice, a lost update",

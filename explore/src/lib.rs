@@ -18,6 +18,7 @@
 //! - `world`: one state: the lock store (and its replica), the stock, the buyers, the time.
 //! - `sale`: a buyer's procedure, step by step, and the stock's rules (`enter.lua`,
 //!   `commit.lua`).
+//! - `said`: what a step did, as data, and in words (English, Chinese).
 //! - `adversary`: every choice in a state: whose step, a renewal, time passing, a fault.
 //! - `judge`: what a state breaks.
 //! - `bounds`: what a search covers.
@@ -42,6 +43,7 @@ pub mod bounds;
 pub mod commands;
 pub mod judge;
 pub mod lock;
+pub mod said;
 pub mod sale;
 pub mod script;
 pub mod search;

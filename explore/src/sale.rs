@@ -58,7 +58,8 @@ fn token(reply: &Reply) -> Option<u64> {
 }
 
 /// What one step did, for the schedule.
-pub type Note = String;
+pub use crate::said::Said as Note;
+use crate::said::{Said, Took};
 
 impl Machine {
     pub fn new(lock: &LockSource, bounds: Bounds) -> Result<Machine, String> {
@@ -126,12 +127,12 @@ impl Machine {
                 let c = &mut w.clients[i];
                 c.phase = Phase::Done;
                 c.end = Some(End::GaveUp);
-                Ok(format!("{owner} gives up waiting (503)"))
+                Ok(Said::GivesUp { who: owner })
             }
             Phase::Read => Ok(self.read(w, i)),
             Phase::Write => Ok(self.write(w, i)),
             Phase::Release { step } => self.release_step(w, i, step),
-            Phase::Done => Ok(format!("{owner} is done")),
+            Phase::Done => Ok(Said::Nothing { who: owner }),
         }
     }
 
@@ -145,28 +146,30 @@ impl Machine {
         let owner = World::owner(i);
         let compiled = &self.acquire[step];
         let ran = self.send(compiled, &mut w.store, &owner)?;
-        let retry = if step == 0 && attempt > 1 {
-            " (again)"
-        } else {
-            ""
-        };
-        let said = format!("{owner} {}{retry}", compiled.source.name);
+        let step_name = compiled.source.name.clone();
         let reply = match ran {
             Ran::Reply(reply) => reply,
-            Ran::Failed(message) => return Ok(self.fail(w, i, &said, message)),
+            Ran::Failed(message) => return Ok(self.fail(w, i, step_name, message)),
             Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
+        };
+        let said = |took| Said::Acquire {
+            who: owner.clone(),
+            step: step_name.clone(),
+            again: step == 0 && attempt > 1,
+            reply: reply.brief(),
+            took,
         };
         let c = &mut w.clients[i];
         if !goes_on(&reply) {
             c.phase = Phase::Waiting { attempt };
-            return Ok(format!("{said} → {}: busy", reply.brief()));
+            return Ok(said(Took::Busy));
         }
         if step + 1 < self.acquire.len() {
             c.phase = Phase::Acquire {
                 step: step + 1,
                 attempt,
             };
-            return Ok(format!("{said} → {}: goes on", reply.brief()));
+            return Ok(said(Took::GoesOn));
         }
         c.phase = Phase::Read;
         c.token = token(&reply);
@@ -174,18 +177,20 @@ impl Machine {
             .renew
             .as_ref()
             .map(|_| w.now + self.bounds.renew_every());
-        let fence = c.token.map(|t| format!(", token {t}")).unwrap_or_default();
-        Ok(format!("{said} → {}: holds the lock{fence}", reply.brief()))
+        Ok(said(Took::Holds { token: c.token }))
     }
 
-    fn fail(&self, w: &mut World, i: usize, said: &str, message: String) -> Note {
+    fn fail(&self, w: &mut World, i: usize, step: String, message: String) -> Note {
         let c = &mut w.clients[i];
         c.phase = Phase::Done;
         c.end = Some(End::Failed);
         c.renewal = None;
-        let note = format!("{said} fails: {message}");
-        w.failed.get_or_insert(message);
-        note
+        w.failed.get_or_insert(message.clone());
+        Said::Fails {
+            who: World::owner(i),
+            step,
+            message,
+        }
     }
 
     /// `enter.lua`'s rules: a token below the highest seen is refused, else raises it.
@@ -197,16 +202,20 @@ impl Machine {
                 w.stock.stale += 1;
                 c.end = Some(End::Stale);
                 c.phase = Phase::Release { step: 0 };
-                return format!(
-                    "{owner} reads with token {t}: refused, stale (seen {})",
-                    w.stock.highest_token
-                );
+                return Said::ReadRefused {
+                    who: owner,
+                    token: t,
+                    seen: w.stock.highest_token,
+                };
             }
             w.stock.highest_token = t;
         }
         c.read = Some(w.stock.left);
         c.phase = Phase::Write;
-        format!("{owner} reads stock {}", w.stock.left)
+        Said::Reads {
+            who: owner,
+            stock: w.stock.left,
+        }
     }
 
     /// `commit.lua`'s rules: nothing on a sold-out read, a stale token refused, else read − 1.
@@ -217,24 +226,28 @@ impl Machine {
         let read = c.read.unwrap_or(0);
         if read <= 0 {
             c.end = Some(End::SoldOut);
-            return format!("{owner} finds it sold out, writes nothing");
+            return Said::SoldOut { who: owner };
         }
         if let Some(t) = c.token {
             if t < w.stock.highest_token {
                 w.stock.stale += 1;
                 c.end = Some(End::Stale);
-                return format!(
-                    "{owner} writes {} with token {t}: refused, stale (seen {})",
-                    read - 1,
-                    w.stock.highest_token
-                );
+                return Said::WriteRefused {
+                    who: owner,
+                    stock: read - 1,
+                    token: t,
+                    seen: w.stock.highest_token,
+                };
             }
             w.stock.highest_token = t;
         }
         w.stock.left = read - 1;
         w.stock.orders += 1;
         c.end = Some(End::Sold);
-        format!("{owner} writes stock {}: sold", read - 1)
+        Said::Writes {
+            who: owner,
+            stock: read - 1,
+        }
     }
 
     fn release_step(&self, w: &mut World, i: usize, step: usize) -> Result<Note, NotModelled> {
@@ -242,56 +255,63 @@ impl Machine {
         // Renewals stop before the release starts (the engine drops the hold first).
         w.clients[i].renewal = None;
         let compiled = &self.release[step];
-        let said = format!("{owner} {}", compiled.source.name);
+        let step_name = compiled.source.name.clone();
         let before = w.store.holder(Key::Lock.name());
         let ran = self.send(compiled, &mut w.store, &owner)?;
         let after = w.store.holder(Key::Lock.name());
         let reply = match ran {
             Ran::Reply(reply) => reply,
-            Ran::Failed(message) => return Ok(self.fail(w, i, &said, message)),
+            Ran::Failed(message) => return Ok(self.fail(w, i, step_name, message)),
             Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
         };
         // As `lab::Released::took_anothers`: the key held another's lock, and not after.
         let foreign = !before.is_empty() && before != owner && after != before;
-        let mut note = format!("{said} → {}", reply.brief());
         if foreign {
             w.foreign_release = true;
-            note += &format!(": deletes {before}'s lock");
         }
         let c = &mut w.clients[i];
         if goes_on(&reply) && step + 1 < self.release.len() {
             c.phase = Phase::Release { step: step + 1 };
         } else {
             c.phase = Phase::Done;
-            if !goes_on(&reply) && !foreign {
-                note += ": not mine any more";
-            }
         }
-        Ok(note)
+        Ok(Said::Release {
+            who: owner,
+            step: step_name,
+            reply: reply.brief(),
+            not_mine: !goes_on(&reply) && !foreign,
+            deleted: foreign.then_some(before),
+        })
     }
 
     /// Client `i`'s watchdog renews.
     pub fn renew(&self, w: &mut World, i: usize) -> Result<Note, NotModelled> {
         let owner = World::owner(i);
         let Some(compiled) = &self.renew else {
-            return Ok(format!("{owner} has no renew step"));
+            return Ok(Said::Nothing { who: owner });
         };
         let ran = self.send(compiled, &mut w.store, &owner)?;
-        let said = format!("{owner}'s watchdog {}", compiled.source.name);
+        let step = compiled.source.name.clone();
         let c = &mut w.clients[i];
         match ran {
-            Ran::Reply(reply) if goes_on(&reply) => {
-                c.renewal = Some(w.now + self.bounds.renew_every());
-                Ok(format!("{said} → {}: lease starts over", reply.brief()))
-            }
             Ran::Reply(reply) => {
-                c.renewal = None;
-                Ok(format!("{said} → {}: gone, renewals stop", reply.brief()))
+                let renewed = goes_on(&reply);
+                c.renewal = renewed.then(|| w.now + self.bounds.renew_every());
+                Ok(Said::Renew {
+                    who: owner,
+                    step,
+                    reply: reply.brief(),
+                    renewed,
+                })
             }
             Ran::Failed(message) => {
                 c.renewal = None;
                 w.failed.get_or_insert(message.clone());
-                Ok(format!("{said} fails: {message}"))
+                Ok(Said::RenewFails {
+                    who: owner,
+                    step,
+                    message,
+                })
             }
             Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
         }
@@ -310,6 +330,7 @@ impl Machine {
 mod tests {
     use super::*;
     use crate::lock;
+    use crate::said::Lang;
     use crate::search::start;
     use oversell_api::tier::Tier;
 
@@ -319,10 +340,13 @@ mod tests {
         let mut w = start(&m);
         m.step(&mut w, 0).unwrap();
         assert_eq!(w.clients[0].token, Some(1));
-        assert_eq!(m.step(&mut w, 0).unwrap(), "A reads stock 2");
+        assert_eq!(
+            m.step(&mut w, 0).unwrap().words(Lang::En),
+            "A reads stock 2"
+        );
         // A newer holder's read raised the highest token seen: A's write is refused.
         w.stock.highest_token = 2;
-        let note = m.step(&mut w, 0).unwrap();
+        let note = m.step(&mut w, 0).unwrap().words(Lang::En);
         assert_eq!(note, "A writes 1 with token 1: refused, stale (seen 2)");
         assert_eq!((w.stock.left, w.stock.orders, w.stock.stale), (2, 0, 1));
         // An equal token is its own: accepted.
@@ -330,7 +354,10 @@ mod tests {
         m.step(&mut w, 0).unwrap();
         m.step(&mut w, 0).unwrap();
         w.stock.highest_token = 1;
-        assert_eq!(m.step(&mut w, 0).unwrap(), "A writes stock 1: sold");
+        assert_eq!(
+            m.step(&mut w, 0).unwrap().words(Lang::En),
+            "A writes stock 1: sold"
+        );
     }
 
     #[test]

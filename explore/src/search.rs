@@ -14,15 +14,17 @@ use serde::Serialize;
 use crate::adversary::{actions, apply, Action};
 use crate::commands::NotModelled;
 use crate::judge::{broken, Property};
+use crate::said::Lang;
 use crate::sale::Machine;
 use crate::world::World;
 
-/// One step of a schedule: the adversary's choice and what it did.
+/// One step of a schedule: the adversary's choice and what it did, in English and Chinese.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stepped {
     #[serde(flatten)]
     pub action: Action,
     pub note: String,
+    pub note_zh: String,
 }
 
 /// The shortest schedule found to break one property.
@@ -156,8 +158,12 @@ fn schedule(m: &Machine, nodes: &[Node], at: usize) -> Result<Vec<Stepped>, NotM
     let mut w = start(m);
     let mut steps = Vec::with_capacity(path.len());
     for action in path {
-        let (next, note) = apply(m, &w, action)?;
-        steps.push(Stepped { action, note });
+        let (next, said) = apply(m, &w, action)?;
+        steps.push(Stepped {
+            action,
+            note: said.words(Lang::En),
+            note_zh: said.words(Lang::Zh),
+        });
         w = next;
     }
     Ok(steps)

@@ -9,6 +9,7 @@ use explore::answer::{Answer, Verdict, BROKEN, NO_BREAK};
 use explore::bounds::Bounds;
 use explore::judge::Property;
 use explore::lock;
+use explore::said::Lang;
 use explore::world::FaultKind;
 use oversell_api::grade::Outcome;
 
@@ -37,14 +38,14 @@ fn each_rung_is_broken_by_exactly_the_outcomes_its_row_gives_within_ten_seconds(
             row(tier),
             "{}:\n{}",
             tier.id(),
-            answer.text()
+            answer.text(Lang::En)
         );
         let expected = if row(tier).is_empty() {
             NO_BREAK
         } else {
             BROKEN
         };
-        assert_eq!(answer.exit_code(), expected, "{}", answer.text());
+        assert_eq!(answer.exit_code(), expected, "{}", answer.text(Lang::En));
         assert!(
             answer.seconds < Duration::from_secs(10).as_secs_f64(),
             "{} took {} s",
@@ -60,17 +61,26 @@ fn each_rung_is_broken_by_exactly_the_outcomes_its_row_gives_within_ten_seconds(
 #[test]
 fn fenced_lets_two_holders_in_and_sells_nothing_twice() {
     let answer = search(oversell_api::tier::Tier::Fenced, Bounds::default());
-    assert_eq!(answer.verdict, Verdict::NoBreak, "{}", answer.text());
+    assert_eq!(
+        answer.verdict,
+        Verdict::NoBreak,
+        "{}",
+        answer.text(Lang::En)
+    );
     let two = answer
         .found(Property::TwoHolders)
         .expect("a pause lets a second holder in");
     assert!(
         two.schedule.iter().any(|s| s.note.contains("pauses")),
         "{}",
-        answer.text()
+        answer.text(Lang::En)
     );
     assert!(answer.found(Property::SoldTwice).is_none());
-    assert!(answer.text().contains("which is held"), "{}", answer.text());
+    assert!(
+        answer.text(Lang::En).contains("which is held"),
+        "{}",
+        answer.text(Lang::En)
+    );
 }
 
 #[test]
@@ -101,9 +111,14 @@ fn without_a_fault_the_watchdog_holds_and_a_setnx_never_deadlocks() {
         ..Bounds::default()
     };
     let watchdog = search(oversell_api::tier::Tier::ReentrantWatchdog, calm.clone());
-    assert_eq!(watchdog.verdict, Verdict::NoBreak, "{}", watchdog.text());
+    assert_eq!(
+        watchdog.verdict,
+        Verdict::NoBreak,
+        "{}",
+        watchdog.text(Lang::En)
+    );
     let setnx = search(oversell_api::tier::Tier::Setnx, calm);
-    assert_eq!(setnx.verdict, Verdict::NoBreak, "{}", setnx.text());
+    assert_eq!(setnx.verdict, Verdict::NoBreak, "{}", setnx.text(Lang::En));
 }
 
 #[test]
@@ -118,13 +133,13 @@ fn a_failover_that_loses_the_lock_breaks_even_the_watchdog_and_a_clock_jump_too(
             answer.outcomes,
             vec![Outcome::Overlap],
             "{kind:?}:\n{}",
-            answer.text()
+            answer.text(Lang::En)
         );
         let sold = answer.found(Property::SoldTwice).unwrap();
         assert!(
             !sold.schedule.iter().any(|s| s.note.contains("pauses")),
             "{kind:?} needs no pause:\n{}",
-            answer.text()
+            answer.text(Lang::En)
         );
     }
 }
@@ -137,7 +152,12 @@ fn a_bound_met_before_the_end_is_said_as_such() {
         ..Bounds::default()
     };
     let answer = search(oversell_api::tier::Tier::Fenced, tight);
-    assert_eq!(answer.verdict, Verdict::BoundReached, "{}", answer.text());
+    assert_eq!(
+        answer.verdict,
+        Verdict::BoundReached,
+        "{}",
+        answer.text(Lang::En)
+    );
     assert_eq!(answer.exit_code(), explore::answer::BOUND_REACHED);
 }
 
@@ -160,7 +180,7 @@ fn a_lab_lock_that_checks_then_deletes_in_two_steps_deletes_anothers_lock() {
     assert!(
         answer.outcomes.contains(&Outcome::ForeignRelease),
         "{}",
-        answer.text()
+        answer.text(Lang::En)
     );
     assert_eq!(answer.exit_code(), BROKEN);
 }
@@ -176,7 +196,7 @@ fn a_lab_lock_that_sets_then_expires_in_two_steps_deadlocks_when_its_holder_dies
     )
     .unwrap();
     let deadlock = answer.found(Property::Deadlock).expect("deadlocked");
-    assert_eq!(deadlock.depth, 2, "{}", answer.text());
+    assert_eq!(deadlock.depth, 2, "{}", answer.text(Lang::En));
     assert!(deadlock.schedule[1]
         .note
         .contains("between two acquire steps"));
@@ -206,7 +226,11 @@ fn the_model_grades_every_rung_as_its_row_of_the_tier_table_attack_by_attack() {
         let card = explore::attacks::card(&graded);
         let row = tier.facts().outcomes.unwrap();
         for (i, g) in graded.iter().enumerate() {
-            let why = g.answer.as_ref().map(Answer::text).unwrap_or_default();
+            let why = g
+                .answer
+                .as_ref()
+                .map(|a| a.text(Lang::En))
+                .unwrap_or_default();
             assert_eq!(card[i], row[i], "{} under {}:\n{why}", tier.id(), g.attack);
         }
     }
@@ -242,7 +266,12 @@ fn a_lab_step_that_fails_breaks_the_lock_as_failed_naming_its_step_and_line() {
         &["return redis.call('DEL', KEYS[1])"],
     )
     .unwrap();
-    assert_eq!(answer.outcomes, vec![Outcome::Failed], "{}", answer.text());
+    assert_eq!(
+        answer.outcomes,
+        vec![Outcome::Failed],
+        "{}",
+        answer.text(Lang::En)
+    );
     let failed = answer.found(Property::ScriptFailed).unwrap();
     assert_eq!(failed.depth, 1);
     assert!(
@@ -250,6 +279,27 @@ fn a_lab_step_that_fails_breaks_the_lock_as_failed_naming_its_step_and_line() {
             .note
             .contains("acquire-1:2: ERR value is not an integer"),
         "{}",
-        answer.text()
+        answer.text(Lang::En)
     );
+}
+
+#[test]
+fn the_shortest_break_reads_in_chinese_for_the_class() {
+    let answer = search(oversell_api::tier::Tier::LuaRelease, Bounds::default());
+    let zh = answer.text(Lang::Zh);
+    assert!(
+        zh.starts_with("lua-release：在第 7 步被攻破（overlap）"),
+        "{zh}"
+    );
+    assert!(zh.contains("同一件商品卖了两次"), "{zh}");
+    assert!(zh.contains("A 读到库存 2"), "{zh}");
+    assert!(
+        zh.contains("过了 300 毫秒（t = 300 毫秒）：锁已过期消失"),
+        "{zh}"
+    );
+    let sold = answer.found(Property::SoldTwice).unwrap();
+    assert!(sold
+        .schedule
+        .iter()
+        .all(|s| !s.note_zh.is_empty() && s.note_zh != s.note));
 }

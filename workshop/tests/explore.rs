@@ -195,9 +195,26 @@ fn the_models_card_under_the_graders_attacks_is_each_rungs_row() {
             .iter()
             .map(|g| g["outcome"].as_str().unwrap())
             .collect();
-        let row: Vec<&str> = tier.facts().outcomes.unwrap().iter().map(|o| o.id()).collect();
+        let row: Vec<&str> = tier
+            .facts()
+            .outcomes
+            .unwrap()
+            .iter()
+            .map(|o| o.id())
+            .collect();
         assert_eq!(got, row, "{}", tier.id());
         let held = row.iter().all(|o| *o == "held" || *o == "not-applicable");
         assert_eq!(code, if held { 0 } else { 1 }, "{}: {err}", tier.id());
     }
+}
+
+#[test]
+fn the_answer_reads_in_chinese_with_lang_zh_and_an_unknown_language_is_bad_input() {
+    let (code, out, _) = loadtest(&["explore", "--tier", "uuid-owner", "--lang", "zh"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("解锁删掉了别人的锁"), "{out}");
+    assert!(out.contains("A 执行 release-2 → 1：删掉了 B 的锁"), "{out}");
+    let (code, _, err) = loadtest(&["explore", "--tier", "uuid-owner", "--lang", "fr"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--lang fr: en or zh"), "{err}");
 }

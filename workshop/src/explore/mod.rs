@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use explore::answer::{Verdict, BAD_INPUT};
 use explore::bounds::Bounds;
 use explore::lock::{self, LockSource};
+use explore::said::Lang;
 use explore::world::FaultKind;
 
 use crate::history::command::Exit;
@@ -46,9 +47,12 @@ pub struct ExploreArgs {
     /// A lab lock's renew step, run every lease/3 while held.
     #[arg(long, value_name = "FILE")]
     pub renew: Option<PathBuf>,
-    /// Print the answer as JSON.
+    /// Print the answer as JSON (each step's words in both languages: `note`, `note_zh`).
     #[arg(long)]
     pub json: bool,
+    /// The language of the words: en or zh.
+    #[arg(long, default_value = "en")]
+    pub lang: String,
     /// Also write a schedule as a run's history here, its clock named `model`, so that
     /// `loadtest check FILE` judges it: the shortest that sells a unit twice, else the
     /// shortest break, else the shortest with two holders, each run on to its end.
@@ -155,6 +159,8 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
 pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     let lock = lock_of(&args)?;
     let bounds = bounds_of(&args)?;
+    let lang =
+        Lang::parse(&args.lang).ok_or_else(|| bad(format!("--lang {}: en or zh", args.lang)))?;
     if args.attacks {
         return card(&lock, &bounds, args.json);
     }
@@ -163,7 +169,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     let mut output = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
-        answer.text()
+        answer.text(lang)
     };
     if let Some(path) = &args.history {
         let note = write_history(&lock, &bounds, &answer, path)?;
