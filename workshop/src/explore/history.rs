@@ -12,6 +12,8 @@ use crate::history::format::{
 /// The clocks' name: one clock, the model's.
 const MODEL: &str = "model (the schedule search: ms of model time, the step's place in µs)";
 
+/// How a section ended. A section ends sold, sold out or refused as stale; a sale that gave
+/// up waiting or whose lock step failed never entered one.
 fn outcome(end: End) -> Outcome {
     match end {
         End::Sold => Outcome::Sold,
@@ -20,6 +22,8 @@ fn outcome(end: End) -> Outcome {
     }
 }
 
+/// The status the sale answers: 409 sold out; a stale write (`lock_lost`), a wait that gave
+/// up (`lock_timeout`) and a failed lab step are the service's 503s.
 fn status(end: End) -> u16 {
     match end {
         End::Sold => 200,
