@@ -94,6 +94,19 @@ pub const RUNGS: [Tier; 7] = [
     Tier::Fenced,
 ];
 
+/// Every tier the search runs: the ladder's rungs, and `fair` (reentrant-watchdog served in
+/// the order of a queue in the store; its parked pops are not modelled, its waiters retry).
+pub const SEARCHABLE: [Tier; 8] = [
+    Tier::Setnx,
+    Tier::SetnxExpire,
+    Tier::AtomicExpiry,
+    Tier::UuidOwner,
+    Tier::LuaRelease,
+    Tier::ReentrantWatchdog,
+    Tier::Fair,
+    Tier::Fenced,
+];
+
 macro_rules! rung_file {
     ($rung:literal, $file:literal) => {
         include_str!(concat!("../../static/locks/", $rung, "/", $file))
@@ -215,6 +228,27 @@ pub fn rung(tier: Tier) -> Option<LockSource> {
                 "renew",
                 rung_file!("reentrant-watchdog", "renew.lua"),
                 &[Lock],
+                &[Owner, LeaseMs],
+            )),
+        },
+        Tier::Fair => LockSource {
+            name: id,
+            acquire: vec![step(
+                "acquire-1",
+                rung_file!("fair", "acquire-1.lua"),
+                &ALL_KEYS,
+                &ALL_ARGS,
+            )],
+            release: vec![step(
+                "release-1",
+                rung_file!("fair", "release-1.lua"),
+                &ALL_KEYS,
+                &RELEASE_ARGS,
+            )],
+            renew: Some(step(
+                "renew",
+                rung_file!("fair", "renew.lua"),
+                &ALL_KEYS,
                 &[Owner, LeaseMs],
             )),
         },

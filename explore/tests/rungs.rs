@@ -303,3 +303,24 @@ fn the_shortest_break_reads_in_chinese_for_the_class() {
         .iter()
         .all(|s| !s.note_zh.is_empty() && s.note_zh != s.note));
 }
+
+#[test]
+fn fair_breaks_and_is_graded_as_the_rung_its_row_names() {
+    use oversell_api::tier::Tier;
+    // Its steps read TIME, so its states keep their instants: a shallower bound keeps it quick.
+    let bounds = Bounds {
+        max_depth: 14,
+        ..Bounds::default()
+    };
+    let fair = lock::rung(Tier::Fair).unwrap();
+    let twin = Tier::Fair.facts().graded_as.unwrap();
+    let card = explore::attacks::card(&explore::attacks::grade(&fair, &bounds).unwrap());
+    assert_eq!(card, twin.facts().outcomes.unwrap());
+    let answer = explore::explore(&fair, bounds).unwrap();
+    assert_eq!(
+        answer.outcomes,
+        vec![Outcome::Overlap],
+        "{}",
+        answer.text(Lang::En)
+    );
+}

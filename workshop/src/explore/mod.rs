@@ -35,7 +35,7 @@ states) cut the search before it saw every state.
 #[command(after_help = AFTER)]
 pub struct ExploreArgs {
     /// A built-in Redis rung: setnx, setnx-expire, atomic-expiry, uuid-owner, lua-release,
-    /// reentrant-watchdog, fenced.
+    /// reentrant-watchdog, fair, fenced.
     #[arg(long, conflicts_with_all = ["acquire", "release", "renew"])]
     pub tier: Option<String>,
     /// A lab lock's acquire step (1 to 3, in order), a Lua file.
@@ -101,8 +101,8 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// The lock the flags name.
 fn lock_of(args: &ExploreArgs) -> anyhow::Result<LockSource> {
     if let Some(id) = &args.tier {
-        let rung = lock::RUNGS.into_iter().find(|t| t.id() == id);
-        let names: Vec<&str> = lock::RUNGS.iter().map(|t| t.id()).collect();
+        let rung = lock::SEARCHABLE.into_iter().find(|t| t.id() == id);
+        let names: Vec<&str> = lock::SEARCHABLE.iter().map(|t| t.id()).collect();
         return rung.and_then(lock::rung).ok_or_else(|| {
             bad(format!(
                 "--tier {id}: not a Redis rung of Lua steps; one of {}",
