@@ -5,7 +5,6 @@ use oversell_api::grade::Outcome;
 use serde::Serialize;
 
 use crate::commands::NotModelled;
-use crate::lock::Key;
 use crate::said::Lang;
 use crate::sale::Machine;
 use crate::world::World;
@@ -97,11 +96,9 @@ pub fn broken(m: &Machine, w: &World) -> Result<Vec<Property>, NotModelled> {
         found.push(Property::ScriptFailed);
     }
     let nobody_can_free_it = !w.clients.iter().any(|c| c.may_touch_the_lock());
-    if nobody_can_free_it
-        && !w.store.any_expiry()
-        && w.store.keys().any(|(k, _)| k == Key::Lock.name())
-        && m.newcomer_is_refused(&w.store)?
-    {
+    // Whatever keys the lock keeps (a student's may not be `KEYS[1]`): none will expire, and
+    // a newcomer is turned away without changing them.
+    if nobody_can_free_it && !w.store.any_expiry() && m.newcomer_is_refused(&w.store)? {
         found.push(Property::Deadlock);
     }
     Ok(found)

@@ -324,3 +324,14 @@ fn fair_breaks_and_is_graded_as_the_rung_its_row_names() {
         answer.text(Lang::En)
     );
 }
+
+#[test]
+fn a_lab_lock_kept_under_another_key_than_keys_1_still_deadlocks_when_its_holder_dies() {
+    let answer = lab(
+        &["return redis.call('SETNX', KEYS[1] .. ':mine', ARGV[1])"],
+        &["return redis.call('DEL', KEYS[1] .. ':mine')"],
+    )
+    .unwrap();
+    let deadlock = answer.found(Property::Deadlock).expect("deadlocked");
+    assert_eq!(deadlock.depth, 2, "{}", answer.text(Lang::En));
+}
