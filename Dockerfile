@@ -19,6 +19,9 @@ COPY api api
 COPY client client
 COPY loadtest loadtest
 COPY workshop workshop
+# The schedule search behind `loadtest explore` (Lua 5.1 built from source by the C compiler
+# this image has for the clock shim).
+COPY explore explore
 # The bench crate is a workspace member: cargo reads its manifest and sources, not its
 # scripts, so editing a bench script does not rebuild the binaries.
 COPY bench/Cargo.toml bench/

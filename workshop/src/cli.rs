@@ -47,6 +47,9 @@ pub enum Command {
     /// Check a run's history (`--history FILE`): mutual exclusion, the stock, fencing, the
     /// acknowledged sales; exit 1 on a violation, 2 on a file that is not a history.
     Check(crate::history::command::CheckArgs),
+    /// Search every schedule of a lock (`--tier T`, or a lab lock's `--acquire`/`--release`
+    /// files) for the shortest that breaks it; exit 1 broken, 2 bad input, 3 a bound reached.
+    Explore(crate::explore::ExploreArgs),
     /// The deck of questions the class votes on, in course order: each with its chapter,
     /// options, sources and rule in words (`--json` for one JSON array).
     Questions(crate::questions::QuestionsArgs),
@@ -76,6 +79,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Lab(args) => crate::lab::command::run(args).await,
         Command::Chapters(args) => crate::chapters::run(args),
         Command::Check(args) => crate::history::command::run(args),
+        Command::Explore(args) => crate::explore::run(args),
         Command::Questions(args) => crate::questions::run(&args),
     }
 }

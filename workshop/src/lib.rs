@@ -18,13 +18,16 @@
 //!   and what the fleet recorded (the lock timeline, the ledger).
 //! - [`burst`]: a burst of buyers through a fleet, read into the API's report, for the
 //!   service's `POST /admin/burst` (the one place the service has the generator fire).
+//! - [`explore`]: `loadtest explore`, a lock's every schedule searched for its shortest break
+//!   (the `explore` crate: the real Lua steps on a model of Redis), for a rung or a lab lock.
 //! - [`cli`]: the `loadtest` binary's command line: the generator's commands (`run`,
 //!   `matrix`, `hand-off`) beside the workshop's.
 //!
 //! Crates point one way: `oversell-api` ← `oversell-client` (reaching a fleet over HTTP) ←
 //! `loadtest` (the generator) ← `workshop` ← the service (`oversell`) ← `oversell-bench`; the
 //! service reaches fleets through `oversell-client` itself, and fires the generator only
-//! through the workshop's own calls ([`burst`], a chapter's runner, the grader).
+//! through the workshop's own calls ([`burst`], a chapter's runner, the grader). `explore`
+//! stands on `oversell-api` alone, and only the binary (the `cli` feature) stands on it.
 //!
 //! # Features
 //!
@@ -37,6 +40,8 @@ pub mod chapters;
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod course;
+#[cfg(feature = "cli")]
+pub mod explore;
 pub mod history;
 pub mod lab;
 #[cfg(feature = "cli")]
