@@ -2,7 +2,7 @@
 //! answer sends it to the wait loop, which tries again or gives up), the read, the business
 //! work and the write with the hold's token, the release steps in order, and, while it holds,
 //! the watchdog's renew every lease/3. Replies are read by the lab's contract as the engine
-//! reads them (`src/lab/mod.rs`: `StepReply`, `hold`, `Released`).
+//! reads them (`src/lock/replies.rs`: `StepReply`, `hold`, `Released`).
 //!
 //! The resource store's two scripts are kept here in Rust, rule for rule: the read
 //! (`sale/enter.lua`) refuses a token below the highest seen and raises it; the write
@@ -264,7 +264,7 @@ impl Machine {
             Ran::Failed(message) => return Ok(self.fail(w, i, step_name, message)),
             Ran::Refused(_) => unreachable!("send returns a refusal as an error"),
         };
-        // As `lab::Released::took_anothers`: the key held another's lock, and not after.
+        // As `replies::Released::took_anothers` (`src/lock/replies.rs`): the key held another's lock, and not after.
         let foreign = !before.is_empty() && before != owner && after != before;
         if foreign {
             w.foreign_release = true;

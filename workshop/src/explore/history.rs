@@ -1,11 +1,11 @@
 //! A schedule the search found, written as a run's history (JSON Lines, the format of
-//! [`crate::history::format`]) with every clock named `model`: `loadtest check` judges it as it
+//! [`oversell_api::history`]) with every clock named `model`: `loadtest check` judges it as it
 //! judges a fleet's run, and the viewer draws it.
 
 use explore::trace::{Event, Trace};
 use explore::world::{End, World};
 
-use crate::history::format::{
+use oversell_api::history::{
     Clocks, End as EndLine, Fault, Lease, Line, Outcome, Renewal, Request, Run, Section, VERSION,
 };
 
