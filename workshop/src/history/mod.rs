@@ -30,6 +30,7 @@ mod stock;
 mod svg;
 pub mod synth;
 mod validate;
+pub mod view;
 mod words;
 
 #[cfg(test)]
