@@ -136,7 +136,8 @@
   const data = JSON.parse(block.textContent);
   const runs = data.runs || [];
 
-  let lang = /[?#&]lang=zh/.test(location.search + location.hash) || (navigator.language || '').startsWith('zh') ? 'zh' : 'en';
+  // The language the page was asked in (`--lang`, `?lang=`), which the toggle then changes.
+  let lang = data.lang === 'zh' ? 'zh' : 'en';
   let filter = '';
   // Each run's sticky selection (an op id) survives a redraw (the language toggle).
   const selected = runs.map(() => null);
@@ -339,9 +340,13 @@
           const rx = axis.x(r);
           g.append(svg('line', { x1: rx, x2: rx, y1: y - 2, y2: y + BAR + 2, class: 'renewal' }));
         }
-        if (p.x1 - p.x0 > 40) {
+        // The label inside its bar, cut to what fits (about 6.6 px a character at 12 px):
+        // the whole of it is in the tooltip and the panel.
+        const fits = Math.floor((p.x1 - p.x0 - 6) / 6.6);
+        if (fits >= 4) {
+          const whole = barLabel(op);
           const label = svg('text', { x: p.x0 + 3, y: y + BAR - 4, class: 'label' });
-          label.textContent = barLabel(op);
+          label.textContent = whole.length > fits ? `${whole.slice(0, fits - 1)}…` : whole;
           g.append(label);
         }
       }

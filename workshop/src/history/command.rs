@@ -103,7 +103,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<String> {
             })?;
             views.push(super::view::View::of(&beside, &check(&beside)));
         }
-        let html = super::view::page(&views, super::view::Assets::Inline);
+        let html = super::view::page(&views, super::view::Assets::Inline, args.lang);
         std::fs::write(out, html).map_err(|e| Exit {
             code: NOT_WRITTEN,
             stdout: output.clone(),

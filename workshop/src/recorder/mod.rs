@@ -11,7 +11,7 @@
 mod checked;
 mod sections;
 
-pub use checked::{check, report, violation_svg, Checked};
+pub use checked::{check, report, violation_svg, violation_view, Checked};
 
 use std::io::Write;
 use std::path::Path;

@@ -5,6 +5,7 @@
 //! policy runs no inline script. The same bytes either way: the fleet serves `static/`, and
 //! these are those files.
 
+use super::super::check::Lang;
 use super::View;
 
 const SCRIPT: &str = include_str!("../../../../static/viewer.js");
@@ -19,9 +20,10 @@ pub enum Assets {
     Served,
 }
 
-/// The page of `views` (the first is the run asked about; a second is shown beside it).
-pub fn page(views: &[View], assets: Assets) -> String {
-    let data = serde_json::json!({ "runs": views });
+/// The page of `views` (the first is the run asked about; a second is shown beside it), its
+/// words first in `lang` (the page has a toggle).
+pub fn page(views: &[View], assets: Assets, lang: Lang) -> String {
+    let data = serde_json::json!({ "runs": views, "lang": lang });
     // JSON inside a <script> block ends at the first `</`: escaping `<` (and `>`, `&` for the
     // same reason in older parsers) keeps it JSON and keeps the block whole.
     let data = serde_json::to_string(&data)
@@ -47,8 +49,12 @@ pub fn page(views: &[View], assets: Assets) -> String {
             r#"<script src="/viewer.js"></script>"#.to_owned(),
         ),
     };
+    let html_lang = match lang {
+        Lang::En => "en",
+        Lang::Zh => "zh-CN",
+    };
     format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!doctype html>\n<html lang=\"{html_lang}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n{style}\n</head>\n<body>\n\
          <main id=\"viewer\"></main>\n\
