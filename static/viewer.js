@@ -125,10 +125,18 @@
   };
 
   const SVG = 'http://www.w3.org/2000/svg';
-  const ROW = 22; // px per row of bars
-  const BAR = 16;
-  const LANE_GAP = 8;
-  const AXIS = 24; // the time labels' strip under the lanes
+  // Sizes at a 16 px page; everything in the timeline grows with the page's own size (20 px on
+  // a projector), set on each render by `sizes()`.
+  let ROW = 22; // px per row of bars
+  let BAR = 16;
+  let LANE_GAP = 8;
+  let AXIS = 24; // the time labels' strip under the lanes
+  let CHAR = 6.6; // the width of a label's character (12 px at a 16 px page)
+  let UNIT = 1;
+  function sizes() {
+    UNIT = (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16;
+    [ROW, BAR, LANE_GAP, AXIS, CHAR] = [22, 16, 8, 24, 6.6].map((v) => v * UNIT);
+  }
 
   const block = document.getElementById('viewer-data');
   const root = document.getElementById('viewer');
@@ -176,8 +184,9 @@
 
   // --- the folded time axis ---------------------------------------------------------------
 
-  /** The width of a gap between two moments: 10 µs ≈ 10 px, 1 ms ≈ 34, 1 s ≈ 76, 30 s ≈ 97. */
-  const gapWidth = (g) => (g <= 0 ? 0 : 6 + 14 * Math.log10(1 + g / 10));
+  /** The width of a gap between two moments (at a 16 px page): 10 µs ≈ 10 px, 1 ms ≈ 34, 1 s ≈
+   * 76, 30 s ≈ 97. */
+  const gapWidth = (g) => (g <= 0 ? 0 : UNIT * (6 + 14 * Math.log10(1 + g / 10)));
 
   function axisOf(run) {
     const times = new Set([0]);
@@ -302,21 +311,22 @@
     for (const f of axis.folds) {
       const fold = svg('g', { class: 'fold' });
       fold.append(svg('rect', { x: f.x0, y: 0, width: f.x1 - f.x0, height: lay.height - AXIS }));
-      const label = svg('text', { x: (f.x0 + f.x1) / 2, y: lay.height - 6, 'text-anchor': 'middle' });
+      const label = svg('text', { x: (f.x0 + f.x1) / 2, y: lay.height - 6 * UNIT, 'text-anchor': 'middle' });
       label.textContent = `≈ ${span(f.len)}`;
       const title = svg('title');
       title.textContent = t('fold', { len: span(f.len) });
       fold.append(label, title);
       s.append(fold);
     }
-    // Time labels, at least 80 px apart, each the moment it marks.
+    // Time labels, at least 80 px apart, each the moment it marks, clear of the folds' labels.
     let lastX = -1e9;
+    const gap = 80 * UNIT;
     axis.T.forEach((time, i) => {
       const xx = axis.X[i];
-      if (xx - lastX < 80 || axis.folds.some((f) => xx > f.x0 && xx < f.x1)) return;
+      if (xx - lastX < gap || axis.folds.some((f) => xx > f.x0 - gap && xx < (f.x0 + f.x1) / 2 + gap / 2)) return;
       lastX = xx;
       s.append(svg('line', { x1: xx, x2: xx, y1: 0, y2: lay.height - AXIS, class: 'tick' }));
-      const label = svg('text', { x: xx + 2, y: lay.height - 6, class: 'tick' });
+      const label = svg('text', { x: xx + 2, y: lay.height - 6 * UNIT, class: 'tick' });
       label.textContent = at(time);
       s.append(label);
     });
@@ -340,12 +350,12 @@
           const rx = axis.x(r);
           g.append(svg('line', { x1: rx, x2: rx, y1: y - 2, y2: y + BAR + 2, class: 'renewal' }));
         }
-        // The label inside its bar, cut to what fits (about 6.6 px a character at 12 px):
-        // the whole of it is in the tooltip and the panel.
-        const fits = Math.floor((p.x1 - p.x0 - 6) / 6.6);
+        // The label inside its bar, cut to what fits: the whole of it is in the tooltip and
+        // the panel.
+        const fits = Math.floor((p.x1 - p.x0 - 6) / CHAR);
         if (fits >= 4) {
           const whole = barLabel(op);
-          const label = svg('text', { x: p.x0 + 3, y: y + BAR - 4, class: 'label' });
+          const label = svg('text', { x: p.x0 + 3, y: y + BAR - 4 * UNIT, class: 'label' });
           label.textContent = whole.length > fits ? `${whole.slice(0, fits - 1)}…` : whole;
           g.append(label);
         }
@@ -509,6 +519,7 @@
   }
 
   function render() {
+    sizes();
     document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
     const toggle = el('button', { type: 'button', id: 'lang', text: t('lang.toggle') });
     toggle.addEventListener('click', () => { lang = lang === 'zh' ? 'en' : 'zh'; render(); });

@@ -2,10 +2,10 @@
 // fleet, no network): the slow-business run (its first violation a lease that ran out under
 // a working holder) beside the fenced one. Hovering (a mouse) or tapping (a phone) an
 // operation shows the stores' state just before and after it; "jump to first violation"
-// selects the checker's first violation and scrolls it into view; at a desktop's size and at
-// 390 × 844, in English and Chinese. Then the same viewer from the fleet
-// (GET /admin/runs/{id}/view) for a chapter it ran, opened from a dashboard tab as the lab card
-// opens it, under the pages' policy (no inline script runs: /viewer.js does).
+// selects the checker's first violation and scrolls it into view; at a desktop's size, a
+// projector's (1920 × 1080) and 390 × 844, in English and Chinese. Then the same viewer from
+// the fleet (GET /admin/runs/{id}/view) for a chapter it ran, opened from a dashboard tab as
+// the lab card opens it, under the pages' policy (no inline script runs: /viewer.js does).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,7 +40,12 @@ test('the viewer: a run written by loadtest check --html, opened from disk', asy
   assert.equal(written.status, 1, `the slow run is violated (exit 1, whatever runs beside it): ${written.stderr}`);
   const url = pathToFileURL(out).href;
 
-  for (const [size, open] of [['desktop', () => newPage('en-US')], ['phone', () => newPhone('en-US')]]) {
+  const projector = async () => {
+    const page = await newPage('en-US');
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    return page;
+  };
+  for (const [size, open] of [['desktop', () => newPage('en-US')], ['projector', projector], ['phone', () => newPhone('en-US')]]) {
     await t.test(`${size}: an operation's state before and after, then the first violation`, async () => {
       const page = await open();
       await page.goto(url);

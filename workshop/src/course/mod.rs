@@ -529,3 +529,43 @@ fn random_token() -> anyhow::Result<String> {
         .context("cannot read /dev/urandom for a random name or token")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_chapter_gets_its_picture_and_its_viewer_beside_the_report() {
+        let scenario = CATALOG
+            .iter()
+            .find(|s| s.id == "lua-release-slow-business")
+            .unwrap();
+        let chapter = Chapter {
+            scenario,
+            group: "ladder",
+            fleet: "3 instances".into(),
+            seconds: 1.0,
+            outcome: Outcome::Ran {
+                held: 1,
+                runs: 1,
+                missed: Vec::new(),
+                landed: vec![None],
+                checker: String::new(),
+                drawn: Some(Drawn {
+                    svg: "<svg/>".into(),
+                    view: "<!doctype html>".into(),
+                }),
+            },
+        };
+        let dir = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let section = pictures(&[chapter], &dir.join("course.md")).unwrap();
+        let id = scenario.id;
+        assert!(section.contains(&format!("(course-violations/{id}.svg)")));
+        assert!(section.contains(&format!("(course-violations/{id}.html)")));
+        let written =
+            |ext| std::fs::read_to_string(dir.join(format!("course-violations/{id}.{ext}")));
+        assert_eq!(written("svg").unwrap(), "<svg/>");
+        assert_eq!(written("html").unwrap(), "<!doctype html>");
+    }
+}
