@@ -52,8 +52,13 @@
       'field.order': 'order {v}',
       'field.read': 'read {v}',
       'field.wrote': 'wrote {v}',
-      'field.outcome': '{v}',
       'field.owner': 'owner {v}',
+      'outcome.sold': 'sold',
+      'outcome.sold_out': 'sold out',
+      'outcome.stale_refused': 'stale write refused',
+      'outcome.crashed': 'crashed inside',
+      'outcome.open': 'still open',
+      'outcome.reset': 'reset under it',
       'field.call': 'call {from} → return {to} ({len})',
       'field.enter': 'enter {from} → exit {to} ({len})',
       'field.open': 'enter {from}, never left',
@@ -106,8 +111,13 @@
       'field.order': '订单 {v}',
       'field.read': '读到 {v}',
       'field.wrote': '写入 {v}',
-      'field.outcome': '{v}',
       'field.owner': '持有者 {v}',
+      'outcome.sold': '售出',
+      'outcome.sold_out': '已售罄',
+      'outcome.stale_refused': '陈旧写入被拒',
+      'outcome.crashed': '在临界区内崩溃',
+      'outcome.open': '仍未结束',
+      'outcome.reset': '被重置',
       'field.call': '调用 {from} → 返回 {to}（{len}）',
       'field.enter': '进入 {from} → 离开 {to}（{len}）',
       'field.open': '进入 {from}，从未离开',
@@ -173,14 +183,21 @@
     return e;
   }
 
-  /** A duration or a moment (µs) in the unit that reads it: 12 µs, 3.4 ms, 30 s. */
+  /** A duration (µs) in the unit that reads it, to 4 figures: 12 µs, 3.4 ms, 30 s. */
   function span(us) {
     const a = Math.abs(us);
     if (a < 1000) return `${us} µs`;
     if (a < 1e6) return `${+(us / 1000).toPrecision(4)} ms`;
     return `${+(us / 1e6).toPrecision(4)} s`;
   }
-  const at = (us) => `+${span(us)}`;
+  /** A moment (µs after the run's first call), exact to the µs, so two moments never read the
+   * same: +12 µs, +3.4005 ms, +127.5001 s. */
+  function at(us) {
+    const a = Math.abs(us);
+    if (a < 1000) return `+${us} µs`;
+    if (a < 1e6) return `+${+(us / 1000).toFixed(3)} ms`;
+    return `+${+(us / 1e6).toFixed(6)} s`;
+  }
 
   // --- the folded time axis ---------------------------------------------------------------
 
@@ -382,7 +399,7 @@
       if (l.instance !== null) f.push(l.instance);
       f.push(t('field.call', { from: at(op.from_us), to: at(op.to_us), len: len(op.from_us, op.to_us) }));
     } else if (l.type === 'section') {
-      f.push(t('field.owner', { v: l.owner }), l.instance, t('field.outcome', { v: l.outcome }));
+      f.push(t('field.owner', { v: l.owner }), l.instance, t(`outcome.${l.outcome}`));
       if (l.read !== null) f.push(t('field.read', { v: l.read }));
       if (l.wrote !== null) f.push(t('field.wrote', { v: l.wrote }));
       if (l.fence !== null) f.push(t('field.fence', { v: l.fence }));
@@ -405,7 +422,7 @@
     return list.length ? list.join(', ') : t('store.nobody');
   }
 
-  function showOp(panel, run, op) {
+  function showOp(panel, run, op, named) {
     panel.replaceChildren();
     if (!op) {
       panel.append(el('p', { class: 'hint', text: t('viewer.hint') }));
@@ -431,12 +448,22 @@
         el('td', { class: a === b ? 'after' : 'after changed', text: a })));
     }
     panel.append(table);
+    // What the checker said about this operation, in its own words.
+    const said = named.get(op.id) || [];
+    if (said.length) {
+      const list = el('ul', { class: 'said' });
+      for (const f of said) list.append(el('li', { class: f.class, text: lang === 'zh' ? f.zh : f.en }));
+      panel.append(list);
+    }
   }
 
   // --- one run, the page ------------------------------------------------------------------
 
   function drawRun(run, ri) {
     const byId = new Map(run.ops.map((op) => [op.id, op]));
+    const named = new Map();
+    for (const f of run.findings) for (const id of f.ops) named.set(id, [...(named.get(id) || []), f]);
+    const show = (op) => showOp(panel, run, op, named);
     const axis = axisOf(run);
     const lay = layout(run, axis);
     const flags = flagsOf(run);
@@ -478,7 +505,7 @@
       section.dataset.selected = id || '';
       for (const g of scroll.querySelectorAll('.op.selected')) g.classList.remove('selected');
       if (id) scroll.querySelector(`[data-op="${id}"]`)?.classList.add('selected');
-      showOp(panel, run, byId.get(id));
+      show(byId.get(id));
     };
     const reveal = (id) => {
       const p = lay.placed.get(id);
@@ -487,9 +514,9 @@
     };
     scroll.addEventListener('pointerover', (ev) => {
       const g = ev.target.closest?.('.op');
-      if (g && ev.pointerType === 'mouse') showOp(panel, run, byId.get(g.dataset.op));
+      if (g && ev.pointerType === 'mouse') show(byId.get(g.dataset.op));
     });
-    scroll.addEventListener('pointerleave', () => showOp(panel, run, byId.get(selected[ri])));
+    scroll.addEventListener('pointerleave', () => show(byId.get(selected[ri])));
     scroll.addEventListener('click', (ev) => {
       const g = ev.target.closest?.('.op');
       if (g) setSelected(g.dataset.op);

@@ -58,6 +58,8 @@ test('the viewer: a run written by loadtest check --html, opened from disk', asy
       assert.deepEqual(rows.believers, ['app1:1', 'nobody']);
       assert.deepEqual(rows.stock, ['5', '4']);
       assert.deepEqual(rows.fence, ['none', 'none']);
+      // Beside the state, what the checker said of this operation.
+      assert.match(await page.textContent('section.run[data-run="0"] .panel .said .violation'), /only a fence helps/);
       await shot(page, `viewer-${size}-hover`);
 
       await page.click('section.run[data-run="0"] .jump');
