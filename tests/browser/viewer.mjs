@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, SHOTS, adminCall, base, newPage, newPhone, noSideScroll, pageErrors, shot, token } from './harness.mjs';
@@ -92,6 +93,26 @@ test('the viewer: a run written by loadtest check --html, opened from disk', asy
       await page.context().close();
     });
   }
+});
+
+test('the viewer draws the clocks\' bound the history states as a band at each lease\'s ends', async () => {
+  const bounded = join(SHOTS, 'viewer-bounded.jsonl');
+  const text = readFileSync(SLOW, 'utf8').replace('"fault": "launcher"}', '"fault": "launcher", "bound_us": 2000}');
+  assert.notEqual(text, readFileSync(SLOW, 'utf8'), 'the run line took the bound');
+  writeFileSync(bounded, text);
+  const out = join(SHOTS, 'viewer-bounded.html');
+  const written = spawnSync(LOADTEST, ['check', bounded, '--html', out], { encoding: 'utf8' });
+  assert.equal(written.status, 1, written.stderr);
+  const page = await newPage('en-US');
+  await page.goto(pathToFileURL(out).href);
+  await page.waitForSelector('.op.lease');
+  assert.match(await page.textContent('section.run[data-run="0"] .exit'), /clock bound ± 2 ms/);
+  // Three leases, each with a grant and a deadline: six bands, each as wide as 4 ms reads.
+  const bands = await page.$$eval('.op.lease .bound', (els) => els.map((e) => Number(e.getAttribute('width'))));
+  assert.equal(bands.length, 6);
+  assert.ok(bands.every((w) => w > 5), `bands ${bands}`);
+  await shot(page, 'viewer-bounded');
+  await page.context().close();
 });
 
 test('the viewer on the fleet: a chapter run, opened from a dashboard tab under the pages\' policy', async () => {
