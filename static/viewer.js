@@ -27,6 +27,7 @@
       'viewer.bound': 'clock bound ± {bound}',
       'viewer.nobound': 'no clock bound stated',
       'viewer.cut': 'cut: {what} ({reason})',
+      'viewer.window': 'Showing the {shown} operations nearest the first violation, of {total}: the run is too long to draw whole.',
       'state.holds': 'holds',
       'state.violated': 'violated',
       'state.unknown': 'unknown',
@@ -86,6 +87,7 @@
       'viewer.bound': '时钟误差界 ± {bound}',
       'viewer.nobound': '未给出时钟误差界',
       'viewer.cut': '截断：{what}（{reason}）',
+      'viewer.window': '只显示离第一个违反最近的 {shown} 个操作（共 {total} 个）：这次运行太长，无法全部画出。',
       'state.holds': '成立',
       'state.violated': '违反',
       'state.unknown': '未知',
@@ -479,6 +481,7 @@
         document.createTextNode(` — ${lang === 'zh' ? v.zh : v.en}`)));
     }
     for (const c of run.cuts) verdicts.append(el('li', { class: 'verdict cut', text: t('viewer.cut', { what: c.what, reason: c.reason }) }));
+    if (run.total_ops > run.ops.length) verdicts.append(el('li', { class: 'verdict cut', text: t('viewer.window', { shown: run.ops.length, total: run.total_ops }) }));
     const first = run.first_violation !== null ? run.findings[run.first_violation] : null;
     const focus = run.focus !== null ? run.findings[run.focus] : null;
     const target = first || focus;

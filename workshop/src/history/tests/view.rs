@@ -179,3 +179,33 @@ fn a_name_that_would_end_the_data_block_stays_inside_it() {
         "</script><script>alert(1)</script>"
     );
 }
+
+#[test]
+fn a_run_too_long_to_draw_keeps_the_window_around_its_first_violation() {
+    use crate::history::check;
+    use crate::history::view::View;
+    let history = parse(SLOW).unwrap();
+    let report = check(&history);
+    let all = View::of(&history, &report);
+    // Five operations run across the first violation's moment; two of them are the pair it
+    // names, kept first.
+    for max in [2, 4] {
+        let window = View::at_most(&history, &report, max);
+        assert_eq!(window.total_ops, all.ops.len());
+        assert_eq!(window.ops.len(), max);
+        for id in ["s0", "s1"] {
+            assert!(window.ops.iter().any(|o| o.id == id), "{id} in {max}");
+        }
+    }
+    let window = View::at_most(&history, &report, 6);
+    // The overlap's two sections are inside the window, with the states the whole walk gave.
+    for id in ["s0", "s1"] {
+        let kept = window.ops.iter().find(|o| o.id == id).expect(id);
+        let whole = all.ops.iter().find(|o| o.id == id).unwrap();
+        assert_eq!((&kept.before, &kept.after), (&whole.before, &whole.after));
+    }
+    assert!(
+        window.ops.iter().all(|o| o.id != "r2"),
+        "b3's call, long after, is left out"
+    );
+}

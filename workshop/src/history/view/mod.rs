@@ -43,6 +43,9 @@ pub struct View {
     pub focus: Option<usize>,
     /// Lanes top to bottom: each instance, then the lock store, then any other fault target.
     pub lanes: Vec<ViewLane>,
+    /// How many operations the history has: more than `ops` holds when the run was too long
+    /// to draw whole ([`MAX_OPS`]).
+    pub total_ops: usize,
     pub ops: Vec<ViewOp>,
     pub cuts: Vec<Cut>,
 }
@@ -117,6 +120,37 @@ pub enum ViewLine {
     Fault(Fault),
 }
 
+/// The most operations a page draws (15,000 take a phone's browser about 6 s).
+pub const MAX_OPS: usize = 20_000;
+
+/// Which of `spans` are the `n` nearest to `center` (a span that contains it is at 1, a
+/// `named` one at 0: it is always kept).
+fn nearest(spans: &[Span], named: &[bool], center: i64, n: usize) -> Vec<bool> {
+    let distance = |i: usize| {
+        let s = &spans[i];
+        let to = s.to_us.unwrap_or(i64::MAX);
+        if named[i] {
+            0
+        } else if s.from_us <= center && center <= to {
+            1
+        } else {
+            s.from_us
+                .abs_diff(center)
+                .min(to.abs_diff(center))
+                .saturating_add(1)
+        }
+    };
+    let mut keep = vec![spans.len() <= n; spans.len()];
+    if spans.len() > n {
+        let mut order: Vec<usize> = (0..spans.len()).collect();
+        order.select_nth_unstable_by_key(n - 1, |&i| distance(i));
+        for &i in &order[..n] {
+            keep[i] = true;
+        }
+    }
+    keep
+}
+
 /// The lock store's lane name (a v1 history names one lock store, not its nodes).
 pub const LOCK_STORE: &str = "lock store";
 const CLIENTS: &str = "no answer";
@@ -124,6 +158,14 @@ const CLIENTS: &str = "no answer";
 impl View {
     /// The view of `history`, which `report` is the check of.
     pub fn of(history: &History, report: &CheckReport) -> View {
+        View::at_most(history, report, MAX_OPS)
+    }
+
+    /// The view of `history` with at most `max_ops` of its operations (at least one): those
+    /// nearest in time to the first violation, else to what the page opens on, else to the
+    /// start.
+    pub fn at_most(history: &History, report: &CheckReport, max_ops: usize) -> View {
+        let max_ops = max_ops.max(1);
         let origin = report.origin_us;
         let rel = |t: i64| t.saturating_sub(origin);
         let mut lanes = Lanes::default();
@@ -241,12 +283,33 @@ impl View {
                 span,
             );
         }
+        // A page of more than MAX_OPS operations no browser draws in time: the window nearest
+        // the first violation (or what the page opens on) is kept, and the page says so.
+        let total_ops = ops.len();
+        let center = report
+            .first()
+            .or_else(|| report.focus())
+            .map_or(origin, |f| f.at_us);
+        let ids = OpIds::of(history);
+        if ops.len() > max_ops {
+            // The operations the finding names come first, whatever their distance.
+            let named: std::collections::HashSet<String> = report
+                .first()
+                .or_else(|| report.focus())
+                .map(|f| f.ops.iter().filter_map(|op| ids.id(op)).collect())
+                .unwrap_or_default();
+            let named: Vec<bool> = ops.iter().map(|op| named.contains(&op.id)).collect();
+            let keep = nearest(&spans, &named, center, max_ops);
+            let mut kept = keep.iter();
+            ops.retain(|_| *kept.next().unwrap_or(&false));
+            let mut kept = keep.iter();
+            spans.retain(|_| *kept.next().unwrap_or(&false));
+        }
         for (op, (before, after)) in ops.iter_mut().zip(walk::states(history, &spans)) {
             op.before = before;
             op.after = after;
         }
 
-        let ids = OpIds::of(history);
         let mut findings = Vec::new();
         let mut first_violation = None;
         let mut focus = None;
@@ -300,6 +363,7 @@ impl View {
             first_violation,
             focus,
             lanes: lanes.list,
+            total_ops,
             ops,
             cuts: history.cuts.clone(),
         }
@@ -351,6 +415,20 @@ impl<'h> OpIds<'h> {
         }
     }
 
+    /// The id of an operation a finding names.
+    fn id(&self, op: &Op) -> Option<String> {
+        match op {
+            Op::Request(r) => self
+                .requests
+                .get(&(r.buyer.as_str(), r.call_us))
+                .map(|i| format!("r{i}")),
+            Op::Section(s) => self
+                .sections
+                .get(&(s.owner.as_str(), s.enter_us))
+                .map(|i| format!("s{i}")),
+        }
+    }
+
     fn finding(
         &self,
         verdict: &'static str,
@@ -358,20 +436,7 @@ impl<'h> OpIds<'h> {
         f: &Finding,
         at_us: i64,
     ) -> ViewFinding {
-        let ops = f
-            .ops
-            .iter()
-            .filter_map(|op| match op {
-                Op::Request(r) => self
-                    .requests
-                    .get(&(r.buyer.as_str(), r.call_us))
-                    .map(|i| format!("r{i}")),
-                Op::Section(s) => self
-                    .sections
-                    .get(&(s.owner.as_str(), s.enter_us))
-                    .map(|i| format!("s{i}")),
-            })
-            .collect();
+        let ops = f.ops.iter().filter_map(|op| self.id(op)).collect();
         ViewFinding {
             verdict,
             class,
