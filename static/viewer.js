@@ -143,11 +143,11 @@
   let BAR = 16;
   let LANE_GAP = 8;
   let AXIS = 24; // the time labels' strip under the lanes
-  let CHAR = 6.6; // the width of a label's character (12 px at a 16 px page)
+  let CHAR = 7.2; // the widest a label's character gets (12 px at a 16 px page)
   let UNIT = 1;
   function sizes() {
     UNIT = (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16;
-    [ROW, BAR, LANE_GAP, AXIS, CHAR] = [22, 16, 8, 24, 6.6].map((v) => v * UNIT);
+    [ROW, BAR, LANE_GAP, AXIS, CHAR] = [22, 16, 8, 24, 7.2].map((v) => v * UNIT);
   }
 
   const block = document.getElementById('viewer-data');
