@@ -379,9 +379,9 @@
           g.append(label);
         }
       }
-      const title = svg('title');
-      title.textContent = `${t(`op.${op.line.type}`)}: ${barLabel(op)}`;
-      g.append(title);
+      // Named for a screen reader; the panel says the rest (a <title> each costs a big run
+      // seconds to draw).
+      g.setAttribute('aria-label', `${t(`op.${op.line.type}`)}: ${barLabel(op)}`);
       s.append(g);
     }
     return s;

@@ -120,7 +120,7 @@ pub enum ViewLine {
     Fault(Fault),
 }
 
-/// The most operations a page draws (15,000 take a phone's browser about 6 s).
+/// The most operations a page draws (15,000 take headless Chromium about 4 s at 390 px).
 pub const MAX_OPS: usize = 20_000;
 
 /// Which of `spans` are the `n` nearest to `center` (a span that contains it is at 1, a
