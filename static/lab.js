@@ -6,7 +6,7 @@
 
 import { t, language, addStrings } from './i18n.js';
 import { Editor } from './editor.js';
-import { violationImage } from './violation.js';
+import { openViewer, violationImage } from './violation.js';
 
 const en = {
   'lab.contract': 'Each step is one Lua script, its own round trip. KEYS[1] the lock, KEYS[2] the fencing-token counter, ARGV[1] your unique value, ARGV[2] the lease in ms, ARGV[3] the release channel. Acquire: 1 goes on, 0 or {0, ms left} is busy, {depth, token} is held (a token above 0 is checked by the stock). Release: 1 goes on, 0 stops. Renew (every lease/3): 1 while still yours. Leave a step empty to skip it.',
@@ -35,6 +35,7 @@ const en = {
   'lab.nomatch': 'Matches no rung of the ladder.',
   'lab.replay': 'watch again',
   'lab.where': 'Where your lock broke: the first violation in the attack\'s history',
+  'lab.viewer': 'Step through the attack',
   'lab.step.acquire-1': 'acquire 1',
   'lab.step.acquire-2': 'acquire 2',
   'lab.step.acquire-3': 'acquire 3',
@@ -83,6 +84,7 @@ const zh = {
   'lab.nomatch': '与阶梯上的任何一级都不同。',
   'lab.replay': '再看一遍',
   'lab.where': '你的锁在哪里失守：这次攻击的历史中的第一个违规',
+  'lab.viewer': '逐步查看这次攻击',
   'lab.step.acquire-1': '加锁 1',
   'lab.step.acquire-2': '加锁 2',
   'lab.step.acquire-3': '加锁 3',
@@ -243,6 +245,13 @@ export function startLab({ $, call, act, onSubmitted }) {
       const caption = document.createElement('figcaption');
       caption.textContent = t('lab.where');
       figure.appendChild(caption);
+      // Every operation of that attack, the stores' state before and after each.
+      const step = document.createElement('button');
+      step.type = 'button';
+      step.id = 'lab-viewer';
+      step.textContent = t('lab.viewer');
+      step.addEventListener('click', () => openViewer(first.run.run_id, language()));
+      figure.appendChild(step);
       box.appendChild(figure);
       violationImage(first.run.run_id, language(), t('lab.where')).then((img) => {
         if (img) figure.appendChild(img); else figure.remove();

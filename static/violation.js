@@ -25,3 +25,29 @@ export async function violationImage(runId, lang, alt) {
   img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(await resp.text())}`;
   return img;
 }
+
+/** Opens run `runId`'s viewer (`GET /admin/runs/{id}/view`, every operation of the run to step
+ * through) in a new tab. The route wants this tab's token, which a plain link cannot send, so
+ * the tab is opened first (inside the click, where a browser allows it), the page fetched with
+ * the token and written into it: the new tab is this origin's and keeps the pages' policy, so
+ * the viewer's own /viewer.js runs and nothing inline does. False when no tab or no page. */
+export async function openViewer(runId, lang) {
+  const tab = window.open('', '_blank');
+  if (!tab) return false;
+  const headers = {};
+  const token = currentToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  const path = withRoom(`/admin/runs/${encodeURIComponent(runId)}/view?lang=${lang === 'zh' ? 'zh' : 'en'}`);
+  try {
+    const resp = await fetch(path, { headers });
+    if (!resp.ok) throw new Error(String(resp.status));
+    const page = await resp.text();
+    tab.document.open();
+    tab.document.write(page);
+    tab.document.close();
+    return true;
+  } catch {
+    tab.close();
+    return false;
+  }
+}

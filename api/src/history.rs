@@ -54,6 +54,10 @@ pub struct Clocks {
     pub section: String,
     pub lease: String,
     pub fault: String,
+    /// How far apart the clocks may be (µs), when the run measured it: a moment on one clock
+    /// is known on another only within this. Absent: not stated (v1 files say none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_us: Option<u64>,
 }
 
 /// One buyer's call and what it was answered.

@@ -56,6 +56,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(histories::list_runs))
         .routes(routes!(histories::run_history))
         .routes(routes!(histories::run_violation))
+        .routes(routes!(histories::run_view))
         .routes(routes!(observe::tiers))
         .routes(routes!(observe::health))
         .routes(routes!(observe::metrics))

@@ -195,6 +195,51 @@ async fn the_fleet_keeps_the_history_of_a_run_it_made_for_its_room_only() {
     .await
     .unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    // The viewer of that run, under the pages' policy: the fleet's own script, the run as a
+    // JSON block the browser never runs, every operation of the history in it.
+    let view = call(
+        Method::GET,
+        &format!("/admin/runs/{id}/view?lang=zh"),
+        Some(TOKEN),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(view.status(), StatusCode::OK);
+    let policy = view.headers()["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"));
+    let page = view.text().await.unwrap();
+    assert!(page.contains(r#"<script src="/viewer.js"></script>"#));
+    assert_eq!(
+        page.matches("<script").count(),
+        2,
+        "the data block and /viewer.js, no inline script"
+    );
+    let open = r#"<script type="application/json" id="viewer-data">"#;
+    let data = &page[page.find(open).unwrap() + open.len()..];
+    let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let operations = lines
+        .iter()
+        .filter(|l| {
+            matches!(
+                l,
+                Line::Request(_) | Line::Section(_) | Line::Lease(_) | Line::Fault(_)
+            )
+        })
+        .count();
+    assert_eq!(data["runs"][0]["ops"].as_array().unwrap().len(), operations);
+    assert_eq!(data["lang"], "zh");
+    let script = call(Method::GET, "/viewer.js", None, None).await.unwrap();
+    assert_eq!(script.status(), StatusCode::OK);
+    let unknown_beside = call(
+        Method::GET,
+        &format!("/admin/runs/{id}/view?beside=nope"),
+        Some(TOKEN),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(unknown_beside.status(), StatusCode::NOT_FOUND);
     // Another room's token reads nothing of this room's runs.
     let class: Value = call(
         Method::POST,
@@ -211,6 +256,15 @@ async fn the_fleet_keeps_the_history_of_a_run_it_made_for_its_room_only() {
     let refused = call(
         Method::GET,
         &format!("/admin/runs/{id}/history"),
+        Some(&other),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let refused = call(
+        Method::GET,
+        &format!("/admin/runs/{id}/view"),
         Some(&other),
         None,
     )

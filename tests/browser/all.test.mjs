@@ -1,8 +1,9 @@
 // Every page in a real browser, one fleet and one Chromium for all (harness.mjs starts and
-// stops them): the dashboard, the lab page, a class, the class vote, each page's tests in its
-// own file, run in this order.
+// stops them): the dashboard, the lab page, a class, the class vote, the run viewer, each
+// page's tests in its own file, run in this order.
 
 import './dashboard.mjs';
 import './lab.mjs';
 import './class.mjs';
 import './vote.mjs';
+import './viewer.mjs';

@@ -90,6 +90,15 @@ test('the lab page: write a lock, submit it, watch it sell, read its card', asyn
     assert.equal(outcomes['holder-dies-between-steps'], 'not-applicable', JSON.stringify(outcomes));
     assert.match(await page.textContent('#lab-rung'), /rung: atomic-expiry$/);
     await shot(page, '22-lab-page-holds', { fullPage: true });
+    // Work past the lease let two holders in: the card steps through that attack's run.
+    await page.waitForSelector('#lab-viewer');
+    const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#lab-viewer')]);
+    tab.on('pageerror', (err) => pageErrors.push(`viewer tab: ${err.message}`));
+    await tab.waitForSelector('section.run[data-run="0"] .op', { timeout: 15_000 });
+    await tab.click('section.run[data-run="0"] .jump');
+    await tab.waitForFunction(() => document.querySelector('section.run[data-run="0"]').dataset.selected);
+    await shot(tab, '22-lab-viewer');
+    await tab.close();
   });
 
   await t.test('the page and the card in Chinese', async () => {

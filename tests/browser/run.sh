@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The pages' real-browser tests (all.test.mjs): Debian's headless Chromium driven by playwright-core
-# against a fleet (`oversell up`) the test starts and stops itself.
+# The pages' real-browser tests (all.test.mjs, or the files named: `run.sh viewer.mjs`):
+# Debian's headless Chromium driven by playwright-core against a fleet (`oversell up`) the
+# test starts and stops itself.
 #
 # playwright-core comes from PyPI, not npm: the `playwright` wheel carries its driver, which
 # is playwright-core itself plus a node binary to run it. The wheel goes into a virtualenv
@@ -49,8 +50,9 @@ ln -sfn "$driver/package" "$here/node_modules/playwright-core"
 
 bin="${OVERSELL_BIN:-$root/target/debug/oversell}"
 if [ -z "${OVERSELL_BIN:-}" ]; then
-  (cd "$root" && cargo build --quiet --bin oversell)
+  # loadtest too: the viewer's test writes its page with `loadtest check --html`.
+  (cd "$root" && cargo build --quiet --bin oversell && cargo build --quiet -p workshop --bin loadtest)
 fi
 mkdir -p "$root/artifacts/browser"
 cd "$here"
-OVERSELL_BIN="$bin" "$driver/node" --test --test-reporter=spec all.test.mjs
+OVERSELL_BIN="$bin" LOADTEST_BIN="${LOADTEST_BIN:-$(dirname "$bin")/loadtest}" "$driver/node" --test --test-reporter=spec "${@:-all.test.mjs}"

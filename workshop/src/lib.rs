@@ -13,7 +13,7 @@
 //!   and a printable report.
 //! - [`history`]: a run's whole history (JSON Lines, versioned) and the checker that reads
 //!   only it: mutual exclusion, the stock, fencing, acknowledgements; the first violation
-//!   drawn as an SVG.
+//!   drawn as an SVG, and the whole run in a viewer (`history::view`, one HTML page).
 //! - [`recorder`]: a run's history put together once it is over, from the clients' requests
 //!   and what the fleet recorded (the lock timeline, the ledger).
 //! - [`burst`]: a burst of buyers through a fleet, read into the API's report, for the

@@ -1,6 +1,7 @@
 //! The curriculum's text in both languages: the dashboard's string tables in `static/i18n.js`
-//! and the scenario catalog (which `GET /scenarios` serves as is, and the dashboard's scenario
-//! picker shows in the page's language).
+//! (and the lab's, the class's, the vote's, the run viewer's) and the scenario catalog (which
+//! `GET /scenarios` serves as is, and the dashboard's scenario picker shows in the page's
+//! language).
 //!
 //! - the English and Chinese tables have the same keys, each once, with the same
 //!   `{placeholders}`; the tier paragraphs cover exactly the tier list, in both languages;
@@ -42,6 +43,9 @@ const TIER_TEXT: File = (
     "static/tier-text.js",
     include_str!("../../static/tier-text.js"),
 );
+
+/// The run viewer's strings (a table of its own: the viewer runs from disk, without i18n.js).
+const VIEWER: File = ("static/viewer.js", include_str!("../../static/viewer.js"));
 
 /// A file's name and text.
 type File = (&'static str, &'static str);
@@ -207,6 +211,9 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table_in(POLL, "const zh = {", "};") {
         texts.push((format!("poll-strings.js zh `{k}`"), v));
     }
+    for (k, v) in table_in(VIEWER, "zh: {", "},") {
+        texts.push((format!("viewer.js zh `{k}`"), v));
+    }
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
@@ -234,6 +241,10 @@ fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
         same_keys(file.0, &en, &zh);
         same_placeholders(&en, &zh);
     }
+    let en = table_in(VIEWER, "en: {", "},");
+    let zh = table_in(VIEWER, "zh: {", "},");
+    same_keys(VIEWER.0, &en, &zh);
+    same_placeholders(&en, &zh);
 }
 
 fn same_placeholders(en: &BTreeMap<String, String>, zh: &BTreeMap<String, String>) {

@@ -81,8 +81,8 @@ enum Outcome {
         /// The history checker's verdicts on the last run, and whether they agree with the
         /// chapter's own figures.
         checker: String,
-        /// The last run's first violation drawn, when its history showed one.
-        drawn: Option<String>,
+        /// The last run's first violation drawn, and its viewer, when its history showed one.
+        drawn: Option<Drawn>,
     },
     /// Its fleet could not be started, or the run itself failed.
     Error(String),
@@ -321,11 +321,13 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
             Ok(checked) => checked.cell(),
             Err(why) => format!("not checked: {why}"),
         };
-        drawn = run
-            .history
-            .as_ref()
-            .ok()
-            .and_then(|lines| crate::recorder::violation_svg(lines, crate::history::Lang::En));
+        drawn = run.history.as_ref().ok().and_then(|lines| {
+            let lang = crate::history::Lang::En;
+            Some(Drawn {
+                svg: crate::recorder::violation_svg(lines, lang)?,
+                view: crate::recorder::violation_view(lines, lang)?,
+            })
+        });
         if run.passed {
             held += 1;
         } else {
@@ -471,15 +473,23 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
     out
 }
 
-/// Writes each chapter's first violation beside the report (`<report>-violations/<id>.svg`)
-/// and returns the report's section that shows them.
+/// A broken chapter's last run, as the report shows it: its first violation drawn, and the
+/// viewer that steps through the whole run.
+struct Drawn {
+    svg: String,
+    view: String,
+}
+
+/// Writes each chapter's first violation and its viewer beside the report
+/// (`<report>-violations/<id>.svg` and `<id>.html`) and returns the report's section that
+/// shows them.
 fn pictures(done: &[Chapter<'_>], report: &std::path::Path) -> anyhow::Result<String> {
-    let drawn: Vec<(&str, &String)> = done
+    let drawn: Vec<(&str, &Drawn)> = done
         .iter()
         .filter_map(|c| match &c.outcome {
             Outcome::Ran {
-                drawn: Some(svg), ..
-            } => Some((c.scenario.id, svg)),
+                drawn: Some(drawn), ..
+            } => Some((c.scenario.id, drawn)),
             _ => None,
         })
         .collect();
@@ -494,12 +504,17 @@ fn pictures(done: &[Chapter<'_>], report: &std::path::Path) -> anyhow::Result<St
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot make {} for the pictures", dir.display()))?;
     let mut out = String::from("\n## Where it broke\n\nEach chapter whose history shows a violation, its first one drawn by the history checker.\n\n");
-    for (id, svg) in drawn {
-        let path = dir.join(format!("{id}.svg"));
-        std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+    for (id, drawn) in drawn {
+        for (ext, text) in [("svg", &drawn.svg), ("html", &drawn.view)] {
+            let path = dir.join(format!("{id}.{ext}"));
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
         let _ = writeln!(
             out,
-            "### `{id}`\n\n![{id}: where it broke]({dir_name}/{id}.svg)\n"
+            "### `{id}`\n\n![{id}: where it broke]({dir_name}/{id}.svg)\n\n\
+             [Step through the run]({dir_name}/{id}.html): every operation, the stores' state \
+             before and after each.\n"
         );
     }
     Ok(out)
@@ -513,4 +528,44 @@ fn random_token() -> anyhow::Result<String> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .context("cannot read /dev/urandom for a random name or token")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_chapter_gets_its_picture_and_its_viewer_beside_the_report() {
+        let scenario = CATALOG
+            .iter()
+            .find(|s| s.id == "lua-release-slow-business")
+            .unwrap();
+        let chapter = Chapter {
+            scenario,
+            group: "ladder",
+            fleet: "3 instances".into(),
+            seconds: 1.0,
+            outcome: Outcome::Ran {
+                held: 1,
+                runs: 1,
+                missed: Vec::new(),
+                landed: vec![None],
+                checker: String::new(),
+                drawn: Some(Drawn {
+                    svg: "<svg/>".into(),
+                    view: "<!doctype html>".into(),
+                }),
+            },
+        };
+        let dir = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let section = pictures(&[chapter], &dir.join("course.md")).unwrap();
+        let id = scenario.id;
+        assert!(section.contains(&format!("(course-violations/{id}.svg)")));
+        assert!(section.contains(&format!("(course-violations/{id}.html)")));
+        let written =
+            |ext| std::fs::read_to_string(dir.join(format!("course-violations/{id}.{ext}")));
+        assert_eq!(written("svg").unwrap(), "<svg/>");
+        assert_eq!(written("html").unwrap(), "<!doctype html>");
+    }
 }

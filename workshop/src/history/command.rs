@@ -10,19 +10,21 @@ use std::path::PathBuf;
 use super::check::{check, Lang, State};
 
 /// The exit codes of `loadtest check`.
-pub const VIOLATED: u8 = 1;
+pub const VIOLATED: u8 = State::Violated.exit_code();
 pub const NOT_A_HISTORY: u8 = 2;
-pub const UNKNOWN: u8 = 3;
+pub const UNKNOWN: u8 = State::Unknown.exit_code();
 pub const NOT_WRITTEN: u8 = 4;
 
 const AFTER: &str = "\
 Exit status: 0 when all four verdicts hold, 1 when one is violated, 2 when FILE is not a
 history (one line naming the line number and the field) or the usage is wrong, 3 when none is
 violated but one is unknown (what the history holds cannot decide it: a cut, an unsettled
-timeout, clocks), 4 when the SVG could not be written.
+timeout, clocks), 4 when the SVG or the HTML could not be written. `--beside F2` puts a second
+run in the viewer; F2 not a history is 2, but F2's verdicts never change the status.
 
   loadtest scenario lua-release-slow-business --history run.jsonl
-  loadtest check run.jsonl --svg first.svg --lang zh";
+  loadtest check run.jsonl --svg first.svg --lang zh
+  loadtest check fenced.jsonl --html view.html --beside unfenced.jsonl";
 
 /// Check a run's history (JSON Lines, v1): mutual exclusion, the stock, fencing, and the
 /// acknowledged sales — from the history alone.
@@ -38,6 +40,15 @@ pub struct CheckArgs {
     /// self-contained SVG here.
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
+    /// Also write the viewer here: one HTML file that opens from disk (no network), every
+    /// operation on one time axis, the stores' state before and after each, the first
+    /// violation a button away.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+    /// A second history shown beside FILE in the viewer (the same chapter with and without a
+    /// fence, say); only FILE's verdicts decide the exit status.
+    #[arg(long, value_name = "F2", requires = "html")]
+    pub beside: Option<PathBuf>,
     /// The language of the words: en or zh.
     #[arg(long, default_value = "en")]
     pub lang: Lang,
@@ -82,6 +93,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<String> {
     } else {
         report.text(args.lang)
     };
+    if let Some(out) = &args.html {
+        let mut views = vec![super::view::View::of(&history, &report)];
+        if let Some(other) = &args.beside {
+            let beside = super::read_path(other).map_err(|e| Exit {
+                code: NOT_A_HISTORY,
+                stdout: output.clone(),
+                message: format!("{}: {e}", other.display()),
+            })?;
+            views.push(super::view::View::of(&beside, &check(&beside)));
+        }
+        let html = super::view::page(&views, super::view::Assets::Inline, args.lang);
+        std::fs::write(out, html).map_err(|e| Exit {
+            code: NOT_WRITTEN,
+            stdout: output.clone(),
+            message: format!("cannot write {}: {e}", out.display()),
+        })?;
+    }
     if let Some(out) = &args.svg {
         let svg = super::draw::svg(&history, &report, args.lang);
         std::fs::write(out, svg).map_err(|e| Exit {

@@ -108,6 +108,18 @@ pub enum State {
     Violated,
 }
 
+impl State {
+    /// The exit code `loadtest check` gives a run in this state: 0 holds, 1 violated, 3
+    /// unknown (2 is a file that is not a history, 4 an output not written).
+    pub const fn exit_code(self) -> u8 {
+        match self {
+            State::Holds => 0,
+            State::Violated => 1,
+            State::Unknown => 3,
+        }
+    }
+}
+
 /// One violation (or one listed operation), its operations, and what happened in words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {

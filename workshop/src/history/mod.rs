@@ -1,13 +1,17 @@
 //! How a run broke, checked: a run's whole history (its lines, `oversell_api::history`, read by
 //! [`read`]) and a checker
 //! of our own that reads only that history ([`check`]): four verdicts, each naming the
-//! operations that break it, and the first violation drawn ([`draw::svg`]).
+//! operations that break it, the first violation drawn ([`draw::svg`]), and the whole run in a
+//! viewer that steps through it ([`view`]: every operation with the stores' state before and
+//! after it, one HTML page).
 //!
 //! ```no_run
+//! use workshop::history::{view, Lang};
 //! let history = workshop::history::read_path("run.jsonl".as_ref())?;
 //! let report = workshop::history::check(&history);
-//! println!("{}", report.text(workshop::history::Lang::En));
-//! let svg = workshop::history::draw::svg(&history, &report, workshop::history::Lang::En);
+//! println!("{}", report.text(Lang::En));
+//! let svg = workshop::history::draw::svg(&history, &report, Lang::En);
+//! let page = view::page(&[view::View::of(&history, &report)], view::Assets::Inline, Lang::En);
 //! # Ok::<(), workshop::history::ParseError>(())
 //! ```
 
@@ -30,6 +34,7 @@ mod stock;
 mod svg;
 pub mod synth;
 mod validate;
+pub mod view;
 mod words;
 
 #[cfg(test)]

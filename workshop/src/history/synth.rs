@@ -50,6 +50,7 @@ impl Synth {
                 section: "resource store".into(),
                 lease: "resource store".into(),
                 fault: "launcher".into(),
+                bound_us: None,
             },
         });
         history.requests.reserve(n);

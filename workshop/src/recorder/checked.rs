@@ -121,3 +121,13 @@ pub fn violation_svg(lines: &[Line], lang: history::Lang) -> Option<String> {
     let (parsed, report) = report(lines).ok()?;
     (!report.ok).then(|| history::draw::svg(&parsed, &report, lang))
 }
+
+/// The viewer of a run's history, one offline HTML page (as `loadtest check --html` writes
+/// it); `None` when every verdict held, or the history could not be read back.
+pub fn violation_view(lines: &[Line], lang: history::Lang) -> Option<String> {
+    let (parsed, report) = report(lines).ok()?;
+    (!report.ok).then(|| {
+        let view = history::view::View::of(&parsed, &report);
+        history::view::page(&[view], history::view::Assets::Inline, lang)
+    })
+}

@@ -11,7 +11,7 @@
 mod checked;
 mod sections;
 
-pub use checked::{check, report, violation_svg, Checked};
+pub use checked::{check, report, violation_svg, violation_view, Checked};
 
 use std::io::Write;
 use std::path::Path;
@@ -82,6 +82,8 @@ pub async fn collect(
                 false => "none: this tier's lock has no lease".into(),
             },
             fault: "the resource store's (Redis TIME at the strike)".into(),
+            // Not measured yet: the viewer then draws no band.
+            bound_us: None,
         },
     })];
     match exchanges {

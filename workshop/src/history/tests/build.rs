@@ -19,6 +19,7 @@ pub fn history(stock: i64, tier: &str) -> History {
             section: "one host".into(),
             lease: "one host".into(),
             fault: "one host".into(),
+            bound_us: None,
         },
     })
 }

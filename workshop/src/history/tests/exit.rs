@@ -19,6 +19,8 @@ fn code(path: PathBuf, svg: Option<PathBuf>) -> u8 {
         file: path,
         json: false,
         svg,
+        html: None,
+        beside: None,
         lang: Lang::En,
     };
     match run(args) {

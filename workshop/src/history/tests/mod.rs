@@ -9,6 +9,7 @@ mod exit;
 mod fencing;
 mod parse;
 mod stock;
+mod view;
 
 use super::check::{check, CheckReport, Kind};
 use super::parse::{parse, History};
