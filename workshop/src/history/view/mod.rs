@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::check::{CheckReport, Finding, Op, State};
-use super::format::{Clocks, Cut, Fault, Lease, Request, Section};
+use oversell_api::history::{Clocks, Cut, Fault, Lease, Request, Section};
 use super::parse::History;
 pub use page::{page, Assets};
 use walk::{Span, StoreState};

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::super::format::Outcome;
+use oversell_api::history::Outcome;
 use super::super::parse::History;
 
 /// What the stores hold at one instant, and who thinks it holds the lock.
