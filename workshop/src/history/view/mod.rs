@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::check::{CheckReport, Finding, Op, State};
-use oversell_api::history::{Clocks, Cut, Fault, Lease, Request, Section};
 use super::parse::History;
+use oversell_api::history::{Clocks, Cut, Fault, Lease, Request, Section};
 pub use page::{page, Assets};
 use walk::{Span, StoreState};
 

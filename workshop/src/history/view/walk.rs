@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use oversell_api::history::Outcome;
 use super::super::parse::History;
+use oversell_api::history::Outcome;
 
 /// What the stores hold at one instant, and who thinks it holds the lock.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
