@@ -100,6 +100,27 @@ impl Up {
             .and_then(|p| p.parse().ok());
         (value, pid)
     }
+
+    /// The admin token, read from the file the banner names (`admin token file: <path>`).
+    pub(crate) async fn admin_token(&self) -> String {
+        let file = self.banner("admin token file").await.0;
+        std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{file}: {err}"))
+    }
+
+    /// The rows of the room tokens file the banner names (`room tokens file: <path>`):
+    /// room, token, join link.
+    pub(crate) async fn room_tokens(&self) -> Vec<[String; 3]> {
+        let file = self.banner("room tokens file").await.0;
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{file}: {err}"));
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let row: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
+                row.try_into()
+                    .unwrap_or_else(|row| panic!("not room, token, link: {row:?}"))
+            })
+            .collect()
+    }
 }
 
 impl Drop for Up {
@@ -201,7 +222,7 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
         .await;
 
     // The banner names every process; /proc agrees they are up's children.
-    let token = up.banner("admin token").await.0;
+    let token = up.admin_token().await;
     let run_dir = PathBuf::from(up.banner("run dir").await.0);
     let (_, redis_pid) = up.banner("redis").await;
     let redis_dir = std::fs::read_link(format!("/proc/{}/cwd", redis_pid.unwrap())).unwrap();
@@ -448,9 +469,22 @@ async fn up_with_a_host_beyond_loopback_listens_there_with_the_given_token() {
         .line("listening on 0.0.0.0:", Duration::from_secs(1))
         .await;
     assert!(listening.contains(&port.to_string()), "{listening}");
-    assert_eq!(up.banner("admin token").await.0, "class-secret");
+    assert_eq!(up.admin_token().await, "class-secret");
     // nginx listens on every interface: the wildcard address is taken.
     assert!(std::net::TcpListener::bind(("0.0.0.0", port)).is_err());
+
+    // The token is on no line; the `next:` line, pasted into a shell, reads it from its file.
+    let output = up.output();
+    assert!(
+        !output.iter().any(|l| l.contains("class-secret")),
+        "{output:?}"
+    );
+    let next = up.line("next: ", Duration::from_secs(1)).await;
+    let (_, typed) = next.split_once("Ctrl-C stops everything): ").unwrap();
+    let ran = Command::new("bash").args(["-c", typed]).output().unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let state = get(&client(), format!("{url}/state")).await.unwrap();
+    assert_eq!(state["stock"], 99, "reset to 100, one sold: {state}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,8 @@ function freePort() {
   });
 }
 
-/** Starts `oversell up` and resolves with its URL and admin token once it prints `ready:`. */
+/** Starts `oversell up` and resolves with its URL and admin token (read from the file its banner
+ * names) once it prints `ready:`. */
 function startFleet(port) {
   return new Promise((ok, fail) => {
     const env = { ...process.env, RUST_LOG: 'oversell=warn', BUSINESS_MS: '20', WAIT_DEADLINE_MS: '20000' };
@@ -50,11 +51,12 @@ function startFleet(port) {
     const timer = setTimeout(() => fail(new Error(`oversell up not ready in 60s:\n${upOutput}`)), 60_000);
     const onData = (chunk) => {
       upOutput += chunk.toString();
-      const tok = upOutput.match(/^admin token: (\S+)$/m);
+      // The banner names the admin token's file; it prints no token.
+      const file = upOutput.match(/^admin token file: (\S+)/m);
       const ready = upOutput.match(/^ready: (\S+)$/m);
-      if (tok && ready) {
+      if (file && ready) {
         clearTimeout(timer);
-        ok({ url: ready[1], token: tok[1] });
+        ok({ url: ready[1], token: readFileSync(file[1], 'utf8') });
       }
     };
     up.stdout.on('data', onData);

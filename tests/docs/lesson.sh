@@ -56,10 +56,14 @@ until grep -q '^ready:' "$work/up.log" 2>/dev/null; do
   fi
   sleep 0.5
 done
-admin="$(sed -n 's/^admin token: //p' "$work/up.log" | head -n 1)"
-room="$(awk '$1 == "student-01" {print $2}' "$work/up.log" | head -n 1)"
+# The banner names the files the tokens are in (it prints no token), as a reader finds them.
+banner_file() { sed -n "s/^$1: \([^ ]*\).*/\1/p" "$work/up.log" | head -n 1; }
+admin_file="$(banner_file 'admin token file')"
+rooms_file="$(banner_file 'room tokens file')"
+admin="$(cat "$admin_file" 2>/dev/null || true)"
+room="$(awk '$1 == "student-01" {print $2}' "$rooms_file" 2>/dev/null | head -n 1)"
 if [ -z "$admin" ] || [ -z "$room" ]; then
-  echo "lesson: could not read the admin token and student-01's token from oversell up" >&2
+  echo "lesson: could not read the admin token and student-01's token from the files oversell up named" >&2
   exit 1
 fi
 
