@@ -12,6 +12,7 @@ mod contention;
 mod course;
 mod crates;
 mod dashboard;
+mod doctor;
 mod events;
 mod fair;
 mod faults;
