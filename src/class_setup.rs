@@ -110,6 +110,31 @@ pub async fn make_class(
     })
 }
 
+/// A class the fleet already has (`up` started again on its class dir): how many rooms, and
+/// how many of them still have a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenClass {
+    pub rooms: usize,
+    pub with_token: usize,
+}
+
+/// The class the fleet has, read through nginx as the class page reads it; `None`: no class.
+pub async fn open_class(url: &str, admin_token: &str) -> anyhow::Result<Option<OpenClass>> {
+    let targets = oversell_client::Targets::parse(&[url.to_owned()], None)?;
+    let admin = oversell_client::AdminClient::new(&targets, Some(admin_token.to_owned()));
+    let overview = admin
+        .request(axum::http::Method::GET, "/admin/class", None)
+        .await?;
+    let rooms = overview["rooms"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    Ok((!rooms.is_empty()).then(|| OpenClass {
+        rooms: rooms.len(),
+        with_token: rooms.iter().filter(|r| r["has_token"] == true).count(),
+    }))
+}
+
 /// `oversell class`: makes the class, prints the table.
 pub async fn run(args: ClassArgs) -> anyhow::Result<()> {
     let class = make_class(

@@ -19,15 +19,21 @@
 
 mod args;
 mod banner;
+mod class_dir;
 mod token_files;
+
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::class_setup::{MadeClass, OpenClass};
+use crate::config::ResourceStoreKind;
 use crate::launch::local_fleet::Fleet;
 pub use crate::launch::netns::NetworkKind;
 use crate::launch::process;
 pub use args::UpArgs;
 use banner::{pid, print_banner, Secrets};
+use class_dir::ClassDir;
 
 /// How often a dead nginx is started again, with a doubling pause between tries, before `up`
 /// gives up and stops the fleet (nginx that cannot start: a port taken meanwhile, a broken
@@ -37,14 +43,39 @@ const NGINX_RESTARTS: u32 = 5;
 /// Runs the fleet until Ctrl-C or SIGTERM, then takes it down. A dead nginx is started again,
 /// as every other child is.
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
-    let config = args.config()?;
+    let mut config = args.config()?;
+    // Held (its lock too) until `up` returns.
+    let class_dir = match args
+        .class_dir
+        .clone()
+        .or_else(|| class_dir::default_path(args.port))
+    {
+        Some(path) => Some(ClassDir::open(&path)?),
+        None => None,
+    };
+    if let Some(dir) = &class_dir {
+        // A cluster's nodes keep their data in the run dir: the class dir keeps its tokens.
+        if config.resource_store == ResourceStoreKind::Single && config.redis_dir.is_none() {
+            config.redis_dir = Some(dir.redis_dir());
+        }
+        // The token the class page's tab and the teacher's shell already hold.
+        if !args.admin_token_given() {
+            if let Some(kept) = dir.existing(token_files::ADMIN_TOKEN_FILE) {
+                config.admin_token = token_files::read_admin_token(&kept)?;
+            }
+        }
+    }
     let tier = config.tier;
+    let redis_dir = config.redis_dir.clone();
     let mut fleet = tokio::select! {
         fleet = Fleet::start(config) => fleet?,
         // Dropping a half-started fleet kills what it had started.
         _ = crate::startup::shutdown_signal() => return Ok(()),
     };
-    let secrets = match write_secrets(&fleet, args.class).await {
+    let secrets_dir = class_dir
+        .as_ref()
+        .map_or_else(|| fleet.run_dir().to_owned(), |dir| dir.path().to_owned());
+    let secrets = match write_secrets(&fleet, &secrets_dir, args.class).await {
         Ok(secrets) => secrets,
         Err(err) => {
             fleet.stop().await;
@@ -54,11 +85,13 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     print_banner(
         &fleet,
         tier,
-        args.redis_dir.as_deref(),
-        secrets.class.as_ref(),
+        redis_dir.as_deref(),
         &Secrets {
             admin_token_file: &secrets.admin_token_file,
+            class: secrets.class.as_ref(),
+            reopened: secrets.reopened,
             room_tokens_file: secrets.room_tokens_file.as_deref(),
+            class_dir: class_dir.as_ref().map(ClassDir::path),
             show: args.show_tokens,
         },
     );
@@ -86,28 +119,47 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let count = fleet.instances().len();
     process::say(&format!("stopping: nginx, {count} instances, redis"));
     fleet.stop().await;
-    process::say("stopped: every process reaped, run dir removed");
+    match &class_dir {
+        Some(dir) => process::say(&format!(
+            "stopped: every process reaped, run dir removed; the class kept in {}",
+            dir.path().display()
+        )),
+        None => process::say("stopped: every process reaped, run dir removed"),
+    }
     outcome
 }
 
 /// The secrets of a fleet just started, written to their files.
 struct Written {
-    admin_token_file: std::path::PathBuf,
-    /// The class made at start (`--class`) and the file of its rooms' tokens.
-    class: Option<crate::class_setup::MadeClass>,
-    room_tokens_file: Option<std::path::PathBuf>,
+    admin_token_file: PathBuf,
+    /// The class made at start (`--class`).
+    class: Option<MadeClass>,
+    /// The class the fleet already had, reopened from the class dir (no `--class`).
+    reopened: Option<OpenClass>,
+    /// The file of the rooms' tokens: written for a class made now, or kept from the run
+    /// that made the class reopened.
+    room_tokens_file: Option<PathBuf>,
 }
 
-/// Writes the admin token to its file in the run dir and, with `--class N`, makes the class
-/// and writes its rooms' tokens beside it.
-async fn write_secrets(fleet: &Fleet, students: Option<u16>) -> anyhow::Result<Written> {
-    let dir = fleet.run_dir();
+/// Writes the admin token to its file in `dir` and, with `--class N`, makes the class and
+/// writes its rooms' tokens beside it. Without `--class`, a class the fleet kept is reopened
+/// as it is: a restart revokes no token.
+async fn write_secrets(
+    fleet: &Fleet,
+    dir: &Path,
+    students: Option<u16>,
+) -> anyhow::Result<Written> {
     let admin_token_file = token_files::write_admin_token(dir, fleet.admin_token())?;
     let Some(students) = students else {
+        let reopened = crate::class_setup::open_class(fleet.url(), fleet.admin_token())
+            .await
+            .context("the class kept could not be read")?;
+        let kept = dir.join(token_files::ROOM_TOKENS_FILE);
         return Ok(Written {
             admin_token_file,
             class: None,
-            room_tokens_file: None,
+            reopened,
+            room_tokens_file: (reopened.is_some() && kept.is_file()).then_some(kept),
         });
     };
     let class = crate::class_setup::make_class(fleet.url(), fleet.admin_token(), students, None)
@@ -117,6 +169,7 @@ async fn write_secrets(fleet: &Fleet, students: Option<u16>) -> anyhow::Result<W
     Ok(Written {
         admin_token_file,
         class: Some(class),
+        reopened: None,
         room_tokens_file: Some(room_tokens_file),
     })
 }

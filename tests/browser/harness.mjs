@@ -7,7 +7,8 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +45,8 @@ function startFleet(port) {
     const env = { ...process.env, RUST_LOG: 'oversell=warn', BUSINESS_MS: '20', WAIT_DEADLINE_MS: '20000' };
     delete env.ADMIN_TOKEN;
     delete env.LOCK_TIER;
+    // Its class dir in a temp dir of its own: a browser run keeps no class in the home directory.
+    env.XDG_STATE_HOME = mkdtempSync(join(tmpdir(), 'oversell-browser-'));
     // `--lab`: a lock store of its own, where students' locks may run.
     up = spawn(BIN, ['up', '--instances', '3', '--port', String(port), '--lab'], {
       cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],

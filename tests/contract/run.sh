@@ -59,7 +59,7 @@ mkdir -p "$reports"
 
 # Started outside the repository, as a student would: the dashboard is the embedded one.
 (cd "$work" && exec "$bin" up --lab --class 2 --port "$port" --redis-port "$redis_port" \
-  --admin-token "$admin_token" >"$work/fleet.log" 2>&1) &
+  --admin-token "$admin_token" --class-dir "$work/class" >"$work/fleet.log" 2>&1) &
 fleet=$!
 stop_fleet() {
   kill -INT "$fleet" 2>/dev/null || true

@@ -41,7 +41,8 @@ if [ "$blocks" -eq 0 ]; then
 fi
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-(cd "$work" && exec "$bin/oversell" up --port "$port" --class 1 >"$work/up.log" 2>&1) &
+# Its class dir in the work dir: a lesson run keeps no class in the home directory.
+(cd "$work" && exec "$bin/oversell" up --port "$port" --class 1 --class-dir "$work/class" >"$work/up.log" 2>&1) &
 up_pid=$!
 until grep -q '^ready:' "$work/up.log" 2>/dev/null; do
   if ! kill -0 "$up_pid" 2>/dev/null; then

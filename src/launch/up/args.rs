@@ -41,9 +41,19 @@ pub struct UpArgs {
     pub redis_port: Option<u16>,
 
     /// Keep the resource store's data (its append-only file, see --resource-persistence) in
-    /// DIR across runs [default: in the run dir, removed on exit].
+    /// DIR across runs [default: `redis/` in the class dir (--class-dir); with no class dir,
+    /// the run dir, removed on exit].
     #[arg(long, value_name = "DIR")]
     pub redis_dir: Option<PathBuf>,
+
+    /// Where the class is kept across runs of `up`, so that it survives `up`'s own crash: the
+    /// resource store's data (the rooms, their tokens' digests, the votes, the stock), the
+    /// admin token and the room tokens files. `up` started again on the same directory, with
+    /// or without --class, reopens the class with every room and token; only --class N makes a
+    /// new one [default: $XDG_STATE_HOME/oversell/up-<port>, or
+    /// ~/.local/state/oversell/up-<port>; with --port 0 none: the run dir, removed on exit].
+    #[arg(long, value_name = "DIR")]
+    pub class_dir: Option<PathBuf>,
 
     /// Where the locks live: `shared` (in the resource store's Redis, the teaching default),
     /// `single` (a Redis of their own, which a fault can kill and restart), `sentinel` (a
@@ -110,7 +120,8 @@ pub struct UpArgs {
     #[arg(long, env = "LOCK_TIER", default_value = "lua-release")]
     pub tier: Tier,
 
-    /// Bearer token for /admin/*, the same on every instance [default: a generated one].
+    /// Bearer token for /admin/*, the same on every instance [default: the one the class dir
+    /// keeps from an earlier run, else a generated one].
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
 
@@ -249,8 +260,7 @@ impl UpArgs {
                 ));
             }
         }
-        let token_given = self.admin_token.as_deref().is_some_and(|t| !t.is_empty());
-        if !self.host.is_loopback() && !token_given {
+        if !self.host.is_loopback() && !self.admin_token_given() {
             return Err(format!(
                 "error: --host {} opens the admin API beyond this machine: give --admin-token \
                  (or ADMIN_TOKEN) a secret of your own",
@@ -285,6 +295,11 @@ impl UpArgs {
             return None;
         };
         Some(why.into())
+    }
+
+    /// Whether `--admin-token` (or ADMIN_TOKEN) gave a token.
+    pub fn admin_token_given(&self) -> bool {
+        self.admin_token.as_deref().is_some_and(|t| !t.is_empty())
     }
 
     /// The lock store to start: `--lock-store`, or `single` for the lab on a shared one.

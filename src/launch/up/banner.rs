@@ -8,30 +8,30 @@ use std::path::Path;
 
 use oversell_api::tier::Tier;
 
-use crate::class_setup::MadeClass;
+use crate::class_setup::{MadeClass, OpenClass};
 use crate::config::ResourceStoreKind;
 use crate::launch::local_fleet::Fleet;
 use crate::launch::process;
 use crate::launch::supervisor::Instance;
 use crate::lock_store::Persistence;
 
-/// Where the fleet's secrets are, and whether to print them too.
+/// Where the fleet's secrets and its class are, and whether to print the tokens too.
 pub(super) struct Secrets<'a> {
     /// The file holding the admin token.
     pub admin_token_file: &'a Path,
-    /// The file holding the rooms' tokens, when a class was made at start.
+    /// The class made at start (`--class N`).
+    pub class: Option<&'a MadeClass>,
+    /// The class reopened from the class dir (no `--class`).
+    pub reopened: Option<OpenClass>,
+    /// The file holding the rooms' tokens, when there is a class.
     pub room_tokens_file: Option<&'a Path>,
+    /// Where the class is kept across runs; `None`: in the run dir.
+    pub class_dir: Option<&'a Path>,
     /// `--show-tokens`: print the tokens as well as their files.
     pub show: bool,
 }
 
-pub(super) fn print_banner(
-    fleet: &Fleet,
-    tier: Tier,
-    redis_dir: Option<&Path>,
-    class: Option<&MadeClass>,
-    secrets: &Secrets,
-) {
+pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, secrets: &Secrets) {
     let url = fleet.url();
     let instances = fleet.instances();
     let mut out = String::new();
@@ -140,17 +140,41 @@ pub(super) fn print_banner(
          -d '{{\"stock\":100}}' {url}/admin/reset \
          && curl -s {json} -d '{{\"buyer\":\"me\"}}' {url}/sale\n"
     );
-    if let Some(class) = class {
+    out += &match secrets.class_dir {
+        Some(dir) => format!(
+            "class dir: {} (kept across runs: the rooms, their tokens, the votes, the stock and \
+             the admin token; up started again with this directory reopens them, revoking \
+             nothing; remove it for a fresh start)\n",
+            dir.display()
+        ),
+        None => "class dir: none (with --port 0 the class lives in the run dir and goes with \
+                 it; give --class-dir to keep it)\n"
+            .into(),
+    };
+    if let Some(class) = secrets.class {
         out += &class.summary(secrets.show);
-        if let Some(file) = secrets.room_tokens_file {
-            out += &format!(
-                "room tokens file: {} (readable by you alone: every room's token and join link)\n",
-                file.display()
-            );
-        }
-        if secrets.show {
-            out += &class.table();
-        }
+    }
+    if let Some(open) = secrets.reopened {
+        out += &format!(
+            "class: reopened from the class dir, {} rooms, {} with a token (a restart revokes \
+             none; the class page /class issues new ones)\n",
+            open.rooms, open.with_token
+        );
+    }
+    if let Some(file) = secrets.room_tokens_file {
+        let since = match secrets.reopened {
+            Some(_) => {
+                "; as the class was made: a token issued on the class page since is not in it"
+            }
+            None => "",
+        };
+        out += &format!(
+            "room tokens file: {} (readable by you alone: every room's token and join link{since})\n",
+            file.display()
+        );
+    }
+    if let (Some(class), true) = (secrets.class, secrets.show) {
+        out += &class.table();
     }
     out += &format!("ready: {url}");
     process::say(&out);

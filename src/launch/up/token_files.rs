@@ -1,7 +1,8 @@
 //! The fleet's secrets as files only their owner may read, so the banner can name a file
 //! instead of printing a token in a terminal the class may be reading off the projector.
 //!
-//! - `admin-token`: the admin token alone, no newline, so `$(cat admin-token)` is the token.
+//! - `admin-token`: the admin token alone, no newline, so `$(cat admin-token)` is the token;
+//!   read back when `up` starts again on the same class dir.
 //! - `room-tokens`: one row per room of a class made at start, `room token join-link`, under a
 //!   header row that starts with `#` (the table `oversell class` prints).
 
@@ -22,6 +23,21 @@ const OWNER_ONLY: u32 = 0o600;
 /// Writes `admin-token` in `dir`; its path.
 pub(super) fn write_admin_token(dir: &Path, token: &str) -> anyhow::Result<PathBuf> {
     write_private(&dir.join(ADMIN_TOKEN_FILE), token)
+}
+
+/// The admin token an earlier run kept in `path`, so that a restart keeps the token the
+/// class page's tab and the teacher's shell already hold.
+pub(super) fn read_admin_token(path: &Path) -> anyhow::Result<String> {
+    let token = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the admin token kept in {}", path.display()))?;
+    let token = token.trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "{} is empty: remove it (a new token is made) or give --admin-token",
+            path.display()
+        );
+    }
+    Ok(token.to_owned())
 }
 
 /// Writes `room-tokens` in `dir`; its path.
