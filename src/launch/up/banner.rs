@@ -141,6 +141,11 @@ pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, 
          && curl -s {json} -d '{{\"buyer\":\"me\"}}' {url}/sale\n"
     );
     out += &match secrets.class_dir {
+        Some(dir) if fleet.resource_store() == ResourceStoreKind::Cluster => format!(
+            "class dir: {} (the admin token and room tokens files only: a cluster's nodes keep \
+             the rooms and the stock in the run dir, so a restart starts them afresh)\n",
+            dir.display()
+        ),
         Some(dir) => format!(
             "class dir: {} (kept across runs: the rooms, their tokens, the votes, the stock and \
              the admin token; up started again with this directory reopens them, revoking \
