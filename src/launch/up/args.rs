@@ -48,10 +48,10 @@ pub struct UpArgs {
 
     /// Where the class is kept across runs of `up`, so that it survives `up`'s own crash: the
     /// resource store's data (the rooms, their tokens' digests, the votes, the stock), the
-    /// admin token and the room tokens files. `up` started again on the same directory, with
-    /// or without --class, reopens the class with every room and token; only --class N makes a
-    /// new one [default: $XDG_STATE_HOME/oversell/up-<port>, or
-    /// ~/.local/state/oversell/up-<port>; with --port 0 none: the run dir, removed on exit].
+    /// admin token and the room tokens files. `up` started again on the same directory without
+    /// --class reopens the class with every room and token (a restart revokes none); --class N
+    /// makes a new one [default: $XDG_STATE_HOME/oversell/up-PORT, or
+    /// ~/.local/state/oversell/up-PORT; with --port 0 none: the run dir, removed on exit].
     #[arg(long, value_name = "DIR")]
     pub class_dir: Option<PathBuf>,
 
