@@ -30,6 +30,7 @@ mod openapi;
 mod partitions;
 mod poll;
 mod postgres_tiers;
+mod recovery;
 mod redis_atomicity;
 mod redis_outage;
 mod redlock;
