@@ -52,7 +52,10 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
     })
     .await;
 
-    let second = Up::spawn_with_env(&["--instances", "1", "--port", &port], &vars);
+    let second = Up::spawn_with_env(
+        &["--instances", "1", "--port", &port, "--show-tokens"],
+        &vars,
+    );
     second
         .line(&format!("ready: {url}"), Duration::from_secs(90))
         .await;
@@ -68,6 +71,15 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
         second.room_tokens().await,
         rooms,
         "the same room tokens file"
+    );
+    // --show-tokens prints the kept table, as the class was made.
+    let [room, token, link] = &rooms[1];
+    let row = second
+        .line(&format!("{room} "), Duration::from_secs(1))
+        .await;
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        [room, token, link]
     );
     for [room, token, _] in &rooms {
         let whoami = client

@@ -178,8 +178,16 @@ pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, 
             file.display()
         );
     }
-    if let (Some(class), true) = (secrets.class, secrets.show) {
-        out += &class.table();
+    if secrets.show {
+        match (secrets.class, secrets.reopened, secrets.room_tokens_file) {
+            (Some(class), _, _) => out += &class.table(),
+            // The table as the class was made, from its file.
+            (None, Some(_), Some(file)) => {
+                out += &std::fs::read_to_string(file)
+                    .unwrap_or_else(|err| format!("(cannot read {}: {err})\n", file.display()))
+            }
+            _ => {}
+        }
     }
     out += &format!("ready: {url}");
     process::say(&out);
