@@ -2,10 +2,9 @@
 //! local processes, for a machine without Docker.
 //!
 //! It starts a private `redis-server` (the resource store: an append-only file every write
-//! reaches before its reply unless `--resource-persistence` says otherwise, in the run dir unless
-//! `--redis-dir`), the lock store's Redis nodes and Sentinels
-//! when asked for, N `oversell serve` processes
-//! on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
+//! reaches before its reply unless `--resource-persistence` says otherwise, in the class dir
+//! unless `--redis-dir`), the lock store's Redis nodes and Sentinels when asked for, N
+//! `oversell serve` processes on free ports (`app1`, `app2`, …) and nginx on `--port`, with the config rendered from the
 //! same template as `deploy/nginx.conf`. It supervises the instances and every Redis like
 //! `restart: unless-stopped`, and Ctrl-C or SIGTERM takes everything down.
 //!
@@ -13,9 +12,10 @@
 //! admin API asks it through Redis, so they work the same under docker-compose. `up` only
 //! restarts whatever exits, and never mistakes a frozen process for a dead one.
 //!
-//! Its parts: [`args`] (the flags, and the fleet they ask for), [`token_files`] (the admin
-//! token and a class's room tokens, in files only their owner may read) and [`banner`] (what
-//! it prints once ready, naming those files rather than printing the tokens).
+//! Its parts: [`args`] (the flags, and the fleet they ask for), [`class_dir`] (where the class
+//! is kept across `up`'s own restarts), [`token_files`] (the admin token and a class's room
+//! tokens, in files only their owner may read) and [`banner`] (what it prints once ready,
+//! naming those files rather than printing the tokens).
 
 mod args;
 mod banner;
