@@ -33,7 +33,7 @@ LOADTEST=target/release/loadtest
 UP_PID=""
 UP_LOG=$(mktemp)
 stop_up() { [ -n "$UP_PID" ] && kill -TERM "$UP_PID" 2>/dev/null && wait "$UP_PID" 2>/dev/null; UP_PID=""; }
-trap 'stop_up; bash deploy/compose.sh down >/dev/null 2>&1 || true; rm -f "$UP_LOG"' EXIT
+trap 'stop_up; bash deploy/compose.sh down >/dev/null 2>&1 || true; rm -rf "$UP_LOG" "$UP_LOG.class"' EXIT
 
 # setup → "PROFILE LOCK_PERSISTENCE" and → the `oversell up` flags of the same fleet.
 profile_of() { case "${1%%:*}" in shared) echo "";; *) echo "${1%%:*}";; esac; }
@@ -92,7 +92,9 @@ chapters() { # setup path url
 start_up() { # flags…
   local port; port=$(free_port)
   # shellcheck disable=SC2068
-  RUST_LOG=oversell=error target/release/oversell up --instances 3 --port "$port" --admin-token "$ADMIN_TOKEN" $@ >"$UP_LOG" 2>&1 &
+  # A fresh class dir each fleet: every setup starts from nothing, as its compose twin does.
+  rm -rf "$UP_LOG.class"
+  RUST_LOG=oversell=error target/release/oversell up --instances 3 --port "$port" --admin-token "$ADMIN_TOKEN" --class-dir "$UP_LOG.class" $@ >"$UP_LOG" 2>&1 &
   UP_PID=$!
   for _ in $(seq 300); do grep -q '^ready:' "$UP_LOG" && break; sleep 0.2; done
   grep -q '^ready:' "$UP_LOG" || { tail -n 20 "$UP_LOG" >&2; echo "oversell up $* did not become ready" >&2; exit 1; }

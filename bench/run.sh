@@ -108,7 +108,8 @@ bench "http://127.0.0.1:$PING_PORT/ping" "nginx return 200 (/ping)"
 
 echo "== starting oversell up: nginx + 3 instances + redis" >&2
 UP_PORT=$(free_port)
-"$OVERSELL" up --instances 3 --port "$UP_PORT" --admin-token "$TOKEN" >"$WORK/up.log" 2>&1 &
+# A class dir of its own: a bench run starts from nothing and keeps nothing in the home dir.
+"$OVERSELL" up --instances 3 --port "$UP_PORT" --admin-token "$TOKEN" --class-dir "$WORK/class" >"$WORK/up.log" 2>&1 &
 PIDS+=($!)
 wait_for "http://127.0.0.1:$UP_PORT/health"
 

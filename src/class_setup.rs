@@ -1,7 +1,7 @@
 //! Making a class from the command line: `oversell up --class N` does it for the fleet it
 //! starts, `oversell class` for a fleet already running (compose's `class` service). Both ask
-//! `POST /admin/class` through nginx, as the class page does, and print where the presenter's
-//! view is and one line per room.
+//! `POST /admin/class` through nginx, as the class page does. `oversell class` prints one line
+//! per room; `up` writes them to a file only its owner may read.
 
 use clap::Args;
 
@@ -26,13 +26,55 @@ pub struct ClassArgs {
     pub public_url: Option<String>,
 }
 
-/// Makes the class; the table to print.
+/// One room of a class just made. Its token exists in plain text only here: the fleet keeps
+/// its digest.
+#[derive(Debug, Clone)]
+pub struct MadeRoom {
+    pub room: String,
+    pub token: String,
+    /// The link a student opens: the room in the query, the token in the fragment.
+    pub join_link: String,
+}
+
+/// A class just made: its rooms and where the presenter's view is.
+#[derive(Debug, Clone)]
+pub struct MadeClass {
+    pub rooms: Vec<MadeRoom>,
+    pub presenter: String,
+}
+
+impl MadeClass {
+    /// Two lines: how many rooms, and where the presenter's view is. `printed`: whether the
+    /// tokens are printed below (else they are in a file the caller names).
+    pub fn summary(&self, printed: bool) -> String {
+        let shown = if printed { ", shown only now" } else { "" };
+        format!(
+            "class: {} rooms, each with its own token{shown}; the class page /class shows the \
+             rooms and issues new tokens\n\
+             presenter's view: {} (the class vote: a chapter's question, the votes from the \
+             students' phones, then the run; it asks for the admin token)\n",
+            self.rooms.len(),
+            self.presenter
+        )
+    }
+
+    /// One row per room, `room token join-link`, under a header row that starts with `#`.
+    pub fn table(&self) -> String {
+        let mut table = format!("# {:<10} {:<38} {}\n", "room", "token", "join link");
+        for made in &self.rooms {
+            table += &format!("{:<12} {:<38} {}\n", made.room, made.token, made.join_link);
+        }
+        table
+    }
+}
+
+/// Makes the class through nginx, as the class page does.
 pub async fn make_class(
     url: &str,
     admin_token: &str,
     students: u16,
     public_url: Option<&str>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<MadeClass> {
     let targets = oversell_client::Targets::parse(&[url.to_owned()], None)?;
     let admin = oversell_client::AdminClient::new(&targets, Some(admin_token.to_owned()));
     let made = admin
@@ -42,38 +84,66 @@ pub async fn make_class(
             Some(serde_json::json!({ "students": students })),
         )
         .await?;
-    let rooms = made["rooms"].as_array().cloned().unwrap_or_default();
-    let mut table = format!(
-        "class: {} rooms, each with its own token (shown only now; the class page /class \
-         shows the rooms and issues new tokens)\n",
-        rooms.len()
-    );
-    table += &format!(
-        "presenter's view: {}/present.html (the class vote: a chapter's question, the votes \
-         from the students' phones, then the run; it asks for the admin token)\n",
-        url.trim_end_matches('/')
-    );
-    table += &format!("{:<12} {:<38} {}\n", "room", "token", "join link");
-    for room in &rooms {
-        let field = |name: &str| room[name].as_str().unwrap_or("-").to_owned();
-        let link = match public_url.filter(|u| !u.is_empty()) {
-            Some(base) => join_url(base.trim_end_matches('/'), &field("room"), &field("token")),
-            None => field("join_url"),
-        };
-        table += &format!("{:<12} {:<38} {}\n", field("room"), field("token"), link);
-    }
-    Ok(table)
+    let field =
+        |room: &serde_json::Value, name: &str| room[name].as_str().unwrap_or("-").to_owned();
+    let rooms = made["rooms"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|room| {
+            let (name, token) = (field(room, "room"), field(room, "token"));
+            let join_link = match public_url.filter(|u| !u.is_empty()) {
+                Some(base) => join_url(base.trim_end_matches('/'), &name, &token),
+                None => field(room, "join_url"),
+            };
+            MadeRoom {
+                room: name,
+                token,
+                join_link,
+            }
+        })
+        .collect();
+    Ok(MadeClass {
+        rooms,
+        presenter: format!("{}/present.html", url.trim_end_matches('/')),
+    })
+}
+
+/// A class the fleet already has (`up` started again on its class dir): how many rooms, and
+/// how many of them still have a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenClass {
+    pub rooms: usize,
+    pub with_token: usize,
+}
+
+/// The class the fleet has, read through nginx as the class page reads it; `None`: no class.
+pub async fn open_class(url: &str, admin_token: &str) -> anyhow::Result<Option<OpenClass>> {
+    let targets = oversell_client::Targets::parse(&[url.to_owned()], None)?;
+    let admin = oversell_client::AdminClient::new(&targets, Some(admin_token.to_owned()));
+    let overview = admin
+        .request(axum::http::Method::GET, "/admin/class", None)
+        .await?;
+    let rooms = overview["rooms"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    Ok((!rooms.is_empty()).then(|| OpenClass {
+        rooms: rooms.len(),
+        with_token: rooms.iter().filter(|r| r["has_token"] == true).count(),
+    }))
 }
 
 /// `oversell class`: makes the class, prints the table.
 pub async fn run(args: ClassArgs) -> anyhow::Result<()> {
-    let table = make_class(
+    let class = make_class(
         &args.url,
         &args.admin_token,
         args.students,
         args.public_url.as_deref(),
     )
     .await?;
-    print!("{table}");
+    print!("{}{}", class.summary(true), class.table());
     Ok(())
 }

@@ -63,7 +63,8 @@
 //! - [`scenario_guard`]: one scenario at a time per room, fleet-wide, held with a Redis lock.
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
 //!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
-//! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`).
+//! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`),
+//!   and reading the class a fleet already has (`up` started again on its class dir).
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`client_limit`]: each instance's own per-client request limit, behind nginx's.
 //! - [`error`]: the one error type and its HTTP mapping.
@@ -72,8 +73,9 @@
 //!
 //! The service serves; the launcher launches. [`launch`] starts the processes of a fleet and
 //! keeps them running: `oversell up` (the whole topology — Redis, N supervised instances,
-//! nginx — as local processes), `oversell member` (a compose store's supervisor), and what
-//! starting them takes: supervision, the namespaces of `--network netns`, a private
+//! nginx — as local processes, its class kept in a class dir across its own restarts),
+//! `oversell member` (a compose store's supervisor), `oversell doctor` (what this machine
+//! lacks for `up`), and what starting them takes: supervision, the namespaces of `--network netns`, a private
 //! `redis-server`, ZooKeeper servers, the clock shim. No service module names it (a test in
 //! `launch` checks): where both sides need a piece, such as the fleet network an instance is
 //! handed or a node's clock offset file, it is the service's ([`member`]) and the launcher

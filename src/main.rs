@@ -24,6 +24,10 @@ enum Command {
     /// Run a store of the compose fleet (Redis, Sentinel, ZooKeeper) and restart it when it
     /// exits; serve the faults' acts on it (kill, pause, clock, cut) to the admin token.
     Member(oversell::launch::member_supervisor::MemberArgs),
+    /// Say what this machine has and lacks for `up` (Rust, redis-server, nginx, ZooKeeper,
+    /// PostgreSQL, the network tools), with the line that installs each missing one; exit 1
+    /// when redis-server or nginx is missing.
+    Doctor,
 }
 
 fn main() {
@@ -50,6 +54,8 @@ fn main() {
     let checked = match &cli.command {
         Command::Up(args) => args.validate(),
         Command::Serve(args) => args.validate(),
+        // Nothing to serve: no runtime, no telemetry.
+        Command::Doctor => std::process::exit(oversell::launch::doctor::run()),
         Command::Class(_) | Command::Member(_) => Ok(()),
     };
     if let Err(line) = checked {
@@ -74,6 +80,7 @@ fn main() {
             Command::Up(args) => oversell::launch::up::run(args).await,
             Command::Class(args) => oversell::class_setup::run(args).await,
             Command::Member(args) => oversell::launch::member_supervisor::run(args).await,
+            Command::Doctor => unreachable!("doctor exits before the runtime starts"),
         }
     });
     if let Err(err) = result {

@@ -109,7 +109,10 @@ impl Fleet {
                 .map(str::to_owned)
         };
         fleet.url = value("ready: ").context("no ready line")?;
-        fleet.token = value("admin token: ").context("no admin token line")?;
+        // The banner names the admin token's file; it prints no token.
+        let token_file = value("admin token file: ").context("no admin token file line")?;
+        fleet.token = std::fs::read_to_string(&token_file)
+            .with_context(|| format!("cannot read the admin token from {token_file}"))?;
         fleet.redis_url = value("redis: ").context("no redis line")?;
         fleet.banner = lines;
         Ok(fleet)

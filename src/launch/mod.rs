@@ -6,12 +6,14 @@
 //! piece is the service's (`crate::member`) and the launcher uses it. The `tests` below check
 //! that no service file names this tree.
 //!
-//! Two commands launch:
+//! Two commands launch, and one checks beforehand:
 //!
 //! - [`up`]: `oversell up`, the whole topology as local processes, for a machine without
 //!   Docker; [`local_fleet`]: the same as one value, for `up` and for tests.
 //! - [`member_supervisor`]: `oversell member`, what a compose store's container runs: its
 //!   store, restarted when it exits, and the faults' acts on it served to the admin token.
+//! - [`doctor`]: `oversell doctor`, what this machine has and lacks for `up`, and how to
+//!   install what is missing.
 //!
 //! And their parts:
 //!
@@ -29,6 +31,7 @@
 //! - [`clock_shim`]: the preload library a Redis node runs under, so its clock can jump.
 
 pub(crate) mod clock_shim;
+pub mod doctor;
 pub mod local_fleet;
 pub mod member_supervisor;
 pub mod netns;

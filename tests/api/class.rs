@@ -482,10 +482,13 @@ fn decode_qr_svg(svg: &str) -> String {
     grids[0].decode().unwrap().1
 }
 
-/// `up --class 2` through nginx: the table it prints is the only place a token shows; the
-/// instances (logging at debug) and nginx's access log never see one, used or refused.
+/// `up --class 2` through nginx: the tokens are in files only their owner may read, the
+/// banner names the files and prints no token; the instances (logging at debug) and nginx's
+/// access log never see one, used or refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
+async fn up_keeps_the_class_tokens_in_files_and_no_log_ever_holds_a_token() {
+    use std::os::unix::fs::PermissionsExt;
+
     use crate::up::Up;
     let port = oversell_client::ports::free_port().unwrap().to_string();
     let up = Up::spawn_with_env(
@@ -499,16 +502,19 @@ async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
     // Beside the class, where the presenter's view is.
     let presenter = up.banner("presenter's view").await.0;
     assert_eq!(presenter, format!("{url}/present.html"));
-    let table: Vec<Vec<String>> = up
-        .output()
-        .iter()
-        .filter(|l| l.starts_with("student-"))
-        .map(|l| l.split_whitespace().map(str::to_owned).collect())
-        .collect();
+    let table = up.room_tokens().await;
     assert_eq!(table.len(), 2, "{table:?}");
     let tokens: Vec<String> = table.iter().map(|row| row[1].clone()).collect();
-    for (row, token) in table.iter().zip(&tokens) {
-        assert_eq!(row[2], format!("{url}/?room={}#token={token}", row[0]));
+    for row in &table {
+        assert_eq!(row[2], format!("{url}/?room={}#token={}", row[0], row[1]));
+    }
+    let admin_token = up.admin_token().await;
+    for file in [
+        up.banner("admin token file").await.0,
+        up.banner("room tokens file").await.0,
+    ] {
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{file}");
     }
 
     let client = crate::helpers::http_client();
@@ -557,15 +563,33 @@ async fn up_prints_the_class_and_no_log_ever_holds_a_token() {
     })
     .await;
     let output = up.output();
-    for token in tokens.iter().chain([&wrong]) {
+    for token in tokens.iter().chain([&wrong, &admin_token]) {
         let bare = token.trim_start_matches("room-");
         assert!(!access_log.contains(bare), "token in nginx's access log");
         let printed: Vec<&String> = output.iter().filter(|l| l.contains(bare)).collect();
-        let expected = usize::from(token != &wrong);
-        assert_eq!(
-            printed.len(),
-            expected,
-            "only the table shows it: {printed:?}"
-        );
+        assert!(printed.is_empty(), "a token on the screen: {printed:?}");
     }
+}
+
+/// `--show-tokens`: the banner prints the admin token and the class's table as well as naming
+/// their files, for a terminal nobody else reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_show_tokens_prints_the_tokens_beside_their_files() {
+    use crate::up::Up;
+    let up = Up::spawn(&[
+        "--instances",
+        "1",
+        "--port",
+        "0",
+        "--class",
+        "1",
+        "--show-tokens",
+    ]);
+    up.line("ready: ", Duration::from_secs(90)).await;
+    let printed = up.banner("admin token").await.0;
+    assert_eq!(printed, up.admin_token().await);
+    let [room, token, link] = up.room_tokens().await.remove(0);
+    let row = up.line(&format!("{room} "), Duration::from_secs(1)).await;
+    let row: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(row, [room.as_str(), token.as_str(), link.as_str()]);
 }

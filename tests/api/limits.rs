@@ -232,7 +232,7 @@ async fn the_fleets_own_traffic_is_never_limited_by_an_instance() {
     let (seen, refused) = until_refused(&host, &format!("{url}/state"), &forged, 40).await;
     assert!(refused.is_none(), "the host was limited: {seen:?}");
     // A burst's buyers reach the fleet through its own port: all of them sell.
-    let token = up.banner("admin token").await.0;
+    let token = up.admin_token().await;
     let admin = |path: &str, body: Value| {
         host.post(format!("{url}{path}"))
             .bearer_auth(&token)

@@ -24,6 +24,9 @@ pub(crate) struct Up {
     /// Every line it printed so far, stdout and stderr (readers keep draining both pipes, so
     /// the fleet never blocks on a full one).
     lines: Arc<Mutex<Vec<String>>>,
+    /// Its `XDG_STATE_HOME`, where its class dir is by default: the test's own, so no test
+    /// leaves a class in the home directory or finds another's (a test may give its own).
+    _state_home: tempfile::TempDir,
 }
 
 impl Up {
@@ -33,12 +36,14 @@ impl Up {
 
     /// As `spawn`, with more variables for up and every instance (`RUST_LOG` among them).
     pub(crate) fn spawn_with_env(args: &[&str], vars: &[(&str, &str)]) -> Up {
+        let state_home = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_oversell"))
             .arg("up")
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env_remove("ADMIN_TOKEN")
             .env_remove("LOCK_TIER")
+            .env("XDG_STATE_HOME", state_home.path())
             .env("RUST_LOG", "oversell=warn")
             // Read by every instance: a busy CI machine must not turn a lock wait into a 503.
             .env("WAIT_DEADLINE_MS", "60000")
@@ -51,7 +56,11 @@ impl Up {
         let lines = Arc::new(Mutex::new(Vec::new()));
         drain(child.stdout.take().unwrap(), lines.clone());
         drain(child.stderr.take().unwrap(), lines.clone());
-        Up { child, lines }
+        Up {
+            child,
+            lines,
+            _state_home: state_home,
+        }
     }
 
     /// Waits for the process to end, and reaps it: until then a killed `up` is a zombie,
@@ -99,6 +108,27 @@ impl Up {
             .find_map(|w| w.strip_prefix("pid="))
             .and_then(|p| p.parse().ok());
         (value, pid)
+    }
+
+    /// The admin token, read from the file the banner names (`admin token file: <path>`).
+    pub(crate) async fn admin_token(&self) -> String {
+        let file = self.banner("admin token file").await.0;
+        std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{file}: {err}"))
+    }
+
+    /// The rows of the room tokens file the banner names (`room tokens file: <path>`):
+    /// room, token, join link.
+    pub(crate) async fn room_tokens(&self) -> Vec<[String; 3]> {
+        let file = self.banner("room tokens file").await.0;
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{file}: {err}"));
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let row: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
+                row.try_into()
+                    .unwrap_or_else(|row| panic!("not room, token, link: {row:?}"))
+            })
+            .collect()
     }
 }
 
@@ -201,8 +231,9 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
         .await;
 
     // The banner names every process; /proc agrees they are up's children.
-    let token = up.banner("admin token").await.0;
+    let token = up.admin_token().await;
     let run_dir = PathBuf::from(up.banner("run dir").await.0);
+    let class_dir = PathBuf::from(up.banner("class dir").await.0);
     let (_, redis_pid) = up.banner("redis").await;
     let redis_dir = std::fs::read_link(format!("/proc/{}/cwd", redis_pid.unwrap())).unwrap();
     let mut apps = BTreeMap::new();
@@ -382,10 +413,12 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
         "left running after up {up_pid} stopped: {left:?}"
     );
     assert!(!run_dir.exists(), "{} removed", run_dir.display());
+    // The resource store's data is the class's, kept in the class dir for the next start.
     assert!(
-        !Path::new(&redis_dir).exists(),
-        "{} removed",
-        redis_dir.display()
+        redis_dir.starts_with(&class_dir) && redis_dir.is_dir(),
+        "{} kept in {}",
+        redis_dir.display(),
+        class_dir.display()
     );
 }
 
@@ -393,8 +426,10 @@ async fn up_serves_sales_on_every_instance_restarts_a_killed_one_and_leaves_noth
 async fn up_names_a_port_in_use_and_exits_non_zero() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
+    let state_home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_oversell"))
         .args(["up", "--port", &port.to_string()])
+        .env("XDG_STATE_HOME", state_home.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -418,6 +453,7 @@ async fn up_without_redis_server_says_how_to_install_it_in_one_line() {
     let out = Command::new(env!("CARGO_BIN_EXE_oversell"))
         .args(["up", "--port", "0"])
         .env("PATH", empty.path())
+        .env("XDG_STATE_HOME", empty.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -448,9 +484,22 @@ async fn up_with_a_host_beyond_loopback_listens_there_with_the_given_token() {
         .line("listening on 0.0.0.0:", Duration::from_secs(1))
         .await;
     assert!(listening.contains(&port.to_string()), "{listening}");
-    assert_eq!(up.banner("admin token").await.0, "class-secret");
+    assert_eq!(up.admin_token().await, "class-secret");
     // nginx listens on every interface: the wildcard address is taken.
     assert!(std::net::TcpListener::bind(("0.0.0.0", port)).is_err());
+
+    // The token is on no line; the `next:` line, pasted into a shell, reads it from its file.
+    let output = up.output();
+    assert!(
+        !output.iter().any(|l| l.contains("class-secret")),
+        "{output:?}"
+    );
+    let next = up.line("next: ", Duration::from_secs(1)).await;
+    let (_, typed) = next.split_once("Ctrl-C stops everything): ").unwrap();
+    let ran = Command::new("bash").args(["-c", typed]).output().unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let state = get(&client(), format!("{url}/state")).await.unwrap();
+    assert_eq!(state["stock"], 99, "reset to 100, one sold: {state}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,8 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,12 +38,15 @@ function freePort() {
   });
 }
 
-/** Starts `oversell up` and resolves with its URL and admin token once it prints `ready:`. */
+/** Starts `oversell up` and resolves with its URL and admin token (read from the file its banner
+ * names) once it prints `ready:`. */
 function startFleet(port) {
   return new Promise((ok, fail) => {
     const env = { ...process.env, RUST_LOG: 'oversell=warn', BUSINESS_MS: '20', WAIT_DEADLINE_MS: '20000' };
     delete env.ADMIN_TOKEN;
     delete env.LOCK_TIER;
+    // Its class dir in a temp dir of its own: a browser run keeps no class in the home directory.
+    env.XDG_STATE_HOME = mkdtempSync(join(tmpdir(), 'oversell-browser-'));
     // `--lab`: a lock store of its own, where students' locks may run.
     up = spawn(BIN, ['up', '--instances', '3', '--port', String(port), '--lab'], {
       cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,11 +54,12 @@ function startFleet(port) {
     const timer = setTimeout(() => fail(new Error(`oversell up not ready in 60s:\n${upOutput}`)), 60_000);
     const onData = (chunk) => {
       upOutput += chunk.toString();
-      const tok = upOutput.match(/^admin token: (\S+)$/m);
+      // The banner names the admin token's file; it prints no token.
+      const file = upOutput.match(/^admin token file: (\S+)/m);
       const ready = upOutput.match(/^ready: (\S+)$/m);
-      if (tok && ready) {
+      if (file && ready) {
         clearTimeout(timer);
-        ok({ url: ready[1], token: tok[1] });
+        ok({ url: ready[1], token: readFileSync(file[1], 'utf8') });
       }
     };
     up.stdout.on('data', onData);

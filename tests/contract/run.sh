@@ -60,7 +60,7 @@ mkdir -p "$reports"
 
 # Started outside the repository, as a student would: the dashboard is the embedded one.
 (cd "$work" && exec "$bin" up --lab --class 2 --port "$port" --redis-port "$redis_port" \
-  --admin-token "$admin_token" >"$work/fleet.log" 2>&1) &
+  --admin-token "$admin_token" --class-dir "$work/class" >"$work/fleet.log" 2>&1) &
 fleet=$!
 stop_fleet() {
   kill -INT "$fleet" 2>/dev/null || true
@@ -81,9 +81,10 @@ echo "contract: openapi-spec-validator on /openapi.json"
 curl -sf "http://127.0.0.1:$port/openapi.json" -o "$reports/openapi.json"
 "$venv/bin/openapi-spec-validator" "$reports/openapi.json"
 
-# The class table `up` printed: `student-01  room-…  http://…`.
-read -r room room_token < <(awk '/^student-01 / {print $1, $2}' "$work/fleet.log")
-other_room="$(awk '/^student-02 / {print $1}' "$work/fleet.log")"
+# The class table, in the file `up` named (it prints no token): `student-01  room-…  http://…`.
+rooms_file="$(sed -n 's/^room tokens file: \([^ ]*\).*/\1/p' "$work/fleet.log" | head -n 1)"
+read -r room room_token < <(awk '/^student-01 / {print $1, $2}' "$rooms_file")
+other_room="$(awk '/^student-02 / {print $1}' "$rooms_file")"
 instances="$(awk '/^app[0-9]+: http/ {print $2}' "$work/fleet.log" | tr '\n' ' ')"
 
 started=$(date +%s)

@@ -41,7 +41,8 @@ if [ "$blocks" -eq 0 ]; then
 fi
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-(cd "$work" && exec "$bin/oversell" up --port "$port" --class 1 >"$work/up.log" 2>&1) &
+# Its class dir in the work dir: a lesson run keeps no class in the home directory.
+(cd "$work" && exec "$bin/oversell" up --port "$port" --class 1 --class-dir "$work/class" >"$work/up.log" 2>&1) &
 up_pid=$!
 until grep -q '^ready:' "$work/up.log" 2>/dev/null; do
   if ! kill -0 "$up_pid" 2>/dev/null; then
@@ -56,10 +57,14 @@ until grep -q '^ready:' "$work/up.log" 2>/dev/null; do
   fi
   sleep 0.5
 done
-admin="$(sed -n 's/^admin token: //p' "$work/up.log" | head -n 1)"
-room="$(awk '$1 == "student-01" {print $2}' "$work/up.log" | head -n 1)"
+# The banner names the files the tokens are in (it prints no token), as a reader finds them.
+banner_file() { sed -n "s/^$1: \([^ ]*\).*/\1/p" "$work/up.log" | head -n 1; }
+admin_file="$(banner_file 'admin token file')"
+rooms_file="$(banner_file 'room tokens file')"
+admin="$(cat "$admin_file" 2>/dev/null || true)"
+room="$(awk '$1 == "student-01" {print $2}' "$rooms_file" 2>/dev/null | head -n 1)"
 if [ -z "$admin" ] || [ -z "$room" ]; then
-  echo "lesson: could not read the admin token and student-01's token from oversell up" >&2
+  echo "lesson: could not read the admin token and student-01's token from the files oversell up named" >&2
   exit 1
 fi
 

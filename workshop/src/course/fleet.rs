@@ -212,9 +212,14 @@ impl Launchers {
     async fn start_up(&self, spec: &FleetSpec, port: u16, n: usize) -> anyhow::Result<Fleet> {
         let log = self.logs.join(format!("fleet-{n:02}.log"));
         let out = std::fs::File::create(&log).with_context(|| format!("{}", log.display()))?;
+        // Each fleet starts from nothing and keeps no class in the home directory: a class
+        // dir of its own in the course's folder, which is this course's alone.
+        let class_dir = self.logs.join(format!("fleet-{n:02}-class"));
         let mut up = Command::new(&self.oversell);
         up.args(["up", "--instances", "3", "--port", &port.to_string()])
             .args(["--admin-token", &self.token])
+            .arg("--class-dir")
+            .arg(&class_dir)
             .args(spec.up_flags.split_whitespace())
             .env("RUST_LOG", "oversell=error")
             .stdin(Stdio::null())

@@ -1,0 +1,131 @@
+//! The fleet's secrets as files only their owner may read, so the banner can name a file
+//! instead of printing a token in a terminal the class may be reading off the projector.
+//!
+//! - `admin-token`: the admin token alone, no newline, so `$(cat admin-token)` is the token;
+//!   read back when `up` starts again on the same class dir.
+//! - `room-tokens`: one row per room of a class made at start, `room token join-link`, under a
+//!   header row that starts with `#` (the table `oversell class` prints).
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::class_setup::MadeClass;
+
+pub(super) const ADMIN_TOKEN_FILE: &str = "admin-token";
+pub(super) const ROOM_TOKENS_FILE: &str = "room-tokens";
+
+/// Read and write for the owner, nothing for anyone else.
+const OWNER_ONLY: u32 = 0o600;
+
+/// Writes `admin-token` in `dir`; its path.
+pub(super) fn write_admin_token(dir: &Path, token: &str) -> anyhow::Result<PathBuf> {
+    write_private(&dir.join(ADMIN_TOKEN_FILE), token)
+}
+
+/// The admin token an earlier run kept in `path`, so that a restart keeps the token the
+/// class page's tab and the teacher's shell already hold.
+pub(super) fn read_admin_token(path: &Path) -> anyhow::Result<String> {
+    let token = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the admin token kept in {}", path.display()))?;
+    let token = token.trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "{} is empty: remove it (a new token is made) or give --admin-token",
+            path.display()
+        );
+    }
+    Ok(token.to_owned())
+}
+
+/// Writes `room-tokens` in `dir`; its path.
+pub(super) fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result<PathBuf> {
+    write_private(&dir.join(ROOM_TOKENS_FILE), &class.table())
+}
+
+/// Writes `text` to `path`, mode 0600 from the moment the file exists: a file created with
+/// the umask's mode and narrowed afterwards would be readable by others in between. A file
+/// left from before is replaced, and narrowed too, whatever mode it had.
+fn write_private(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    let context = || format!("cannot write {}", path.display());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(OWNER_ONLY)
+        .open(path)
+        .with_context(context)?;
+    file.set_permissions(std::fs::Permissions::from_mode(OWNER_ONLY))
+        .with_context(context)?;
+    file.write_all(text.as_bytes()).with_context(context)?;
+    Ok(path.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class_setup::MadeRoom;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_admin_token_file_holds_the_token_alone_for_its_owner_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_admin_token(dir.path(), "s3cret").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "s3cret");
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn a_file_left_readable_by_others_is_narrowed_when_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ADMIN_TOKEN_FILE);
+        std::fs::write(&path, "old token, longer than the new").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_admin_token(dir.path(), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn the_room_tokens_file_has_a_row_per_room_under_a_commented_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let room = |n: u8| MadeRoom {
+            room: format!("student-0{n}"),
+            token: format!("room-{n}"),
+            join_link: format!("http://h/?room=student-0{n}#token=room-{n}"),
+        };
+        let class = MadeClass {
+            rooms: vec![room(1), room(2)],
+            presenter: "http://h/present.html".into(),
+        };
+        let path = write_room_tokens(dir.path(), &class).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                [
+                    "student-01",
+                    "room-1",
+                    "http://h/?room=student-01#token=room-1"
+                ],
+                [
+                    "student-02",
+                    "room-2",
+                    "http://h/?room=student-02#token=room-2"
+                ],
+            ]
+        );
+        assert!(text.starts_with("# room"), "{text}");
+        assert_eq!(mode(&path), 0o600);
+    }
+}
