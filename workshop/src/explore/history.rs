@@ -62,6 +62,8 @@ pub fn lines(trace: &Trace, tier: &str, property: &str, lease_ms: u64) -> Vec<Li
             section: MODEL.into(),
             lease: MODEL.into(),
             fault: MODEL.into(),
+            // One clock for every time: the model's.
+            bound_us: Some(0),
         },
     })];
     for client in 0..clients {
