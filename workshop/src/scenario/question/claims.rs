@@ -4,7 +4,7 @@
 //! on another surface, so the results can say whether the class that got one right got the
 //! other.
 
-use super::shared::{AVAILABILITY, LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
+use super::shared::{LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
 use super::{ask_as, Choice, Family, Question};
 
 /// A watchdog renewing a lock that nobody holds, asked as 001 claims it: how many items sell.
@@ -63,6 +63,51 @@ const RENEWAL_CLAIM: Family = Family {
     ],
 };
 
+/// A single lock store down for longer than a buyer waits, asked as 002 names the danger: the
+/// claim says the lock stops; the options ask how the buyers learn it, and when.
+const SINGLE_POINT: Family = Family {
+    reads: &["max_latency_ms", "orders", "oversold"],
+    options: &[
+        Choice {
+            en: "They hang until the Redis returns (8 s or more), then are answered; nothing \
+                 oversold",
+            zh: "一直挂着，等 Redis 回来（8 秒或更久）才得到答复；没有超卖",
+            sources: &[
+                "belief: a Redis client reconnects and retries until the store returns, so a \
+                        request sits out the outage — held by those who leave the client's \
+                        retries at their defaults",
+            ],
+            rule: "oversold == 0 and max_latency_ms >= 8000",
+        },
+        Choice {
+            en: "All refused (503) before the 8 s are over: nothing is sold",
+            zh: "不到 8 秒，所有买家就都被拒绝（503）：一件也没卖出",
+            sources: &["002:677", "001:92"],
+            rule: "oversold == 0 and orders == 0 and max_latency_ms < 8000",
+        },
+        Choice {
+            en: "Some are sold within the 8 s and the rest refused; nothing oversold",
+            zh: "8 秒之内卖出了一部分，其余被拒绝；没有超卖",
+            sources: &[
+                "belief: a lock client falls back on what it last knew when the store is \
+                        unreachable — held by those who expect a client library to degrade \
+                        gracefully",
+            ],
+            rule: "oversold == 0 and orders > 0 and max_latency_ms < 8000",
+        },
+        Choice {
+            en: "Sales go on without the lock, and items are oversold",
+            zh: "不用锁照样在卖，而且出现超卖",
+            sources: &[
+                "belief: when the lock service is unreachable the application sells \
+                        without it (fail open) — held wherever a lock error is caught and \
+                        logged, not returned",
+            ],
+            rule: "oversold > 0",
+        },
+    ],
+};
+
 pub(super) static QUESTIONS: &[Question] = &[
     ask_as(
         "claim-watchdog-gc-pause",
@@ -81,14 +126,16 @@ pub(super) static QUESTIONS: &[Question] = &[
     ask_as(
         "claim-redlock-gc-pause",
         "redlock-freeze",
-        "002 (line 604) says Redlock keeps the lock usable and the data correct even when some \
-         nodes fail. Five masters, a 300 ms lease; the holder's process pauses 1.2 s after \
-         reading the stock, as in a GC pause, and then writes it. What happens?",
-        "002（第 604 行）说红锁在部分节点出故障时仍能保证锁可用、数据正确。五个主节点，租约 300 毫秒；\
-         持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。会发生什么？",
+        "002 (line 600) presents Redlock as the scheme that solves the safety problem of \
+         distributed locks on Redis. Five masters, a 300 ms lease; the holder's process \
+         pauses 1.2 s after reading the stock, as in a GC pause, and then writes it. What \
+         happens?",
+        "002（第 600 行）把 Redlock 介绍为解决 Redis 分布式锁安全性问题的方案。五个主节点，\
+         租约 300 毫秒；持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。\
+         会发生什么？",
         &LATE_WRITE,
     )
-    .claims("002:604")
+    .claims("002:600")
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-zookeeper-gc-pause",
@@ -136,7 +183,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          correct when some nodes fail. One item; the holder's lock stands on exactly three of \
          the five masters, and one of the three crashes and restarts without persistence. How \
          often is the item sold?",
-        "002（第 604 行）说红锁能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
+        "002（第 604 行）说 Redlock 能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
          刚好落在五个主节点中的三个上，其中一个崩溃后重启，它没有开启持久化。这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -228,12 +275,14 @@ pub(super) static MORE: &[Question] = &[
     ask_as(
         "claim-single-point",
         "redis-down",
-        "002 (line 677) says a lock on a single Redis stops working when that Redis is down. \
-         The one Redis that holds the locks dies as the sale starts and is back 8 s later; \
-         each buyer waits at most 2 s. What do the buyers get?",
-        "002（第 677 行）说单机 Redis 一宕机，分布式锁就没法用了。存放锁的唯一一个 Redis 在开卖时\
-         宕机，8 秒后才恢复；每个买家最多等 2 秒。这段时间里，买家的请求结果如何？",
-        &AVAILABILITY,
+        "002 (line 677) says that when a single Redis is down, the lock cannot work and the \
+         business is held up. The one Redis that holds the locks dies as the sale starts and \
+         is back 8 s later; each buyer waits at most 2 s for the lock. What do the buyers get, \
+         and when?",
+        "002（第 677 行）说单机部署的 Redis 一旦宕机，分布式锁就无法工作，业务也被耽搁。\
+         存放锁的唯一一个 Redis 在开卖时宕机，8 秒后才恢复；每个买家最多等锁 2 秒。\
+         买家什么时候、得到什么结果？",
+        &SINGLE_POINT,
     )
     .claims("002:677"),
 ];

@@ -201,10 +201,10 @@ pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "uuid-owner-release-gap",
         "Platinum: each holder writes its own UUID; its release is a GET that compares the \
-         value, then a DEL. The lease is 600 ms, and a holder pauses 450 ms between its GET \
-         and its DEL. What happens?",
-        "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒，\
-         持锁者在 GET 和 DEL 之间停顿了 450 毫秒。会发生什么？",
+         value, then a DEL. The lease is 600 ms. A holder works 400 ms, then makes its GET, \
+         and pauses 450 ms between its GET and its DEL. What happens?",
+        "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒。\
+         持锁者先处理 400 毫秒业务，再执行 GET，然后在 GET 和 DEL 之间停顿 450 毫秒。会发生什么？",
         &RELEASE,
     ),
     ask(
@@ -217,8 +217,11 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "lua-release-normal",
-        "Diamond again, with the work (5 ms) well inside the 3 s lease. What happens?",
-        "还是钻石方案，业务耗时（5 毫秒）远小于 3 秒的租约。会发生什么？",
+        "Diamond again: 300 buyers for 100 items through three instances, a 3 s lease, and \
+         5 ms of work; each holder then releases with the compare-and-delete script. What \
+         happens?",
+        "还是钻石方案：300 个买家经三个实例抢 100 件商品，租约 3 秒，业务耗时 5 毫秒；\
+         每个持锁者做完后用先比对再删除的脚本释放锁。会发生什么？",
         &RELEASE,
     ),
     ask(
@@ -282,18 +285,19 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "fair-dead-waiter",
-        "A buyer queues for the fair lock, then dies in line without a word. What do the buyers \
-         behind it get?",
-        "一个买家在公平锁的队伍里排上了号，随后一声不吭地死掉了。排在它后面的买家会怎样？",
+        "A buyer queues for the fair lock, then dies in line: it neither takes its turn nor \
+         leaves the queue. What do the buyers behind it get?",
+        "一个买家在公平锁的队伍里排上了号，随后进程死掉：既没来取锁，也没有退出队伍。\
+         排在它后面的买家会怎样？",
         &DEAD_WAITER,
     ),
     ask(
         "fenced-freeze",
-        "The same 1.2 s freeze past a 300 ms lease, but every holder gets a fencing token (a \
-         number that grows with each grant) and the stock checks it on every write. What \
-         happens?",
-        "同样冻结 1.2 秒、超过 300 毫秒的租约，但每个持锁者都拿到一个围栏令牌（fencing token）：\
-         一个每次发放都递增的编号，库存在每次写入时校验它。会发生什么？",
+        "The same 1.2 s freeze under a 300 ms lease, but every grant of the lock comes with a \
+         fencing token, a number one higher than the last grant's, and the holder sends its \
+         token with each write to the stock. What happens?",
+        "同样冻结 1.2 秒，租约 300 毫秒，但每次发放锁都附带一个围栏令牌（fencing token）：\
+         比上一次发放的编号大 1，持锁者每次写库存都带上自己的令牌。会发生什么？",
         &LATE_WRITE_FENCED,
     )
     .paired("fenced-holder-cut-off"),

@@ -88,8 +88,11 @@ pub(super) static QUESTIONS: &[Question] = &[
     .paired("zookeeper-client-partitioned"),
     ask(
         "fenced-holder-cut-off",
-        "The same cut, with a fencing token that the stock checks. How often is the item sold?",
-        "同样的网络隔离，但有库存会校验的围栏令牌。这件商品会卖出几次？",
+        "The same cut, but every grant of the lock comes with a fencing token one higher than \
+         the last, and the holder sends its token with each write to the stock. How often is \
+         the item sold?",
+        "同样的网络隔离，但每次发放锁都附带一个比上一次大 1 的围栏令牌，持锁者每次写库存\
+         都带上自己的令牌。这件商品会卖出几次？",
         &ONE_ITEM_FENCED,
     )
     .paired("fenced-freeze"),
@@ -114,9 +117,9 @@ pub(super) static QUESTIONS: &[Question] = &[
     .paired("watchdog-holder-cut-off"),
     ask(
         "zookeeper-fenced-partitioned",
-        "The same cut, but the stock takes only writes whose token (the node's creation zxid) \
-         is at least the highest it has seen. How often is the item sold?",
-        "同样的网络隔离，但库存只接受令牌（节点创建时的 zxid）不小于它见过的最大令牌的写入。\
+        "The same cut, but the holder sends a token with each write to the stock: the zxid at \
+         which its lock node was created. How often is the item sold?",
+        "同样的网络隔离，但持锁者每次写库存都带上一个令牌：它的锁节点创建时的 zxid。\
          这件商品会卖出几次？",
         &ONE_ITEM_FENCED,
     ),
