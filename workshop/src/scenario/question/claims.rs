@@ -80,12 +80,6 @@ const SINGLE_POINT: Family = Family {
             rule: "oversold == 0 and max_latency_ms >= 8000",
         },
         Choice {
-            en: "All refused (503) before the 8 s are over: nothing is sold",
-            zh: "不到 8 秒，所有买家就都被拒绝（503）：一件也没卖出",
-            sources: &["002:677", "001:92"],
-            rule: "oversold == 0 and orders == 0 and max_latency_ms < 8000",
-        },
-        Choice {
             en: "Some are sold within the 8 s and the rest refused; nothing oversold",
             zh: "8 秒之内卖出了一部分，其余被拒绝；没有超卖",
             sources: &[
@@ -104,6 +98,12 @@ const SINGLE_POINT: Family = Family {
                         logged, not returned",
             ],
             rule: "oversold > 0",
+        },
+        Choice {
+            en: "All refused (503) before the 8 s are over: nothing is sold",
+            zh: "不到 8 秒，所有买家就都被拒绝（503）：一件也没卖出",
+            sources: &["002:677", "001:92"],
+            rule: "oversold == 0 and orders == 0 and max_latency_ms < 8000",
         },
     ],
 };

@@ -1,6 +1,6 @@
 //! The questions of the database chapters: PostgreSQL's advisory locks.
 
-use super::shared::{CRASH, LATE_WRITE, LATE_WRITE_FENCED, QUEUE};
+use super::shared::{CRASH, LATE_WRITE, LATE_WRITE_FENCED_REFUSED_LAST, QUEUE};
 use super::{ask, Choice, Family, Question};
 
 /// A lock with no lease and a holder that freezes: safe, and what it costs the line.
@@ -83,6 +83,6 @@ pub(super) static QUESTIONS: &[Question] = &[
          happens?",
         "同样的超时和冻结，但每个持锁者拿到锁后从序列里取下一个值作为令牌，\
          每次写库存都带上它。会发生什么？",
-        &LATE_WRITE_FENCED,
+        &LATE_WRITE_FENCED_REFUSED_LAST,
     ),
 ];

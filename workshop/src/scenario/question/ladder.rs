@@ -1,6 +1,9 @@
 //! The questions of the ladder's chapters: one Redis, `none` … `atomic-deduct`, `redis-down`.
 
-use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, LATE_WRITE_FENCED, OVERSOLD, RELEASE};
+use super::shared::{
+    AVAILABILITY, CRASH, CRASH_WORST_FIRST, LATE_WRITE, LATE_WRITE_FENCED_REFUSED_LAST,
+    LATE_WRITE_LOST_FIRST, OVERSOLD, RELEASE_WORST_FIRST,
+};
 use super::{ask, Choice, Family, Question};
 
 /// A sale that takes its own lock again in a nested step.
@@ -172,7 +175,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          What do the other buyers get?",
         "青铜方案：SETNX 加锁、DEL 解锁，此外没有任何操作碰这个键。持锁进程在临界区里崩溃；\
          每个买家最多等 1.5 秒。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "setnx-expire-crash-between",
@@ -180,14 +183,14 @@ pub(super) static QUESTIONS: &[Question] = &[
          before EXPIRE. What do the other buyers get?",
         "白银方案：先 SETNX，再用 EXPIRE 设 1 秒的租约。持锁者执行完 SETNX、还没执行 EXPIRE \
          就崩溃了。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "setnx-expire-crash-after",
         "Silver again, and the holder crashes after EXPIRE: the 1 s lease is set. What do the \
          other buyers get?",
         "还是白银方案，这次持锁者在 EXPIRE 之后崩溃：1 秒的租约已经设上了。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "atomic-expiry-slow-business",
@@ -196,7 +199,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          happens?",
         "黄金方案：一条 SET NX PX 命令加锁，租约 60 毫秒；所有买家写入的值都一样，业务做完用 DEL \
          解锁。业务耗时 150 毫秒。会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "uuid-owner-release-gap",
@@ -205,7 +208,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          and pauses 450 ms between its GET and its DEL. What happens?",
         "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒。\
          持锁者先处理 400 毫秒业务，再执行 GET，然后在 GET 和 DEL 之间停顿 450 毫秒。会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "lua-release-slow-business",
@@ -213,7 +216,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          of work. What happens?",
         "钻石方案：比对和删除放在同一段 Lua 脚本里，租约 60 毫秒，业务耗时 150 毫秒。\
          会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "lua-release-normal",
@@ -222,7 +225,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          happens?",
         "还是钻石方案：300 个买家经三个实例抢 100 件商品，租约 3 秒，业务耗时 5 毫秒；\
          每个持锁者做完后用先比对再删除的脚本释放锁。会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "reentrant-watchdog-slow-business",
@@ -271,7 +274,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          stock, as a stop-the-world GC pause does. What happens?",
         "带看门狗的 Redisson lock()，看门狗每 100 毫秒为 300 毫秒的租约续期一次。持锁进程读完库存后\
          整体冻结 1.2 秒（包括看门狗线程），就像一次 stop-the-world 的 GC 停顿。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_LOST_FIRST,
     )
     .paired("redlock-freeze"),
     ask(
@@ -298,7 +301,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          token with each write to the stock. What happens?",
         "同样冻结 1.2 秒，租约 300 毫秒，但每次发放锁都附带一个围栏令牌（fencing token）：\
          比上一次发放的编号大 1，持锁者每次写库存都带上自己的令牌。会发生什么？",
-        &LATE_WRITE_FENCED,
+        &LATE_WRITE_FENCED_REFUSED_LAST,
     )
     .paired("fenced-holder-cut-off"),
     ask(

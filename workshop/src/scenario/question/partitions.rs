@@ -1,6 +1,8 @@
 //! The questions of the partition chapters: links cut, every process still running.
 
-use super::shared::{AVAILABILITY, ONE_ITEM, ONE_ITEM_FENCED, OVERSOLD};
+use super::shared::{
+    AVAILABILITY, AVAILABILITY_PARTIAL_FIRST, ONE_ITEM, ONE_ITEM_FENCED_REFUSED_SECOND, OVERSOLD,
+};
 use super::{ask, Choice, Family, Question};
 
 /// A cut that leaves a lock service without the majority (or the replica) it needs: what the
@@ -93,7 +95,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          the item sold?",
         "同样的网络隔离，但每次发放锁都附带一个比上一次大 1 的围栏令牌，持锁者每次写库存\
          都带上自己的令牌。这件商品会卖出几次？",
-        &ONE_ITEM_FENCED,
+        &ONE_ITEM_FENCED_REFUSED_SECOND,
     )
     .paired("fenced-freeze"),
     ask(
@@ -121,13 +123,13 @@ pub(super) static QUESTIONS: &[Question] = &[
          which its lock node was created. How often is the item sold?",
         "同样的网络隔离，但持锁者每次写库存都带上一个令牌：它的锁节点创建时的 zxid。\
          这件商品会卖出几次？",
-        &ONE_ITEM_FENCED,
+        &ONE_ITEM_FENCED_REFUSED_SECOND,
     ),
     ask(
         "zookeeper-server-cut-off",
         "Three ZooKeeper servers; one is cut off from the other two and from every instance. \
          What do the 300 buyers get?",
         "三台 ZooKeeper 服务器；其中一台与另外两台和所有实例断开了网络。这 300 个买家的请求结果如何？",
-        &AVAILABILITY,
+        &AVAILABILITY_PARTIAL_FIRST,
     ),
 ];

@@ -4,6 +4,11 @@
 //! all ask "what do the other buyers get?" and land in different options. A set keeps only
 //! options its chapters can land in; a chapter whose run can land elsewhere has its own set.
 //!
+//! A set may be shown in more than one order (`…_reordered` below, [`Family::reordered`]):
+//! the chapters that land in the same belief would otherwise always find it under the same
+//! letter, and a class learns the letter. Neighbours that are compared side by side keep one
+//! order between them.
+//!
 //! Every set cuts the figures into options that do not overlap: each rule is a conjunction of
 //! comparisons that the others contradict (the tests check it on a grid of figures).
 
@@ -352,4 +357,49 @@ pub(super) const QUEUE: Family = Family {
             rule: "oversold > 0",
         },
     ],
+};
+
+/// [`CRASH`] from the worst outcome to the mildest, as the ladder's three crash chapters ask
+/// it.
+pub(super) const CRASH_WORST_FIRST: Family = Family {
+    reads: CRASH.reads,
+    options: &CRASH.reordered([2, 1, 0]),
+};
+
+/// [`LATE_WRITE`] with the lost updates first, as the three frozen holders (a watchdog,
+/// Redlock, ZooKeeper) ask it.
+pub(super) const LATE_WRITE_LOST_FIRST: Family = Family {
+    reads: LATE_WRITE.reads,
+    options: &LATE_WRITE.reordered([1, 0, 2]),
+};
+
+/// [`LATE_WRITE_FENCED`] with the refused write last, as the three fenced freezes ask it.
+pub(super) const LATE_WRITE_FENCED_REFUSED_LAST: Family = Family {
+    reads: LATE_WRITE_FENCED.reads,
+    options: &LATE_WRITE_FENCED.reordered([0, 1, 3, 2]),
+};
+
+/// [`ONE_ITEM`] from the most sales to none, as the chapters beyond one Redis ask it.
+pub(super) const ONE_ITEM_MOST_FIRST: Family = Family {
+    reads: ONE_ITEM.reads,
+    options: &ONE_ITEM.reordered([2, 1, 0]),
+};
+
+/// [`ONE_ITEM_FENCED`] with the refused late write second, as the fenced cuts ask it.
+pub(super) const ONE_ITEM_FENCED_REFUSED_SECOND: Family = Family {
+    reads: ONE_ITEM_FENCED.reads,
+    options: &ONE_ITEM_FENCED.reordered([0, 2, 1, 3]),
+};
+
+/// [`AVAILABILITY`] with the partial service first, as ZooKeeper's lost server asks it.
+pub(super) const AVAILABILITY_PARTIAL_FIRST: Family = Family {
+    reads: AVAILABILITY.reads,
+    options: &AVAILABILITY.reordered([1, 0, 2, 3]),
+};
+
+/// [`RELEASE`] from the worst outcome to the mildest, as the ladder's release chapters ask
+/// it.
+pub(super) const RELEASE_WORST_FIRST: Family = Family {
+    reads: RELEASE.reads,
+    options: &RELEASE.reordered([2, 1, 0]),
 };

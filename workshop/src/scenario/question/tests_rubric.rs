@@ -330,22 +330,49 @@ const MECHANISM: &[(&str, &[&str])] = &[
     (
         "stale_writes_rejected",
         &[
-            "check", "refuse", "reject", "highest", "at least", "校验", "核对", "拒绝", "不小于",
+            "check",
+            "refuse",
+            "reject",
+            "highest",
+            "at least",
+            "校验",
+            "核对",
+            "拒绝",
+            "不小于",
             "最大",
         ],
     ),
     (
         "foreign_releases",
-        &["outlast", "expire", "deletes another", "远小于", "误删", "到期"],
+        &[
+            "outlast",
+            "expire",
+            "deletes another",
+            "远小于",
+            "误删",
+            "到期",
+        ],
     ),
     (
         "sold_after_stall",
-        &["times out after", "is freed", "frees the lock", "后超时", "被释放"],
+        &[
+            "times out after",
+            "is freed",
+            "frees the lock",
+            "后超时",
+            "被释放",
+        ],
     ),
     ("lost_updates", &["overwrite", "覆盖", "stale", "陈旧"]),
     (
         "overlaps",
-        &["runs out", "ends before", "others get in", "到期", "别人进来"],
+        &[
+            "runs out",
+            "ends before",
+            "others get in",
+            "到期",
+            "别人进来",
+        ],
     ),
     ("validity_lapsed", &["too late", "已过", "gives back"]),
 ];
