@@ -36,6 +36,8 @@ mod tests;
 #[cfg(test)]
 mod tests_balance;
 #[cfg(test)]
+mod tests_glossary;
+#[cfg(test)]
 mod tests_rubric;
 mod zookeeper;
 

@@ -52,10 +52,10 @@ pub(super) static QUESTIONS: &[Question] = &[
     .paired("redlock-restart-no-fsync"),
     ask(
         "restart-rdb-loses-recent-lock",
-        "The same crash of the lock store, with RDB snapshots by the classic save rules \
+        "The same crash of the lock store, with RDB snapshots by the save rules Redis shipped by default up to 6.0 \
          (900 s / 300 s / 60 s). How often is the item sold?",
-        "存放锁的 Redis 同样崩溃重启，这次开启了 RDB 快照，按经典的保存规则（900 秒 / 300 秒 / \
-         60 秒）。这件商品会卖出几次？",
+        "存放锁的 Redis 同样崩溃重启，这次开启了 RDB 快照，按 Redis 6.0 及以前默认的 save 规则\
+         （900 秒 / 300 秒 / 60 秒）。这件商品会卖出几次？",
         &ONE_ITEM_MOST_FIRST,
     ),
     ask(
@@ -85,7 +85,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "Redlock, one item: the holder's lock stands on exactly three masters. One of those \
          three crashes and restarts; it has no persistence. How often is the item sold?",
         "Redlock，一件商品：持锁者的锁刚好落在三个主节点上。这三个中有一个崩溃后重启，\
-         它没有开启持久化，重启后数据全部清空。这件商品会卖出几次？",
+         它没有开启持久化。这件商品会卖出几次？",
         &ONE_ITEM_MOST_FIRST,
     )
     .paired("restart-loses-lock"),
@@ -117,7 +117,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "redlock-validity-runs-out",
         "Redlock with a 50 ms lease; one master is stopped for 80 ms as a buyer asks, so the \
          buyer's third vote arrives 80 ms after it started asking. What happens?",
-        "Redlock，租约 50 毫秒；买家申请时一个主节点被停住 80 毫秒，所以这个买家拿到第三票时，\
+        "Redlock，租约 50 毫秒；买家申请时一个主节点被暂停 80 毫秒，所以这个买家拿到第三票时，\
          距它开始申请已经过了 80 毫秒。会发生什么？",
         &VALIDITY,
     ),

@@ -12,8 +12,8 @@ const NO_DEADLOCK: Family = Family {
     reads: &["orders", "initial_stock"],
     options: &[
         Choice {
-            en: "All of them, as 001 says: no deadlock",
-            zh: "全部卖出，正如 001 所说：不会死锁",
+            en: "All of them: no deadlock",
+            zh: "全部卖出：不会死锁",
             sources: &["001:152"],
             rule: "orders >= initial_stock",
         },
@@ -40,8 +40,8 @@ const RENEWAL_CLAIM: Family = Family {
     reads: &["overlaps", "lost_releases"],
     options: &[
         Choice {
-            en: "As 002 says: the renewal keeps the lock until the work is done",
-            zh: "正如 002 所说：续期让锁一直保持到业务做完",
+            en: "The renewal keeps the lock until the work is done",
+            zh: "续期让锁一直保持到业务做完",
             sources: &["002:582", "001:151-152"],
             rule: "overlaps == 0 and lost_releases == 0",
         },
@@ -116,8 +116,8 @@ pub(super) static QUESTIONS: &[Question] = &[
          whose stop-the-world GC pause outlives its lease. Try it: the watchdog renews a 300 ms \
          lease every 100 ms, and the holder's process pauses 1.2 s after reading the stock, \
          then writes it. What happens?",
-        "002（第 644 行）把续期线程，也就是 Redisson 的看门狗，当作解决办法：客户端一次 stop-the-world \
-         的 GC 停顿超过了租约怎么办。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
+        "002（第 644 行）针对客户端一次 stop-the-world 的 GC 停顿比租约还长的情况，\
+         给出的办法是续期线程，也就是 Redisson 的看门狗。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
          读完库存后停顿 1.2 秒，然后写库存。会发生什么？",
         &LATE_WRITE,
     )
@@ -157,7 +157,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          Redlock, one item: right after the holder takes its 20 s lock, the clocks of the three \
          masters that granted it step 30 s forward. How often is the item sold?",
         "002（第 652、680 行）用 NTP 应对时钟漂移：让所有节点的时钟保持同步，Redlock 的租约就靠得住。\
-         可时钟偏差大时 NTP 会直接跳调时钟，运维手动改时间也一样。Redlock，一件商品：持锁者刚拿到\
+         可时钟偏差较大时，NTP 会一步把时钟调过去，运维手动改时间也是如此。Redlock，一件商品：持锁者刚拿到\
          租约 20 秒的锁，给它投票的三个主节点的时钟就向前跳了 30 秒。这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -166,11 +166,11 @@ pub(super) static QUESTIONS: &[Question] = &[
         "claim-rdb-keeps-lock",
         "restart-rdb-loses-recent-lock",
         "002 (line 691) says RDB saves Redis' memory to disk so that a crash or a power cut \
-         does not lose the data. The lock store runs RDB by the classic save rules (900 s / \
+         does not lose the data. The lock store runs RDB by the save rules Redis shipped by default up to 6.0 (900 s / \
          300 s / 60 s) and crashes right after the holder takes the lock, then restarts. How \
          often is the one item sold?",
         "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据。\
-         存放锁的 Redis 按经典规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
+         存放锁的 Redis 按 Redis 6.0 及以前默认的 save 规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
          这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -196,7 +196,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          interrupted while its SET is on the wire; its finally block calls unlock at once, and \
          the SET lands after that. Six buyers, six items, a 300 ms lease renewed every 100 ms. \
          How many are sold?",
-        "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 还在路上时被中断；\
+        "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 已经发出、还没到达 Redis 时被中断；\
          它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。六个买家，六件商品，租约 300 毫秒、\
          每 100 毫秒续期一次。会卖出几件？",
         &NO_DEADLOCK,
@@ -266,7 +266,7 @@ pub(super) static MORE: &[Question] = &[
          more) holds the Redlock. A client takes the lock as soon as it has three votes, and \
          reads no clock; the lease is 50 ms, and the third vote comes 80 ms after it started \
          asking. What happens?",
-        "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算加锁成功。一个客户端\
+        "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算拿到了 Redlock。一个客户端\
          一凑齐三票就开始处理业务，不看时钟；租约 50 毫秒，而第三票在它开始申请 80 毫秒后才到。\
          会发生什么？",
         &VALIDITY,

@@ -21,7 +21,7 @@ const NESTED: Family = Family {
         },
         Choice {
             en: "The sale waits for itself: buyers time out (503) and items stay unsold",
-            zh: "销售在等它自己：买家等到超时（503），商品卖不出去",
+            zh: "销售被自己挡住：买家等到超时（503），商品卖不出去",
             sources: &["002:346-350"],
             rule: "oversold == 0 and lock_timeouts > 0",
         },
@@ -89,7 +89,7 @@ const DEAD_WAITER: Family = Family {
         Choice {
             en: "The line stalls: no sale for 0.3 s or more, then it moves on; nobody times \
                  out",
-            zh: "队伍停住：0.3 秒或更久没有成交，然后继续往前走；没有人等到超时",
+            zh: "队伍停滞：0.3 秒或更久没有成交，然后继续往前走；没有人等到超时",
             sources: &["001:244-246"],
             rule: "lock_timeouts == 0 and stall_ms >= 300",
         },
@@ -173,7 +173,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "Bronze: SETNX takes the lock, DEL frees it, and nothing else touches the key. The \
          holder's process crashes inside the critical section; each buyer waits at most 1.5 s. \
          What do the other buyers get?",
-        "青铜方案：SETNX 加锁、DEL 解锁，此外没有任何操作碰这个键。持锁进程在临界区里崩溃；\
+        "青铜方案：SETNX 加锁、DEL 解锁，此外再没有任何命令操作这个键。持锁进程在临界区里崩溃；\
          每个买家最多等 1.5 秒。其他买家会怎样？",
         &CRASH_WORST_FIRST,
     ),
@@ -206,7 +206,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "Platinum: each holder writes its own UUID; its release is a GET that compares the \
          value, then a DEL. The lease is 600 ms. A holder works 400 ms, then makes its GET, \
          and pauses 450 ms between its GET and its DEL. What happens?",
-        "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒。\
+        "铂金方案：每个持锁者写入自己的 UUID；释放锁时先 GET 比对值，再 DEL。租约 600 毫秒。\
          持锁者先处理 400 毫秒业务，再执行 GET，然后在 GET 和 DEL 之间停顿 450 毫秒。会发生什么？",
         &RELEASE_WORST_FIRST,
     ),

@@ -23,8 +23,8 @@ const CUT: Family = Family {
             rule: "oversold == 0 and sent_503 == 0",
         },
         Choice {
-            en: "Nothing oversold, but once the cut begins, buyers are refused (503)",
-            zh: "没有超卖，但从网络隔离开始，买家都被拒绝（503）",
+            en: "Nothing oversold, but once the cut begins, some buyers are refused (503)",
+            zh: "没有超卖，但从网络隔离开始，有买家被拒绝（503）",
             sources: &["002:609"],
             rule: "oversold == 0 and sent_503 > 0",
         },
@@ -51,7 +51,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "sentinel-min-replicas",
         "The same cut, with min-replicas-to-write 1 and a lag of 1 s allowed, and one replica \
          in all. What do the buyers get from the cut on?",
-        "同样的网络隔离，但配置了 min-replicas-to-write 1，允许的复制延迟是 1 秒，整套只有一个从节点。\
+        "同样的网络隔离，但配置了 min-replicas-to-write 1，允许的复制延迟是 1 秒，而且只有一个从节点。\
          从网络隔离开始，买家的请求结果如何？",
         &CUT,
     ),

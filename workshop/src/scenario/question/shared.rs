@@ -40,7 +40,7 @@ pub(super) const OVERSOLD: Family = Family {
         },
         Choice {
             en: "Many: more than a tenth of the stock, up to the whole stock again",
-            zh: "大量：超过库存的十分之一，最多再多卖一倍库存",
+            zh: "大量：超过库存的十分之一，但不超过整份库存",
             sources: &["001:17-21", "000:49"],
             rule: "oversold > initial_stock / 10 and oversold <= initial_stock",
         },
@@ -107,7 +107,7 @@ pub(super) const CRASH: Family = Family {
     options: &[
         Choice {
             en: "They barely notice: sales go on, nobody waits 0.8 s",
-            zh: "几乎没影响：照常在卖，没有谁等到 0.8 秒",
+            zh: "几乎没影响：照常在卖，没有谁等满 0.8 秒",
             sources: &[
                 "belief: a crashed process drops its connection and the store frees \
                         what it held — held by those who know database locks, which do",
@@ -303,13 +303,13 @@ pub(super) const VALIDITY: Family = Family {
         },
         Choice {
             en: "The client gives the late majority back and asks again: one holder at a time",
-            zh: "客户端发现凑齐多数时租约已过，就释放各节点上的锁重新申请：始终只有一个持锁者",
+            zh: "客户端放弃这次来得太晚的多数票，重新申请：始终只有一个持锁者",
             sources: &["002:614", "001:103-104"],
             rule: "overlaps == 0 and validity_lapsed > 0",
         },
         Choice {
             en: "The client works under the late lock, and a second holder gets in beside it",
-            zh: "客户端拿着过期的锁处理业务，第二个持锁者也同时进来了",
+            zh: "客户端拿着租约已到期的锁处理业务，第二个持锁者也同时进来了",
             sources: &[
                 "belief: once a majority said yes the lock is held — held by clients \
                         that count the votes and skip the clock",
