@@ -142,15 +142,15 @@ function draw() {
   notes.update(v, admin);
 }
 
-/** The picker's labels, and the ids in tooltips between votes only. */
+/** The picker's labels: numbers only, since the projector shows whatever the pointer
+ * hovers. The picked question's id is in the presenter's notes, which the instructor opens. */
 function drawPicker(state) {
-  const between = state === 'idle' || state === 'revealed';
   for (const option of $('#chapter').options) {
-    const question = deck[Number(option.value) - 1];
     option.textContent = questionLabel({ number: Number(option.value) });
-    if (between && question?.id) option.title = question.id;
-    else option.removeAttribute('title');
   }
+  const picked = deck[Number($('#chapter').value) - 1];
+  const between = state === 'idle' || state === 'revealed';
+  $('#notes-picked').textContent = between && picked?.id ? t('present.picked', { id: picked.id }) : '';
 }
 
 /** The options; once revealed, each with its votes in every round as bars (never before: the

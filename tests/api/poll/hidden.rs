@@ -64,17 +64,13 @@ async fn a_polled_chapter_stays_unnamed_until_the_reveal_and_votes_carry_sure_an
     let room = &seats[0];
     let room_path = |path: &str| format!("{path}?room={}", room.room);
     for token in [None, Some(room.token.as_str())] {
-        let (entry, all) = listed(&client, &base, token).await;
+        // No list at all: one with the chapter left out would name it by its place.
+        let (_, all) = listed(&client, &base, token).await;
         assert_eq!(
-            entry,
-            json!({ "hidden": true, "number": number }),
+            all,
+            json!({ "scenarios": [], "withheld": true }).to_string(),
             "{token:?}"
         );
-        assert!(
-            !all.contains(scenario.en) && !all.contains(scenario.zh),
-            "{all}"
-        );
-        assert!(!all.contains(&format!("\"{CHAPTER}\"")), "{all}");
         let view = ok(
             &client,
             &base,
