@@ -136,7 +136,9 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     dash = await newPhone();
     await dash.goto(`${base}/?room=${other.room}#token=${other.token}`);
     await dash.waitForSelector('#vote:not([hidden]) .vote-option', { timeout: 10_000 });
-    await dash.waitForSelector('#scenario-select option[data-number]', { state: 'attached', timeout: 10_000 });
+    // The catalog is withheld while the class votes: no chapter listed, and the page says why.
+    await dash.waitForFunction(() => /the chapters are back after the reveal/.test(document.querySelector('#scenario-text')?.textContent || ''), null, { timeout: 10_000 });
+    assert.equal(await dash.$$eval('#scenario-select option', (o) => o.length), 0, 'no chapter listed');
     assert.deepEqual(await gives(dash, explanation), { id: false, explanation: false }, 'the dashboard of a room token');
     const [card] = await boxes(dash, '#vote');
     const [figures] = await boxes(dash, '#figures');
