@@ -117,6 +117,10 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     assert.equal(await presenter.$$eval('#notes img, #notes b:not(.vote-letter)', (e) => e.length), 0, 'a reason never becomes markup');
     assert.equal(await presenter.evaluate(() => window.pwned), undefined);
     assert.match(await presenter.textContent('#notes-thumb'), /below ~30 %, explain; 30–70 %, discuss and vote again; above 70 %, reveal/);
+    // While the round is open, the split waits behind its own button: on the projector it
+    // would lead the vote.
+    assert.equal(await presenter.$$eval('.present-split', (s) => s.length), 0, 'no split while the round is open');
+    await presenter.click('#split-show');
     assert.equal(await presenter.$$eval('.present-split[data-round="1"] li', (li) => li.length), await presenter.$$eval('#options li', (li) => li.length));
     await presenter.screenshot({ path: join(SHOTS, '33-present-notes.png') });
     await presenter.click('#reasons-toggle');
