@@ -137,6 +137,7 @@ fn the_right_answers_spread_over_the_letters_within_the_bounds() {
     if undecided.len() * 10 > total {
         wrong.push(format!("{} questions are left to the run", undecided.len()));
     }
+    report.extend(never_right());
     // Printed so that `cargo test -- --nocapture` shows the spread even when it passes.
     println!("{}", report.join("\n"));
     assert!(
@@ -145,4 +146,33 @@ fn the_right_answers_spread_over_the_letters_within_the_bounds() {
         report.join("\n"),
         wrong.join("\n")
     );
+}
+
+/// The options no chapter's expected run lands in, the most shown first, with the number of
+/// questions that show them: a distractor is good when it is a belief somebody holds, but one
+/// shown in many questions and never right teaches the class to skip it. Reported beside the
+/// spread for the deck's author; the spread is the bound.
+fn never_right() -> Vec<String> {
+    let mut shown: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for q in deck() {
+        let right = right_answers(q);
+        for (i, choice) in q.options.iter().enumerate() {
+            let (won, asked) = shown.entry(choice.en).or_default();
+            *asked += 1;
+            if right.len() == 1 && right.contains(&i) {
+                *won += 1;
+            }
+        }
+    }
+    let mut never: Vec<(usize, &str)> = shown
+        .into_iter()
+        .filter(|(_, (won, _))| *won == 0)
+        .map(|(en, (_, asked))| (asked, en))
+        .collect();
+    never.sort_by(|a, b| b.cmp(a));
+    never
+        .iter()
+        .take(5)
+        .map(|(asked, en)| format!("never right, shown in {asked} questions: {en}"))
+        .collect()
 }
