@@ -30,7 +30,7 @@ fn uneventful(name: &str, scenario: &Scenario) -> f64 {
 /// bound takes every value of the grid (`tests.rs`) inside the bounds, the others their
 /// uneventful value. One option is the question's right answer; several mean the chapter's
 /// checks leave the answer to the run (how many a race oversells), and the test says so.
-pub(super) fn right_answers(q: &Question) -> BTreeSet<usize> {
+fn right_answers(q: &Question) -> BTreeSet<usize> {
     let scenario = CATALOG
         .iter()
         .find(|s| s.id == q.chapter)
@@ -73,6 +73,28 @@ pub(super) fn right_answers(q: &Question) -> BTreeSet<usize> {
         q.id
     );
     landed
+}
+
+/// The right answers where real runs' figures are known (`tests/api/fair.rs` pins where
+/// `fair-dead-waiter`'s run lands; `tests.rs` lands the figures of a deadlock, a store outage,
+/// a failover and the fenced chapters), under the letters the deck now gives them: the run
+/// built from a chapter's checks lands where those do.
+#[test]
+fn the_expected_run_lands_where_the_fleets_runs_do() {
+    for (id, letter) in [
+        ("fair-dead-waiter", 1),
+        ("setnx-crash", 0),
+        ("postgres-crash-holding", 0),
+        ("redis-down", 2),
+        ("claim-single-point", 3),
+        ("fenced-freeze", 3),
+        ("fenced-holder-cut-off", 1),
+        ("failover-loses-lock", 0),
+        ("lua-release-normal", 2),
+    ] {
+        let q = super::question(id).unwrap();
+        assert_eq!(right_answers(q), BTreeSet::from([letter]), "{id}");
+    }
 }
 
 /// The bounds on how often one letter is right among the questions with as many options:
