@@ -198,24 +198,28 @@ pub(super) const LATE_WRITE_FENCED: Family = Family {
 };
 
 /// One item, a few buyers, and a failure while the first holds the lock: how often is it
-/// sold? No token here: the fenced chapters ask [`ONE_ITEM_FENCED`].
+/// sold? No token here: the fenced chapters ask [`ONE_ITEM_FENCED`]. Every option is an
+/// outcome these chapters can land in: the lock held through the failure, a second holder
+/// who finds the item gone, or a second sale. None is "not at all": the first holder always
+/// sells, so that option would be a free point.
 pub(super) const ONE_ITEM: Family = Family {
-    reads: &["oversold", "orders"],
+    reads: &["oversold", "overlaps"],
     options: &[
         Choice {
-            en: "Not at all: every buyer is refused",
-            zh: "一次也没卖出：买家全被拒绝",
-            sources: &[
-                "belief: after a failure the lock service refuses everyone until an \
-                        operator steps in — held by those used to fail-stop databases",
-            ],
-            rule: "oversold == 0 and orders == 0",
+            en: "At most once, and one holder at a time; the others wait or are refused",
+            zh: "最多卖出一次，始终只有一个持锁者；其他人等待或被拒绝",
+            sources: &["002:604", "002:620"],
+            rule: "oversold == 0 and overlaps == 0",
         },
         Choice {
-            en: "Once, to one holder; the others wait or are refused",
-            zh: "只卖出一次，只有一个持锁者；其他人等待或被拒绝",
-            sources: &["002:604", "002:620"],
-            rule: "oversold == 0 and orders > 0",
+            en: "Two hold the lock at once, yet the item is sold once: the second finds it gone",
+            zh: "同时有两个持锁者，但商品只卖出一次：第二个发现它已经卖掉了",
+            sources: &[
+                "belief: the sale's own stock check stops a second holder, so a lost lock \
+                        costs nothing when the first has written — held by those who trust \
+                        `if stock > 0` to stand in for the lock",
+            ],
+            rule: "oversold == 0 and overlaps > 0",
         },
         Choice {
             en: "Twice: two holders at once",
