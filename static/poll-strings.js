@@ -48,7 +48,7 @@ const zh = {
   'vote.why.sent': '你的理由已随这一票提交。',
   'vote.why.first': '请先选一个字母：理由随你的票一起提交。',
   'vote.decided': '决定结果的数字：这次运行落在 {letter}，“{option}”',
-  'vote.claim': '受审的说法：文章 {article} 第 {line} 行。这次运行就是对它的裁决。',
+  'vote.claim': '待检验的说法：文章 {article} 第 {line} 行。这次运行的结果就是对它的检验。',
   'vote.decided.none': '判定各选项所依据的数字：这次运行缺了其中一项，所以不属于任何选项。',
   'vote.figures.rest': '这次运行的其他数字',
   'dash.scenario.withheld': '全班正在投票：揭晓之后才列出各章。',
