@@ -32,7 +32,8 @@ const notes = notesPanel();
 /** The question picked: the picker's values are the deck's numbers, from 1, as the class
  * sees them ("Question 12"); a chapter's own question and the articles' claims its run
  * answers are told apart. */
-const picked = () => deck[Number($('#chapter').value) - 1];
+/** The question picked: the deck's entry whose neutral number the picker holds. */
+const picked = () => deck.find((q) => String(q.number) === $('#chapter').value);
 
 const token = tokenPanel({
   enable(on, caller) {
@@ -148,9 +149,9 @@ function drawPicker(state) {
   for (const option of $('#chapter').options) {
     option.textContent = questionLabel({ number: Number(option.value) });
   }
-  const picked = deck[Number($('#chapter').value) - 1];
+  const chosen = picked();
   const between = state === 'idle' || state === 'revealed';
-  $('#notes-picked').textContent = between && picked?.id ? t('present.picked', { id: picked.id }) : '';
+  $('#notes-picked').textContent = between && chosen?.id ? t('present.picked', { id: chosen.id }) : '';
 }
 
 /** The options; once revealed, each with its votes in every round as bars (never before: the
@@ -206,7 +207,7 @@ async function loadChapters() {
   const select = $('#chapter');
   const before = select.value;
   select.replaceChildren(...deck.map((q) => new Option('', String(q.number))));
-  select.value = view?.number ? String(view.number) : before || '1';
+  select.value = view?.number ? String(view.number) : before || String(deck[0]?.number ?? '');
   draw();
 }
 $('#chapter').addEventListener('change', draw);
