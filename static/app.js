@@ -54,11 +54,7 @@ function markAdminOnly() {
   const select = $('#scenario-select');
   for (const opt of select.options) {
     const s = scenarios.find((x) => x.id === opt.value);
-    if (!s) {
-      // The chapter the class votes on (`hidden`): its neutral number until the reveal.
-      if (opt.dataset.number) opt.textContent = t('dash.scenario.hidden', { n: opt.dataset.number });
-      continue;
-    }
+    if (!s) continue;
     opt.disabled = room && Boolean(s.admin_only);
     opt.textContent = `${s.id} (${s.tier})${opt.disabled ? ` · ${t('ctl.scenario.adminonly')}` : ''}`;
   }
@@ -165,26 +161,25 @@ $('#fire').addEventListener('click', (ev) => act(ev.target, async () => {
 let lastBurst = null;
 
 // Scenarios (the catalog may not exist on an older server).
+// While the class votes, the server withholds the list from all but the admin token
+// (`withheld`): a list with one chapter missing would name it by its place.
+let withheld = false;
 async function loadScenarios() {
   try {
     const data = await call('GET', '/scenarios');
     scenarios = data.scenarios || [];
+    withheld = Boolean(data.withheld);
   } catch {
     scenarios = [];
+    withheld = false;
   }
   const select = $('#scenario-select');
   const picked = select.value;
   select.replaceChildren();
   for (const s of scenarios) {
     const opt = document.createElement('option');
-    if (s.hidden) {
-      opt.value = '';
-      opt.disabled = true;
-      opt.dataset.number = s.number;
-    } else {
-      opt.value = s.id;
-      opt.textContent = `${s.id} (${s.tier})`;
-    }
+    opt.value = s.id;
+    opt.textContent = `${s.id} (${s.tier})`;
     select.appendChild(opt);
   }
   if (picked && scenarios.some((s) => s.id === picked)) select.value = picked;
@@ -195,7 +190,8 @@ async function loadScenarios() {
 
 function showScenarioText() {
   const s = scenarios.find((x) => x.id === $('#scenario-select').value);
-  $('#scenario-text').textContent = s ? (language() === 'zh' ? s.zh : s.en) || '' : t('ctl.noscenarios');
+  const none = withheld ? t('dash.scenario.withheld') : t('ctl.noscenarios');
+  $('#scenario-text').textContent = s ? (language() === 'zh' ? s.zh : s.en) || '' : none;
 }
 $('#scenario-select').addEventListener('change', showScenarioText);
 
@@ -306,8 +302,8 @@ function translate() {
 // moves on (a new round, a closed round, the reveal, the next chapter).
 const voteStep = (v) => `${v.number}/${v.round}/${v.state}`;
 let voteClosed = null; // the step of the vote the student closed the card on
-// While a chapter is voted on, the server lists it without its id or explanation (a room
-// token's list): asked again when a vote opens or is revealed, so neither stays on the page.
+// While a chapter is voted on, the server withholds the list from a room token: asked again
+// when a vote opens or is revealed, so no explanation stays on the page.
 let hiding = null; // the number voted on and whether it is hidden, as last listed
 const vote = new Vote($('#vote'), {
   onView: (view) => {
@@ -508,9 +504,21 @@ makeChart();
 loadTiers();
 loadScenarios();
 // A viewer without a token holds no vote stream (one stream a viewer: the live state's), so it
-// asks the catalog again now and then: a chapter the class starts voting on loses its
-// explanation on this page too, and gets it back after the reveal.
-setInterval(() => { if (!token.caller) loadScenarios(); }, 20_000);
+// asks the vote's small public view every few seconds, and the catalog again when the vote
+// moves on: a chapter the class starts voting on leaves this page within one ask, and its
+// explanation comes back after the reveal.
+const ASK_VOTE_MS = 3_000;
+setInterval(async () => {
+  if (token.caller) return;
+  try {
+    const view = await call('GET', '/poll');
+    const now = `${view.number}/${view.state === 'open' || view.state === 'closed'}`;
+    if (now !== hiding) loadScenarios();
+    hiding = now;
+  } catch {
+    // The fleet is restarting: the next ask tries again.
+  }
+}, ASK_VOTE_MS);
 live.connect();
 live.draw();
 window.oversell = { timeline: live.timeline, get state() { return state; } };

@@ -285,6 +285,13 @@ const en = {
 //   tier                  锁方案; the ladder by 000's names: setnx 青铜 · setnx-expire 白银 ·
 //                         atomic-expiry 黄金 · uuid-owner 铂金 · lua-release 钻石
 //   behind nginx          经 nginx 分发到多个实例
+//   Redlock               红锁（Redlock）where a text first names it, Redlock after (不再换回 红锁)
+//   release / unlock      释放（the lock is released, a release message）/ 解锁（the unlock call）
+//   lock store            锁存储；session timeout 会话超时；watchdog 看门狗
+//   freeze / pause        冻结（the whole process）/ 停顿（a GC pause, a stall of the sales）;
+//                         a stopped node 被暂停（不用 停住）
+// workshop/src/scenario/question/tests_glossary.rs holds the deck to the terms above: where
+// a question's English says one, its Chinese says the same word.
 const zh = {
   title: 'oversell——分布式锁，用数字说话',
   room: '房间',
@@ -339,7 +346,7 @@ const zh = {
   'ctl.fault.nodedown': '主节点宕机（毫秒）',
   'ctl.fault.noderestart': '重启一个主节点',
   'ctl.fault.clockjump': '时钟跳变（毫秒）',
-  'ctl.fault.nodeslow': '主节点变慢（停住毫秒数）',
+  'ctl.fault.nodeslow': '主节点变慢（暂停毫秒数）',
   'ctl.fault.zknodedown': 'ZooKeeper 服务器宕机（毫秒）',
   'fig.throughput': '订单/秒',
   'fig.of': '共',

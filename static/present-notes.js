@@ -1,5 +1,8 @@
 // The presenter's own notes (present.html), behind a toggle so the projector shows them only
-// when the instructor opens them: each round's split per option with how many said "sure", the
+// when the instructor opens them: each round's split per option with how many said "sure" (while
+// a round is open, behind a second button: a split on the projector leads the vote, Crouch &
+// Mazur's first round and Smith et al.'s second alike; once the round closes the instructor
+// reads it to decide, and it stays hidden again when the next round opens), the
 // rule of thumb peer instruction decides by (Crouch & Mazur: below ~30 % right, explain; 30–70 %,
 // discuss and vote again; above 70 %, reveal), and a sample of reasons per option. Which option
 // is right is known only after the run: before it the split and the rule; after it the share
@@ -27,6 +30,7 @@ export function notesPanel() {
   let open = false;
   let admin = false;
   let reasonsHidden = false;
+  let splitShown = null; // the round whose split the instructor showed while it was open
   let view = null; // the public view drawn
   let counts = null; // the last admin view
   let asking = null; // the admin view's version asked for
@@ -62,7 +66,18 @@ export function notesPanel() {
   function drawSplit(host, v, a) {
     host.replaceChildren();
     const rounds = a?.rounds || [];
-    for (const round of rounds) {
+    const held = v?.state === 'open' && rounds.length > 0 && splitShown !== v.round;
+    if (held) {
+      const show = el('button', 'present-split-show', t('present.split.show', { round: v.round }));
+      show.type = 'button';
+      show.id = 'split-show';
+      show.addEventListener('click', () => {
+        splitShown = v.round;
+        draw();
+      });
+      host.append(show);
+    }
+    for (const round of held ? [] : rounds) {
       const block = el('div', 'present-split');
       block.dataset.round = round.round;
       block.append(el('p', 'present-split-head', t('present.split', { round: round.round, voters: fmt(round.voters) })));

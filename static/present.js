@@ -32,7 +32,8 @@ const notes = notesPanel();
 /** The question picked: the picker's values are the deck's numbers, from 1, as the class
  * sees them ("Question 12"); a chapter's own question and the articles' claims its run
  * answers are told apart. */
-const picked = () => deck[Number($('#chapter').value) - 1];
+/** The question picked: the deck's entry whose neutral number the picker holds. */
+const picked = () => deck.find((q) => String(q.number) === $('#chapter').value);
 
 const token = tokenPanel({
   enable(on, caller) {
@@ -142,15 +143,15 @@ function draw() {
   notes.update(v, admin);
 }
 
-/** The picker's labels, and the ids in tooltips between votes only. */
+/** The picker's labels: numbers only, since the projector shows whatever the pointer
+ * hovers. The picked question's id is in the presenter's notes, which the instructor opens. */
 function drawPicker(state) {
-  const between = state === 'idle' || state === 'revealed';
   for (const option of $('#chapter').options) {
-    const question = deck[Number(option.value) - 1];
     option.textContent = questionLabel({ number: Number(option.value) });
-    if (between && question?.id) option.title = question.id;
-    else option.removeAttribute('title');
   }
+  const chosen = picked();
+  const between = state === 'idle' || state === 'revealed';
+  $('#notes-picked').textContent = between && chosen?.id ? t('present.picked', { id: chosen.id }) : '';
 }
 
 /** The options; once revealed, each with its votes in every round as bars (never before: the
@@ -206,7 +207,7 @@ async function loadChapters() {
   const select = $('#chapter');
   const before = select.value;
   select.replaceChildren(...deck.map((q) => new Option('', String(q.number))));
-  select.value = view?.number ? String(view.number) : before || '1';
+  select.value = view?.number ? String(view.number) : before || String(deck[0]?.number ?? '');
   draw();
 }
 $('#chapter').addEventListener('change', draw);

@@ -5,6 +5,7 @@
 //! landed).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde::Serialize;
 use workshop::scenario::{self, question, Question};
@@ -80,14 +81,37 @@ impl Asked {
     }
 }
 
-/// The neutral number of a question: its place in the deck (the course's order, a chapter's
-/// own question before the articles' claims its run answers), from 1. Each question its own:
-/// a claim and its chapter's question are told apart on the projector.
+/// The neutral number of a question: a label of three digits drawn from its id, not its
+/// place in the deck. The course's order is no secret (`GET /scenarios` lists it between
+/// votes), so "question 18" would name the eighteenth; a label drawn from the id says nothing
+/// of where the question sits. Each question its own (a claim and its chapter's question are
+/// told apart on the projector), the same on every instance and after every restart.
 pub fn number(question_id: &str) -> Option<usize> {
-    scenario::deck()
-        .position(|q| q.id == question_id)
-        .map(|i| i + 1)
+    LABELS.get(question_id).copied()
 }
+
+/// The labels run from 100 to 999: three digits on every screen.
+const LABEL_FIRST: usize = 100;
+const LABEL_COUNT: usize = 900;
+
+/// Every question's label, drawn once: FNV-1a of the id onto the labels, and a label taken
+/// by a question earlier in the deck passed on to the next free one.
+static LABELS: LazyLock<BTreeMap<&'static str, usize>> = LazyLock::new(|| {
+    let mut taken = vec![false; LABEL_COUNT];
+    let mut labels = BTreeMap::new();
+    for q in scenario::deck() {
+        let hash = q.id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let mut at = usize::try_from(hash % LABEL_COUNT as u64).unwrap_or_default();
+        while taken[at] {
+            at = (at + 1) % LABEL_COUNT;
+        }
+        taken[at] = true;
+        labels.insert(q.id, LABEL_FIRST + at);
+    }
+    labels
+});
 
 /// The chapter a question runs.
 pub fn chapter_of(question_id: &str) -> &str {

@@ -131,10 +131,7 @@ pub async fn admin_view(
 #[utoipa::path(get, path = "/admin/class/deck", operation_id = "poll_deck", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "`{\"questions\": [{\"number\", \"id\", \"chapter\", \"claim\"}]}`: `id` is what `POST /admin/class/poll` takes; `claim`, the article line a question puts on trial (`null` for a chapter's own question)", body = Object)))]
 pub async fn deck(_: Admin) -> Json<Value> {
     let questions: Vec<Value> = workshop::scenario::deck()
-        .enumerate()
-        .map(
-            |(i, q)| json!({ "number": i + 1, "id": q.id, "chapter": q.chapter, "claim": q.claim }),
-        )
+        .map(|q| json!({ "number": standings::number(q.id), "id": q.id, "chapter": q.chapter, "claim": q.claim }))
         .collect();
     Json(json!({ "questions": questions }))
 }

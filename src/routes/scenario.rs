@@ -3,8 +3,9 @@
 //! answers with its verdicts — the dashboard's scenario picker.
 //!
 //! While the class votes on a chapter's question, the chapter is the answer: until the reveal,
-//! anyone without the admin token gets it in the list under its neutral number only (no id, no
-//! explanation, no expectation), and a room token may not run it.
+//! anyone without the admin token gets no list at all (`withheld`), and a room token may not
+//! run it. A list with the voted chapter left out, or put in under a number, would name it by
+//! its place between its neighbours: the course's order is no secret.
 
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ use crate::state::AppState;
     get,
     path = "/scenarios",
     tag = "scenarios",
-    responses((status = 200, description = "`{\"scenarios\": [{\"id\", \"tier\", \"expectation\", \"timing_sensitive\", \"admin_only\", \"source\", \"en\", \"zh\"}]}`; while the class votes on a chapter's question, without the admin token that chapter is `{\"hidden\": true, \"number\"}` until the reveal", body = Object))
+    responses((status = 200, description = "`{\"scenarios\": [{\"id\", \"tier\", \"expectation\", \"timing_sensitive\", \"admin_only\", \"source\", \"en\", \"zh\"}]}`; while the class votes on a chapter's question, without the admin token `{\"scenarios\": [], \"withheld\": true}` until the reveal", body = Object))
 )]
 pub async fn list(
     State(state): State<AppState>,
@@ -39,17 +40,12 @@ pub async fn list(
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token)
         .is_some_and(|token| token_matches(token, &state.admin_token));
-    let hidden = match admin {
-        true => None,
-        false => hidden_chapter(&state).await?,
-    };
+    if !admin && hidden_chapter(&state).await?.is_some() {
+        return Ok(Json(json!({ "scenarios": [], "withheld": true })));
+    }
     let scenarios: Vec<Value> = CATALOG
         .iter()
         .map(|s| {
-            if let Some((_, number)) = hidden.as_ref().filter(|(id, _)| id == s.id) {
-                // The number the class votes under, the question's own in the deck.
-                return json!({ "hidden": true, "number": number });
-            }
             json!({
                 "id": s.id,
                 "tier": s.tier,
@@ -67,13 +63,10 @@ pub async fn list(
     Ok(Json(json!({ "scenarios": scenarios })))
 }
 
-/// The chapter the class votes on, until its reveal, and the question's neutral number.
-async fn hidden_chapter(state: &AppState) -> Result<Option<(String, usize)>, AppError> {
+/// The chapter the class votes on, until its reveal.
+async fn hidden_chapter(state: &AppState) -> Result<Option<String>, AppError> {
     let polled = ballot_box::unrevealed(&state.resource).await?;
-    Ok(polled.map(|id| {
-        let number = standings::number(&id).unwrap_or_default();
-        (standings::chapter_of(&id).to_owned(), number)
-    }))
+    Ok(polled.map(|id| standings::chapter_of(&id).to_owned()))
 }
 
 /// The scenario's fault when it strikes more than the room (an instance, the lock store).
@@ -126,7 +119,7 @@ pub async fn run(
     if matches!(caller.caller, Caller::Room(_))
         && hidden_chapter(&state)
             .await?
-            .is_some_and(|(id, _)| id == scenario.id)
+            .is_some_and(|id| id == scenario.id)
     {
         return Err(AppError::Poll {
             code: "polled",

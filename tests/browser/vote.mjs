@@ -83,9 +83,9 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     for (const [name, page] of [['the presenter', presenter], ['the vote page', phone]]) {
       assert.deepEqual(await gives(page, explanation), { id: false, explanation: false }, name);
     }
-    // Nor does the catalog, to anyone but the admin token.
+    // Nor does the catalog, to anyone but the admin token: no list, so no place names it.
     const listed = await (await fetch(`${base}/scenarios`, { headers: { authorization: `Bearer ${mine.token}` } })).json();
-    assert.deepEqual(listed.scenarios[at], { hidden: true, number });
+    assert.deepEqual(listed, { scenarios: [], withheld: true });
   });
 
   await t.test('a tap votes, a second tap changes it, the admin view counts one vote', async () => {
@@ -117,6 +117,10 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     assert.equal(await presenter.$$eval('#notes img, #notes b:not(.vote-letter)', (e) => e.length), 0, 'a reason never becomes markup');
     assert.equal(await presenter.evaluate(() => window.pwned), undefined);
     assert.match(await presenter.textContent('#notes-thumb'), /below ~30 %, explain; 30–70 %, discuss and vote again; above 70 %, reveal/);
+    // While the round is open, the split waits behind its own button: on the projector it
+    // would lead the vote.
+    assert.equal(await presenter.$$eval('.present-split', (s) => s.length), 0, 'no split while the round is open');
+    await presenter.click('#split-show');
     assert.equal(await presenter.$$eval('.present-split[data-round="1"] li', (li) => li.length), await presenter.$$eval('#options li', (li) => li.length));
     await presenter.screenshot({ path: join(SHOTS, '33-present-notes.png') });
     await presenter.click('#reasons-toggle');
@@ -136,7 +140,9 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     dash = await newPhone();
     await dash.goto(`${base}/?room=${other.room}#token=${other.token}`);
     await dash.waitForSelector('#vote:not([hidden]) .vote-option', { timeout: 10_000 });
-    await dash.waitForSelector('#scenario-select option[data-number]', { state: 'attached', timeout: 10_000 });
+    // The catalog is withheld while the class votes: no chapter listed, and the page says why.
+    await dash.waitForFunction(() => /the chapters are back after the reveal/.test(document.querySelector('#scenario-text')?.textContent || ''), null, { timeout: 10_000 });
+    assert.equal(await dash.$$eval('#scenario-select option', (o) => o.length), 0, 'no chapter listed');
     assert.deepEqual(await gives(dash, explanation), { id: false, explanation: false }, 'the dashboard of a room token');
     const [card] = await boxes(dash, '#vote');
     const [figures] = await boxes(dash, '#figures');

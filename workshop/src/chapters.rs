@@ -1,6 +1,8 @@
-//! The chapter reference of the book (`docs/src/chapters.md` and one page per chapter group
-//! under `docs/src/chapters/`), written from the catalog and the questions themselves so that
-//! the book cannot say what the code does not do. `loadtest chapters --markdown` prints it or
+//! The chapter reference of the teacher's edition (`docs/teacher/src/chapters.md` and one page
+//! per chapter group under `docs/teacher/src/chapters/`), written from the catalog and the
+//! questions themselves so that the book cannot say what the code does not do. It is the
+//! answer sheet (each question beside its expected figures and explanation), so it lives in a
+//! book of its own, apart from the students' book under `docs/src`. `loadtest chapters --markdown` prints it or
 //! writes it; `workshop/tests/book.rs` regenerates it and compares.
 //!
 //! The reference is split by group because the whole of it is longer than a page should be:
@@ -10,12 +12,12 @@ use std::fmt::Write as _;
 
 use crate::scenario::{group_of, question, Scenario, CATALOG, GROUPS};
 
-/// Where the index goes, relative to the book's `src/`.
+/// Where the index goes, relative to the teacher's edition's `src/`.
 pub const INDEX: &str = "chapters.md";
 
 /// The command that writes the reference, as the book and the test name it.
 pub const REFRESH: &str =
-    "cargo run --release -p workshop --bin loadtest -- chapters --markdown --out docs/src";
+    "cargo run --release -p workshop --bin loadtest -- chapters --markdown --out docs/teacher/src";
 
 /// Every page of the reference: its path relative to the book's `src/`, and its text. The
 /// index first, then one page per group in teaching order.

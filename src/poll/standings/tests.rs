@@ -126,9 +126,25 @@ fn every_room_counts_each_room_once_and_names_the_failed() {
 #[test]
 fn each_question_has_a_number_of_its_own_and_a_claim_is_cited_at_its_reveal() {
     let deck: Vec<_> = workshop::scenario::deck().collect();
-    for (i, q) in deck.iter().enumerate() {
-        assert_eq!(number(q.id), Some(i + 1), "{}", q.id);
-    }
+    let numbers: Vec<usize> = deck
+        .iter()
+        .map(|q| number(q.id).unwrap_or_else(|| panic!("{} has no number", q.id)))
+        .collect();
+    let distinct: std::collections::BTreeSet<usize> = numbers.iter().copied().collect();
+    assert_eq!(distinct.len(), deck.len(), "two questions share a number");
+    assert!(
+        numbers.iter().all(|n| (100..=999).contains(n)),
+        "{numbers:?}"
+    );
+    // The number says nothing of the place: in the deck's order, the numbers go up about as
+    // often as down (a place would make them all go up).
+    let up = numbers.windows(2).filter(|w| w[0] < w[1]).count();
+    assert!(
+        (deck.len() / 4..deck.len() * 3 / 4).contains(&up),
+        "{up} of {} steps go up: {numbers:?}",
+        deck.len() - 1
+    );
+    assert_eq!(number("no-such-question"), None);
     // A claim shares its chapter's run, not its chapter's label.
     let claim = deck
         .iter()

@@ -34,6 +34,10 @@ mod shared;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_balance;
+#[cfg(test)]
+mod tests_glossary;
+#[cfg(test)]
 mod tests_rubric;
 mod zookeeper;
 
@@ -70,7 +74,7 @@ pub struct Question {
 }
 
 /// One option of a question.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Choice {
     pub en: &'static str,
     pub zh: &'static str,
@@ -122,6 +126,27 @@ impl Question {
 struct Family {
     reads: &'static [&'static str],
     options: &'static [Choice],
+}
+
+impl Family {
+    /// The family's options shown in another order, `order[i]` being the option shown
+    /// `i`-th. The rules go with their options, so a run lands in the same belief under
+    /// another letter: this is how the right answers are spread over the letters
+    /// (`tests_balance.rs`) without touching what a run measures. An order that is not a
+    /// permutation of the options fails to compile.
+    const fn reordered<const N: usize>(&self, order: [usize; N]) -> [Choice; N] {
+        assert!(N == self.options.len(), "an order names every option once");
+        let mut shown = [self.options[0]; N];
+        let mut used = [false; N];
+        let mut i = 0;
+        while i < N {
+            assert!(!used[order[i]], "an order names every option once");
+            used[order[i]] = true;
+            shown[i] = self.options[order[i]];
+            i += 1;
+        }
+        shown
+    }
 }
 
 /// The question of `chapter`, asked in both languages, with `family`'s options.

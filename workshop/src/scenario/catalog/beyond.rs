@@ -65,7 +65,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              哨兵把从节点提升为新主节点，新主节点上没有这把锁。第一个持锁者还在处理业务时，\
              谁先连上新主节点，谁就能拿到“同一把”锁：两个持锁者，一件商品卖了两次。第一个持锁者\
              直到释放时发现锁已不在，才知道自己早已失去了它。看门狗也无能为力：\
-             它续的是一把已不存在的锁。",
+             它续期的是一把已不存在的锁。",
         ..STORE_FAULT
     },
     Scenario {
@@ -122,8 +122,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              这个主节点在从节点收到锁之前宕机；超过集群的节点超时后，从节点把这些槽接管过来，\
              上面没有这把锁，下一个买家在第一个持锁者还在处理业务时拿到了“同一把”锁：\
              两个持锁者，一件商品卖了两次。另外两个主节点上的房间毫无察觉。集群把锁分散到各个分片，\
-             而每个分片的主从切换和哨兵模式下一模一样。（001 第 98 行把红锁的五个主节点放在一个 \
-             Redis Cluster 里：红锁需要相互独立的主节点——在集群里一个键只落在一个主节点上，\
+             而每个分片的主从切换和哨兵模式下一模一样。（001 第 98 行把红锁（Redlock）的五个主节点放在一个 \
+             Redis Cluster 里：Redlock 需要相互独立的主节点——在集群里一个键只落在一个主节点上，\
              五个主节点无法为同一把锁投票。）",
         ..STORE_FAULT
     },
@@ -163,7 +163,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         en: "The lock store's Redis dies right after the holder took the lock, and comes back \
              empty (no persistence). The lock is gone while its holder still works: the next \
              buyer takes it. The stock, in another Redis, shows the oversell.",
-        zh: "持锁者刚拿到锁，锁所在的 Redis 就崩溃了，重启后数据全空（未开启持久化）。\
+        zh: "持锁者刚拿到锁，存放锁的 Redis 就崩溃了，重启后数据全空（未开启持久化）。\
              持锁者还在处理业务，锁却已不在，下一个买家随即拿到了锁。\
              库存放在另一个 Redis 里，如实记下了超卖。",
         ..STORE_FAULT
@@ -176,13 +176,14 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("oversold", 0.0)]),
         source: "002 lines 724–738, RDB persistence and its save rules (save 900 1, save 300 10, \
                  save 60 10000)",
-        en: "The same crash, with RDB snapshots by the classic save rules: a snapshot after \
+        en: "The same crash, with RDB snapshots by the save rules Redis shipped by default up to
+             6.0: a snapshot after \
              900 s with one change, 300 s with 10, or 60 s with 10,000. The restarted Redis \
              loads the last snapshot, and a lock taken a moment ago is in none: RDB loses every \
              lock taken since the last snapshot, so the next buyer takes it and the stock shows \
              the oversell. Snapshots protect data that changes slowly, not a lock that lives \
              for seconds.",
-        zh: "同样的崩溃，这次锁所在的 Redis 开启了 RDB 快照，按经典的保存规则：900 秒内至少 1 \
+        zh: "同样的崩溃，这次锁所在的 Redis 开启了 RDB 快照，按 Redis 6.0 及以前默认的保存规则：900 秒内至少 1 \
              次修改、300 秒内至少 10 次、或 60 秒内至少 10000 次修改就保存一次快照。重启后 Redis \
              载入最近一次快照，而刚刚加上的锁不在任何快照里：上次快照之后加的锁全部丢失，\
              下一个买家随即拿到了锁，库存如实记下了超卖。快照适合变化缓慢的数据，\
@@ -253,12 +254,12 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              three keys of one Redis deployment, not the independent masters the algorithm's \
              safety rests on.",
         zh: "五个主节点中的两个在开卖时被杀掉，之后一直没起来。剩下三个仍是多数：\
-             每件商品都只卖了一次。这正是 Redlock（红锁）的用处：没有单点，也没有会丢锁的主从切换。\
+             每件商品都只卖了一次。这正是 Redlock 的用处：没有单点，也没有会丢锁的主从切换。\
              注意这些主节点是相互独立的 Redis，而不是 001 所说的同一个 Redis Cluster 里的主节点；\
              加锁请求同时发给五个节点（002 说依次申请，算法原文则建议多路复用、一起发出）。\
              001 推荐用 Redisson 的 RedissonRedLock 来实现；Redisson 从 3.12.5 起已将其废弃，\
              改为推荐 RLock（如今加锁写入会等从节点收到）和 RFencedLock（发放围栏令牌）。\
-             001 自己的示例（第 244–247 行）通过同一个 Redisson 客户端取了三把公平锁来组成红锁：\
+             001 自己的示例（第 244–247 行）通过同一个 Redisson 客户端取了三把公平锁来组成 Redlock：\
              那是同一套 Redis 里的三个键，而不是算法的安全性所依赖的相互独立的主节点。",
         ..BASE
     },
@@ -306,7 +307,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              刚好过半。紧接着，这三个里的一个崩溃并重启，数据全空（未开启持久化）；那两个节点也空着回来了。\
              三个没有这把锁的节点凑成了新的多数，第一个持锁者还在处理业务，第二个买家就拿到了“同一把”锁：\
              一件商品卖了两次。\
-             002（第 604、620 行）说红锁避开了主从切换丢锁的问题、能保证数据正确：\
+             002（第 604、620 行）说 Redlock 避开了主从切换丢锁的问题、能保证数据正确：\
              可一个不带数据重启的主节点，和被提升的从节点一样会把锁丢掉。",
         ..STORE_FAULT
     },
@@ -417,7 +418,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              ms\": that is the size of the per-node timeout (this fleet's is 100 ms), not of \
              the lease, which must be seconds so that the time spent asking is a small part \
              of it. This chapter gives the lock the lease 001 names, to show why.",
-        zh: "下一个买家加锁时，五个主节点中的一个被停住 80 毫秒（SIGSTOP，由一个辅助进程恢复），\
+        zh: "下一个买家加锁时，五个主节点中的一个被暂停 80 毫秒（SIGSTOP，由一个辅助进程恢复），\
              而这把锁的租约只有 50 毫秒。每一票都要等最慢的主节点：四个立刻同意，第五个迟迟才答，\
              这时租约已经耗尽。凑齐了多数却没剩下有效时间，就不算拿到锁：买家在五个主节点上\
              把它全部释放（存放库存的 Redis 里记为 validity_lapsed，并记下还有几个节点持有它），再重新申请；\

@@ -115,7 +115,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              the frozen holder wakes and writes its stale stock value, and only its COMMIT, \
              too late, learns the session is gone. The timeout buys availability back at the \
              lease's price.",
-        zh: "同样的冻结，但会话有超时（idle_in_transaction_session_timeout 为 1.5 秒，\
+        zh: "同样的冻结，但设了会话超时（idle_in_transaction_session_timeout 为 1.5 秒，\
              由 lease: fixed 打开）：会话在事务里这么久没发任何东西，服务器就结束它，锁随之释放。\
              下一个买家拿到锁；冻结的持锁者醒来后写入陈旧的库存值，直到 COMMIT 才发现会话早已没了，\
              为时已晚。超时换回了可用性，代价和租约一样。",

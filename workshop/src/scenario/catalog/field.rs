@@ -202,7 +202,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              redsync returns ErrLockAlreadyExpired. The error is honest, but it comes after the \
              fact: a second holder had already worked beside the first. A longer lease, or no \
              lease at all (the watchdog), is the answer the maintainers gave.",
-        zh: "Redisson 的锁自带租约，和报告里一样：lock(leaseTime) 不启动看门狗，500 毫秒的业务\
+        zh: "Redisson 的锁在加锁时指定了租约，和报告里一样：lock(leaseTime) 不启动看门狗，500 毫秒的业务\
              超过了 200 毫秒的租约，finally 里的 unlock 发现哈希已经没了，或者已经是别人的。\
              它的脚本会比对持锁者，所以不会删掉不属于自己的锁：没有误删，每次迟到的解锁都记为“锁已丢失”，\
              Redisson 正是在这里抛出 IllegalMonitorStateException，redsync 则返回 \
@@ -289,7 +289,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              deadlock. 002's tryLock() (lines 451–457) makes the same orphan another way: it \
              takes the lock, starts the renewal and returns false, so a caller that unlocks \
              only on true leaves a lock renewed for ever.",
-        zh: "一个买家的解锁跑到了它自己的加锁前面，就像加锁调用在 SET 还在路上时被中断，\
+        zh: "一个买家的解锁跑到了它自己的加锁前面，就像加锁调用在 SET 已经发出、还没到达 Redis 时被中断，\
              finally 里的解锁先执行了：解锁什么也没找到（记为“锁已丢失”），随后 SET 才到达，\
              拿到了锁。买家已经离开，以为自己什么也没持有，可它的加锁启动了看门狗，没有人让它停下：\
              它每 100 毫秒把 300 毫秒的租约续回去，续的却是一把没有持锁者的锁。之后的每个买家都等满 1.5 秒的\
@@ -342,8 +342,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              release), after the harm. The check costs one subtraction; node-redlock's #369 \
              proposes to make acquire() fail instead of handing such a lock over.",
         zh: "和 redlock-validity-runs-out 一样的慢投票：下一个买家申请租约 50 毫秒的锁时，\
-             五个主节点中的一个被停住 80 毫秒。四个主节点立刻同意，第五个迟迟才答，这时租约在那四个\
-             节点上已经到期。那一章的客户端把这个多数交还了；这一章的客户端不检查，就像 \
+             五个主节点中的一个被暂停 80 毫秒。四个主节点立刻同意，第五个迟迟才答，这时租约在那四个\
+             节点上已经到期。那一章的客户端放弃了这个多数；这一章的客户端不检查，就像 \
              node-redlock 的用户直接用 acquire() 返回的锁而不看它的到期时间，在 #296 里这个时间\
              早已过去。它在一把已经不存在的锁下处理业务：下一个买家在那四个已到期的主节点上拿到多数，\
              两个持锁者同时处理业务。第一个持锁者直到释放时才发现持有它的值的主节点不够多\

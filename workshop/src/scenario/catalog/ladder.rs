@@ -123,7 +123,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              atomic fix and a key to locking. It is atomic, but it is no lock: it has no NX, so \
              it overwrites a lock someone holds and every caller 'gets' it. The atomic pair is \
              SET key value NX PX, the next step.",
-        zh: "白银方案：实例在 SETNX 之后、EXPIRE 之前崩溃，租约（文章里叫“过期时间”）根本没设上。\
+        zh: "白银方案：持锁的实例在 SETNX 之后、EXPIRE 之前崩溃，租约（文章里叫“过期时间”）根本没设上。\
              代码里看似“有”租约，结果和青铜方案一样死锁。004 把 SETEX 当作原子的解决办法，\
              说它是实现分布式锁的关键。SETEX 确实是原子的，却根本不是锁：它没有 NX，\
              会直接覆盖别人持有的锁，谁调用谁都“拿到”锁。真正原子的组合是 \
@@ -146,7 +146,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              003's version of this step (line 24) writes `expire lock 3000`: EXPIRE counts \
              seconds, so its lease is 50 minutes, a stall nobody waits out; its next step's \
              `px 3000` is 3 s.",
-        zh: "白银方案：实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。\
+        zh: "白银方案：持锁的实例在 EXPIRE 之后崩溃。销售一直停到租约到期，之后无需干预就恢复了。\
              003 这一步（第 24 行）写的是 `expire lock 3000`：\
              EXPIRE 以秒计，这个租约长达 50 分钟，销售要停将近一个小时；它下一步的 `px 3000` 才\
              是 3 秒。",
@@ -193,8 +193,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              3000`, which Redis refuses: SETNX takes a key and a value, NX and PX are SET's.",
         zh: "铂金方案：第一个持锁者在 400 毫秒时 GET 到自己的值，随后停顿 450 毫秒才执行 DEL。\
              租约在 600 毫秒到期，下一个买家拿到锁，迟到的 DEL 删掉的是别人的锁。文章自己在这里有两处疏漏：\
-             002 的这段解锁（第 265 行）直接对 GET 的结果调用 equalsIgnoreCase，租约一到期 GET 返回 null，\
-             解锁就抛出 NullPointerException，而不是发现锁已经丢了；003 的伪代码（第 41 行）用 \
+             002 的这段释放代码（第 265 行）直接对 GET 的结果调用 equalsIgnoreCase，租约一到期 GET 返回 null，\
+             释放就抛出 NullPointerException，而不是发现锁已经丢了；003 的伪代码（第 41 行）用 \
              `setnx lock random_value nx px 3000` 加锁，Redis 会拒绝这条命令：SETNX 只接受键和值，\
              NX 和 PX 是 SET 的选项。",
         ..BASE
@@ -229,7 +229,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              promise that other threads ever see it change (a waiter may never reach its \
              deadline); it lags by up to 5 ms anyway; and a time elapsed is System.nanoTime()'s \
              to measure, which a step of the wall clock cannot move.",
-        zh: "钻石方案：Lua 脚本解锁不会误删别人的锁，但固定租约短于业务耗时，\
+        zh: "钻石方案：用 Lua 脚本释放锁，不会误删别人的锁，但固定租约短于业务耗时，\
              第一个持锁者还在处理时第二个已经进来了。004 的示例写的是 PX 3，租约只有 3 毫秒，\
              对真实业务远远不够。这个示例自己也有疏漏（第 143 行）：一个 Jedis 连接放在静态字段里，\
              所有线程共用，而 Jedis 不是线程安全的；它还在 lock() 的 finally 里被关掉，\
@@ -487,7 +487,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              its threadWaitTime: 5 s in its documentation, but five minutes in its constructor \
              since 2020 unless tryLock is given a wait time, long enough to stall a line of \
              lock() callers for minutes per dead waiter.",
-        zh: "一个买家发现锁被占，排上了队，随后一声不吭地死在队列里（进程没了）。释放时按名字叫它，\
+        zh: "一个买家发现锁被占，排上了队，随后进程死掉，既没来取锁，也没退出队列。释放时按名字叫它，\
              没人应答；锁空着，后面的买家全都在等，因为锁是留给这个死掉的等待者的。fair 的对策：\
              排队的号要靠排队的人回来续，人不再回来，号就作废——在它最后一次回来之后一个租约\
              （这里是 3 秒），如果它自己的等待期限更早，就在期限到时作废；每次加锁和释放都先把队首\

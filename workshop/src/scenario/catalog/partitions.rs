@@ -229,7 +229,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              002 (line 679) says the lease is the cure for a cut-off client (its lock would \
              otherwise never be released); here the lease is what lets the second holder in.",
         zh: "持锁者刚开始处理业务，它所在的实例就和锁存储断开了网络。持锁者没有停顿，照样处理业务，看门狗也照样\
-             续期，可续期的网络包在路上就被丢掉了。租约到期，下一个买家拿到锁；被隔开的持锁者毫不知情，\
+             续期，可续期请求在途中就被丢弃了。租约到期，下一个买家拿到锁；被隔开的持锁者毫不知情，\
              写入了陈旧的库存值：唯一的一件商品卖了两次。看门狗只能在连得上锁存储时让锁续命。\
              002（第 679 行）说租约能治断网的客户端（否则它的锁永远释放不掉）；在这里，\
              正是租约到期放进了第二个持锁者。",

@@ -4,7 +4,7 @@
 //! on another surface, so the results can say whether the class that got one right got the
 //! other.
 
-use super::shared::{AVAILABILITY, LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
+use super::shared::{LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
 use super::{ask_as, Choice, Family, Question};
 
 /// A watchdog renewing a lock that nobody holds, asked as 001 claims it: how many items sell.
@@ -12,8 +12,8 @@ const NO_DEADLOCK: Family = Family {
     reads: &["orders", "initial_stock"],
     options: &[
         Choice {
-            en: "All of them, as 001 says: no deadlock",
-            zh: "全部卖出，正如 001 所说：不会死锁",
+            en: "All of them: no deadlock",
+            zh: "全部卖出：不会死锁",
             sources: &["001:152"],
             rule: "orders >= initial_stock",
         },
@@ -40,8 +40,8 @@ const RENEWAL_CLAIM: Family = Family {
     reads: &["overlaps", "lost_releases"],
     options: &[
         Choice {
-            en: "As 002 says: the renewal keeps the lock until the work is done",
-            zh: "正如 002 所说：续期让锁一直保持到业务做完",
+            en: "The renewal keeps the lock until the work is done",
+            zh: "续期让锁一直保持到业务做完",
             sources: &["002:582", "001:151-152"],
             rule: "overlaps == 0 and lost_releases == 0",
         },
@@ -63,6 +63,51 @@ const RENEWAL_CLAIM: Family = Family {
     ],
 };
 
+/// A single lock store down for longer than a buyer waits, asked as 002 names the danger: the
+/// claim says the lock stops; the options ask how the buyers learn it, and when.
+const SINGLE_POINT: Family = Family {
+    reads: &["max_latency_ms", "orders", "oversold"],
+    options: &[
+        Choice {
+            en: "They hang until the Redis returns (8 s or more), then are answered; nothing \
+                 oversold",
+            zh: "一直挂着，等 Redis 回来（8 秒或更久）才得到答复；没有超卖",
+            sources: &[
+                "belief: a Redis client reconnects and retries until the store returns, so a \
+                        request sits out the outage — held by those who leave the client's \
+                        retries at their defaults",
+            ],
+            rule: "oversold == 0 and max_latency_ms >= 8000",
+        },
+        Choice {
+            en: "Some are sold within the 8 s and the rest refused; nothing oversold",
+            zh: "8 秒之内卖出了一部分，其余被拒绝；没有超卖",
+            sources: &[
+                "belief: a lock client falls back on what it last knew when the store is \
+                        unreachable — held by those who expect a client library to degrade \
+                        gracefully",
+            ],
+            rule: "oversold == 0 and orders > 0 and max_latency_ms < 8000",
+        },
+        Choice {
+            en: "Sales go on without the lock, and items are oversold",
+            zh: "不用锁照样在卖，而且出现超卖",
+            sources: &[
+                "belief: when the lock service is unreachable the application sells \
+                        without it (fail open) — held wherever a lock error is caught and \
+                        logged, not returned",
+            ],
+            rule: "oversold > 0",
+        },
+        Choice {
+            en: "All refused (503) before the 8 s are over: nothing is sold",
+            zh: "不到 8 秒，所有买家就都被拒绝（503）：一件也没卖出",
+            sources: &["002:677", "001:92"],
+            rule: "oversold == 0 and orders == 0 and max_latency_ms < 8000",
+        },
+    ],
+};
+
 pub(super) static QUESTIONS: &[Question] = &[
     ask_as(
         "claim-watchdog-gc-pause",
@@ -71,8 +116,8 @@ pub(super) static QUESTIONS: &[Question] = &[
          whose stop-the-world GC pause outlives its lease. Try it: the watchdog renews a 300 ms \
          lease every 100 ms, and the holder's process pauses 1.2 s after reading the stock, \
          then writes it. What happens?",
-        "002（第 644 行）把续期线程，也就是 Redisson 的看门狗，当作解决办法：客户端一次 stop-the-world \
-         的 GC 停顿超过了租约怎么办。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
+        "002（第 644 行）针对客户端一次 stop-the-world 的 GC 停顿比租约还长的情况，\
+         给出的办法是续期线程，也就是 Redisson 的看门狗。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
          读完库存后停顿 1.2 秒，然后写库存。会发生什么？",
         &LATE_WRITE,
     )
@@ -81,14 +126,16 @@ pub(super) static QUESTIONS: &[Question] = &[
     ask_as(
         "claim-redlock-gc-pause",
         "redlock-freeze",
-        "002 (line 604) says Redlock keeps the lock usable and the data correct even when some \
-         nodes fail. Five masters, a 300 ms lease; the holder's process pauses 1.2 s after \
-         reading the stock, as in a GC pause, and then writes it. What happens?",
-        "002（第 604 行）说红锁在部分节点出故障时仍能保证锁可用、数据正确。五个主节点，租约 300 毫秒；\
-         持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。会发生什么？",
+        "002 (line 600) presents Redlock as the scheme that solves the safety problem of \
+         distributed locks on Redis. Five masters, a 300 ms lease; the holder's process \
+         pauses 1.2 s after reading the stock, as in a GC pause, and then writes it. What \
+         happens?",
+        "002（第 600 行）把 Redlock 介绍为解决 Redis 分布式锁安全性问题的方案。五个主节点，\
+         租约 300 毫秒；持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。\
+         会发生什么？",
         &LATE_WRITE,
     )
-    .claims("002:604")
+    .claims("002:600")
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-zookeeper-gc-pause",
@@ -110,7 +157,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          Redlock, one item: right after the holder takes its 20 s lock, the clocks of the three \
          masters that granted it step 30 s forward. How often is the item sold?",
         "002（第 652、680 行）用 NTP 应对时钟漂移：让所有节点的时钟保持同步，Redlock 的租约就靠得住。\
-         可时钟偏差大时 NTP 会直接跳调时钟，运维手动改时间也一样。Redlock，一件商品：持锁者刚拿到\
+         可时钟偏差较大时，NTP 会一步把时钟调过去，运维手动改时间也是如此。Redlock，一件商品：持锁者刚拿到\
          租约 20 秒的锁，给它投票的三个主节点的时钟就向前跳了 30 秒。这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -119,11 +166,11 @@ pub(super) static QUESTIONS: &[Question] = &[
         "claim-rdb-keeps-lock",
         "restart-rdb-loses-recent-lock",
         "002 (line 691) says RDB saves Redis' memory to disk so that a crash or a power cut \
-         does not lose the data. The lock store runs RDB by the classic save rules (900 s / \
+         does not lose the data. The lock store runs RDB by the save rules Redis shipped by default up to 6.0 (900 s / \
          300 s / 60 s) and crashes right after the holder takes the lock, then restarts. How \
          often is the one item sold?",
         "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据。\
-         存放锁的 Redis 按经典规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
+         存放锁的 Redis 按 Redis 6.0 及以前默认的 save 规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
          这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -136,7 +183,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          correct when some nodes fail. One item; the holder's lock stands on exactly three of \
          the five masters, and one of the three crashes and restarts without persistence. How \
          often is the item sold?",
-        "002（第 604 行）说红锁能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
+        "002（第 604 行）说 Redlock 能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
          刚好落在五个主节点中的三个上，其中一个崩溃后重启，它没有开启持久化。这件商品会卖出几次？",
         &ONE_ITEM,
     )
@@ -149,7 +196,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          interrupted while its SET is on the wire; its finally block calls unlock at once, and \
          the SET lands after that. Six buyers, six items, a 300 ms lease renewed every 100 ms. \
          How many are sold?",
-        "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 还在路上时被中断；\
+        "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 已经发出、还没到达 Redis 时被中断；\
          它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。六个买家，六件商品，租约 300 毫秒、\
          每 100 毫秒续期一次。会卖出几件？",
         &NO_DEADLOCK,
@@ -219,7 +266,7 @@ pub(super) static MORE: &[Question] = &[
          more) holds the Redlock. A client takes the lock as soon as it has three votes, and \
          reads no clock; the lease is 50 ms, and the third vote comes 80 ms after it started \
          asking. What happens?",
-        "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算加锁成功。一个客户端\
+        "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算拿到了 Redlock。一个客户端\
          一凑齐三票就开始处理业务，不看时钟；租约 50 毫秒，而第三票在它开始申请 80 毫秒后才到。\
          会发生什么？",
         &VALIDITY,
@@ -228,12 +275,14 @@ pub(super) static MORE: &[Question] = &[
     ask_as(
         "claim-single-point",
         "redis-down",
-        "002 (line 677) says a lock on a single Redis stops working when that Redis is down. \
-         The one Redis that holds the locks dies as the sale starts and is back 8 s later; \
-         each buyer waits at most 2 s. What do the buyers get?",
-        "002（第 677 行）说单机 Redis 一宕机，分布式锁就没法用了。存放锁的唯一一个 Redis 在开卖时\
-         宕机，8 秒后才恢复；每个买家最多等 2 秒。这段时间里，买家的请求结果如何？",
-        &AVAILABILITY,
+        "002 (line 677) says that when a single Redis is down, the lock cannot work and the \
+         business is held up. The one Redis that holds the locks dies as the sale starts and \
+         is back 8 s later; each buyer waits at most 2 s for the lock. What do the buyers get, \
+         and when?",
+        "002（第 677 行）说单机部署的 Redis 一旦宕机，分布式锁就无法工作，业务也被耽搁。\
+         存放锁的唯一一个 Redis 在开卖时宕机，8 秒后才恢复；每个买家最多等锁 2 秒。\
+         买家什么时候、得到什么结果？",
+        &SINGLE_POINT,
     )
     .claims("002:677"),
 ];

@@ -1,6 +1,6 @@
 //! The questions of the database chapters: PostgreSQL's advisory locks.
 
-use super::shared::{CRASH, LATE_WRITE, LATE_WRITE_FENCED, QUEUE};
+use super::shared::{CRASH, LATE_WRITE, LATE_WRITE_FENCED_REFUSED_LAST, QUEUE};
 use super::{ask, Choice, Family, Question};
 
 /// A lock with no lease and a holder that freezes: safe, and what it costs the line.
@@ -78,9 +78,11 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "postgres-fenced",
-        "The same timeout and freeze, but each holder takes a sequence's next value as its \
-         token, and the stock checks it. What happens?",
-        "同样的超时和冻结，但每个持锁者从序列里取下一个值作为令牌，库存会校验它。会发生什么？",
-        &LATE_WRITE_FENCED,
+        "The same timeout and freeze, but each holder, once it has the lock, takes a \
+         sequence's next value as its token and sends it with each write to the stock. What \
+         happens?",
+        "同样的超时和冻结，但每个持锁者拿到锁后从序列里取下一个值作为令牌，\
+         每次写库存都带上它。会发生什么？",
+        &LATE_WRITE_FENCED_REFUSED_LAST,
     ),
 ];

@@ -160,8 +160,8 @@ pub(super) static QUESTIONS: &[Question] = &[
         "unlock-after-expiry-refused",
         "Redisson's lock with a 200 ms lease of its own (no watchdog) and 500 ms of work; its \
          unlock is Redisson's own unlock script. What does the late unlock do?",
-        "Redisson 的锁自带 200 毫秒的租约（不启动看门狗），业务耗时 500 毫秒；\
-         解锁用的是 Redisson 自己的解锁脚本。迟到的解锁会怎样？",
+        "Redisson 的锁，加锁时指定 200 毫秒的租约（这样就不启动看门狗），业务耗时 500 毫秒；\
+         解锁用的是 Redisson 内置的解锁脚本。迟到的解锁会怎样？",
         &LATE_UNLOCK,
     ),
     ask(
@@ -180,7 +180,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          unlock at once, and the SET lands after that. Six buyers, six items. How many are \
          sold?",
         "带看门狗的 Redisson lock()（租约 300 毫秒，每 100 毫秒续期一次）。一个买家的 lock() \
-         在 SET 还在路上时被中断；它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。\
+         在 SET 已经发出、还没到达 Redis 时被中断；它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。\
          六个买家，六件商品。会卖出几件？",
         &ORPHAN,
     ),
@@ -208,7 +208,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "The same outage under the same hold, the lock still there when the store is back, \
          with a watchdog that tries again at its next tick after a failed renewal. What \
          happens?",
-        "同样的宕机、同样的持有，存储恢复后锁还在，换成续期失败后到下一轮接着再试的看门狗。\
+        "同样的宕机、同样的持有，存储恢复后锁还在，换成续期失败后、下一个周期照常再试的看门狗。\
          会发生什么？",
         &RENEWAL,
     ),

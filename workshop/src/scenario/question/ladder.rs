@@ -1,6 +1,9 @@
 //! The questions of the ladder's chapters: one Redis, `none` … `atomic-deduct`, `redis-down`.
 
-use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, LATE_WRITE_FENCED, OVERSOLD, RELEASE};
+use super::shared::{
+    AVAILABILITY, CRASH, CRASH_WORST_FIRST, LATE_WRITE, LATE_WRITE_FENCED_REFUSED_LAST,
+    LATE_WRITE_LOST_FIRST, OVERSOLD, RELEASE_WORST_FIRST,
+};
 use super::{ask, Choice, Family, Question};
 
 /// A sale that takes its own lock again in a nested step.
@@ -18,7 +21,7 @@ const NESTED: Family = Family {
         },
         Choice {
             en: "The sale waits for itself: buyers time out (503) and items stay unsold",
-            zh: "销售在等它自己：买家等到超时（503），商品卖不出去",
+            zh: "销售被自己挡住：买家等到超时（503），商品卖不出去",
             sources: &["002:346-350"],
             rule: "oversold == 0 and lock_timeouts > 0",
         },
@@ -86,7 +89,7 @@ const DEAD_WAITER: Family = Family {
         Choice {
             en: "The line stalls: no sale for 0.3 s or more, then it moves on; nobody times \
                  out",
-            zh: "队伍停住：0.3 秒或更久没有成交，然后继续往前走；没有人等到超时",
+            zh: "队伍停滞：0.3 秒或更久没有成交，然后继续往前走；没有人等到超时",
             sources: &["001:244-246"],
             rule: "lock_timeouts == 0 and stall_ms >= 300",
         },
@@ -170,9 +173,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "Bronze: SETNX takes the lock, DEL frees it, and nothing else touches the key. The \
          holder's process crashes inside the critical section; each buyer waits at most 1.5 s. \
          What do the other buyers get?",
-        "青铜方案：SETNX 加锁、DEL 解锁，此外没有任何操作碰这个键。持锁进程在临界区里崩溃；\
+        "青铜方案：SETNX 加锁、DEL 解锁，此外再没有任何命令操作这个键。持锁进程在临界区里崩溃；\
          每个买家最多等 1.5 秒。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "setnx-expire-crash-between",
@@ -180,14 +183,14 @@ pub(super) static QUESTIONS: &[Question] = &[
          before EXPIRE. What do the other buyers get?",
         "白银方案：先 SETNX，再用 EXPIRE 设 1 秒的租约。持锁者执行完 SETNX、还没执行 EXPIRE \
          就崩溃了。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "setnx-expire-crash-after",
         "Silver again, and the holder crashes after EXPIRE: the 1 s lease is set. What do the \
          other buyers get?",
         "还是白银方案，这次持锁者在 EXPIRE 之后崩溃：1 秒的租约已经设上了。其他买家会怎样？",
-        &CRASH,
+        &CRASH_WORST_FIRST,
     ),
     ask(
         "atomic-expiry-slow-business",
@@ -196,16 +199,16 @@ pub(super) static QUESTIONS: &[Question] = &[
          happens?",
         "黄金方案：一条 SET NX PX 命令加锁，租约 60 毫秒；所有买家写入的值都一样，业务做完用 DEL \
          解锁。业务耗时 150 毫秒。会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "uuid-owner-release-gap",
         "Platinum: each holder writes its own UUID; its release is a GET that compares the \
-         value, then a DEL. The lease is 600 ms, and a holder pauses 450 ms between its GET \
-         and its DEL. What happens?",
-        "铂金方案：每个持锁者写入自己的 UUID；解锁时先 GET 比对值，再 DEL。租约 600 毫秒，\
-         持锁者在 GET 和 DEL 之间停顿了 450 毫秒。会发生什么？",
-        &RELEASE,
+         value, then a DEL. The lease is 600 ms. A holder works 400 ms, then makes its GET, \
+         and pauses 450 ms between its GET and its DEL. What happens?",
+        "铂金方案：每个持锁者写入自己的 UUID；释放锁时先 GET 比对值，再 DEL。租约 600 毫秒。\
+         持锁者先处理 400 毫秒业务，再执行 GET，然后在 GET 和 DEL 之间停顿 450 毫秒。会发生什么？",
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "lua-release-slow-business",
@@ -213,13 +216,16 @@ pub(super) static QUESTIONS: &[Question] = &[
          of work. What happens?",
         "钻石方案：比对和删除放在同一段 Lua 脚本里，租约 60 毫秒，业务耗时 150 毫秒。\
          会发生什么？",
-        &RELEASE,
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "lua-release-normal",
-        "Diamond again, with the work (5 ms) well inside the 3 s lease. What happens?",
-        "还是钻石方案，业务耗时（5 毫秒）远小于 3 秒的租约。会发生什么？",
-        &RELEASE,
+        "Diamond again: 300 buyers for 100 items through three instances, a 3 s lease, and \
+         5 ms of work; each holder then releases with the compare-and-delete script. What \
+         happens?",
+        "还是钻石方案：300 个买家经三个实例抢 100 件商品，租约 3 秒，业务耗时 5 毫秒；\
+         每个持锁者做完后用先比对再删除的脚本释放锁。会发生什么？",
+        &RELEASE_WORST_FIRST,
     ),
     ask(
         "reentrant-watchdog-slow-business",
@@ -268,7 +274,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          stock, as a stop-the-world GC pause does. What happens?",
         "带看门狗的 Redisson lock()，看门狗每 100 毫秒为 300 毫秒的租约续期一次。持锁进程读完库存后\
          整体冻结 1.2 秒（包括看门狗线程），就像一次 stop-the-world 的 GC 停顿。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_LOST_FIRST,
     )
     .paired("redlock-freeze"),
     ask(
@@ -282,19 +288,20 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "fair-dead-waiter",
-        "A buyer queues for the fair lock, then dies in line without a word. What do the buyers \
-         behind it get?",
-        "一个买家在公平锁的队伍里排上了号，随后一声不吭地死掉了。排在它后面的买家会怎样？",
+        "A buyer queues for the fair lock, then dies in line: it neither takes its turn nor \
+         leaves the queue. What do the buyers behind it get?",
+        "一个买家在公平锁的队伍里排上了号，随后进程死掉：既没来取锁，也没有退出队伍。\
+         排在它后面的买家会怎样？",
         &DEAD_WAITER,
     ),
     ask(
         "fenced-freeze",
-        "The same 1.2 s freeze past a 300 ms lease, but every holder gets a fencing token (a \
-         number that grows with each grant) and the stock checks it on every write. What \
-         happens?",
-        "同样冻结 1.2 秒、超过 300 毫秒的租约，但每个持锁者都拿到一个围栏令牌（fencing token）：\
-         一个每次发放都递增的编号，库存在每次写入时校验它。会发生什么？",
-        &LATE_WRITE_FENCED,
+        "The same 1.2 s freeze under a 300 ms lease, but every grant of the lock comes with a \
+         fencing token, a number one higher than the last grant's, and the holder sends its \
+         token with each write to the stock. What happens?",
+        "同样冻结 1.2 秒，租约 300 毫秒，但每次发放锁都附带一个围栏令牌（fencing token）：\
+         比上一次发放的编号大 1，持锁者每次写库存都带上自己的令牌。会发生什么？",
+        &LATE_WRITE_FENCED_REFUSED_LAST,
     )
     .paired("fenced-holder-cut-off"),
     ask(

@@ -1,6 +1,8 @@
 //! The questions of the partition chapters: links cut, every process still running.
 
-use super::shared::{AVAILABILITY, ONE_ITEM, ONE_ITEM_FENCED, OVERSOLD};
+use super::shared::{
+    AVAILABILITY, AVAILABILITY_PARTIAL_FIRST, ONE_ITEM, ONE_ITEM_FENCED_REFUSED_SECOND, OVERSOLD,
+};
 use super::{ask, Choice, Family, Question};
 
 /// A cut that leaves a lock service without the majority (or the replica) it needs: what the
@@ -21,8 +23,8 @@ const CUT: Family = Family {
             rule: "oversold == 0 and sent_503 == 0",
         },
         Choice {
-            en: "Nothing oversold, but once the cut begins, buyers are refused (503)",
-            zh: "没有超卖，但从网络隔离开始，买家都被拒绝（503）",
+            en: "Nothing oversold, but once the cut begins, some buyers are refused (503)",
+            zh: "没有超卖，但从网络隔离开始，有买家被拒绝（503）",
             sources: &["002:609"],
             rule: "oversold == 0 and sent_503 > 0",
         },
@@ -49,7 +51,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         "sentinel-min-replicas",
         "The same cut, with min-replicas-to-write 1 and a lag of 1 s allowed, and one replica \
          in all. What do the buyers get from the cut on?",
-        "同样的网络隔离，但配置了 min-replicas-to-write 1，允许的复制延迟是 1 秒，整套只有一个从节点。\
+        "同样的网络隔离，但配置了 min-replicas-to-write 1，允许的复制延迟是 1 秒，而且只有一个从节点。\
          从网络隔离开始，买家的请求结果如何？",
         &CUT,
     ),
@@ -88,9 +90,12 @@ pub(super) static QUESTIONS: &[Question] = &[
     .paired("zookeeper-client-partitioned"),
     ask(
         "fenced-holder-cut-off",
-        "The same cut, with a fencing token that the stock checks. How often is the item sold?",
-        "同样的网络隔离，但有库存会校验的围栏令牌。这件商品会卖出几次？",
-        &ONE_ITEM_FENCED,
+        "The same cut, but every grant of the lock comes with a fencing token one higher than \
+         the last, and the holder sends its token with each write to the stock. How often is \
+         the item sold?",
+        "同样的网络隔离，但每次发放锁都附带一个比上一次大 1 的围栏令牌，持锁者每次写库存\
+         都带上自己的令牌。这件商品会卖出几次？",
+        &ONE_ITEM_FENCED_REFUSED_SECOND,
     )
     .paired("fenced-freeze"),
     ask(
@@ -114,17 +119,17 @@ pub(super) static QUESTIONS: &[Question] = &[
     .paired("watchdog-holder-cut-off"),
     ask(
         "zookeeper-fenced-partitioned",
-        "The same cut, but the stock takes only writes whose token (the node's creation zxid) \
-         is at least the highest it has seen. How often is the item sold?",
-        "同样的网络隔离，但库存只接受令牌（节点创建时的 zxid）不小于它见过的最大令牌的写入。\
+        "The same cut, but the holder sends a token with each write to the stock: the zxid at \
+         which its lock node was created. How often is the item sold?",
+        "同样的网络隔离，但持锁者每次写库存都带上一个令牌：它的锁节点创建时的 zxid。\
          这件商品会卖出几次？",
-        &ONE_ITEM_FENCED,
+        &ONE_ITEM_FENCED_REFUSED_SECOND,
     ),
     ask(
         "zookeeper-server-cut-off",
         "Three ZooKeeper servers; one is cut off from the other two and from every instance. \
          What do the 300 buyers get?",
         "三台 ZooKeeper 服务器；其中一台与另外两台和所有实例断开了网络。这 300 个买家的请求结果如何？",
-        &AVAILABILITY,
+        &AVAILABILITY_PARTIAL_FIRST,
     ),
 ];

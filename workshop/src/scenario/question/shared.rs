@@ -4,6 +4,11 @@
 //! all ask "what do the other buyers get?" and land in different options. A set keeps only
 //! options its chapters can land in; a chapter whose run can land elsewhere has its own set.
 //!
+//! A set may be shown in more than one order (`…_reordered` below, [`Family::reordered`]):
+//! the chapters that land in the same belief would otherwise always find it under the same
+//! letter, and a class learns the letter. Neighbours that are compared side by side keep one
+//! order between them.
+//!
 //! Every set cuts the figures into options that do not overlap: each rule is a conjunction of
 //! comparisons that the others contradict (the tests check it on a grid of figures).
 
@@ -35,7 +40,7 @@ pub(super) const OVERSOLD: Family = Family {
         },
         Choice {
             en: "Many: more than a tenth of the stock, up to the whole stock again",
-            zh: "大量：超过库存的十分之一，最多再多卖一倍库存",
+            zh: "大量：超过库存的十分之一，但不超过整份库存",
             sources: &["001:17-21", "000:49"],
             rule: "oversold > initial_stock / 10 and oversold <= initial_stock",
         },
@@ -102,7 +107,7 @@ pub(super) const CRASH: Family = Family {
     options: &[
         Choice {
             en: "They barely notice: sales go on, nobody waits 0.8 s",
-            zh: "几乎没影响：照常在卖，没有谁等到 0.8 秒",
+            zh: "几乎没影响：照常在卖，没有谁等满 0.8 秒",
             sources: &[
                 "belief: a crashed process drops its connection and the store frees \
                         what it held — held by those who know database locks, which do",
@@ -193,24 +198,28 @@ pub(super) const LATE_WRITE_FENCED: Family = Family {
 };
 
 /// One item, a few buyers, and a failure while the first holds the lock: how often is it
-/// sold? No token here: the fenced chapters ask [`ONE_ITEM_FENCED`].
+/// sold? No token here: the fenced chapters ask [`ONE_ITEM_FENCED`]. Every option is an
+/// outcome these chapters can land in: the lock held through the failure, a second holder
+/// who finds the item gone, or a second sale. None is "not at all": the first holder always
+/// sells, so that option would be a free point.
 pub(super) const ONE_ITEM: Family = Family {
-    reads: &["oversold", "orders"],
+    reads: &["oversold", "overlaps"],
     options: &[
         Choice {
-            en: "Not at all: every buyer is refused",
-            zh: "一次也没卖出：买家全被拒绝",
-            sources: &[
-                "belief: after a failure the lock service refuses everyone until an \
-                        operator steps in — held by those used to fail-stop databases",
-            ],
-            rule: "oversold == 0 and orders == 0",
+            en: "At most once, and one holder at a time; the others wait or are refused",
+            zh: "最多卖出一次，始终只有一个持锁者；其他人等待或被拒绝",
+            sources: &["002:604", "002:620"],
+            rule: "oversold == 0 and overlaps == 0",
         },
         Choice {
-            en: "Once, to one holder; the others wait or are refused",
-            zh: "只卖出一次，只有一个持锁者；其他人等待或被拒绝",
-            sources: &["002:604", "002:620"],
-            rule: "oversold == 0 and orders > 0",
+            en: "Two hold the lock at once, yet the item is sold once: the second finds it gone",
+            zh: "同时有两个持锁者，但商品只卖出一次：第二个发现它已经卖掉了",
+            sources: &[
+                "belief: the sale's own stock check stops a second holder, so a lost lock \
+                        costs nothing when the first has written — held by those who trust \
+                        `if stock > 0` to stand in for the lock",
+            ],
+            rule: "oversold == 0 and overlaps > 0",
         },
         Choice {
             en: "Twice: two holders at once",
@@ -298,13 +307,13 @@ pub(super) const VALIDITY: Family = Family {
         },
         Choice {
             en: "The client gives the late majority back and asks again: one holder at a time",
-            zh: "客户端发现凑齐多数时租约已过，就释放各节点上的锁重新申请：始终只有一个持锁者",
+            zh: "客户端放弃这次来得太晚的多数票，重新申请：始终只有一个持锁者",
             sources: &["002:614", "001:103-104"],
             rule: "overlaps == 0 and validity_lapsed > 0",
         },
         Choice {
             en: "The client works under the late lock, and a second holder gets in beside it",
-            zh: "客户端拿着过期的锁处理业务，第二个持锁者也同时进来了",
+            zh: "客户端拿着租约已到期的锁处理业务，第二个持锁者也同时进来了",
             sources: &[
                 "belief: once a majority said yes the lock is held — held by clients \
                         that count the votes and skip the clock",
@@ -352,4 +361,49 @@ pub(super) const QUEUE: Family = Family {
             rule: "oversold > 0",
         },
     ],
+};
+
+/// [`CRASH`] from the worst outcome to the mildest, as the ladder's three crash chapters ask
+/// it.
+pub(super) const CRASH_WORST_FIRST: Family = Family {
+    reads: CRASH.reads,
+    options: &CRASH.reordered([2, 1, 0]),
+};
+
+/// [`LATE_WRITE`] with the lost updates first, as the three frozen holders (a watchdog,
+/// Redlock, ZooKeeper) ask it.
+pub(super) const LATE_WRITE_LOST_FIRST: Family = Family {
+    reads: LATE_WRITE.reads,
+    options: &LATE_WRITE.reordered([1, 0, 2]),
+};
+
+/// [`LATE_WRITE_FENCED`] with the refused write last, as the three fenced freezes ask it.
+pub(super) const LATE_WRITE_FENCED_REFUSED_LAST: Family = Family {
+    reads: LATE_WRITE_FENCED.reads,
+    options: &LATE_WRITE_FENCED.reordered([0, 1, 3, 2]),
+};
+
+/// [`ONE_ITEM`] from the most sales to none, as the chapters beyond one Redis ask it.
+pub(super) const ONE_ITEM_MOST_FIRST: Family = Family {
+    reads: ONE_ITEM.reads,
+    options: &ONE_ITEM.reordered([2, 1, 0]),
+};
+
+/// [`ONE_ITEM_FENCED`] with the refused late write second, as the fenced cuts ask it.
+pub(super) const ONE_ITEM_FENCED_REFUSED_SECOND: Family = Family {
+    reads: ONE_ITEM_FENCED.reads,
+    options: &ONE_ITEM_FENCED.reordered([0, 2, 1, 3]),
+};
+
+/// [`AVAILABILITY`] with the partial service first, as ZooKeeper's lost server asks it.
+pub(super) const AVAILABILITY_PARTIAL_FIRST: Family = Family {
+    reads: AVAILABILITY.reads,
+    options: &AVAILABILITY.reordered([1, 0, 2, 3]),
+};
+
+/// [`RELEASE`] from the worst outcome to the mildest, as the ladder's release chapters ask
+/// it.
+pub(super) const RELEASE_WORST_FIRST: Family = Family {
+    reads: RELEASE.reads,
+    options: &RELEASE.reordered([2, 1, 0]),
 };

@@ -320,3 +320,81 @@ fn the_chinese_reads_as_an_instructor_writes_it_and_glosses_its_terms_once_first
         assert_eq!(glossed, 1, "{gloss} is glossed {glossed} times");
     }
 }
+
+/// The words that name the mechanism deciding a figure, in English and in Chinese, by the
+/// figure they decide. A question whose options read the figure must leave the class to find
+/// the mechanism: its stem says what is configured and what happens to whom and when, never
+/// what the mechanism does with it (a stem that says the stock checks the token has told the
+/// class that the late write is refused). Matched case-insensitively, anywhere in the stem.
+const MECHANISM: &[(&str, &[&str])] = &[
+    (
+        "stale_writes_rejected",
+        &[
+            "check",
+            "refuse",
+            "reject",
+            "highest",
+            "at least",
+            "校验",
+            "核对",
+            "拒绝",
+            "不小于",
+            "最大",
+        ],
+    ),
+    (
+        "foreign_releases",
+        &[
+            "outlast",
+            "expire",
+            "deletes another",
+            "远小于",
+            "误删",
+            "到期",
+        ],
+    ),
+    (
+        "sold_after_stall",
+        &[
+            "times out after",
+            "is freed",
+            "frees the lock",
+            "后超时",
+            "被释放",
+        ],
+    ),
+    ("lost_updates", &["overwrite", "覆盖", "stale", "陈旧"]),
+    (
+        "overlaps",
+        &[
+            "runs out",
+            "ends before",
+            "others get in",
+            "到期",
+            "别人进来",
+        ],
+    ),
+    ("validity_lapsed", &["too late", "已过", "gives back"]),
+];
+
+/// Words that give any answer away whatever the question reads.
+const GIVEAWAY: &[&str] = &["well inside", "safely", "远小于", "安全地"];
+
+#[test]
+fn no_stem_names_the_mechanism_that_decides_it() {
+    let mut wrong = Vec::new();
+    for q in deck() {
+        let stem = format!("{} {}", q.en, q.zh).to_lowercase();
+        let named = MECHANISM
+            .iter()
+            .filter(|(figure, _)| q.reads.contains(figure))
+            .flat_map(|(figure, words)| words.iter().map(move |w| (*figure, *w)));
+        let given = GIVEAWAY.iter().map(|w| ("any", *w));
+        for (figure, word) in named.chain(given) {
+            if stem.contains(word) {
+                wrong.push(format!("{}: the stem says `{word}` ({figure})", q.id));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

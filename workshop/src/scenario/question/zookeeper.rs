@@ -1,6 +1,9 @@
 //! The questions of the ZooKeeper chapters.
 
-use super::shared::{AVAILABILITY, CRASH, LATE_WRITE, LATE_WRITE_FENCED, QUEUE};
+use super::shared::{
+    AVAILABILITY, AVAILABILITY_PARTIAL_FIRST, CRASH, LATE_WRITE_FENCED_REFUSED_LAST,
+    LATE_WRITE_LOST_FIRST, QUEUE,
+};
 use super::{ask, Question};
 
 pub(super) static QUESTIONS: &[Question] = &[
@@ -17,9 +20,9 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "zookeeper-crash-holding",
-        "The lock in ZooKeeper; the holder's process crashes inside the critical section, and \
-         its session times out after 4 s. What do the other buyers get?",
-        "锁放在 ZooKeeper 里；持锁进程在临界区里崩溃，它的会话 4 秒后超时。其他买家会怎样？",
+        "The lock in ZooKeeper, with a session timeout of 4 s; the holder's process crashes \
+         inside the critical section. What do the other buyers get?",
+        "锁放在 ZooKeeper 里，会话超时设为 4 秒；持锁进程在临界区里崩溃。其他买家会怎样？",
         &CRASH,
     ),
     ask(
@@ -27,21 +30,23 @@ pub(super) static QUESTIONS: &[Question] = &[
         "The holder's process freezes for 6 s after reading the stock, past its 4 s session \
          timeout, and writes the stock when it wakes. What happens?",
         "持锁进程读完库存后冻结 6 秒，超过了 4 秒的会话超时，醒来后照样写库存。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_LOST_FIRST,
     )
     .paired("reentrant-watchdog-freeze"),
     ask(
         "zookeeper-fenced",
-        "The same 6 s freeze, but the holder's token is its node's creation zxid, and the stock \
-         checks it. What happens?",
-        "同样冻结 6 秒，但持锁者的令牌是它的节点创建时的 zxid，库存会校验它。会发生什么？",
-        &LATE_WRITE_FENCED,
+        "The same 6 s freeze, but the holder sends a token with each write to the stock: the \
+         zxid at which its lock node was created, which is higher for every node created \
+         later. What happens?",
+        "同样冻结 6 秒，但持锁者每次写库存都带上一个令牌：它的锁节点创建时的 zxid，\
+         越晚创建的节点 zxid 越大。会发生什么？",
+        &LATE_WRITE_FENCED_REFUSED_LAST,
     ),
     ask(
         "zookeeper-node-down",
         "Three ZooKeeper servers; one is killed as the sale starts. What do the 300 buyers get?",
         "三台 ZooKeeper 服务器；开卖时其中一台被杀掉。这 300 个买家的请求结果如何？",
-        &AVAILABILITY,
+        &AVAILABILITY_PARTIAL_FIRST,
     ),
     ask(
         "zookeeper-quorum-lost",
