@@ -47,6 +47,16 @@ const TIER_TEXT: File = (
 /// The run viewer's strings (a table of its own: the viewer runs from disk, without i18n.js).
 const VIEWER: File = ("static/viewer.js", include_str!("../../static/viewer.js"));
 
+/// The students' handouts, one a language: their bold words are the pages' own labels.
+const HANDOUT_EN: File = (
+    "docs/src/students/handout-en.md",
+    include_str!("../../docs/src/students/handout-en.md"),
+);
+const HANDOUT_ZH: File = (
+    "docs/src/students/handout-zh.md",
+    include_str!("../../docs/src/students/handout-zh.md"),
+);
+
 /// A file's name and text.
 type File = (&'static str, &'static str);
 
@@ -217,6 +227,7 @@ fn chinese_texts() -> Vec<(String, String)> {
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
+    texts.push((HANDOUT_ZH.0.to_owned(), HANDOUT_ZH.1.to_owned()));
     for a in workshop::lab::ATTACKS {
         texts.push((format!("grader `{}` zh", a.id()), a.hole_zh.to_owned()));
     }
@@ -426,4 +437,68 @@ fn the_books_steps_are_the_catalogs_chapters_in_its_order() {
         .collect();
     let chapters: Vec<&str> = CATALOG.iter().map(|s| s.id).collect();
     assert_eq!(steps, chapters);
+}
+
+/// Every label a student's page shows in one language: the dashboard's, the lab's, the class
+/// page's, the vote's and the run viewer's tables.
+fn labels(language: &str) -> BTreeSet<String> {
+    let (open, close, nested) = match language {
+        "en" => ("const en = {", "};", "en: {"),
+        _ => ("const zh = {", "};", "zh: {"),
+    };
+    let mut out = BTreeSet::new();
+    for file in [I18N, LAB, CLASS, POLL] {
+        out.extend(table_in(file, open, close).into_values());
+    }
+    out.extend(table_in(VIEWER, nested, "},").into_values());
+    out.into_iter().map(|v| v.trim().to_owned()).collect()
+}
+
+/// The spans a handout sets in bold (`**…**`), with their line numbers.
+fn bold_spans(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let parts: Vec<&str> = line.split("**").collect();
+        assert!(
+            parts.len() % 2 == 1,
+            "line {}: a `**` is never closed: {line}",
+            i + 1
+        );
+        out.extend(
+            parts
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .map(|b| (i + 1, (*b).to_owned())),
+        );
+    }
+    out
+}
+
+/// A handout names a button, a figure or a card's outcome as the page writes it, in the
+/// page's language: a student looks for the word they read. Bold is kept for such labels
+/// alone (the handouts set other emphasis in italics), so every bold span must be a string
+/// of the UI's tables.
+#[test]
+fn the_handouts_name_labels_as_the_pages_show_them() {
+    for ((name, text), language) in [(HANDOUT_EN, "en"), (HANDOUT_ZH, "zh")] {
+        let labels = labels(language);
+        let spans = bold_spans(text);
+        assert!(
+            spans.len() >= 10,
+            "{name} names only {} labels",
+            spans.len()
+        );
+        let unknown: Vec<String> = spans
+            .iter()
+            .filter(|(_, span)| !labels.contains(span.trim()))
+            .map(|(line, span)| format!("{name}:{line}: **{span}**"))
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "bold words that no page shows (bold is for the UI's own labels; the strings are \
+             in static/i18n.js, lab.js, class-strings.js, poll-strings.js, viewer.js):\n{}",
+            unknown.join("\n")
+        );
+    }
 }
