@@ -66,6 +66,12 @@ fn index() -> String {
         "Refresh it after a change to the catalog or the questions:\n"
     );
     let _ = writeln!(out, "```sh\n{REFRESH}\n```\n");
+    let _ = writeln!(
+        out,
+        "Options are lettered A–D as the phones and the results show them (the API counts \
+         them from 0: option 0 is A). The sources cite the five articles by number:\n\n{}",
+        crate::articles::table()
+    );
     for (group, scenarios) in GROUPS {
         let _ = writeln!(out, "## [{group}]({})\n", group_page(group));
         let _ = writeln!(out, "| chapter | tier | question | sources |");
@@ -116,8 +122,8 @@ fn chapter(out: &mut String, s: &Scenario) {
     let _ = writeln!(out, "Tier `{}` · fleet {}{timing}\n", s.tier, fleet(s));
     if let Some(q) = question(s.id) {
         let _ = writeln!(out, "**Question.** {}  \n**问题。** {}\n", q.en, q.zh);
-        for (i, choice) in q.options.iter().enumerate() {
-            let _ = writeln!(out, "{}. {} / {}", i + 1, choice.en, choice.zh);
+        for (letter, choice) in ('A'..).zip(q.options.iter()) {
+            let _ = writeln!(out, "- **{letter}.** {} / {}", choice.en, choice.zh);
         }
         out.push('\n');
     }

@@ -16,6 +16,7 @@
 //!   drawn as an SVG, and the whole run in a viewer (`history::view`, one HTML page).
 //! - [`recorder`]: a run's history put together once it is over, from the clients' requests
 //!   and what the fleet recorded (the lock timeline, the ledger).
+//! - [`articles`]: the five articles the chapters cite by number, with their titles.
 //! - [`burst`]: a burst of buyers through a fleet, read into the API's report, for the
 //!   service's `POST /admin/burst` (the one place the service has the generator fire).
 //! - [`explore`]: `loadtest explore`, a lock's every schedule searched for its shortest break
@@ -34,6 +35,7 @@
 //! `cli` (on by default) is what only the binary needs; the server depends on `workshop` with
 //! `default-features = false`.
 
+pub mod articles;
 pub mod burst;
 pub mod chapters;
 #[cfg(feature = "cli")]

@@ -388,3 +388,15 @@ fn the_students_book_holds_none_of_the_teachers_edition() {
         "the teacher's edition has no summary"
     );
 }
+
+/// The citations name articles by number ("002 lines 55–94"): the guide lists each number with
+/// its title, as the chapter reference does, from the one list both are made from.
+#[test]
+fn the_guide_lists_the_articles_the_citations_number() {
+    let page = read(&book_src().join("guide/articles.md"));
+    let table = workshop::articles::table();
+    assert!(
+        page.contains(&table),
+        "docs/src/guide/articles.md does not hold the articles' table of workshop/src/articles.rs:\n{table}"
+    );
+}
