@@ -4,13 +4,18 @@
 BENCHMARKS.md stays the record every bench script writes its figures into; this script reads
 it and writes, under docs/src/benchmarks/:
 
-- one page per section (`NN-slug.md`; a section longer than a page is split at its `###`
-  subsections), with the section's charts on top and the command that made each beside it;
+- one page per section (`NN-slug.md`), with the section's charts on top, each with a line
+  on what it means for a class and the command that made it; a section too long for one
+  page is split by topic (`TOPICS`: each page a topic of its subsections, titled by it),
+  never at a line count;
+- the record's own words for a reader of the book: a build machine's directory in a command
+  (`/work/target-before`) becomes its placeholder (`<target-before>`);
 - the headline charts as SVG, each drawn from the figures of one table of BENCHMARKS.md (no
   figure is typed in here: a table that changes shape makes this script fail, naming it);
 - the SVGs BENCHMARKS.md already links (`bench/…svg`, drawn by `loadtest`), copied beside
   the pages so the built book carries them;
-- the Benchmarks part of docs/src/SUMMARY.md.
+- the Benchmarks part of docs/src/SUMMARY.md, and the table of contents at the top of
+  BENCHMARKS.md (between `<!-- toc -->` and `<!-- /toc -->`).
 
     python3 bench/charts.py            # after a bench run has updated BENCHMARKS.md
 
@@ -27,8 +32,32 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "BENCHMARKS.md")
 OUT = os.path.join(ROOT, "docs", "src", "benchmarks")
 SUMMARY = os.path.join(ROOT, "docs", "src", "SUMMARY.md")
-# A page of the book stays under the house limit of 600 lines.
+# A page of the book stays under the house limit of 600 lines: a longer section needs topics.
 PAGE_LINES = 550
+
+# The sections too long for one page, split by topic: each topic a page title and the
+# subsections (`### ` titles, by their start) it holds, in the page's order; the section's
+# text before its first subsection opens the first topic. Every subsection must fall in one.
+TOPICS = {
+    "3b": [
+        ("Where a hand-off's time goes (profile)",
+         ["CPU per item sold", "perf (same run", "Reading it", "Second pass"]),
+        ("Before and after each change to the sale path",
+         ["Before/after a sale-path change", "Before/after a day's", "Before/after the step",
+          "Before/after one source", "Before/after the sale's one door"]),
+    ],
+    "11": [
+        ("Hand-off and fairness per tier",
+         ["Every tier with `fair`, on a quiet machine"]),
+        ("How `fair` was built: its line, and its attempt parked in the store",
+         ["`fair`, and each instance's line", "`fair` handing on within the instance",
+          "`fair` with its next attempt parked"]),
+        ("Where an in-order lock's tail comes from",
+         ["The floor of an in-order lock's tail", "One thread per instance",
+          "`fair`'s tail: three more things tried", "Where a turn of `fair`'s queue goes",
+          "A parked buyer's call", "Where the slowest turns"]),
+    ],
+}
 
 # Okabe–Ito: readable by the colour-blind, as the dashboard's palette.
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442"]
@@ -114,13 +143,15 @@ def bar_chart(path, title, caption, bars, unit, fmt="{:,.0f}"):
         f.write("\n".join(out) + "\n")
 
 
-# Each chart: the section it belongs to, its file, the command whose output the table holds.
+# Each chart: the section it belongs to, its file, the command whose output the table holds,
+# its alt text, one line on what it means for a class, and whether the index shows it among
+# the headline figures.
 CHARTS = []
 
 
-def chart(section, name, command, alt):
+def chart(section, name, command, alt, meaning, headline=True):
     def register(draw):
-        CHARTS.append((section, name, command, alt, draw))
+        CHARTS.append((section, name, command, alt, meaning, headline, draw))
         return draw
 
     return register
@@ -128,7 +159,10 @@ def chart(section, name, command, alt):
 
 @chart("2", "matrix-oversold.svg",
        "loadtest matrix --instances 3 --tiers all --stock 100 --buyers 1000 --business-ms 5",
-       "Items oversold per tier: 1000 buyers for 100 items through nginx")
+       "Items oversold per tier: 1000 buyers for 100 items through nginx, no fault",
+       "With no fault, a crowd alone breaks only the tiers with no lock across instances "
+       "(none, local): every other lock sells exactly the stock. Each lock's defect needs its "
+       "fault, as the chart of the rungs under their faults shows.", headline=False)
 def _(lines, path):
     header, rows = table_after(lines, "| tier |", "tier")
     col = header.index("oversold")
@@ -140,7 +174,10 @@ def _(lines, path):
 
 @chart("2", "matrix-throughput.svg",
        "loadtest matrix --instances 3 --tiers all --stock 100 --buyers 1000 --business-ms 5",
-       "Answers per second per tier in the same matrix")
+       "Answers per second per tier in the same matrix",
+       "How fast 1000 buyers are answered, sold or sold out: the price each lock's round "
+       "trips add to a sale. A class feels it as the bar's length, not its safety.",
+       headline=False)
 def _(lines, path):
     header, rows = table_after(lines, "| tier |", "tier")
     col = header.index("req/s")
@@ -150,7 +187,9 @@ def _(lines, path):
 
 
 @chart("3", "selling-rate.svg", "bench/selling-rate.sh http://127.0.0.1:<port> $TOKEN 0 64 5",
-       "Sustained items per second per tier, 64 connections, loadtest")
+       "Sustained items per second per tier, 64 connections, loadtest",
+       "What each lock costs when the sale never stops: the safer locks serialize their "
+       "sales, so they sell fewer items a second; atomic-deduct needs no lock and is fastest.")
 def _(lines, path):
     header, rows = table_after(lines, "| tier | wait |", "tier")
     col = header.index("loadtest items/s")
@@ -166,7 +205,9 @@ def _(lines, path):
 
 @chart("7", "redis-zookeeper-database.svg",
        'PARTS="speed database" bash bench/redis-zookeeper-or-database.sh 20 5 3',
-       "Items per second of every surviving lock on one fleet, the database's included")
+       "Items per second of every surviving lock on one fleet, the database's included",
+       "Redis, ZooKeeper and PostgreSQL locks side by side on one fleet: the answer to "
+       "'which lock for which job' is partly this price.")
 def _(lines, path):
     # The run with all three places side by side (the quiet run before it had no database).
     header, rows = table_after(lines, "### Redis, ZooKeeper or a database (", "tier")
@@ -181,7 +222,9 @@ def _(lines, path):
 
 
 @chart("13", "course-chapter-times.svg", "sudo nice -n -5 loadtest course --repeat 20",
-       "Seconds one run of each chapter took in the course, on two cores")
+       "Seconds one run of each chapter took in the course, on two cores",
+       "The seconds a chapter's run takes on the projector: every one is short next to the "
+       "minutes a vote takes, so a run sheet's time goes to the class, not the fleet.")
 def _(lines, path):
     header, rows = table_after(lines, "| group | chapter |", "group")
     col = header.index("s")
@@ -200,7 +243,9 @@ def _(lines, path):
 
 
 @chart("15", "vote-storm.svg", "target/release/vote-storm",
-       "Sale rate while 300 phones vote, and the vote's p99")
+       "Sale rate while 300 phones vote, and the vote's p99",
+       "A whole lecture hall voting from its phones costs the demo's sale nothing visible, "
+       "and each vote is counted well within a second.")
 def _(lines, path):
     _, rows = table_after(lines, "Again on a quiet machine", "")
     rates = next(r for r in rows if r[0].startswith("sale rate, medians"))
@@ -231,13 +276,19 @@ def demote(lines):
                 line = "#" * (len(m.group(1)) - 1) + " " + m.group(2)
             line = re.sub(r"\]\(bench/([^)]*\.svg)\)",
                           lambda mm: "](img/" + mm.group(1).replace("/", "-") + ")", line)
+        line = MACHINE_PATH.sub(lambda mm: "<" + mm.group(0).rstrip("/").rsplit("/", 1)[-1]
+                                + ">", line)
         out.append(line)
     return out
 
 
-def split(lines):
-    """A section's lines in pages of at most PAGE_LINES where its subsections allow: cut only
-    before a `### ` line, packing whole subsections greedily."""
+# A build machine's own directory in a recorded command: `/work/target-before`, `/tmp/ba-base`.
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp)/[\w.+-]+(?:/[\w.+-]+)*")
+
+
+def subsections(lines):
+    """A section's lines cut before each `### ` line outside fences: the text before the
+    first subsection, then each subsection."""
     chunks, fence = [[]], False
     for line in lines:
         if line.startswith("```"):
@@ -245,12 +296,36 @@ def split(lines):
         if not fence and line.startswith("### ") and chunks[-1]:
             chunks.append([])
         chunks[-1].append(line)
-    parts = [[]]
-    for chunk in chunks:
-        if parts[-1] and len(parts[-1]) + len(chunk) > PAGE_LINES:
-            parts.append([])
-        parts[-1].extend(chunk)
-    return parts
+    return chunks
+
+
+def split(num, title, lines):
+    """A section's pages as (title, lines): the section whole, or by its TOPICS."""
+    if num not in TOPICS:
+        if len(lines) > PAGE_LINES:
+            sys.exit(f"charts: section {num or title!r} has {len(lines)} lines, more than a "
+                     f"page ({PAGE_LINES}): give it topics in TOPICS")
+        return [(title, lines)]
+    chunks = subsections(lines)
+    intro, rest = chunks[0], chunks[1:]
+    pages, used = [], set()
+    for k, (topic, starts) in enumerate(TOPICS[num]):
+        body = [f"## {topic}"] + (intro[1:] if k == 0 else [""])
+        for start in starts:
+            found = [i for i, c in enumerate(rest) if c[0][4:].startswith(start)]
+            if len(found) != 1:
+                sys.exit(f"charts: section {num}'s topic {topic!r} names {start!r}, which "
+                         f"starts {len(found)} subsections")
+            used.add(found[0])
+            body += rest[found[0]]
+        if len(body) > PAGE_LINES:
+            sys.exit(f"charts: section {num}'s topic {topic!r} has {len(body)} lines: "
+                     "split it into topics")
+        pages.append((topic, body))
+    left = [rest[i][0] for i in range(len(rest)) if i not in used]
+    if left:
+        sys.exit(f"charts: section {num} has subsections in no topic: {left}")
+    return pages
 
 
 def page_name(num, title):
@@ -264,6 +339,7 @@ def page_name(num, title):
 
 def main():
     text = open(BENCH).read()
+    text = rewrite_toc(text)
     os.makedirs(os.path.join(OUT, "img"), exist_ok=True)
     for old in os.listdir(OUT):
         if old.endswith(".md") or old.endswith(".svg"):
@@ -273,48 +349,85 @@ def main():
                     os.path.join(OUT, "img", link.replace("/", "-")))
     secs = sections(text)
     drawn = {}
-    for section, name, command, alt, draw in CHARTS:
+    for section, name, command, alt, meaning, headline, draw in CHARTS:
         lines = next(s[2] for s in secs if s[0] == section)
         draw(lines, os.path.join(OUT, name))
-        drawn.setdefault(section, []).append((name, command, alt))
+        drawn.setdefault(section, []).append((name, command, alt, meaning))
     summary = []
     index = ["# Benchmarks", "",
              "<!-- Generated by `python3 bench/charts.py` from BENCHMARKS.md: do not edit. -->",
              ""]
-    index += secs[0][2][1:]
+    index += without_toc(secs[0][2][1:])
     index += ["", "## The headline figures", ""]
-    for section, name, command, alt, _ in CHARTS:
-        index += [f"![{alt}]({name})", "",
-                  f"Section {section}; figures from `{command}`, drawn by "
-                  "`python3 bench/charts.py`.", ""]
+    for section, name, command, alt, meaning, headline, _ in CHARTS:
+        if headline:
+            index += [f"![{alt}]({name})", "", f"*For a class:* {meaning}", "",
+                      f"Section {section}; figures from `{command}`, drawn by "
+                      "`python3 bench/charts.py`.", ""]
     index += ["## Sections", ""]
     for num, title, lines in secs[1:]:
         base = page_name(num, title)
-        parts = split(lines)
-        for k, part in enumerate(parts):
-            page = base + (f"-{k + 1}" if k else "") + ".md"
+        for k, (label, part) in enumerate(split(num, title, lines)):
+            page = (page_name(num, label) if k else base) + ".md"
             body = demote(part)
-            if k:
-                body = [f"# {title} (continued)", ""] + body
             head = [body[0], "",
                     "<!-- Generated by `python3 bench/charts.py` from BENCHMARKS.md: "
                     "do not edit. -->", ""]
             if k == 0:
-                for name, command, alt in drawn.get(num, []):
-                    head += [f"![{alt}]({name})", "",
+                for name, command, alt, meaning in drawn.get(num, []):
+                    head += [f"![{alt}]({name})", "", f"*For a class:* {meaning}", "",
                              f"The figures: `{command}`; the chart: `python3 bench/charts.py`.",
                              ""]
             with open(os.path.join(OUT, page), "w") as f:
                 f.write("\n".join(head + body[1:]).rstrip("\n") + "\n")
             # mdBook numbers the entries itself: the section's own number would be a second.
-            short = re.sub(r"^\d+[a-z]?\. ", "", title)
-            label = short if k == 0 else f"{short} (continued)"
-            summary.append(f"  - [{label}](benchmarks/{page})")
-            index.append(f"- [{label}]({page})")
+            short = re.sub(r"^\d+[a-z]?\. ", "", label)
+            summary.append(f"  - [{short}](benchmarks/{page})")
+            index.append(f"- [{short}]({page})")
     with open(os.path.join(OUT, "index.md"), "w") as f:
         f.write("\n".join(index).rstrip("\n") + "\n")
     rewrite_summary(summary)
     print(f"charts: {len(CHARTS)} charts, {len(summary)} pages in {os.path.relpath(OUT, ROOT)}")
+
+
+TOC_OPEN, TOC_CLOSE = "<!-- toc -->", "<!-- /toc -->"
+
+
+def anchor(title):
+    """The anchor GitHub makes of a heading: lowercase, punctuation dropped, spaces dashed."""
+    t = re.sub(r"[^\w\- ]", "", title.lower().replace("`", ""))
+    return t.replace(" ", "-")
+
+
+def rewrite_toc(text):
+    """BENCHMARKS.md with its table of contents (every `## ` section) made anew after its
+    first paragraph, written back; the text returned."""
+    lines = text.split("\n")
+    if TOC_OPEN in lines:
+        a, b = lines.index(TOC_OPEN), lines.index(TOC_CLOSE)
+        del lines[a:b + 2 if b + 1 < len(lines) and lines[b + 1] == "" else b + 1]
+    titles, fence = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fence = not fence
+        if not fence and line.startswith("## "):
+            titles.append(line[3:])
+    toc = [TOC_OPEN, "**Contents**", ""] + [f"- [{t}](#{anchor(t)})" for t in titles] + \
+        [TOC_CLOSE, ""]
+    at = next(i for i, l in enumerate(lines) if l.startswith("## "))
+    lines[at:at] = toc
+    text = "\n".join(lines)
+    with open(BENCH, "w") as f:
+        f.write(text)
+    return text
+
+
+def without_toc(lines):
+    """The preamble's lines without the table of contents (the book has its own)."""
+    if TOC_OPEN not in lines:
+        return lines
+    a, b = lines.index(TOC_OPEN), lines.index(TOC_CLOSE)
+    return lines[:a] + lines[b + 1:]
 
 
 def rewrite_summary(entries):
