@@ -10,11 +10,15 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// Base URL of the service; repeat for several instances (connections go round robin,
-    /// admin calls and state reads go to the first).
+    /// admin calls and state reads go to the first). OVERSELL_URL gives it where no flag
+    /// does (several, comma-separated): compose's `loadtest` service sets the fleet's
+    /// address inside its network, so a command there needs no `--url`.
     #[arg(
         short = 'u',
         long = "url",
         value_name = "URL",
+        env = "OVERSELL_URL",
+        value_delimiter = ',',
         default_value = "http://127.0.0.1:8080"
     )]
     pub urls: Vec<String>,

@@ -116,6 +116,15 @@ if up; then
   seen="$(curl -sf "$url/state" | python3 -c 'import json,sys; print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["containers"]["members"])))' 2>&1 || true)"
   if [ "$seen" = "app1 app2 app3 nginx redis" ]; then pass "/state shows the compose members: $seen"; else flunk "/state's containers: '$seen'"; fi
   chapter none-race setnx-crash setnx-expire-crash-between uuid-owner-release-gap reentrant-watchdog-freeze fenced-freeze
+  # A teacher without Rust runs a demo as the book types it: the loadtest service of the
+  # image, the fleet's address from the service's environment, no flag but the chapter.
+  if docker compose version >/dev/null 2>&1; then typed=(docker compose); else typed=(docker-compose); fi
+  if out="$("${typed[@]}" run --rm loadtest scenario none-race 2>&1)" \
+    && printf '%s' "$out" | grep -q "1/1 scenarios PASS"; then
+    pass "\`${typed[*]} run --rm loadtest scenario none-race\` as typed: $(printf '%s' "$out" | tail -n 1)"
+  else
+    flunk "\`${typed[*]} run --rm loadtest scenario none-race\` as typed: $(printf '%s' "$out" | tail -n 5)"
+  fi
 fi
 
 # One chapter or more per kind of fault that acts on a store (its process, its clock), each
