@@ -157,6 +157,28 @@ def chart(section, name, command, alt, meaning, headline=True):
     return register
 
 
+@chart("22", "rungs-under-their-faults.svg", "bash bench/rung-faults.sh 3",
+       "Sales the stock never recorded, per rung of the ladder under the fault it exists for",
+       "Each lock breaks where its own fault strikes: without a lock a crowd alone loses sales, a lock "
+       "without a lease stalls when its holder dies, a lease that runs out under the work lets "
+       "a second holder in, and only the fencing token or a lock-free deduct keep the stock "
+       "right when the holder freezes. The ladder a class climbs, one rung per defect.")
+def _(lines, path):
+    header, rows = table_after(lines, "| tier | chapter |", "tier")
+    lost, stalled = header.index("lost updates"), header.index("503s")
+    buyers = header.index("buyers / items")
+    bars = []
+    for r in rows:
+        wrong, s503 = number(r[lost]), number(r[stalled])
+        # A rung whose sale stopped: most of its buyers were answered 503.
+        stopped = wrong == 0 and s503 * 2 > number(r[buyers].split("/")[0])
+        label = f"{r[0]} (stalled: {s503:.0f} × 503)" if stopped else r[0]
+        bars.append((label, wrong, 3 if wrong > 0 else (1 if stopped else 2)))
+    bar_chart(path, "Each rung under its own fault: sales the stock never recorded",
+              "lost updates from Redis, each an item sold twice (medians of 3 runs)",
+              bars, "lost updates")
+
+
 @chart("2", "matrix-oversold.svg",
        "loadtest matrix --instances 3 --tiers all --stock 100 --buyers 1000 --business-ms 5",
        "Items oversold per tier: 1000 buyers for 100 items through nginx, no fault",
