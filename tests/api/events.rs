@@ -12,7 +12,14 @@ use crate::helpers::{spawn_fleet, TOKEN};
 pub(crate) struct Sse {
     resp: reqwest::Response,
     buf: String,
+    /// Why the stream stopped, once it has (its end or a read error): a failure then says
+    /// so, rather than that no event came in time.
+    ended: Option<String>,
 }
+
+/// A stream is read for as long as a test waits on it (each read has its own deadline): the
+/// fleet client's whole-request timeout would cut a long-lived stream, not a slow answer.
+const STREAM_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// One parsed event: its name, JSON data and size on the wire.
 #[derive(Debug)]
@@ -24,7 +31,10 @@ pub(crate) struct Ev {
 
 impl Sse {
     pub async fn open(client: &reqwest::Client, url: &str) -> Sse {
-        let req = client.get(url).header("accept", "text/event-stream");
+        let req = client
+            .get(url)
+            .header("accept", "text/event-stream")
+            .timeout(STREAM_TIMEOUT);
         let resp = req.send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         let ctype = resp.headers()["content-type"].to_str().unwrap().to_owned();
@@ -32,6 +42,7 @@ impl Sse {
         Sse {
             resp,
             buf: String::new(),
+            ended: None,
         }
     }
 
@@ -56,10 +67,21 @@ impl Sse {
                 let data = serde_json::from_str(&data).unwrap_or(Value::Null);
                 return Some(Ev { name, data, bytes });
             }
+            if self.ended.is_some() {
+                return None;
+            }
             let chunk = tokio::time::timeout_at(deadline, self.resp.chunk()).await;
             match chunk {
                 Ok(Ok(Some(bytes))) => self.buf += &String::from_utf8_lossy(&bytes),
-                Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return None,
+                Ok(Ok(None)) => {
+                    self.ended = Some("the server ended the stream".into());
+                    return None;
+                }
+                Ok(Err(err)) => {
+                    self.ended = Some(format!("the stream broke: {err:?}"));
+                    return None;
+                }
+                Err(_) => return None,
             }
         }
     }
@@ -76,7 +98,10 @@ impl Sse {
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let Some(ev) = self.next(left).await else {
-                panic!("no matching event within {within:?}; the last one: {last:?}");
+                match &self.ended {
+                    Some(why) => panic!("{why} before a matching event; the last one: {last:?}"),
+                    None => panic!("no matching event within {within:?}; the last one: {last:?}"),
+                }
             };
             if let Some(found) = pick(&ev) {
                 return found;
