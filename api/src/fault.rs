@@ -110,6 +110,18 @@ pub enum FaultKind {
     /// before its first attempt): a release published in the gap is kept for it, and it tries
     /// as soon as the gap ends. `late-subscriber`'s control.
     SubscribeGap,
+    /// The holder's task dies inside the critical section, after reading the stock, while its
+    /// process lives on: no write, no release, but its watchdog is a task of the process, not
+    /// of the holder, and nothing stops it. It renews the lock for nobody until a reset, as a
+    /// Redisson renewal outlives the thread that died holding the lock (Redisson #3521,
+    /// #5115). The instance serves on, so it strikes its room alone.
+    WorkerDies,
+    /// The attempt that takes the next lock has its reply lost: the acquire ran in Redis, but
+    /// the buyer, timed out, believes it did not and sends the same acquire again at once,
+    /// under the same owner. A reentrant lock takes that second one as a re-entry: two holds
+    /// for one sale, of which its unlock gives back one (Redisson #7367). Strikes its room
+    /// alone.
+    AcquireReplyLost,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -117,7 +129,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 25] = [
+    pub const ALL: [FaultKind; 27] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -142,6 +154,8 @@ impl FaultKind {
         FaultKind::RenewalOutlivesRelease,
         FaultKind::LateSubscriber,
         FaultKind::SubscribeGap,
+        FaultKind::WorkerDies,
+        FaultKind::AcquireReplyLost,
         FaultKind::Partition,
     ];
 
@@ -171,6 +185,8 @@ impl FaultKind {
             FaultKind::RenewalOutlivesRelease => "renewal-outlives-release",
             FaultKind::LateSubscriber => "late-subscriber",
             FaultKind::SubscribeGap => "subscribe-gap",
+            FaultKind::WorkerDies => "worker-dies",
+            FaultKind::AcquireReplyLost => "acquire-reply-lost",
             FaultKind::Partition => "partition",
         }
     }
@@ -230,6 +246,8 @@ impl FaultKind {
                 | FaultKind::RenewalOutlivesRelease
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
+                | FaultKind::WorkerDies
+                | FaultKind::AcquireReplyLost
         )
     }
 

@@ -10,12 +10,20 @@ use super::partition;
 use crate::faults::{self, FaultKind, FaultPoints};
 
 /// With the read done: the process dies holding the lock (`crash-holding`), or the holder
-/// alone (`holder-dies`: nothing more is sent).
-pub(super) async fn at_the_read(faults: &FaultPoints<'_>) -> Result<(), Interrupted> {
+/// alone (`holder-dies`: nothing more is sent), or the holder's task alone while the
+/// process, its watchdog included, lives on (`worker-dies`: the renewals go on for nobody).
+pub(super) async fn at_the_read(
+    faults: &FaultPoints<'_>,
+    section: &mut Section<'_>,
+) -> Result<(), Interrupted> {
     if faults.claim(FaultKind::CrashHolding).await.is_some() {
         faults::crash("holding the lock");
     }
     if faults.claim(FaultKind::HolderDies).await.is_some() {
+        return Err(Interrupted::Died);
+    }
+    if faults.claim(FaultKind::WorkerDies).await.is_some() {
+        section.orphan_renewals();
         return Err(Interrupted::Died);
     }
     Ok(())
