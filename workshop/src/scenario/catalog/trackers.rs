@@ -1,0 +1,175 @@
+//! From the trackers, continued: more failures that users of the lock libraries reported
+//! (issue 65, item 5), each reproduced on the default fleet, three instances on one Redis,
+//! and judged from the resource store like every other chapter. [`field`](super::field)
+//! holds the first ones; these are kept apart because they share one lesson of their own:
+//! what a watchdog's renewals, or a retried acquire, do to a lock's liveness when the
+//! holder is not what the library thinks it is (dead, stuck, or holding twice).
+//!
+//! Sources: the issues each chapter names (Redisson, RedLock.net), read in their own threads;
+//! each chapter names the lines where an article's code or word meets its failure.
+
+use oversell_api::{Fault, FaultKind, Tier};
+
+use super::BASE;
+use crate::scenario::{Check, Expect, Scenario};
+
+/// The watchdog chapters: a 300 ms lease renewed every 100 ms, and a deadline of five
+/// leases, so a buyer who waits it out waited for a lock that only renewals kept. Four
+/// buyers fired at once for four items: the first to take the lock is the one the chapter
+/// is about, and the three others all wait behind it.
+const RENEWED_LEASE_MS: u64 = 300;
+const RENEWED_DEADLINE_MS: u64 = 1_500;
+const RENEWED_BUYERS: usize = 4;
+
+/// The stuck holder: work of 4 s, well past the others' 1.5 s deadline (2.5 s of margin on a
+/// loaded machine), and short enough that the chapter ends by itself.
+const STUCK_WORK_MS: u64 = 4_000;
+
+/// The retried acquire: a 1.5 s lease the release sets again on the hold it leaves, and
+/// buyers who wait 0.8 s, so the hold left behind outlasts every waiter by 0.7 s at least
+/// (they all start within milliseconds of the first buyer, whose sale takes milliseconds).
+const RETRY_LEASE_MS: u64 = 1_500;
+const RETRY_DEADLINE_MS: u64 = 800;
+
+pub(super) static SCENARIOS: &[Scenario] = &[
+    Scenario {
+        id: "watchdog-renews-dead-worker",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RENEWED_LEASE_MS,
+        business_ms: 20,
+        wait_deadline_ms: RENEWED_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::WorkerDies, 0)),
+        stock: RENEWED_BUYERS as i64,
+        buyers: RENEWED_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("orders", 0.0),
+            // Every buyer after the dead one waited its whole deadline, five leases.
+            Check::eq("lock_timeouts", (RENEWED_BUYERS - 1) as f64),
+            Check::gt("max_latency_ms", (RENEWED_DEADLINE_MS - 100) as f64),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #3521 (a thread took the lock, threw a RuntimeException and \
+                 died without unlocking, and the renewal task went on; the reporter asked \
+                 that a renewal check its thread is alive) and #5115 (the watchdog runs on \
+                 threads of its own: the worker can die while it renews), and #1626 (a \
+                 watchdog never cancelled renews until the instance restarts, every other \
+                 thread deadlocked); against 001 lines 151–152, which say the watchdog \
+                 guarantees no deadlock because it dies with the machine",
+        en: "Redisson's lock() with its watchdog, a 300 ms lease renewed every 100 ms. The \
+             first holder's worker dies right after reading the stock: an exception nobody \
+             catches ends the task before its finally can unlock. The process lives on, and \
+             so does the watchdog, a timer of the process, not of the worker: every 100 ms it \
+             pushes the lease back up for a holder that no longer exists. The three buyers \
+             behind it wait their whole 1.5 s deadline, five leases, and get a 503; nothing is \
+             sold, and nothing would be until a reset deletes the lock. Compare \
+             reentrant-watchdog-crash-holding: there the whole process dies, the watchdog with \
+             it, and the lease frees the lock. 001 (lines 151–152) promises no deadlock on that \
+             ground, and it holds only when the machine dies; when only the worker does, the \
+             watchdog is what keeps the lock. Renewals that ask whether their holder is alive \
+             (a worker's heartbeat, not the process's), or an unlock in a finally that always \
+             runs, are what the reporters asked for.",
+        zh: "带看门狗的 Redisson lock()，租约 300 毫秒，每 100 毫秒续期一次。第一个持锁者的工作线程\
+             刚读完库存就死了：一个没人捕获的异常让任务在 finally 解锁之前就结束了。进程还活着，\
+             看门狗也还活着，它是进程的定时器，不属于那个工作线程：它每 100 毫秒把租约续回去，\
+             续的却是一个已经不存在的持锁者。排在后面的三个买家都等满 1.5 秒的等待期限（五个租约），\
+             收到 503；一件也没卖出，不重置删掉这把锁，就永远卖不出去。对比 \
+             reentrant-watchdog-crash-holding：那里整个进程崩溃，看门狗随之消失，租约到期后锁自动释放。\
+             001（第 151–152 行）正是据此保证不会死锁，可这只在整台机器宕机时成立；\
+             只死了工作线程时，把锁一直留住的恰恰是看门狗。报告者要的是会确认持锁者还活着的续期\
+             （看工作线程的心跳，而不是进程的），或者一定会执行的 finally 解锁。",
+        ..BASE
+    },
+    Scenario {
+        id: "watchdog-keeps-stuck-holder",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RENEWED_LEASE_MS,
+        business_ms: STUCK_WORK_MS,
+        wait_deadline_ms: RENEWED_DEADLINE_MS,
+        stock: RENEWED_BUYERS as i64,
+        buyers: RENEWED_BUYERS,
+        expect: Expect::Figures(&[
+            // The stuck holder's own sale, at the end of its 4 s.
+            Check::eq("orders", 1.0),
+            Check::eq("lock_timeouts", (RENEWED_BUYERS - 1) as f64),
+            Check::eq("overlaps", 0.0),
+            Check::gt("max_latency_ms", (STUCK_WORK_MS - 100) as f64),
+        ]),
+        timing_sensitive: false,
+        source: "RedLock.net issue #68 (the lock is auto-extended without limit, so a client \
+                 stuck in a loop, neither crashed nor unresponsive, keeps it for ever; the \
+                 reporter points at an ExtendCount the library counts and never uses, and at \
+                 redis.io's Redlock page, which asks that lock extensions be limited or a \
+                 liveness property is lost); 001 line 151 (the watchdog renews the key every \
+                 10 s, so a lock held however long never expires)",
+        en: "The same watchdog and the same 300 ms lease, with a holder that does not die but \
+             gets stuck: its work, meant to take milliseconds, hangs for 4 s, as a client in a \
+             loop that will not end. Its process is healthy, so its watchdog renews the lease \
+             every 100 ms, ten times a second, for work that has stopped moving. The three buyers behind it \
+             wait their 1.5 s deadline and get a 503; the holder sells its one item when it \
+             finally comes back, and nobody shared the lock with it. That is the watchdog \
+             doing what 001 (line 151) says it does, a lock never expiring while it is held; \
+             it cannot tell a long task from a stuck one. Here the task ends at 4 s; a loop \
+             that never ends keeps the lock for ever. A bound on the renewals (a most-held \
+             time, or a number of extensions, as redis.io's Redlock page asks) turns a stuck \
+             holder back into an expired one; it then needs the fencing token of fenced-freeze \
+             for when it comes back.",
+        zh: "同样的看门狗、同样 300 毫秒的租约，但持锁者没有死，而是卡住了：本该几毫秒的业务卡了 \
+             4 秒，就像陷在一个出不来的循环里的客户端。它的进程好好的，看门狗就每 100 毫秒续期一次，\
+             每秒十次，续的却是一件已经不动了的业务。排在后面的三个买家等满 1.5 秒的等待期限，收到 503；\
+             持锁者终于回过神来，卖出了它那一件，没有人和它同时持有锁。看门狗做的正是 001（第 151 行）\
+             说的事：只要一直持有锁，键就不会过期；它分不清耗时长的任务和卡死的任务。\
+             这里的业务 4 秒就结束了；一个永远不结束的循环会让锁永远被占着。给续期设个上限\
+             （最长持有时间，或者最多续期几次，redis.io 上的 Redlock 页面就这样要求），\
+             卡住的持锁者就重新变成租约到期的持锁者；它回来的时候，还需要 fenced-freeze 里的围栏令牌。",
+        ..BASE
+    },
+    Scenario {
+        id: "acquire-retry-takes-it-twice",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RETRY_LEASE_MS,
+        wait_deadline_ms: RETRY_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::AcquireReplyLost, 0)),
+        stock: 3,
+        buyers: 3,
+        expect: Expect::Figures(&[
+            // The one order was written under three holds, where every sale of this tier
+            // writes two (its nested step, `reentrant-nested`): the retry re-entered.
+            Check::eq("min_depth", 3.0),
+            Check::eq("orders", 1.0),
+            Check::eq("lock_timeouts", 2.0),
+            Check::eq("overlaps", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #7367 and pull request #7368 (a timed-out RLock acquire was \
+                 sent again in replicated mode: the second EVALSHA took the reentrant path and \
+                 left getHoldCount() at 2 after one tryLock(); the fix keeps such a command \
+                 from being resent, and its RedissonLockReplicatedTimeoutTest saw the hold \
+                 count at 2 before it); MIT 6.5840's key/value lab, whose client returns ErrMaybe \
+                 for a retried Put whose first attempt may have run; the re-entry branch that \
+                 takes the retry, 001 lines 191–195 and 004 lines 456–461, and the owner it \
+                 matches, UUID:threadId, 002 line 392",
+        en: "Redisson's reentrant lock, a 1.5 s lease. The first buyer's lock command runs in \
+             Redis and takes the lock, but the reply is lost on the way back; the client, timed \
+             out, cannot tell a lock it did not get from one it got, and sends the same command \
+             again at once, under the same owner. To the lock that is the owner asking again: \
+             the re-entry branch counts a second hold. The buyer sells (its order is written \
+             at hold count 3, where every sale of this tier writes 2, its nested step being \
+             the second) and gives back what it knows it took: one hold fewer, one left, and a \
+             lock with a hold left keeps its lease and publishes nothing. Nobody holds it, \
+             nothing renews it, and it stands for its 1.5 s; the two buyers behind wait their \
+             0.8 s and get a 503. A lock whose acquire is not idempotent makes every retry a \
+             question: did the first one land? A timed-out acquire must either be sent once \
+             (Redisson's fix) or be answered by asking the lock whose it is before trying \
+             again, as MIT 6.5840's ErrMaybe teaches a key/value client.",
+        zh: "Redisson 的可重入锁，租约 1.5 秒。第一个买家的加锁命令在 Redis 里执行了，锁拿到了，\
+             应答却在回来的路上丢了；客户端超时，分不清是没拿到锁还是拿到了，于是马上用同一个持锁者\
+             标识把同一条命令再发一次。在锁看来，这是持锁者又来要一次：重入分支把重入次数加到 2。\
+             买家卖出商品（订单是在重入次数 3 下写入的，这个方案的每笔销售本来都是 2，第二次是它的嵌套步骤），\
+             然后只还回它知道自己拿过的那几次：重入次数还剩一次；\
+             还有重入次数的锁会保留租约，也不发布释放消息。没有人持有它，也没有人为它续期，\
+             它就这样留满 1.5 秒；排在后面的两个买家等满 0.8 秒，收到 503。加锁不是幂等的，\
+             每一次重试都成了一个问题：上一次到底成没成？超时的加锁要么只发一次（Redisson 的修复），\
+             要么在重试之前先问清这把锁是谁的，就像 MIT 6.5840 的 ErrMaybe 教键值客户端的那样。",
+        ..BASE
+    },
+];
