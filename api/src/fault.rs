@@ -122,6 +122,12 @@ pub enum FaultKind {
     /// for one sale, of which its unlock gives back one (Redisson #7367). Strikes its room
     /// alone.
     AcquireReplyLost,
+    /// The next holder pauses `ms` after reading the stock (as `holder-pause`: its renewals
+    /// stop with it), then writes to a resource that cannot check a fencing token: its write
+    /// carries none, so nothing refuses it however stale it is. The token came with the lock
+    /// and went with the read; only the write, where a check would have counted, is without
+    /// it (ShedLock #2201). Strikes its room alone.
+    UncheckedWrite,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -129,7 +135,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 27] = [
+    pub const ALL: [FaultKind; 28] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -156,6 +162,7 @@ impl FaultKind {
         FaultKind::SubscribeGap,
         FaultKind::WorkerDies,
         FaultKind::AcquireReplyLost,
+        FaultKind::UncheckedWrite,
         FaultKind::Partition,
     ];
 
@@ -187,6 +194,7 @@ impl FaultKind {
             FaultKind::SubscribeGap => "subscribe-gap",
             FaultKind::WorkerDies => "worker-dies",
             FaultKind::AcquireReplyLost => "acquire-reply-lost",
+            FaultKind::UncheckedWrite => "unchecked-write",
             FaultKind::Partition => "partition",
         }
     }
@@ -248,6 +256,7 @@ impl FaultKind {
                 | FaultKind::SubscribeGap
                 | FaultKind::WorkerDies
                 | FaultKind::AcquireReplyLost
+                | FaultKind::UncheckedWrite
         )
     }
 
@@ -267,6 +276,7 @@ impl FaultKind {
                 | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
+                | FaultKind::UncheckedWrite
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
                 | FaultKind::Partition
@@ -314,7 +324,7 @@ pub struct Fault {
     pub kind: FaultKind,
     /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
     /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
-    /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
+    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.

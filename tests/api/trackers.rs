@@ -37,10 +37,8 @@ async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis
 }
 
 /// Arms `kind` for the next holder and waits until every instance of `fleet` lists it.
-async fn arm(fleet: &crate::helpers::TestFleet, kind: &str, instances: usize) {
-    fleet
-        .admin(Method::POST, "/admin/faults", json!({ "kind": kind }))
-        .await;
+async fn arm(fleet: &crate::helpers::TestFleet, fault: serde_json::Value, instances: usize) {
+    fleet.admin(Method::POST, "/admin/faults", fault).await;
     for i in 0..instances {
         eventually(Duration::from_secs(5), || async {
             fleet.state_of(i).await["faults"]
@@ -63,7 +61,7 @@ async fn a_worker_that_dies_holding_leaves_its_watchdog_renewing_until_a_reset()
         .configure(serde_json::from_str(RENEWED).unwrap())
         .await;
     fleet.reset(10).await;
-    arm(&fleet, "worker-dies", 1).await;
+    arm(&fleet, json!({ "kind": "worker-dies" }), 1).await;
     let (status, body) = fleet.sale(0, "dies").await;
     assert_eq!(body["error"], "holder_died", "{status}: {body}");
     // Two buyers one after the other, each timing out after two leases: the lock stood four
@@ -91,7 +89,7 @@ async fn an_acquire_sent_again_after_its_reply_was_lost_holds_twice_and_leaves_a
         )
         .await;
     fleet.reset(10).await;
-    arm(&fleet, "acquire-reply-lost", 1).await;
+    arm(&fleet, json!({ "kind": "acquire-reply-lost" }), 1).await;
     let (status, body) = fleet.sale(0, "twice").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let ledger = fleet.ledger().await;
@@ -110,4 +108,32 @@ async fn an_acquire_sent_again_after_its_reply_was_lost_holds_twice_and_leaves_a
     let (status, body) = fleet.sale(0, "behind").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "lock_timeout", "{body}");
+}
+
+/// Six buyers at once on the fenced tier, the first holder paused 800 ms under a 300 ms lease:
+/// the others sell meanwhile with newer tokens, and its write, sent without its own, lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_sent_without_its_token_lands_however_stale_it_is() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "fenced", "ttl_ms": 300, "business_ms": 5,
+            "wait": "spin:10", "wait_deadline_ms": 5_000 }))
+        .await;
+    fleet.reset(10).await;
+    arm(&fleet, json!({ "kind": "unchecked-write", "ms": 800 }), 1).await;
+    let results = fleet.burst(6).await;
+    assert!(
+        results.iter().all(|(s, _)| *s == StatusCode::OK),
+        "{results:?}"
+    );
+    let ledger = fleet.ledger().await;
+    let unfenced: Vec<_> = ledger.iter().filter(|o| o["fence"].is_null()).collect();
+    assert_eq!(
+        unfenced.len(),
+        1,
+        "one write went without its token: {ledger:?}"
+    );
+    let state = fleet.state().await;
+    assert_eq!(state["stale_writes_rejected"], 0, "{state}");
+    assert!(state["lost_updates"].as_i64().unwrap() > 0, "{state}");
 }

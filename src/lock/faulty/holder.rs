@@ -50,7 +50,8 @@ pub(super) async fn as_the_work_starts(
 
 /// Read done, write not yet: the articles' GC pause (`freeze`, the whole process), the
 /// instance's CPU running out (`cpu-starve`: its renewals wait for a worker), or the holder
-/// alone paused (`holder-pause`: its renewals stop with it).
+/// alone paused (`holder-pause`: its renewals stop with it; `unchecked-write`: the same, and
+/// the write then goes without its fencing token, to a resource that could not check it).
 pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Section<'_>) {
     if let Some(fault) = faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
@@ -61,5 +62,10 @@ pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Sec
     if let Some(fault) = faults.claim(FaultKind::HolderPause).await {
         section.stop_renewing();
         tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+    }
+    if let Some(fault) = faults.claim(FaultKind::UncheckedWrite).await {
+        section.stop_renewing();
+        tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+        section.fence = None;
     }
 }

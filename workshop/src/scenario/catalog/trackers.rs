@@ -8,7 +8,7 @@
 //! Sources: the issues each chapter names (Redisson, RedLock.net), read in their own threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
-use oversell_api::{Fault, FaultKind, Tier};
+use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
 
 use super::BASE;
 use crate::scenario::{Check, Expect, Scenario};
@@ -30,6 +30,12 @@ const STUCK_WORK_MS: u64 = 4_000;
 /// (they all start within milliseconds of the first buyer, whose sale takes milliseconds).
 const RETRY_LEASE_MS: u64 = 1_500;
 const RETRY_DEADLINE_MS: u64 = 800;
+
+/// The unchecked write: the timings of `fenced-freeze` (a 300 ms lease, 1.2 s of pause after
+/// the read, thirty spinning buyers), so the two read side by side; here the holder alone
+/// pauses, and its renewals with it, as `holder-pause` does.
+const UNCHECKED_LEASE_MS: u64 = 300;
+const UNCHECKED_PAUSE_MS: u64 = 1_200;
 
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -170,6 +176,56 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              它就这样留满 1.5 秒；排在后面的两个买家等满 0.8 秒，收到 503。加锁不是幂等的，\
              每一次重试都成了一个问题：上一次到底成没成？超时的加锁要么只发一次（Redisson 的修复），\
              要么在重试之前先问清这把锁是谁的，就像 MIT 6.5840 的 ErrMaybe 教键值客户端的那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "fence-unchecked-by-resource",
+        tier: Tier::Fenced,
+        ttl_ms: UNCHECKED_LEASE_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::UncheckedWrite, UNCHECKED_PAUSE_MS)),
+        buyers: 30,
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_updates", 0.0),
+            // The token was there, and nothing refused the write: it went where none is read.
+            Check::eq("stale_writes_rejected", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "ShedLock issue #2201 (fencing tokens for its JDBC provider; the maintainer's \
+                 answer: it may not be possible, as the service behind the lock has to check \
+                 the token, which a generic library cannot do); Redisson issue #5044 (its \
+                 RFencedLock's documented sample says to check token >= old token in the \
+                 caller's code, and the maintainer: token validity tracking is on the \
+                 developer side); Martin Kleppmann, \"How to do distributed locking\" (2016), \
+                 the post 001 cites by name (line 491): the storage server rejects the write \
+                 with the older token",
+        en: "The fenced lock of fenced-freeze and its timings: a 300 ms lease, a token one \
+             higher with every grant, and the holder paused 1.2 s after its read, its renewals \
+             with it. Its read went to the stock with its token, as every read does. Its write, \
+             though, goes where no token can go, as a job under ShedLock writes to whatever \
+             its task touches, a payment API or a mailbox, none of which has a field for a \
+             number from the lock. The lease runs out, the next holders take the lock with \
+             higher tokens and sell, and the paused holder's write lands over theirs: lost \
+             updates, and not one write refused. The token was handed out, carried, and never \
+             compared. A fence is only where the resource checks it, in the same step as the \
+             write: fenced-freeze refuses this write because the stock's own script compares \
+             the token; a check in the caller (Redisson's sample, token >= old token) is \
+             check-then-act again, and the pause can fall right after it. Where the resource \
+             cannot check, as ShedLock's maintainer answered, no library can do it for it: \
+             make the write itself conditional (a version the resource compares), or keep the \
+             lease longer than any pause can be, knowing that is a bet.",
+        zh: "还是 fenced-freeze 里的围栏令牌锁和它的时间设置：租约 300 毫秒，每发放一次锁令牌加 1，\
+             持锁者读完库存后暂停 1.2 秒，续期也跟着停了。它的读和每次读一样，带着令牌去了库存；\
+             它的写却去了一个放不进令牌的地方，就像 ShedLock 下的定时任务去写它要动的任何东西：\
+             支付接口、邮箱，哪一个都没有地方放锁给的那个编号。租约到期，后面的持锁者拿着更大的令牌\
+             拿到锁、卖出商品，暂停的持锁者的写入落在他们的结果之上：丢失更新，而且没有一次写入被拒绝。\
+             令牌发了，也带了，却从来没有人拿它比较过。围栏只在资源自己校验令牌的地方才有，\
+             而且要和写入在同一步里完成：fenced-freeze 能拒绝这次写入，是因为库存自己的脚本在比较令牌；\
+             在调用方检查（Redisson 示例里的 token >= old token）又是“先检查、后执行”，\
+             停顿完全可以发生在检查之后。资源自己不能校验时，正如 ShedLock 的维护者所说，\
+             哪个库也替它做不了：要么让写入本身带条件（由资源比较的版本号），\
+             要么让租约比任何停顿都长，并且清楚这只是在赌。",
         ..BASE
     },
 ];

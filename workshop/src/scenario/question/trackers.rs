@@ -1,6 +1,7 @@
 //! The questions of the chapters from the trackers: a watchdog that renews for a holder that
 //! died or got stuck, and an acquire sent twice.
 
+use super::shared::LATE_WRITE_FENCED;
 use super::{ask, Choice, Family, Question};
 
 /// A holder whose worker died with its process alive, under a watchdog: how many are sold.
@@ -129,7 +130,18 @@ pub(super) static QUESTIONS: &[Question] = &[
          as many times as it knows it locked. Three buyers, three items, each waits at most 0.8 s. How many are sold?",
         "Redisson 的可重入锁，租约 1.5 秒。第一个买家的加锁命令在 Redis 里执行了，拿到了锁，\
          应答却一直没回来；客户端超时后马上用同一个 UUID:threadId 把同一条命令再发一次，\
-         然后卖出商品，自己知道加过几次锁就解几次锁。三个买家、三件商品，每个买家最多等 0.8 秒。会卖出几件？",
+         然后卖出商品，自己知道加过几次锁，就解锁几次。三个买家、三件商品，每个买家最多等 0.8 秒。会卖出几件？",
         &RETRIED,
+    ),
+    ask(
+        "fence-unchecked-by-resource",
+        "A fenced lock: every grant comes with a fencing token one higher than the last. The \
+         holder pauses 1.2 s after its read under a 300 ms lease, its renewals with it. Its \
+         read of the stock carries its token; its write goes through a path that has no place \
+         for one, as a payment API or a mailbox has none. Thirty buyers. What happens?",
+        "围栏令牌锁：每次发放锁都附带一个围栏令牌，比上一次的大 1。持锁者读完库存后暂停 1.2 秒，\
+         租约 300 毫秒，续期也跟着停了。它读库存时带着令牌；它的写入却走一条放不进令牌的路，\
+         就像支付接口或邮箱都没有地方放它。三十个买家。会发生什么？",
+        &LATE_WRITE_FENCED,
     ),
 ];
