@@ -198,7 +198,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  RFencedLock's documented sample says to check token >= old token in the \
                  caller's code, and the maintainer: token validity tracking is on the \
                  developer side); Martin Kleppmann, \"How to do distributed locking\" (2016), \
-                 the post 001 cites by name (line 491): the storage server rejects the write \
+                 the post 001 line 491 cites by name: the storage server rejects the write \
                  with the older token",
         en: "The fenced lock of fenced-freeze and its timings: a 300 ms lease, a token one \
              higher with every grant, and the holder paused 1.2 s after its read, its renewals \
@@ -222,7 +222,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              拿到锁、卖出商品，暂停的持锁者的写入落在他们的结果之上：丢失更新，而且没有一次写入被拒绝。\
              令牌发了，也带了，却从来没有人拿它比较过。围栏只在资源自己校验令牌的地方才有，\
              而且要和写入在同一步里完成：fenced-freeze 能拒绝这次写入，是因为库存自己的脚本在比较令牌；\
-             在调用方检查（Redisson 示例里的 token >= old token）又是“先检查、后执行”，\
+             在调用方检查（Redisson 示例里让调用方自己比较新旧令牌）又是“先检查、后执行”，\
              停顿完全可以发生在检查之后。资源自己不能校验时，正如 ShedLock 的维护者所说，\
              哪个库也替它做不了：要么让写入本身带条件（由资源比较的版本号），\
              要么让租约比任何停顿都长，并且清楚这只是在赌。",
