@@ -32,6 +32,11 @@ pub enum FaultKind {
     /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
     /// which never saw the lock.
     Failover,
+    /// Lock store `sentinel` only: as the next buyer tries to lock, the primary's replicas are
+    /// stopped (SIGSTOP) for `ms` and resumed by a helper process, as replicas that lag
+    /// behind: the primary serves on, but a lock write that waits for a replica to have it
+    /// (`sync_replicas`) waits for nobody until the lag ends.
+    ReplicaLag,
     /// Lock store `single` only: the store's Redis is killed right after the next acquire and
     /// restarted by its supervisor with its persistence setting.
     LockStoreRestart,
@@ -135,13 +140,14 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 28] = [
+    pub const ALL: [FaultKind; 29] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
         FaultKind::CpuStarve,
         FaultKind::Failover,
+        FaultKind::ReplicaLag,
         FaultKind::LockStoreRestart,
         FaultKind::LockStoreDown,
         FaultKind::RenewalOutage,
@@ -174,6 +180,7 @@ impl FaultKind {
             FaultKind::Freeze => "freeze",
             FaultKind::CpuStarve => "cpu-starve",
             FaultKind::Failover => "failover",
+            FaultKind::ReplicaLag => "replica-lag",
             FaultKind::LockStoreRestart => "lock-store-restart",
             FaultKind::LockStoreDown => "lock-store-down",
             FaultKind::RenewalOutage => "renewal-outage",
@@ -202,7 +209,7 @@ impl FaultKind {
     /// The lock store a fault needs, when it strikes the store itself.
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
         match self {
-            FaultKind::Failover => Some(LockStoreKind::Sentinel),
+            FaultKind::Failover | FaultKind::ReplicaLag => Some(LockStoreKind::Sentinel),
             FaultKind::LockStoreRestart
             | FaultKind::LockStoreDown
             | FaultKind::RenewalOutage
@@ -267,6 +274,7 @@ impl FaultKind {
             FaultKind::ReleaseGap
                 | FaultKind::Freeze
                 | FaultKind::CpuStarve
+                | FaultKind::ReplicaLag
                 | FaultKind::LockStoreDown
                 | FaultKind::RenewalOutage
                 | FaultKind::RenewalGivesUp
@@ -322,7 +330,7 @@ impl FromStr for FaultKind {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
+    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `replica-lag`, `lock-store-down`, the outage of
     /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
     /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.

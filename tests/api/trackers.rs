@@ -1,6 +1,7 @@
-//! The chapters from the trackers (`workshop/src/scenario/catalog/trackers.rs`) on a real
-//! fleet, three instances behind nginx on one Redis, each chapter judged from the resource
-//! store; and the two faults they brought, each seen doing what it says on the fleet.
+//! The chapters from the trackers (`workshop/src/scenario/catalog/trackers.rs`) on real
+//! fleets, three instances behind nginx on one Redis, and the lagging replica's on a Sentinel
+//! lock store, each chapter judged from the resource store; and the faults they brought, each
+//! seen doing what it says on the fleet.
 
 use std::time::Duration;
 
@@ -8,32 +9,53 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 use workshop::scenario::{Scenario, GROUPS};
 
+use oversell::launch::local_fleet::Fleet;
+use oversell::lock_store::{LockStoreKind, Persistence};
+
 use crate::helpers::{eventually, spawn_fleet};
 use crate::lock_store::run_scenarios;
-use crate::scenarios::start_fleet;
+use crate::scenarios::{start_fleet, start_fleet_with};
 
-fn tracker_chapters() -> Vec<&'static str> {
+/// The chapters from the trackers whose lock store is `on` (`None`: the default fleet's).
+fn tracker_chapters(on: Option<LockStoreKind>) -> Vec<&'static str> {
     let (_, chapters) = GROUPS
         .iter()
         .find(|(name, _)| *name == "trackers")
         .expect("a trackers group");
-    chapters.iter().map(|s: &Scenario| s.id).collect()
+    chapters
+        .iter()
+        .filter(|s: &&Scenario| s.store.lock_store == on)
+        .map(|s| s.id)
+        .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis() {
-    let ids = tracker_chapters();
-    assert!(ids
-        .iter()
-        .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
-    let fleet = start_fleet(3).await;
-    let failures = run_scenarios(&fleet, &ids).await;
+/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
+async fn passes_on(fleet: Fleet, ids: &[&str]) {
+    let failures = run_scenarios(&fleet, ids).await;
     fleet.stop().await;
     assert!(
         failures.is_empty(),
         "chapters failed:\n{}",
         failures.join("\n")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis() {
+    let ids = tracker_chapters(None);
+    assert!(ids
+        .iter()
+        .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
+    passes_on(start_fleet(3).await, &ids).await;
+}
+
+/// The lagging replica: a Sentinel lock store whose lock writes wait for the replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lagging_replica_chapter_from_the_trackers_shows_its_expected_outcome() {
+    let ids = tracker_chapters(Some(LockStoreKind::Sentinel));
+    assert_eq!(ids, ["replica-lag-blocks-synced-lock"]);
+    let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
+    passes_on(fleet, &ids).await;
 }
 
 /// Arms `kind` for the next holder and waits until every instance of `fleet` lists it.

@@ -1,17 +1,20 @@
 //! From the trackers, continued: more failures that users of the lock libraries reported
 //! (issue 65, item 5), each reproduced on the default fleet, three instances on one Redis,
-//! and judged from the resource store like every other chapter. [`field`](super::field)
+//! but the last, on a Sentinel lock store, and judged from the resource store like every
+//! other chapter. [`field`](super::field)
 //! holds the first ones; these are kept apart because they share one lesson of their own:
-//! what a watchdog's renewals, or a retried acquire, do to a lock's liveness when the
-//! holder is not what the library thinks it is (dead, stuck, or holding twice).
+//! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
+//! a wait for the replicas) do when the holder or the store is not what the library thinks
+//! (dead, stuck, holding twice, writing where no token goes, behind a lagging replica).
 //!
-//! Sources: the issues each chapter names (Redisson, RedLock.net), read in their own threads;
+//! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock), read in their own
+//! threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
 use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
 
 use super::BASE;
-use crate::scenario::{Check, Expect, Scenario};
+use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
 /// The watchdog chapters: a 300 ms lease renewed every 100 ms, and a deadline of five
 /// leases, so a buyer who waits it out waited for a lock that only renewals kept. Four
@@ -36,6 +39,19 @@ const RETRY_DEADLINE_MS: u64 = 800;
 /// pauses, and its renewals with it, as `holder-pause` does.
 const UNCHECKED_LEASE_MS: u64 = 300;
 const UNCHECKED_PAUSE_MS: u64 = 1_200;
+
+/// The lagging replica: replicas stopped 3 s (under the 5 s at which their helpers resume
+/// them whatever happens), each lock write waiting 1 s (the default `sync_timeout_ms`) for
+/// a replica, and buyers who wait 6 s, past the lag and one more write's wait with 2 s of
+/// margin: nothing is sold until the lag ends (a gap of 2 s is checked, a second under it;
+/// the question's options part at the same 2 s), everything after.
+/// The run ends once the replicas are back, so a chapter run after it on the same fleet
+/// never meets the lag's tail (a lag that outlived the run would resume replicas the next
+/// chapter's own fault holds off).
+const LAG_MS: u64 = 3_000;
+const LAG_STALL_MS: f64 = 2_000.0;
+const LAG_DEADLINE_MS: u64 = 6_000;
+const LAG_BUYERS: usize = 5;
 
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -226,6 +242,55 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              停顿完全可以发生在检查之后。资源自己不能校验时，正如 ShedLock 的维护者所说，\
              哪个库也替它做不了：要么让写入本身带条件（由资源比较的版本号），\
              要么让租约比任何停顿都长，并且清楚这只是在赌。",
+        ..BASE
+    },
+    Scenario {
+        id: "replica-lag-blocks-synced-lock",
+        tier: Tier::LuaRelease,
+        wait_deadline_ms: LAG_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::ReplicaLag, LAG_MS)),
+        stock: LAG_BUYERS as i64,
+        buyers: LAG_BUYERS,
+        store: StoreSetup::sentinel(1),
+        expect: Expect::Figures(&[
+            // Nothing sold while the replica lagged, everything once it was back.
+            Check::gt("stall_ms", LAG_STALL_MS),
+            Check::eq("orders", LAG_BUYERS as f64),
+            Check::eq("sent_503", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issues #4706 (after a failover, RLock could not be taken, \"None of \
+                 slaves were synced\": the WAIT behind each lock write answered 0 while the \
+                 replica caught up) and #4822 (the same, reproduced nine times in ten), with \
+                 #4222 and #4646 (\"Only 0 of 1 slaves were synced\", the maintainer's advice \
+                 to raise slavesSyncTimeout or set checkLockSyncedSlaves = false); the \
+                 replication the articles leave asynchronous, 001 line 94 and 003 line 67",
+        en: "The lock store of failover-sync-replicas: Sentinel, one replica, and every lock \
+             write waiting (WAIT 1, at most 1 s) until the replica has it, or the acquire gives \
+             the lock back and tries again. As the first buyer asks, the replica stops answering \
+             for 3 s, a replica that lags behind; the primary is fine and nothing fails over. \
+             Every lock write meanwhile lands on the primary, waits its second for a replica \
+             that does not answer, and is given back: for 3 s nobody holds the lock and \
+             nobody sells, though the lock store that holds the locks never went down. Once the \
+             replica answers, the next write's WAIT comes back and the five items sell in \
+             milliseconds. The remedy of failover-sync-replicas made the lock as available as \
+             the slowest replica it waits for; a lag longer than the buyers' patience is a \
+             503 for each of them. That is Redisson's \"None of slaves were synced\" (#4706, \
+             #4822), and the maintainer's advice, to wait longer or not at all, is the trade \
+             said plainly: WAIT buys a lock a failover keeps at the price of a lock a lag \
+             blocks.",
+        zh: "锁存储和 failover-sync-replicas 一样：哨兵、一个从节点，每次加锁写入后都等待（WAIT 1，\
+             最多 1 秒）从节点收到，否则这次加锁就把锁还回去再试。第一个买家申请锁时，从节点 3 秒\
+             不应答，就像一个落后的从节点；主节点好好的，也没有发生主从切换。这期间每次加锁都写到了\
+             主节点上，然后等上一秒，等一个不应答的从节点，再把锁还回去：3 秒里没有人持有锁，\
+             也没有人卖出，可存放锁的 Redis 从来没有宕机。从节点一恢复应答，下一次写入的 WAIT \
+             就返回了，五件商品几毫秒内卖完。failover-sync-replicas 的对策让锁的可用性取决于它要等的\
+             那个最慢的从节点；从节点落后的时间一旦超过买家愿意等的时间，每个买家都会收到 503。\
+             这就是 Redisson 的“None of slaves were synced”（#4706、#4822），维护者的建议\
+             （等得更久，或者干脆不等）把其中的取舍说得很清楚：WAIT 换来一把主从切换丢不掉的锁，\
+             代价是一把从节点一落后就拿不到的锁。",
         ..BASE
     },
 ];

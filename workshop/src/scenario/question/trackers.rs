@@ -99,6 +99,40 @@ const RETRIED: Family = Family {
     ],
 };
 
+/// Lock writes that wait for a replica that lags: when, and whether, the items sell.
+const LAGGING: Family = Family {
+    reads: &["orders", "initial_stock", "stall_ms"],
+    options: &[
+        Choice {
+            en: "All 5 sold, and no gap between sales reaches 2 s: the lock lives on the \
+                 primary, and it is up",
+            zh: "5 件全部卖出，相邻两笔成交之间的空档都不到 2 秒：锁就在主节点上，而主节点一直在",
+            sources: &["001:94"],
+            rule: "orders >= initial_stock and stall_ms < 2000",
+        },
+        Choice {
+            en: "All 5 sold, but nothing for 2 s or more first",
+            zh: "5 件全部卖出，但在这之前有 2 秒或更久一件也没卖出",
+            sources: &[
+                "belief: a lock that waits for its replicas is only as available as \
+                        they are — held by the Redisson users who met \"None of slaves were \
+                        synced\" (#4706)",
+            ],
+            rule: "orders >= initial_stock and stall_ms >= 2000",
+        },
+        Choice {
+            en: "Under 5: the lock stays unobtainable after the replica is back, and some \
+                 buyers give up at their 6 s deadline",
+            zh: "卖出不到 5 件：从节点恢复之后锁还是拿不到，有的买家等到 6 秒的等待期限就放弃了",
+            sources: &[
+                "belief: once the sync check has failed, the lock cannot be had again \
+                        — held by the reporter of Redisson #4706, whose lock() then hung",
+            ],
+            rule: "orders < initial_stock",
+        },
+    ],
+};
+
 pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "watchdog-renews-dead-worker",
@@ -143,5 +177,17 @@ pub(super) static QUESTIONS: &[Question] = &[
          租约 300 毫秒，续期也跟着停了。它读库存时带着令牌；它的写入却走一条放不进令牌的路，\
          就像支付接口或邮箱都没有地方放它。三十个买家。会发生什么？",
         &LATE_WRITE_FENCED,
+    ),
+    ask(
+        "replica-lag-blocks-synced-lock",
+        "Sentinel, one replica, and every lock write waits (WAIT 1, at most 1 s) for the \
+         replica to have it; if it does not, the acquire gives the lock back and tries again. \
+         As the first buyer asks, the replica stops answering for 3 s; the primary is fine \
+         and nothing fails over. Five buyers, five items, each waits at most 6 s. What \
+         happens?",
+        "哨兵、一个从节点，每次加锁写入后都等待（WAIT 1，最多 1 秒）从节点收到；收不到，\
+         这次加锁就把锁还回去再试。第一个买家申请锁时，从节点 3 秒不应答；主节点好好的，\
+         也没有发生主从切换。五个买家、五件商品，每个买家最多等 6 秒。会发生什么？",
+        &LAGGING,
     ),
 ];
