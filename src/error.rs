@@ -93,7 +93,7 @@ pub enum AppError {
     /// it was on rather than left running.
     #[error("the grading ran past {limit_s} s and was stopped at `{at}`; press again")]
     GradingTimedOut { limit_s: u64, at: String },
-    #[error("the sale's holder died (a holder-dies fault): it wrote nothing and released nothing")]
+    #[error("the sale's holder died (a holder-dies or worker-dies fault): it wrote nothing and released nothing")]
     HolderDied,
     #[error("the buyer died waiting in line for the lock (a waiter-dies fault): it never came back for its place")]
     WaiterDied,

@@ -32,6 +32,11 @@ pub enum FaultKind {
     /// replica link is cut, then the primary is killed and Sentinel promotes the replica,
     /// which never saw the lock.
     Failover,
+    /// Lock store `sentinel` only: as the next buyer tries to lock, the primary's replicas are
+    /// stopped (SIGSTOP) for `ms` and resumed by a helper process, as replicas that lag
+    /// behind: the primary serves on, but a lock write that waits for a replica to have it
+    /// (`sync_replicas`) waits for nobody until the lag ends.
+    ReplicaLag,
     /// Lock store `single` only: the store's Redis is killed right after the next acquire and
     /// restarted by its supervisor with its persistence setting.
     LockStoreRestart,
@@ -110,6 +115,24 @@ pub enum FaultKind {
     /// before its first attempt): a release published in the gap is kept for it, and it tries
     /// as soon as the gap ends. `late-subscriber`'s control.
     SubscribeGap,
+    /// The holder's task dies inside the critical section, after reading the stock, while its
+    /// process lives on: no write, no release, but its watchdog is a task of the process, not
+    /// of the holder, and nothing stops it. It renews the lock for nobody until a reset, as a
+    /// Redisson renewal outlives the thread that died holding the lock (Redisson #3521,
+    /// #5115). The instance serves on, so it strikes its room alone.
+    WorkerDies,
+    /// The attempt that takes the next lock has its reply lost: the acquire ran in Redis, but
+    /// the buyer, timed out, believes it did not and sends the same acquire again at once,
+    /// under the same owner. A reentrant lock takes that second one as a re-entry: two holds
+    /// for one sale, of which its unlock gives back one (Redisson #7367). Strikes its room
+    /// alone.
+    AcquireReplyLost,
+    /// The next holder pauses `ms` after reading the stock (as `holder-pause`: its renewals
+    /// stop with it), then writes to a resource that cannot check a fencing token: its write
+    /// carries none, so nothing refuses it however stale it is. The token came with the lock
+    /// and went with the read; only the write, where a check would have counted, is without
+    /// it (ShedLock #2201). Strikes its room alone.
+    UncheckedWrite,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -117,13 +140,14 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 25] = [
+    pub const ALL: [FaultKind; 29] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
         FaultKind::Freeze,
         FaultKind::CpuStarve,
         FaultKind::Failover,
+        FaultKind::ReplicaLag,
         FaultKind::LockStoreRestart,
         FaultKind::LockStoreDown,
         FaultKind::RenewalOutage,
@@ -142,6 +166,9 @@ impl FaultKind {
         FaultKind::RenewalOutlivesRelease,
         FaultKind::LateSubscriber,
         FaultKind::SubscribeGap,
+        FaultKind::WorkerDies,
+        FaultKind::AcquireReplyLost,
+        FaultKind::UncheckedWrite,
         FaultKind::Partition,
     ];
 
@@ -153,6 +180,7 @@ impl FaultKind {
             FaultKind::Freeze => "freeze",
             FaultKind::CpuStarve => "cpu-starve",
             FaultKind::Failover => "failover",
+            FaultKind::ReplicaLag => "replica-lag",
             FaultKind::LockStoreRestart => "lock-store-restart",
             FaultKind::LockStoreDown => "lock-store-down",
             FaultKind::RenewalOutage => "renewal-outage",
@@ -171,6 +199,9 @@ impl FaultKind {
             FaultKind::RenewalOutlivesRelease => "renewal-outlives-release",
             FaultKind::LateSubscriber => "late-subscriber",
             FaultKind::SubscribeGap => "subscribe-gap",
+            FaultKind::WorkerDies => "worker-dies",
+            FaultKind::AcquireReplyLost => "acquire-reply-lost",
+            FaultKind::UncheckedWrite => "unchecked-write",
             FaultKind::Partition => "partition",
         }
     }
@@ -178,7 +209,7 @@ impl FaultKind {
     /// The lock store a fault needs, when it strikes the store itself.
     pub fn needs_lock_store(self) -> Option<LockStoreKind> {
         match self {
-            FaultKind::Failover => Some(LockStoreKind::Sentinel),
+            FaultKind::Failover | FaultKind::ReplicaLag => Some(LockStoreKind::Sentinel),
             FaultKind::LockStoreRestart
             | FaultKind::LockStoreDown
             | FaultKind::RenewalOutage
@@ -230,6 +261,9 @@ impl FaultKind {
                 | FaultKind::RenewalOutlivesRelease
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
+                | FaultKind::WorkerDies
+                | FaultKind::AcquireReplyLost
+                | FaultKind::UncheckedWrite
         )
     }
 
@@ -240,6 +274,7 @@ impl FaultKind {
             FaultKind::ReleaseGap
                 | FaultKind::Freeze
                 | FaultKind::CpuStarve
+                | FaultKind::ReplicaLag
                 | FaultKind::LockStoreDown
                 | FaultKind::RenewalOutage
                 | FaultKind::RenewalGivesUp
@@ -249,6 +284,7 @@ impl FaultKind {
                 | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
+                | FaultKind::UncheckedWrite
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
                 | FaultKind::Partition
@@ -294,9 +330,9 @@ impl FromStr for FaultKind {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Fault {
     pub kind: FaultKind,
-    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `lock-store-down`, the outage of
+    /// Duration for `release-gap`, `freeze`, `cpu-starve`, `replica-lag`, `lock-store-down`, the outage of
     /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
-    /// `zk-node-down`, `holder-pause`, `partition`, the subscription gap of `late-subscriber`
+    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.

@@ -42,6 +42,9 @@ pub enum Go {
     HolderDied,
     /// The buyer stopped dead in line: no more attempts.
     WaiterDied,
+    /// The attempt's reply never reached the buyer (after an attempt that took the lock): it
+    /// knows nothing of the hold it got, and sends the same attempt again at once.
+    ReplyLost,
     /// The buyer subscribes to release messages only after this gap (`wait.rs`).
     SubscribeAfter(SubscriptionGap),
 }

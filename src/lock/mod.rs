@@ -215,9 +215,19 @@ impl Held {
 
     /// Leaves the hold without stopping its watchdog, which renews the lock for nobody (the
     /// `renewal-outlives-release` fault).
-    pub fn abandon_renewing(self) {
-        if let Keep::Renewing { _renewals } = self._keep {
-            _renewals.outlive_the_hold();
+    pub fn abandon_renewing(mut self) {
+        self.orphan_renewals();
+    }
+
+    /// Lets the watchdog's renewals run on whatever becomes of the hold: they renew the lock
+    /// for nobody once it is dropped, until a renewal finds the lock no longer this owner's
+    /// (the `worker-dies` and `renewal-outlives-release` faults).
+    pub fn orphan_renewals(&mut self) {
+        if matches!(self._keep, Keep::Renewing { .. }) {
+            if let Keep::Renewing { _renewals } = std::mem::replace(&mut self._keep, Keep::Nothing)
+            {
+                _renewals.outlive_the_hold();
+            }
         }
     }
 

@@ -135,6 +135,12 @@ impl<'a> Section<'a> {
         drop(self.held);
     }
 
+    /// The holder's task dies but its process lives on: the watchdog, a task of the process,
+    /// goes on renewing the lock after the hold is dropped (the `worker-dies` fault).
+    pub fn orphan_renewals(&mut self) {
+        self.held.orphan_renewals();
+    }
+
     /// The holder is paused: its lease is no longer renewed.
     pub fn stop_renewing(&mut self) {
         self.held.stop_renewing();

@@ -96,10 +96,18 @@ async fn in_line<L: Lock + ?Sized>(
             &attempt,
             Ok(Attempt::Acquired(_)) | Err(StoreError::NotReplicated { .. })
         );
-        if let Some(hook) = cx.hook {
-            hook.at(cx, Point::AfterAttempt { took }).await;
-        }
+        let after = match cx.hook {
+            Some(hook) => hook.at(cx, Point::AfterAttempt { took }).await,
+            None => Go::On,
+        };
         let lease_left = match attempt {
+            // The buyer never saw this hold: it starts no watchdog for it (the hold is dropped
+            // unreleased, as a timed-out client has nothing to release) and asks again.
+            Ok(Attempt::Acquired(held)) if after == Go::ReplyLost => {
+                tracing::debug!(owner = cx.owner, "lock acquired, reply lost: trying again");
+                drop(held);
+                continue;
+            }
             Ok(Attempt::Acquired(held)) => {
                 tracing::debug!(owner = cx.owner, depth = held.depth, "lock acquired");
                 place.served = true;

@@ -70,6 +70,18 @@ impl Drop for HeldReplicas {
 /// drops every replica's link (`CLIENT KILL TYPE replica`), so the next write of `key` stays
 /// on the primary alone.
 pub async fn hold_replicas(pool: &RedisPool, key: &str) -> Result<HeldReplicas, StoreError> {
+    hold_replicas_for(pool, key, HOLD_AT_MOST).await
+}
+
+/// [`hold_replicas`], resumed by their helpers at the latest after `at_most` (at most
+/// [`HOLD_AT_MOST`]): a lag of its own length, whose helper cannot then resume a later hold
+/// of the same replica early.
+pub async fn hold_replicas_for(
+    pool: &RedisPool,
+    key: &str,
+    at_most: Duration,
+) -> Result<HeldReplicas, StoreError> {
+    let at_most = at_most.min(HOLD_AT_MOST);
     let mut conn = pool
         .client_for(key)
         .await?
@@ -91,7 +103,7 @@ pub async fn hold_replicas(pool: &RedisPool, key: &str) -> Result<HeldReplicas, 
                 None => continue,
             },
         };
-        match reach.pause(HOLD_AT_MOST).await {
+        match reach.pause(at_most).await {
             Ok(_) => held.held.push(reach),
             Err(why) => tracing::warn!(%addr, %why, "replica not held"),
         }

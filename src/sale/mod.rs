@@ -123,12 +123,12 @@ async fn critical_section(
     met: &mut SaleRecord,
 ) -> Result<(Call, WayOut), Stop> {
     let read_us = instance_clock_us();
-    let (fence, depth) = (section.fence, section.depth);
+    let depth = section.depth;
     let reply = read.into_iter().next().unwrap_or(Ok(Value::Nil));
     let (stock, exits, enter_us): (i64, i64, i64) = reply
         .and_then(|reply| Ok(redis::from_redis_value(reply)?))
         .map_err(|err| Stop::Refused(StoreError::from(err).into()))?;
-    if stock < 0 && fence.is_some() {
+    if stock < 0 && section.fence.is_some() {
         // The fencing check refused this holder's token: a newer one was seen.
         met.stale_write_rejected = true;
         return Err(Stop::Refused(AppError::LockLost));
@@ -136,7 +136,9 @@ async fn critical_section(
     if let Err(Interrupted::Died) = at(section, Moment::Read).await {
         return Err(Stop::Died);
     }
-    let leave = |write: Option<Write>, way_out| {
+    // The write carries the token the section holds when it is sent: the one the lock was
+    // taken with, unless the hook sent the write where no token is checked.
+    let leave = |write: Option<Write>, way_out, fence| {
         let call = scripts::commit(cx, exits, write, fence).map_err(Stop::Refused)?;
         Ok((call, way_out))
     };
@@ -146,11 +148,11 @@ async fn critical_section(
             cx.signals.sold_out.saw(cx.keys.room());
         }
         let requested = order.qty;
-        return leave(None, WayOut::SoldOut { stock, requested });
+        return leave(None, WayOut::SoldOut { stock, requested }, section.fence);
     }
     match at(section, Moment::WorkStarts).await {
         Ok(()) => {}
-        Err(Interrupted::GaveUp(err)) => return leave(None, WayOut::GaveUp(err)),
+        Err(Interrupted::GaveUp(err)) => return leave(None, WayOut::GaveUp(err), section.fence),
         Err(Interrupted::Died) => return Err(Stop::Died),
     }
     // A zero-length sleep would still wait for the timer's next tick (up to 1 ms).
@@ -171,6 +173,7 @@ async fn critical_section(
         write_us: instance_clock_us(),
     };
     let stock_left = stock - qty;
+    let fence = section.fence;
     leave(
         Some(write),
         WayOut::Sold {
@@ -178,6 +181,7 @@ async fn critical_section(
             stock_left,
             fence,
         },
+        fence,
     )
 }
 

@@ -38,6 +38,7 @@ mod room_life;
 mod rooms;
 mod scenarios;
 mod topology;
+mod trackers;
 mod up;
 mod zookeeper;
 mod zookeeper_tiers;

@@ -196,10 +196,15 @@ impl ScenarioClient {
 async fn every_scenario_of_the_curriculum_shows_its_expected_outcome() {
     let fleet = start_fleet(3).await;
     // The lock-store and ZooKeeper chapters need fleets of their own (tests/api/lock_store.rs,
-    // redlock.rs, zookeeper_tiers.rs); the field chapters run in tests/api/field.rs. A
-    // timing-sensitive chapter gets a second try, as there.
+    // redlock.rs, zookeeper_tiers.rs); the field chapters run in tests/api/field.rs, those
+    // from the trackers in tests/api/trackers.rs. A timing-sensitive chapter gets a second
+    // try, as there.
     let here = |s: &&Scenario| {
-        !s.store.is_special() && workshop::scenario::group_of(s.id) != Some("field")
+        !s.store.is_special()
+            && !matches!(
+                workshop::scenario::group_of(s.id),
+                Some("field" | "trackers")
+            )
     };
     let chapters: Vec<&Scenario> = CATALOG.iter().filter(here).collect();
     let failures = crate::lock_store::run_chapters(&fleet, &chapters).await;

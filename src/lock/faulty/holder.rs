@@ -10,12 +10,20 @@ use super::partition;
 use crate::faults::{self, FaultKind, FaultPoints};
 
 /// With the read done: the process dies holding the lock (`crash-holding`), or the holder
-/// alone (`holder-dies`: nothing more is sent).
-pub(super) async fn at_the_read(faults: &FaultPoints<'_>) -> Result<(), Interrupted> {
+/// alone (`holder-dies`: nothing more is sent), or the holder's task alone while the
+/// process, its watchdog included, lives on (`worker-dies`: the renewals go on for nobody).
+pub(super) async fn at_the_read(
+    faults: &FaultPoints<'_>,
+    section: &mut Section<'_>,
+) -> Result<(), Interrupted> {
     if faults.claim(FaultKind::CrashHolding).await.is_some() {
         faults::crash("holding the lock");
     }
     if faults.claim(FaultKind::HolderDies).await.is_some() {
+        return Err(Interrupted::Died);
+    }
+    if faults.claim(FaultKind::WorkerDies).await.is_some() {
+        section.orphan_renewals();
         return Err(Interrupted::Died);
     }
     Ok(())
@@ -42,7 +50,8 @@ pub(super) async fn as_the_work_starts(
 
 /// Read done, write not yet: the articles' GC pause (`freeze`, the whole process), the
 /// instance's CPU running out (`cpu-starve`: its renewals wait for a worker), or the holder
-/// alone paused (`holder-pause`: its renewals stop with it).
+/// alone paused (`holder-pause`: its renewals stop with it; `unchecked-write`: the same, and
+/// the write then goes without its fencing token, to a resource that could not check it).
 pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Section<'_>) {
     if let Some(fault) = faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
@@ -53,5 +62,10 @@ pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Sec
     if let Some(fault) = faults.claim(FaultKind::HolderPause).await {
         section.stop_renewing();
         tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+    }
+    if let Some(fault) = faults.claim(FaultKind::UncheckedWrite).await {
+        section.stop_renewing();
+        tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+        section.fence = None;
     }
 }

@@ -7,9 +7,9 @@
 //! - the lock-store faults (`store_strikes.rs`), claimed before the acquire and meant for the
 //!   next holder: before each attempt and right after the attempt that takes the lock;
 //! - the overtaking unlock of `renewal-outlives-release`, before the acquire;
-//! - between acquire steps (`crash-before-expire`, `holder-dies-between-steps`), between
-//!   release steps (`release-gap`), in line (`waiter-dies`, `subscribe-gap`,
-//!   `late-subscriber`);
+//! - between acquire steps (`crash-before-expire`, `holder-dies-between-steps`), after the
+//!   attempt that took the lock (`acquire-reply-lost`), between release steps
+//!   (`release-gap`), in line (`waiter-dies`, `subscribe-gap`, `late-subscriber`);
 //! - in the critical section (`holder.rs`): at the read, as the work starts, before the write.
 //!
 //! Everything else it passes to the lock it wraps, unchanged. A room with nothing armed never
@@ -153,6 +153,16 @@ impl StepHook for FaultLayer<'_> {
                 }
                 // Held replicas resume now, after the primary died, unless `WAIT` resumed them.
                 drop(self.held_replicas().take());
+                // The attempt took the lock; its reply is lost on the way back.
+                if took
+                    && self
+                        .points(cx)
+                        .claim(FaultKind::AcquireReplyLost)
+                        .await
+                        .is_some()
+                {
+                    return Go::ReplyLost;
+                }
             }
             Point::LockWritten => {
                 // Replicas held off come back now: `WAIT` is how the holder learns whether
@@ -179,7 +189,7 @@ impl StepHook for FaultLayer<'_> {
         let cx = section.sale_cx();
         let points = self.points(&cx);
         match moment {
-            Moment::Read => holder::at_the_read(&points).await,
+            Moment::Read => holder::at_the_read(&points, section).await,
             Moment::WorkStarts => holder::as_the_work_starts(&points, section)
                 .await
                 .map_err(Interrupted::GaveUp),

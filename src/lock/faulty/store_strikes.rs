@@ -49,6 +49,26 @@ pub(super) async fn claim(layer: &FaultLayer<'_>, cx: &LockCx<'_>) -> Option<Fau
     None
 }
 
+/// How long `replica-lag` waits for the primary to list a replica it can hold off.
+const REPLICA_BACK_WITHIN: Duration = Duration::from_secs(5);
+
+/// Holds off the primary's replicas for `lag`, once it lists at least one: a replica held off
+/// before (by the last lag, or a failover's hold) was cut from the primary and comes back
+/// through a resync, and until then the primary lists none, so a hold would stop nothing.
+/// Their helpers resume them at `lag` too: a helper left from a longer hold would resume a
+/// later one early.
+async fn hold_a_replica(cx: &LockCx<'_>, lag: Duration) -> Result<store::HeldReplicas, StoreError> {
+    let until = Instant::now() + REPLICA_BACK_WITHIN;
+    loop {
+        let held = store::hold_replicas_for(cx.store.pool(), &cx.keys.lock(), lag).await?;
+        if held.count() > 0 || Instant::now() >= until {
+            return Ok(held);
+        }
+        drop(held);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Whether a claimed lock-store fault has yet to strike (a store error counts as no).
 async fn strike_pending(cx: &LockCx<'_>) -> bool {
     let asked = async {
@@ -66,6 +86,7 @@ async fn strike_pending(cx: &LockCx<'_>) -> bool {
 ///
 /// `failover`: hold the primary's replicas off, so the lock written by this attempt stays on
 /// the primary alone; they resume when the returned guard is dropped, after the attempt.
+/// `replica-lag` holds them off for its `ms`, from a task of its own, and is done.
 /// `node-down` and `lock-store-down` strike here and are done (the attempt then finds the
 /// store gone), as does `node-slow` (the attempt then waits for a stopped master's late
 /// vote); `node-restart` cuts the minority off (see `redlock.rs`).
@@ -85,6 +106,24 @@ pub(super) async fn before_attempt(
                 None
             }
         },
+        FaultKind::ReplicaLag => {
+            // It strikes once, here: the replicas stay stopped for the lag whatever the
+            // attempts then do, and every buyer meanwhile meets them.
+            layer.claimed().take();
+            let lag = Duration::from_millis(fault.ms);
+            match hold_a_replica(cx, lag).await {
+                Ok(held) => {
+                    let what = format!("{} replicas stopped for {lag:?}", held.count());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(lag).await;
+                        drop(held);
+                    });
+                    struck(cx, fault, &what).await;
+                }
+                Err(err) => tracing::error!(%err, "fault: replica-lag could not strike"),
+            }
+            None
+        }
         FaultKind::NodeDown => {
             // It strikes once, here, whatever the attempt then does.
             layer.claimed().take();

@@ -25,7 +25,7 @@ use oversell_client::target::Targets;
 #[command(after_help = "Examples:
   loadtest course                                   # every chapter, each on its own fleet
   sudo loadtest course --repeat 20 --report course.md
-  loadtest course --only ladder                     # one group: ladder, beyond, zookeeper, database, partitions, field
+  loadtest course --only ladder                     # one group: ladder, beyond, zookeeper, database, partitions, field, trackers
   loadtest course --from redlock-clock-jump         # from a chapter to the end
   loadtest course --on compose                      # the same on Docker Compose (from the repository)
   OVERSELL_ADMIN_TOKEN=secret loadtest course --class http://127.0.0.1:8080

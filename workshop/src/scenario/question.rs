@@ -39,6 +39,7 @@ mod tests_balance;
 mod tests_glossary;
 #[cfg(test)]
 mod tests_rubric;
+mod trackers;
 mod zookeeper;
 
 /// A run's figures by name, as [`super::ScenarioRun::figures`] holds them.
@@ -191,6 +192,7 @@ fn written() -> impl Iterator<Item = &'static Question> {
         database::QUESTIONS,
         partitions::QUESTIONS,
         field::QUESTIONS,
+        trackers::QUESTIONS,
         claims::QUESTIONS,
         claims::MORE,
     ]

@@ -18,7 +18,9 @@
 //! and persistence, Redlock), [`zookeeper`], [`database`] (PostgreSQL's advisory locks) and
 //! [`partitions`] (links cut between network
 //! namespaces: split brain, a cut-off holder), then [`field`] (failures users of the real
-//! libraries reported, reproduced live). Replication and Redlock share one file because
+//! libraries reported, reproduced live) and [`trackers`] (more of them: a watchdog renewing
+//! for a dead or stuck holder, a retried acquire taken twice, a token no resource checks, a
+//! lock blocked by a lagging replica). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
 //! (and its `mod`). Each chapter states only what differs from [`BASE`], or from a base its
@@ -35,6 +37,7 @@ mod database;
 mod field;
 mod ladder;
 mod partitions;
+mod trackers;
 mod zookeeper;
 
 /// The chapter groups, by name, in the order they are taught.
@@ -45,6 +48,7 @@ pub const GROUPS: &[(&str, &[Scenario])] = &[
     ("database", database::SCENARIOS),
     ("partitions", partitions::SCENARIOS),
     ("field", field::SCENARIOS),
+    ("trackers", trackers::SCENARIOS),
 ];
 
 /// The whole curriculum in teaching order: the groups one after another, built once.

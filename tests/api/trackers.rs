@@ -1,0 +1,161 @@
+//! The chapters from the trackers (`workshop/src/scenario/catalog/trackers.rs`) on real
+//! fleets, three instances behind nginx on one Redis, and the lagging replica's on a Sentinel
+//! lock store, each chapter judged from the resource store; and the faults they brought, each
+//! seen doing what it says on the fleet.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use workshop::scenario::{Scenario, GROUPS};
+
+use oversell::launch::local_fleet::Fleet;
+use oversell::lock_store::{LockStoreKind, Persistence};
+
+use crate::helpers::{eventually, spawn_fleet};
+use crate::lock_store::run_scenarios;
+use crate::scenarios::{start_fleet, start_fleet_with};
+
+/// The chapters from the trackers whose lock store is `on` (`None`: the default fleet's).
+fn tracker_chapters(on: Option<LockStoreKind>) -> Vec<&'static str> {
+    let (_, chapters) = GROUPS
+        .iter()
+        .find(|(name, _)| *name == "trackers")
+        .expect("a trackers group");
+    chapters
+        .iter()
+        .filter(|s: &&Scenario| s.store.lock_store == on)
+        .map(|s| s.id)
+        .collect()
+}
+
+/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
+async fn passes_on(fleet: Fleet, ids: &[&str]) {
+    let failures = run_scenarios(&fleet, ids).await;
+    fleet.stop().await;
+    assert!(
+        failures.is_empty(),
+        "chapters failed:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis() {
+    let ids = tracker_chapters(None);
+    assert!(ids
+        .iter()
+        .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
+    passes_on(start_fleet(3).await, &ids).await;
+}
+
+/// The lagging replica: a Sentinel lock store whose lock writes wait for the replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lagging_replica_chapter_from_the_trackers_shows_its_expected_outcome() {
+    let ids = tracker_chapters(Some(LockStoreKind::Sentinel));
+    assert_eq!(ids, ["replica-lag-blocks-synced-lock"]);
+    let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
+    passes_on(fleet, &ids).await;
+}
+
+/// Arms `kind` for the next holder and waits until every instance of `fleet` lists it.
+async fn arm(fleet: &crate::helpers::TestFleet, fault: serde_json::Value, instances: usize) {
+    fleet.admin(Method::POST, "/admin/faults", fault).await;
+    for i in 0..instances {
+        eventually(Duration::from_secs(5), || async {
+            fleet.state_of(i).await["faults"]
+                .as_array()
+                .is_some_and(|f| f.len() == 1)
+        })
+        .await;
+    }
+}
+
+/// A 300 ms lease and buyers who wait 600 ms, two leases: a buyer who times out behind a
+/// holder that sold nothing waited on a lock renewed past its lease.
+const RENEWED: &str = r#"{ "tier": "reentrant-watchdog", "ttl_ms": 300, "business_ms": 5,
+    "wait_deadline_ms": 600 }"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_dies_holding_leaves_its_watchdog_renewing_until_a_reset() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(serde_json::from_str(RENEWED).unwrap())
+        .await;
+    fleet.reset(10).await;
+    arm(&fleet, json!({ "kind": "worker-dies" }), 1).await;
+    let (status, body) = fleet.sale(0, "dies").await;
+    assert_eq!(body["error"], "holder_died", "{status}: {body}");
+    // Two buyers one after the other, each timing out after two leases: the lock stood four
+    // leases after its holder died, so something renewed it.
+    for buyer in ["b", "c"] {
+        let (status, body) = fleet.sale(0, buyer).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{buyer}: {body}");
+        assert_eq!(body["error"], "lock_timeout", "{buyer}: {body}");
+    }
+    let state = fleet.state().await;
+    assert_eq!(state["orders"], 0, "{state}");
+    // Only a reset ends it: it deletes the lock, and the renewal then finds nothing.
+    fleet.reset(10).await;
+    let (status, body) = fleet.sale(0, "after-reset").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_sent_again_after_its_reply_was_lost_holds_twice_and_leaves_a_hold() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(
+            json!({ "tier": "reentrant-watchdog", "ttl_ms": 1_500, "business_ms": 5,
+            "wait_deadline_ms": 500 }),
+        )
+        .await;
+    fleet.reset(10).await;
+    arm(&fleet, json!({ "kind": "acquire-reply-lost" }), 1).await;
+    let (status, body) = fleet.sale(0, "twice").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ledger = fleet.ledger().await;
+    assert_eq!(ledger.len(), 1, "{ledger:?}");
+    // Every sale of this tier re-enters once in a nested step (hold count 2): the retry made
+    // it 3.
+    assert_eq!(ledger[0]["depth"], 3, "the retry re-entered: {ledger:?}");
+    // Its release gave back the holds it knew of, not the retry's: the lock stands on, for
+    // nobody.
+    let state = fleet.state().await;
+    assert_eq!(state["lost_releases"], 0, "{state}");
+    assert!(
+        state["lock"]["ttl_ms"].as_i64().is_some_and(|ttl| ttl > 0),
+        "{state}"
+    );
+    let (status, body) = fleet.sale(0, "behind").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "lock_timeout", "{body}");
+}
+
+/// Six buyers at once on the fenced tier, the first holder paused 800 ms under a 300 ms lease:
+/// the others sell meanwhile with newer tokens, and its write, sent without its own, lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_sent_without_its_token_lands_however_stale_it_is() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(json!({ "tier": "fenced", "ttl_ms": 300, "business_ms": 5,
+            "wait": "spin:10", "wait_deadline_ms": 5_000 }))
+        .await;
+    fleet.reset(10).await;
+    arm(&fleet, json!({ "kind": "unchecked-write", "ms": 800 }), 1).await;
+    let results = fleet.burst(6).await;
+    assert!(
+        results.iter().all(|(s, _)| *s == StatusCode::OK),
+        "{results:?}"
+    );
+    let ledger = fleet.ledger().await;
+    let unfenced: Vec<_> = ledger.iter().filter(|o| o["fence"].is_null()).collect();
+    assert_eq!(
+        unfenced.len(),
+        1,
+        "one write went without its token: {ledger:?}"
+    );
+    let state = fleet.state().await;
+    assert_eq!(state["stale_writes_rejected"], 0, "{state}");
+    assert!(state["lost_updates"].as_i64().unwrap() > 0, "{state}");
+}

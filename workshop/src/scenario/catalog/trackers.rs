@@ -1,0 +1,296 @@
+//! From the trackers, continued: more failures that users of the lock libraries reported
+//! (issue 65, item 5), each reproduced on the default fleet, three instances on one Redis,
+//! but the last, on a Sentinel lock store, and judged from the resource store like every
+//! other chapter. [`field`](super::field)
+//! holds the first ones; these are kept apart because they share one lesson of their own:
+//! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
+//! a wait for the replicas) do when the holder or the store is not what the library thinks
+//! (dead, stuck, holding twice, writing where no token goes, behind a lagging replica).
+//!
+//! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock), read in their own
+//! threads;
+//! each chapter names the lines where an article's code or word meets its failure.
+
+use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
+
+use super::BASE;
+use crate::scenario::{Check, Expect, Scenario, StoreSetup};
+
+/// The watchdog chapters: a 300 ms lease renewed every 100 ms, and a deadline of five
+/// leases, so a buyer who waits it out waited for a lock that only renewals kept. Four
+/// buyers fired at once for four items: the first to take the lock is the one the chapter
+/// is about, and the three others all wait behind it.
+const RENEWED_LEASE_MS: u64 = 300;
+const RENEWED_DEADLINE_MS: u64 = 1_500;
+const RENEWED_BUYERS: usize = 4;
+
+/// The stuck holder: work of 4 s, well past the others' 1.5 s deadline (2.5 s of margin on a
+/// loaded machine), and short enough that the chapter ends by itself.
+const STUCK_WORK_MS: u64 = 4_000;
+
+/// The retried acquire: a 1.5 s lease the release sets again on the hold it leaves, and
+/// buyers who wait 0.8 s, so the hold left behind outlasts every waiter by 0.7 s at least
+/// (they all start within milliseconds of the first buyer, whose sale takes milliseconds).
+const RETRY_LEASE_MS: u64 = 1_500;
+const RETRY_DEADLINE_MS: u64 = 800;
+
+/// The unchecked write: the timings of `fenced-freeze` (a 300 ms lease, 1.2 s of pause after
+/// the read, thirty spinning buyers), so the two read side by side; here the holder alone
+/// pauses, and its renewals with it, as `holder-pause` does.
+const UNCHECKED_LEASE_MS: u64 = 300;
+const UNCHECKED_PAUSE_MS: u64 = 1_200;
+
+/// The lagging replica: replicas stopped 3 s (under the 5 s at which their helpers resume
+/// them whatever happens), each lock write waiting 1 s (the default `sync_timeout_ms`) for
+/// a replica, and buyers who wait 6 s, past the lag and one more write's wait with 2 s of
+/// margin: nothing is sold until the lag ends (a gap of 2 s is checked, a second under it;
+/// the question's options part at the same 2 s), everything after.
+/// The run ends once the replicas are back, so a chapter run after it on the same fleet
+/// never meets the lag's tail (a lag that outlived the run would resume replicas the next
+/// chapter's own fault holds off).
+const LAG_MS: u64 = 3_000;
+const LAG_STALL_MS: f64 = 2_000.0;
+const LAG_DEADLINE_MS: u64 = 6_000;
+const LAG_BUYERS: usize = 5;
+
+pub(super) static SCENARIOS: &[Scenario] = &[
+    Scenario {
+        id: "watchdog-renews-dead-worker",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RENEWED_LEASE_MS,
+        business_ms: 20,
+        wait_deadline_ms: RENEWED_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::WorkerDies, 0)),
+        stock: RENEWED_BUYERS as i64,
+        buyers: RENEWED_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("orders", 0.0),
+            // Every buyer after the dead one waited its whole deadline, five leases.
+            Check::eq("lock_timeouts", (RENEWED_BUYERS - 1) as f64),
+            Check::gt("max_latency_ms", (RENEWED_DEADLINE_MS - 100) as f64),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #3521 (a thread took the lock, threw a RuntimeException and \
+                 died without unlocking, and the renewal task went on; the reporter asked \
+                 that a renewal check its thread is alive) and #5115 (the watchdog runs on \
+                 threads of its own: the worker can die while it renews), and #1626 (a \
+                 watchdog never cancelled renews until the instance restarts, every other \
+                 thread deadlocked); against 001 lines 151–152, which say the watchdog \
+                 guarantees no deadlock because it dies with the machine",
+        en: "Redisson's lock() with its watchdog, a 300 ms lease renewed every 100 ms. The \
+             first holder's worker dies right after reading the stock: an exception nobody \
+             catches ends the task before its finally can unlock. The process lives on, and \
+             so does the watchdog, a timer of the process, not of the worker: every 100 ms it \
+             pushes the lease back up for a holder that no longer exists. The three buyers \
+             behind it wait their whole 1.5 s deadline, five leases, and get a 503; nothing is \
+             sold, and nothing would be until a reset deletes the lock. Compare \
+             reentrant-watchdog-crash-holding: there the whole process dies, the watchdog with \
+             it, and the lease frees the lock. 001 (lines 151–152) promises no deadlock on that \
+             ground, and it holds only when the machine dies; when only the worker does, the \
+             watchdog is what keeps the lock. Renewals that ask whether their holder is alive \
+             (a worker's heartbeat, not the process's), or an unlock in a finally that always \
+             runs, are what the reporters asked for.",
+        zh: "带看门狗的 Redisson lock()，租约 300 毫秒，每 100 毫秒续期一次。第一个持锁者的工作线程\
+             刚读完库存就死了：一个没人捕获的异常让任务在 finally 解锁之前就结束了。进程还活着，\
+             看门狗也还活着，它是进程的定时器，不属于那个工作线程：它每 100 毫秒把租约续回去，\
+             续的却是一个已经不存在的持锁者。排在后面的三个买家都等满 1.5 秒的等待期限（五个租约），\
+             收到 503；一件也没卖出，不重置删掉这把锁，就永远卖不出去。对比 \
+             reentrant-watchdog-crash-holding：那里整个进程崩溃，看门狗随之消失，租约到期后锁自动释放。\
+             001（第 151–152 行）正是据此保证不会死锁，可这只在整台机器宕机时成立；\
+             只死了工作线程时，把锁一直留住的恰恰是看门狗。报告者要的是会确认持锁者还活着的续期\
+             （看工作线程的心跳，而不是进程的），或者一定会执行的 finally 解锁。",
+        ..BASE
+    },
+    Scenario {
+        id: "watchdog-keeps-stuck-holder",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RENEWED_LEASE_MS,
+        business_ms: STUCK_WORK_MS,
+        wait_deadline_ms: RENEWED_DEADLINE_MS,
+        stock: RENEWED_BUYERS as i64,
+        buyers: RENEWED_BUYERS,
+        expect: Expect::Figures(&[
+            // The stuck holder's own sale, at the end of its 4 s.
+            Check::eq("orders", 1.0),
+            Check::eq("lock_timeouts", (RENEWED_BUYERS - 1) as f64),
+            Check::eq("overlaps", 0.0),
+            Check::gt("max_latency_ms", (STUCK_WORK_MS - 100) as f64),
+        ]),
+        timing_sensitive: false,
+        source: "RedLock.net issue #68 (the lock is auto-extended without limit, so a client \
+                 stuck in a loop, neither crashed nor unresponsive, keeps it for ever; the \
+                 reporter points at an ExtendCount the library counts and never uses, and at \
+                 redis.io's Redlock page, which asks that lock extensions be limited or a \
+                 liveness property is lost); 001 line 151 (the watchdog renews the key every \
+                 10 s, so a lock held however long never expires)",
+        en: "The same watchdog and the same 300 ms lease, with a holder that does not die but \
+             gets stuck: its work, meant to take milliseconds, hangs for 4 s, as a client in a \
+             loop that will not end. Its process is healthy, so its watchdog renews the lease \
+             every 100 ms, ten times a second, for work that has stopped moving. The three buyers behind it \
+             wait their 1.5 s deadline and get a 503; the holder sells its one item when it \
+             finally comes back, and nobody shared the lock with it. That is the watchdog \
+             doing what 001 (line 151) says it does, a lock never expiring while it is held; \
+             it cannot tell a long task from a stuck one. Here the task ends at 4 s; a loop \
+             that never ends keeps the lock for ever. A bound on the renewals (a most-held \
+             time, or a number of extensions, as redis.io's Redlock page asks) turns a stuck \
+             holder back into an expired one; it then needs the fencing token of fenced-freeze \
+             for when it comes back.",
+        zh: "同样的看门狗、同样 300 毫秒的租约，但持锁者没有死，而是卡住了：本该几毫秒的业务卡了 \
+             4 秒，就像陷在一个出不来的循环里的客户端。它的进程好好的，看门狗就每 100 毫秒续期一次，\
+             每秒十次，续的却是一件已经不动了的业务。排在后面的三个买家等满 1.5 秒的等待期限，收到 503；\
+             持锁者终于回过神来，卖出了它那一件，没有人和它同时持有锁。看门狗做的正是 001（第 151 行）\
+             说的事：只要一直持有锁，键就不会过期；它分不清耗时长的任务和卡死的任务。\
+             这里的业务 4 秒就结束了；一个永远不结束的循环会让锁永远被占着。给续期设个上限\
+             （最长持有时间，或者最多续期几次，redis.io 上的 Redlock 页面就这样要求），\
+             卡住的持锁者就重新变成租约到期的持锁者；它回来的时候，还需要 fenced-freeze 里的围栏令牌。",
+        ..BASE
+    },
+    Scenario {
+        id: "acquire-retry-takes-it-twice",
+        tier: Tier::ReentrantWatchdog,
+        ttl_ms: RETRY_LEASE_MS,
+        wait_deadline_ms: RETRY_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::AcquireReplyLost, 0)),
+        stock: 3,
+        buyers: 3,
+        expect: Expect::Figures(&[
+            // The one order was written under three holds, where every sale of this tier
+            // writes two (its nested step, `reentrant-nested`): the retry re-entered.
+            Check::eq("min_depth", 3.0),
+            Check::eq("orders", 1.0),
+            Check::eq("lock_timeouts", 2.0),
+            Check::eq("overlaps", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issue #7367 and pull request #7368 (a timed-out RLock acquire was \
+                 sent again in replicated mode: the second EVALSHA took the reentrant path and \
+                 left getHoldCount() at 2 after one tryLock(); the fix keeps such a command \
+                 from being resent, and its RedissonLockReplicatedTimeoutTest saw the hold \
+                 count at 2 before it); MIT 6.5840's key/value lab, whose client returns ErrMaybe \
+                 for a retried Put whose first attempt may have run; the re-entry branch that \
+                 takes the retry, 001 lines 191–195 and 004 lines 456–461, and the owner it \
+                 matches, UUID:threadId, 002 line 392",
+        en: "Redisson's reentrant lock, a 1.5 s lease. The first buyer's lock command runs in \
+             Redis and takes the lock, but the reply is lost on the way back; the client, timed \
+             out, cannot tell a lock it did not get from one it got, and sends the same command \
+             again at once, under the same owner. To the lock that is the owner asking again: \
+             the re-entry branch counts a second hold. The buyer sells (its order is written \
+             at hold count 3, where every sale of this tier writes 2, its nested step being \
+             the second) and gives back what it knows it took: one hold fewer, one left, and a \
+             lock with a hold left keeps its lease and publishes nothing. Nobody holds it, \
+             nothing renews it, and it stands for its 1.5 s; the two buyers behind wait their \
+             0.8 s and get a 503. A lock whose acquire is not idempotent makes every retry a \
+             question: did the first one land? A timed-out acquire must either be sent once \
+             (Redisson's fix) or be answered by asking the lock whose it is before trying \
+             again, as MIT 6.5840's ErrMaybe teaches a key/value client.",
+        zh: "Redisson 的可重入锁，租约 1.5 秒。第一个买家的加锁命令在 Redis 里执行了，锁拿到了，\
+             应答却在回来的路上丢了；客户端超时，分不清是没拿到锁还是拿到了，于是马上用同一个持锁者\
+             标识把同一条命令再发一次。在锁看来，这是持锁者又来要一次：重入分支把重入次数加到 2。\
+             买家卖出商品（订单是在重入次数 3 下写入的，这个方案的每笔销售本来都是 2，第二次是它的嵌套步骤），\
+             然后只还回它知道自己拿过的那几次：重入次数还剩一次；\
+             还有重入次数的锁会保留租约，也不发布释放消息。没有人持有它，也没有人为它续期，\
+             它就这样留满 1.5 秒；排在后面的两个买家等满 0.8 秒，收到 503。加锁不是幂等的，\
+             每一次重试都成了一个问题：上一次到底成没成？超时的加锁要么只发一次（Redisson 的修复），\
+             要么在重试之前先问清这把锁是谁的，就像 MIT 6.5840 的 ErrMaybe 教键值客户端的那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "fence-unchecked-by-resource",
+        tier: Tier::Fenced,
+        ttl_ms: UNCHECKED_LEASE_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::UncheckedWrite, UNCHECKED_PAUSE_MS)),
+        buyers: 30,
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_updates", 0.0),
+            // The token was there, and nothing refused the write: it went where none is read.
+            Check::eq("stale_writes_rejected", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "ShedLock issue #2201 (fencing tokens for its JDBC provider; the maintainer's \
+                 answer: it may not be possible, as the service behind the lock has to check \
+                 the token, which a generic library cannot do); Redisson issue #5044 (its \
+                 RFencedLock's documented sample says to check token >= old token in the \
+                 caller's code, and the maintainer: token validity tracking is on the \
+                 developer side); Martin Kleppmann, \"How to do distributed locking\" (2016), \
+                 the post 001 line 491 cites by name: the storage server rejects the write \
+                 with the older token",
+        en: "The fenced lock of fenced-freeze and its timings: a 300 ms lease, a token one \
+             higher with every grant, and the holder paused 1.2 s after its read, its renewals \
+             with it. Its read went to the stock with its token, as every read does. Its write, \
+             though, goes where no token can go, as a job under ShedLock writes to whatever \
+             its task touches, a payment API or a mailbox, none of which has a field for a \
+             number from the lock. The lease runs out, the next holders take the lock with \
+             higher tokens and sell, and the paused holder's write lands over theirs: lost \
+             updates, and not one write refused. The token was handed out, carried, and never \
+             compared. A fence is only where the resource checks it, in the same step as the \
+             write: fenced-freeze refuses this write because the stock's own script compares \
+             the token; a check in the caller (Redisson's sample, token >= old token) is \
+             check-then-act again, and the pause can fall right after it. Where the resource \
+             cannot check, as ShedLock's maintainer answered, no library can do it for it: \
+             make the write itself conditional (a version the resource compares), or keep the \
+             lease longer than any pause can be, knowing that is a bet.",
+        zh: "还是 fenced-freeze 里的围栏令牌锁和它的时间设置：租约 300 毫秒，每发放一次锁令牌加 1，\
+             持锁者读完库存后暂停 1.2 秒，续期也跟着停了。它的读和每次读一样，带着令牌去了库存；\
+             它的写却去了一个放不进令牌的地方，就像 ShedLock 下的定时任务去写它要动的任何东西：\
+             支付接口、邮箱，哪一个都没有地方放锁给的那个编号。租约到期，后面的持锁者拿着更大的令牌\
+             拿到锁、卖出商品，暂停的持锁者的写入落在他们的结果之上：丢失更新，而且没有一次写入被拒绝。\
+             令牌发了，也带了，却从来没有人拿它比较过。围栏只在资源自己校验令牌的地方才有，\
+             而且要和写入在同一步里完成：fenced-freeze 能拒绝这次写入，是因为库存自己的脚本在比较令牌；\
+             在调用方检查（Redisson 示例里让调用方自己比较新旧令牌）又是“先检查、后执行”，\
+             停顿完全可以发生在检查之后。资源自己不能校验时，正如 ShedLock 的维护者所说，\
+             哪个库也替它做不了：要么让写入本身带条件（由资源比较的版本号），\
+             要么让租约比任何停顿都长，并且清楚这只是在赌。",
+        ..BASE
+    },
+    Scenario {
+        id: "replica-lag-blocks-synced-lock",
+        tier: Tier::LuaRelease,
+        wait_deadline_ms: LAG_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::ReplicaLag, LAG_MS)),
+        stock: LAG_BUYERS as i64,
+        buyers: LAG_BUYERS,
+        store: StoreSetup::sentinel(1),
+        expect: Expect::Figures(&[
+            // Nothing sold while the replica lagged, everything once it was back.
+            Check::gt("stall_ms", LAG_STALL_MS),
+            Check::eq("orders", LAG_BUYERS as f64),
+            Check::eq("sent_503", 0.0),
+            Check::eq("overlaps", 0.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Redisson issues #4706 (after a failover, RLock could not be taken, \"None of \
+                 slaves were synced\": the WAIT behind each lock write answered 0 while the \
+                 replica caught up) and #4822 (the same, reproduced nine times in ten), with \
+                 #4222 and #4646 (\"Only 0 of 1 slaves were synced\", the maintainer's advice \
+                 to raise slavesSyncTimeout or set checkLockSyncedSlaves = false); the \
+                 replication the articles leave asynchronous, 001 line 94 and 003 line 67",
+        en: "The lock store of failover-sync-replicas: Sentinel, one replica, and every lock \
+             write waiting (WAIT 1, at most 1 s) until the replica has it, or the acquire gives \
+             the lock back and tries again. As the first buyer asks, the replica stops answering \
+             for 3 s, a replica that lags behind; the primary is fine and nothing fails over. \
+             Every lock write meanwhile lands on the primary, waits its second for a replica \
+             that does not answer, and is given back: for 3 s nobody holds the lock and \
+             nobody sells, though the lock store that holds the locks never went down. Once the \
+             replica answers, the next write's WAIT comes back and the five items sell in \
+             milliseconds. The remedy of failover-sync-replicas made the lock as available as \
+             the slowest replica it waits for; a lag longer than the buyers' patience is a \
+             503 for each of them. That is Redisson's \"None of slaves were synced\" (#4706, \
+             #4822), and the maintainer's advice, to wait longer or not at all, is the trade \
+             said plainly: WAIT buys a lock a failover keeps at the price of a lock a lag \
+             blocks.",
+        zh: "锁存储和 failover-sync-replicas 一样：哨兵、一个从节点，每次加锁写入后都等待（WAIT 1，\
+             最多 1 秒）从节点收到，否则这次加锁就把锁还回去再试。第一个买家申请锁时，从节点 3 秒\
+             不应答，就像一个落后的从节点；主节点好好的，也没有发生主从切换。这期间每次加锁都写到了\
+             主节点上，然后等上一秒，等一个不应答的从节点，再把锁还回去：3 秒里没有人持有锁，\
+             也没有人卖出，可存放锁的 Redis 从来没有宕机。从节点一恢复应答，下一次写入的 WAIT \
+             就返回了，五件商品几毫秒内卖完。failover-sync-replicas 的对策让锁的可用性取决于它要等的\
+             那个最慢的从节点；从节点落后的时间一旦超过买家愿意等的时间，每个买家都会收到 503。\
+             这就是 Redisson 的“None of slaves were synced”（#4706、#4822），维护者的建议\
+             （等得更久，或者干脆不等）把其中的取舍说得很清楚：WAIT 换来一把主从切换丢不掉的锁，\
+             代价是一把从节点一落后就拿不到的锁。",
+        ..BASE
+    },
+];

@@ -1,0 +1,193 @@
+//! The questions of the chapters from the trackers: a watchdog that renews for a holder that
+//! died or got stuck, and an acquire sent twice.
+
+use super::shared::LATE_WRITE_FENCED;
+use super::{ask, Choice, Family, Question};
+
+/// A holder whose worker died with its process alive, under a watchdog: how many are sold.
+const DEAD_WORKER: Family = Family {
+    reads: &["orders", "initial_stock"],
+    options: &[
+        Choice {
+            en: "None: all three buyers behind it wait out their 1.5 s deadline",
+            zh: "一件也没卖出：后面三个买家都等满 1.5 秒的等待期限",
+            sources: &[
+                "belief: a renewal task belongs to the process, not to the thread that \
+                        locked — held by those who have read Redisson's scheduler",
+            ],
+            rule: "orders == 0 and orders < initial_stock",
+        },
+        Choice {
+            en: "All of them: a lease after the death, the lock is free again",
+            zh: "全部卖出：持锁者死后过一个租约，锁就又空出来了",
+            sources: &["001:152"],
+            rule: "orders >= initial_stock",
+        },
+        Choice {
+            en: "1 or more, not all: the first waiters give up, the later ones get in",
+            zh: "卖出 1 件以上，但没卖完：先等的人放弃了，后来的人进去了",
+            sources: &[
+                "belief: a renewal notices its holder is gone after a few rounds and \
+                        stops — held by those who expect a watchdog to watch its owner",
+            ],
+            rule: "orders >= 1 and orders < initial_stock",
+        },
+    ],
+};
+
+/// A holder stuck in its work under a watchdog: how many are sold.
+const STUCK: Family = Family {
+    reads: &["orders", "initial_stock"],
+    options: &[
+        Choice {
+            en: "All 4: the 300 ms lease frees a lock whose work goes on too long",
+            zh: "4 件全部卖出：业务拖得太久，300 毫秒的租约到期就把锁放出来了",
+            sources: &[
+                "belief: a lease bounds how long any holder keeps a lock — held by \
+                        those who set the lease to the longest work they expect",
+            ],
+            rule: "orders >= initial_stock",
+        },
+        Choice {
+            en: "At most 1, the stuck holder's own: the others wait out their 1.5 s deadline",
+            zh: "最多卖出 1 件，就是卡住的持锁者自己那件：其他人都等满 1.5 秒的等待期限",
+            sources: &["001:151"],
+            rule: "orders <= 1 and orders < initial_stock",
+        },
+        Choice {
+            en: "2 or 3: the watchdog gives up after a few renewals and lets some in",
+            zh: "卖出 2 到 3 件：看门狗续期几次就放手，放进来几个人",
+            sources: &[
+                "belief: auto-extension stops after a bounded number of renewals — \
+                        held by users of libraries that cap them (pottery's num_extensions)",
+            ],
+            rule: "orders >= 2 and orders < initial_stock",
+        },
+    ],
+};
+
+/// An acquire sent again after its reply was lost: how many are sold.
+const RETRIED: Family = Family {
+    reads: &["orders", "initial_stock"],
+    options: &[
+        Choice {
+            en: "None: the first buyer waits for a lock it does not know it holds, and so \
+                 do the others",
+            zh: "一件也没卖出：第一个买家在等一把它不知道自己已经拿到的锁，其他人也在等",
+            sources: &[
+                "belief: a repeated lock command finds the key taken and waits — \
+                        held by those who think of every lock as SET NX",
+            ],
+            rule: "orders == 0 and orders < initial_stock",
+        },
+        Choice {
+            en: "All 3, one after another: asking again under the same owner is harmless",
+            zh: "3 件依次全部卖出：用同一个持锁者标识再要一次锁，没什么害处",
+            sources: &[
+                "belief: a lock command is as safe to send again as a GET — held by \
+                        those who leave the client's retries on for every command",
+            ],
+            rule: "orders >= initial_stock",
+        },
+        Choice {
+            en: "1 or 2: the first buyer sells, and at least one buyer behind it waits out \
+                 its 0.8 s deadline",
+            zh: "卖出 1 到 2 件：第一个买家卖出了，它后面至少有一个买家等满 0.8 秒的等待期限",
+            sources: &["001:191-195", "004:456-461"],
+            rule: "orders >= 1 and orders < initial_stock",
+        },
+    ],
+};
+
+/// Lock writes that wait for a replica that lags: when, and whether, the items sell.
+const LAGGING: Family = Family {
+    reads: &["orders", "initial_stock", "stall_ms"],
+    options: &[
+        Choice {
+            en: "All 5 sold, and no gap between sales reaches 2 s: the lock lives on the \
+                 primary, and it is up",
+            zh: "5 件全部卖出，相邻两笔成交之间的空档都不到 2 秒：锁就在主节点上，而主节点一直在",
+            sources: &["001:94"],
+            rule: "orders >= initial_stock and stall_ms < 2000",
+        },
+        Choice {
+            en: "All 5 sold, but nothing for 2 s or more first",
+            zh: "5 件全部卖出，但在这之前有 2 秒或更久一件也没卖出",
+            sources: &[
+                "belief: a lock that waits for its replicas is only as available as \
+                        they are — held by the Redisson users who met \"None of slaves were \
+                        synced\" (#4706)",
+            ],
+            rule: "orders >= initial_stock and stall_ms >= 2000",
+        },
+        Choice {
+            en: "Under 5: the lock stays unobtainable after the replica is back, and some \
+                 buyers give up at their 6 s deadline",
+            zh: "卖出不到 5 件：从节点恢复之后锁还是拿不到，有的买家等到 6 秒的等待期限就放弃了",
+            sources: &[
+                "belief: once the sync check has failed, the lock cannot be had again \
+                        — held by the reporter of Redisson #4706, whose lock() then hung",
+            ],
+            rule: "orders < initial_stock",
+        },
+    ],
+};
+
+pub(super) static QUESTIONS: &[Question] = &[
+    ask(
+        "watchdog-renews-dead-worker",
+        "Redisson's lock() with its watchdog: a 300 ms lease, renewed every 100 ms by a timer \
+         of the process. The first holder's worker thread dies of an uncaught exception right \
+         after reading the stock, before its finally; the process stays up. Four buyers, four \
+         items, each waits at most 1.5 s. How many are sold?",
+        "带看门狗的 Redisson lock()：租约 300 毫秒，由进程里的定时器每 100 毫秒续期一次。\
+         第一个持锁者的工作线程刚读完库存，就因为一个没人捕获的异常死了，没走到 finally；\
+         进程还在运行。四个买家、四件商品，每个买家最多等 1.5 秒。会卖出几件？",
+        &DEAD_WORKER,
+    ),
+    ask(
+        "watchdog-keeps-stuck-holder",
+        "The same lock() and watchdog (a 300 ms lease, renewed every 100 ms). The first \
+         holder's work, usually a few milliseconds, hangs for 4 s this time; its process is \
+         healthy throughout. Four buyers, four items, each waits at most 1.5 s. How many are \
+         sold?",
+        "同样的 lock() 和看门狗（租约 300 毫秒，每 100 毫秒续期一次）。第一个持锁者的业务平时\
+         只要几毫秒，这次卡了 4 秒；它的进程一直正常。四个买家、四件商品，每个买家最多等 1.5 秒。\
+         会卖出几件？",
+        &STUCK,
+    ),
+    ask(
+        "acquire-retry-takes-it-twice",
+        "Redisson's reentrant lock, a 1.5 s lease. The first buyer's lock command runs in Redis \
+         and takes the lock, but the reply never arrives; the client times out and sends the \
+         same command again at once, with the same UUID:threadId. It then sells and unlocks \
+         as many times as it knows it locked. Three buyers, three items, each waits at most 0.8 s. How many are sold?",
+        "Redisson 的可重入锁，租约 1.5 秒。第一个买家的加锁命令在 Redis 里执行了，拿到了锁，\
+         应答却一直没回来；客户端超时后马上用同一个 UUID:threadId 把同一条命令再发一次，\
+         然后卖出商品，自己知道加过几次锁，就解锁几次。三个买家、三件商品，每个买家最多等 0.8 秒。会卖出几件？",
+        &RETRIED,
+    ),
+    ask(
+        "fence-unchecked-by-resource",
+        "A fenced lock: every grant comes with a fencing token one higher than the last. The \
+         holder pauses 1.2 s after its read under a 300 ms lease, its renewals with it. Its \
+         read of the stock carries its token; its write goes through a path that has no place \
+         for one, as a payment API or a mailbox has none. Thirty buyers. What happens?",
+        "围栏令牌锁：每次发放锁都附带一个围栏令牌，比上一次的大 1。持锁者读完库存后暂停 1.2 秒，\
+         租约 300 毫秒，续期也跟着停了。它读库存时带着令牌；它的写入却走一条放不进令牌的路，\
+         就像支付接口或邮箱都没有地方放它。三十个买家。会发生什么？",
+        &LATE_WRITE_FENCED,
+    ),
+    ask(
+        "replica-lag-blocks-synced-lock",
+        "Sentinel, one replica, and every lock write waits (WAIT 1, at most 1 s) for the \
+         replica to have it; if it does not, the acquire gives the lock back and tries again. \
+         As the first buyer asks, the replica stops answering for 3 s; the primary is fine \
+         and nothing fails over. Five buyers, five items, each waits at most 6 s. What \
+         happens?",
+        "哨兵、一个从节点，每次加锁写入后都等待（WAIT 1，最多 1 秒）从节点收到；收不到，\
+         这次加锁就把锁还回去再试。第一个买家申请锁时，从节点 3 秒不应答；主节点好好的，\
+         也没有发生主从切换。五个买家、五件商品，每个买家最多等 6 秒。会发生什么？",
+        &LAGGING,
+    ),
+];
