@@ -183,8 +183,13 @@ impl ClientLimiter {
     }
 }
 
+/// Whom a request counts against, as the limit reads it (a request extension the guard
+/// adds): `None` for the fleet's own requests. Without a limit, the peer.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub Option<IpAddr>);
+
 /// `service` behind the limit, for one connection from `peer`: a refused request is answered
-/// here, before it is routed.
+/// here, before it is routed. A request let through carries its [`ClientAddress`].
 pub fn guard<S, B>(
     service: S,
     limiter: Option<Arc<ClientLimiter>>,
@@ -200,10 +205,15 @@ where
     S::Future: Send,
     B: Send + 'static,
 {
-    tower::service_fn(move |request: Request<B>| {
+    tower::service_fn(move |mut request: Request<B>| {
         let refused = limiter
             .as_ref()
             .and_then(|limiter| limiter.check(peer, request.headers()).err());
+        let client = match &limiter {
+            Some(limiter) => limiter.client(peer, request.headers()),
+            None => Some(peer.to_canonical()),
+        };
+        request.extensions_mut().insert(ClientAddress(client));
         let service = service.clone();
         async move {
             match refused {

@@ -106,11 +106,13 @@ async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Respo
 }
 
 /// The file behind a page's path (without its leading `/`): `/` is the dashboard, `/class` the
-/// class page (public like every page here, its data behind the admin token).
+/// class page (public like every page here, its data behind the admin token), `/join` the
+/// page a slip's code is typed into (the address the projector shows).
 fn page_file(name: &str) -> &str {
     match name {
         "" => "index.html",
         "class" => "class.html",
+        "join" => "join.html",
         name => name,
     }
 }
