@@ -443,7 +443,7 @@ impl TestFleet {
 
 /// The text of a QR code drawn by `qrcode`'s SVG renderer: its `M{x} {y}h{w}v{h}H{x}V{y}`
 /// rectangles painted into a bitmap, which `rqrr` reads as a camera image would be read.
-fn decode_qr_svg(svg: &str) -> String {
+pub(crate) fn decode_qr_svg(svg: &str) -> String {
     let number = |s: &str, after: &str| -> usize {
         let start = s.find(after).unwrap() + after.len();
         let digits: String = s[start..]
