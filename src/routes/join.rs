@@ -19,8 +19,13 @@ use axum::extract::State;
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct JoinBody {
-    /// The code on the room's slip, `7KQ2-M9XD`: any case, the dash and spaces optional.
-    #[schema(pattern = "^[0-9A-Za-z -]{8,12}$", example = "7KQ2-M9XD")]
+    /// The code on the room's slip, `7KQ2-M9XD`: 8 of Crockford's base32 (no `U`; `O`, `I`
+    /// and `L` read as `0`, `1`, `1`), any case, dashes and spaces anywhere.
+    #[schema(
+        pattern = "^[ -]{0,4}(?:[0-9A-TV-Za-tv-z][ -]{0,4}){8}$",
+        max_length = 44,
+        example = "7KQ2-M9XD"
+    )]
     code: String,
 }
 
