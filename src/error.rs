@@ -217,9 +217,7 @@ impl AppError {
             AppError::StateLost => "state_lost",
             AppError::RoomLimit { .. } | AppError::ClassRoomLimit { .. } => "room_limit",
             AppError::TooManyStreams { .. } => "too_many_streams",
-            AppError::TooManyRequests { .. } | AppError::JoinLimited { .. } => {
-                "too_many_requests"
-            }
+            AppError::TooManyRequests { .. } | AppError::JoinLimited { .. } => "too_many_requests",
             AppError::UnknownCode => "unknown_code",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",

@@ -87,7 +87,6 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod class_setup;
-pub mod slips;
 pub mod client_limit;
 pub mod composed;
 pub mod config;
@@ -115,6 +114,7 @@ pub(crate) mod rooms;
 pub(crate) mod routes;
 pub(crate) mod sale;
 pub(crate) mod scenario_guard;
+pub mod slips;
 pub mod startup;
 pub(crate) mod state;
 pub mod telemetry;

@@ -34,8 +34,7 @@ use crate::keys::{
 use crate::redis_pool::{RedisPool, StoreError};
 
 static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("room_tokens/set.lua")));
-static JOIN: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("room_tokens/join.lua")));
+static JOIN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("room_tokens/join.lua")));
 
 /// Join-code attempts one client address may make a window: a class behind one address (a
 /// school's NAT) shares them, so a few students who lost their tabs in the same minute and
@@ -227,7 +226,11 @@ mod tests {
             assert!(looks_like_code(code), "{code}");
         }
         let distinct: std::collections::HashSet<_> = codes.iter().collect();
-        assert_eq!(distinct.len(), codes.len(), "40 bits: 200 codes never repeat");
+        assert_eq!(
+            distinct.len(),
+            codes.len(),
+            "40 bits: 200 codes never repeat"
+        );
     }
 
     #[test]

@@ -87,8 +87,9 @@ pub async fn events(
     // Both streams end on shutdown and after their lifetime (the same ten minutes); the
     // merged one ends when both have.
     let votes = match watching {
-        Some(watching) => crate::poll::poll_events::events(watching, state.stopping.subscribe())
-            .left_stream(),
+        Some(watching) => {
+            crate::poll::poll_events::events(watching, state.stopping.subscribe()).left_stream()
+        }
         None => futures_util::stream::empty().right_stream(),
     };
     let events = futures_util::stream::select(feed, votes);

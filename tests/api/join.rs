@@ -24,7 +24,10 @@ struct Slip {
 }
 
 fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
-    let start = text.find(open).unwrap_or_else(|| panic!("no {open} in {text}")) + open.len();
+    let start = text
+        .find(open)
+        .unwrap_or_else(|| panic!("no {open} in {text}"))
+        + open.len();
     let len = text[start..].find(close).unwrap();
     &text[start..start + len]
 }
@@ -118,7 +121,10 @@ async fn up_class_60_writes_60_slips_whose_qr_codes_each_open_their_own_room() {
     assert_eq!(distinct(|s| &s.code), 60, "60 distinct codes");
     // What the projector may show holds no token: the banner, the pages, the join address.
     let banner = up.output().join("\n");
-    assert!(banner.contains(&format!("the projector shows {url}/join only")), "{banner}");
+    assert!(
+        banner.contains(&format!("the projector shows {url}/join only")),
+        "{banner}"
+    );
     for page in ["/class", "/present.html", "/join", "/"] {
         let text = client
             .get(format!("{url}{page}"))
@@ -133,7 +139,10 @@ async fn up_class_60_writes_60_slips_whose_qr_codes_each_open_their_own_room() {
         }
     }
     for [_, token, _] in &table {
-        assert!(!banner.contains(token.as_str()), "the banner prints a token");
+        assert!(
+            !banner.contains(token.as_str()),
+            "the banner prints a token"
+        );
     }
     // A slip's code gets its room back.
     let (status, session, _) = join(&client, &url, &slips[41].code).await;
@@ -170,17 +179,34 @@ async fn a_closed_tab_gets_back_in_by_its_code_and_guesses_meet_the_limits() {
             .json(&json!({ "tier": "none" }))
             .send()
     };
-    assert_eq!(tier("student-01", token).await.unwrap().status(), StatusCode::OK);
-    assert_eq!(tier("student-02", token).await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        tier("student-01", token).await.unwrap().status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        tier("student-02", token).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
     // The slip's own link keeps working beside the session.
     let slip_token = slips[0].link.split("#token=").nth(1).unwrap();
-    assert_eq!(whoami(&student, &url, slip_token).await["room"], "student-01");
+    assert_eq!(
+        whoami(&student, &url, slip_token).await["room"],
+        "student-01"
+    );
 
     // A code no room has: a JSON 404; one that is no code at all: a JSON 400 naming the field.
     let (status, body, _) = join(&student, &url, "ZZZZ-ZZZZ").await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::NOT_FOUND, Some("unknown_code")), "{body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("unknown_code")),
+        "{body}"
+    );
     let (status, body, _) = join(&student, &url, "not a code!").await;
-    assert_eq!((status, body["field"].as_str()), (StatusCode::BAD_REQUEST, Some("code")), "{body}");
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("code")),
+        "{body}"
+    );
 
     // A new token for the room ends the old code and the session it gave, with the token.
     let rotated: Value = student
@@ -199,9 +225,15 @@ async fn a_closed_tab_gets_back_in_by_its_code_and_guesses_meet_the_limits() {
         .await
         .unwrap();
     assert_eq!(gone.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(join(&student, &url, &slips[0].code).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        join(&student, &url, &slips[0].code).await.0,
+        StatusCode::NOT_FOUND
+    );
     let (status, again, _) = join(&student, &url, rotated["code"].as_str().unwrap()).await;
-    assert_eq!((status, again["room"].as_str()), (StatusCode::OK, Some("student-01")));
+    assert_eq!(
+        (status, again["room"].as_str()),
+        (StatusCode::OK, Some("student-01"))
+    );
     let mut counted = 4; // the fleet's attempts so far: 2 joined, 2 unknown (a 400 is not one)
 
     // One address: 20 attempts a minute, then a JSON 429 with Retry-After.
@@ -214,12 +246,18 @@ async fn a_closed_tab_gets_back_in_by_its_code_and_guesses_meet_the_limits() {
     let (status, body, retry) = join(&guesser, &url, "ZZZZ-ZZZ0").await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["error"], "too_many_requests", "{body}");
-    assert!(body["message"].as_str().unwrap().contains("join codes"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("join codes"),
+        "{body}"
+    );
     let retry: u64 = retry.parse().unwrap();
     assert!((1..=60).contains(&retry), "Retry-After {retry}");
     // Even the right code is refused from there until the minute is over.
     let right = rotated["code"].as_str().unwrap();
-    assert_eq!(join(&guesser, &url, right).await.0, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        join(&guesser, &url, right).await.0,
+        StatusCode::TOO_MANY_REQUESTS
+    );
 
     // Another address has its own 20; the whole fleet stops at 120, whatever the addresses.
     let mut first_refused = None;
@@ -230,7 +268,10 @@ async fn a_closed_tab_gets_back_in_by_its_code_and_guesses_meet_the_limits() {
             match status {
                 StatusCode::NOT_FOUND => counted += 1,
                 StatusCode::TOO_MANY_REQUESTS => {
-                    assert!(body["message"].as_str().unwrap().contains("whole fleet"), "{body}");
+                    assert!(
+                        body["message"].as_str().unwrap().contains("whole fleet"),
+                        "{body}"
+                    );
                     first_refused = Some(counted);
                     break 'addresses;
                 }
@@ -238,5 +279,9 @@ async fn a_closed_tab_gets_back_in_by_its_code_and_guesses_meet_the_limits() {
             }
         }
     }
-    assert_eq!(first_refused, Some(120), "the fleet's 120 attempts a minute");
+    assert_eq!(
+        first_refused,
+        Some(120),
+        "the fleet's 120 attempts a minute"
+    );
 }

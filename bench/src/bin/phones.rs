@@ -25,7 +25,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 #[derive(Parser)]
-#[command(about = "60 phones behind one address join their rooms at once: refused requests, the feed and the vote")]
+#[command(
+    about = "60 phones behind one address join their rooms at once: refused requests, the feed and the vote"
+)]
 struct Args {
     /// The oversell binary (`oversell up` starts the fleet).
     #[arg(long, default_value = "target/release/oversell")]
@@ -61,7 +63,10 @@ impl Counts {
         if !(200..300).contains(&status) && status != 304 {
             self.refused.fetch_add(1, Ordering::Relaxed);
             let mut seen = self.refusals.lock().unwrap_or_else(|p| p.into_inner());
-            seen.insert(format!("{status} {}", path.split('?').next().unwrap_or(path)));
+            seen.insert(format!(
+                "{status} {}",
+                path.split('?').next().unwrap_or(path)
+            ));
         }
     }
 }
@@ -93,13 +98,20 @@ async fn main() -> anyhow::Result<()> {
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let mut words = l.split_whitespace();
-            (words.next().unwrap_or_default().to_owned(), words.next().unwrap_or_default().to_owned())
+            (
+                words.next().unwrap_or_default().to_owned(),
+                words.next().unwrap_or_default().to_owned(),
+            )
         })
         .collect();
     if rooms.len() != usize::from(args.phones) {
         bail!("{} rooms in {file}, {} phones", rooms.len(), args.phones);
     }
-    let addr: SocketAddr = fleet.url.trim_start_matches("http://").trim_end_matches('/').parse()?;
+    let addr: SocketAddr = fleet
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()?;
     // The page's files, as a browser finds them (read from the host, which no limit counts).
     let files = page_files(addr).await?;
     println!(
@@ -124,7 +136,9 @@ async fn main() -> anyhow::Result<()> {
             counts: Arc::clone(&counts),
         };
         let (files, stream, parallel) = (files.clone(), Arc::clone(stream), args.parallel);
-        loads.push(tokio::spawn(async move { phone.join(&files, stream, parallel).await }));
+        loads.push(tokio::spawn(async move {
+            phone.join(&files, stream, parallel).await
+        }));
     }
     let mut load_ms = Vec::new();
     for load in loads {
@@ -136,22 +150,38 @@ async fn main() -> anyhow::Result<()> {
     })
     .await
     .ok();
-    let with_state = streams.iter().filter(|s| s.states.load(Ordering::Relaxed) > 0).count();
+    let with_state = streams
+        .iter()
+        .filter(|s| s.states.load(Ordering::Relaxed) > 0)
+        .count();
 
     // The teacher opens a vote from the host; every phone hears of it on its one stream.
     let admin = fleet.admin("default")?;
     admin
-        .request(http::Method::POST, "/admin/class/poll", Some(serde_json::json!({ "question": "none-race" })))
+        .request(
+            http::Method::POST,
+            "/admin/class/poll",
+            Some(serde_json::json!({ "question": "none-race" })),
+        )
         .await
         .context("the teacher's vote did not open")?;
     let opened = Instant::now();
-    wait_until(Duration::from_secs(20), "every phone hearing the vote", || {
-        streams.iter().all(|s| s.open_votes.load(Ordering::Relaxed) > 0)
-    })
+    wait_until(
+        Duration::from_secs(20),
+        "every phone hearing the vote",
+        || {
+            streams
+                .iter()
+                .all(|s| s.open_votes.load(Ordering::Relaxed) > 0)
+        },
+    )
     .await
     .ok();
     let heard_ms = opened.elapsed().as_millis();
-    let heard = streams.iter().filter(|s| s.open_votes.load(Ordering::Relaxed) > 0).count();
+    let heard = streams
+        .iter()
+        .filter(|s| s.open_votes.load(Ordering::Relaxed) > 0)
+        .count();
     // Each phone reads its own vote (`GET /poll`, as vote.js on a new round) and votes.
     let mut votes = Vec::new();
     for (room, token) in &rooms {
@@ -168,7 +198,10 @@ async fn main() -> anyhow::Result<()> {
     for vote in votes {
         counted += usize::from(vote.await?.unwrap_or(false));
     }
-    let before: Vec<u64> = streams.iter().map(|s| s.states.load(Ordering::Relaxed)).collect();
+    let before: Vec<u64> = streams
+        .iter()
+        .map(|s| s.states.load(Ordering::Relaxed))
+        .collect();
     tokio::time::sleep(Duration::from_secs(args.hold)).await;
     // A stream sends a state every 500 ms: a phone that stayed joined got most of them.
     let expected = args.hold as f64 * 2.0;
@@ -177,17 +210,29 @@ async fn main() -> anyhow::Result<()> {
         .zip(&before)
         .filter(|(s, &b)| {
             let got = (s.states.load(Ordering::Relaxed) - b) as f64;
-            s.opened.load(Ordering::Relaxed) && !s.ended.load(Ordering::Relaxed) && got >= expected * 0.8
+            s.opened.load(Ordering::Relaxed)
+                && !s.ended.load(Ordering::Relaxed)
+                && got >= expected * 0.8
         })
         .count();
     load_ms.sort_unstable();
     let pct = |q: f64| load_ms[((load_ms.len() as f64 - 1.0) * q).round() as usize];
     let refused = counts.refused.load(Ordering::Relaxed);
-    let streams_open = streams.iter().filter(|s| s.opened.load(Ordering::Relaxed)).count();
+    let streams_open = streams
+        .iter()
+        .filter(|s| s.opened.load(Ordering::Relaxed))
+        .count();
     println!(
         "requests: {} sent, refused {refused}{}",
         counts.requests.load(Ordering::Relaxed),
-        match counts.refusals.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect::<Vec<_>>() {
+        match counts
+            .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+        {
             seen if seen.is_empty() => String::new(),
             seen => format!(" ({})", seen.join(", ")),
         }
@@ -211,7 +256,12 @@ async fn main() -> anyhow::Result<()> {
         streams.iter().map(|s| s.polls.load(Ordering::Relaxed)).sum::<u64>()
     );
     let all = rooms.len();
-    let pass = refused == 0 && streams_open == all && with_state == all && heard == all && counted == all && live == all;
+    let pass = refused == 0
+        && streams_open == all
+        && with_state == all
+        && heard == all
+        && counted == all
+        && live == all;
     if !pass {
         // Returned, not exited: the fleet is torn down as it is dropped.
         bail!("FAIL: not every phone joined and stayed with 0 refused");
@@ -232,7 +282,12 @@ struct Phone {
 impl Phone {
     /// Loads the dashboard as a browser does (the document, then its files over `parallel`
     /// connections, the calls it makes), with its stream open beside; the page's load time.
-    async fn join(&self, files: &[String], stream: Arc<Stream>, parallel: usize) -> anyhow::Result<u128> {
+    async fn join(
+        &self,
+        files: &[String],
+        stream: Arc<Stream>,
+        parallel: usize,
+    ) -> anyhow::Result<u128> {
         let started = Instant::now();
         let mut conn = self.connect().await?;
         let (status, _) = get(&mut conn, &format!("/?room={}", self.room), None).await?;
@@ -257,7 +312,12 @@ impl Phone {
         // The stream opens once the page's script runs (as soon as app.js is in).
         let events = connect_from(&self.from, self.addr).await?;
         let path = format!("/events?room={}&draw=20&poll=1", self.room);
-        tokio::spawn(hold_stream(events, path, Arc::clone(&stream), Arc::clone(&self.counts)));
+        tokio::spawn(hold_stream(
+            events,
+            path,
+            Arc::clone(&stream),
+            Arc::clone(&self.counts),
+        ));
         for worker in workers {
             worker.await??;
         }
@@ -297,7 +357,8 @@ impl Phone {
 /// Holds `/events` open, counting its events, until the connection ends.
 async fn hold_stream(mut tcp: TcpStream, path: String, stream: Arc<Stream>, counts: Arc<Counts>) {
     let addr = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
     if tcp.write_all(request.as_bytes()).await.is_err() {
         counts.answered(0, &path);
         return;
@@ -312,8 +373,14 @@ async fn hold_stream(mut tcp: TcpStream, path: String, stream: Arc<Stream>, coun
         }
         carry.push_str(&String::from_utf8_lossy(&buf[..n]));
         if head {
-            let Some(end) = carry.find("\r\n\r\n") else { continue };
-            let status = carry.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+            let Some(end) = carry.find("\r\n\r\n") else {
+                continue;
+            };
+            let status = carry
+                .split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
             counts.answered(status, &path);
             if status != 200 {
                 return;
@@ -373,7 +440,11 @@ fn links(html: &str, dir: &str) -> Vec<String> {
     for attr in ["href=\"", "src=\""] {
         for part in html.split(attr).skip(1) {
             let value = &part[..part.find('"').unwrap_or(0)];
-            if value.is_empty() || value.contains(':') || value.starts_with('#') || value.ends_with('/') {
+            if value.is_empty()
+                || value.contains(':')
+                || value.starts_with('#')
+                || value.ends_with('/')
+            {
                 continue;
             }
             found.push(resolve(dir, value));
@@ -411,8 +482,14 @@ async fn connect_from(ip: &str, addr: SocketAddr) -> std::io::Result<TcpStream> 
 }
 
 /// `GET path` on a kept-alive connection; the status and the body.
-async fn get(conn: &mut TcpStream, path: &str, bearer: Option<&str>) -> anyhow::Result<(u16, String)> {
-    let auth = bearer.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+async fn get(
+    conn: &mut TcpStream,
+    path: &str,
+    bearer: Option<&str>,
+) -> anyhow::Result<(u16, String)> {
+    let auth = bearer
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     let request = format!("GET {path} HTTP/1.1\r\nHost: phones\r\n{auth}\r\n");
     conn.write_all(request.as_bytes()).await?;
     read_response(conn).await
@@ -433,7 +510,11 @@ async fn read_response(conn: &mut TcpStream) -> anyhow::Result<(u16, String)> {
         buf.extend_from_slice(&chunk[..n]);
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-    let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).context("no status")?;
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .context("no status")?;
     let length: usize = head
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
@@ -446,5 +527,8 @@ async fn read_response(conn: &mut TcpStream) -> anyhow::Result<(u16, String)> {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    Ok((status, String::from_utf8_lossy(&buf[head_end..head_end + length]).into_owned()))
+    Ok((
+        status,
+        String::from_utf8_lossy(&buf[head_end..head_end + length]).into_owned(),
+    ))
 }

@@ -49,8 +49,15 @@ pub(super) fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result
 }
 
 /// Writes `slips.html` in `dir`, the join page printed on each slip at `join_page`; its path.
-pub(super) fn write_slips(dir: &Path, class: &MadeClass, join_page: &str) -> anyhow::Result<PathBuf> {
-    write_private(&dir.join(SLIPS_FILE), &crate::slips::page(class, join_page)?)
+pub(super) fn write_slips(
+    dir: &Path,
+    class: &MadeClass,
+    join_page: &str,
+) -> anyhow::Result<PathBuf> {
+    write_private(
+        &dir.join(SLIPS_FILE),
+        &crate::slips::page(class, join_page)?,
+    )
 }
 
 /// Writes `text` to `path`, mode 0600 from the moment the file exists: a file created with
@@ -135,11 +142,17 @@ mod tests {
             ]
         );
         assert!(text.starts_with("# room"), "{text}");
-        let codes: Vec<&str> = text.lines().skip(1).filter_map(|l| l.split_whitespace().nth(3)).collect();
+        let codes: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(3))
+            .collect();
         assert_eq!(codes, ["AAAA-0001", "AAAA-0002"]);
         assert_eq!(mode(&path), 0o600);
         let slips = write_slips(dir.path(), &class, "http://h/join").unwrap();
         assert_eq!(mode(&slips), 0o600);
-        assert!(std::fs::read_to_string(&slips).unwrap().contains("AAAA-0002"));
+        assert!(std::fs::read_to_string(&slips)
+            .unwrap()
+            .contains("AAAA-0002"));
     }
 }
