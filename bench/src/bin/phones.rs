@@ -4,7 +4,7 @@
 //! and its one stream (`/events?poll=1`: the room's feed and the class vote) — then the
 //! teacher opens a vote, every phone votes, and the phones stay on for `--hold` seconds.
 //! All with `oversell up`'s default per-client limits (`--client-rate`, `--client-burst`,
-//! `--client-conns`). Reported: requests refused (any answer but 2xx/304; 0 is the bar),
+//! `--client-conns`; `--client-burst N --client-conns N` to try others). Reported: requests refused (any answer but 2xx/304; 0 is the bar),
 //! phones whose stream was live the whole hold, phones that got the vote and whose vote
 //! counted, and how long the page took to load.
 //!
@@ -46,6 +46,12 @@ struct Args {
     /// Parallel connections a phone loads its page's files over (Chromium's limit per host).
     #[arg(long, default_value_t = 6)]
     parallel: usize,
+    /// `up --client-burst` [default: up's own], to see what another burst refuses.
+    #[arg(long)]
+    client_burst: Option<u32>,
+    /// `up --client-conns` [default: up's own].
+    #[arg(long)]
+    client_conns: Option<u32>,
 }
 
 /// What every phone together met.
@@ -86,7 +92,18 @@ struct Stream {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let students = args.phones.to_string();
-    let fleet = Fleet::start_with(&args.oversell, args.instances, &[], &["--class", &students])?;
+    let mut flags = vec!["--class".to_owned(), students];
+    let limits = [
+        ("--client-burst", args.client_burst),
+        ("--client-conns", args.client_conns),
+    ];
+    for (flag, value) in limits {
+        if let Some(value) = value {
+            flags.extend([flag.to_owned(), value.to_string()]);
+        }
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let fleet = Fleet::start_with(&args.oversell, args.instances, &[], &flags)?;
     let file = fleet
         .banner
         .iter()
@@ -115,12 +132,22 @@ async fn main() -> anyhow::Result<()> {
     // The page's files, as a browser finds them (read from the host, which no limit counts).
     let files = page_files(addr).await?;
     println!(
-        "phones: {} phones at {} on {} instances, default limits; the page loads {} files, {} calls and 1 stream",
+        "phones: {} phones at {} on {} instances, {}; a page is the document, {} files, 5 calls and 1 stream",
         args.phones,
         args.from,
         args.instances,
-        files.len() + 1,
-        5
+        match (args.client_burst, args.client_conns) {
+            (None, None) => "up's default limits".to_owned(),
+            (burst, conns) => {
+                let or_default = |v: Option<u32>| v.map_or("up's".to_owned(), |v| v.to_string());
+                format!(
+                    "--client-burst {} --client-conns {}",
+                    or_default(burst),
+                    or_default(conns)
+                )
+            }
+        },
+        files.len(),
     );
 
     let counts = Arc::new(Counts::default());
