@@ -5,8 +5,8 @@
 //! before the code is looked up (`room_tokens::join`): over either limit, a 429 with
 //! `Retry-After`.
 
-use axum::Extension;
-use axum::Json;
+use axum::extract::State;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{required_json, Body};
@@ -14,7 +14,6 @@ use crate::client_limit::ClientAddress;
 use crate::error::AppError;
 use crate::room_tokens::{self, Joined};
 use crate::state::AppState;
-use axum::extract::State;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
