@@ -172,12 +172,16 @@ mod tests {
             "poll-strings.js",
             "class-strings.js",
             "class-results.js",
+            "join.html",
+            "join.js",
+            "join.css",
             "vendor/uplot/uPlot.esm.min.js",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }
         let index = Dashboard::get("index.html").unwrap();
         assert!(index.metadata.mimetype().starts_with("text/html"));
+        assert_eq!(page_file("join"), "join.html", "/join, the address the projector shows");
     }
 
     /// The policy forbids inline script, so no page may rely on one: every `<script>` of a
