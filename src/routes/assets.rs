@@ -181,7 +181,11 @@ mod tests {
         }
         let index = Dashboard::get("index.html").unwrap();
         assert!(index.metadata.mimetype().starts_with("text/html"));
-        assert_eq!(page_file("join"), "join.html", "/join, the address the projector shows");
+        assert_eq!(
+            page_file("join"),
+            "join.html",
+            "/join, the address the projector shows"
+        );
     }
 
     /// The policy forbids inline script, so no page may rely on one: every `<script>` of a
