@@ -32,6 +32,8 @@ pub struct ClassArgs {
 pub struct MadeRoom {
     pub room: String,
     pub token: String,
+    /// The short join code on the room's slip (`POST /join/session`).
+    pub code: String,
     /// The link a student opens: the room in the query, the token in the fragment.
     pub join_link: String,
 }
@@ -41,6 +43,11 @@ pub struct MadeRoom {
 pub struct MadeClass {
     pub rooms: Vec<MadeRoom>,
     pub presenter: String,
+}
+
+/// The join page of the fleet at `base`: the one address the projector shows.
+pub fn join_page(base: &str) -> String {
+    crate::routes::class::join_page(base.trim_end_matches('/'))
 }
 
 impl MadeClass {
@@ -58,11 +65,24 @@ impl MadeClass {
         )
     }
 
-    /// One row per room, `room token join-link`, under a header row that starts with `#`.
+    /// The join page at the join links' own address (`--public-url`, else nginx's).
+    pub fn join_page(&self) -> Option<String> {
+        let link = &self.rooms.first()?.join_link;
+        link.split_once("/?room=").map(|(base, _)| join_page(base))
+    }
+
+    /// One row per room, `room token join-link code`, under a header row that starts with
+    /// `#` (the code last, so `awk '{print $2}'` still reads the token).
     pub fn table(&self) -> String {
-        let mut table = format!("# {:<10} {:<38} {}\n", "room", "token", "join link");
+        let mut table = format!(
+            "# {:<10} {:<38} {:<72} {}\n",
+            "room", "token", "join link", "code"
+        );
         for made in &self.rooms {
-            table += &format!("{:<12} {:<38} {}\n", made.room, made.token, made.join_link);
+            table += &format!(
+                "{:<12} {:<38} {:<72} {}\n",
+                made.room, made.token, made.join_link, made.code
+            );
         }
         table
     }
@@ -93,6 +113,7 @@ pub async fn make_class(
         .iter()
         .map(|room| {
             let (name, token) = (field(room, "room"), field(room, "token"));
+            let code = field(room, "code");
             let join_link = match public_url.filter(|u| !u.is_empty()) {
                 Some(base) => join_url(base.trim_end_matches('/'), &name, &token),
                 None => field(room, "join_url"),
@@ -100,6 +121,7 @@ pub async fn make_class(
             MadeRoom {
                 room: name,
                 token,
+                code,
                 join_link,
             }
         })

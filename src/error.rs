@@ -70,6 +70,18 @@ pub enum AppError {
          limits: --client-rate, --client-burst); retry after {retry_after_secs} s"
     )]
     TooManyRequests { retry_after_secs: u64 },
+    /// Join codes tried past their limit (`room_tokens::join`), per address or for the fleet.
+    #[error(
+        "too many join codes tried from this address or on the whole fleet; wait \
+         {retry_after_secs} s and type the code on your slip again"
+    )]
+    JoinLimited { retry_after_secs: u64 },
+    /// A join code no room has.
+    #[error(
+        "no room has this code: check it against your slip (its room's token may have been \
+         replaced: ask for a new slip)"
+    )]
+    UnknownCode,
     #[error("could not get the lock within {deadline_ms} ms")]
     LockTimeout { deadline_ms: u64 },
     #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
@@ -154,7 +166,7 @@ impl AppError {
             AppError::BadRequest(_) | AppError::BadField { .. } => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
-            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::NotFound(_) | AppError::UnknownCode => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::SoldOut { .. }
@@ -166,7 +178,9 @@ impl AppError {
             | AppError::Poll { .. }
             | AppError::RoomLimit { .. }
             | AppError::ClassRoomLimit { .. } => StatusCode::CONFLICT,
-            AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::TooManyRequests { .. } | AppError::JoinLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
             | AppError::LockLost
@@ -203,7 +217,8 @@ impl AppError {
             AppError::StateLost => "state_lost",
             AppError::RoomLimit { .. } | AppError::ClassRoomLimit { .. } => "room_limit",
             AppError::TooManyStreams { .. } => "too_many_streams",
-            AppError::TooManyRequests { .. } => "too_many_requests",
+            AppError::TooManyRequests { .. } | AppError::JoinLimited { .. } => "too_many_requests",
+            AppError::UnknownCode => "unknown_code",
             AppError::LockTimeout { .. } => "lock_timeout",
             AppError::LockLost => "lock_lost",
             AppError::RoomReset { .. } => "room_reset",
@@ -290,7 +305,8 @@ impl IntoResponse for AppError {
         }
         let mut response = (self.status(), Json(self.body())).into_response();
         let retry_after = match &self {
-            AppError::TooManyRequests { retry_after_secs } => {
+            AppError::TooManyRequests { retry_after_secs }
+            | AppError::JoinLimited { retry_after_secs } => {
                 Some(HeaderValue::from(*retry_after_secs))
             }
             _ if self.status() == StatusCode::SERVICE_UNAVAILABLE => {

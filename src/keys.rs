@@ -46,6 +46,24 @@ pub const ROOM_TOKENS: &str = fleet_key!("room-tokens");
 /// The other way round: room -> its token's digest, so a new token replaces the old one.
 pub const ROOM_TOKEN_OF: &str = fleet_key!("room-token-of");
 
+/// Join codes (the short code on a room's slip): a hash of code digest -> the room it opens.
+pub const ROOM_CODES: &str = fleet_key!("room-codes");
+
+/// The other way round: room -> its code's digest, so a new code replaces the old one.
+pub const ROOM_CODE_OF: &str = fleet_key!("room-code-of");
+
+/// The sessions a room's code was exchanged for: room -> their digests, space-separated (each
+/// is in [`ROOM_TOKENS`] too), so a new token or a revocation ends them with the token.
+pub const ROOM_SESSIONS_OF: &str = fleet_key!("room-sessions-of");
+
+/// Join-code attempts of the whole fleet in the current window (see `room_tokens::join`).
+pub const JOIN_TRIES: &str = fleet_key!("join-tries");
+
+/// Join-code attempts of one client address in the current window.
+pub fn join_tries_of(address: &str) -> String {
+    format!("{JOIN_TRIES}:{address}")
+}
+
 /// The class: its room-name prefix and its rooms (see `routes::class`).
 pub const CLASS: &str = fleet_key!("class");
 
@@ -377,6 +395,10 @@ mod tests {
             STORE_EPOCH,
             ROOM_TOKENS,
             ROOM_TOKEN_OF,
+            ROOM_CODES,
+            ROOM_CODE_OF,
+            ROOM_SESSIONS_OF,
+            JOIN_TRIES,
             CLASS,
             POLL,
             POLL_CHAPTERS,
@@ -387,6 +409,7 @@ mod tests {
             assert!(key.starts_with("oversell:{.fleet}:"), "{key}");
         }
         assert!(viewers("app1").starts_with("oversell:{.fleet}:"));
+        assert!(join_tries_of("192.0.2.7").starts_with("oversell:{.fleet}:"));
         assert!(poll_votes("none-race", 1).starts_with("oversell:{.fleet}:class:poll"));
         assert!(poll_room_runs("none-race").starts_with("oversell:{.fleet}:class:poll"));
         assert!(FLEET_TAG.contains('.'), "room names have no dot");

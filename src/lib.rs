@@ -55,7 +55,9 @@
 //!   `postgres_server`.)
 //! - [`lab`]: a room's own lock, its steps students' Lua (the `custom` tier), run as a Redis
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
-//! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class.
+//! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class,
+//!   and the short join code on its slip that gets a student who lost the tab back in.
+//! - [`slips`]: a class's join slips, a printable page (QR code, link and code per room).
 //! - [`poll`]: the class vote: a chapter's question voted on from the students' phones before
 //!   it runs, revealed beside the run's figures; one watcher per instance for its streams.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
@@ -112,6 +114,7 @@ pub(crate) mod rooms;
 pub(crate) mod routes;
 pub(crate) mod sale;
 pub(crate) mod scenario_guard;
+pub mod slips;
 pub mod startup;
 pub(crate) mod state;
 pub mod telemetry;

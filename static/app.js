@@ -39,9 +39,9 @@ const token = tokenPanel({
     // A token good in another room only: "Go to room" leads back to it.
     if (status === 'otherroom') $('#room-input').value = caller.room;
     markAdminOnly();
-    // The class vote's stream, for a tab that can vote in this room: a viewer without a room
-    // token holds one stream (its nginx connection budget), not two.
-    if (on && caller?.scope === 'room') vote.connect();
+    // The class vote, for a tab that can vote in this room, rides the live state's stream
+    // (`/events?poll=1`): a phone holds one stream (one of its address's nginx connections).
+    if (on && caller?.scope === 'room') live.carryVote((view) => vote.show(view));
   },
 });
 /** Runs an admin action with its button disabled, reporting the outcome. */
@@ -503,7 +503,7 @@ token.start();
 makeChart();
 loadTiers();
 loadScenarios();
-// A viewer without a token holds no vote stream (one stream a viewer: the live state's), so it
+// A viewer without a token has no vote on its stream (the live state's alone), so it
 // asks the vote's small public view every few seconds, and the catalog again when the vote
 // moves on: a chapter the class starts voting on leaves this page within one ask, and its
 // explanation comes back after the reveal.

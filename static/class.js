@@ -1,6 +1,8 @@
-// The class page (/class): the instructor makes a class (a room and a room token per
-// student), projects the join QR codes, watches every room at a glance and drives them all at
-// once. Every call carries the admin token; a student's room token is refused here.
+// The class page (/class): the instructor makes a class (a room, a room token and a join code
+// per student), prints a slip per room (its QR code, link and code: paper only, never on
+// screen, since this page may be the projected one), shows the one join address a student who
+// lost the tab types the code at, watches every room at a glance and drives them all at once.
+// Every call carries the admin token; a student's room token is refused here.
 //
 // The API (src/routes/class.rs): POST/GET/DELETE /admin/class, POST/DELETE
 // /admin/rooms/{room}/token, GET /admin/whoami. "In every room" is a loop over the rooms in
@@ -13,15 +15,16 @@ import { resultsPanel } from './class-results.js';
 
 
 const $ = (sel) => document.querySelector(sel);
-// Tokens are shown once by the server (it keeps only digests). They stay in this tab so a
-// reload does not lose the projected QR codes; the admin token beside them is stronger still.
+// Tokens and codes are shown once by the server (it keeps only digests). They stay in this tab
+// so a reload can still print the slips; the admin token beside them is stronger still.
 const TICKETS_KEY = 'oversell.class-tickets';
 const REFRESH_MS = 2000;
 
 // The token is room.js's: one per tab, typed once for the dashboard and this page alike.
 let unlocked = false;
 let rooms = []; // the last GET /admin/class rows
-let tickets = loadTickets(); // room → {room, token, join_url, qr_svg}
+let tickets = loadTickets(); // room → {room, token, join_url, qr_svg, code}
+let joinPage = ''; // the join page's address, the one the projector shows
 // room → {ok, text}: the last "every room" action's outcome. `text` may be a function, so a
 // language switch redraws it.
 const results = new Map();
@@ -141,39 +144,68 @@ function saveTickets() {
   }
 }
 
-/** One room's card: its name, QR, token and join link; `fresh` outlines a new one. */
-function ticketCard(ticket, fresh) {
+/** One room's slip, for paper: its name, QR code, join code and join link. */
+function slip(ticket) {
   const card = document.createElement('article');
-  card.className = `ticket${fresh ? ' fresh' : ''}`;
-  card.id = `ticket-${ticket.room}`;
+  card.className = 'slip';
   card.dataset.room = ticket.room;
-  const title = document.createElement('h3');
-  title.textContent = ticket.room;
   // The server's SVG as an image, never as markup in this page: an <img> runs no script.
   const qr = document.createElement('img');
   qr.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(ticket.qr_svg || '')}`;
   qr.alt = t('class.qr.alt', { room: ticket.room });
-  const code = document.createElement('code');
-  code.textContent = ticket.token;
-  card.append(title, qr, code);
-  // Only an http(s) link becomes clickable: a join link is never a script.
+  const text = document.createElement('div');
+  const title = document.createElement('h3');
+  title.textContent = ticket.room;
+  const how = document.createElement('p');
+  how.className = 'how';
+  how.textContent = t('class.slip.how', { page: joinPage || `${location.origin}/join` });
+  const code = document.createElement('p');
+  code.className = 'code';
+  code.textContent = ticket.code || '';
+  text.append(title, how, code);
+  // Only an http(s) link becomes a link: a join link is never a script.
   if (/^https?:\/\//.test(ticket.join_url || '')) {
     const link = document.createElement('a');
     link.href = ticket.join_url;
-    link.target = '_blank';
-    link.rel = 'noopener';
     link.textContent = ticket.join_url;
-    card.append(link);
+    text.append(link);
   }
+  card.append(qr, text);
   return card;
 }
 
-function renderTickets(freshRoom) {
-  const box = $('#tickets');
-  const sorted = [...tickets.values()].sort((a, b) => a.room.localeCompare(b.room));
-  box.replaceChildren(...sorted.map((tk) => ticketCard(tk, tk.room === freshRoom)));
-  if (freshRoom) $(`#ticket-${CSS.escape(freshRoom)}`)?.scrollIntoView({ block: 'nearest' });
+/** The slips of `only` (a room just given a new token) or of every room this tab holds. */
+function renderSlips(only) {
+  const sorted = [...tickets.values()]
+    .filter((tk) => !only || tk.room === only)
+    .sort((a, b) => a.room.localeCompare(b.room));
+  $('#slips').replaceChildren(...sorted.map(slip));
+  $('#slips').dataset.rooms = String(sorted.length);
+  $('#print-slips').disabled = tickets.size === 0;
+  $('#slips-ready').textContent = sorted.length
+    ? t(only ? 'class.slips.one' : 'class.slips.ready', { n: sorted.length, room: only })
+    : '';
 }
+
+/** Opens the print dialog on the slips just made (a class, or one room's new token). */
+function printSlips(only) {
+  renderSlips(only);
+  if (tickets.size) window.print();
+}
+
+/** The one address the projector shows, and its QR code: the join page, no token. */
+function renderJoin(page, qrSvg) {
+  if (page) joinPage = page;
+  $('#join-address').textContent = joinPage;
+  const img = $('#join-qr');
+  if (qrSvg) {
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(qrSvg)}`;
+    img.alt = t('class.join.qr', { page: joinPage });
+    img.hidden = false;
+  }
+}
+
+$('#print-slips').addEventListener('click', () => printSlips());
 
 // ---------------------------------------------------------------- make / close the class
 
@@ -190,7 +222,8 @@ $('#create-form').addEventListener('submit', (ev) => {
     tickets = new Map(made.rooms.map((r) => [r.room, r]));
     saveTickets();
     results.clear();
-    renderTickets();
+    renderJoin(made.join_page, made.join_qr_svg);
+    printSlips();
     $('#bulk-stock').value = String(body.stock);
     await refresh();
     return t('class.created', { n: made.rooms.length });
@@ -203,7 +236,7 @@ $('#close-class').addEventListener('click', (ev) => {
     const out = await call('DELETE', '/admin/class');
     tickets.clear();
     saveTickets();
-    renderTickets();
+    renderSlips();
     await refresh();
     return t('class.closed', { n: out.revoked });
   });
@@ -214,7 +247,7 @@ async function rotate(room, button) {
     const ticket = await call('POST', `/admin/rooms/${encodeURIComponent(room)}/token`);
     tickets.set(room, ticket);
     saveTickets();
-    renderTickets(room);
+    printSlips(room);
     await refresh();
     return t('class.rotated', { room });
   });
@@ -225,7 +258,7 @@ async function revoke(room, button) {
     await call('DELETE', `/admin/rooms/${encodeURIComponent(room)}/token`);
     tickets.delete(room);
     saveTickets();
-    renderTickets();
+    renderSlips();
     await refresh();
     return t('class.revoked', { room });
   });
@@ -241,6 +274,7 @@ async function refresh() {
     const data = await call('GET', '/admin/class');
     rooms = data.rooms || [];
     prefix = data.prefix || '';
+    if (data.join_page !== joinPage) renderJoin(data.join_page, data.join_qr_svg);
     renderRooms();
   } catch (err) {
     if (err.status === 401) lock('admin.badtoken');
@@ -416,9 +450,9 @@ $('#bulk-rotate-go').addEventListener('click', () => {
   everyRoom(() => t('class.bulk.rotate.what'), 6, async (room) => {
     tickets.set(room, await call('POST', `/admin/rooms/${encodeURIComponent(room)}/token`));
     saveTickets();
-    renderTickets();
+    renderSlips();
     return () => t('class.rotate.done');
-  });
+  }).then(() => printSlips());
 });
 
 // The pickers list what the server offers (GET /tiers, GET /scenarios): no second list here.
@@ -446,7 +480,8 @@ function translate() {
   if (s.dataset.i18n) s.textContent = t(s.dataset.i18n, JSON.parse(s.dataset.vars || '{}'));
   showProgress();
   renderRooms();
-  renderTickets();
+  renderSlips();
+  renderJoin();
   classResults.translate();
 }
 
@@ -458,6 +493,6 @@ $('#lang-toggle').addEventListener('click', () => {
 apply();
 setUnlocked(false);
 setStatus('class.locked', 'readonly');
-renderTickets();
+renderSlips();
 loadPickers();
 if (currentToken()) unlock(currentToken());

@@ -43,6 +43,8 @@ export class LiveRoom {
     this.state = null; // the last `state` event
     this.leased = new Set(); // tiers with a lease: their sections get lease-expiry marks
     this.source = null;
+    // `(view) => …` while this stream carries the class vote too (`/events?poll=1`).
+    this.onPoll = null;
     this.lastEventAt = 0;
     this.drawQueued = false;
 
@@ -64,6 +66,13 @@ export class LiveRoom {
     this.connect();
   }
 
+  /** The class vote on this stream too (a student's tab: one stream a phone, not two). */
+  carryVote(onPoll) {
+    if (this.onPoll) return;
+    this.onPoll = onPoll;
+    this.connect();
+  }
+
   setConn(mode, key) {
     this.conn.dataset.state = mode;
     this.connText.dataset.i18n = key;
@@ -74,7 +83,8 @@ export class LiveRoom {
     if (this.source) this.source.close();
     this.setConn('connecting', 'reconnecting');
     this.lastEventAt = performance.now();
-    const source = new EventSource(withRoom(`/events?draw=${this.timeline.count}`));
+    const poll = this.onPoll ? '&poll=1' : '';
+    const source = new EventSource(withRoom(`/events?draw=${this.timeline.count}${poll}`));
     this.source = source;
     const heard = () => { this.lastEventAt = performance.now(); };
     source.addEventListener('open', () => this.setConn('live', 'live'));
@@ -94,6 +104,7 @@ export class LiveRoom {
       this.draw();
     });
     source.addEventListener('reset', () => this.clear());
+    source.addEventListener('poll', (ev) => { heard(); if (this.onPoll) this.onPoll(JSON.parse(ev.data)); });
   }
 
   clear() {

@@ -9,6 +9,8 @@
 //! - `feed-cost`: what one viewer costs the network, and what 100 or 500 cost the sale rate.
 //! - `fair-share`: a student flooding the fleet beside the demo, with and without limits.
 //! - `vote-storm`: 300 phones voting at once beside the demo's sale, what it costs the sale.
+//! - `phones`: 60 phones behind one address joining at once with the default per-client
+//!   limits, one stream each: refused requests (0 is the bar), the feed and the vote.
 //! - `nemesis`: the fleet's own members killed, paused and restarted while a class buys,
 //!   votes and grades; nothing acknowledged may be lost (`fault`: what striking a member needs).
 

@@ -213,7 +213,9 @@ pub struct ClientLimits {
 
 /// The instances' own limit takes the same numbers (`oversell serve --client-rate`).
 pub use crate::client_limit::{DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE};
-pub const DEFAULT_CLIENT_CONNS: u32 = 20;
+/// `--client-conns`' default: 60 phones behind one address, each with its one stream and a
+/// browser's 6 connections loading its page at once (420; the `phones` bench).
+pub const DEFAULT_CLIENT_CONNS: u32 = 500;
 
 impl ClientLimits {
     /// The `http` block's part: whom to count, and the shared zones.

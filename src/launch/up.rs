@@ -91,6 +91,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
             class: secrets.class.as_ref(),
             reopened: secrets.reopened,
             room_tokens_file: secrets.room_tokens_file.as_deref(),
+            slips_file: secrets.slips_file.as_deref(),
             class_dir: class_dir.as_ref().map(ClassDir::path),
             show: args.show_tokens,
         },
@@ -139,6 +140,8 @@ struct Written {
     /// The file of the rooms' tokens: written for a class made now, or kept from the run
     /// that made the class reopened.
     room_tokens_file: Option<PathBuf>,
+    /// The class's join slips to print, beside it.
+    slips_file: Option<PathBuf>,
 }
 
 /// Writes the admin token to its file in `dir` and, with `--class N`, makes the class and
@@ -155,22 +158,29 @@ async fn write_secrets(
             .await
             .context("the class kept could not be read")?;
         let kept = dir.join(token_files::ROOM_TOKENS_FILE);
+        let slips = dir.join(token_files::SLIPS_FILE);
         return Ok(Written {
             admin_token_file,
             class: None,
             reopened,
             room_tokens_file: (reopened.is_some() && kept.is_file()).then_some(kept),
+            slips_file: (reopened.is_some() && slips.is_file()).then_some(slips),
         });
     };
     let class = crate::class_setup::make_class(fleet.url(), fleet.admin_token(), students, None)
         .await
         .context("the class could not be made")?;
     let room_tokens_file = token_files::write_room_tokens(dir, &class)?;
+    let join_page = class
+        .join_page()
+        .unwrap_or_else(|| crate::class_setup::join_page(fleet.url()));
+    let slips_file = token_files::write_slips(dir, &class, &join_page)?;
     Ok(Written {
         admin_token_file,
         class: Some(class),
         reopened: None,
         room_tokens_file: Some(room_tokens_file),
+        slips_file: Some(slips_file),
     })
 }
 

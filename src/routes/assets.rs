@@ -106,11 +106,13 @@ async fn embedded(method: Method, headers: HeaderMap, request: Request) -> Respo
 }
 
 /// The file behind a page's path (without its leading `/`): `/` is the dashboard, `/class` the
-/// class page (public like every page here, its data behind the admin token).
+/// class page (public like every page here, its data behind the admin token), `/join` the
+/// page a slip's code is typed into (the address the projector shows).
 fn page_file(name: &str) -> &str {
     match name {
         "" => "index.html",
         "class" => "class.html",
+        "join" => "join.html",
         name => name,
     }
 }
@@ -170,12 +172,20 @@ mod tests {
             "poll-strings.js",
             "class-strings.js",
             "class-results.js",
+            "join.html",
+            "join.js",
+            "join.css",
             "vendor/uplot/uPlot.esm.min.js",
         ] {
             assert!(Dashboard::get(name).is_some(), "{name} is not embedded");
         }
         let index = Dashboard::get("index.html").unwrap();
         assert!(index.metadata.mimetype().starts_with("text/html"));
+        assert_eq!(
+            page_file("join"),
+            "join.html",
+            "/join, the address the projector shows"
+        );
     }
 
     /// The policy forbids inline script, so no page may rely on one: every `<script>` of a

@@ -1,8 +1,10 @@
 //! The class: a room and a room token per student, made, watched and closed by the instructor.
 //!
 //! - `POST /admin/class {"students", "prefix"?, "stock"?}` makes rooms `student-01…`, stocks
-//!   them and issues each a token (shown this once: only digests are stored, see
-//!   `room_tokens`), with its join link and that link as a QR code;
+//!   them and issues each a token and a short join code (shown this once: only digests are
+//!   stored, see `room_tokens`), with its join link and that link as a QR code: a slip each,
+//!   printed, never projected; the projector shows the join page's address (`join_page`),
+//!   where a student who lost the tab types the slip's code (`routes::join`);
 //! - `GET /admin/class`: every room at a glance, for the class page (`/class`);
 //! - `DELETE /admin/class`: every room token of the class stops working at once, and the
 //!   class's votes (`poll`) are deleted;
@@ -64,14 +66,16 @@ pub(super) struct ClassBody {
     stock: Option<i64>,
 }
 
-/// One room's key as handed to its student: shown once.
+/// One room's key as handed to its student, on a printed slip: shown once.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Ticket {
     room: String,
     token: String,
     join_url: String,
-    /// The join link as a QR code, to scan from the projector.
+    /// The join link as a QR code, to scan from the slip.
     qr_svg: String,
+    /// The short code that gets a student back in at `/join` (`POST /join/session`).
+    code: String,
 }
 
 /// `POST /admin/class {"students": 30, "prefix"?: "student", "stock"?: 100}`.
@@ -82,7 +86,7 @@ pub struct Ticket {
     request_body = ClassBody,
     security(("admin_token" = [])),
     responses(
-        (status = 200, description = "`{\"rooms\": [Ticket], \"watch_url\"}`: each room's token, shown once", body = Object),
+        (status = 200, description = "`{\"rooms\": [Ticket], \"watch_url\", \"join_page\", \"join_qr_svg\"}`: each room's token and code, shown once (for its slip), and the one address the projector shows", body = Object),
         (status = 409, description = "The fleet cannot hold that many more rooms (`room_limit`): refused before anything is written", body = super::openapi::ErrorBody),
     )
 )]
@@ -118,8 +122,8 @@ pub async fn create(
     let mut tickets = Vec::with_capacity(rooms.len());
     for room in &rooms {
         reset_room(&state, &Keys::for_room(room), stock).await?;
-        let token = room_tokens::issue(&state.resource, room).await?;
-        tickets.push(ticket(&base, room, token)?);
+        let issued = room_tokens::issue(&state.resource, room).await?;
+        tickets.push(ticket(&base, room, issued)?);
     }
     let mut conn = state.resource.conn().await?;
     let () = redis::pipe()
@@ -133,9 +137,12 @@ pub async fn create(
     // An older class's votes go too; every instance hears of it, and of the new class's size.
     crate::poll::ballot_box::delete_all(&state.resource).await?;
     tracing::info!(students, prefix, "class created");
-    Ok(Json(
-        json!({ "rooms": tickets, "watch_url": format!("{base}/") }),
-    ))
+    Ok(Json(json!({
+        "rooms": tickets,
+        "watch_url": format!("{base}/"),
+        "join_page": join_page(&base),
+        "join_qr_svg": qr_svg(&join_page(&base))?,
+    })))
 }
 
 /// One room of the class as the class page shows it.
@@ -161,11 +168,19 @@ struct RoomRow {
     path = "/admin/class",
     tag = "class",
     security(("admin_token" = [])),
-    responses((status = 200, description = "`{\"prefix\", \"rooms\": [{\"room\", \"tier\", \"status\", \"stock\", \"orders\", \"oversold\", \"viewers\", \"has_token\", …}]}`", body = Object))
+    responses((status = 200, description = "`{\"prefix\", \"join_page\", \"rooms\": [{\"room\", \"tier\", \"status\", \"stock\", \"orders\", \"oversold\", \"viewers\", \"has_token\", …}]}`: `join_page` (and `join_qr_svg`), the one address the projector shows", body = Object))
 )]
-pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Value>, AppError> {
+pub async fn overview(
+    _: Admin,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, AppError> {
+    let join = join_page(&public_url(&state, &headers));
+    let join_qr = qr_svg(&join)?;
     let Some((prefix, students)) = class(&state).await? else {
-        return Ok(Json(json!({ "prefix": null, "rooms": [] })));
+        return Ok(Json(
+            json!({ "prefix": null, "join_page": join, "join_qr_svg": join_qr, "rooms": [] }),
+        ));
     };
     let rooms = room_names(&prefix, students)?;
     let (with_tokens, viewers) = tokio::join!(
@@ -193,7 +208,9 @@ pub async fn overview(_: Admin, State(state): State<AppState>) -> Result<Json<Va
         })
     }))
     .await?;
-    Ok(Json(json!({ "prefix": prefix, "rooms": rows })))
+    Ok(Json(
+        json!({ "prefix": prefix, "join_page": join, "join_qr_svg": join_qr, "rooms": rows }),
+    ))
 }
 
 /// `DELETE /admin/class`: every room token stops working and the class's votes go; the rooms
@@ -219,7 +236,7 @@ pub async fn close(_: Admin, State(state): State<AppState>) -> Result<Json<Value
     tag = "class",
     params(("room" = String, Path, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "The room")),
     security(("admin_token" = [])),
-    responses((status = 200, description = "The room's new token, shown once", body = Ticket))
+    responses((status = 200, description = "The room's new token and code, shown once (for a new slip); the old token, code and sessions stop", body = Ticket))
 )]
 pub async fn rotate(
     _: Admin,
@@ -228,9 +245,9 @@ pub async fn rotate(
     Path(room): Path<String>,
 ) -> Result<Json<Ticket>, AppError> {
     valid_room(&room)?;
-    let token = room_tokens::issue(&state.resource, &room).await?;
+    let issued = room_tokens::issue(&state.resource, &room).await?;
     tracing::info!(room, "room token issued");
-    Ok(Json(ticket(&public_url(&state, &headers), &room, token)?))
+    Ok(Json(ticket(&public_url(&state, &headers), &room, issued)?))
 }
 
 /// `DELETE /admin/rooms/{room}/token`: the room's token stops working.
@@ -324,14 +341,20 @@ fn public_url(state: &AppState, headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-fn ticket(base: &str, room: &str, token: String) -> Result<Ticket, AppError> {
-    let join_url = join_url(base, room, &token);
+fn ticket(base: &str, room: &str, issued: room_tokens::Issued) -> Result<Ticket, AppError> {
+    let join_url = join_url(base, room, &issued.token);
     Ok(Ticket {
         room: room.to_owned(),
         qr_svg: qr_svg(&join_url)?,
         join_url,
-        token,
+        token: issued.token,
+        code: issued.code,
     })
+}
+
+/// The one address the projector shows: the join page, where a slip's code is typed.
+pub fn join_page(base: &str) -> String {
+    format!("{base}/join")
 }
 
 /// The dashboard of `room`, unlocked by `token`, which rides in the fragment.
@@ -340,7 +363,7 @@ pub fn join_url(base: &str, room: &str, token: &str) -> String {
 }
 
 /// `text` as a QR code in SVG, large enough to scan from the back of a room.
-fn qr_svg(text: &str) -> Result<String, AppError> {
+pub fn qr_svg(text: &str) -> Result<String, AppError> {
     let code = QrCode::new(text.as_bytes())
         .map_err(|e| AppError::Internal(format!("QR code of a join link: {e}")))?;
     Ok(code

@@ -8,6 +8,7 @@ mod events;
 mod extract;
 mod grading;
 mod histories;
+mod join;
 mod lab;
 mod observe;
 mod openapi;
@@ -80,6 +81,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(grading::grade, grading::status))
         .routes(routes!(class::create, class::overview, class::close))
         .routes(routes!(class::rotate, class::revoke))
+        .routes(routes!(join::session))
         .routes(routes!(poll::open, poll::admin_view))
         .routes(routes!(poll::deck))
         .routes(routes!(poll::next_round))

@@ -78,9 +78,20 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
         .line(&format!("{room} "), Duration::from_secs(1))
         .await;
     assert_eq!(
-        row.split_whitespace().collect::<Vec<_>>(),
+        row.split_whitespace().take(3).collect::<Vec<_>>(),
         [room, token, link]
     );
+    // The room's join code (last on its row) survives the restart with the class dir too.
+    let code = row.split_whitespace().nth(3).unwrap();
+    let joined = client
+        .post(format!("{url}/join/session"))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(joined.status(), StatusCode::OK, "{room}'s code");
+    let joined: Value = joined.json().await.unwrap();
+    assert_eq!(&joined["room"], room.as_str());
     for [room, token, _] in &rooms {
         let whoami = client
             .get(format!("{url}/admin/whoami"))

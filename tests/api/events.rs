@@ -383,3 +383,55 @@ async fn the_dashboard_stream_says_when_the_store_lost_the_room() {
         .await;
     assert_eq!(lost["error"], "state_lost", "{lost}");
 }
+
+/// `poll=1`: one stream carries the room's feed and the class vote, the vote as it opens (a
+/// phone holds this stream alone); any other value is a JSON 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_stream_carries_the_feed_and_the_class_vote_with_poll_1() {
+    let fleet = spawn_fleet(2).await;
+    let made = fleet
+        .admin(
+            reqwest::Method::POST,
+            "/admin/class",
+            json!({ "students": 2, "stock": 10 }),
+        )
+        .await;
+    let room = made["rooms"][0]["room"].as_str().unwrap().to_owned();
+    let url = format!("{}/events?room={room}&draw=20&poll=1", fleet.url(1));
+    let mut sse = Sse::open(&fleet.client, &url).await;
+    let seen = |name: &'static str| move |ev: &Ev| (ev.name == name).then(|| ev.data.clone());
+    let state = sse.until(Duration::from_secs(10), seen("state")).await;
+    assert_eq!(state["room"], room.as_str(), "{state}");
+    // The vote as it is on connect (none open), then the one the teacher opens, on the same
+    // stream.
+    sse.until(Duration::from_secs(10), seen("poll")).await;
+    fleet
+        .admin(
+            reqwest::Method::POST,
+            "/admin/class/poll",
+            json!({ "question": "none-race" }),
+        )
+        .await;
+    let open = sse
+        .until(Duration::from_secs(10), |ev| {
+            (ev.name == "poll" && ev.data["state"] == "open").then(|| ev.data.clone())
+        })
+        .await;
+    assert!(open["number"].as_u64().is_some(), "{open}");
+    // And the feed goes on beside it.
+    sse.until(Duration::from_secs(10), seen("state")).await;
+    for bad in ["0", "yes", "2"] {
+        let resp = fleet
+            .client
+            .get(format!("{}/events?room={room}&poll={bad}", fleet.url(0)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "poll={bad}");
+        let body: Value = resp.json().await.unwrap();
+        assert!(
+            body["message"].as_str().unwrap().contains("poll must be 1"),
+            "{body}"
+        );
+    }
+}

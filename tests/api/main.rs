@@ -21,6 +21,7 @@ mod field;
 mod fleet_settings;
 mod hand_off;
 mod history;
+mod join;
 mod limits;
 mod listener;
 mod lock_store;

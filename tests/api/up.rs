@@ -117,14 +117,14 @@ impl Up {
     }
 
     /// The rows of the room tokens file the banner names (`room tokens file: <path>`):
-    /// room, token, join link.
+    /// room, token, join link (the join code after them is left out).
     pub(crate) async fn room_tokens(&self) -> Vec<[String; 3]> {
         let file = self.banner("room tokens file").await.0;
         let text = std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{file}: {err}"));
         text.lines()
             .filter(|l| !l.starts_with('#'))
             .map(|l| {
-                let row: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
+                let row: Vec<String> = l.split_whitespace().take(3).map(str::to_owned).collect();
                 row.try_into()
                     .unwrap_or_else(|row| panic!("not room, token, link: {row:?}"))
             })

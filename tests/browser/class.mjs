@@ -1,6 +1,7 @@
-// A class: the instructor makes one on /class; a student's join link drives its own room and
-// no other; a new token refuses the old link; a tier and a scenario in every room; the page
-// in Chinese; new tokens for a tab that has none; closing the class.
+// A class: the instructor makes one on /class and prints its slips (never on screen: the
+// projected page shows the join address and no token); a student's join link drives its own
+// room and no other; a new token refuses the old link; a tier and a scenario in every room;
+// the page in Chinese; new tokens for a tab that has none; closing the class.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,22 @@ async function putTier(room, bearer, tier) {
   return { status: resp.status, body: await resp.json().catch(() => null) };
 }
 
+/** The slips the class page made for printing: room, link and its token, code. */
+function slipsOf(page) {
+  return page.$$eval('#slips .slip', (slips) => slips.map((s) => ({
+    room: s.dataset.room,
+    url: s.querySelector('a').href,
+    token: s.querySelector('a').href.split('#token=')[1],
+    code: s.querySelector('.code').textContent,
+  })));
+}
+
+/** What the page shows on screen (the projector's view): no slip, so no token. */
+async function assertNoTokenOnScreen(page, tickets) {
+  const shown = await page.evaluate(() => document.body.innerText);
+  for (const { token: secret } of tickets) assert.ok(!shown.includes(secret), 'a room token is on screen');
+}
+
 /** The text of a cell of room `room`'s row on the class page (0: the room's name). */
 function classCell(page, room, column) {
   return page.$eval(`#rooms tbody tr[data-room="${room}"]`, (tr, i) => tr.children[i].textContent, column);
@@ -24,9 +41,11 @@ function classCell(page, room, column) {
 test('a class: made on /class, each join link drives its own room and no other', async (t) => {
   const page = await newPage('en-US');
   page.on('dialog', (dialog) => dialog.accept()); // "close the class?" and the like
-  let tickets = []; // [{room, token, url}] as the class page shows them
+  // The print dialog, counted instead of opened.
+  await page.addInitScript(() => { window.printed = 0; window.print = () => { window.printed += 1; }; });
+  let tickets = []; // [{room, token, url, code}] as the class page's slips carry them
 
-  await t.test('the class page asks for the admin token, then makes a class of 2 with their QR codes', async () => {
+  await t.test('the class page asks for the admin token, then makes a class of 2 and prints their slips', async () => {
     await page.goto(`${base}/class`);
     assert.equal(await page.$eval('#admin', (f) => f.disabled), true, 'locked without the token');
     await page.fill('#token', 'not-the-token');
@@ -39,20 +58,31 @@ test('a class: made on /class, each join link drives its own room and no other',
     await page.fill('#stock', '50');
     await page.click('#create');
     await page.waitForFunction(() => document.querySelectorAll('#rooms tbody tr').length === 2
-      && document.querySelectorAll('#tickets .ticket img').length === 2, null, { timeout: 15_000 });
+      && document.querySelectorAll('#slips .slip img').length === 2, null, { timeout: 15_000 });
     // The QR codes are real images: the server's SVG decoded by the browser.
-    await page.waitForFunction(() => [...document.querySelectorAll('#tickets img')]
+    await page.waitForFunction(() => [...document.querySelectorAll('#slips img, #join-qr')]
       .every((img) => img.complete && img.naturalWidth > 0), null, { timeout: 10_000 });
+    assert.equal(await page.evaluate(() => window.printed), 1, 'the print dialog opened on the slips');
     const rooms = await page.$$eval('#rooms tbody tr', (trs) => trs.map((tr) => tr.dataset.room));
     assert.deepEqual(rooms, ['student-01', 'student-02']);
     assert.equal(await classCell(page, 'student-01', 2), '50 / 50');
     assert.equal(await classCell(page, 'student-01', 9), '✓', 'the room has a token');
-    tickets = await page.$$eval('#tickets .ticket', (cards) => cards.map((c) => ({
-      room: c.dataset.room, token: c.querySelector('code').textContent, url: c.querySelector('a').href,
-    })));
+    tickets = await slipsOf(page);
     assert.equal(tickets.length, 2);
     assert.match(tickets[0].url, /\/\?room=student-01#token=/);
+    assert.match(tickets[0].code, /^[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    // On screen (the projector): the join address and its QR code, no slip, no token.
+    assert.equal(await page.textContent('#join-address'), `${base}/join`);
+    assert.equal(await page.isVisible('#join-qr'), true);
+    assert.equal(await page.isVisible('#slips'), false);
+    await assertNoTokenOnScreen(page, tickets);
     await shot(page, '09-class');
+    // On paper: the slips alone, the rest of the page left out.
+    await page.emulateMedia({ media: 'print' });
+    assert.equal(await page.isVisible('#slips .slip[data-room="student-02"] .code'), true);
+    assert.equal(await page.isVisible('#rooms'), false);
+    await shot(page, '09-class-slips-print');
+    await page.emulateMedia({ media: 'screen' });
   });
 
   await t.test('a join link: the token leaves the address bar, the room is the student\'s to drive', async () => {
@@ -99,13 +129,15 @@ test('a class: made on /class, each join link drives its own room and no other',
     await page2.context().close();
   });
 
-  await t.test('a new token for a room shows a new QR code; the old join link is refused', async () => {
+  await t.test('a new token for a room prints its new slip; the old join link is refused', async () => {
     await page.click('#rooms tbody tr[data-room="student-01"] button.rotate');
     await page.waitForFunction((old) => {
-      const code = document.querySelector('#ticket-student-01 code');
-      return code && code.textContent !== old;
+      const link = document.querySelector('#slips .slip[data-room="student-01"] a');
+      return link && !link.href.endsWith(old);
     }, tickets[0].token, { timeout: 10_000 });
-    assert.ok(await page.$('#ticket-student-01.fresh img'), 'the new QR code is outlined');
+    assert.equal(await page.$eval('#slips', (s) => s.dataset.rooms), '1', 'only the room\'s new slip');
+    assert.equal(await page.evaluate(() => window.printed), 2, 'printed at once');
+    await assertNoTokenOnScreen(page, await slipsOf(page));
     assert.equal((await putTier('student-01', tickets[0].token, 'none')).status, 401);
     const stale = await newPage('en-US');
     await stale.goto(tickets[0].url);
@@ -147,20 +179,21 @@ test('a class: made on /class, each join link drives its own room and no other',
     await page.waitForFunction(() => document.documentElement.lang === 'en');
   });
 
-  await t.test('another tab (as after `oversell up --class`) has no QR codes: new tokens for every room', async () => {
+  await t.test('another tab (as after `oversell up --class`) has no slips: new tokens for every room', async () => {
     const other = await newPage('en-US');
     other.on('dialog', (dialog) => dialog.accept());
+    await other.addInitScript(() => { window.print = () => {}; });
     await other.goto(`${base}/class`);
     await other.fill('#token', token);
     await other.click('#unlock');
     await other.waitForSelector('#tickets-missing', { state: 'visible', timeout: 10_000 });
     await other.click('#bulk-rotate-go');
-    await other.waitForFunction(() => document.querySelectorAll('#tickets .ticket img').length === 2
+    await other.waitForFunction(() => document.querySelectorAll('#slips .slip img').length === 2
       && /2 of 2 rooms done, 0 failed/.test(document.querySelector('#bulk-progress').textContent), null, { timeout: 15_000 });
     await other.waitForSelector('#tickets-missing', { state: 'hidden', timeout: 10_000 });
-    const old = await page.textContent('#ticket-student-01 code');
-    assert.equal((await putTier('student-01', old, 'none')).status, 401, 'the first tab\'s token was replaced');
-    tickets = await other.$$eval('#tickets .ticket', (cards) => cards.map((c) => ({ room: c.dataset.room, token: c.querySelector('code').textContent })));
+    const [old] = await slipsOf(page);
+    assert.equal((await putTier('student-01', old.token, 'none')).status, 401, 'the first tab\'s token was replaced');
+    tickets = await slipsOf(other);
     assert.equal((await putTier('student-01', tickets[0].token, 'lua-release')).status, 200);
     await other.context().close();
   });
@@ -170,7 +203,7 @@ test('a class: made on /class, each join link drives its own room and no other',
     await page.click('#close-class');
     await page.waitForFunction(() => [...document.querySelectorAll('#rooms tbody tr')]
       .every((tr) => tr.children[9].textContent === '–'), null, { timeout: 10_000 });
-    assert.equal(await page.$$eval('#tickets .ticket', (cards) => cards.length), 0);
+    assert.equal(await page.$$eval('#slips .slip', (slips) => slips.length), 0);
     assert.equal((await putTier('student-01', fresh, 'none')).status, 401);
   });
   await page.context().close();

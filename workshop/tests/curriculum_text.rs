@@ -44,6 +44,9 @@ const TIER_TEXT: File = (
     include_str!("../../static/tier-text.js"),
 );
 
+/// The join page's strings (a lost tab typing its slip's code), which join i18n.js's.
+const JOIN: File = ("static/join.js", include_str!("../../static/join.js"));
+
 /// The run viewer's strings (a table of its own: the viewer runs from disk, without i18n.js).
 const VIEWER: File = ("static/viewer.js", include_str!("../../static/viewer.js"));
 
@@ -224,6 +227,9 @@ fn chinese_texts() -> Vec<(String, String)> {
     for (k, v) in table_in(VIEWER, "zh: {", "},") {
         texts.push((format!("viewer.js zh `{k}`"), v));
     }
+    for (k, v) in table_in(JOIN, "zh: {", "},") {
+        texts.push((format!("join.js zh `{k}`"), v));
+    }
     for s in CATALOG.iter() {
         texts.push((format!("catalog `{}` zh", s.id), s.zh.to_owned()));
     }
@@ -252,10 +258,12 @@ fn the_english_and_chinese_tables_have_the_same_keys_and_placeholders() {
         same_keys(file.0, &en, &zh);
         same_placeholders(&en, &zh);
     }
-    let en = table_in(VIEWER, "en: {", "},");
-    let zh = table_in(VIEWER, "zh: {", "},");
-    same_keys(VIEWER.0, &en, &zh);
-    same_placeholders(&en, &zh);
+    for file in [VIEWER, JOIN] {
+        let en = table_in(file, "en: {", "},");
+        let zh = table_in(file, "zh: {", "},");
+        same_keys(file.0, &en, &zh);
+        same_placeholders(&en, &zh);
+    }
 }
 
 fn same_placeholders(en: &BTreeMap<String, String>, zh: &BTreeMap<String, String>) {
@@ -451,6 +459,7 @@ fn labels(language: &str) -> BTreeSet<String> {
         out.extend(table_in(file, open, close).into_values());
     }
     out.extend(table_in(VIEWER, nested, "},").into_values());
+    out.extend(table_in(JOIN, nested, "},").into_values());
     out.into_iter().map(|v| v.trim().to_owned()).collect()
 }
 

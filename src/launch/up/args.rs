@@ -151,13 +151,14 @@ pub struct UpArgs {
     #[arg(long, env = "CLIENT_RATE", value_name = "N", default_value_t = DEFAULT_CLIENT_RATE)]
     pub client_rate: u32,
 
-    /// Requests over --client-rate served at once before the 429s start (a page load, the
-    /// class page's loop over every room).
+    /// Requests over --client-rate served at once before the 429s start: a class of 60
+    /// phones behind one address (a school's NAT) loading their dashboards at once.
     #[arg(long, env = "CLIENT_BURST", value_name = "N", default_value_t = DEFAULT_CLIENT_BURST,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub client_burst: u32,
 
-    /// Connections each client address may hold open at once (a dashboard's stream is one).
+    /// Connections each client address may hold open at once (a dashboard's stream is one;
+    /// 60 phones behind one address hold 60, and up to 6 each while a page loads).
     #[arg(long, env = "CLIENT_CONNS", value_name = "N", default_value_t = DEFAULT_CLIENT_CONNS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub client_conns: u32,

@@ -25,6 +25,8 @@ pub(super) struct Secrets<'a> {
     pub reopened: Option<OpenClass>,
     /// The file holding the rooms' tokens, when there is a class.
     pub room_tokens_file: Option<&'a Path>,
+    /// The class's join slips to print, when there is a class.
+    pub slips_file: Option<&'a Path>,
     /// Where the class is kept across runs; `None`: in the run dir.
     pub class_dir: Option<&'a Path>,
     /// `--show-tokens`: print the tokens as well as their files.
@@ -176,6 +178,17 @@ pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, 
         out += &format!(
             "room tokens file: {} (readable by you alone: every room's token and join link{since})\n",
             file.display()
+        );
+    }
+    if let Some(file) = secrets.slips_file {
+        out += &format!(
+            "slips file: {} (readable by you alone: print it, A4, and hand each student their \
+             room's slip: its QR code, link and join code; the projector shows {} only)\n",
+            file.display(),
+            secrets
+                .class
+                .and_then(MadeClass::join_page)
+                .unwrap_or_else(|| crate::class_setup::join_page(url))
         );
     }
     if secrets.show {

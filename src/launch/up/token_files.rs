@@ -3,8 +3,10 @@
 //!
 //! - `admin-token`: the admin token alone, no newline, so `$(cat admin-token)` is the token;
 //!   read back when `up` starts again on the same class dir.
-//! - `room-tokens`: one row per room of a class made at start, `room token join-link`, under a
-//!   header row that starts with `#` (the table `oversell class` prints).
+//! - `room-tokens`: one row per room of a class made at start, `room token join-link code`,
+//!   under a header row that starts with `#` (the table `oversell class` prints).
+//! - `slips.html`: the class's join slips to print (`crate::slips`): each link carries its
+//!   room's token, so it is as private as the table.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -16,6 +18,7 @@ use crate::class_setup::MadeClass;
 
 pub(super) const ADMIN_TOKEN_FILE: &str = "admin-token";
 pub(super) const ROOM_TOKENS_FILE: &str = "room-tokens";
+pub(super) const SLIPS_FILE: &str = "slips.html";
 
 /// Read and write for the owner, nothing for anyone else.
 const OWNER_ONLY: u32 = 0o600;
@@ -43,6 +46,18 @@ pub(super) fn read_admin_token(path: &Path) -> anyhow::Result<String> {
 /// Writes `room-tokens` in `dir`; its path.
 pub(super) fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result<PathBuf> {
     write_private(&dir.join(ROOM_TOKENS_FILE), &class.table())
+}
+
+/// Writes `slips.html` in `dir`, the join page printed on each slip at `join_page`; its path.
+pub(super) fn write_slips(
+    dir: &Path,
+    class: &MadeClass,
+    join_page: &str,
+) -> anyhow::Result<PathBuf> {
+    write_private(
+        &dir.join(SLIPS_FILE),
+        &crate::slips::page(class, join_page)?,
+    )
 }
 
 /// Writes `text` to `path`, mode 0600 from the moment the file exists: a file created with
@@ -97,6 +112,7 @@ mod tests {
         let room = |n: u8| MadeRoom {
             room: format!("student-0{n}"),
             token: format!("room-{n}"),
+            code: format!("AAAA-000{n}"),
             join_link: format!("http://h/?room=student-0{n}#token=room-{n}"),
         };
         let class = MadeClass {
@@ -108,7 +124,7 @@ mod tests {
         let rows: Vec<Vec<&str>> = text
             .lines()
             .filter(|l| !l.starts_with('#'))
-            .map(|l| l.split_whitespace().collect())
+            .map(|l| l.split_whitespace().take(3).collect())
             .collect();
         assert_eq!(
             rows,
@@ -126,6 +142,17 @@ mod tests {
             ]
         );
         assert!(text.starts_with("# room"), "{text}");
+        let codes: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(3))
+            .collect();
+        assert_eq!(codes, ["AAAA-0001", "AAAA-0002"]);
         assert_eq!(mode(&path), 0o600);
+        let slips = write_slips(dir.path(), &class, "http://h/join").unwrap();
+        assert_eq!(mode(&slips), 0o600);
+        assert!(std::fs::read_to_string(&slips)
+            .unwrap()
+            .contains("AAAA-0002"));
     }
 }
