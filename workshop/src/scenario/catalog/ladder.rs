@@ -11,11 +11,14 @@ use oversell_api::{Fault, FaultKind, LeaseMode, Tier, Via, WaitStrategy};
 use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
 
-/// The watchdog chapters: work well past the lease, and a renewal every ~67 ms that may come
-/// ~130 ms late before the lease ends. With a 60 ms lease (a 20 ms renewal with 40 ms to spare)
-/// a loaded machine's scheduling stall once let the lease lapse under the watchdog.
-const SLOW_WORK_LEASE_MS: u64 = 200;
-const SLOW_WORK_MS: u64 = 500;
+/// The watchdog chapters: work well past the lease (twice it), and a renewal every 200 ms that
+/// may come 400 ms late before the lease ends. A 200 ms lease renewed every 67 ms let a
+/// renewal starved by a release build beside the fleet come too late (CI's cohort run, the
+/// course's `--repeat 20` beside a flat-out bench): the watchdog's point needs a margin a
+/// loaded laptop keeps. Five buyers keep the run about 6 s.
+const SLOW_WORK_LEASE_MS: u64 = 600;
+const SLOW_WORK_MS: u64 = 1_200;
+const SLOW_WORK_BUYERS: usize = 5;
 
 /// `redis-down`: how long the lock store stays down, and the buyers' wait deadline, well
 /// inside it, so every buyer is told while the store is still gone.
@@ -263,7 +266,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         tier: Tier::ReentrantWatchdog,
         ttl_ms: SLOW_WORK_LEASE_MS,
         business_ms: SLOW_WORK_MS,
-        buyers: 12,
+        buyers: SLOW_WORK_BUYERS,
         expect: Expect::Figures(&[
             Check::eq("overlaps", 0.0),
             Check::eq("oversold", 0.0),
@@ -272,10 +275,10 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         timing_sensitive: true,
         source: "001 lines 140–230 and 002 lines 514–575, Redisson's watchdog: a 30 s lease \
                  renewed every 10 s (TTL/3)",
-        en: "Slow work again (500 ms against a 200 ms lease), but the watchdog renews the lease \
+        en: "Slow work again (1.2 s against a 600 ms lease), but the watchdog renews the lease \
              every TTL/3 while the holder runs (Redisson: 30 s, renewed every 10 s): no second \
              holder gets in.",
-        zh: "同样是慢业务（500 毫秒的业务、200 毫秒的租约），但持锁期间看门狗每隔 TTL/3 \
+        zh: "同样是慢业务（1.2 秒的业务、600 毫秒的租约），但持锁期间看门狗每隔 TTL/3 \
              续期一次（Redisson 默认租约 30 秒、每 10 秒续期），别人进不来。",
         ..BASE
     },
@@ -285,7 +288,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ttl_ms: SLOW_WORK_LEASE_MS,
         business_ms: SLOW_WORK_MS,
         lease: LeaseMode::Fixed,
-        buyers: 12,
+        buyers: SLOW_WORK_BUYERS,
         expect: Expect::Figures(&[Check::gt("overlaps", 0.0), Check::gt("lost_updates", 0.0)]),
         timing_sensitive: true,
         source: "001 lines 158–161 and 004 lines 393–400 print Redisson's tryAcquireAsync: with \
@@ -294,11 +297,11 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         en: "The same lock and the same slow work, with a fixed lease, as Redisson's \
              lock(leaseTime) or tryLock(waitTime, leaseTime) gives: the leaseTime != -1 branch \
              that 001 and 004 both print returns before the watchdog is started. No renewal, \
-             the 200 ms lease ends during the 500 ms of work, and a second holder gets in. The \
+             the 600 ms lease ends during the 1.2 s of work, and a second holder gets in. The \
              watchdog, not the hash, is what kept the slow work exclusive.",
         zh: "同一把锁、同样的慢业务，但租约固定，就像 Redisson 的 lock(leaseTime) 或 \
              tryLock(waitTime, leaseTime)：001 和 004 都贴出了 leaseTime != -1 这个分支，\
-             它在启动看门狗之前就返回了。没有续期，200 毫秒的租约在 500 毫秒的业务中途到期，\
+             它在启动看门狗之前就返回了。没有续期，600 毫秒的租约在 1.2 秒的业务中途到期，\
              第二个持锁者进来了。让慢业务保持互斥的是看门狗，而不是哈希结构。",
         ..BASE
     },

@@ -229,18 +229,18 @@ pub(super) static QUESTIONS: &[Question] = &[
     ),
     ask(
         "reentrant-watchdog-slow-business",
-        "Redisson's lock() with its watchdog: a 200 ms lease, which the watchdog renews every \
-         67 ms (a third of the lease) while the holder runs; the work takes 500 ms. What \
+        "Redisson's lock() with its watchdog: a 600 ms lease, which the watchdog renews every \
+         200 ms (a third of the lease) while the holder runs; the work takes 1.2 s. What \
          happens?",
-        "Redisson 的 lock() 加看门狗：租约 200 毫秒，持锁者运行期间看门狗每 67 毫秒（租约的三分之一）\
-         续期一次；业务耗时 500 毫秒。会发生什么？",
+        "Redisson 的 lock() 加看门狗：租约 600 毫秒，持锁者运行期间看门狗每 200 毫秒（租约的三分之一）\
+         续期一次；业务耗时 1.2 秒。会发生什么？",
         &LATE_WRITE,
     ),
     ask(
         "reentrant-fixed-lease-slow-business",
-        "The same lock and the same 500 ms of work, with a fixed 200 ms lease, as \
+        "The same lock and the same 1.2 s of work, with a fixed 600 ms lease, as \
          lock(leaseTime) gives. What happens?",
-        "同一把锁、同样 500 毫秒的业务，租约固定为 200 毫秒，就像 lock(leaseTime) 那样。\
+        "同一把锁、同样 1.2 秒的业务，租约固定为 600 毫秒，就像 lock(leaseTime) 那样。\
          会发生什么？",
         &LATE_WRITE,
     ),
