@@ -2,40 +2,14 @@
 //! three instances behind nginx on one Redis, and the Redlock chapter's on five masters, each
 //! chapter judged from the resource store.
 
-use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
-use workshop::scenario::{Scenario, GROUPS};
 
-use crate::lock_store::run_scenarios;
+use crate::lock_store::{group_chapters, passes_on};
 use crate::scenarios::{start_fleet, start_fleet_with};
-
-/// The field chapters whose lock store is `on` (`None`: the default fleet's).
-fn field_chapters(on: Option<LockStoreKind>) -> Vec<&'static str> {
-    let (_, chapters) = GROUPS
-        .iter()
-        .find(|(name, _)| *name == "field")
-        .expect("a field group");
-    chapters
-        .iter()
-        .filter(|s: &&Scenario| s.store.lock_store == on)
-        .map(|s| s.id)
-        .collect()
-}
-
-/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
-async fn passes_on(fleet: Fleet, ids: &[&str]) {
-    let failures = run_scenarios(&fleet, ids).await;
-    fleet.stop().await;
-    assert!(
-        failures.is_empty(),
-        "chapters failed:\n{}",
-        failures.join("\n")
-    );
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() {
-    let ids = field_chapters(None);
+    let ids = group_chapters("field", None);
     assert!(ids
         .iter()
         .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
@@ -45,7 +19,7 @@ async fn every_chapter_from_the_field_on_one_redis_shows_its_expected_outcome() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redlock_chapter_from_the_field_shows_its_expected_outcome() {
-    let ids = field_chapters(Some(LockStoreKind::Redlock));
+    let ids = group_chapters("field", Some(LockStoreKind::Redlock));
     assert!(!ids.is_empty());
     let fleet = start_fleet_with(3, LockStoreKind::Redlock, Persistence::None).await;
     passes_on(fleet, &ids).await;
@@ -55,7 +29,7 @@ async fn the_redlock_chapter_from_the_field_shows_its_expected_outcome() {
 /// before every reply, so the lock survives the restart and only the renewal is at stake.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_renewal_outage_chapters_from_the_field_show_their_expected_outcome() {
-    let ids = field_chapters(Some(LockStoreKind::Single));
+    let ids = group_chapters("field", Some(LockStoreKind::Single));
     assert_eq!(ids.len(), 2, "{ids:?}");
     let fleet = start_fleet_with(3, LockStoreKind::Single, Persistence::Always).await;
     passes_on(fleet, &ids).await;

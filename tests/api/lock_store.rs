@@ -18,6 +18,31 @@ use crate::helpers::{
 };
 use crate::scenarios::{start_fleet_with, ScenarioClient, TOKEN};
 
+/// The chapters of the catalog's `group` whose lock store is `on` (`None`: the default
+/// fleet's).
+pub(crate) fn group_chapters(group: &str, on: Option<LockStoreKind>) -> Vec<&'static str> {
+    let (_, chapters) = workshop::scenario::GROUPS
+        .iter()
+        .find(|(name, _)| *name == group)
+        .unwrap_or_else(|| panic!("no chapter group `{group}`"));
+    chapters
+        .iter()
+        .filter(|s: &&Scenario| s.store.lock_store == on)
+        .map(|s| s.id)
+        .collect()
+}
+
+/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
+pub(crate) async fn passes_on(fleet: Fleet, ids: &[&str]) {
+    let failures = run_scenarios(&fleet, ids).await;
+    fleet.stop().await;
+    assert!(
+        failures.is_empty(),
+        "chapters failed:\n{}",
+        failures.join("\n")
+    );
+}
+
 /// Runs catalog scenarios against `fleet`; returns each one's failures, if any. A
 /// timing-sensitive chapter gets a second try, as in the partition tests: this shows the
 /// chapter works on a loaded CI machine; how often it holds is measured in BENCHMARKS.md.

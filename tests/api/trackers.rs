@@ -7,42 +7,16 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use workshop::scenario::{Scenario, GROUPS};
 
-use oversell::launch::local_fleet::Fleet;
 use oversell::lock_store::{LockStoreKind, Persistence};
 
 use crate::helpers::{eventually, spawn_fleet};
-use crate::lock_store::run_scenarios;
+use crate::lock_store::{group_chapters, passes_on};
 use crate::scenarios::{start_fleet, start_fleet_with};
-
-/// The chapters from the trackers whose lock store is `on` (`None`: the default fleet's).
-fn tracker_chapters(on: Option<LockStoreKind>) -> Vec<&'static str> {
-    let (_, chapters) = GROUPS
-        .iter()
-        .find(|(name, _)| *name == "trackers")
-        .expect("a trackers group");
-    chapters
-        .iter()
-        .filter(|s: &&Scenario| s.store.lock_store == on)
-        .map(|s| s.id)
-        .collect()
-}
-
-/// Runs `ids` on `fleet`, stops it, and fails with every chapter that did not pass.
-async fn passes_on(fleet: Fleet, ids: &[&str]) {
-    let failures = run_scenarios(&fleet, ids).await;
-    fleet.stop().await;
-    assert!(
-        failures.is_empty(),
-        "chapters failed:\n{}",
-        failures.join("\n")
-    );
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis() {
-    let ids = tracker_chapters(None);
+    let ids = group_chapters("trackers", None);
     assert!(ids
         .iter()
         .all(|id| !workshop::scenario::find(id).unwrap().store.is_special()));
@@ -52,7 +26,7 @@ async fn every_chapter_from_the_trackers_shows_its_expected_outcome_on_one_redis
 /// The lagging replica: a Sentinel lock store whose lock writes wait for the replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lagging_replica_chapter_from_the_trackers_shows_its_expected_outcome() {
-    let ids = tracker_chapters(Some(LockStoreKind::Sentinel));
+    let ids = group_chapters("trackers", Some(LockStoreKind::Sentinel));
     assert_eq!(ids, ["replica-lag-blocks-synced-lock"]);
     let fleet = start_fleet_with(3, LockStoreKind::Sentinel, Persistence::None).await;
     passes_on(fleet, &ids).await;

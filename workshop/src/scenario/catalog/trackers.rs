@@ -1,5 +1,5 @@
 //! From the trackers, continued: more failures that users of the lock libraries reported
-//! (issue 65, item 5), each reproduced on the default fleet, three instances on one Redis,
+//! in their issue trackers, each reproduced on the default fleet, three instances on one Redis,
 //! but the last, on a Sentinel lock store, and judged from the resource store like every
 //! other chapter. [`field`](super::field)
 //! holds the first ones; these are kept apart because they share one lesson of their own:
