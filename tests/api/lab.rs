@@ -146,7 +146,7 @@ async fn the_ladders_own_scripts_are_graded_as_their_built_in_tiers() {
         let client = RoomRunner::of(&fleet, &room);
         let built_in = lab::grade(&client.runner(), shape, *tier, None, || async { Ok(None) })
             .await
-            .unwrap();
+            .unwrap_or_else(|e| panic!("{tier}: grading the built-in tier: {e:#}"));
         let built_in = ids(&built_in.outcomes());
         eprintln!(
             "{tier:<20} custom {custom:?}\n{:<20} tier   {built_in:?}",
