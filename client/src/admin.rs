@@ -10,7 +10,7 @@ use oversell_api::{Settings, SettingsPatch, StateView, Tier};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::http::Pool;
+use crate::http::{Pool, Reply};
 use crate::target::{Target, Targets};
 
 /// How often a condition is polled while waiting for the fleet.
@@ -18,13 +18,15 @@ const POLL: Duration = Duration::from_millis(10);
 
 pub const TOKEN_HINT: &str = "pass --token or OVERSELL_ADMIN_TOKEN";
 
-/// A read answered 503 is asked again this many times: an instance whose store read ran past
-/// its timeout while the machine was busy for a moment (a class grading at once) is not a
-/// fleet that is down, and a grading or a chapter should not fail for it. Writes are not
-/// asked again: an admin write that was refused may have half happened.
-const READ_RETRIES: u32 = 2;
-/// The pause before asking again, times the retry's number.
-const READ_RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// A request whose repetition changes nothing (a read, a `PUT`, a `DELETE`, a reset to a
+/// given stock) answered 503 because a store was slow is asked again, with a growing pause, for as long as the call's
+/// own timeout allows: an instance whose store did not answer in time (a disk busy with
+/// someone's build holds up the resource store's fsync; a class grading at once) is not a
+/// fleet that is down, and a grading or a chapter should not fail for it. Other writes are not
+/// asked again: one that was refused may have half happened, and twice would be two.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// The longest pause between two tries.
+const RETRY_PAUSE_MAX: Duration = Duration::from_secs(1);
 
 #[derive(Clone)]
 pub struct AdminClient {
@@ -68,9 +70,17 @@ impl AdminClient {
     }
 
     /// `POST /admin/reset {"stock": N}`: empties the ledger and counters, sets the stock.
+    /// Twice is the same as once, so a 503 is asked again as a `PUT` would be.
     pub async fn reset(&self, stock: i64) -> anyhow::Result<Value> {
-        self.admin(Method::POST, "/admin/reset", json!({ "stock": stock }))
-            .await
+        let body = json!({ "stock": stock });
+        self.call(
+            self.targets.first(),
+            Method::POST,
+            "/admin/reset",
+            Some(body),
+            Repeat::Safe,
+        )
+        .await
     }
 
     /// `PUT /admin/tier {"tier": id}`; returns the new settings.
@@ -97,7 +107,8 @@ impl AdminClient {
     pub async fn state_of(&self, target: &Target) -> anyhow::Result<StateView> {
         typed(
             "/state",
-            self.call(target, Method::GET, "/state", None).await?,
+            self.call(target, Method::GET, "/state", None, Repeat::Safe)
+                .await?,
         )
     }
 
@@ -147,11 +158,14 @@ impl AdminClient {
         path: &str,
         body: Option<Value>,
     ) -> anyhow::Result<Value> {
-        self.call(self.targets.first(), method, path, body).await
+        let repeat = Repeat::by_method(&method);
+        self.call(self.targets.first(), method, path, body, repeat)
+            .await
     }
 
     async fn admin(&self, method: Method, path: &str, body: Value) -> anyhow::Result<Value> {
-        self.call(self.targets.first(), method, path, Some(body))
+        let repeat = Repeat::by_method(&method);
+        self.call(self.targets.first(), method, path, Some(body), repeat)
             .await
     }
 
@@ -161,11 +175,14 @@ impl AdminClient {
         method: Method,
         path: &str,
         body: Option<Value>,
+        repeat: Repeat,
     ) -> anyhow::Result<Value> {
         let url = self.targets.url_of(target, path);
         let body = body.map(|b| b.to_string().into_bytes());
-        let mut retries = 0;
+        let give_up = Instant::now() + self.timeout;
+        let mut pause = RETRY_PAUSE;
         let reply = loop {
+            let left = give_up.saturating_duration_since(Instant::now());
             let reply = self
                 .pool
                 .fetch(
@@ -175,15 +192,17 @@ impl AdminClient {
                     path,
                     self.token.as_deref(),
                     body.clone(),
-                    self.timeout,
+                    left.max(Duration::from_millis(1)),
                 )
                 .await?;
-            let busy = reply.status == StatusCode::SERVICE_UNAVAILABLE && method == Method::GET;
-            if !busy || retries == READ_RETRIES {
+            if !store_was_slow(&reply)
+                || repeat == Repeat::Never
+                || Instant::now() + pause >= give_up
+            {
                 break reply;
             }
-            retries += 1;
-            tokio::time::sleep(READ_RETRY_PAUSE * retries).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(RETRY_PAUSE_MAX);
         };
         if reply.status == StatusCode::UNAUTHORIZED {
             bail!("admin token rejected (401) — {TOKEN_HINT}");
@@ -199,6 +218,41 @@ impl AdminClient {
             bail!("{method} {url} answered {}: {why}", reply.status);
         }
         json.ok_or_else(|| anyhow!("{url} did not return JSON"))
+    }
+}
+
+/// A 503 that says a store did not answer in time (the fleet is up, a moment was slow), not
+/// one that will say the same again (a grading lost, a fleet down).
+fn store_was_slow(reply: &Reply) -> bool {
+    const SLOW: [&str; 4] = [
+        "redis_unavailable",
+        "zookeeper_unavailable",
+        "postgres_unavailable",
+        "request_timeout",
+    ];
+    reply.status == StatusCode::SERVICE_UNAVAILABLE
+        && serde_json::from_slice::<Value>(&reply.body)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(|code| SLOW.contains(&code)))
+            .unwrap_or(false)
+}
+
+/// Whether a request answered 503 may be sent again.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Repeat {
+    /// Twice is the same as once.
+    Safe,
+    /// Twice may be two (a fault armed twice, a sale made twice).
+    Never,
+}
+
+impl Repeat {
+    /// As HTTP says of the method: `GET`, `PUT`, `DELETE` are idempotent, `POST` is not.
+    fn by_method(method: &Method) -> Repeat {
+        match method.is_idempotent() {
+            true => Repeat::Safe,
+            false => Repeat::Never,
+        }
     }
 }
 
@@ -222,6 +276,20 @@ fn typed<T: DeserializeOwned>(what: &str, reply: Value) -> anyhow::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_slow_store_is_asked_again() {
+        let reply = |status: u16, code: &str| Reply {
+            status: StatusCode::from_u16(status).unwrap(),
+            content_type: None,
+            body: json!({ "error": code, "message": "…" }).to_string().into(),
+        };
+        assert!(store_was_slow(&reply(503, "redis_unavailable")));
+        assert!(!store_was_slow(&reply(503, "grading_lost")));
+        assert!(!store_was_slow(&reply(500, "redis_unavailable")));
+        assert_eq!(Repeat::by_method(&Method::DELETE), Repeat::Safe);
+        assert_eq!(Repeat::by_method(&Method::POST), Repeat::Never);
+    }
 
     #[test]
     fn long_bodies_are_cut_to_one_short_line() {
