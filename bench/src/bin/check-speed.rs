@@ -6,10 +6,15 @@
 //!
 //!   cargo build --release --workspace --bins && target/release/check-speed --operations 1000000
 //!
-//! Prints one markdown row per run: parse, check, total, and the operations a second.
+//! Prints one markdown row per run: parse, check, total, the operations a second, and beside
+//! them, in the same run on the same file, how long Python takes only to parse it
+//! (`json.loads` of every line, the least any Python checker would do): the ratio says what a
+//! checker in Rust buys over a script.
 
 use std::io::Write;
-use std::time::Instant;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use workshop::history::{check, read_path, synth::Synth};
@@ -58,8 +63,8 @@ fn main() -> anyhow::Result<()> {
     );
     drop(text);
     drop(history);
-    println!("| run | parse s | check s | total s | CPU s (all threads) | operations/s | overlaps | verdict |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| run | parse s | check s | total s | CPU s (all threads) | operations/s | overlaps | verdict | Python parse s | total / Python |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for run in 1..=args.runs {
         let cpu = cpu_seconds();
         let start = Instant::now();
@@ -69,8 +74,17 @@ fn main() -> anyhow::Result<()> {
         let total = start.elapsed();
         let cpu = cpu_seconds() - cpu;
         let ops = history.operations() as f64;
+        // Right after the check, on the same file: in the page cache for both.
+        let python = python_parse(file.path());
+        let (python_s, ratio) = match &python {
+            Ok(p) => (
+                format!("{:.3}", p.as_secs_f64()),
+                format!("{:.2}", total.as_secs_f64() / p.as_secs_f64()),
+            ),
+            Err(why) => (why.clone(), "-".to_owned()),
+        };
         println!(
-            "| {run} | {:.3} | {:.3} | {:.3} | {cpu:.3} | {:.0} | {} | {} |",
+            "| {run} | {:.3} | {:.3} | {:.3} | {cpu:.3} | {:.0} | {} | {} | {python_s} | {ratio} |",
             parsed.as_secs_f64(),
             (total - parsed).as_secs_f64(),
             total.as_secs_f64(),
@@ -90,6 +104,34 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// How long `python3` takes to `json.loads` every line of the file (its start-up excluded:
+/// it times itself), or why it could not.
+fn python_parse(path: &Path) -> Result<Duration, String> {
+    const SCRIPT: &str = "import json, sys, time\n\
+        start = time.perf_counter()\n\
+        with open(sys.argv[1], 'rb') as f:\n    \
+            for line in f:\n        \
+                json.loads(line)\n\
+        print(time.perf_counter() - start)\n";
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg(path)
+        .output()
+        .map_err(|e| format!("no python3 ({e})"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "python3 failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let secs: f64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("python3 printed no time ({e})"))?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// User + system CPU time of this process so far, every thread counted: on a shared machine
