@@ -262,6 +262,38 @@ fn the_loadtest_service_only_runs_under_its_profile_against_nginx() {
     assert!(!command.contains("--url"), "{command}");
 }
 
+/// The class service writes the rooms' tokens and slips to a volume of its own, never to its
+/// log; the volume starts as the image's `/class`, made for the image's user alone (a fresh
+/// named volume takes the owner and mode of the directory it is mounted over).
+#[test]
+fn the_class_service_writes_its_tokens_to_a_volume_of_its_own_and_prints_none() {
+    let compose = compose();
+    let class = service(&compose, "class");
+    assert_eq!(strings(&class["profiles"]), ["class"]);
+    let runs = format!(
+        "{} {}",
+        strings(&class["entrypoint"]).join(" "),
+        strings(&class["command"]).join(" ")
+    );
+    assert!(runs.starts_with("oversell class "), "{runs}");
+    assert!(runs.contains(" --out /class"), "{runs}");
+    assert!(!runs.contains("--show-tokens"), "{runs}");
+    assert!(
+        runs.contains("--students ${CLASS:-60}"),
+        "a class of 60: {runs}"
+    );
+    assert_eq!(strings(&class["volumes"]), ["class:/class"]);
+    assert!(compose["volumes"]
+        .as_mapping()
+        .is_some_and(|v| v.contains_key("class")));
+    let dockerfile = read("Dockerfile");
+    let runtime = dockerfile.rsplit("\nFROM ").next().unwrap();
+    assert!(
+        runtime.contains("install -d -m 0700 -o oversell -g oversell /class"),
+        "the image's /class, its user's alone"
+    );
+}
+
 #[test]
 fn the_image_runs_as_non_root_with_the_dashboard_built_in() {
     let dockerfile = read("Dockerfile");
