@@ -294,6 +294,40 @@ fn the_class_service_writes_its_tokens_to_a_volume_of_its_own_and_prints_none() 
     );
 }
 
+/// The run sheets' compose command for the 90-minute fleet brings up what `oversell up
+/// --class 60 --lab --lock-store sentinel` starts: profiles compose has, Sentinel for the
+/// lab's lock store, and the class, reachable from the room (`OVERSELL_BIND`, `PUBLIC_URL`).
+#[test]
+fn the_run_sheets_compose_command_names_the_profiles_of_the_90_minute_fleet() {
+    let sheet = read("docs/src/guide/run-sheets.md");
+    let command = sheet
+        .split("```sh")
+        .filter_map(|block| block.split("```").next())
+        .map(|block| block.replace("\\\n", " "))
+        .flat_map(|block| block.lines().map(str::to_owned).collect::<Vec<_>>())
+        .find(|line| line.contains("deploy/compose.sh up"))
+        .expect("a compose command in the run sheets");
+    let profiles: Vec<&str> = command
+        .split("deploy/compose.sh up")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(profiles, ["sentinel", "class"], "{command}");
+    let compose = compose();
+    for profile in &profiles {
+        let named = compose["services"]
+            .as_mapping()
+            .unwrap()
+            .values()
+            .any(|svc| strings(&svc["profiles"]).iter().any(|p| p == profile));
+        assert!(named, "no service has the profile {profile}");
+    }
+    for var in ["ADMIN_TOKEN=", "PUBLIC_URL=", "OVERSELL_BIND=0.0.0.0"] {
+        assert!(command.contains(var), "{command} sets no {var}");
+    }
+}
+
 #[test]
 fn the_image_runs_as_non_root_with_the_dashboard_built_in() {
     let dockerfile = read("Dockerfile");
