@@ -11,7 +11,8 @@
 # The same as `docker compose --profile P up --build --wait`, plus the checks, and it also
 # runs on Compose v1.29 (`docker-compose`, which has no --wait). Environment as for compose:
 # ADMIN_TOKEN (required), OVERSELL_BIND, OVERSELL_PORT (default 8080), LOCK_TIER, CLASS,
-# CLASS_OUT (where the class profile's room tokens and slips are copied: default ./class),
+# CLASS_OUT (where the class profile's room tokens and slips are copied: default class/ in
+# the repository, whose root a relative path is read from),
 # PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always, written), and LOCK_STORE, LOCK_CLUSTER,
 # ZOOKEEPER and POSTGRES (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
 # UP_DEADLINE: seconds to wait for health (default 300: the first build compiles oversell).
