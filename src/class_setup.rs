@@ -214,9 +214,8 @@ pub async fn run(args: ClassArgs) -> anyhow::Result<()> {
                  class revokes this one)",
             )
         })?;
-        let join_page = class.join_page().unwrap_or_else(|| join_page(&args.url));
         out += &room_tokens_line(&files.room_tokens, "");
-        out += &slips_line(&files.slips, &join_page);
+        out += &slips_line(&files.slips, &files.join_page);
     }
     if args.show_tokens {
         out += &class.table();

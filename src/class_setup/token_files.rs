@@ -58,6 +58,8 @@ fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result<PathBuf> {
 pub struct ClassFiles {
     pub room_tokens: PathBuf,
     pub slips: PathBuf,
+    /// The join page each slip prints: the one address the projector shows.
+    pub join_page: String,
 }
 
 /// Writes `room-tokens` and `slips.html` of `class` in `dir`. Each slip prints the join page
@@ -69,6 +71,7 @@ pub fn write_class(dir: &Path, class: &MadeClass, fleet_url: &str) -> anyhow::Re
     Ok(ClassFiles {
         room_tokens: write_room_tokens(dir, class)?,
         slips: write_slips(dir, class, &join_page)?,
+        join_page,
     })
 }
 
