@@ -48,7 +48,10 @@ RUN apt-get update \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin oversell
 # Where the resource store keeps its append-only file on an orchestrator that replaces a dead
 # container with a new one (a volume mounted here keeps the orders across it).
-RUN install -d -o oversell -g oversell /var/lib/oversell
+# /class: where compose's class service writes the rooms' tokens and slips; a fresh volume
+# mounted there takes this owner and mode.
+RUN install -d -o oversell -g oversell /var/lib/oversell \
+ && install -d -m 0700 -o oversell -g oversell /class
 COPY --from=build /out/oversell /out/loadtest /usr/local/bin/
 # How compose starts ZooKeeper and nginx (as `oversell up` configures them).
 COPY deploy/zookeeper.sh /usr/local/bin/oversell-zookeeper

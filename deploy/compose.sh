@@ -11,6 +11,8 @@
 # The same as `docker compose --profile P up --build --wait`, plus the checks, and it also
 # runs on Compose v1.29 (`docker-compose`, which has no --wait). Environment as for compose:
 # ADMIN_TOKEN (required), OVERSELL_BIND, OVERSELL_PORT (default 8080), LOCK_TIER, CLASS,
+# CLASS_OUT (where the class profile's room tokens and slips are copied: default class/ in
+# the repository, whose root a relative path is read from),
 # PUBLIC_URL, LOCK_PERSISTENCE (none, rdb, everysec, always, written), and LOCK_STORE, LOCK_CLUSTER,
 # ZOOKEEPER and POSTGRES (set from the profiles when not given); COMPOSE_PROJECT_NAME to run two fleets side by side.
 # UP_DEADLINE: seconds to wait for health (default 300: the first build compiles oversell).
@@ -158,6 +160,18 @@ case "$verb" in
       fail "the fleet did not come up (${why:-see docker compose logs}); everything it started is removed"
     fi
     echo "compose: ready: http://${OVERSELL_BIND:-127.0.0.1}:$port/ (profiles: ${*:-none})"
+    # The class's files, out of its volume to where the teacher prints them: docker cp writes
+    # them as the caller, keeping their mode (0600), into a directory the caller's alone.
+    case " $* " in
+      *" class "*)
+        out="${CLASS_OUT:-class}"
+        id="$("${compose[@]}" "${profile_args[@]}" ps -aq class | head -n 1)"
+        install -d -m 0700 "$out" && docker cp "$id:/class/." "$out/" >/dev/null \
+          || fail "the class is made, but its files could not be copied to $out: docker cp $id:/class/. $out/"
+        chmod 0700 "$out"
+        echo "compose: the class's room tokens and slips, readable by you alone: $out/room-tokens, $out/slips.html (print it: each student gets their own slip)"
+        ;;
+    esac
     ;;
   down)
     # Compose reads the whole file first, ADMIN_TOKEN's `:?` included, even to stop.

@@ -1,7 +1,13 @@
 //! Making a class from the command line: `oversell up --class N` does it for the fleet it
 //! starts, `oversell class` for a fleet already running (compose's `class` service). Both ask
-//! `POST /admin/class` through nginx, as the class page does. `oversell class` prints one line
-//! per room; `up` writes them to a file only its owner may read.
+//! `POST /admin/class` through nginx, as the class page does, and both write the rooms'
+//! tokens and the slips to files only their owner may read ([`token_files`]), naming the
+//! files rather than printing a token (unless `--show-tokens`): `up` in its class dir,
+//! `oversell class` in `--out`.
+
+pub mod token_files;
+
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -24,6 +30,14 @@ pub struct ClassArgs {
     /// compose, --url names nginx on the compose network, which no student can reach.
     #[arg(long, env = "PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
+    /// The directory to write the room tokens file and the slips page to (made, mode 0700,
+    /// if missing; the files are 0600). The log names them instead of printing a token.
+    #[arg(long, value_name = "DIR", required_unless_present = "show_tokens")]
+    pub out: Option<PathBuf>,
+    /// Print every room's token and join link as well (without --out: instead), for a
+    /// terminal or a log nobody else reads.
+    #[arg(long)]
+    pub show_tokens: bool,
 }
 
 /// One room of a class just made. Its token exists in plain text only here: the fleet keeps
@@ -126,9 +140,11 @@ pub async fn make_class(
             }
         })
         .collect();
+    // The teacher opens it, from where the students reach the fleet when that is said.
+    let presenter_base = public_url.filter(|u| !u.is_empty()).unwrap_or(url);
     Ok(MadeClass {
         rooms,
-        presenter: format!("{}/present.html", url.trim_end_matches('/')),
+        presenter: format!("{}/present.html", presenter_base.trim_end_matches('/')),
     })
 }
 
@@ -157,8 +173,32 @@ pub async fn open_class(url: &str, admin_token: &str) -> anyhow::Result<Option<O
     }))
 }
 
-/// `oversell class`: makes the class, prints the table.
+/// The log line naming the room tokens file; `since` qualifies what it holds.
+pub fn room_tokens_line(file: &Path, since: &str) -> String {
+    format!(
+        "room tokens file: {} (readable by you alone: every room's token and join \
+         link{since})\n",
+        file.display()
+    )
+}
+
+/// The log line naming the slips file; `join_page`: the one address the projector shows.
+pub fn slips_line(file: &Path, join_page: &str) -> String {
+    format!(
+        "slips file: {} (readable by you alone: print it, A4, and hand each student \
+         their room's slip: its QR code, link and join code; the projector shows {join_page} \
+         only)\n",
+        file.display()
+    )
+}
+
+/// `oversell class`: makes the class, writes its files to `--out` and names them; prints
+/// the tokens only with `--show-tokens`.
 pub async fn run(args: ClassArgs) -> anyhow::Result<()> {
+    // Before the class exists: a class whose tokens reach no file is a class to make again.
+    if let Some(dir) = &args.out {
+        token_files::make_dir(dir)?;
+    }
     let class = make_class(
         &args.url,
         &args.admin_token,
@@ -166,6 +206,20 @@ pub async fn run(args: ClassArgs) -> anyhow::Result<()> {
         args.public_url.as_deref(),
     )
     .await?;
-    print!("{}{}", class.summary(true), class.table());
+    let mut out = class.summary(args.show_tokens && args.out.is_none());
+    if let Some(dir) = &args.out {
+        let files = token_files::write_class(dir, &class, &args.url).map_err(|err| {
+            err.context(
+                "the class is made but its tokens are in no file: run this again (a new \
+                 class revokes this one)",
+            )
+        })?;
+        out += &room_tokens_line(&files.room_tokens, "");
+        out += &slips_line(&files.slips, &files.join_page);
+    }
+    if args.show_tokens {
+        out += &class.table();
+    }
+    print!("{out}");
     Ok(())
 }

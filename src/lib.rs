@@ -66,7 +66,8 @@
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
 //!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`),
-//!   and reading the class a fleet already has (`up` started again on its class dir).
+//!   the files its tokens and slips are kept in (owner-only), and reading the class a fleet
+//!   already has (`up` started again on its class dir).
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`client_limit`]: each instance's own per-client request limit, behind nginx's.
 //! - [`error`]: the one error type and its HTTP mapping.

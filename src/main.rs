@@ -19,7 +19,7 @@ enum Command {
     /// Run the whole topology locally: redis-server, N instances, nginx in front.
     Up(oversell::launch::up::UpArgs),
     /// Make a class on a running fleet (compose's `class` service): rooms student-01…N, each
-    /// with a token of its own; prints room, token and join link.
+    /// with a token of its own, written with the slips to files in --out that it names.
     Class(oversell::class_setup::ClassArgs),
     /// Run a store of the compose fleet (Redis, Sentinel, ZooKeeper) and restart it when it
     /// exits; serve the faults' acts on it (kill, pause, clock, cut) to the admin token.

@@ -13,19 +13,19 @@
 //! restarts whatever exits, and never mistakes a frozen process for a dead one.
 //!
 //! Its parts: [`args`] (the flags, and the fleet they ask for), [`class_dir`] (where the class
-//! is kept across `up`'s own restarts), [`token_files`] (the admin token and a class's room
-//! tokens, in files only their owner may read) and [`banner`] (what it prints once ready,
-//! naming those files rather than printing the tokens).
+//! is kept across `up`'s own restarts) and [`banner`] (what it prints once ready, naming the
+//! files the secrets are in rather than printing the tokens). The files themselves are
+//! [`token_files`]'s, which `oversell class` writes too.
 
 mod args;
 mod banner;
 mod class_dir;
-mod token_files;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::class_setup::token_files;
 use crate::class_setup::{MadeClass, OpenClass};
 use crate::config::ResourceStoreKind;
 use crate::launch::local_fleet::Fleet;
@@ -170,17 +170,13 @@ async fn write_secrets(
     let class = crate::class_setup::make_class(fleet.url(), fleet.admin_token(), students, None)
         .await
         .context("the class could not be made")?;
-    let room_tokens_file = token_files::write_room_tokens(dir, &class)?;
-    let join_page = class
-        .join_page()
-        .unwrap_or_else(|| crate::class_setup::join_page(fleet.url()));
-    let slips_file = token_files::write_slips(dir, &class, &join_page)?;
+    let files = token_files::write_class(dir, &class, fleet.url())?;
     Ok(Written {
         admin_token_file,
         class: Some(class),
         reopened: None,
-        room_tokens_file: Some(room_tokens_file),
-        slips_file: Some(slips_file),
+        room_tokens_file: Some(files.room_tokens),
+        slips_file: Some(files.slips),
     })
 }
 

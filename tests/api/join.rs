@@ -15,12 +15,12 @@ use crate::class::decode_qr_svg;
 use crate::up::Up;
 
 /// One slip of the slips page: its room, QR code's text, join code and printed link.
-#[derive(Debug)]
-struct Slip {
-    room: String,
-    qr: String,
-    code: String,
-    link: String,
+#[derive(Debug, PartialEq)]
+pub(crate) struct Slip {
+    pub(crate) room: String,
+    pub(crate) qr: String,
+    pub(crate) code: String,
+    pub(crate) link: String,
 }
 
 fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
@@ -33,7 +33,7 @@ fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
 }
 
 /// Every slip of a slips page, its QR code decoded as a camera would read it.
-fn slips(html: &str) -> Vec<Slip> {
+pub(crate) fn slips(html: &str) -> Vec<Slip> {
     html.split("<section class=\"slip\" data-room=\"")
         .skip(1)
         .map(|part| {

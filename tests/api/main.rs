@@ -6,7 +6,6 @@ mod lab_restart;
 
 mod api_errors;
 mod class;
-mod class_kept;
 mod cli;
 mod cluster;
 mod contention;

@@ -262,6 +262,72 @@ fn the_loadtest_service_only_runs_under_its_profile_against_nginx() {
     assert!(!command.contains("--url"), "{command}");
 }
 
+/// The class service writes the rooms' tokens and slips to a volume of its own, never to its
+/// log; the volume starts as the image's `/class`, made for the image's user alone (a fresh
+/// named volume takes the owner and mode of the directory it is mounted over).
+#[test]
+fn the_class_service_writes_its_tokens_to_a_volume_of_its_own_and_prints_none() {
+    let compose = compose();
+    let class = service(&compose, "class");
+    assert_eq!(strings(&class["profiles"]), ["class"]);
+    let runs = format!(
+        "{} {}",
+        strings(&class["entrypoint"]).join(" "),
+        strings(&class["command"]).join(" ")
+    );
+    assert!(runs.starts_with("oversell class "), "{runs}");
+    assert!(runs.contains(" --out /class"), "{runs}");
+    assert!(!runs.contains("--show-tokens"), "{runs}");
+    assert!(
+        runs.contains("--students ${CLASS:-60}"),
+        "a class of 60: {runs}"
+    );
+    assert_eq!(strings(&class["volumes"]), ["class:/class"]);
+    assert!(compose["volumes"]
+        .as_mapping()
+        .is_some_and(|v| v.contains_key("class")));
+    let dockerfile = read("Dockerfile");
+    let runtime = dockerfile.rsplit("\nFROM ").next().unwrap();
+    assert!(
+        runtime.contains("install -d -m 0700 -o oversell -g oversell /class"),
+        "the image's /class, its user's alone"
+    );
+}
+
+/// The run sheets' compose command for the 90-minute fleet brings up what `oversell up
+/// --class 60 --lab --lock-store sentinel` starts: profiles compose has, Sentinel for the
+/// lab's lock store, and the class, reachable from the room (`OVERSELL_BIND`, `PUBLIC_URL`).
+#[test]
+fn the_run_sheets_compose_command_names_the_profiles_of_the_90_minute_fleet() {
+    let sheet = read("docs/src/guide/run-sheets.md");
+    let command = sheet
+        .split("```sh")
+        .filter_map(|block| block.split("```").next())
+        .map(|block| block.replace("\\\n", " "))
+        .flat_map(|block| block.lines().map(str::to_owned).collect::<Vec<_>>())
+        .find(|line| line.contains("deploy/compose.sh up"))
+        .expect("a compose command in the run sheets");
+    let profiles: Vec<&str> = command
+        .split("deploy/compose.sh up")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(profiles, ["sentinel", "class"], "{command}");
+    let compose = compose();
+    for profile in &profiles {
+        let named = compose["services"]
+            .as_mapping()
+            .unwrap()
+            .values()
+            .any(|svc| strings(&svc["profiles"]).iter().any(|p| p == profile));
+        assert!(named, "no service has the profile {profile}");
+    }
+    for var in ["ADMIN_TOKEN=", "PUBLIC_URL=", "OVERSELL_BIND=0.0.0.0"] {
+        assert!(command.contains(var), "{command} sets no {var}");
+    }
+}
+
 #[test]
 fn the_image_runs_as_non_root_with_the_dashboard_built_in() {
     let dockerfile = read("Dockerfile");

@@ -151,11 +151,28 @@ up zookeeper && chapter zookeeper-normal zookeeper-crash-holding zookeeper-clien
 up zookeeper3 && chapter zookeeper-fenced zookeeper-node-down zookeeper-server-cut-off
 up postgres && chapter postgres-normal postgres-crash-holding postgres-freeze postgres-fenced
 export CLASS=3
+export CLASS_OUT
+CLASS_OUT="$(mktemp -d)/class"
 if up lock-single class; then
-  table="$(bash deploy/compose.sh logs --no-color class 2>&1)"
-  rooms="$(printf '%s\n' "$table" | grep -cE 'student-0[1-3] ')"
-  if [ "$rooms" = 3 ]; then pass "class of 3: $rooms rooms with tokens in the class service's log"; else flunk "class of 3: $rooms rooms in the log: $table"; fi
+  # The log names the files in the class volume and holds no token; deploy/compose.sh copied
+  # them out, the caller's alone, with the class in them.
+  log="$(bash deploy/compose.sh logs --no-color class 2>&1)"
+  rooms="$(grep -cE '^student-0[1-3] ' "$CLASS_OUT/room-tokens" 2>/dev/null || true)"
+  slips="$(grep -o '<section class="slip"' "$CLASS_OUT/slips.html" 2>/dev/null | grep -c . || true)"
+  modes="$(stat -c %a "$CLASS_OUT" "$CLASS_OUT/room-tokens" "$CLASS_OUT/slips.html" 2>/dev/null | tr '\n' ' ')"
+  leaked=0
+  for token in $(awk '!/^#/ {print $2}' "$CLASS_OUT/room-tokens" 2>/dev/null); do
+    case "$log" in *"$token"*) leaked=$((leaked + 1)) ;; esac
+  done
+  if [ "$rooms" = 3 ] && [ "$slips" = 3 ] && [ "$leaked" = 0 ] && [ "$modes" = "700 600 600 " ] \
+    && printf '%s' "$log" | grep -q 'room tokens file: /class/room-tokens' \
+    && printf '%s' "$log" | grep -q 'slips file: /class/slips.html'; then
+    pass "class of 3: the log names /class/room-tokens and /class/slips.html and holds no token; copied out ($modes): 3 rooms, 3 slips"
+  else
+    flunk "class of 3: $rooms rooms, $slips slips copied out (modes $modes), $leaked tokens in the log: $log"
+  fi
 fi
+rm -rf "$(dirname "$CLASS_OUT")"
 echo "compose: members seen last: $(members)"
 
 bash deploy/compose.sh down >/dev/null 2>&1

@@ -175,21 +175,14 @@ pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, 
             }
             None => "",
         };
-        out += &format!(
-            "room tokens file: {} (readable by you alone: every room's token and join link{since})\n",
-            file.display()
-        );
+        out += &crate::class_setup::room_tokens_line(file, since);
     }
     if let Some(file) = secrets.slips_file {
-        out += &format!(
-            "slips file: {} (readable by you alone: print it, A4, and hand each student their \
-             room's slip: its QR code, link and join code; the projector shows {} only)\n",
-            file.display(),
-            secrets
-                .class
-                .and_then(MadeClass::join_page)
-                .unwrap_or_else(|| crate::class_setup::join_page(url))
-        );
+        let join_page = secrets
+            .class
+            .and_then(MadeClass::join_page)
+            .unwrap_or_else(|| crate::class_setup::join_page(url));
+        out += &crate::class_setup::slips_line(file, &join_page);
     }
     if secrets.show {
         match (secrets.class, secrets.reopened, secrets.room_tokens_file) {

@@ -1,6 +1,7 @@
 //! A class survives `up`'s own crash: `up` killed with SIGKILL and started again on the same
-//! port, without `--class`, reopens the class from its class dir with every room, every token
-//! and the stock as they were, and the same admin token. A second `up` never shares a class dir.
+//! port, without `--class`, reopens the class from its class dir with every room, every token,
+//! the slips as printed (same links, same codes) and the stock as they were, and the same admin
+//! token. A second `up` never shares a class dir.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,6 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::helpers::{eventually, http_client};
+use crate::join::slips;
 use crate::up::{signal, Up};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -33,6 +35,9 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
     let admin_token = first.admin_token().await;
     let rooms = first.room_tokens().await;
     assert_eq!(rooms.len(), 2, "{rooms:?}");
+    let slips_file = PathBuf::from(first.banner("slips file").await.0);
+    let slips_before = slips(&std::fs::read_to_string(&slips_file).unwrap());
+    assert_eq!(slips_before.len(), 2);
     let client = http_client();
     // A change only the kept data can bring back: student-01's stock, set with its own token.
     let reset = client
@@ -72,6 +77,20 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
         rooms,
         "the same room tokens file"
     );
+    // The slips the teacher printed still open their rooms: the banner names the same file,
+    // holding the same links and codes, and each slip is its room's row.
+    assert_eq!(
+        PathBuf::from(second.banner("slips file").await.0),
+        slips_file
+    );
+    let slips_after = slips(&std::fs::read_to_string(&slips_file).unwrap());
+    assert_eq!(
+        slips_after, slips_before,
+        "the same slips after the restart"
+    );
+    for (slip, [room, _, link]) in slips_after.iter().zip(&rooms) {
+        assert_eq!((&slip.room, &slip.link, &slip.qr), (room, link, link));
+    }
     // --show-tokens prints the kept table, as the class was made.
     let [room, token, link] = &rooms[1];
     let row = second
@@ -81,17 +100,23 @@ async fn up_killed_and_started_again_without_class_keeps_every_room_token_workin
         row.split_whitespace().take(3).collect::<Vec<_>>(),
         [room, token, link]
     );
-    // The room's join code (last on its row) survives the restart with the class dir too.
-    let code = row.split_whitespace().nth(3).unwrap();
-    let joined = client
-        .post(format!("{url}/join/session"))
-        .json(&json!({ "code": code }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(joined.status(), StatusCode::OK, "{room}'s code");
-    let joined: Value = joined.json().await.unwrap();
-    assert_eq!(&joined["room"], room.as_str());
+    // The room's join code (last on its row) is its slip's, and every slip's code gets its
+    // room back after the restart.
+    assert_eq!(
+        row.split_whitespace().nth(3),
+        Some(slips_after[1].code.as_str())
+    );
+    for slip in &slips_after {
+        let joined = client
+            .post(format!("{url}/join/session"))
+            .json(&json!({ "code": slip.code }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(joined.status(), StatusCode::OK, "{}'s code", slip.room);
+        let joined: Value = joined.json().await.unwrap();
+        assert_eq!(joined["room"], slip.room.as_str());
+    }
     for [room, token, _] in &rooms {
         let whoami = client
             .get(format!("{url}/admin/whoami"))

@@ -1,36 +1,41 @@
-//! The fleet's secrets as files only their owner may read, so the banner can name a file
-//! instead of printing a token in a terminal the class may be reading off the projector.
+//! The fleet's secrets as files only their owner may read, so that `up`'s banner and
+//! `oversell class`'s log can name a file instead of printing a token in a terminal (or a
+//! compose log) the class may be reading off the projector.
 //!
 //! - `admin-token`: the admin token alone, no newline, so `$(cat admin-token)` is the token;
-//!   read back when `up` starts again on the same class dir.
-//! - `room-tokens`: one row per room of a class made at start, `room token join-link code`,
-//!   under a header row that starts with `#` (the table `oversell class` prints).
+//!   read back when `up` starts again on the same class dir (`up` alone writes it: `oversell
+//!   class` is given the token).
+//! - `room-tokens`: one row per room of a class just made, `room token join-link code`,
+//!   under a header row that starts with `#` ([`MadeClass::table`]).
 //! - `slips.html`: the class's join slips to print (`crate::slips`): each link carries its
 //!   room's token, so it is as private as the table.
+//!
+//! `up --class` writes them into its class dir, `oversell class --out DIR` into `DIR`; both
+//! through [`write_class`], so the two commands leave the same files.
 
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::class_setup::MadeClass;
 
-pub(super) const ADMIN_TOKEN_FILE: &str = "admin-token";
-pub(super) const ROOM_TOKENS_FILE: &str = "room-tokens";
-pub(super) const SLIPS_FILE: &str = "slips.html";
+pub const ADMIN_TOKEN_FILE: &str = "admin-token";
+pub const ROOM_TOKENS_FILE: &str = "room-tokens";
+pub const SLIPS_FILE: &str = "slips.html";
 
 /// Read and write for the owner, nothing for anyone else.
 const OWNER_ONLY: u32 = 0o600;
 
 /// Writes `admin-token` in `dir`; its path.
-pub(super) fn write_admin_token(dir: &Path, token: &str) -> anyhow::Result<PathBuf> {
+pub fn write_admin_token(dir: &Path, token: &str) -> anyhow::Result<PathBuf> {
     write_private(&dir.join(ADMIN_TOKEN_FILE), token)
 }
 
 /// The admin token an earlier run kept in `path`, so that a restart keeps the token the
 /// class page's tab and the teacher's shell already hold.
-pub(super) fn read_admin_token(path: &Path) -> anyhow::Result<String> {
+pub fn read_admin_token(path: &Path) -> anyhow::Result<String> {
     let token = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the admin token kept in {}", path.display()))?;
     let token = token.trim();
@@ -44,20 +49,49 @@ pub(super) fn read_admin_token(path: &Path) -> anyhow::Result<String> {
 }
 
 /// Writes `room-tokens` in `dir`; its path.
-pub(super) fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result<PathBuf> {
+fn write_room_tokens(dir: &Path, class: &MadeClass) -> anyhow::Result<PathBuf> {
     write_private(&dir.join(ROOM_TOKENS_FILE), &class.table())
 }
 
+/// The two files of a class just made, as [`write_class`] wrote them.
+#[derive(Debug, Clone)]
+pub struct ClassFiles {
+    pub room_tokens: PathBuf,
+    pub slips: PathBuf,
+    /// The join page each slip prints: the one address the projector shows.
+    pub join_page: String,
+}
+
+/// Writes `room-tokens` and `slips.html` of `class` in `dir`. Each slip prints the join page
+/// at the join links' own address, or `fleet_url`'s when the class has no room.
+pub fn write_class(dir: &Path, class: &MadeClass, fleet_url: &str) -> anyhow::Result<ClassFiles> {
+    let join_page = class
+        .join_page()
+        .unwrap_or_else(|| crate::class_setup::join_page(fleet_url));
+    Ok(ClassFiles {
+        room_tokens: write_room_tokens(dir, class)?,
+        slips: write_slips(dir, class, &join_page)?,
+        join_page,
+    })
+}
+
 /// Writes `slips.html` in `dir`, the join page printed on each slip at `join_page`; its path.
-pub(super) fn write_slips(
-    dir: &Path,
-    class: &MadeClass,
-    join_page: &str,
-) -> anyhow::Result<PathBuf> {
+fn write_slips(dir: &Path, class: &MadeClass, join_page: &str) -> anyhow::Result<PathBuf> {
     write_private(
         &dir.join(SLIPS_FILE),
         &crate::slips::page(class, join_page)?,
     )
+}
+
+/// Makes `dir` (and its parents) if missing, mode 0700: it is to hold tokens. A directory
+/// that exists is left as it is (it may be the caller's working directory); the files in it
+/// are the owner's alone whatever its mode.
+pub fn make_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot make the directory {}", dir.display()))
 }
 
 /// Writes `text` to `path`, mode 0600 from the moment the file exists: a file created with
@@ -107,7 +141,7 @@ mod tests {
     }
 
     #[test]
-    fn the_room_tokens_file_has_a_row_per_room_under_a_commented_header() {
+    fn a_class_is_written_as_a_row_per_room_under_a_commented_header_and_its_slips() {
         let dir = tempfile::tempdir().unwrap();
         let room = |n: u8| MadeRoom {
             room: format!("student-0{n}"),
@@ -119,7 +153,8 @@ mod tests {
             rooms: vec![room(1), room(2)],
             presenter: "http://h/present.html".into(),
         };
-        let path = write_room_tokens(dir.path(), &class).unwrap();
+        let files = write_class(dir.path(), &class, "http://fleet").unwrap();
+        let path = files.room_tokens;
         let text = std::fs::read_to_string(&path).unwrap();
         let rows: Vec<Vec<&str>> = text
             .lines()
@@ -149,10 +184,22 @@ mod tests {
             .collect();
         assert_eq!(codes, ["AAAA-0001", "AAAA-0002"]);
         assert_eq!(mode(&path), 0o600);
-        let slips = write_slips(dir.path(), &class, "http://h/join").unwrap();
-        assert_eq!(mode(&slips), 0o600);
-        assert!(std::fs::read_to_string(&slips)
-            .unwrap()
-            .contains("AAAA-0002"));
+        assert_eq!(mode(&files.slips), 0o600);
+        let slips = std::fs::read_to_string(&files.slips).unwrap();
+        assert!(slips.contains("AAAA-0002"), "{slips}");
+        // The join page at the links' own address, not the fleet's.
+        assert!(slips.contains("http://h/join"), "{slips}");
+        assert!(!slips.contains("http://fleet"), "{slips}");
+    }
+
+    #[test]
+    fn a_directory_made_for_the_files_is_its_owners_alone_and_one_given_is_left_as_it_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let made = tmp.path().join("a").join("class");
+        make_dir(&made).unwrap();
+        assert_eq!(mode(&made), 0o700);
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        make_dir(tmp.path()).unwrap();
+        assert_eq!(mode(tmp.path()), 0o755);
     }
 }
