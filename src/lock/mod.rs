@@ -275,8 +275,9 @@ pub enum LockError {
     /// The buyer stopped dead while waiting in line (the `waiter-dies` fault).
     #[error("the waiter died in line (a fault)")]
     WaiterDied,
-    /// A nested re-entry found the lock someone else's: the owner had lost it.
-    #[error("the lock was lost before the re-entry")]
+    /// A nested re-entry, or an extend before the write, found the lock gone or someone
+    /// else's: the owner had lost it.
+    #[error("the lock was lost while held")]
     Lost,
     /// The acquire was overtaken by its own unlock and given up, its watchdog left renewing
     /// the lock for nobody (the `renewal-outlives-release` fault).

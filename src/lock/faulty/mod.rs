@@ -10,11 +10,13 @@
 //! - between acquire steps (`crash-before-expire`, `holder-dies-between-steps`), after the
 //!   attempt that took the lock (`acquire-reply-lost`), between release steps
 //!   (`release-gap`), in line (`waiter-dies`, `subscribe-gap`, `late-subscriber`);
-//! - in the critical section (`holder.rs`): at the read, as the work starts, before the write.
+//! - in the critical section (`holder.rs`): at the read, as the work starts, before the write
+//!   (where a holder may also extend its lease first, `extend.rs`).
 //!
 //! Everything else it passes to the lock it wraps, unchanged. A room with nothing armed never
 //! builds one: its sales run the lock bare, with no hook at all.
 
+mod extend;
 mod holder;
 mod partition;
 mod store_strikes;
@@ -193,10 +195,7 @@ impl StepHook for FaultLayer<'_> {
             Moment::WorkStarts => holder::as_the_work_starts(&points, section)
                 .await
                 .map_err(Interrupted::GaveUp),
-            Moment::BeforeWrite => {
-                holder::before_the_write(&points, section).await;
-                Ok(())
-            }
+            Moment::BeforeWrite => holder::before_the_write(&points, section).await,
         }
     }
 
