@@ -148,6 +148,14 @@ pub enum FaultKind {
     /// up its write (409 `lock_lost`), as their callers are told (redlock-rb's
     /// `extend_only_if_locked`, redis-semaphore's `onLockLost`). Strikes its room alone.
     ExtendChecked,
+    /// A lock variant more than a one-shot fault: while armed (until cleared or the room is
+    /// reset), every sale of the room on an instance keeps its owner token in one slot of the
+    /// instance's, as redis-py's lock keeps it in a thread-local that, under an event loop,
+    /// every task of the thread shares (aredis #119): each acquire writes its token there,
+    /// and each release sends the token it finds there, which is the latest acquirer's. A
+    /// holder whose lease ran out then deletes the lock of the one who took it after, with
+    /// its compare-and-delete satisfied. Strikes its room alone; nothing claims it.
+    TokenPerInstance,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -155,7 +163,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 31] = [
+    pub const ALL: [FaultKind; 32] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -186,6 +194,7 @@ impl FaultKind {
         FaultKind::UncheckedWrite,
         FaultKind::ExtendRetakes,
         FaultKind::ExtendChecked,
+        FaultKind::TokenPerInstance,
         FaultKind::Partition,
     ];
 
@@ -221,6 +230,7 @@ impl FaultKind {
             FaultKind::UncheckedWrite => "unchecked-write",
             FaultKind::ExtendRetakes => "extend-retakes",
             FaultKind::ExtendChecked => "extend-checked",
+            FaultKind::TokenPerInstance => "token-per-instance",
             FaultKind::Partition => "partition",
         }
     }
@@ -285,6 +295,7 @@ impl FaultKind {
                 | FaultKind::UncheckedWrite
                 | FaultKind::ExtendRetakes
                 | FaultKind::ExtendChecked
+                | FaultKind::TokenPerInstance
         )
     }
 

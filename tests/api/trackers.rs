@@ -187,3 +187,37 @@ async fn an_extend_of_the_holders_own_key_only_fails_after_a_lapse_and_the_holde
     // It gave up without a write, and its release found the lock gone: counted.
     assert_eq!(state["lost_releases"], 1, "{state}");
 }
+
+/// Work (150 ms) past a lease nothing renews (60 ms), buyers who try every 5 ms, all on one
+/// instance: whoever releases, the lock has been taken again meanwhile by a sale of the same
+/// instance.
+const SHARED: &str = r#"{ "tier": "lua-release", "ttl_ms": 60, "business_ms": 150,
+    "wait": "spin:5", "wait_deadline_ms": 10000 }"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_kept_per_instance_releases_the_lock_of_the_sale_that_took_it_next() {
+    let fleet = spawn_fleet(1).await;
+    fleet.configure(serde_json::from_str(SHARED).unwrap()).await;
+    fleet.reset(100).await;
+    // The slot only: one sale, alone, sends its own token back and releases its own lock.
+    arm(&fleet, json!({ "kind": "token-per-instance" }), 1).await;
+    fleet
+        .configure(json!({ "tier": "lua-release", "ttl_ms": 3000, "business_ms": 5 }))
+        .await;
+    let (status, body) = fleet.sale(0, "alone").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let state = fleet.state().await;
+    assert_eq!(state["lock"]["held"], false, "{state}");
+    assert_eq!(state["foreign_releases"], 0, "{state}");
+    // The race: each release sends the token of the sale that acquired last.
+    fleet.configure(serde_json::from_str(SHARED).unwrap()).await;
+    let results = fleet.burst(12).await;
+    assert!(
+        results.iter().all(|(s, _)| *s == StatusCode::OK),
+        "{results:?}"
+    );
+    let state = fleet.state().await;
+    assert!(state["foreign_releases"].as_i64().unwrap() > 0, "{state}");
+    // Still armed: it is the lock's way of keeping its token, not a one-shot event.
+    assert_eq!(state["faults"].as_array().map(Vec::len), Some(1), "{state}");
+}

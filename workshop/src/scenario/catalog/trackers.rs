@@ -4,15 +4,16 @@
 //! other chapter. [`field`](super::field)
 //! holds the first ones; these are kept apart because they share one lesson of their own:
 //! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
-//! an extend, a wait for the replicas) do when the holder or the store is not what the
-//! library thinks (dead, stuck, holding twice, writing where no token goes, extending a lock
-//! it lost, behind a lagging replica).
+//! an extend, an owner token, a wait for the replicas) do when the holder or the store is not
+//! what the library thinks (dead, stuck, holding twice, writing where no token goes,
+//! extending a lock it lost, sharing its token with the tasks of its thread, behind a lagging
+//! replica).
 //!
 //! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock, redlock-rb,
-//! redis-semaphore), read in their own threads;
+//! redis-semaphore, aredis, redis-py), read in their own threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
-use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
+use oversell_api::{Fault, FaultKind, Tier, Via, WaitStrategy};
 
 use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
@@ -48,6 +49,14 @@ const UNCHECKED_PAUSE_MS: u64 = 1_200;
 const EXTEND_LEASE_MS: u64 = 300;
 const EXTEND_PAUSE_MS: u64 = 1_200;
 const EXTEND_BUYERS: usize = 5;
+
+/// The token of the wrong scope: the timings of `lua-release-slow-business` (work of 150 ms
+/// past a 60 ms lease nothing renews, twelve buyers trying every 5 ms), every buyer on one
+/// instance, so that whoever releases, the lock was taken again meanwhile by a sale of the
+/// same process, whose token is the one a token kept per process holds.
+const SCOPE_LEASE_MS: u64 = 60;
+const SCOPE_WORK_MS: u64 = 150;
+const SCOPE_BUYERS: usize = 12;
 
 /// The lagging replica: replicas stopped 3 s (under the 5 s at which their helpers resume
 /// them whatever happens), each lock write waiting 1 s (the default `sync_timeout_ms`) for
@@ -359,6 +368,94 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              临界区重叠照样被记了下来。先比对持锁者的延长换来的，是持锁者在询问的那一刻知道真相。\
              它仍然是“先检查、后执行”：如果停顿恰好发生在一次成功的延长之后，同样的写入照样落地，\
              那时只有由库存校验的围栏令牌（fenced-freeze）才能拒绝它。",
+        ..BASE
+    },
+    Scenario {
+        id: "token-per-thread-releases-anothers",
+        tier: Tier::LuaRelease,
+        ttl_ms: SCOPE_LEASE_MS,
+        business_ms: SCOPE_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 5 },
+        fault: Some(Fault::new(FaultKind::TokenPerInstance, 0)),
+        buyers: SCOPE_BUYERS,
+        via: Via::Instance,
+        expect: Expect::Figures(&[
+            // The compare-and-delete compared the token it was sent, the latest acquirer's.
+            Check::gt("foreign_releases", 0.0),
+            Check::gt("overlaps", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "aredis issue #119 (\"Use of threading.local in lock.py can cause token \
+                 leakage\": the lock keeps its token in a threading.local() ported from \
+                 redis-py, tasks of one event loop share the thread, and a task whose lock \
+                 timed out releases with the token of the task that took it next, successfully \
+                 where it should get a LockError; the maintainer confirmed it, and pull request \
+                 #120 keeps the token in a contextvars.ContextVar, one per task); redis-py issue \
+                 #656 (a lock acquired in one thread cannot be released in another: the token \
+                 is in thread-local storage by design, the maintainer answered, pointing at the \
+                 comments on it); the owner as the articles scope it, the thread's UUID:ThreadID, \
+                 002 lines 356 and 386",
+        en: "The diamond rung of lua-release-slow-business: a unique token per acquire, a \
+             release that deletes the key only if it holds the token it is sent, a 60 ms lease \
+             for 150 ms of work. But the token is kept where redis-py's lock keeps it, in a \
+             thread-local, and this instance serves its twelve buyers as an event loop serves \
+             tasks, all on one thread: one slot for them all. Each acquire writes its token \
+             there; each release sends the one it finds, the latest acquirer's. The first \
+             holder's lease runs out while it works, a second sale takes the lock and writes \
+             its token into the slot, and when the first one releases, its compare-and-delete \
+             compares the second's token with the second's lock and deletes it: a foreign \
+             release, which the diamond rung never makes, and a third buyer in beside the \
+             second. Nobody is told: the compare succeeded. A token protects a holder only if \
+             it is that holder's own: scoped to a thread, it is shared by everything that runs \
+             on the thread, which under asyncio is every task of the loop (under tokio, \
+             whichever tasks the worker thread happens to run). The next chapter keeps \
+             the token per sale, as aredis's fix does with a context variable per task.",
+        zh: "还是 lua-release-slow-business 里的钻石方案：每次加锁一个唯一的令牌，释放时只有键里是\
+             它收到的那个令牌才删除，租约 60 毫秒，业务耗时 150 毫秒。但令牌放在 redis-py 的锁放它\
+             的地方：线程局部变量里；而这个实例服务它的十二个买家，就像事件循环服务它的协程任务一样，\
+             都在同一个线程上：大家共用一个位置。每次加锁都把自己的令牌写进去；每次释放都发送\
+             它在那里找到的令牌，也就是最近一次加锁者的。第一个持锁者还在处理业务时租约到期，\
+             第二笔销售拿到锁，把自己的令牌写进那个位置；第一个持锁者释放时，它的“先比对再删除”\
+             拿第二个人的令牌去比对第二个人的锁，于是把它删了：误删他人锁，钻石方案本来从不会这样，\
+             第三个买家随即和第二个同时进来。没有人得到通知：比对成功了。令牌只有真正属于持锁者\
+             自己时才能保护它：按线程划分的令牌，被这个线程上运行的一切共用：在 asyncio 下，\
+             那就是事件循环里的所有任务（在 tokio 下，是工作线程碰巧运行的那些任务）。下一章按每笔销售保存令牌，就像 aredis 的修复用每个任务一个的\
+             上下文变量那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "token-per-task-releases-its-own",
+        tier: Tier::LuaRelease,
+        ttl_ms: SCOPE_LEASE_MS,
+        business_ms: SCOPE_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 5 },
+        buyers: SCOPE_BUYERS,
+        via: Via::Instance,
+        expect: Expect::Figures(&[
+            Check::eq("foreign_releases", 0.0),
+            // The lease is still too short for the work: overlaps, and holders told so.
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "aredis pull request #120 (the token in a contextvars.ContextVar, one per task, \
+                 after issue #119), which is what every sale here has: an owner of its own; the \
+                 ladder's lua-release-slow-business on one instance, and 000 lines 366–410, the \
+                 diamond tier's compare-and-delete",
+        en: "The same instance, buyers, lease and work, and the same compare-and-delete, with \
+             the token kept per sale, as aredis keeps it since its fix (a context variable, \
+             one per task): each release sends its own. The lease is still shorter than the \
+             work, so holders still overlap, as on lua-release-slow-business; but a holder \
+             whose lease ran out now finds its own token gone from the key and deletes \
+             nothing: no foreign release, and its release is counted as lost, which is the \
+             library's LockError telling it so. The scope of a token is part of the lock: per \
+             acquire, carried by whatever acquired, never by the thread it ran on.",
+        zh: "同样的实例、买家、租约和业务耗时，同样的“先比对再删除”，但令牌按每笔销售保存，\
+             就像 aredis 修复之后那样（上下文变量，每个任务一个）：每次释放都发送自己的令牌。\
+             租约仍然短于业务耗时，所以持锁者仍然会重叠，和 lua-release-slow-business 一样；\
+             但租约到期的持锁者这回发现键里已经不是自己的令牌，什么也不删：没有误删他人锁，\
+             它的释放被记为“锁已丢失”，也就是库抛出 LockError 告诉它的那件事。令牌的作用范围\
+             是锁的一部分：每次加锁一个，由加锁的那一方带着，而不是由它碰巧运行的线程带着。",
         ..BASE
     },
     Scenario {

@@ -137,6 +137,39 @@ const EXTENDED: Family = Family {
     ],
 };
 
+/// A compare-and-delete lock whose work outlasts its lease, its token kept per thread or per
+/// sale: what the releases do. The two chapters ask it side by side, in one order.
+const SCOPED: Family = Family {
+    reads: &["foreign_releases", "overlaps"],
+    options: &[
+        Choice {
+            en: "At least one release deletes a lock that another buyer holds",
+            zh: "至少有一次释放删掉了另一个买家持有的锁",
+            sources: &[
+                "002:356",
+                "belief: a token in a thread-local is shared by every task the thread runs \
+                        — held by the reporter of aredis #119",
+            ],
+            rule: "foreign_releases > 0",
+        },
+        Choice {
+            en: "No release deletes another's lock, and no two sales ever work at once",
+            zh: "没有一次释放删掉别人的锁，也从来没有两笔销售同时处理业务",
+            sources: &[
+                "belief: a unique token and a compare-and-delete release make a lock safe \
+                        whatever the work — held by those who stop at 000's diamond tier",
+            ],
+            rule: "foreign_releases == 0 and overlaps == 0",
+        },
+        Choice {
+            en: "No release deletes another's lock, but sales do work at once",
+            zh: "没有一次释放删掉别人的锁，但确实有销售同时处理业务",
+            sources: &["000:366-410"],
+            rule: "foreign_releases == 0 and overlaps > 0",
+        },
+    ],
+};
+
 /// Lock writes that wait for a replica that lags: when, and whether, the items sell.
 const LAGGING: Family = Family {
     reads: &["orders", "initial_stock", "stall_ms"],
@@ -241,6 +274,32 @@ pub(super) static QUESTIONS: &[Question] = &[
          这一次，只有键里还是持锁者自己的值，延长才给一个新的 300 毫秒租约；\
          延长成功，持锁者才写入。五个买家、五件商品。库存最后会显示什么？",
         &EXTENDED,
+    ),
+    ask(
+        "token-per-thread-releases-anothers",
+        "One instance serves twelve buyers the way an event loop serves tasks, all on one \
+         thread. SET NX PX with a unique token per acquire, a 60 ms lease that nothing renews, \
+         150 ms of work per sale, buyers trying every 5 ms; the release deletes the key only if \
+         it holds the token the release sends. The lock keeps its token in a thread-local, as \
+         redis-py's does: each acquire writes its token there, each release sends the one it \
+         finds there. What do the releases do?",
+        "一个实例服务十二个买家，就像事件循环服务协程任务一样，都在同一个线程上。SET NX PX 加锁，\
+         每次加锁一个唯一的令牌，租约 60 毫秒，没有人续期，每笔销售的业务耗时 150 毫秒，\
+         买家每 5 毫秒尝试一次；释放时只有键里是这次释放发送的令牌才删除。锁把令牌放在线程局部\
+         变量里，和 redis-py 一样：每次加锁把自己的令牌写进去，每次释放发送它在那里找到的令牌。\
+         这些释放会做什么？",
+        &SCOPED,
+    ),
+    ask(
+        "token-per-task-releases-its-own",
+        "The same instance and twelve buyers, the same 60 ms lease, 150 ms of work and \
+         release that deletes the key only if it holds the token it is sent. This time each \
+         sale keeps its own token (a context variable, one per task), and its release sends \
+         that one. What do the releases do?",
+        "同样的实例和十二个买家，同样是 60 毫秒的租约、150 毫秒的业务耗时，释放时同样只有键里是\
+         收到的那个令牌才删除。这一次，每笔销售保存自己的令牌（上下文变量，每个任务一个），\
+         释放时发送的就是它。这些释放会做什么？",
+        &SCOPED,
     ),
     ask(
         "replica-lag-blocks-synced-lock",
