@@ -133,6 +133,29 @@ pub enum FaultKind {
     /// and went with the read; only the write, where a check would have counted, is without
     /// it (ShedLock #2201). Strikes its room alone.
     UncheckedWrite,
+    /// The next holder pauses `ms` after reading the stock (as `holder-pause`: its renewals
+    /// stop with it), and as it comes back extends its lease before it writes, as a client
+    /// that extends a long task's lock does, with the extend redlock-rb and redis-semaphore
+    /// had before their fixes: the lock's key set again to the holder's value with a new
+    /// lease if it holds that value *or nothing at all* (redlock-rb #36, redis-semaphore
+    /// #175). A lease that ran out and a lock some other buyer took and gave back in the
+    /// meantime look, to that extend, like a lock still held: it succeeds, and the holder
+    /// writes. For a lock whose key holds its owner's value (`lua-release`, `uuid-owner`).
+    /// Strikes its room alone.
+    ExtendRetakes,
+    /// As `extend-retakes`, with the extend those libraries have since: a new lease only if
+    /// the key still holds the holder's value. After a lapse it fails, and the holder gives
+    /// up its write (409 `lock_lost`), as their callers are told (redlock-rb's
+    /// `extend_only_if_locked`, redis-semaphore's `onLockLost`). Strikes its room alone.
+    ExtendChecked,
+    /// A lock variant more than a one-shot fault: while armed (until cleared or the room is
+    /// reset), every sale of the room on an instance keeps its owner token in one slot of the
+    /// instance's, as redis-py's lock keeps it in a thread-local that, under an event loop,
+    /// every task of the thread shares (aredis #119): each acquire writes its token there,
+    /// and each release sends the token it finds there, which is the latest acquirer's. A
+    /// holder whose lease ran out then deletes the lock of the one who took it after, with
+    /// its compare-and-delete satisfied. Strikes its room alone; nothing claims it.
+    TokenPerInstance,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -140,7 +163,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 29] = [
+    pub const ALL: [FaultKind; 32] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -169,6 +192,9 @@ impl FaultKind {
         FaultKind::WorkerDies,
         FaultKind::AcquireReplyLost,
         FaultKind::UncheckedWrite,
+        FaultKind::ExtendRetakes,
+        FaultKind::ExtendChecked,
+        FaultKind::TokenPerInstance,
         FaultKind::Partition,
     ];
 
@@ -202,6 +228,9 @@ impl FaultKind {
             FaultKind::WorkerDies => "worker-dies",
             FaultKind::AcquireReplyLost => "acquire-reply-lost",
             FaultKind::UncheckedWrite => "unchecked-write",
+            FaultKind::ExtendRetakes => "extend-retakes",
+            FaultKind::ExtendChecked => "extend-checked",
+            FaultKind::TokenPerInstance => "token-per-instance",
             FaultKind::Partition => "partition",
         }
     }
@@ -264,6 +293,9 @@ impl FaultKind {
                 | FaultKind::WorkerDies
                 | FaultKind::AcquireReplyLost
                 | FaultKind::UncheckedWrite
+                | FaultKind::ExtendRetakes
+                | FaultKind::ExtendChecked
+                | FaultKind::TokenPerInstance
         )
     }
 
@@ -285,6 +317,8 @@ impl FaultKind {
                 | FaultKind::ZkNodeDown
                 | FaultKind::HolderPause
                 | FaultKind::UncheckedWrite
+                | FaultKind::ExtendRetakes
+                | FaultKind::ExtendChecked
                 | FaultKind::LateSubscriber
                 | FaultKind::SubscribeGap
                 | FaultKind::Partition
@@ -332,7 +366,8 @@ pub struct Fault {
     pub kind: FaultKind,
     /// Duration for `release-gap`, `freeze`, `cpu-starve`, `replica-lag`, `lock-store-down`, the outage of
     /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
-    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the subscription gap of `late-subscriber`
+    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the pause of
+    /// `extend-retakes` and `extend-checked`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,
     /// The instance it targets; `None` = the next holder anywhere.

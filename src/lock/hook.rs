@@ -74,7 +74,8 @@ pub enum Moment {
 pub enum Interrupted {
     /// The holder died holding the lock: it stays where it is.
     Died,
-    /// A lock the work took failed: the sale gives up, leaving without its write.
+    /// A lock the work took failed, or the holder's extend before its write found the lock
+    /// no longer its own: the sale gives up, leaving without its write.
     GaveUp(LockError),
 }
 

@@ -6,7 +6,7 @@
 use oversell_api::tier::{Tier, LAB_LOCK};
 
 use super::engine::Stepped;
-use super::faulty::FaultLayer;
+use super::faulty::{FaultLayer, TokenSlots};
 use super::hook::StepHook;
 use super::tiers::tier_locks;
 use super::{Bare, Lock, TierLock};
@@ -55,6 +55,9 @@ impl<'a> std::ops::Deref for RoomLock<'a> {
 /// [`Tier::index`]; none for a tier that takes no lock (`atomic-deduct`).
 pub struct Locks {
     by_tier: Vec<Option<Box<dyn Lock>>>,
+    /// The one owner token per room of the `token-per-instance` fault, shared by every sale
+    /// of this instance as a library's lock object shares its own between tasks.
+    slots: TokenSlots,
     /// The steps of the tiers the engine runs as built-in step lists, for the tests.
     #[cfg(test)]
     techniques: Vec<Option<&'static dyn super::steps::Technique>>,
@@ -79,6 +82,7 @@ impl Default for Locks {
         }
         Locks {
             by_tier,
+            slots: TokenSlots::default(),
             #[cfg(test)]
             techniques,
         }
@@ -113,7 +117,7 @@ impl Locks {
         // Nothing to strike: the lock bare, with no hook at all.
         let lock = match room.faults.is_empty() && !room.store_fault_pending {
             true => Layered::Bare(bare),
-            false => Layered::Faulty(Box::new(FaultLayer::around(bare, room))),
+            false => Layered::Faulty(Box::new(FaultLayer::around(bare, room, &self.slots))),
         };
         Some(RoomLock { lock, store })
     }

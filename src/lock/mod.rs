@@ -83,7 +83,13 @@ pub struct LockCx<'a> {
     pub keys: &'a Keys,
     pub settings: &'a Settings,
     /// Unique per sale (and per process run): the lock value or hash field of this holder.
+    /// What a release records (a lost release, a foreign one) is always this holder's.
     pub owner: &'a str,
+    /// The owner the lock's steps send when it is not [`LockCx::owner`]: a token kept where
+    /// the sale's own is not (the `token-per-instance` fault keeps one per instance, as a
+    /// thread-local shared by every task of an event loop), so what a release sends and whose
+    /// hold it ends are two things. `None`: the holder's own.
+    pub sends_as: Option<&'a str>,
     /// This instance's id, for the timeline.
     pub instance: &'a str,
     pub signals: &'a ReleaseSignals,
@@ -103,11 +109,12 @@ pub struct LockCx<'a> {
 }
 
 impl LockCx<'_> {
-    /// What a lock's steps are about: the room's keys, this holder, the lease.
+    /// What a lock's steps are about: the room's keys, this holder (or the owner it sends
+    /// as), the lease.
     pub fn on(&self) -> On<'_> {
         On {
             keys: self.keys,
-            owner: self.owner,
+            owner: self.sends_as.unwrap_or(self.owner),
             ttl_ms: self.settings.ttl_ms,
             wait_ms: self.settings.wait_deadline_ms,
         }
@@ -275,8 +282,9 @@ pub enum LockError {
     /// The buyer stopped dead while waiting in line (the `waiter-dies` fault).
     #[error("the waiter died in line (a fault)")]
     WaiterDied,
-    /// A nested re-entry found the lock someone else's: the owner had lost it.
-    #[error("the lock was lost before the re-entry")]
+    /// A nested re-entry, or an extend before the write, found the lock gone or someone
+    /// else's: the owner had lost it.
+    #[error("the lock was lost while held")]
     Lost,
     /// The acquire was overtaken by its own unlock and given up, its watchdog left renewing
     /// the lock for nobody (the `renewal-outlives-release` fault).

@@ -45,6 +45,7 @@ impl TestCx {
             keys: &self.keys,
             settings: &self.settings,
             owner: OWNER,
+            sends_as: None,
             instance: "i1",
             signals: &self.signals,
             metrics: &self.metrics,

@@ -174,8 +174,8 @@ pub(super) struct FaultBody {
 pub const MAX_FAULT_MS: u64 = 120_000;
 
 /// `POST /admin/faults {"kind", "ms"?, "instance"?, "nodes"?}`: arms a one-shot fault for the
-/// room. A fault that strikes beyond the room (an instance, the lock store) takes the admin
-/// token.
+/// room (`token-per-instance`, a lock variant, stays armed until cleared or reset). A fault
+/// that strikes beyond the room (an instance, the lock store) takes the admin token.
 #[utoipa::path(
     post,
     path = "/admin/faults",

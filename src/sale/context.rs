@@ -41,6 +41,7 @@ pub(super) fn lock_cx<'a>(cx: &'a SaleCx<'_>, lock: &'a RoomLock<'_>) -> LockCx<
         keys: cx.keys,
         settings: &cx.settings,
         owner: &cx.owner,
+        sends_as: None,
         instance: cx.instance,
         signals: cx.signals,
         metrics: cx.metrics,

@@ -110,7 +110,8 @@ enum WayOut {
     },
     /// Without: too little stock.
     SoldOut { stock: i64, requested: u32 },
-    /// Without: a nested lock the sale took in its work failed.
+    /// Without: a nested lock the sale took in its work failed, or the holder learnt before
+    /// its write that its lock was lost.
     GaveUp(LockError),
 }
 
@@ -159,8 +160,10 @@ async fn critical_section(
     if cx.settings.business_ms > 0 {
         tokio::time::sleep(cx.settings.business()).await;
     }
-    if let Err(Interrupted::Died) = at(section, Moment::BeforeWrite).await {
-        return Err(Stop::Died);
+    match at(section, Moment::BeforeWrite).await {
+        Ok(()) => {}
+        Err(Interrupted::GaveUp(err)) => return leave(None, WayOut::GaveUp(err), section.fence),
+        Err(Interrupted::Died) => return Err(Stop::Died),
     }
     let order_id = uuid::Uuid::now_v7().to_string();
     let write = Write {

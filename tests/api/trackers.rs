@@ -133,3 +133,91 @@ async fn a_write_sent_without_its_token_lands_however_stale_it_is() {
     assert_eq!(state["stale_writes_rejected"], 0, "{state}");
     assert!(state["lost_updates"].as_i64().unwrap() > 0, "{state}");
 }
+
+/// A 300 ms lease nothing renews, buyers who try every 10 ms: a holder paused 800 ms finds, as
+/// it comes back, the lock taken and given back by the three others.
+const EXTENDED: &str = r#"{ "tier": "lua-release", "ttl_ms": 300, "business_ms": 5,
+    "wait": "spin:10", "wait_deadline_ms": 5000 }"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extend_that_sets_a_missing_key_again_lets_a_lapsed_holder_write_unwarned() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(serde_json::from_str(EXTENDED).unwrap())
+        .await;
+    fleet.reset(4).await;
+    arm(&fleet, json!({ "kind": "extend-retakes", "ms": 800 }), 1).await;
+    let results = fleet.burst(4).await;
+    assert!(
+        results.iter().all(|(s, _)| *s == StatusCode::OK),
+        "the extend said yes, so the paused holder sold too: {results:?}"
+    );
+    let state = fleet.state().await;
+    assert_eq!(state["orders"], 4, "{state}");
+    assert!(state["lost_updates"].as_i64().unwrap() > 0, "{state}");
+    // The key it released was the one its extend had set again: nobody was told.
+    assert_eq!(state["lost_releases"], 0, "{state}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extend_of_the_holders_own_key_only_fails_after_a_lapse_and_the_holder_gives_up() {
+    let fleet = spawn_fleet(1).await;
+    fleet
+        .configure(serde_json::from_str(EXTENDED).unwrap())
+        .await;
+    fleet.reset(10).await;
+    // Within its lease, the checked extend finds the holder's own key: it sells.
+    arm(&fleet, json!({ "kind": "extend-checked", "ms": 50 }), 1).await;
+    let (status, body) = fleet.sale(0, "in-time").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    fleet.reset(4).await;
+    arm(&fleet, json!({ "kind": "extend-checked", "ms": 800 }), 1).await;
+    let results = fleet.burst(4).await;
+    let refused: Vec<_> = results
+        .iter()
+        .filter(|(s, _)| *s != StatusCode::OK)
+        .collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    let (status, body) = refused[0];
+    assert_eq!(*status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "lock_lost", "{body}");
+    let state = fleet.state().await;
+    assert_eq!(state["orders"], 3, "{state}");
+    assert_eq!(state["lost_updates"], 0, "{state}");
+    // It gave up without a write, and its release found the lock gone: counted.
+    assert_eq!(state["lost_releases"], 1, "{state}");
+}
+
+/// Work (150 ms) past a lease nothing renews (60 ms), buyers who try every 5 ms, all on one
+/// instance: whoever releases, the lock has been taken again meanwhile by a sale of the same
+/// instance.
+const SHARED: &str = r#"{ "tier": "lua-release", "ttl_ms": 60, "business_ms": 150,
+    "wait": "spin:5", "wait_deadline_ms": 10000 }"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_kept_per_instance_releases_the_lock_of_the_sale_that_took_it_next() {
+    let fleet = spawn_fleet(1).await;
+    fleet.configure(serde_json::from_str(SHARED).unwrap()).await;
+    fleet.reset(100).await;
+    // The slot only: one sale, alone, sends its own token back and releases its own lock.
+    arm(&fleet, json!({ "kind": "token-per-instance" }), 1).await;
+    fleet
+        .configure(json!({ "tier": "lua-release", "ttl_ms": 3000, "business_ms": 5 }))
+        .await;
+    let (status, body) = fleet.sale(0, "alone").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let state = fleet.state().await;
+    assert_eq!(state["lock"]["held"], false, "{state}");
+    assert_eq!(state["foreign_releases"], 0, "{state}");
+    // The race: each release sends the token of the sale that acquired last.
+    fleet.configure(serde_json::from_str(SHARED).unwrap()).await;
+    let results = fleet.burst(12).await;
+    assert!(
+        results.iter().all(|(s, _)| *s == StatusCode::OK),
+        "{results:?}"
+    );
+    let state = fleet.state().await;
+    assert!(state["foreign_releases"].as_i64().unwrap() > 0, "{state}");
+    // Still armed: it is the lock's way of keeping its token, not a one-shot event.
+    assert_eq!(state["faults"].as_array().map(Vec::len), Some(1), "{state}");
+}

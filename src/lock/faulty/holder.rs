@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::super::hook::Interrupted;
 use super::super::{LockError, Section};
+use super::extend::{extend, Extend};
 use super::partition;
 use crate::faults::{self, FaultKind, FaultPoints};
 
@@ -51,8 +52,14 @@ pub(super) async fn as_the_work_starts(
 /// Read done, write not yet: the articles' GC pause (`freeze`, the whole process), the
 /// instance's CPU running out (`cpu-starve`: its renewals wait for a worker), or the holder
 /// alone paused (`holder-pause`: its renewals stop with it; `unchecked-write`: the same, and
-/// the write then goes without its fencing token, to a resource that could not check it).
-pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Section<'_>) {
+/// the write then goes without its fencing token, to a resource that could not check it;
+/// `extend-retakes`, `extend-checked`: the same, and the holder then extends its lease before
+/// it writes). `Err`: the extend said the lock is no longer the holder's, and the sale gives
+/// up, leaving without its write.
+pub(super) async fn before_the_write(
+    faults: &FaultPoints<'_>,
+    section: &mut Section<'_>,
+) -> Result<(), Interrupted> {
     if let Some(fault) = faults.claim(FaultKind::Freeze).await {
         faults::freeze(Duration::from_millis(fault.ms));
     }
@@ -68,4 +75,21 @@ pub(super) async fn before_the_write(faults: &FaultPoints<'_>, section: &mut Sec
         tokio::time::sleep(Duration::from_millis(fault.ms)).await;
         section.fence = None;
     }
+    for (kind, how) in [
+        (FaultKind::ExtendRetakes, Extend::Retakes),
+        (FaultKind::ExtendChecked, Extend::Checked),
+    ] {
+        if let Some(fault) = faults.claim(kind).await {
+            section.stop_renewing();
+            tokio::time::sleep(Duration::from_millis(fault.ms)).await;
+            // The client's own question before it goes on: is the lock still mine? Only the
+            // extend's answer tells it; it does not look at the clock.
+            match extend(&section.cx(), how).await {
+                Ok(true) => {}
+                Ok(false) => return Err(Interrupted::GaveUp(LockError::Lost)),
+                Err(err) => return Err(Interrupted::GaveUp(err.into())),
+            }
+        }
+    }
+    Ok(())
 }

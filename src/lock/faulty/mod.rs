@@ -10,14 +10,23 @@
 //! - between acquire steps (`crash-before-expire`, `holder-dies-between-steps`), after the
 //!   attempt that took the lock (`acquire-reply-lost`), between release steps
 //!   (`release-gap`), in line (`waiter-dies`, `subscribe-gap`, `late-subscriber`);
-//! - in the critical section (`holder.rs`): at the read, as the work starts, before the write.
+//! - in the critical section (`holder.rs`): at the read, as the work starts, before the write
+//!   (where a holder may also extend its lease first, `extend.rs`).
+//!
+//! And one that is a lock variant more than an event, never claimed: `token-per-instance`,
+//! the owner token kept in one slot of the instance (`token_slot.rs`), written by each acquire
+//! and sent by each release while it is armed.
 //!
 //! Everything else it passes to the lock it wraps, unchanged. A room with nothing armed never
 //! builds one: its sales run the lock bare, with no hook at all.
 
+mod extend;
 mod holder;
 mod partition;
 mod store_strikes;
+mod token_slot;
+
+pub use token_slot::TokenSlots;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,18 +55,31 @@ pub struct FaultLayer<'a> {
     claimed: Mutex<Option<Fault>>,
     /// Replicas the `failover` fault holds off during an attempt; dropped, they resume.
     held_replicas: Mutex<Option<HeldReplicas>>,
+    /// This instance's token slots (`token-per-instance`), shared by every sale it serves.
+    slots: &'a TokenSlots,
 }
 
 impl<'a> FaultLayer<'a> {
     /// `lock` under the faults armed for `room`.
-    pub(super) fn around(lock: Bare<'a>, room: &RoomConfig) -> FaultLayer<'a> {
+    pub(super) fn around(
+        lock: Bare<'a>,
+        room: &RoomConfig,
+        slots: &'a TokenSlots,
+    ) -> FaultLayer<'a> {
         FaultLayer {
             lock,
             armed: room.faults.clone(),
             strike_pending: room.store_fault_pending,
             claimed: Mutex::new(None),
             held_replicas: Mutex::new(None),
+            slots,
         }
+    }
+
+    /// Whether `token-per-instance` is armed here: the room's releases then send the token
+    /// of the instance's slot ([`FaultLayer::release`]).
+    fn shares_token(&self, cx: &LockCx<'_>) -> bool {
+        self.points(cx).is_armed(FaultKind::TokenPerInstance)
     }
 
     fn points<'c>(&'c self, cx: &'c LockCx<'_>) -> FaultPoints<'c> {
@@ -193,10 +215,7 @@ impl StepHook for FaultLayer<'_> {
             Moment::WorkStarts => holder::as_the_work_starts(&points, section)
                 .await
                 .map_err(Interrupted::GaveUp),
-            Moment::BeforeWrite => {
-                holder::before_the_write(&points, section).await;
-                Ok(())
-            }
+            Moment::BeforeWrite => holder::before_the_write(&points, section).await,
         }
     }
 
@@ -218,8 +237,25 @@ impl Lock for FaultLayer<'_> {
         self.lock.try_acquire(cx).await
     }
 
+    /// Under `token-per-instance`, the release sends the token it takes from the instance's
+    /// slot, whoever's it is, and nothing at all when the slot is empty (the lock is left to
+    /// its lease); what it records is still this holder's.
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
-        self.lock.release(cx, held).await
+        if !self.shares_token(cx) {
+            return self.lock.release(cx, held).await;
+        }
+        let Some(token) = self.slots.take(cx.keys.room()) else {
+            tracing::warn!(
+                owner = cx.owner,
+                "token-per-instance: the slot is empty, nothing to release with"
+            );
+            return Ok(());
+        };
+        let sent = LockCx {
+            sends_as: Some(&token),
+            ..*cx
+        };
+        self.lock.release(&sent, held).await
     }
 
     /// The wrapped lock's acquire, with this sale's lock-store fault claimed first (or one
@@ -229,6 +265,9 @@ impl Lock for FaultLayer<'_> {
         *self.claimed() = claimed;
         let overtaken = self.overtaken_by_its_unlock(cx).await;
         let held = self.lock.acquire(cx).await?;
+        if self.shares_token(cx) {
+            self.slots.keep(cx.keys.room(), cx.owner);
+        }
         if overtaken {
             held.abandon_renewing();
             return Err(LockError::Abandoned);
@@ -257,6 +296,11 @@ impl Lock for FaultLayer<'_> {
     }
 
     fn release_behind(&self, cx: &LockCx<'_>) -> Option<Release> {
-        self.lock.release_behind(cx)
+        // Under `token-per-instance` the release goes on its own, after the write: it reads
+        // the slot once, as it is sent ([`FaultLayer::release`]).
+        match self.shares_token(cx) {
+            true => None,
+            false => self.lock.release_behind(cx),
+        }
     }
 }

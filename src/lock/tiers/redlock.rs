@@ -77,7 +77,10 @@ const RETRY_JITTER_MS: u64 = 50;
 /// `node-restart`: how long the minority stays cut off (down) around the holder's acquire.
 const CUT_OFF: Duration = Duration::from_millis(1_000);
 
-static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
+/// The extension on one master; also the owner-checked extend of the `extend-checked` fault
+/// (`faulty/extend.rs`), on a single Redis.
+pub(in crate::lock) static EXTEND: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("redlock_extend.lua")));
 
 /// The tier this file locks for.
 pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {

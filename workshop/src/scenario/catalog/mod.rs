@@ -19,8 +19,9 @@
 //! [`partitions`] (links cut between network
 //! namespaces: split brain, a cut-off holder), then [`field`] (failures users of the real
 //! libraries reported, reproduced live) and [`trackers`] (more of them: a watchdog renewing
-//! for a dead or stuck holder, a retried acquire taken twice, a token no resource checks, a
-//! lock blocked by a lagging replica). Replication and Redlock share one file because
+//! for a dead or stuck holder, a retried acquire taken twice, a token no resource checks, an
+//! extend that revives a lapsed lock, an owner token shared by a thread's tasks, a lock
+//! blocked by a lagging replica). Replication and Redlock share one file because
 //! they are one lesson — what more than one Redis buys and costs — and share their failure
 //! timings. [`CATALOG`] is the groups in [`GROUPS`] order; a new group is one more entry there
 //! (and its `mod`). Each chapter states only what differs from [`BASE`], or from a base its

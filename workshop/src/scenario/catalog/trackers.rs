@@ -4,14 +4,16 @@
 //! other chapter. [`field`](super::field)
 //! holds the first ones; these are kept apart because they share one lesson of their own:
 //! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
-//! a wait for the replicas) do when the holder or the store is not what the library thinks
-//! (dead, stuck, holding twice, writing where no token goes, behind a lagging replica).
+//! an extend, an owner token, a wait for the replicas) do when the holder or the store is not
+//! what the library thinks (dead, stuck, holding twice, writing where no token goes,
+//! extending a lock it lost, sharing its token with the tasks of its thread, behind a lagging
+//! replica).
 //!
-//! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock), read in their own
-//! threads;
+//! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock, redlock-rb,
+//! redis-semaphore, aredis, redis-py), read in their own threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
-use oversell_api::{Fault, FaultKind, Tier, WaitStrategy};
+use oversell_api::{Fault, FaultKind, Tier, Via, WaitStrategy};
 
 use super::BASE;
 use crate::scenario::{Check, Expect, Scenario, StoreSetup};
@@ -39,6 +41,22 @@ const RETRY_DEADLINE_MS: u64 = 800;
 /// pauses, and its renewals with it, as `holder-pause` does.
 const UNCHECKED_LEASE_MS: u64 = 300;
 const UNCHECKED_PAUSE_MS: u64 = 1_200;
+
+/// The extend after a lapse: a 300 ms lease that nothing renews, the first holder paused
+/// 1.2 s after its read, then extending before its write. The four other buyers, trying every
+/// 10 ms, take the lock one after another once the lease ran out (at 300 ms) and are all done
+/// in well under the 900 ms left, so the extend finds the key holding nothing, not another's.
+const EXTEND_LEASE_MS: u64 = 300;
+const EXTEND_PAUSE_MS: u64 = 1_200;
+const EXTEND_BUYERS: usize = 5;
+
+/// The token of the wrong scope: the timings of `lua-release-slow-business` (work of 150 ms
+/// past a 60 ms lease nothing renews, twelve buyers trying every 5 ms), every buyer on one
+/// instance, so that whoever releases, the lock was taken again meanwhile by a sale of the
+/// same process, whose token is the one a token kept per process holds.
+const SCOPE_LEASE_MS: u64 = 60;
+const SCOPE_WORK_MS: u64 = 150;
+const SCOPE_BUYERS: usize = 12;
 
 /// The lagging replica: replicas stopped 3 s (under the 5 s at which their helpers resume
 /// them whatever happens), each lock write waiting 1 s (the default `sync_timeout_ms`) for
@@ -242,6 +260,202 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              停顿完全可以发生在检查之后。资源自己不能校验时，正如 ShedLock 的维护者所说，\
              哪个库也替它做不了：要么让写入本身带条件（由资源比较的版本号），\
              要么让租约比任何停顿都长，并且清楚这只是在赌。",
+        ..BASE
+    },
+    Scenario {
+        id: "extend-revives-lapsed-lock",
+        tier: Tier::LuaRelease,
+        ttl_ms: EXTEND_LEASE_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::ExtendRetakes, EXTEND_PAUSE_MS)),
+        stock: EXTEND_BUYERS as i64,
+        buyers: EXTEND_BUYERS,
+        expect: Expect::Figures(&[
+            // The extend said yes, so the paused holder wrote: every item sold, and its write
+            // went over the four made meanwhile.
+            Check::eq("orders", EXTEND_BUYERS as f64),
+            Check::gt("lost_updates", 0.0),
+            Check::gt("overlaps", 0.0),
+            // And nobody was told: the lock it released was the one its extend took again.
+            Check::eq("lost_releases", 0.0),
+            Check::eq("sent_503", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "redlock-rb issue #36 (\"Lock extension via lock method allows extending \
+                 expired locks\": the reporter's script deletes the key under a holder, lets \
+                 another thread lock and unlock, and the extend then works as if the lock had \
+                 always been held): its extend is its lock script sent with the old value, which \
+                 sets the key when it is missing or holds that value; pull request #37 added an \
+                 extend that fails on a lock not held, as an option (extend_only_if_locked \
+                 today), and the default still takes a free key, as the README warns; \
+                 redis-semaphore issue #175 (\"Mutex silently reacquires lock when expired \
+                 between refreshes\": a delayed refresh finds the key gone, sets it again, and \
+                 hides that mutual exclusion was not held; pull request #177 drops the re-set, \
+                 and the lock is reported lost); against 002 lines 514–523, whose renewal \
+                 extends only a lock that still has the holder's field",
+        en: "The diamond rung, SET NX PX with a unique value and a compare-and-delete release, \
+             as redlock-rb and redis-semaphore lock on one Redis, with a 300 ms lease nothing \
+             renews. The first holder reads the stock and is paused for 1.2 s. Its lease runs \
+             out at 300 ms; the four buyers behind it take the lock one after another and sell, \
+             and the last one releases it long before the pause ends. Back, the holder does \
+             what a careful client does before it goes on: it extends its lease, and writes \
+             only if the extend succeeds. The extend is redlock-rb's by default and \
+             redis-semaphore's refresh before its fix: it sets the key to the holder's value with a fresh lease if the key holds \
+             that value or nothing at all. The key holds nothing, so it succeeds: the holder \
+             has its lock again, as if it had never lost it, and writes the stock it read 1.2 s \
+             ago over the four sales made since. Every item is sold and the stock says four \
+             are left: lost updates. Then it releases its own lock, as the key says, and no \
+             release is reported lost: the lapse is hidden from the one client that could have \
+             learnt of it. An extend that revives a lock is an acquire that does not say so; \
+             the next chapter sends the extend that checks.",
+        zh: "钻石方案：SET NX PX 配唯一值，释放时用 Lua 脚本先比对再删除，redlock-rb 和 \
+             redis-semaphore 在单个 Redis 上就是这样加锁的；租约 300 毫秒，没有人续期。\
+             第一个持锁者读完库存后暂停 1.2 秒。它的租约在 300 毫秒时到期；排在后面的四个买家\
+             依次拿到锁、卖出商品，最后一个在暂停结束之前很久就释放了锁。持锁者回来后，\
+             做了谨慎的客户端在继续之前会做的事：先延长租约，延长成功才写入。\
+             这里的延长是 redlock-rb 默认的写法，也是 redis-semaphore 修复之前的续期：\
+             键里是自己的值，或者键已经不存在，\
+             都把键设成自己的值并给一个新的租约。键已经不存在，于是延长成功：持锁者又有了锁，\
+             就像从来没丢过一样，把 1.2 秒前读到的库存写了回去，压在这期间卖出的四笔之上。\
+             商品全部卖出，库存却显示还剩四件：丢失更新。随后它释放的是自己那把锁，\
+             键里确实是它的值，所以没有一次释放被记为“锁已丢失”：唯一可能发现租约到期的客户端，\
+             恰恰被瞒住了。会把锁重新拿回来的延长，其实是一次不声不响的加锁；\
+             下一章换上先比对持锁者的延长。",
+        ..BASE
+    },
+    Scenario {
+        id: "extend-checked-gives-up",
+        tier: Tier::LuaRelease,
+        ttl_ms: EXTEND_LEASE_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::ExtendChecked, EXTEND_PAUSE_MS)),
+        stock: EXTEND_BUYERS as i64,
+        buyers: EXTEND_BUYERS,
+        expect: Expect::Figures(&[
+            // The extend said no, so the paused holder gave up its sale: the four others'
+            // sales stand, and nothing was written over them.
+            Check::eq("orders", (EXTEND_BUYERS - 1) as f64),
+            Check::eq("lost_updates", 0.0),
+            Check::eq("sent_503", 1.0),
+            // The lapse happened all the same, and this time the holder's release says so.
+            Check::gt("overlaps", 0.0),
+            Check::eq("lost_releases", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "redis-semaphore pull request #177 (a refresh that finds the key gone no \
+                 longer sets it, and the lock is reported lost, after issue #175) and redlock-rb \
+                 pull request #37 (an extend that fails on a lock not held, after issue #36; the \
+                 option extend_only_if_locked today); the extend is Redlock's extension on one \
+                 master, the renewal 002 lines 514–523 write for their reentrant lock: a new \
+                 lease only while the lock is still the holder's",
+        en: "The same rung, lease, pause and buyers, with the extend redis-semaphore sends \
+             since its fix and redlock-rb sends when asked (extend_only_if_locked): a fresh lease only if the key still holds \
+             the holder's value. The lease ran out during the pause and the four others sold \
+             meanwhile, so the key holds nothing, and the extend fails. The holder was told \
+             its lock is gone before it wrote, and gives up its sale (a 503): four items sold, \
+             the stock right, no update lost, and its release counted as lost, as it should \
+             be. The lapse itself is not undone: a second holder worked beside the paused \
+             one, and the overlap is counted. What the checked extend buys is knowing, at the \
+             one moment the holder asks. It is still check-then-act: a pause that falls right \
+             after a successful extend lets the same write land, and only a fencing token the \
+             stock checks (fenced-freeze) refuses it then.",
+        zh: "同样的方案、租约、暂停和买家，延长换成 redis-semaphore 修复之后的写法，\
+             也就是 redlock-rb 在调用方要求时（extend_only_if_locked）的写法：\
+             只有键里还是自己的值，才给一个新的租约。租约在暂停期间到期，其他四个买家已经卖出，\
+             键已经不存在，于是延长失败。持锁者在写入之前就得知锁已经没了，放弃了这笔销售\
+             （返回 503）：卖出四件，库存正确，没有丢失更新，它的释放被记为“锁已丢失”，这才是实情。\
+             租约到期这件事本身并没有被挽回：暂停期间另一个持锁者已经和它同时处理业务，\
+             临界区重叠照样被记了下来。先比对持锁者的延长换来的，是持锁者在询问的那一刻知道真相。\
+             它仍然是“先检查、后执行”：如果停顿恰好发生在一次成功的延长之后，同样的写入照样落地，\
+             那时只有由库存校验的围栏令牌（fenced-freeze）才能拒绝它。",
+        ..BASE
+    },
+    Scenario {
+        id: "token-per-thread-releases-anothers",
+        tier: Tier::LuaRelease,
+        ttl_ms: SCOPE_LEASE_MS,
+        business_ms: SCOPE_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 5 },
+        fault: Some(Fault::new(FaultKind::TokenPerInstance, 0)),
+        buyers: SCOPE_BUYERS,
+        via: Via::Instance,
+        expect: Expect::Figures(&[
+            // The compare-and-delete compared the token it was sent, the latest acquirer's.
+            Check::gt("foreign_releases", 0.0),
+            Check::gt("overlaps", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "aredis issue #119 (\"Use of threading.local in lock.py can cause token \
+                 leakage\": the lock keeps its token in a threading.local() ported from \
+                 redis-py, tasks of one event loop share the thread, and a task whose lock \
+                 timed out releases with the token of the task that took it next, successfully \
+                 where it should get a LockError; the maintainer confirmed it, and pull request \
+                 #120 keeps the token in a contextvars.ContextVar, one per task); redis-py issue \
+                 #656 (a lock acquired in one thread cannot be released in another: the token \
+                 is in thread-local storage by design, the maintainer answered, pointing at the \
+                 comments on it); the owner as the articles scope it, the thread's UUID:ThreadID, \
+                 002 lines 356 and 386",
+        en: "The diamond rung of lua-release-slow-business: a unique token per acquire, a \
+             release that deletes the key only if it holds the token it is sent, a 60 ms lease \
+             for 150 ms of work. But the token is kept where redis-py's lock keeps it, in a \
+             thread-local, and this instance serves its twelve buyers as an event loop serves \
+             tasks, all on one thread: one slot for them all. Each acquire writes its token \
+             there; each release sends the one it finds, the latest acquirer's. The first \
+             holder's lease runs out while it works, a second sale takes the lock and writes \
+             its token into the slot, and when the first one releases, its compare-and-delete \
+             compares the second's token with the second's lock and deletes it: a foreign \
+             release, which the diamond rung never makes, and a third buyer in beside the \
+             second. Nobody is told: the compare succeeded. A token protects a holder only if \
+             it is that holder's own: scoped to a thread, it is shared by everything that runs \
+             on the thread, which under asyncio is every task of the loop (under tokio, \
+             whichever tasks the worker thread happens to run). The next chapter keeps \
+             the token per sale, as aredis's fix does with a context variable per task.",
+        zh: "还是 lua-release-slow-business 里的钻石方案：每次加锁一个唯一的令牌，释放时只有键里是\
+             它收到的那个令牌才删除，租约 60 毫秒，业务耗时 150 毫秒。但令牌放在 redis-py 的锁放它\
+             的地方：线程局部变量里；而这个实例服务它的十二个买家，就像事件循环服务它的协程任务一样，\
+             都在同一个线程上：大家共用一个位置。每次加锁都把自己的令牌写进去；每次释放都发送\
+             它在那里找到的令牌，也就是最近一次加锁者的。第一个持锁者还在处理业务时租约到期，\
+             第二笔销售拿到锁，把自己的令牌写进那个位置；第一个持锁者释放时，它的“先比对再删除”\
+             拿第二个人的令牌去比对第二个人的锁，于是把它删了：误删他人锁，钻石方案本来从不会这样，\
+             第三个买家随即和第二个同时进来。没有人得到通知：比对成功了。令牌只有真正属于持锁者\
+             自己时才能保护它：按线程划分的令牌，被这个线程上运行的一切共用：在 asyncio 下，\
+             那就是事件循环里的所有任务（在 tokio 下，是工作线程碰巧运行的那些任务）。下一章按每笔销售保存令牌，就像 aredis 的修复用每个任务一个的\
+             上下文变量那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "token-per-task-releases-its-own",
+        tier: Tier::LuaRelease,
+        ttl_ms: SCOPE_LEASE_MS,
+        business_ms: SCOPE_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 5 },
+        buyers: SCOPE_BUYERS,
+        via: Via::Instance,
+        expect: Expect::Figures(&[
+            Check::eq("foreign_releases", 0.0),
+            // The lease is still too short for the work: overlaps, and holders told so.
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_releases", 0.0),
+        ]),
+        timing_sensitive: true,
+        source: "aredis pull request #120 (the token in a contextvars.ContextVar, one per task, \
+                 after issue #119), which is what every sale here has: an owner of its own; the \
+                 ladder's lua-release-slow-business on one instance, and 000 lines 366–410, the \
+                 diamond tier's compare-and-delete",
+        en: "The same instance, buyers, lease and work, and the same compare-and-delete, with \
+             the token kept per sale, as aredis keeps it since its fix (a context variable, \
+             one per task): each release sends its own. The lease is still shorter than the \
+             work, so holders still overlap, as on lua-release-slow-business; but a holder \
+             whose lease ran out now finds its own token gone from the key and deletes \
+             nothing: no foreign release, and its release is counted as lost, which is the \
+             library's LockError telling it so. The scope of a token is part of the lock: per \
+             acquire, carried by whatever acquired, never by the thread it ran on.",
+        zh: "同样的实例、买家、租约和业务耗时，同样的“先比对再删除”，但令牌按每笔销售保存，\
+             就像 aredis 修复之后那样（上下文变量，每个任务一个）：每次释放都发送自己的令牌。\
+             租约仍然短于业务耗时，所以持锁者仍然会重叠，和 lua-release-slow-business 一样；\
+             但租约到期的持锁者这回发现键里已经不是自己的令牌，什么也不删：没有误删他人锁，\
+             它的释放被记为“锁已丢失”，也就是库抛出 LockError 告诉它的那件事。令牌的作用范围\
+             是锁的一部分：每次加锁一个，由加锁的那一方带着，而不是由它碰巧运行的线程带着。",
         ..BASE
     },
     Scenario {

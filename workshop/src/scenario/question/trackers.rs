@@ -1,5 +1,6 @@
 //! The questions of the chapters from the trackers: a watchdog that renews for a holder that
-//! died or got stuck, and an acquire sent twice.
+//! died or got stuck, an acquire sent twice, a token no resource checks, an extend after the
+//! lease ran out, and a lock that waits for a lagging replica.
 
 use super::shared::LATE_WRITE_FENCED;
 use super::{ask, Choice, Family, Question};
@@ -99,6 +100,76 @@ const RETRIED: Family = Family {
     ],
 };
 
+/// A holder paused past its lease that extends before it writes: what the stock shows. The
+/// two extend chapters ask it side by side, in one order.
+const EXTENDED: Family = Family {
+    reads: &["orders", "initial_stock", "lost_updates"],
+    options: &[
+        Choice {
+            en: "Fewer than 5 sold: the holder's extend fails, and it gives up its sale",
+            zh: "卖出不到 5 件：持锁者延长租约失败，放弃了这笔销售",
+            sources: &[
+                "002:514-523",
+                "belief: extending a lock whose lease ran out fails — held by the reporter \
+                        of redlock-rb #36, who expected it as node-redlock and RedLock.net do",
+            ],
+            rule: "orders < initial_stock",
+        },
+        Choice {
+            en: "All 5 sold, but the stock shows fewer sold than the orders: updates lost",
+            zh: "5 件全部卖出，但库存显示卖出的比订单少：丢失更新",
+            sources: &[
+                "belief: a key that holds nothing is free to set again, so an extend may \
+                        take it back — held by whoever wrote `exists == 0 or get == mine` \
+                        (redlock-rb's lock script, redis-semaphore's refresh before #177)",
+            ],
+            rule: "orders >= initial_stock and lost_updates > 0",
+        },
+        Choice {
+            en: "All 5 sold, and the stock agrees: the others waited for the holder",
+            zh: "5 件全部卖出，库存也对得上：其他人一直在等这个持锁者",
+            sources: &[
+                "belief: a lock is held from its acquire to its release, whatever the lease \
+                        — held by those who treat the lease as a crash guard only",
+            ],
+            rule: "orders >= initial_stock and lost_updates == 0",
+        },
+    ],
+};
+
+/// A compare-and-delete lock whose work outlasts its lease, its token kept per thread or per
+/// sale: what the releases do. The two chapters ask it side by side, in one order.
+const SCOPED: Family = Family {
+    reads: &["foreign_releases", "overlaps"],
+    options: &[
+        Choice {
+            en: "At least one release deletes a lock that another buyer holds",
+            zh: "至少有一次释放删掉了另一个买家持有的锁",
+            sources: &[
+                "002:356",
+                "belief: a token in a thread-local is shared by every task the thread runs \
+                        — held by the reporter of aredis #119",
+            ],
+            rule: "foreign_releases > 0",
+        },
+        Choice {
+            en: "No release deletes another's lock, and no two sales ever work at once",
+            zh: "没有一次释放删掉别人的锁，也从来没有两笔销售同时处理业务",
+            sources: &[
+                "belief: a unique token and a compare-and-delete release make a lock safe \
+                        whatever the work — held by those who stop at 000's diamond tier",
+            ],
+            rule: "foreign_releases == 0 and overlaps == 0",
+        },
+        Choice {
+            en: "No release deletes another's lock, but sales do work at once",
+            zh: "没有一次释放删掉别人的锁，但确实有销售同时处理业务",
+            sources: &["000:366-410"],
+            rule: "foreign_releases == 0 and overlaps > 0",
+        },
+    ],
+};
+
 /// Lock writes that wait for a replica that lags: when, and whether, the items sell.
 const LAGGING: Family = Family {
     reads: &["orders", "initial_stock", "stall_ms"],
@@ -177,6 +248,58 @@ pub(super) static QUESTIONS: &[Question] = &[
          租约 300 毫秒，续期也跟着停了。它读库存时带着令牌；它的写入却走一条放不进令牌的路，\
          就像支付接口或邮箱都没有地方放它。三十个买家。会发生什么？",
         &LATE_WRITE_FENCED,
+    ),
+    ask(
+        "extend-revives-lapsed-lock",
+        "SET NX PX with a unique value on one Redis, a 300 ms lease that nothing renews, a \
+         release that deletes the key only if it holds the holder's value. The first holder \
+         reads the stock, then is paused for 1.2 s. Back, it extends its lease, and writes only \
+         if the extend succeeds; the extend sets the key to the holder's value with a new \
+         300 ms lease if the key holds that value or holds nothing. The four other buyers try \
+         every 10 ms. Five buyers, five items. What does the stock show?",
+        "单个 Redis 上用 SET NX PX 加锁，值唯一，租约 300 毫秒，没有人续期；释放时只有键里是\
+         自己的值才删除。第一个持锁者读完库存后暂停 1.2 秒。回来后它先延长租约，延长成功才写入；\
+         这次延长的做法是：键里是自己的值，或者键里什么也没有，就把键设成自己的值，\
+         并给一个新的 300 毫秒租约。其他四个买家每 10 毫秒尝试一次。五个买家、五件商品。\
+         库存最后会显示什么？",
+        &EXTENDED,
+    ),
+    ask(
+        "extend-checked-gives-up",
+        "The same lock, lease and 1.2 s pause, and the same four buyers trying every 10 ms. \
+         This time the extend gives a new 300 ms lease only if the key still holds the \
+         holder's value; the holder writes only if the extend succeeds. Five buyers, five \
+         items. What does the stock show?",
+        "同样的锁、同样的租约和 1.2 秒的暂停，同样是四个每 10 毫秒尝试一次的买家。\
+         这一次，只有键里还是持锁者自己的值，延长才给一个新的 300 毫秒租约；\
+         延长成功，持锁者才写入。五个买家、五件商品。库存最后会显示什么？",
+        &EXTENDED,
+    ),
+    ask(
+        "token-per-thread-releases-anothers",
+        "One instance serves twelve buyers the way an event loop serves tasks, all on one \
+         thread. SET NX PX with a unique token per acquire, a 60 ms lease that nothing renews, \
+         150 ms of work per sale, buyers trying every 5 ms; the release deletes the key only if \
+         it holds the token the release sends. The lock keeps its token in a thread-local, as \
+         redis-py's does: each acquire writes its token there, each release sends the one it \
+         finds there. What do the releases do?",
+        "一个实例服务十二个买家，就像事件循环服务协程任务一样，都在同一个线程上。SET NX PX 加锁，\
+         每次加锁一个唯一的令牌，租约 60 毫秒，没有人续期，每笔销售的业务耗时 150 毫秒，\
+         买家每 5 毫秒尝试一次；释放时只有键里是这次释放发送的令牌才删除。锁把令牌放在线程局部\
+         变量里，和 redis-py 一样：每次加锁把自己的令牌写进去，每次释放发送它在那里找到的令牌。\
+         这些释放会做什么？",
+        &SCOPED,
+    ),
+    ask(
+        "token-per-task-releases-its-own",
+        "The same instance and twelve buyers, the same 60 ms lease, 150 ms of work and \
+         release that deletes the key only if it holds the token it is sent. This time each \
+         sale keeps its own token (a context variable, one per task), and its release sends \
+         that one. What do the releases do?",
+        "同样的实例和十二个买家，同样是 60 毫秒的租约、150 毫秒的业务耗时，释放时同样只有键里是\
+         收到的那个令牌才删除。这一次，每笔销售保存自己的令牌（上下文变量，每个任务一个），\
+         释放时发送的就是它。这些释放会做什么？",
+        &SCOPED,
     ),
     ask(
         "replica-lag-blocks-synced-lock",
