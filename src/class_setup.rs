@@ -5,6 +5,7 @@
 //! files rather than printing a token (unless `--show-tokens`): `up` in its class dir,
 //! `oversell class` in `--out`.
 
+pub mod slips;
 pub mod token_files;
 
 use std::path::{Path, PathBuf};

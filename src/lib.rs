@@ -57,7 +57,6 @@
 //!   ACL user of the room's on a lock store apart from the stock; its grader.
 //! - [`room_tokens`]: a key to one room each (stored as digests), for the students of a class,
 //!   and the short join code on its slip that gets a student who lost the tab back in.
-//! - [`slips`]: a class's join slips, a printable page (QR code, link and code per room).
 //! - [`poll`]: the class vote: a chapter's question voted on from the students' phones before
 //!   it runs, revealed beside the run's figures; one watcher per instance for its streams.
 //! - [`viewers`]: open dashboards per room over the whole fleet, for the class page.
@@ -66,8 +65,9 @@
 //! - [`redis_pool`]: the bb8 pool of multiplexed connections; beside it its connection kinds,
 //!   how long an answer may take, Sentinel and cluster routing, and what a failure means.
 //! - [`class_setup`]: making a class from the command line (`up --class`, `oversell class`),
-//!   the files its tokens and slips are kept in (owner-only), and reading the class a fleet
-//!   already has (`up` started again on its class dir).
+//!   the files its tokens and slips are kept in (owner-only), the slips themselves (a
+//!   printable page: QR code, link and code per room), and reading the class a fleet already
+//!   has (`up` started again on its class dir).
 //! - [`view`]: the room as `/state` shows it (and every `/events` state event).
 //! - [`client_limit`]: each instance's own per-client request limit, behind nginx's.
 //! - [`error`]: the one error type and its HTTP mapping.
@@ -115,7 +115,6 @@ pub(crate) mod rooms;
 pub(crate) mod routes;
 pub(crate) mod sale;
 pub(crate) mod scenario_guard;
-pub mod slips;
 pub mod startup;
 pub(crate) mod state;
 pub mod telemetry;

@@ -7,7 +7,7 @@
 //!   class` is given the token).
 //! - `room-tokens`: one row per room of a class just made, `room token join-link code`,
 //!   under a header row that starts with `#` ([`MadeClass::table`]).
-//! - `slips.html`: the class's join slips to print (`crate::slips`): each link carries its
+//! - `slips.html`: the class's join slips to print (`super::slips`): each link carries its
 //!   room's token, so it is as private as the table.
 //!
 //! `up --class` writes them into its class dir, `oversell class --out DIR` into `DIR`; both
@@ -79,7 +79,7 @@ pub fn write_class(dir: &Path, class: &MadeClass, fleet_url: &str) -> anyhow::Re
 fn write_slips(dir: &Path, class: &MadeClass, join_page: &str) -> anyhow::Result<PathBuf> {
     write_private(
         &dir.join(SLIPS_FILE),
-        &crate::slips::page(class, join_page)?,
+        &super::slips::page(class, join_page)?,
     )
 }
 

@@ -11,7 +11,7 @@
 
 use anyhow::Context;
 
-use crate::class_setup::MadeClass;
+use super::MadeClass;
 use crate::routes::class::qr_svg;
 
 const PAGE: &str = include_str!("slips/slips.html");
