@@ -368,10 +368,15 @@ async fn a_state_from_something_else_stops_the_matrix_naming_it() {
 
 /// A stub answering 503 to the first `busy` requests, then `FRESH_STATE`.
 async fn busy_for(busy: usize) -> Stub {
+    busy_with("redis_unavailable", busy).await
+}
+
+/// Answers 503 with the error `code` to the first `busy` requests, then the state.
+async fn busy_with(code: &'static str, busy: usize) -> Stub {
     let asked = std::sync::atomic::AtomicUsize::new(0);
     Stub::start(
         move |_, _| match asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < busy {
-            true => Answer::json(503, r#"{"error":"redis_unavailable"}"#),
+            true => Answer::json(503, &format!(r#"{{"error":"{code}"}}"#)),
             false => Answer::json(200, FRESH_STATE),
         },
     )
@@ -379,7 +384,7 @@ async fn busy_for(busy: usize) -> Stub {
 }
 
 #[tokio::test]
-async fn a_read_answered_503_is_asked_again_and_a_write_is_not() {
+async fn a_slow_store_is_asked_again_where_twice_changes_nothing() {
     let admin = |stub: &Stub| {
         oversell_client::AdminClient::new(&Targets::parse(&[&stub.url], None).unwrap(), None)
     };
@@ -388,15 +393,36 @@ async fn a_read_answered_503_is_asked_again_and_a_write_is_not() {
     let state = admin(&stub).state().await.expect("the third answer");
     assert_eq!(state.instance, "a");
     assert_eq!(stub.requests().len(), 3);
-    // Busy for longer: three asks, then the 503 is the answer, and says so.
-    let stub = busy_for(3).await;
+    // Busy past the call's own timeout: asked a few times, then the 503 is the answer.
+    let stub = busy_for(usize::MAX).await;
+    let err = admin(&stub)
+        .with_timeout(std::time::Duration::from_secs(1))
+        .state()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("503"), "{err}");
+    let asked = stub.requests().len();
+    assert!((2..=5).contains(&asked), "asked {asked} times within 1 s");
+    // A 503 that will say the same again is the answer at once.
+    let stub = busy_with("grading_lost", 1).await;
     let err = admin(&stub).state().await.unwrap_err();
     assert!(err.to_string().contains("503"), "{err}");
-    assert_eq!(stub.requests().len(), 3);
-    // A write refused once is not sent again: it may have half happened.
+    assert_eq!(stub.requests().len(), 1);
+    // A PUT and a reset to a given stock: twice is once, so asked again.
+    let stub = busy_for(1).await;
+    let client = admin(&stub);
+    let put = client
+        .request(http::Method::PUT, "/admin/config", None)
+        .await;
+    put.expect("the second answer");
+    assert_eq!(stub.requests().len(), 2);
+    let stub = busy_for(1).await;
+    admin(&stub).reset(100).await.expect("the second answer");
+    assert_eq!(stub.requests().len(), 2);
+    // Any other write refused once is not sent again: it may have half happened.
     let stub = busy_for(1).await;
     let err = admin(&stub)
-        .request(http::Method::POST, "/admin/reset", None)
+        .request(http::Method::POST, "/admin/faults", None)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("503"), "{err}");
