@@ -66,10 +66,10 @@ pub fn join_page(base: &str) -> String {
 }
 
 impl MadeClass {
-    /// Two lines: how many rooms, and where the presenter's view is. `printed`: whether the
-    /// tokens are printed below (else they are in a file the caller names).
-    pub fn summary(&self, printed: bool) -> String {
-        let shown = if printed { ", shown only now" } else { "" };
+    /// Two lines: how many rooms, and where the presenter's view is. `printed_only`: whether
+    /// the tokens are printed below and kept in no file (then this is the only time they show).
+    pub fn summary(&self, printed_only: bool) -> String {
+        let shown = if printed_only { ", shown only now" } else { "" };
         format!(
             "class: {} rooms, each with its own token{shown}; the class page /class shows the \
              rooms and issues new tokens\n\

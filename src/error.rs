@@ -84,8 +84,17 @@ pub enum AppError {
     UnknownCode,
     #[error("could not get the lock within {deadline_ms} ms")]
     LockTimeout { deadline_ms: u64 },
-    #[error("the lock was lost before the write (a newer holder wrote first); nothing was sold")]
-    LockLost,
+    /// `newer_wrote`: the stock refused this holder's fencing token (a newer holder wrote
+    /// first); else the lock was found to be another's (an extend or a re-entry refused).
+    #[error(
+        "the lock was lost before the write ({}); nothing was sold",
+        if *newer_wrote {
+            "a newer holder wrote first"
+        } else {
+            "the lock store no longer counted it this holder's: its lease had run out"
+        }
+    )]
+    LockLost { newer_wrote: bool },
     /// `read`: whether the sale had read the stock (then it cannot be retried: what it read
     /// is gone).
     #[error("an admin reset this room while the sale was under way; nothing was sold")]
@@ -183,7 +192,7 @@ impl AppError {
             }
             AppError::Fleet(_) => StatusCode::BAD_GATEWAY,
             AppError::LockTimeout { .. }
-            | AppError::LockLost
+            | AppError::LockLost { .. }
             | AppError::RedisUnavailable(_)
             | AppError::LockNotReplicated { .. }
             | AppError::LockNoQuorum { .. }
@@ -220,7 +229,7 @@ impl AppError {
             AppError::TooManyRequests { .. } | AppError::JoinLimited { .. } => "too_many_requests",
             AppError::UnknownCode => "unknown_code",
             AppError::LockTimeout { .. } => "lock_timeout",
-            AppError::LockLost => "lock_lost",
+            AppError::LockLost { .. } => "lock_lost",
             AppError::RoomReset { .. } => "room_reset",
             AppError::Fleet(_) => "fleet_error",
             AppError::FleetDown(_) => "fleet_down",

@@ -145,7 +145,7 @@ pub enum FaultKind {
     ExtendRetakes,
     /// As `extend-retakes`, with the extend those libraries have since: a new lease only if
     /// the key still holds the holder's value. After a lapse it fails, and the holder gives
-    /// up its write (409 `lock_lost`), as their callers are told (redlock-rb's
+    /// up its write (503 `lock_lost`), as their callers are told (redlock-rb's
     /// `extend_only_if_locked`, redis-semaphore's `onLockLost`). Strikes its room alone.
     ExtendChecked,
     /// A lock variant more than a one-shot fault: while armed (until cleared or the room is

@@ -132,7 +132,7 @@ async fn critical_section(
     if stock < 0 && section.fence.is_some() {
         // The fencing check refused this holder's token: a newer one was seen.
         met.stale_write_rejected = true;
-        return Err(Stop::Refused(AppError::LockLost));
+        return Err(Stop::Refused(AppError::LockLost { newer_wrote: true }));
     }
     if let Err(Interrupted::Died) = at(section, Moment::Read).await {
         return Err(Stop::Died);
@@ -236,7 +236,7 @@ async fn answer(
         // The fencing token was older than one the stock had seen: the write was refused.
         (WayOut::Sold { .. }, "stale") => {
             met.stale_write_rejected = true;
-            Err(AppError::LockLost)
+            Err(AppError::LockLost { newer_wrote: true })
         }
         (WayOut::Sold { .. }, other) => {
             Err(AppError::Internal(format!("a write answered {other:?}")))
@@ -313,7 +313,7 @@ async fn lock_failed(cx: &SaleCx<'_>, err: LockError) -> AppError {
         LockError::Timeout => lock_timeout(cx).await,
         LockError::HolderDied => AppError::HolderDied,
         LockError::WaiterDied => AppError::WaiterDied,
-        LockError::Lost => AppError::LockLost,
+        LockError::Lost => AppError::LockLost { newer_wrote: false },
         LockError::Abandoned => AppError::AcquireAbandoned,
         LockError::Store(err) => err.into(),
     }

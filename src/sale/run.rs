@@ -32,7 +32,7 @@ pub async fn run_sale(state: &AppState, keys: Keys, order: Order) -> Result<Sold
         Ok(_) => Outcome::Sold,
         Err(AppError::SoldOut { .. }) => Outcome::SoldOut,
         Err(AppError::LockTimeout { .. }) => Outcome::LockTimeout,
-        Err(AppError::LockLost) => Outcome::LockLost,
+        Err(AppError::LockLost { .. }) => Outcome::LockLost,
         Err(AppError::RedisUnavailable(_) | AppError::StateLost) => Outcome::Unavailable,
         Err(_) => Outcome::Failed,
     };

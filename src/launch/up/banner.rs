@@ -159,7 +159,8 @@ pub(super) fn print_banner(fleet: &Fleet, tier: Tier, redis_dir: Option<&Path>, 
             .into(),
     };
     if let Some(class) = secrets.class {
-        out += &class.summary(secrets.show);
+        // With a tokens file the printed tokens are not the only copy.
+        out += &class.summary(secrets.show && secrets.room_tokens_file.is_none());
     }
     if let Some(open) = secrets.reopened {
         out += &format!(
