@@ -26,6 +26,7 @@ mod listener;
 mod lock_store;
 mod matrix;
 mod member;
+mod nginx_alone;
 mod openapi;
 mod partitions;
 mod poll;
