@@ -66,6 +66,22 @@ pub fn join_page(base: &str) -> String {
 }
 
 impl MadeClass {
+    /// A class of two rooms, `student-01` and `student-02`, whose join links end in `extra`:
+    /// what the files' and slips' tests write.
+    #[cfg(test)]
+    pub(crate) fn two_rooms(extra: &str) -> MadeClass {
+        let room = |n: u8| MadeRoom {
+            room: format!("student-0{n}"),
+            token: format!("room-{n}"),
+            code: format!("AAAA-000{n}"),
+            join_link: format!("http://h/?room=student-0{n}#token=room-{n}{extra}"),
+        };
+        MadeClass {
+            rooms: vec![room(1), room(2)],
+            presenter: "http://h/present.html".into(),
+        }
+    }
+
     /// Two lines: how many rooms, and where the presenter's view is. `printed_only`: whether
     /// the tokens are printed below and kept in no file (then this is the only time they show).
     pub fn summary(&self, printed_only: bool) -> String {

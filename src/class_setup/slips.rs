@@ -55,20 +55,10 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::class_setup::MadeRoom;
 
     #[test]
     fn a_slip_per_room_with_its_code_and_link_escaped() {
-        let room = |n: u8| MadeRoom {
-            room: format!("student-0{n}"),
-            token: format!("room-{n}"),
-            code: format!("AAAA-000{n}"),
-            join_link: format!("http://h/?room=student-0{n}#token=room-{n}&x=<b>"),
-        };
-        let class = MadeClass {
-            rooms: vec![room(1), room(2)],
-            presenter: "http://h/present.html".into(),
-        };
+        let class = MadeClass::two_rooms("&x=<b>");
         let html = page(&class, "http://h/join").unwrap();
         assert_eq!(html.matches("<section class=\"slip\"").count(), 2);
         assert_eq!(html.matches("<svg").count(), 2);

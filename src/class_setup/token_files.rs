@@ -115,7 +115,6 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::class_setup::MadeRoom;
 
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -143,16 +142,7 @@ mod tests {
     #[test]
     fn a_class_is_written_as_a_row_per_room_under_a_commented_header_and_its_slips() {
         let dir = tempfile::tempdir().unwrap();
-        let room = |n: u8| MadeRoom {
-            room: format!("student-0{n}"),
-            token: format!("room-{n}"),
-            code: format!("AAAA-000{n}"),
-            join_link: format!("http://h/?room=student-0{n}#token=room-{n}"),
-        };
-        let class = MadeClass {
-            rooms: vec![room(1), room(2)],
-            presenter: "http://h/present.html".into(),
-        };
+        let class = MadeClass::two_rooms("");
         let files = write_class(dir.path(), &class, "http://fleet").unwrap();
         let path = files.room_tokens;
         let text = std::fs::read_to_string(&path).unwrap();
