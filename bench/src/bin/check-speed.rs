@@ -33,6 +33,9 @@ struct Args {
     /// Stretch every section over the next fifty: a none-race-like history.
     #[arg(long)]
     race: bool,
+    /// Also keep the history in FILE (to profile `loadtest check FILE` on it, say).
+    #[arg(long, value_name = "FILE")]
+    keep: Option<std::path::PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -51,6 +54,9 @@ fn main() -> anyhow::Result<()> {
     let mut file = tempfile::NamedTempFile::new()?;
     file.write_all(text.as_bytes())?;
     file.flush()?;
+    if let Some(keep) = &args.keep {
+        std::fs::write(keep, &text)?;
+    }
     let lines = text.lines().count();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(

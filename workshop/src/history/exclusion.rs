@@ -21,7 +21,11 @@
 //! sold: n log n whatever the number of overlapping pairs.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap};
+
+// A fast hasher: a million owners and stock values are hashed per check, and SipHash was a
+// tenth of it; foldhash's seeds are still random per process.
+use foldhash::{HashMap, HashMapExt};
 
 use super::findings::{Finding, Firsts, Kind, Op, Verdict};
 use super::parse::History;
@@ -48,7 +52,12 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
         .iter()
         .map(|l| (l.owner.as_str(), l))
         .collect();
-    let lease_of = |i: usize| leases.get(sections[i].owner.as_str()).copied();
+    // Each section's lease looked up once: asked for again and again below.
+    let lease_for: Vec<Option<&Lease>> = sections
+        .iter()
+        .map(|s| leases.get(s.owner.as_str()).copied())
+        .collect();
+    let lease_of = |i: usize| lease_for[i];
     // A fenced read refused at the enter never ran inside the lock's section (the service
     // counts no exit for it), and a reset section wrote nothing: marks, not holders.
     let holds = |s: &Section| {

@@ -7,7 +7,10 @@
 //! operation against what the store holds; a buyer's sales go first to its acknowledged
 //! answers, then to its unanswered calls, and only what is left over is held against a 409.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+// Order ids hashed by the hundred thousand: foldhash, not SipHash (see exclusion.rs).
+use foldhash::{HashMap, HashMapExt};
 
 use super::parse::History;
 use oversell_api::history::Outcome;
@@ -46,7 +49,7 @@ impl Ledger {
             requests_cut: history.is_cut("request"),
         };
         let sold = |i: &usize| sections[*i].outcome == Outcome::Sold;
-        let mut orders: HashMap<&str, usize> = HashMap::new();
+        let mut orders: HashMap<&str, usize> = HashMap::with_capacity(sections.len());
         for i in (0..sections.len()).filter(sold) {
             if let Some(order) = &sections[i].order_id {
                 orders.entry(order.as_str()).or_insert(i);

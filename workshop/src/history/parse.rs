@@ -2,8 +2,9 @@
 //! that names its line number and its field.
 //!
 //! A million lines must parse in well under a second, so the common line (written by the
-//! recorder: `{"type":"…",` first) goes straight into its struct, and the lines are shared out
-//! among the cores. Only a line that fails is read again, slowly, to say exactly what is wrong.
+//! recorder: `{"type":"…",` first) goes straight into its struct, and the file is cut at line
+//! breaks into a share per core, each found and parsed by its own thread. Only a line that
+//! fails is read again, slowly, to say exactly what is wrong.
 //!
 //! No line may be longer than [`MAX_LINE`]: the longest line the recorder writes is a few
 //! hundred bytes, so a longer one is not a history line, and it is refused by its number as
@@ -117,9 +118,16 @@ fn error(line: usize, field: Option<String>, message: impl Into<String>) -> Pars
 
 /// Reads a whole history from `reader`, refusing a line longer than [`MAX_LINE`] as soon as
 /// the bound is passed (the rest of the file is not read).
-pub fn read(mut reader: impl Read) -> Result<History, ParseError> {
-    let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+pub fn read(reader: impl Read) -> Result<History, ParseError> {
+    read_sized(reader, 0)
+}
+
+/// As [`read`], with room made for `size` bytes at once (a file's length): a history of
+/// hundreds of megabytes is then never copied to grow.
+fn read_sized(mut reader: impl Read, size: usize) -> Result<History, ParseError> {
+    let mut bytes = Vec::with_capacity(size);
+    // Small enough that a line over the bound is refused well before twice the bound is read.
+    let mut chunk = vec![0u8; 256 * 1024];
     // The line being read (1-based) and its length so far.
     let (mut line, mut length) = (1usize, 0usize);
     loop {
@@ -129,26 +137,27 @@ pub fn read(mut reader: impl Read) -> Result<History, ParseError> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(error(0, None, e.to_string())),
         };
-        for &b in &chunk[..n] {
-            if b == b'\n' {
-                line += 1;
-                length = 0;
-            } else {
-                length += 1;
-                if length > MAX_LINE {
-                    return Err(too_long(line));
-                }
+        // Only the line breaks are looked at (memchr: many bytes a step), not every byte.
+        let data = &chunk[..n];
+        let mut start = 0;
+        for at in memchr::memchr_iter(b'\n', data) {
+            if length + (at - start) > MAX_LINE {
+                return Err(too_long(line));
             }
+            line += 1;
+            length = 0;
+            start = at + 1;
         }
-        bytes.extend_from_slice(&chunk[..n]);
+        length += n - start;
+        if length > MAX_LINE {
+            return Err(too_long(line));
+        }
+        bytes.extend_from_slice(data);
     }
     match std::str::from_utf8(&bytes) {
         Ok(text) => parse(text),
         Err(e) => {
-            let line = 1 + bytes[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
+            let line = 1 + memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count();
             Err(error(line, None, "not UTF-8 text"))
         }
     }
@@ -166,39 +175,42 @@ fn too_long(line: usize) -> ParseError {
 pub fn read_path(path: &std::path::Path) -> Result<History, ParseError> {
     let file = std::fs::File::open(path)
         .map_err(|e| error(0, None, format!("{}: {e}", path.display())))?;
-    read(std::io::BufReader::with_capacity(1 << 20, file))
+    // A size that does not fit memory is no hint: read as a stream, then.
+    let size = file
+        .metadata()
+        .map_or(0, |m| usize::try_from(m.len()).unwrap_or(0))
+        .min(1 << 32);
+    read_sized(file, size)
 }
 
 /// Parses a history held in memory.
 pub fn parse(text: &str) -> Result<History, ParseError> {
-    // (line number, text) of every line that is not blank.
-    let lines: Vec<(usize, &str)> = text
-        .split('\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
-        .filter(|(_, l)| !l.trim().is_empty())
-        .collect();
-    if let Some(&(no, _)) = lines.iter().find(|(_, l)| l.len() > MAX_LINE) {
-        return Err(too_long(no));
-    }
-    let Some(&(first_no, first)) = lines.first() else {
+    // The run: the first line that is not blank.
+    let mut lines = numbered_lines(text, 1);
+    let Some((first_no, first)) = lines.next() else {
         return Err(error(
             1,
             None,
             "the first line must be the run (the file is empty)",
         ));
     };
+    if first.len() > MAX_LINE {
+        return Err(too_long(first_no));
+    }
     let run = parse_run(first_no, first)?;
-    let rest = &lines[1..];
+    let rest_at = lines.at;
+    let rest = &text[rest_at..];
 
-    // Share the lines out among the cores; each share keeps the file's order.
+    // Share the rest out among the cores, each share whole lines in the file's order. A share
+    // numbers its lines from 1; its first line's number is added once the shares before it
+    // have said how many lines they held, so no pass over the file runs before the parse.
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
-    let chunk = rest.len().div_ceil(threads.max(1)).max(4096);
-    let parts: Vec<Result<Part, ParseError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = rest
-            .chunks(chunk)
+    let shares = split_at_lines(rest, if rest.len() < 1 << 20 { 1 } else { threads });
+    let parts: Vec<(Result<Part, ParseError>, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
             .map(|share| scope.spawn(move || parse_share(share)))
             .collect();
         handles
@@ -209,11 +221,18 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
 
     let mut history = History::new(run);
     let mut end: Option<(usize, End)> = None;
-    for part in parts {
-        let part = part?;
+    // The lines before a share: the run's line and any before it, then the shares before.
+    let mut before = first_no;
+    for (part, held) in parts {
+        let offset = before;
+        before += held;
+        let part = part.map_err(|mut e| {
+            e.line += offset;
+            e
+        })?;
         if let Some((no, _)) = &end {
             if let Some(first) = part.first_line {
-                return Err(after_end(first.max(*no + 1)));
+                return Err(after_end((first + offset).max(*no + 1)));
             }
         }
         history.requests.extend(part.requests);
@@ -221,12 +240,70 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
         history.leases.extend(part.leases);
         history.faults.extend(part.faults);
         history.cuts.extend(part.cuts);
-        if let Some(e) = part.end {
-            end = Some(e);
+        if let Some((no, e)) = part.end {
+            end = Some((no + offset, e));
         }
     }
     history.end = end.map(|(_, e)| e);
     Ok(history)
+}
+
+/// `text` cut into at most `n` pieces of about equal length, each ending after a line break
+/// (the last at the text's end).
+fn split_at_lines(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(n);
+    let mut from = 0;
+    for k in 1..n {
+        let aim = (text.len() * k / n).max(from);
+        let Some(at) = memchr::memchr(b'\n', &text.as_bytes()[aim..]) else {
+            break;
+        };
+        let to = aim + at + 1;
+        pieces.push(&text[from..to]);
+        from = to;
+    }
+    pieces.push(&text[from..]);
+    pieces
+}
+
+/// The lines of `text` that are not blank, numbered from `first`, a `\r` before the break
+/// taken off.
+fn numbered_lines(text: &str, first: usize) -> NumberedLines<'_> {
+    NumberedLines {
+        text,
+        at: 0,
+        no: first,
+    }
+}
+
+struct NumberedLines<'a> {
+    text: &'a str,
+    /// Where the next line starts.
+    at: usize,
+    /// The next line's number.
+    no: usize,
+}
+
+impl<'a> Iterator for NumberedLines<'a> {
+    type Item = (usize, &'a str);
+
+    fn next(&mut self) -> Option<(usize, &'a str)> {
+        while self.at < self.text.len() {
+            let rest = &self.text[self.at..];
+            let (line, len) = match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(i) => (&rest[..i], i + 1),
+                None => (rest, rest.len()),
+            };
+            let no = self.no;
+            self.at += len;
+            self.no += 1;
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if !line.trim().is_empty() {
+                return Some((no, line));
+            }
+        }
+        None
+    }
 }
 
 fn after_end(line: usize) -> ParseError {
@@ -249,12 +326,21 @@ struct Part {
     end: Option<(usize, End)>,
 }
 
-fn parse_share(lines: &[(usize, &str)]) -> Result<Part, ParseError> {
-    let mut part = Part {
-        first_line: lines.first().map(|(no, _)| *no),
-        ..Part::default()
-    };
-    for &(no, line) in lines {
+/// One share's lines parsed, numbered from 1; and how many lines (blank ones too) it held,
+/// which is known once they are all read (after an error it is not needed).
+fn parse_share(share: &str) -> (Result<Part, ParseError>, usize) {
+    let mut lines = numbered_lines(share, 1);
+    let part = parse_lines(&mut lines);
+    (part, lines.no - 1)
+}
+
+fn parse_lines(lines: &mut NumberedLines<'_>) -> Result<Part, ParseError> {
+    let mut part = Part::default();
+    for (no, line) in lines {
+        part.first_line.get_or_insert(no);
+        if line.len() > MAX_LINE {
+            return Err(too_long(no));
+        }
         if part.end.is_some() {
             return Err(after_end(no));
         }

@@ -121,3 +121,39 @@ fn a_line_over_the_bound_is_refused_by_its_number_unread_and_unechoed() {
         long.len()
     );
 }
+
+/// A history of megabytes is parsed in shares, a thread each, cut at line breaks: each share
+/// counts its lines from one, and a bad line is still named by its number in the file.
+#[test]
+fn a_history_parsed_in_shares_names_a_bad_line_by_its_number_in_the_file() {
+    let h = super::build::sales(20_000, 20_000);
+    let good = h.to_jsonl();
+    assert!(
+        good.len() > 4 << 20,
+        "{} bytes: more than one share",
+        good.len()
+    );
+    // Blank lines and a \r\n on the way count as lines, as an editor numbers them.
+    let mut lines: Vec<String> = good.lines().map(str::to_owned).collect();
+    lines.insert(5, String::new());
+    lines[7].push('\r');
+    assert_eq!(parse(&(lines.join("\n") + "\n")).unwrap(), h);
+
+    // A bad line near the end: in the last share whatever the cores.
+    let bad = lines.len() - 3;
+    lines[bad] = "{\"type\":\"request\",\"buyer\":7}".into();
+    let message = error_of(&(lines.join("\n") + "\n"));
+    assert!(
+        message.starts_with(&format!("line {}: request.buyer", bad + 1)),
+        "{message}"
+    );
+
+    // An end line early, and every line after it: refused at the first of them.
+    let mut lines: Vec<String> = good.lines().map(str::to_owned).collect();
+    lines.insert(2, "{\"type\":\"end\",\"at_us\":1,\"stock\":0}".into());
+    let message = error_of(&(lines.join("\n") + "\n"));
+    assert!(
+        message.starts_with("line 4: a line after the end"),
+        "{message}"
+    );
+}
