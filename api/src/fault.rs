@@ -177,6 +177,16 @@ pub enum FaultKind {
     /// As `release-delete-lost`, with the delete guaranteed (Curator's `guaranteed()`): sent
     /// again until it lands or the session ends. Strikes its room alone.
     ReleaseDeleteRetried,
+    /// As the work starts, the next holder renews its lock to the room's lease with the
+    /// owner-checked extend (a new lease only while the key holds the holder's value), whose
+    /// script reads the lease in milliseconds, but the client passes it as a number of
+    /// seconds, as Foundatio's `RenewAsync` did (Foundatio.Redis #73): a 3 s lease renewed
+    /// as 3 ms. For a lock whose key holds its owner's value (`lua-release`, `uuid-owner`).
+    /// Strikes its room alone.
+    RenewInSeconds,
+    /// As `renew-in-seconds`, with the lease passed in milliseconds, as the script reads it
+    /// (Foundatio.Redis #75). Strikes its room alone.
+    RenewInMilliseconds,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -184,7 +194,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 36] = [
+    pub const ALL: [FaultKind; 38] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -220,6 +230,8 @@ impl FaultKind {
         FaultKind::ReconnectChecksOwner,
         FaultKind::ReleaseDeleteLost,
         FaultKind::ReleaseDeleteRetried,
+        FaultKind::RenewInSeconds,
+        FaultKind::RenewInMilliseconds,
         FaultKind::Partition,
     ];
 
@@ -260,6 +272,8 @@ impl FaultKind {
             FaultKind::ReconnectChecksOwner => "reconnect-checks-owner",
             FaultKind::ReleaseDeleteLost => "release-delete-lost",
             FaultKind::ReleaseDeleteRetried => "release-delete-retried",
+            FaultKind::RenewInSeconds => "renew-in-seconds",
+            FaultKind::RenewInMilliseconds => "renew-in-milliseconds",
             FaultKind::Partition => "partition",
         }
     }
@@ -341,6 +355,8 @@ impl FaultKind {
                 | FaultKind::TokenPerInstance
                 | FaultKind::ReleaseDeleteLost
                 | FaultKind::ReleaseDeleteRetried
+                | FaultKind::RenewInSeconds
+                | FaultKind::RenewInMilliseconds
         )
     }
 

@@ -6,11 +6,12 @@
 //! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
 //! an extend, an owner token, a wait for the replicas) do when the holder or the store is not
 //! what the library thinks (dead, stuck, holding twice, writing where no token goes,
-//! extending a lock it lost, sharing its token with the tasks of its thread, behind a lagging
-//! replica, on a session it gave up, with a release lost on the way).
+//! extending a lock it lost, sharing its token with the tasks of its thread, renewing in the
+//! wrong unit, behind a lagging replica, on a session it gave up, with a release lost on the
+//! way).
 //!
 //! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock, redlock-rb,
-//! redis-semaphore, aredis, redis-py, Apache Curator), read in their own threads;
+//! redis-semaphore, aredis, redis-py, Foundatio.Redis, Apache Curator), read in their own threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
 use oversell_api::{Fault, FaultKind, Tier, Via, WaitStrategy};
@@ -70,6 +71,14 @@ const LAG_MS: u64 = 3_000;
 const LAG_STALL_MS: f64 = 2_000.0;
 const LAG_DEADLINE_MS: u64 = 6_000;
 const LAG_BUYERS: usize = 5;
+
+/// The renewal in the wrong unit: a 3 s lease the first holder renews as its 200 ms of work
+/// starts, five buyers trying every 10 ms. Renewed as 3 ms, the lease is gone long before the
+/// work is done, and the next buyer's try (within 10 ms) finds the key free; renewed as
+/// 3,000 ms, every sale is done well under its lease.
+const UNIT_LEASE_MS: u64 = 3_000;
+const UNIT_WORK_MS: u64 = 200;
+const UNIT_BUYERS: usize = 5;
 
 /// Curator's chapters run on one ZooKeeper server, with the session timeout `oversell up`
 /// gives (4 s), and buyers who wait up to 20 s, as the ZooKeeper chapters do.
@@ -478,6 +487,85 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              但租约到期的持锁者这回发现键里已经不是自己的令牌，什么也不删：没有误删他人锁，\
              它的释放被记为“锁已丢失”，也就是库抛出 LockError 告诉它的那件事。令牌的作用范围\
              是锁的一部分：每次加锁一个，由加锁的那一方带着，而不是由它碰巧运行的线程带着。",
+        ..BASE
+    },
+    Scenario {
+        id: "renewal-in-seconds-read-as-ms",
+        tier: Tier::LuaRelease,
+        ttl_ms: UNIT_LEASE_MS,
+        business_ms: UNIT_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::RenewInSeconds, 0)),
+        stock: UNIT_BUYERS as i64,
+        buyers: UNIT_BUYERS,
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_updates", 0.0),
+            // The renewed holder's release found the next holder's value in the key.
+            Check::eq("lost_releases", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Foundatio.Redis issue #73 (\"ReplaceIfEqualAsync sets a wrong expiration \
+                 value causing RenewAsync to release locks\": its CacheLockProvider's renewal \
+                 passed the expiry as TotalSeconds to a script that sets it with SET … PX, in \
+                 milliseconds, and renewed locks were released unexpectedly; labelled a bug, \
+                 fixed by pull requests #74 and #75, \"Change script timeouts to be in \
+                 milliseconds\"); 002 lines 514–523, the renewal that sets a holder's lease \
+                 again",
+        en: "The diamond rung, SET NX PX with a unique value and a compare-and-delete release, \
+             a 3 s lease, 200 ms of work per sale, five buyers trying every 10 ms. As its work \
+             starts, the first holder renews its lock to its 3 s lease, with a renewal that \
+             checks the key still holds its value and sets the lease in milliseconds (PEXPIRE), \
+             as Foundatio's lock renews through SET … PX. The client, though, passes the lease \
+             in seconds: 3. The key now lives 3 ms; the next buyer's try finds it free and \
+             takes the lock while the first holder works: an overlap, both read the same \
+             stock, and one sale is written over. The first holder's release then finds the \
+             second's value in the key and deletes nothing: its release is counted as lost. \
+             Nothing failed: the renewal succeeded, and said so. A lease is a number and a \
+             unit; a unit that lives only in a variable's name is a unit nobody checks. The \
+             next chapter passes milliseconds, as Foundatio's fix does.",
+        zh: "钻石方案：SET NX PX 配唯一值，释放时先比对再删除；租约 3 秒，每笔销售的业务耗时 \
+             200 毫秒，五个买家每 10 毫秒尝试一次。第一个持锁者开始处理业务时，把锁续期到它的 \
+             3 秒租约：续期先确认键里还是自己的值，再以毫秒为单位设置租约（PEXPIRE），就像 \
+             Foundatio 的锁通过 SET … PX 续期那样。可客户端传进去的租约是以秒为单位的：3。\
+             于是键只剩 3 毫秒；下一个买家一试就发现锁空着，在第一个持锁者还在处理业务时拿到了锁：\
+             临界区重叠，两人读到同样的库存，其中一笔销售被覆盖，出现丢失更新。第一个持锁者释放时，\
+             键里已经是第二个人的值，它什么也没删，这次释放被记为“锁已丢失”。没有任何一步报错：\
+             续期成功了，也是这么回答的。租约是一个数加一个单位；只写在变量名里的单位，没有人会去核对。\
+             下一章按毫秒传，就像 Foundatio 的修复那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "renewal-in-milliseconds-holds",
+        tier: Tier::LuaRelease,
+        ttl_ms: UNIT_LEASE_MS,
+        business_ms: UNIT_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::RenewInMilliseconds, 0)),
+        stock: UNIT_BUYERS as i64,
+        buyers: UNIT_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("lost_updates", 0.0),
+            Check::eq("lost_releases", 0.0),
+            Check::eq("orders", UNIT_BUYERS as f64),
+        ]),
+        timing_sensitive: false,
+        source: "Foundatio.Redis pull request #75 (\"Change script timeouts to be in \
+                 milliseconds\", after issue #73, with a test that renews a lock and checks it \
+                 does not expire early) and #74; 002 lines 514–523",
+        en: "The same rung, lease, work, buyers and renewal as the first holder's work starts, \
+             with the lease passed in milliseconds, 3000, as the script reads it and as \
+             Foundatio passes it since its fix. The renewal gives the key its 3 s again, the \
+             work takes 200 ms, and the five sell one at a time: no overlap, no update lost, \
+             every release finds its own value. The renewal was never the fault; the number \
+             was, and only a test that watches a renewed lock's lease (as the fix added) \
+             catches a unit off by a thousand.",
+        zh: "同样的方案、租约、业务耗时和买家，第一个持锁者开始处理业务时同样续期，但租约按毫秒传：\
+             3000，正是脚本读取的单位，也是 Foundatio 修复之后的传法。续期让键重新有了 3 秒，\
+             业务只要 200 毫秒，五个买家依次卖出：没有临界区重叠，没有丢失更新，每次释放都找到了\
+             自己的值。错的从来不是续期，而是那个数；只有盯着续期之后租约还剩多少的测试\
+             （修复里加的就是这样一个测试），才抓得住差了一千倍的单位。",
         ..BASE
     },
     Scenario {

@@ -1,6 +1,6 @@
 //! The questions of the chapters from the trackers: a watchdog that renews for a holder that
 //! died or got stuck, an acquire sent twice, a token no resource checks, an extend after the
-//! lease ran out, a lock that waits for a lagging replica, a ZooKeeper node kept across a new
+//! lease ran out, a renewal in the wrong unit, a lock that waits for a lagging replica, a ZooKeeper node kept across a new
 //! session, and a ZooKeeper release whose delete was lost.
 
 use super::shared::LATE_WRITE_FENCED;
@@ -205,6 +205,48 @@ const LAGGING: Family = Family {
     ],
 };
 
+/// A renewal whose lease is given in seconds or in milliseconds to a script that reads
+/// milliseconds: whether two work at once, and whether a sale is lost. The two chapters ask it
+/// side by side, in one order.
+const RENEWED_UNIT: Family = Family {
+    reads: &["overlaps", "lost_updates"],
+    options: &[
+        Choice {
+            en: "One at a time, yet a sale is written over",
+            zh: "同一时刻只有一个人，可还是有一笔销售被覆盖了",
+            sources: &[
+                "belief: a renewal that succeeds leaves the lock as safe as before, whatever \
+                        went wrong elsewhere — held by those who trust a reply of 1",
+            ],
+            rule: "overlaps == 0 and lost_updates > 0",
+        },
+        Choice {
+            en: "One at a time, all 5 sold and the stock right",
+            zh: "同一时刻只有一个人，5 件全部卖出，库存正确",
+            sources: &["002:514-523"],
+            rule: "overlaps == 0 and lost_updates == 0",
+        },
+        Choice {
+            en: "Two buyers work at once, and a sale is written over",
+            zh: "有两个买家同时处理业务，有一笔销售被覆盖了",
+            sources: &[
+                "belief: a lease's number means nothing without its unit — held by the \
+                        reporter of Foundatio.Redis #73",
+            ],
+            rule: "overlaps > 0 and lost_updates > 0",
+        },
+        Choice {
+            en: "Two buyers work at once, yet the stock comes out right",
+            zh: "有两个买家同时处理业务，可库存结果是对的",
+            sources: &[
+                "belief: a compare-and-delete release repairs what an overlap did — held \
+                        by those who take the release for the lock's whole safety",
+            ],
+            rule: "overlaps > 0 and lost_updates == 0",
+        },
+    ],
+};
+
 /// A ZooKeeper buyer that went on in line under a new session while the old one, and its
 /// node, lived on: whether two work at once, and whether a release finds its node. The two
 /// chapters ask it side by side, in one order.
@@ -380,6 +422,28 @@ pub(super) static QUESTIONS: &[Question] = &[
          收到的那个令牌才删除。这一次，每笔销售保存自己的令牌（上下文变量，每个任务一个），\
          释放时发送的就是它。这些释放会做什么？",
         &SCOPED,
+    ),
+    ask(
+        "renewal-in-seconds-read-as-ms",
+        "SET NX PX with a unique value on one Redis, a 3 s lease, a release that deletes the \
+         key only if it holds the holder's value; 200 ms of work per sale, five buyers for \
+         five items trying every 10 ms. As its work starts, the first holder renews its lock \
+         to 3 s with a script that sets the key's lease in milliseconds (PEXPIRE); the client \
+         passes the lease as a number of seconds, 3. What happens?",
+        "单个 Redis 上用 SET NX PX 配唯一值加锁，租约 3 秒，释放时只有键里还是持锁者的值才删除；\
+         每笔销售的业务耗时 200 毫秒，五个买家抢五件商品，每 10 毫秒尝试一次。第一个持锁者开始\
+         处理业务时，用一个以毫秒为单位设置键的租约的脚本（PEXPIRE）把锁续期到 3 秒；客户端传进去\
+         的租约是以秒为单位的数：3。会发生什么？",
+        &RENEWED_UNIT,
+    ),
+    ask(
+        "renewal-in-milliseconds-holds",
+        "The same lock, lease, work and buyers, and the same renewal as the first holder's \
+         work starts; this time the client passes the lease in milliseconds, 3000, as the \
+         script reads it. What happens?",
+        "同样的锁、租约、业务耗时和买家，第一个持锁者开始处理业务时同样续期；这一次客户端按毫秒\
+         传租约：3000，正是脚本读取的单位。会发生什么？",
+        &RENEWED_UNIT,
     ),
     ask(
         "replica-lag-blocks-synced-lock",
