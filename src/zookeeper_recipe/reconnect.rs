@@ -69,14 +69,22 @@ impl ZkSession {
                     .await
             }
             OldNode::Checked => {
-                let owned = retry_on_connection_loss(|| new.check_stat(&path)).await?;
-                if owned.is_some_and(|stat| stat.ephemeral_owner != new.session_id().0) {
-                    // Not this session's: deleted now rather than left to hold the line
-                    // until the old session ends.
-                    match retry_on_connection_loss(|| new.delete(&path, None)).await {
+                let owner_now = new.session_id().0;
+                match retry_on_connection_loss(|| new.check_stat(&path)).await? {
+                    // Ours after all (never, with the old session still held): wait on it.
+                    Some(stat) if stat.ephemeral_owner == owner_now => {
+                        let mut kept = Cleanup::moved_to(&new, &mut cleanup);
+                        return self
+                            .wait_on_old_node(&new, &mut kept, &created, room, owner, deadline)
+                            .await;
+                    }
+                    // Not this session's: deleted now rather than left to hold the line until
+                    // the old session ends, as LeaderLatch's reset deletes its old node.
+                    Some(_) => match retry_on_connection_loss(|| new.delete(&path, None)).await {
                         Ok(()) | Err(zk::Error::NoNode) => {}
                         Err(err) => return Err(err.into()),
-                    }
+                    },
+                    None => {}
                 }
                 cleanup.disarm();
                 self.lock(room, owner, deadline).await

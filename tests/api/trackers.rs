@@ -44,7 +44,7 @@ async fn the_curator_chapters_from_the_trackers_show_their_expected_outcome_on_z
             "zookeeper-reconnect-keeps-old-node",
             "zookeeper-reconnect-checks-owner",
             "zookeeper-release-lost-locks-out",
-            "zookeeper-release-delete-guaranteed",
+            "zookeeper-release-guaranteed",
         ]
     );
     passes_on(start_zookeeper_fleet(3, 1).await, &ids).await;

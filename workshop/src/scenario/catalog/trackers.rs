@@ -636,8 +636,8 @@ pub(super) static SCENARIOS: &[Scenario] = &[
                  expired and the client reconnected with a new session, two clients held the \
                  lock, one of them on a node of the previous session that the servers had not \
                  yet deleted; still open on the tracker) and CURATOR-498 (apache/curator \
-                 pull request #299: the protected-mode create, too, could take a closing \
-                 session's node for its own); the recipe as 001 lines 255–480 tell it, a \
+                 issue #1018: the protected-mode create, too, could take a closing session's \
+                 node for its own, read from a follower before the session's end reached it); the recipe as 001 lines 255–480 tell it, a \
                  buyer holding the lock when its node is the lowest",
         en: "ZooKeeper's lock as Curator's InterProcessMutex takes it, one server, a 4 s \
              session timeout, 2 s of work per sale. The first buyer creates its node; right \
@@ -742,7 +742,7 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..CURATOR
     },
     Scenario {
-        id: "zookeeper-release-delete-guaranteed",
+        id: "zookeeper-release-guaranteed",
         wait_deadline_ms: LOST_DELETE_DEADLINE_MS,
         fault: Some(Fault::new(FaultKind::ReleaseDeleteRetried, 0)),
         stock: LOST_DELETE_BUYERS as i64,

@@ -493,7 +493,7 @@ pub(super) static QUESTIONS: &[Question] = &[
         &LOST_DELETE,
     ),
     ask(
-        "zookeeper-release-delete-guaranteed",
+        "zookeeper-release-guaranteed",
         "The same server, buyers and 1.5 s wait, and the same delete lost on a connection \
          loss as the first buyer releases. This time a delete that failed with the connection \
          is sent again until it succeeds or the session ends. How many are sold?",
