@@ -160,7 +160,29 @@ pub async fn reset(
             }
         })
         .await;
+    clear_zookeeper_line(store, keys).await;
     Ok(())
+}
+
+/// How long a reset tries to clear the room's line in ZooKeeper.
+const ZOOKEEPER_CLEAR_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The room's line in ZooKeeper emptied, as its Redis lock key is deleted. ZooKeeper down (a
+/// lost quorum) leaves it to the sessions that hold it: the reset itself still succeeds.
+async fn clear_zookeeper_line(store: &LockStore, keys: &Keys) {
+    let Some(zookeeper) = store.zookeeper() else {
+        return;
+    };
+    let deadline = tokio::time::Instant::now() + ZOOKEEPER_CLEAR_WITHIN;
+    let cleared = match zookeeper.session(deadline).await {
+        Ok(session) => session.clear(keys.room(), deadline).await,
+        Err(err) => Err(err),
+    };
+    match cleared {
+        Ok(0) => {}
+        Ok(deleted) => tracing::info!(room = keys.room(), deleted, "reset: ZooKeeper line cleared"),
+        Err(err) => tracing::warn!(%err, room = keys.room(), "reset: ZooKeeper line not cleared"),
+    }
 }
 
 /// A page of the ledger, oldest first, as the JSON entries the scripts wrote.

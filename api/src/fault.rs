@@ -156,6 +156,37 @@ pub enum FaultKind {
     /// holder whose lease ran out then deletes the lock of the one who took it after, with
     /// its compare-and-delete satisfied. Strikes its room alone; nothing claims it.
     TokenPerInstance,
+    /// ZooKeeper only: as the next buyer queues, right after it created its lock node, its
+    /// instance gives up its session for a new one, as a client that declared its session
+    /// lost while the servers still hold it (Curator's, after a long disconnect). The old
+    /// session lives on the servers for `ms`, and its nodes with it; the buyer goes on in line
+    /// under the new session and, as Curator's `InterProcessMutex` does (CURATOR-604), still
+    /// counts the old node as its own: lowest, it holds the lock on a node about to go, and
+    /// when the old session ends the next buyer takes the lock beside it.
+    ReconnectKeepsNode,
+    /// As `reconnect-keeps-node`, with the check Curator's `LeaderLatch` makes since
+    /// CURATOR-696: a node counts as the buyer's only if its owner is the buyer's session now.
+    /// The old node is not: the buyer deletes it and queues again under the new session.
+    ReconnectChecksOwner,
+    /// ZooKeeper only: the next holder's release has its delete lost on a connection loss,
+    /// and the release gives up on it, as `InterProcessMutex#release` drops its record of the
+    /// hold whatever the delete did (CURATOR-678): the node stays while the instance's
+    /// session lives, and nobody else takes the lock. A reset deletes it. Strikes its room
+    /// alone.
+    ReleaseDeleteLost,
+    /// As `release-delete-lost`, with the delete guaranteed (Curator's `guaranteed()`): sent
+    /// again until it lands or the session ends. Strikes its room alone.
+    ReleaseDeleteRetried,
+    /// As the work starts, the next holder renews its lock to the room's lease with the
+    /// owner-checked extend (a new lease only while the key holds the holder's value), whose
+    /// script reads the lease in milliseconds, but the client passes it as a number of
+    /// seconds, as Foundatio's `RenewAsync` did (Foundatio.Redis #73): a 3 s lease renewed
+    /// as 3 ms. For a lock whose key holds its owner's value (`lua-release`, `uuid-owner`).
+    /// Strikes its room alone.
+    RenewInSeconds,
+    /// As `renew-in-seconds`, with the lease passed in milliseconds, as the script reads it
+    /// (Foundatio.Redis #75). Strikes its room alone.
+    RenewInMilliseconds,
     /// A fleet with `--network netns` only: the next holder, after reading the stock, cuts
     /// the members named in `isolate` off from the rest of the network, both ways, for `ms`
     /// (real packet drops; the resource store and nginx are never cut off).
@@ -163,7 +194,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 32] = [
+    pub const ALL: [FaultKind; 38] = [
         FaultKind::CrashHolding,
         FaultKind::CrashBeforeExpire,
         FaultKind::ReleaseGap,
@@ -195,6 +226,12 @@ impl FaultKind {
         FaultKind::ExtendRetakes,
         FaultKind::ExtendChecked,
         FaultKind::TokenPerInstance,
+        FaultKind::ReconnectKeepsNode,
+        FaultKind::ReconnectChecksOwner,
+        FaultKind::ReleaseDeleteLost,
+        FaultKind::ReleaseDeleteRetried,
+        FaultKind::RenewInSeconds,
+        FaultKind::RenewInMilliseconds,
         FaultKind::Partition,
     ];
 
@@ -231,6 +268,12 @@ impl FaultKind {
             FaultKind::ExtendRetakes => "extend-retakes",
             FaultKind::ExtendChecked => "extend-checked",
             FaultKind::TokenPerInstance => "token-per-instance",
+            FaultKind::ReconnectKeepsNode => "reconnect-keeps-node",
+            FaultKind::ReconnectChecksOwner => "reconnect-checks-owner",
+            FaultKind::ReleaseDeleteLost => "release-delete-lost",
+            FaultKind::ReleaseDeleteRetried => "release-delete-retried",
+            FaultKind::RenewInSeconds => "renew-in-seconds",
+            FaultKind::RenewInMilliseconds => "renew-in-milliseconds",
             FaultKind::Partition => "partition",
         }
     }
@@ -264,15 +307,29 @@ impl FaultKind {
         }
     }
 
-    /// Whether the fault strikes ZooKeeper's servers.
+    /// Whether the fault needs ZooKeeper: it strikes its servers, a session, or the recipe.
     pub fn needs_zookeeper(self) -> bool {
-        self == FaultKind::ZkNodeDown
+        self.strikes_zookeeper_session()
+            || matches!(
+                self,
+                FaultKind::ReleaseDeleteLost | FaultKind::ReleaseDeleteRetried
+            )
     }
 
-    /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper), not
-    /// an instance: the claimant strikes around its acquire, and other buyers wait for it.
+    /// Whether the fault strikes ZooKeeper's servers or an instance's session with them,
+    /// around the claimant's acquire.
+    fn strikes_zookeeper_session(self) -> bool {
+        matches!(
+            self,
+            FaultKind::ZkNodeDown | FaultKind::ReconnectKeepsNode | FaultKind::ReconnectChecksOwner
+        )
+    }
+
+    /// Whether the fault strikes where the locks live (a Redis lock store or ZooKeeper, or an
+    /// instance's session with it), not a sale: the claimant strikes around its acquire, and
+    /// other buyers wait for it.
     pub fn strikes_lock_store(self) -> bool {
-        self.needs_lock_store().is_some() || self.needs_zookeeper()
+        self.needs_lock_store().is_some() || self.strikes_zookeeper_session()
     }
 
     /// Whether the fault strikes only the sale of its own room (a pause inside that sale's
@@ -296,6 +353,10 @@ impl FaultKind {
                 | FaultKind::ExtendRetakes
                 | FaultKind::ExtendChecked
                 | FaultKind::TokenPerInstance
+                | FaultKind::ReleaseDeleteLost
+                | FaultKind::ReleaseDeleteRetried
+                | FaultKind::RenewInSeconds
+                | FaultKind::RenewInMilliseconds
         )
     }
 
@@ -315,6 +376,8 @@ impl FaultKind {
                 | FaultKind::NodeSlow
                 | FaultKind::ValidityUnchecked
                 | FaultKind::ZkNodeDown
+                | FaultKind::ReconnectKeepsNode
+                | FaultKind::ReconnectChecksOwner
                 | FaultKind::HolderPause
                 | FaultKind::UncheckedWrite
                 | FaultKind::ExtendRetakes
@@ -366,7 +429,8 @@ pub struct Fault {
     pub kind: FaultKind,
     /// Duration for `release-gap`, `freeze`, `cpu-starve`, `replica-lag`, `lock-store-down`, the outage of
     /// `renewal-outage` and `renewal-gives-up`, `node-down`, `node-slow`,
-    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the pause of
+    /// `zk-node-down`, `holder-pause`, `unchecked-write`, `partition`, the old session's
+    /// life of `reconnect-keeps-node` and `reconnect-checks-owner`, the pause of
     /// `extend-retakes` and `extend-checked`, the subscription gap of `late-subscriber`
     /// and `subscribe-gap`, the jump of `clock-jump`; 0 otherwise.
     pub ms: u64,

@@ -32,6 +32,8 @@ pub enum Point {
     LockWritten,
     /// An attempt found the lock busy, before the buyer waits.
     Busy,
+    /// A release is about to send the delete of its lock node (the ZooKeeper tiers).
+    BeforeDelete,
 }
 
 /// How a lock's run goes on from a [`Point`].
@@ -47,6 +49,11 @@ pub enum Go {
     ReplyLost,
     /// The buyer subscribes to release messages only after this gap (`wait.rs`).
     SubscribeAfter(SubscriptionGap),
+    /// The release's delete is lost on a connection loss; `retried`: the release sends it
+    /// again until it lands, else it gives up on it.
+    DeleteLost {
+        retried: bool,
+    },
 }
 
 /// The time a buyer that found the lock busy takes to subscribe to release messages.

@@ -41,6 +41,19 @@ impl Cleanup {
         }
     }
 
+    /// The clean-up of `old`'s node, moved to `client`'s session: `old` is disarmed.
+    pub(super) fn moved_to(client: &zk::Client, old: &mut Cleanup) -> Self {
+        old.armed = false;
+        Cleanup {
+            client: client.clone(),
+            dir: old.dir.clone(),
+            marker: old.marker.clone(),
+            name: old.name.clone(),
+            in_line: false,
+            armed: true,
+        }
+    }
+
     pub(super) fn created(&mut self, name: &str) {
         self.name = Some(name.to_owned());
     }

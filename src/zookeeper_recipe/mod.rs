@@ -27,6 +27,8 @@
 //! - `session`: the [`ZkSession`]: connecting, the session's expiry, and re-opening it.
 //! - `recipe`: the recipe itself ([`ZkSession::lock`], [`ZkSession::release`],
 //!   [`ZkSession::still_held`]), and why it is not the crate's own `Client::lock`.
+//! - `reconnect`: a session given up in the middle of an acquire, and what the recipe makes of
+//!   the node it created under the old one (CURATOR-604).
 //! - `cleanup`: a `lock` cancelled at any point leaves no node behind.
 //! - `naming`: the lock dirs and Curator's node names.
 //! - `store`: an instance's way to ZooKeeper ([`ZkStore`]), and what `/state` shows of it
@@ -39,13 +41,15 @@ mod cleanup;
 mod four_letter;
 mod naming;
 mod recipe;
+mod reconnect;
 mod session;
 mod store;
 mod zk_error;
 
 pub use four_letter::{four_letter, PID_FILE};
 pub use naming::{lock_dir, LOCK_ROOT};
-pub use recipe::{Released, ZkHeld};
+pub use recipe::{DeleteLoss, Released, ZkHeld};
+pub use reconnect::{OldNode, Reconnect};
 pub use session::{connect, ZkSession};
 pub use store::{ServerModes, ZkNode, ZkStore};
 pub use zk_error::ZkError;

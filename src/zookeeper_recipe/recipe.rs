@@ -40,6 +40,18 @@ pub struct ZkHeld {
     pub session: i64,
 }
 
+/// A release's first delete lost on a connection loss (the `release-delete-*` faults), and
+/// what the release does then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteLoss {
+    /// Nothing lost.
+    None,
+    /// The release gives up on the delete: the node stays as long as the session lives.
+    Forgotten,
+    /// The delete is sent again until it lands (Curator's `guaranteed()`).
+    Retried,
+}
+
 /// What a release found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Released {
@@ -93,19 +105,42 @@ impl ZkSession {
     /// goes on in the background until it succeeds or the session ends (which deletes the
     /// node anyway), so the room is never left locked by a live session.
     pub async fn release(&self, held: &ZkHeld) -> Result<Released, ZkError> {
+        self.release_meeting(held, DeleteLoss::None).await
+    }
+
+    /// [`ZkSession::release`], its first delete lost on the way as `loss` says (the
+    /// `release-delete-*` faults).
+    pub async fn release_meeting(
+        &self,
+        held: &ZkHeld,
+        loss: DeleteLoss,
+    ) -> Result<Released, ZkError> {
         let client = self.client.lock().await.clone();
         if client.session_id().0 != held.session {
             // The holder's session expired and a new one was opened since: the node went
             // with the old one (or is about to, when the servers notice).
             return Ok(Released::Lost);
         }
+        if loss == DeleteLoss::Forgotten {
+            // What `InterProcessMutex#release` did before CURATOR-678: its record of the hold
+            // is gone whatever the delete did, and nothing sends the delete again.
+            return Err(ZkError::Unreachable(format!(
+                "the delete of {} was lost with the connection, and not sent again",
+                held.path
+            )));
+        }
         // A delete retried after a lost connection may find its own work done: NoNode then,
         // with the session still alive (an ephemeral node goes only by a delete or with its
         // session), means the first try deleted it.
         let deleting = async {
             let mut retried = false;
+            let mut lose_first = loss == DeleteLoss::Retried;
             loop {
-                match client.delete(&held.path, None).await {
+                let answer = match std::mem::take(&mut lose_first) {
+                    true => Err(zk::Error::ConnectionLoss),
+                    false => client.delete(&held.path, None).await,
+                };
+                match answer {
                     Ok(()) => return Ok(()),
                     Err(err) if connection_lost(&err) => retried = true,
                     Err(err) => return Err((err, retried)),
@@ -152,7 +187,7 @@ impl ZkSession {
     }
 }
 
-fn connected(state: zk::SessionState) -> bool {
+pub(super) fn connected(state: zk::SessionState) -> bool {
     matches!(
         state,
         zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly
@@ -160,12 +195,12 @@ fn connected(state: zk::SessionState) -> bool {
 }
 
 /// Why one pass of the recipe stopped.
-enum Stop {
+pub(super) enum Stop {
     /// The session expired: its node is gone.
     Expired,
     Zk(zk::Error),
 }
-use Stop::{Expired, Zk};
+pub(super) use Stop::{Expired, Zk};
 
 impl From<zk::Error> for Stop {
     fn from(err: zk::Error) -> Self {
@@ -176,22 +211,40 @@ impl From<zk::Error> for Stop {
     }
 }
 
+/// Our node as its create answered.
+pub(super) struct Created {
+    pub(super) name: String,
+    pub(super) sequence: u64,
+    pub(super) czxid: i64,
+}
+
 /// Creates our node, then waits until it is the lowest.
 async fn acquire(client: &zk::Client, cleanup: &mut Cleanup, owner: &str) -> Result<ZkHeld, Stop> {
-    let (name, sequence, czxid) = create_node(client, cleanup, owner).await?;
+    let created = create_node(client, cleanup, owner).await?;
+    wait_in_line(client, cleanup, &created).await
+}
+
+/// Waits until `created` is the lowest node of the room, watching only the node just ahead.
+/// The node is found by its name: whose session it is, is not asked.
+pub(super) async fn wait_in_line(
+    client: &zk::Client,
+    cleanup: &mut Cleanup,
+    created: &Created,
+) -> Result<ZkHeld, Stop> {
     let dir = cleanup.dir.clone();
+    let name = &created.name;
     loop {
         let children = retry_on_connection_loss(|| client.list_children(&dir)).await?;
         let line = sorted_contenders(children);
-        let Some(place) = line.iter().position(|(_, n)| *n == name) else {
+        let Some(place) = line.iter().position(|(_, n)| n == name) else {
             // Our node is gone: only an expiry (or someone deleting it) does that.
             return Err(Expired);
         };
         if place == 0 {
             return Ok(ZkHeld {
                 path: format!("{dir}/{name}"),
-                sequence,
-                czxid,
+                sequence: created.sequence,
+                czxid: created.czxid,
                 session: client.session_id().0,
             });
         }
@@ -211,13 +264,12 @@ async fn acquire(client: &zk::Client, cleanup: &mut Cleanup, owner: &str) -> Res
     }
 }
 
-/// Creates our ephemeral sequential node (and the room's dir the first time). Returns its
-/// name, sequence and creation zxid.
-async fn create_node(
+/// Creates our ephemeral sequential node (and the room's dir the first time).
+pub(super) async fn create_node(
     client: &zk::Client,
     cleanup: &mut Cleanup,
     owner: &str,
-) -> Result<(String, u64, i64), Stop> {
+) -> Result<Created, Stop> {
     let prefix = format!("{}/{}", cleanup.dir, cleanup.marker);
     let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
     loop {
@@ -226,7 +278,12 @@ async fn create_node(
                 let name = format!("{}{sequence}", cleanup.marker);
                 cleanup.created(&name);
                 let sequence = u64::try_from(sequence.into_i64()).unwrap_or_default();
-                return Ok((name, sequence, stat.czxid));
+                let czxid = stat.czxid;
+                return Ok(Created {
+                    name,
+                    sequence,
+                    czxid,
+                });
             }
             Err(zk::Error::NoNode) => {
                 let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
@@ -247,7 +304,12 @@ async fn create_node(
                         return Err(Expired);
                     };
                     let sequence = sequence_of(&name).unwrap_or_default();
-                    return Ok((name, sequence, stat.czxid));
+                    let czxid = stat.czxid;
+                    return Ok(Created {
+                        name,
+                        sequence,
+                        czxid,
+                    });
                 }
             }
             Err(err) => return Err(err.into()),

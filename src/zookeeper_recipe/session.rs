@@ -13,7 +13,7 @@ use super::zk_error::{connection_lost, unreachable_at_deadline, ZkError};
 /// A ZooKeeper session, re-opened when it expired. Dropping it closes the session (once no
 /// background clean-up still uses it), and ZooKeeper deletes its nodes at once.
 pub struct ZkSession {
-    connect_string: String,
+    pub(super) connect_string: String,
     pub(super) session_timeout: Duration,
     /// The live client. A tokio `Mutex` held across a re-connect on purpose: concurrent sales
     /// wait for one new session instead of each opening its own.
@@ -35,7 +35,10 @@ pub async fn connect(
     })
 }
 
-async fn open(connect_string: &str, session_timeout: Duration) -> Result<zk::Client, ZkError> {
+pub(super) async fn open(
+    connect_string: &str,
+    session_timeout: Duration,
+) -> Result<zk::Client, ZkError> {
     let connecting = zk::Client::connector()
         .with_session_timeout(session_timeout)
         // Try each server once rather than cycle until the session timeout: a dead ensemble

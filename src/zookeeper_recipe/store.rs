@@ -51,6 +51,36 @@ impl ZkSession {
     }
 }
 
+impl ZkSession {
+    /// Deletes every node in the room's line, whoever's session holds it, as a reset deletes a
+    /// Redis lock's key: a node left by a live session (a release whose delete was lost) would
+    /// otherwise hold the room until that session ends. Waiters whose node goes queue again; a
+    /// holder's release then finds its lock lost. Returns how many were deleted.
+    pub async fn clear(&self, room: &str, deadline: Instant) -> Result<usize, ZkError> {
+        let clearing = async {
+            let client = self.client(deadline).await?;
+            let dir = lock_dir(room);
+            let names = match retry_on_connection_loss(|| client.list_children(&dir)).await {
+                Err(zk::Error::NoNode) => return Ok(0),
+                listed => listed?,
+            };
+            let mut deleted = 0;
+            for (_, name) in sorted_contenders(names) {
+                let path = format!("{dir}/{name}");
+                match retry_on_connection_loss(|| client.delete(&path, None)).await {
+                    Ok(()) => deleted += 1,
+                    Err(zk::Error::NoNode) => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            Ok(deleted)
+        };
+        tokio::time::timeout_at(deadline, clearing)
+            .await
+            .map_err(|_| unreachable_at_deadline())?
+    }
+}
+
 /// Between tries to open a first session.
 const REOPEN_PAUSE: Duration = Duration::from_millis(100);
 

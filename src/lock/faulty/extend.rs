@@ -9,6 +9,9 @@
 //!   tier's renewals send): a new lease only while the key holds the holder's value, which is
 //!   what both libraries send since.
 //!
+//! The renewal of `renew-in-seconds` and `renew-in-milliseconds` is the checked one, given
+//! its lease in the wrong unit or the right one.
+//!
 //! Both act on the key of a lock that holds its owner's value (`lua-release`, `uuid-owner`);
 //! another tier's lock lives under another key, where the checked extend finds nothing.
 
@@ -35,6 +38,15 @@ pub(super) enum Extend {
 /// Sends the extend for `cx.owner`'s lock, a new lease of the room's `ttl_ms`: whether it
 /// says the lock is still the holder's.
 pub(super) async fn extend(cx: &LockCx<'_>, how: Extend) -> Result<bool, StoreError> {
+    extend_by(cx, how, cx.settings.ttl_ms).await
+}
+
+/// [`extend`], with `lease` as the number the script reads as milliseconds.
+pub(super) async fn extend_by(
+    cx: &LockCx<'_>,
+    how: Extend,
+    lease: u64,
+) -> Result<bool, StoreError> {
     let script = match how {
         Extend::Retakes => &*RETAKES,
         Extend::Checked => &*CHECKED,
@@ -43,7 +55,7 @@ pub(super) async fn extend(cx: &LockCx<'_>, how: Extend) -> Result<bool, StoreEr
     let extended: i64 = script
         .key(cx.keys.lock())
         .arg(cx.owner)
-        .arg(cx.settings.ttl_ms)
+        .arg(lease)
         .invoke_async(&mut conn)
         .await?;
     Ok(extended == 1)

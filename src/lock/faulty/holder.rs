@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::super::hook::Interrupted;
 use super::super::{LockError, Section};
-use super::extend::{extend, Extend};
+use super::extend::{extend, extend_by, Extend};
 use super::partition;
 use crate::faults::{self, FaultKind, FaultPoints};
 
@@ -32,8 +32,10 @@ pub(super) async fn at_the_read(
 
 /// As the work starts: a helper that locks too (`nested-lock`, the step `reentrant-nested`
 /// makes on every sale, here for any tier: a lock that does not know its owner waits for
-/// itself), and a partition (the holder works on, cut off or not). `Err`: the nested acquire
-/// failed and the sale gives up, leaving without its write.
+/// itself), a partition (the holder works on, cut off or not), and a renewal of the lock to
+/// the room's lease with the lease in seconds or in milliseconds (`renew-in-seconds`,
+/// `renew-in-milliseconds`). `Err`: the nested acquire or the renewal failed and the sale
+/// gives up, leaving without its write.
 pub(super) async fn as_the_work_starts(
     faults: &FaultPoints<'_>,
     section: &Section<'_>,
@@ -45,6 +47,21 @@ pub(super) async fn as_the_work_starts(
     }
     if let Some(fault) = faults.claim(FaultKind::Partition).await {
         partition::strike(&section.cx(), &fault).await;
+    }
+    for (kind, per_ms) in [
+        (FaultKind::RenewInSeconds, 1_000),
+        (FaultKind::RenewInMilliseconds, 1),
+    ] {
+        if faults.claim(kind).await.is_some() {
+            let cx = section.cx();
+            // The lease as the client computed it: in seconds, it is a thousand times too
+            // short for a script that reads milliseconds (and 0 below a second, which Redis
+            // refuses).
+            let lease = cx.settings.ttl_ms / per_ms;
+            if !extend_by(&cx, Extend::Checked, lease).await? {
+                return Err(LockError::Lost);
+            }
+        }
     }
     Ok(())
 }

@@ -9,7 +9,8 @@
 //! - the overtaking unlock of `renewal-outlives-release`, before the acquire;
 //! - between acquire steps (`crash-before-expire`, `holder-dies-between-steps`), after the
 //!   attempt that took the lock (`acquire-reply-lost`), between release steps
-//!   (`release-gap`), in line (`waiter-dies`, `subscribe-gap`, `late-subscriber`);
+//!   (`release-gap`), in line (`waiter-dies`, `subscribe-gap`, `late-subscriber`), as a
+//!   ZooKeeper release sends its delete (`release-delete-lost`, `release-delete-retried`);
 //! - in the critical section (`holder.rs`): at the read, as the work starts, before the write
 //!   (where a holder may also extend its lease first, `extend.rs`).
 //!
@@ -136,6 +137,18 @@ impl<'a> FaultLayer<'a> {
         }
     }
 
+    /// A ZooKeeper release about to send its delete: lost, and given up on or sent again.
+    async fn before_delete(&self, cx: &LockCx<'_>) -> Go {
+        let points = self.points(cx);
+        if points.claim(FaultKind::ReleaseDeleteLost).await.is_some() {
+            return Go::DeleteLost { retried: false };
+        }
+        match points.claim(FaultKind::ReleaseDeleteRetried).await {
+            Some(_) => Go::DeleteLost { retried: true },
+            None => Go::On,
+        }
+    }
+
     /// The point between a lock's first and second acquire step, where `setnx-expire` dies
     /// before its `EXPIRE`: the process aborts (`crash-before-expire`), or the holder alone
     /// stops dead (`holder-dies-between-steps`).
@@ -199,6 +212,7 @@ impl StepHook for FaultLayer<'_> {
                 }
             }
             Point::Busy => return self.busy(cx).await,
+            Point::BeforeDelete => return self.before_delete(cx).await,
         }
         Go::On
     }

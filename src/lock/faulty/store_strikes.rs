@@ -202,6 +202,12 @@ pub(super) async fn after_acquire(cx: &LockCx<'_>, fault: &Fault) {
         }
         FaultKind::NodeRestart | FaultKind::ClockJump => redlock::strike_after(cx, fault).await,
         FaultKind::ValidityUnchecked => Ok("a majority kept without checking its validity".into()),
+        // Struck inside the ZooKeeper recipe's acquire (`tiers/zookeeper.rs`), recorded now.
+        FaultKind::ReconnectKeepsNode | FaultKind::ReconnectChecksOwner => Ok(format!(
+            "the session given up for a new one as the buyer queued; the old one lived {} ms \
+             more on the servers",
+            fault.ms
+        )),
         FaultKind::RenewalOutage | FaultKind::RenewalGivesUp => {
             let down_for = std::time::Duration::from_millis(fault.ms);
             store::kill_store_for(cx.store.pool(), down_for)

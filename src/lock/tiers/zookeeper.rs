@@ -26,6 +26,11 @@
 //! grows, is the fencing token, and the stock refuses a write with a lower token than it has
 //! seen. ZooKeeper can issue such a token; Redlock cannot.
 //!
+//! Two of Curator's incidents are faults here (`faulty/`): a session given up as a buyer
+//! queues, after which the buyer either counts its old node as its own (CURATOR-604) or checks
+//! which session owns it ([`Reconnect`]); and a release whose delete is lost on a connection
+//! loss, given up on (CURATOR-678) or sent again until it lands ([`DeleteLoss`]).
+//!
 //! Not a step list: the lock is a queue of nodes in ZooKeeper, each waiter watching the one
 //! ahead of it, not a Redis key tried again.
 
@@ -35,12 +40,13 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::lock::hook::Point;
+use crate::faults::FaultKind;
+use crate::lock::hook::{Go, Point};
 use crate::lock::{Attempt, Held, Lock, LockCx, LockError};
 use oversell_api::tier::Tier;
 
 use crate::redis_pool::StoreError;
-use crate::zookeeper_recipe::{Released, ZkError, ZkHeld, ZkStore};
+use crate::zookeeper_recipe::{DeleteLoss, OldNode, Reconnect, Released, ZkError, ZkHeld, ZkStore};
 
 /// The tiers this file locks for.
 pub(in crate::lock) fn locks() -> Vec<(Tier, crate::lock::TierLock)> {
@@ -129,8 +135,14 @@ impl Lock for ZooKeeperLock {
         }
         // Before the claimant queues (where `zk-node-down` strikes).
         cx.at(Point::BeforeAttempt).await;
-        self.take(cx, Instant::now() + cx.settings.wait_deadline())
-            .await
+        let held = self
+            .take(cx, Instant::now() + cx.settings.wait_deadline())
+            .await?;
+        // A session fault struck inside the acquire is recorded now that it took the lock.
+        if reconnect(cx).is_some() {
+            cx.at(Point::AfterAttempt { took: true }).await;
+        }
+        Ok(held)
     }
 
     async fn release(&self, cx: &LockCx<'_>, _held: Held) -> Result<(), StoreError> {
@@ -149,7 +161,16 @@ impl Lock for ZooKeeperLock {
         let session = zookeeper(cx)?
             .opened()
             .ok_or_else(|| unavailable("no session to release with"))?;
-        match session.release(&node).await.map_err(store_error)? {
+        let loss = match cx.at(Point::BeforeDelete).await {
+            Go::DeleteLost { retried: false } => DeleteLoss::Forgotten,
+            Go::DeleteLost { retried: true } => DeleteLoss::Retried,
+            _ => DeleteLoss::None,
+        };
+        match session
+            .release_meeting(&node, loss)
+            .await
+            .map_err(store_error)?
+        {
             Released::Deleted => Ok(()),
             // The session expired while the holder worked: its node, and the lock, were gone.
             Released::Lost => cx.lost_release().await,
@@ -168,7 +189,16 @@ impl ZooKeeperLock {
             .session(deadline)
             .await
             .map_err(store_error)?;
-        let node = match session.lock(cx.keys.room(), cx.owner, deadline).await {
+        let room = cx.keys.room();
+        let taking = match reconnect(cx) {
+            Some(reconnect) => {
+                session
+                    .lock_across_reconnect(room, cx.owner, deadline, reconnect)
+                    .await
+            }
+            None => session.lock(room, cx.owner, deadline).await,
+        };
+        let node = match taking {
             Ok(node) => node,
             Err(ZkError::Timeout) => return Err(LockError::Timeout),
             Err(err) => return Err(LockError::Store(store_error(err))),
@@ -177,6 +207,20 @@ impl ZooKeeperLock {
         self.holds().insert(cx.owner.to_owned(), (node, 1));
         Ok(held)
     }
+}
+
+/// The session given up as this sale queues, when it claimed a `reconnect-*` fault.
+fn reconnect(cx: &LockCx<'_>) -> Option<Reconnect> {
+    let fault = cx.hook.and_then(|hook| hook.claimed_store_fault())?;
+    let old_node = match fault.kind {
+        FaultKind::ReconnectKeepsNode => OldNode::Kept,
+        FaultKind::ReconnectChecksOwner => OldNode::Checked,
+        _ => return None,
+    };
+    Some(Reconnect {
+        linger: std::time::Duration::from_millis(fault.ms),
+        old_node,
+    })
 }
 
 fn zookeeper<'a>(cx: &LockCx<'a>) -> Result<&'a ZkStore, StoreError> {

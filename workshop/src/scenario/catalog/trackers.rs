@@ -1,16 +1,17 @@
 //! From the trackers, continued: more failures that users of the lock libraries reported
 //! in their issue trackers, each reproduced on the default fleet, three instances on one Redis,
-//! but the last, on a Sentinel lock store, and judged from the resource store like every
-//! other chapter. [`field`](super::field)
+//! but the lagging replica's, on a Sentinel lock store, and Curator's, on one ZooKeeper
+//! server, and judged from the resource store like every other chapter. [`field`](super::field)
 //! holds the first ones; these are kept apart because they share one lesson of their own:
 //! what a lock's own safeguards (a watchdog's renewals, a retried acquire, a fencing token,
 //! an extend, an owner token, a wait for the replicas) do when the holder or the store is not
 //! what the library thinks (dead, stuck, holding twice, writing where no token goes,
-//! extending a lock it lost, sharing its token with the tasks of its thread, behind a lagging
-//! replica).
+//! extending a lock it lost, sharing its token with the tasks of its thread, renewing in the
+//! wrong unit, behind a lagging replica, on a session it gave up, with a release lost on the
+//! way).
 //!
 //! Sources: the issues each chapter names (Redisson, RedLock.net, ShedLock, redlock-rb,
-//! redis-semaphore, aredis, redis-py), read in their own threads;
+//! redis-semaphore, aredis, redis-py, Foundatio.Redis, Apache Curator), read in their own threads;
 //! each chapter names the lines where an article's code or word meets its failure.
 
 use oversell_api::{Fault, FaultKind, Tier, Via, WaitStrategy};
@@ -70,6 +71,36 @@ const LAG_MS: u64 = 3_000;
 const LAG_STALL_MS: f64 = 2_000.0;
 const LAG_DEADLINE_MS: u64 = 6_000;
 const LAG_BUYERS: usize = 5;
+
+/// The renewal in the wrong unit: a 3 s lease the first holder renews as its 200 ms of work
+/// starts, five buyers trying every 10 ms. Renewed as 3 ms, the lease is gone long before the
+/// work is done, and the next buyer's try (within 10 ms) finds the key free; renewed as
+/// 3,000 ms, every sale is done well under its lease.
+const UNIT_LEASE_MS: u64 = 3_000;
+const UNIT_WORK_MS: u64 = 200;
+const UNIT_BUYERS: usize = 5;
+
+/// Curator's chapters run on one ZooKeeper server, with the session timeout `oversell up`
+/// gives (4 s), and buyers who wait up to 20 s, as the ZooKeeper chapters do.
+const CURATOR: Scenario = Scenario {
+    tier: Tier::Zookeeper,
+    wait_deadline_ms: 20_000,
+    store: StoreSetup::zookeeper(1),
+    ..BASE
+};
+
+/// The session given up as the first buyer queues: the servers keep the old one 1 s more, and
+/// each sale works 2 s, so the old node goes (and the next buyer with it takes the lock) a
+/// second before the first buyer's work is done, whatever the load (a second of margin each
+/// way). Three buyers, three items: 6 s in all when they go one at a time.
+const RECONNECT_LINGER_MS: u64 = 1_000;
+const RECONNECT_WORK_MS: u64 = 2_000;
+const RECONNECT_BUYERS: usize = 3;
+
+/// The lost delete: buyers who wait 1.5 s each behind a node nobody deletes, so the chapter
+/// ends in seconds; the guaranteed delete lands in milliseconds, well within that wait.
+const LOST_DELETE_DEADLINE_MS: u64 = 1_500;
+const LOST_DELETE_BUYERS: usize = 3;
 
 pub(super) static SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -459,6 +490,85 @@ pub(super) static SCENARIOS: &[Scenario] = &[
         ..BASE
     },
     Scenario {
+        id: "renewal-in-seconds-read-as-ms",
+        tier: Tier::LuaRelease,
+        ttl_ms: UNIT_LEASE_MS,
+        business_ms: UNIT_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::RenewInSeconds, 0)),
+        stock: UNIT_BUYERS as i64,
+        buyers: UNIT_BUYERS,
+        expect: Expect::Figures(&[
+            Check::gt("overlaps", 0.0),
+            Check::gt("lost_updates", 0.0),
+            // The renewed holder's release found the next holder's value in the key.
+            Check::eq("lost_releases", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Foundatio.Redis issue #73 (\"ReplaceIfEqualAsync sets a wrong expiration \
+                 value causing RenewAsync to release locks\": its CacheLockProvider's renewal \
+                 passed the expiry as TotalSeconds to a script that sets it with SET … PX, in \
+                 milliseconds, and renewed locks were released unexpectedly; labelled a bug, \
+                 fixed by pull requests #74 and #75, \"Change script timeouts to be in \
+                 milliseconds\"); 002 lines 514–523, the renewal that sets a holder's lease \
+                 again",
+        en: "The diamond rung, SET NX PX with a unique value and a compare-and-delete release, \
+             a 3 s lease, 200 ms of work per sale, five buyers trying every 10 ms. As its work \
+             starts, the first holder renews its lock to its 3 s lease, with a renewal that \
+             checks the key still holds its value and sets the lease in milliseconds (PEXPIRE), \
+             as Foundatio's lock renews through SET … PX. The client, though, passes the lease \
+             in seconds: 3. The key now lives 3 ms; the next buyer's try finds it free and \
+             takes the lock while the first holder works: an overlap, both read the same \
+             stock, and one sale is written over. The first holder's release then finds the \
+             second's value in the key and deletes nothing: its release is counted as lost. \
+             Nothing failed: the renewal succeeded, and said so. A lease is a number and a \
+             unit; a unit that lives only in a variable's name is a unit nobody checks. The \
+             next chapter passes milliseconds, as Foundatio's fix does.",
+        zh: "钻石方案：SET NX PX 配唯一值，释放时先比对再删除；租约 3 秒，每笔销售的业务耗时 \
+             200 毫秒，五个买家每 10 毫秒尝试一次。第一个持锁者开始处理业务时，把锁续期到它的 \
+             3 秒租约：续期先确认键里还是自己的值，再以毫秒为单位设置租约（PEXPIRE），就像 \
+             Foundatio 的锁通过 SET … PX 续期那样。可客户端传进去的租约是以秒为单位的：3。\
+             于是键只剩 3 毫秒；下一个买家一试就发现锁空着，在第一个持锁者还在处理业务时拿到了锁：\
+             临界区重叠，两人读到同样的库存，其中一笔销售被覆盖，出现丢失更新。第一个持锁者释放时，\
+             键里已经是第二个人的值，它什么也没删，这次释放被记为“锁已丢失”。没有任何一步报错：\
+             续期成功了，也是这么回答的。租约是一个数加一个单位；只写在变量名里的单位，没有人会去核对。\
+             下一章按毫秒传，就像 Foundatio 的修复那样。",
+        ..BASE
+    },
+    Scenario {
+        id: "renewal-in-milliseconds-holds",
+        tier: Tier::LuaRelease,
+        ttl_ms: UNIT_LEASE_MS,
+        business_ms: UNIT_WORK_MS,
+        wait: WaitStrategy::Spin { sleep_ms: 10 },
+        fault: Some(Fault::new(FaultKind::RenewInMilliseconds, 0)),
+        stock: UNIT_BUYERS as i64,
+        buyers: UNIT_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("lost_updates", 0.0),
+            Check::eq("lost_releases", 0.0),
+            Check::eq("orders", UNIT_BUYERS as f64),
+        ]),
+        timing_sensitive: false,
+        source: "Foundatio.Redis pull request #75 (\"Change script timeouts to be in \
+                 milliseconds\", after issue #73, with a test that renews a lock and checks it \
+                 does not expire early) and #74; 002 lines 514–523",
+        en: "The same rung, lease, work, buyers and renewal as the first holder's work starts, \
+             with the lease passed in milliseconds, 3000, as the script reads it and as \
+             Foundatio passes it since its fix. The renewal gives the key its 3 s again, the \
+             work takes 200 ms, and the five sell one at a time: no overlap, no update lost, \
+             every release finds its own value. The renewal was never the fault; the number \
+             was, and only a test that watches a renewed lock's lease (as the fix added) \
+             catches a unit off by a thousand.",
+        zh: "同样的方案、租约、业务耗时和买家，第一个持锁者开始处理业务时同样续期，但租约按毫秒传：\
+             3000，正是脚本读取的单位，也是 Foundatio 修复之后的传法。续期让键重新有了 3 秒，\
+             业务只要 200 毫秒，五个买家依次卖出：没有临界区重叠，没有丢失更新，每次释放都找到了\
+             自己的值。错的从来不是续期，而是那个数；只有盯着续期之后租约还剩多少的测试\
+             （修复里加的就是这样一个测试），才抓得住差了一千倍的单位。",
+        ..BASE
+    },
+    Scenario {
         id: "replica-lag-blocks-synced-lock",
         tier: Tier::LuaRelease,
         wait_deadline_ms: LAG_DEADLINE_MS,
@@ -506,5 +616,162 @@ pub(super) static SCENARIOS: &[Scenario] = &[
              （等得更久，或者干脆不等）把其中的取舍说得很清楚：WAIT 换来一把主从切换丢不掉的锁，\
              代价是一把从节点一落后就拿不到的锁。",
         ..BASE
+    },
+    Scenario {
+        id: "zookeeper-reconnect-keeps-old-node",
+        business_ms: RECONNECT_WORK_MS,
+        fault: Some(Fault::new(FaultKind::ReconnectKeepsNode, RECONNECT_LINGER_MS)),
+        stock: RECONNECT_BUYERS as i64,
+        buyers: RECONNECT_BUYERS,
+        expect: Expect::Figures(&[
+            // Two held the lock at once: the first on a node its new session does not own.
+            Check::gt("overlaps", 0.0),
+            // Its release found that node gone with the old session.
+            Check::eq("lost_releases", 1.0),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Apache Curator CURATOR-604 (\"Double locking issue while using \
+                 InterProcessMutex lock code\", apache/curator issue #1121: after a session \
+                 expired and the client reconnected with a new session, two clients held the \
+                 lock, one of them on a node of the previous session that the servers had not \
+                 yet deleted; still open on the tracker) and CURATOR-498 (apache/curator \
+                 issue #1018: the protected-mode create, too, could take a closing session's \
+                 node for its own, read from a follower before the session's end reached it); the recipe as 001 lines 255–480 tell it, a \
+                 buyer holding the lock when its node is the lowest",
+        en: "ZooKeeper's lock as Curator's InterProcessMutex takes it, one server, a 4 s \
+             session timeout, 2 s of work per sale. The first buyer creates its node; right \
+             then its instance gives its session up for a new one, as Curator does when it \
+             declares a session lost after a long disconnect, while the server still holds \
+             the old session, and its node, for one more second. The buyer goes on in line \
+             under the new session and looks for its node by name, as InterProcessMutex \
+             does: there it is, the lowest, so it holds the lock, on a node its session does \
+             not own. A second later the server ends the old session and deletes the node; \
+             for the buyer behind, that is the holder's release, and it takes the lock while \
+             the first still works: an overlap, and its sale written over. The first holder's \
+             release then finds nothing to delete: its lock was lost before it knew. A node is \
+             the holder's only while its session is the holder's; the next chapter checks \
+             whose it is.",
+        zh: "ZooKeeper 锁，做法和 Curator 的 InterProcessMutex 一样：一台服务器，会话超时 4 秒，\
+             每笔销售的业务耗时 2 秒。第一个买家刚创建好自己的节点，它所在的实例就放弃了这个会话，\
+             换了一个新会话，就像 Curator 在长时间断连之后认定会话已丢失时所做的那样；可服务器\
+             还把旧会话连同它的节点多保留了一秒。买家换上新会话继续排队，像 InterProcessMutex \
+             那样按名字找自己的节点：节点还在，序号最小，于是它认为自己持有了锁，而这个节点\
+             并不属于它现在的会话。一秒后服务器结束旧会话、删掉节点；在排在后面的买家看来，\
+             这就是持锁者释放了锁，于是它拿到锁，而第一个持锁者还在处理业务：临界区重叠，\
+             它的那笔销售被覆盖。第一个持锁者随后释放时，已经没有节点可删：锁在它知道之前\
+             就丢了，这次释放被记为“锁已丢失”。节点只有在它的会话还是持锁者的会话时才属于持锁者；\
+             下一章先核对节点属于哪个会话。",
+        ..CURATOR
+    },
+    Scenario {
+        id: "zookeeper-reconnect-checks-owner",
+        business_ms: RECONNECT_WORK_MS,
+        fault: Some(Fault::new(FaultKind::ReconnectChecksOwner, RECONNECT_LINGER_MS)),
+        stock: RECONNECT_BUYERS as i64,
+        buyers: RECONNECT_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("overlaps", 0.0),
+            Check::eq("lost_releases", 0.0),
+            Check::eq("orders", RECONNECT_BUYERS as f64),
+            Check::eq("store_faults", 1.0),
+        ]),
+        timing_sensitive: true,
+        source: "Apache Curator CURATOR-696 (apache/curator pull request #500, \"Fix double \
+                 leader for LeaderLatch\": before it takes the lead, the latch compares its \
+                 node's ephemeral owner with its session now, and starts again when they \
+                 differ; named on the tracker as the fix of CURATOR-620, the double leader \
+                 reported beside CURATOR-604), which is the check this chapter's recipe makes \
+                 for the lock; 001 lines 255–480",
+        en: "The same server, work, buyers and session given up as the first buyer queues, \
+             with the check Curator's LeaderLatch makes since CURATOR-696: before it counts \
+             its node as its own, the buyer asks whose session owns it. The old one does, so \
+             the node is not the buyer's: it deletes it and queues again under its new \
+             session. Nobody waits for the old session to end, no node of it is left to be \
+             mistaken for a holder, and the three sell one after another: no overlap, every \
+             release finds its node. CURATOR-604 is still open on Curator's tracker; the \
+             recipe here makes for the lock the check LeaderLatch makes.",
+        zh: "同样的服务器、业务耗时和买家，第一个买家排队时同样换了会话，但这次加上 Curator 的 \
+             LeaderLatch 自 CURATOR-696 起做的那个核对：在把节点当成自己的之前，买家先问清它属于\
+             哪个会话。它属于旧会话，所以不是这个买家的：买家把它删掉，用新会话重新排队。\
+             没有人要等旧会话结束，也没有旧会话的节点留下来被误认成持锁者，三个买家依次卖出：\
+             没有临界区重叠，每次释放都找到了自己的节点。\
+             CURATOR-604 在 Curator 的问题跟踪里仍未关闭；这里的实现为锁做了 LeaderLatch 做的那个核对。",
+        ..CURATOR
+    },
+    Scenario {
+        id: "zookeeper-release-lost-locks-out",
+        wait_deadline_ms: LOST_DELETE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::ReleaseDeleteLost, 0)),
+        stock: LOST_DELETE_BUYERS as i64,
+        buyers: LOST_DELETE_BUYERS,
+        expect: Expect::Figures(&[
+            // The first holder's sale, then nobody's.
+            Check::eq("orders", 1.0),
+            Check::eq("lock_timeouts", (LOST_DELETE_BUYERS - 1) as f64),
+            Check::eq("overlaps", 0.0),
+        ]),
+        timing_sensitive: false,
+        source: "Apache Curator CURATOR-678 (apache/curator issue #1193, \
+                 \"InterProcessMutex#release caused inconsistency between zk node and local \
+                 cache if encountering zk connection lost\": the delete of the lock node \
+                 failed with the connection, the release dropped its record of the hold all \
+                 the same, and every later acquire failed while the old node stayed; the \
+                 reporter asks that the record go only once the delete succeeded) and \
+                 CURATOR-486 (issue #1006: a release retried after such a failure finds no \
+                 record to release); 001 line 394, the unlock that deletes the node",
+        en: "ZooKeeper's lock, one server, a 4 s session timeout; three buyers for three \
+             items, each waiting at most 1.5 s. The first holder sells and releases, but the \
+             delete of its node is lost on a connection loss. Its release gives up on it and \
+             forgets the hold, as InterProcessMutex#release did in CURATOR-678. The \
+             connection comes back, and the session with it, alive: the server keeps the node, \
+             since only a delete or the end of its session removes it. The two buyers behind \
+             wait in line behind a node nobody holds and nobody will delete, and each gets a \
+             503 at its deadline; so would every buyer after, until the instance restarts or a \
+             reset deletes it. No lease frees a ZooKeeper lock: the node stands for as long as \
+             its session lives, and a session that lives is the point. The next chapter's \
+             release sends its delete again until it lands.",
+        zh: "ZooKeeper 锁，一台服务器，会话超时 4 秒；三个买家抢三件商品，每人最多等 1.5 秒。\
+             第一个持锁者卖出后释放锁，可删除节点的请求因为连接断开而丢失了。它的释放就此放弃，\
+             把这次持有忘掉，就像 CURATOR-678 里 InterProcessMutex#release 的做法。连接恢复了，\
+             会话也还活着：服务器保留这个节点，因为只有删除请求或者会话结束才能让它消失。\
+             后面的两个买家排在一个没人持有、也没人会去删的节点后面，各自等到期限，收到 503；\
+             之后的每个买家都一样，直到实例重启，或者重置把它删掉。ZooKeeper 的锁没有租约来\
+             释放它：会话活多久，节点就留多久，而会话一直活着正是它要的。下一章的释放会把删除\
+             请求一直重发，直到成功。",
+        ..CURATOR
+    },
+    Scenario {
+        id: "zookeeper-release-guaranteed",
+        wait_deadline_ms: LOST_DELETE_DEADLINE_MS,
+        fault: Some(Fault::new(FaultKind::ReleaseDeleteRetried, 0)),
+        stock: LOST_DELETE_BUYERS as i64,
+        buyers: LOST_DELETE_BUYERS,
+        expect: Expect::Figures(&[
+            Check::eq("orders", LOST_DELETE_BUYERS as f64),
+            Check::eq("lock_timeouts", 0.0),
+            Check::eq("overlaps", 0.0),
+        ]),
+        timing_sensitive: false,
+        source: "Curator's guaranteed delete (CuratorFramework's delete().guaranteed(): a \
+                 delete that fails with the connection is kept and sent again in the \
+                 background until it succeeds, for as long as the client lives), which its \
+                 lock recipe sends for its release; CURATOR-42 (apache/curator pull request \
+                 #24: such a delete is retried only after a recoverable error, not after \
+                 NoNode); 001 line 394",
+        en: "The same server, buyers and 1.5 s wait, and the same delete lost on a connection \
+             loss as the first holder releases. This time the delete is guaranteed, as \
+             Curator's delete().guaranteed() is: a delete that failed with the connection is \
+             sent again until it succeeds or the session ends (which deletes the node \
+             anyway). The second try lands within milliseconds, the next buyer's watch fires, \
+             and the three sell one after another. A release is a write like any other: one \
+             that can be lost must be retried until it is known to have landed, and one sent \
+             twice must not mind finding its work already done.",
+        zh: "同样的服务器、买家和 1.5 秒的等待，第一个持锁者释放时，删除请求同样因为连接断开而丢失。\
+             这一次删除是有保证的，就像 Curator 的 delete().guaranteed()：因为连接断开而失败的删除\
+             会一直重发，直到成功或者会话结束（会话结束时节点反正也会被删掉）。第二次几毫秒内\
+             就成功了，下一个买家的监听被触发，三个买家依次卖出。释放和别的写入一样：可能丢失的，\
+             就要一直重试到确知它已经生效；重发了两次的，也要能接受发现事情已经办完。",
+        ..CURATOR
     },
 ];

@@ -1,6 +1,7 @@
 //! The questions of the chapters from the trackers: a watchdog that renews for a holder that
 //! died or got stuck, an acquire sent twice, a token no resource checks, an extend after the
-//! lease ran out, and a lock that waits for a lagging replica.
+//! lease ran out, a renewal in the wrong unit, a lock that waits for a lagging replica, a ZooKeeper node kept across a new
+//! session, and a ZooKeeper release whose delete was lost.
 
 use super::shared::LATE_WRITE_FENCED;
 use super::{ask, Choice, Family, Question};
@@ -204,6 +205,127 @@ const LAGGING: Family = Family {
     ],
 };
 
+/// A renewal whose lease is given in seconds or in milliseconds to a script that reads
+/// milliseconds: whether two work at once, and whether a sale is lost. The two chapters ask it
+/// side by side, in one order.
+const RENEWED_UNIT: Family = Family {
+    reads: &["overlaps", "lost_updates"],
+    options: &[
+        Choice {
+            en: "One at a time, yet a sale is written over",
+            zh: "同一时刻只有一个人，可还是有一笔销售被覆盖了",
+            sources: &[
+                "belief: a renewal that succeeds leaves the lock as safe as before, whatever \
+                        went wrong elsewhere — held by those who trust a reply of 1",
+            ],
+            rule: "overlaps == 0 and lost_updates > 0",
+        },
+        Choice {
+            en: "One at a time, all 5 sold and the stock right",
+            zh: "同一时刻只有一个人，5 件全部卖出，库存正确",
+            sources: &["002:514-523"],
+            rule: "overlaps == 0 and lost_updates == 0",
+        },
+        Choice {
+            en: "Two buyers work at once, and a sale is written over",
+            zh: "有两个买家同时处理业务，有一笔销售被覆盖了",
+            sources: &[
+                "belief: a lease's number means nothing without its unit — held by the \
+                        reporter of Foundatio.Redis #73",
+            ],
+            rule: "overlaps > 0 and lost_updates > 0",
+        },
+        Choice {
+            en: "Two buyers work at once, yet the stock comes out right",
+            zh: "有两个买家同时处理业务，可库存结果是对的",
+            sources: &[
+                "belief: a compare-and-delete release repairs what an overlap did — held \
+                        by those who take the release for the lock's whole safety",
+            ],
+            rule: "overlaps > 0 and lost_updates == 0",
+        },
+    ],
+};
+
+/// A ZooKeeper buyer that went on in line under a new session while the old one, and its
+/// node, lived on: whether two work at once, and whether a release finds its node. The two
+/// chapters ask it side by side, in one order.
+const RECONNECTED: Family = Family {
+    reads: &["overlaps", "lost_releases"],
+    options: &[
+        Choice {
+            en: "Two buyers work at once, and the first buyer's release finds no node to \
+                 delete",
+            zh: "有两个买家同时处理业务，第一个买家释放时已经没有节点可删",
+            sources: &[
+                "belief: a node found by its name is one's own whatever session created it \
+                        — held by InterProcessMutex's acquire, as the reporter of \
+                        CURATOR-604 found",
+            ],
+            rule: "overlaps > 0 and lost_releases > 0",
+        },
+        Choice {
+            en: "Two buyers work at once, and yet every release finds its own node",
+            zh: "有两个买家同时处理业务，可每次释放都找到了自己的节点",
+            sources: &[
+                "belief: a new session inherits what the old one owned — held by those \
+                        who take a reconnect for the same session",
+            ],
+            rule: "overlaps > 0 and lost_releases == 0",
+        },
+        Choice {
+            en: "One at a time, but the first buyer's release finds no node to delete",
+            zh: "同一时刻只有一个人，但第一个买家释放时已经没有节点可删",
+            sources: &[
+                "belief: ZooKeeper tells a client its node is gone before anyone else \
+                        can take the lock — held by those who take the servers' \
+                        consistency for the client's",
+            ],
+            rule: "overlaps == 0 and lost_releases > 0",
+        },
+        Choice {
+            en: "One at a time, every item sold, and every release finds its own node",
+            zh: "同一时刻只有一个人，商品全部卖出，每次释放都找到了自己的节点",
+            sources: &["001:255-480"],
+            rule: "overlaps == 0 and lost_releases == 0",
+        },
+    ],
+};
+
+/// A ZooKeeper release whose delete was lost on a connection loss: how many are sold.
+const LOST_DELETE: Family = Family {
+    reads: &["orders", "initial_stock"],
+    options: &[
+        Choice {
+            en: "All 3, one after another",
+            zh: "3 件全部卖出，一个接一个",
+            sources: &["001:394"],
+            rule: "orders >= initial_stock",
+        },
+        Choice {
+            en: "Only 1, the first buyer's: the two others wait out their 1.5 s",
+            zh: "只卖出 1 件，就是第一个买家那件：另外两个都等满 1.5 秒",
+            sources: &[
+                "belief: an ephemeral node goes when its client stops using it — held by \
+                        those who read ephemeral as short-lived, not as tied to a session",
+            ],
+            rule: "orders == 1 and orders < initial_stock",
+        },
+        Choice {
+            en: "Neither all nor only 1: the lost delete costs the next buyer its turn, or \
+                 fails the first sale",
+            zh: "既不是全部卖出，也不是只卖出 1 件：丢失的删除要么占掉下一个买家的机会，\
+                 要么让第一笔销售失败",
+            sources: &[
+                "belief: a release that fails undoes its sale, or costs exactly one \
+                        turn — held by those who think of a release as part of the sale's \
+                        transaction",
+            ],
+            rule: "orders != 1 and orders < initial_stock",
+        },
+    ],
+};
+
 pub(super) static QUESTIONS: &[Question] = &[
     ask(
         "watchdog-renews-dead-worker",
@@ -302,6 +424,28 @@ pub(super) static QUESTIONS: &[Question] = &[
         &SCOPED,
     ),
     ask(
+        "renewal-in-seconds-read-as-ms",
+        "SET NX PX with a unique value on one Redis, a 3 s lease, a release that deletes the \
+         key only if it holds the holder's value; 200 ms of work per sale, five buyers for \
+         five items trying every 10 ms. As its work starts, the first holder renews its lock \
+         to 3 s with a script that sets the key's lease in milliseconds (PEXPIRE); the client \
+         passes the lease as a number of seconds, 3. What happens?",
+        "单个 Redis 上用 SET NX PX 配唯一值加锁，租约 3 秒，释放时只有键里还是持锁者的值才删除；\
+         每笔销售的业务耗时 200 毫秒，五个买家抢五件商品，每 10 毫秒尝试一次。第一个持锁者开始\
+         处理业务时，用一个以毫秒为单位设置键的租约的脚本（PEXPIRE）把锁续期到 3 秒；客户端传进去\
+         的租约是以秒为单位的数：3。会发生什么？",
+        &RENEWED_UNIT,
+    ),
+    ask(
+        "renewal-in-milliseconds-holds",
+        "The same lock, lease, work and buyers, and the same renewal as the first holder's \
+         work starts; this time the client passes the lease in milliseconds, 3000, as the \
+         script reads it. What happens?",
+        "同样的锁、租约、业务耗时和买家，第一个持锁者开始处理业务时同样续期；这一次客户端按毫秒\
+         传租约：3000，正是脚本读取的单位。会发生什么？",
+        &RENEWED_UNIT,
+    ),
+    ask(
         "replica-lag-blocks-synced-lock",
         "Sentinel, one replica, and every lock write waits (WAIT 1, at most 1 s) for the \
          replica to have it; if it does not, the acquire gives the lock back and tries again. \
@@ -312,5 +456,49 @@ pub(super) static QUESTIONS: &[Question] = &[
          这次加锁就把锁还回去再试。第一个买家申请锁时，从节点 3 秒不应答；主节点好好的，\
          也没有发生主从切换。五个买家、五件商品，每个买家最多等 6 秒。会发生什么？",
         &LAGGING,
+    ),
+    ask(
+        "zookeeper-reconnect-keeps-old-node",
+        "ZooKeeper's lock as Curator's InterProcessMutex takes it: one server, a 4 s session \
+         timeout, three buyers for three items, 2 s of work each. Right after the first buyer \
+         creates its node, its instance opens a new session and gives the old one up; the \
+         server keeps the old session, and its nodes, 1 s more. The buyer goes on in line \
+         under the new session and looks for its node by name. What happens?",
+        "ZooKeeper 锁，做法和 Curator 的 InterProcessMutex 一样：一台服务器，会话超时 4 秒，\
+         三个买家抢三件商品，每笔业务耗时 2 秒。第一个买家刚创建好节点，它所在的实例就开了一个\
+         新会话、放弃了旧会话；服务器把旧会话连同它的节点再保留 1 秒。买家用新会话继续排队，\
+         按名字找自己的节点。会发生什么？",
+        &RECONNECTED,
+    ),
+    ask(
+        "zookeeper-reconnect-checks-owner",
+        "The same server, buyers and work, and the same new session as the first buyer \
+         queues, the old one kept 1 s more. This time, before it counts a node as its own, \
+         the buyer asks which session owns it; a node of the old session it deletes, and it \
+         queues again under the new one. What happens?",
+        "同样的服务器、买家和业务耗时，第一个买家排队时同样换了新会话，旧会话同样再保留 1 秒。\
+         这一次，买家在把一个节点当成自己的之前，先问清它属于哪个会话；属于旧会话的节点，\
+         它就删掉，再用新会话重新排队。会发生什么？",
+        &RECONNECTED,
+    ),
+    ask(
+        "zookeeper-release-lost-locks-out",
+        "ZooKeeper's lock, one server, a 4 s session timeout; three buyers for three items, \
+         each waiting at most 1.5 s. The first buyer sells, but as it releases, the delete of \
+         its node is lost on a connection loss; the release gives up on it and forgets the \
+         node. The connection comes back within the session timeout. How many are sold?",
+        "ZooKeeper 锁，一台服务器，会话超时 4 秒；三个买家抢三件商品，每人最多等 1.5 秒。\
+         第一个买家卖出了，可释放时删除节点的请求因为连接断开而丢失；这次释放就此放弃，\
+         忘掉了这个节点。连接在会话超时之内恢复了。会卖出几件？",
+        &LOST_DELETE,
+    ),
+    ask(
+        "zookeeper-release-guaranteed",
+        "The same server, buyers and 1.5 s wait, and the same delete lost on a connection \
+         loss as the first buyer releases. This time a delete that failed with the connection \
+         is sent again until it succeeds or the session ends. How many are sold?",
+        "同样的服务器、买家和 1.5 秒的等待，第一个买家释放时，删除请求同样因为连接断开而丢失。\
+         这一次，因为连接断开而失败的删除会一直重发，直到成功或者会话结束。会卖出几件？",
+        &LOST_DELETE,
     ),
 ];
