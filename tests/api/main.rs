@@ -34,6 +34,7 @@ mod recovery;
 mod redis_atomicity;
 mod redis_outage;
 mod redlock;
+mod replay;
 mod room_life;
 mod rooms;
 mod scenarios;

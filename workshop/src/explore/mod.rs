@@ -4,8 +4,13 @@
 //! within the bounds, 1 broken, 2 bad input (a file, a flag, a step that does not compile or
 //! calls a command outside the model), 3 a bound reached before the search ended. With
 //! `--history FILE`, the shortest break is also written as a run's history (`history.rs`).
+//! With `--replay --url U`, it is also run on the real fleet with the fleet's own faults
+//! (`counterpart.rs` reads which, `replay.rs` runs it), and the exit status is the fleet's:
+//! 0 it did what the model predicted, 1 it did not (or cannot), 2 bad input.
 
+mod counterpart;
 mod history;
+mod replay;
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +28,17 @@ shortest schedule is printed), 2 on bad input (an unknown tier, a file that cann
 step that does not compile or calls a command the model does not know), 3 when a bound (depth,
 states) cut the search before it saw every state.
 
+With --replay, the exit status is the fleet's instead: 0 when the fleet, given the schedule's
+faults as its own (a pause at a step, a death, a failover), did what the model predicted (the
+history checker's verdict on its history), 1 when it did not or has no such fault (said why),
+2 on bad input (as above, a lab lock, no token, a fleet that cannot be reached).
+
   loadtest explore --tier uuid-owner
   loadtest explore --tier fenced --faults failover --json
   loadtest explore --tier lua-release --history break.jsonl && loadtest check break.jsonl
   loadtest explore --tier uuid-owner --attacks     # the grader's card, from the model
-  loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua";
+  loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua
+  OVERSELL_ADMIN_TOKEN=secret loadtest explore --tier lua-release --replay --url URL";
 
 /// Search every schedule of a lock for the shortest one that breaks it: two buyers, an
 /// adversary choosing who steps and when time passes, and a fault budget.
@@ -60,8 +71,22 @@ pub struct ExploreArgs {
     pub history: Option<PathBuf>,
     /// Instead of one search, one per attack of the lab's grader (each a fault budget), read
     /// as the grader reads its run: the model's report card.
-    #[arg(long, conflicts_with = "history")]
+    #[arg(long, conflicts_with_all = ["history", "replay"])]
     pub attacks: bool,
+    /// Also run the shortest break on the fleet at `--url` (a built-in rung only): its
+    /// faults armed as the fleet's own (`POST /admin/faults`), the model's buyers sent, the
+    /// run's history checked. Sets the room's tier, lease and stock, as a chapter does.
+    #[arg(long, requires = "url")]
+    pub replay: bool,
+    /// The fleet for `--replay`.
+    #[arg(long, value_name = "URL", requires = "replay")]
+    pub url: Option<String>,
+    /// The room `--replay` runs in.
+    #[arg(long, requires = "replay")]
+    pub room: Option<String>,
+    /// Admin token of the fleet, for `--replay`.
+    #[arg(long, env = "OVERSELL_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     /// How many faults the adversary may spend.
     #[arg(long, default_value_t = 1)]
     pub budget: u32,
@@ -156,7 +181,19 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
 }
 
 /// Runs `loadtest explore`.
-pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
+pub async fn run(args: ExploreArgs) -> anyhow::Result<String> {
+    let rung = match (args.replay, &args.tier) {
+        (false, _) => None,
+        (true, Some(id)) => Some(
+            id.parse::<oversell_api::Tier>()
+                .map_err(|e| bad(format!("--tier {id}: {e}")))?,
+        ),
+        (true, None) => {
+            return Err(bad(
+                "--replay runs a built-in rung on the fleet: name it with --tier".into(),
+            ))
+        }
+    };
     let lock = lock_of(&args)?;
     let bounds = bounds_of(&args)?;
     let lang =
@@ -177,6 +214,9 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
             output += &note;
         }
     }
+    if let Some(tier) = rung {
+        return on_the_fleet(&args, &lock, tier, &bounds, &answer, output).await;
+    }
     let outcomes: Vec<&str> = answer.outcomes.iter().map(|o| o.id()).collect();
     let message = match answer.verdict {
         Verdict::NoBreak => return Ok(output),
@@ -185,6 +225,72 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     };
     Err(Exit {
         code: answer.exit_code(),
+        stdout: output,
+        message,
+    }
+    .into())
+}
+
+/// The schedule a history or a replay shows: the sale sold twice when there is one (what the
+/// checker judges), else the shortest break, else the two holders.
+fn shown(answer: &explore::answer::Answer) -> Option<&explore::search::Found> {
+    use explore::judge::Property;
+    let breaks = answer
+        .found
+        .iter()
+        .filter(|f| f.property.outcome().is_some());
+    answer
+        .found(Property::SoldTwice)
+        .or_else(|| breaks.min_by_key(|f| f.depth))
+        .or_else(|| answer.found(Property::TwoHolders))
+}
+
+/// `--replay`: the answer's break run on the fleet; the exit status is the fleet's.
+async fn on_the_fleet(
+    args: &ExploreArgs,
+    lock: &LockSource,
+    tier: oversell_api::Tier,
+    bounds: &Bounds,
+    answer: &explore::answer::Answer,
+    mut output: String,
+) -> anyhow::Result<String> {
+    let url = args.url.as_deref().unwrap_or_default();
+    let found = shown(answer).filter(|f| f.property.outcome().is_some());
+    let Some(found) = found else {
+        return Err(Exit {
+            code: explore::answer::BROKEN,
+            stdout: output,
+            message: "nothing to replay: the model found no break within these bounds".into(),
+        }
+        .into());
+    };
+    let machine = explore::sale::Machine::new(lock, bounds.clone()).map_err(bad)?;
+    let fleet = replay::Fleet {
+        url,
+        room: args.room.as_deref(),
+        token: args.token.as_deref(),
+    };
+    let replayed = replay::replay(&machine, lock, tier, found, &fleet)
+        .await
+        .map_err(|e| bad(e.0))?;
+    if args.json {
+        let both = serde_json::json!({ "answer": answer, "replay": replayed });
+        output = serde_json::to_string_pretty(&both)? + "\n";
+    } else {
+        output += &replayed.text(url);
+    }
+    if replayed.reproduced {
+        return Ok(output);
+    }
+    let message = match replayed.ran {
+        true => format!(
+            "the fleet's run held: no {} on the fleet",
+            found.property.id()
+        ),
+        false => format!("not replayed: {}", replayed.because),
+    };
+    Err(Exit {
+        code: explore::answer::BROKEN,
         stdout: output,
         message,
     }
@@ -200,16 +306,7 @@ fn write_history(
     answer: &explore::answer::Answer,
     path: &Path,
 ) -> anyhow::Result<String> {
-    use explore::judge::Property;
-    let breaks = answer
-        .found
-        .iter()
-        .filter(|f| f.property.outcome().is_some());
-    let shortest = answer
-        .found(Property::SoldTwice)
-        .or_else(|| breaks.min_by_key(|f| f.depth))
-        .or_else(|| answer.found(Property::TwoHolders));
-    let Some(found) = shortest else {
+    let Some(found) = shown(answer) else {
         return Ok("\n  no schedule to write: nothing broke, and never two holders\n".into());
     };
     let trace = explore::replay(lock, bounds.clone(), found).map_err(|e| bad(e.to_string()))?;
