@@ -70,7 +70,9 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
     /// Instead of one search, one per attack of the lab's grader (each a fault budget), read
-    /// as the grader reads its run: the model's report card.
+    /// as the grader reads its run: the model's report card. When every attack holds, the
+    /// search of every schedule runs too, and a break it finds is printed (exit 1): a
+    /// schedule none of the attacks made.
     #[arg(long, conflicts_with_all = ["history", "replay"])]
     pub attacks: bool,
     /// Also run the shortest break on the fleet at `--url` (a built-in rung only): its
@@ -199,7 +201,7 @@ pub async fn run(args: ExploreArgs) -> anyhow::Result<String> {
     let lang =
         Lang::parse(&args.lang).ok_or_else(|| bad(format!("--lang {}: en or zh", args.lang)))?;
     if args.attacks {
-        return card(&lock, &bounds, args.json);
+        return card(&lock, &bounds, args.json, lang);
     }
     let answer =
         explore::explore(&lock, bounds.clone()).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
@@ -328,8 +330,9 @@ fn write_history(
     ))
 }
 
-/// `--attacks`: one search per grader attack, and the card they make.
-fn card(lock: &LockSource, bounds: &Bounds, json: bool) -> anyhow::Result<String> {
+/// `--attacks`: one search per grader attack, and the card they make; when every attack
+/// held, the search of every schedule too, and its shortest break if it has one.
+fn card(lock: &LockSource, bounds: &Bounds, json: bool, lang: Lang) -> anyhow::Result<String> {
     use oversell_api::grade::Outcome;
     let graded =
         explore::attacks::grade(lock, bounds).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
@@ -363,7 +366,34 @@ fn card(lock: &LockSource, bounds: &Bounds, json: bool) -> anyhow::Result<String
         .map(|g| g.attack)
         .collect();
     if broken.is_empty() {
-        return Ok(output);
+        // Every attack held: the search of every schedule, under the same bounds, may still
+        // find one none of them made, which the card must not hide.
+        let search = explore::explore(lock, bounds.clone())
+            .map_err(|e| bad(format!("{}: {e}", lock.name)))?;
+        let Some(found) = explore::attacks::beyond(&graded, &search) else {
+            return Ok(output);
+        };
+        let mut output = output;
+        if !json {
+            output += &format!("\n  {}:\n", explore::attacks::beyond_words(found, lang));
+            for (i, step) in found.schedule.iter().enumerate() {
+                let note = if lang == Lang::Zh {
+                    &step.note_zh
+                } else {
+                    &step.note
+                };
+                output += &format!("    {:>2}. {note}\n", i + 1);
+            }
+        }
+        return Err(Exit {
+            code: explore::answer::BROKEN,
+            stdout: output,
+            message: format!(
+                "broken by a schedule none of the attacks made: {}",
+                found.property.id()
+            ),
+        }
+        .into());
     }
     Err(Exit {
         code: explore::answer::BROKEN,
