@@ -386,3 +386,23 @@ fn a_lock_every_attack_leaves_standing_is_broken_by_a_schedule_none_of_them_made
     let search = explore::explore(&uuid, Bounds::default()).unwrap();
     assert!(explore::attacks::beyond(&graded, &search).is_none());
 }
+
+#[test]
+fn a_search_past_its_time_budget_ends_with_a_bound_reached_and_says_which() {
+    let bounds = Bounds {
+        time_budget_ms: Some(0),
+        ..Bounds::default()
+    };
+    let fenced = lock::rung(oversell_api::tier::Tier::Fenced).unwrap();
+    let answer = explore::explore(&fenced, bounds).unwrap();
+    assert_eq!(answer.verdict, Verdict::BoundReached);
+    assert_eq!(answer.ended, explore::search::Ended::TimeBound);
+    assert!(
+        answer.states < 698,
+        "cut before fenced's 698 states: {}",
+        answer.states
+    );
+    let words = answer.text(Lang::En);
+    assert!(words.contains("cut at its time budget"), "{words}");
+    assert!(words.contains("time ≤ 0 ms"), "{words}");
+}

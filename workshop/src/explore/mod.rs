@@ -26,7 +26,7 @@ const AFTER: &str = "\
 Exit status: 0 when no schedule within the bounds breaks the lock, 1 when one does (its
 shortest schedule is printed), 2 on bad input (an unknown tier, a file that cannot be read, a
 step that does not compile or calls a command the model does not know), 3 when a bound (depth,
-states) cut the search before it saw every state.
+states, time) cut the search before it saw every state.
 
 With --replay, the exit status is the fleet's instead: 0 when the fleet, given the schedule's
 faults as its own (a pause at a step, a death, a failover), did what the model predicted (the
@@ -110,6 +110,10 @@ pub struct ExploreArgs {
     /// The most states kept before the search stops with "bound reached".
     #[arg(long, default_value_t = 2_000_000)]
     pub max_states: usize,
+    /// The longest the search may run, ms, before it stops with "bound reached" [default:
+    /// no limit].
+    #[arg(long, value_name = "MS")]
+    pub time_budget_ms: Option<u64>,
 }
 
 fn bad(message: String) -> anyhow::Error {
@@ -178,6 +182,7 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
         lease_ms: args.lease_ms,
         max_depth: args.max_depth,
         max_states: args.max_states,
+        time_budget_ms: args.time_budget_ms,
         ..Bounds::default()
     })
 }
