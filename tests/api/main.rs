@@ -3,6 +3,7 @@
 mod helpers;
 mod lab;
 mod lab_restart;
+mod lab_search;
 
 mod api_errors;
 mod class;
