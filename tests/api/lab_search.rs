@@ -99,3 +99,49 @@ async fn a_rooms_lock_is_searched_and_a_break_no_attack_made_is_said_plainly() {
     assert_eq!(status, StatusCode::OK, "{again}");
     fleet.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_class_searching_at_once_is_answered_room_by_room_and_the_sale_goes_on() {
+    let fleet = start_fleet_with(2, LockStoreKind::Single, Persistence::None).await;
+    let (lock, _) = ladder_lock(Tier::LuaRelease);
+    let rooms: Vec<String> = (0..12).map(|i| format!("search-{i}")).collect();
+    for room in &rooms {
+        let (status, body) = submit(&fleet, room, &lock).await;
+        assert_eq!(status, StatusCode::OK, "{room}: {body}");
+    }
+    let (status, body) = send(
+        &fleet,
+        Method::POST,
+        "/admin/reset?room=shop",
+        TOKEN,
+        Some(json!({ "stock": 10 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let presses = rooms.iter().map(|room| {
+        let path = format!("/admin/lab/search?room={room}");
+        let fleet = &fleet;
+        async move { send(fleet, Method::POST, &path, TOKEN, None).await }
+    });
+    // A sale in another room while the class searches: the line keeps the searches to its
+    // slots and off the async workers, so the sale is answered as on a quiet fleet.
+    let sale = async {
+        let client = crate::helpers::http_client();
+        let resp = client
+            .post(format!("{}/sale?room=shop", fleet.url()))
+            .json(&json!({ "buyer": "during-the-searches" }))
+            .timeout(std::time::Duration::from_secs(10))
+            .send()
+            .await
+            .expect("the sale is answered while the class searches");
+        resp.status()
+    };
+    let (answers, sold) = tokio::join!(futures_util::future::join_all(presses), sale);
+    assert_eq!(sold, StatusCode::OK);
+    for ((status, card), room) in answers.iter().zip(&rooms) {
+        assert_eq!(*status, StatusCode::OK, "{room}: {card}");
+        assert_eq!(card["room"], room.as_str(), "{card}");
+        assert_eq!(card["search"]["verdict"], "broken", "{card}");
+    }
+    fleet.stop().await;
+}
