@@ -128,6 +128,14 @@ pub enum AppError {
     )]
     Busy,
     #[error(
+        "this room is already in the grading line (a grading or a search of its own); wait \
+         for its answer, then press again"
+    )]
+    InLine,
+    /// The grading line did not reach the room in time: the class's gradings ahead of it.
+    #[error("the grading line did not reach this room within {waited_s} s; press again")]
+    LineBusy { waited_s: u64 },
+    #[error(
         "bursts already running on this instance have the {max} buyers it runs at once; wait \
          for them to finish, or fire fewer buyers"
     )]
@@ -180,6 +188,7 @@ impl AppError {
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::SoldOut { .. }
             | AppError::Busy
+            | AppError::InLine
             | AppError::BurstsBusy { .. }
             | AppError::BurstRunning { .. }
             | AppError::RoomReset { .. }
@@ -207,6 +216,7 @@ impl AppError {
             | AppError::FleetDown(_)
             | AppError::GradingLost
             | AppError::GradingTimedOut { .. }
+            | AppError::LineBusy { .. }
             | AppError::RequestTimeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Burst(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -240,6 +250,8 @@ impl AppError {
             AppError::AcquireAbandoned => "acquire_abandoned",
             AppError::LabLock(_) => "lab_lock_failed",
             AppError::Busy => "busy",
+            AppError::InLine => "in_line",
+            AppError::LineBusy { .. } => "line_busy",
             AppError::BurstsBusy { .. } => "bursts_busy",
             AppError::BurstRunning { .. } => "burst_running",
             AppError::Poll { code, .. } => code,

@@ -55,6 +55,13 @@ const en = {
   'lab.attack.release-gap': 'a pause between release steps',
   'lab.attack.holder-pause': 'the holder pauses past its lease',
   'lab.attack.failover': 'the lock store fails over',
+  'lab.search': 'Search every schedule',
+  'lab.searching': 'searching every schedule of two buyers on the model…',
+  'lab.search.title': 'Every schedule (the model): ',
+  'lab.search.broken': 'broken at depth {depth}: {what}',
+  'lab.search.held': 'no schedule within its bounds breaks it ({states} states)',
+  'lab.search.bound': 'no break found before its bound ({states} states): not a proof',
+  'lab.search.attacks': 'The attacks on the model: {held} of {all} held',
 };
 
 const zh = {
@@ -104,6 +111,13 @@ const zh = {
   'lab.attack.release-gap': '两步释放之间停顿',
   'lab.attack.holder-pause': '持锁者停顿超过租约',
   'lab.attack.failover': '锁存储主从切换',
+  'lab.search': '搜索所有调度',
+  'lab.searching': '正在模型上搜索两个买家的所有调度……',
+  'lab.search.title': '所有调度（模型）：',
+  'lab.search.broken': '在第 {depth} 步被攻破：{what}',
+  'lab.search.held': '界限内没有任何调度能攻破它（{states} 个状态）',
+  'lab.search.bound': '到达界限前没有找到攻破（{states} 个状态）：这不是证明',
+  'lab.search.attacks': '模型上的攻击：{all} 种中守住了 {held} 种',
 };
 
 addStrings({ en, zh });
@@ -133,6 +147,7 @@ function errorPlace(error, sent) {
  */
 export function startLab({ $, call, act, onSubmitted }) {
   let card = null; // the last report card, redrawn when the language changes
+  let searched = null; // the last search's card, likewise
   const editors = {};
   let sent = []; // the editors last sent, in order: where an error's "step 2" is
 
@@ -267,6 +282,59 @@ export function startLab({ $, call, act, onSubmitted }) {
     }
   }
 
+  /** The search's card: the model's verdict on every schedule, the shortest break step by
+   * step, and the sentence when every attack held but the search breaks the lock. */
+  function drawSearch() {
+    const box = $('#lab-search');
+    box.replaceChildren();
+    if (!searched) return;
+    const zh = language() === 'zh';
+    const { search } = searched;
+    const head = document.createElement('p');
+    head.className = 'search-verdict';
+    head.dataset.verdict = search.verdict;
+    const shortest = search.shortest;
+    const said = search.verdict === 'broken' && shortest
+      ? t('lab.search.broken', { depth: shortest.depth, what: zh ? shortest.zh : shortest.en })
+      : t(search.verdict === 'no-break' ? 'lab.search.held' : 'lab.search.bound', { states: search.states });
+    head.textContent = t('lab.search.title') + said;
+    box.appendChild(head);
+    if (shortest) {
+      const steps = document.createElement('ol');
+      for (const step of shortest.steps) {
+        const li = document.createElement('li');
+        li.textContent = zh ? step.note_zh : step.note;
+        steps.appendChild(li);
+      }
+      box.appendChild(steps);
+    }
+    const held = searched.attacks.filter((a) => ['held', 'not-applicable'].includes(a.outcome)).length;
+    const attacks = document.createElement('p');
+    attacks.className = 'muted';
+    attacks.textContent = t('lab.search.attacks', { held, all: searched.attacks.length });
+    box.appendChild(attacks);
+    if (searched.beyond) {
+      const beyond = document.createElement('p');
+      beyond.className = 'beyond';
+      beyond.id = 'lab-beyond';
+      beyond.textContent = zh ? searched.beyond.zh : searched.beyond.en;
+      box.appendChild(beyond);
+    }
+  }
+
+  async function searchEvery() {
+    const box = $('#lab-search');
+    box.dataset.result = 'running';
+    box.textContent = t('lab.searching');
+    try {
+      searched = await call('POST', '/admin/lab/search');
+    } finally {
+      drawSearch();
+      box.dataset.result = searched ? 'done' : '';
+    }
+    return '';
+  }
+
   /** The grader's card. A room behind others in the class's line is answered its place
    * (202, `state`), shown in the card's box and asked about again until the card is there. */
   async function waitForCard(box, only) {
@@ -328,12 +396,14 @@ export function startLab({ $, call, act, onSubmitted }) {
   }));
 
   $('#lab-grade').addEventListener('click', (ev) => act(ev.target, () => grade()));
+  $('#lab-search-every').addEventListener('click', (ev) => act(ev.target, () => searchEvery()));
 
   draw();
   load();
   return {
     translate() {
       draw();
+      drawSearch();
       showError(shownError);
     },
   };

@@ -122,18 +122,20 @@ impl Answer {
                 ),
             },
             Verdict::BoundReached => {
-                let state_bound = self.ended == Ended::StateBound;
+                let (bound, bound_zh) = match self.ended {
+                    Ended::StateBound => ("state bound", "状态上限"),
+                    Ended::TimeBound => ("time budget", "时间预算"),
+                    _ => ("depth bound", "深度上限"),
+                };
                 match zh {
                     false => format!(
-                        "{}: no break found, but the search was cut at its {} ({} states): a bound reached\n",
+                        "{}: no break found, but the search was cut at its {bound} ({} states): a bound reached\n",
                         self.lock,
-                        if state_bound { "state bound" } else { "depth bound" },
                         self.states
                     ),
                     true => format!(
-                        "{}：没有找到攻破，但搜索在{}处被截断（{} 个状态）：到达界限\n",
+                        "{}：没有找到攻破，但搜索在{bound_zh}处被截断（{} 个状态）：到达界限\n",
                         self.lock,
-                        if state_bound { "状态上限" } else { "深度上限" },
                         self.states
                     ),
                 }

@@ -164,3 +164,36 @@ pub fn card(graded: &[Graded]) -> RungOutcomes {
     }
     card
 }
+
+/// The search's shortest break of a lock every attack left standing: "a schedule none of the
+/// attacks made". `None` when an attack broke it (the card already says so) or the search,
+/// every schedule within `search`'s bounds, did not either.
+pub fn beyond<'a>(graded: &[Graded], search: &'a Answer) -> Option<&'a crate::search::Found> {
+    let attacks_held = graded
+        .iter()
+        .all(|g| matches!(g.outcome, Outcome::Held | Outcome::NotApplicable));
+    if !attacks_held {
+        return None;
+    }
+    search
+        .found
+        .iter()
+        .filter(|f| f.property.outcome().is_some())
+        .min_by_key(|f| f.depth)
+}
+
+/// What [`beyond`] found, in words: the plain sentence a card shows under its attacks.
+pub fn beyond_words(found: &crate::search::Found, lang: crate::said::Lang) -> String {
+    let what = found.property.words(lang);
+    match lang {
+        crate::said::Lang::En => format!(
+            "every attack held, but the search breaks it: {what}, at depth {} — a schedule none \
+             of the attacks made",
+            found.depth
+        ),
+        crate::said::Lang::Zh => format!(
+            "每一种攻击都守住了，但穷举搜索攻破了它：{what}，第 {} 步——这是任何一种攻击都没有构造出的调度",
+            found.depth
+        ),
+    }
+}

@@ -53,6 +53,10 @@ pub struct Bounds {
     pub max_depth: usize,
     /// The most states kept: past it the search ends with "bound reached", never an OOM.
     pub max_states: usize,
+    /// The longest the search may run, ms (`None`: as long as the other bounds let it): past
+    /// it the search ends with "bound reached", as at the state bound. What a server that
+    /// searches on a student's press needs, whatever the lock.
+    pub time_budget_ms: Option<u64>,
     pub time: TimePasses,
     pub crash_at: CrashAt,
 }
@@ -70,6 +74,7 @@ impl Default for Bounds {
             wait_ms: 1_000,
             max_depth: 60,
             max_states: 2_000_000,
+            time_budget_ms: None,
             time: TimePasses::Freely,
             crash_at: CrashAt::Anywhere,
         }
@@ -114,12 +119,17 @@ impl Bounds {
             self.max_depth,
             self.max_states,
         );
+        let budget = match (self.time_budget_ms, zh) {
+            (None, _) => String::new(),
+            (Some(ms), false) => format!(", time ≤ {ms} ms"),
+            (Some(ms), true) => format!("，用时 ≤ {ms} 毫秒"),
+        };
         match zh {
             false => format!(
-                "{c} clients, {a} acquire attempt(s) each, lease {l} ms, {faults}{time}, depth ≤ {d}, states ≤ {n}"
+                "{c} clients, {a} acquire attempt(s) each, lease {l} ms, {faults}{time}, depth ≤ {d}, states ≤ {n}{budget}"
             ),
             true => format!(
-                "{c} 个买家，每人至多 {a} 次加锁尝试，租约 {l} 毫秒，{faults}{time}，深度 ≤ {d}，状态 ≤ {n}"
+                "{c} 个买家，每人至多 {a} 次加锁尝试，租约 {l} 毫秒，{faults}{time}，深度 ≤ {d}，状态 ≤ {n}{budget}"
             ),
         }
     }

@@ -47,7 +47,12 @@ pub enum Ended {
     DepthBound,
     /// The state bound was met.
     StateBound,
+    /// The time budget ran out.
+    TimeBound,
 }
+
+/// How many states between two looks at the clock: a look costs more than a state.
+const CLOCK_EVERY: usize = 256;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Searched {
@@ -132,6 +137,13 @@ pub fn search(m: &Machine) -> Result<Searched, NotModelled> {
             }
             if seen.len() >= m.bounds.max_states {
                 ended = Ended::StateBound;
+                break 'search;
+            }
+            let out_of_time = m.bounds.time_budget_ms.is_some_and(|ms| {
+                seen.len() % CLOCK_EVERY == 0 && began.elapsed() >= Duration::from_millis(ms)
+            });
+            if out_of_time {
+                ended = Ended::TimeBound;
                 break 'search;
             }
             frontier.push_back((here, depth + 1, next));

@@ -335,3 +335,74 @@ fn a_lab_lock_kept_under_another_key_than_keys_1_still_deadlocks_when_its_holder
     let deadlock = answer.found(Property::Deadlock).expect("deadlocked");
     assert_eq!(deadlock.depth, 2, "{}", answer.text(Lang::En));
 }
+
+/// A fenced lock whose release takes the lease off (`PERSIST`) before it deletes: every attack
+/// holds (its one-step acquire has no gap between steps, time between the release steps
+/// changes nothing once the lease is gone), but a buyer that dies between the two release
+/// steps leaves a lock that never expires. Only the search, crashing anywhere, finds it.
+#[test]
+fn a_lock_every_attack_leaves_standing_is_broken_by_a_schedule_none_of_them_made() {
+    let owned = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let acquire = include_str!("../../static/locks/fenced/acquire-1.lua");
+    let renew = include_str!("../../static/locks/fenced/renew.lua");
+    let lock = lock::lab(
+        &owned(&[acquire]),
+        &owned(&[
+            "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end \
+             redis.call('PERSIST', KEYS[1]) return 1",
+            "redis.call('DEL', KEYS[1]) return 1",
+        ]),
+        Some(renew),
+    )
+    .unwrap();
+    let bounds = Bounds::default();
+    let graded = explore::attacks::grade(&lock, &bounds).unwrap();
+    let held: Vec<_> = graded.iter().map(|g| (g.attack, g.outcome.id())).collect();
+    assert!(
+        graded
+            .iter()
+            .all(|g| matches!(g.outcome, Outcome::Held | Outcome::NotApplicable)),
+        "{held:?}"
+    );
+    let search = explore::explore(&lock, bounds).unwrap();
+    let found = explore::attacks::beyond(&graded, &search).expect("the search breaks it");
+    assert_eq!(found.property, explore::judge::Property::Deadlock);
+    let words = explore::attacks::beyond_words(found, explore::said::Lang::En);
+    assert!(
+        words.ends_with("a schedule none of the attacks made"),
+        "{words}"
+    );
+    assert!(
+        found
+            .schedule
+            .iter()
+            .any(|s| s.note.contains("dies between two release steps")),
+        "{:?}",
+        found.schedule
+    );
+    // A rung an attack breaks: the card says it, not this.
+    let uuid = lock::rung(oversell_api::tier::Tier::UuidOwner).unwrap();
+    let graded = explore::attacks::grade(&uuid, &Bounds::default()).unwrap();
+    let search = explore::explore(&uuid, Bounds::default()).unwrap();
+    assert!(explore::attacks::beyond(&graded, &search).is_none());
+}
+
+#[test]
+fn a_search_past_its_time_budget_ends_with_a_bound_reached_and_says_which() {
+    let bounds = Bounds {
+        time_budget_ms: Some(0),
+        ..Bounds::default()
+    };
+    let fenced = lock::rung(oversell_api::tier::Tier::Fenced).unwrap();
+    let answer = explore::explore(&fenced, bounds).unwrap();
+    assert_eq!(answer.verdict, Verdict::BoundReached);
+    assert_eq!(answer.ended, explore::search::Ended::TimeBound);
+    assert!(
+        answer.states < 698,
+        "cut before fenced's 698 states: {}",
+        answer.states
+    );
+    let words = answer.text(Lang::En);
+    assert!(words.contains("cut at its time budget"), "{words}");
+    assert!(words.contains("time ≤ 0 ms"), "{words}");
+}

@@ -214,7 +214,7 @@ fn waiting(position: Position) -> Response {
 }
 
 /// The room's lock, or the 400 that says to submit one.
-async fn own_lock(state: &AppState, keys: &Keys) -> Result<LabLock, AppError> {
+pub(super) async fn own_lock(state: &AppState, keys: &Keys) -> Result<LabLock, AppError> {
     LabLock::load(&state.resource, keys).await?.ok_or_else(|| {
         AppError::BadRequest(format!(
             "room {} has no lock of its own to grade: submit one first (PUT /admin/lab)",

@@ -10,6 +10,7 @@ mod grading;
 mod histories;
 mod join;
 mod lab;
+mod lab_search;
 mod observe;
 mod openapi;
 pub(crate) mod partition;
@@ -79,6 +80,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(lab::show))
         .routes(routes!(lab::submit))
         .routes(routes!(grading::grade, grading::status))
+        .routes(routes!(lab_search::search))
         .routes(routes!(class::create, class::overview, class::close))
         .routes(routes!(class::rotate, class::revoke))
         .routes(routes!(join::session))

@@ -3,6 +3,7 @@
 mod helpers;
 mod lab;
 mod lab_restart;
+mod lab_search;
 
 mod api_errors;
 mod class;
@@ -35,6 +36,7 @@ mod recovery;
 mod redis_atomicity;
 mod redis_outage;
 mod redlock;
+mod replay;
 mod room_life;
 mod rooms;
 mod scenarios;

@@ -150,3 +150,32 @@ test('the lab page on a phone (390 px): one column, nothing to scroll sideways',
     });
   }
 });
+
+test('searching every schedule on a phone (390 px): the break no attack made, said plainly', async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  const phone = await context.newPage();
+  phone.on('pageerror', (err) => pageErrors.push(err.message));
+  await phone.goto(`${base}/lab.html?room=lab-search`);
+  await phone.fill('#token', token);
+  await phone.click('#unlock');
+  await phone.waitForSelector('#admin-status.unlocked');
+  // fenced's acquire and renew, and a release that takes the lease off before it deletes:
+  // every attack holds, but a buyer dead between the two release steps never lets go.
+  await loadRung(phone, 'fenced');
+  await phone.fill('#lab-release-1', "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end\nredis.call('PERSIST', KEYS[1])\nreturn 1");
+  await phone.fill('#lab-release-2', "redis.call('DEL', KEYS[1])\nreturn 1");
+  await submitLock(phone);
+  await phone.click('#lab-search-every');
+  await phone.waitForSelector('#lab-search[data-result="done"]', { timeout: 60_000 });
+  assert.match(await phone.textContent('#lab-search .search-verdict'), /^Every schedule \(the model\): broken at depth 5: nobody can take the lock again/);
+  assert.match(await phone.textContent('#lab-search ol'), /A dies between two release steps/);
+  assert.match(await phone.textContent('#lab-beyond'), /a schedule none of the attacks made$/);
+  await noSideScroll(phone);
+  await phone.screenshot({ path: join(SHOTS, '26-lab-phone-search.png'), fullPage: true });
+  await phone.click('#lang-toggle');
+  await phone.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  assert.match(await phone.textContent('#lab-beyond'), /任何一种攻击都没有构造出的调度/);
+  await noSideScroll(phone);
+  await phone.screenshot({ path: join(SHOTS, '27-lab-phone-search-zh.png'), fullPage: true });
+  await context.close();
+});

@@ -79,7 +79,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<String> {
         Command::Lab(args) => crate::lab::command::run(args).await,
         Command::Chapters(args) => crate::chapters::run(args),
         Command::Check(args) => crate::history::command::run(args),
-        Command::Explore(args) => crate::explore::run(args),
+        Command::Explore(args) => crate::explore::run(args).await,
         Command::Questions(args) => crate::questions::run(&args),
     }
 }

@@ -218,3 +218,42 @@ fn the_answer_reads_in_chinese_with_lang_zh_and_an_unknown_language_is_bad_input
     assert_eq!(code, 2);
     assert!(err.contains("--lang fr: en or zh"), "{err}");
 }
+
+#[test]
+fn a_card_every_attack_holds_says_the_schedule_none_of_them_made_and_exits_broken() {
+    let dir = std::env::temp_dir().join(format!("explore-beyond-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fenced = concat!(env!("CARGO_MANIFEST_DIR"), "/../static/locks/fenced/");
+    let acquire = PathBuf::from(format!("{fenced}acquire-1.lua"));
+    let renew = PathBuf::from(format!("{fenced}renew.lua"));
+    // The lease taken off before the delete: a buyer dead between the two never lets go.
+    let persist = lua(
+        &dir,
+        "persist.lua",
+        "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end\n\
+         redis.call('PERSIST', KEYS[1])\nreturn 1",
+    );
+    let del = lua(&dir, "del.lua", "redis.call('DEL', KEYS[1])\nreturn 1");
+    let path = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let (code, out, err) = loadtest(&[
+        "explore",
+        "--acquire",
+        &path(&acquire),
+        "--release",
+        &path(&persist),
+        "--release",
+        &path(&del),
+        "--renew",
+        &path(&renew),
+        "--attacks",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("holder-pause               held"), "{out}");
+    assert!(out.contains("a schedule none of the attacks made"), "{out}");
+    assert!(out.contains("A dies between two release steps"), "{out}");
+    assert_eq!(
+        err.trim(),
+        "error: broken by a schedule none of the attacks made: deadlock"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

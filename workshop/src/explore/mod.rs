@@ -4,8 +4,13 @@
 //! within the bounds, 1 broken, 2 bad input (a file, a flag, a step that does not compile or
 //! calls a command outside the model), 3 a bound reached before the search ended. With
 //! `--history FILE`, the shortest break is also written as a run's history (`history.rs`).
+//! With `--replay --url U`, it is also run on the real fleet with the fleet's own faults
+//! (`counterpart.rs` reads which, `replay.rs` runs it), and the exit status is the fleet's:
+//! 0 it did what the model predicted, 1 it did not (or cannot), 2 bad input.
 
+mod counterpart;
 mod history;
+mod replay;
 
 use std::path::{Path, PathBuf};
 
@@ -21,13 +26,19 @@ const AFTER: &str = "\
 Exit status: 0 when no schedule within the bounds breaks the lock, 1 when one does (its
 shortest schedule is printed), 2 on bad input (an unknown tier, a file that cannot be read, a
 step that does not compile or calls a command the model does not know), 3 when a bound (depth,
-states) cut the search before it saw every state.
+states, time) cut the search before it saw every state.
+
+With --replay, the exit status is the fleet's instead: 0 when the fleet, given the schedule's
+faults as its own (a pause at a step, a death, a failover), did what the model predicted (the
+history checker's verdict on its history), 1 when it did not or has no such fault (said why),
+2 on bad input (as above, a lab lock, no token, a fleet that cannot be reached).
 
   loadtest explore --tier uuid-owner
   loadtest explore --tier fenced --faults failover --json
   loadtest explore --tier lua-release --history break.jsonl && loadtest check break.jsonl
   loadtest explore --tier uuid-owner --attacks     # the grader's card, from the model
-  loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua";
+  loadtest explore --acquire setnx.lua --acquire expire.lua --release del.lua
+  OVERSELL_ADMIN_TOKEN=secret loadtest explore --tier lua-release --replay --url URL";
 
 /// Search every schedule of a lock for the shortest one that breaks it: two buyers, an
 /// adversary choosing who steps and when time passes, and a fault budget.
@@ -59,9 +70,25 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
     /// Instead of one search, one per attack of the lab's grader (each a fault budget), read
-    /// as the grader reads its run: the model's report card.
-    #[arg(long, conflicts_with = "history")]
+    /// as the grader reads its run: the model's report card. When every attack holds, the
+    /// search of every schedule runs too, and a break it finds is printed (exit 1): a
+    /// schedule none of the attacks made.
+    #[arg(long, conflicts_with_all = ["history", "replay"])]
     pub attacks: bool,
+    /// Also run the shortest break on the fleet at `--url` (a built-in rung only): its
+    /// faults armed as the fleet's own (`POST /admin/faults`), the model's buyers sent, the
+    /// run's history checked. Sets the room's tier, lease and stock, as a chapter does.
+    #[arg(long, requires = "url")]
+    pub replay: bool,
+    /// The fleet for `--replay`.
+    #[arg(long, value_name = "URL", requires = "replay")]
+    pub url: Option<String>,
+    /// The room `--replay` runs in.
+    #[arg(long, requires = "replay")]
+    pub room: Option<String>,
+    /// Admin token of the fleet, for `--replay`.
+    #[arg(long, env = "OVERSELL_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     /// How many faults the adversary may spend.
     #[arg(long, default_value_t = 1)]
     pub budget: u32,
@@ -83,6 +110,10 @@ pub struct ExploreArgs {
     /// The most states kept before the search stops with "bound reached".
     #[arg(long, default_value_t = 2_000_000)]
     pub max_states: usize,
+    /// The longest the search may run, ms, before it stops with "bound reached" [default:
+    /// no limit].
+    #[arg(long, value_name = "MS")]
+    pub time_budget_ms: Option<u64>,
 }
 
 fn bad(message: String) -> anyhow::Error {
@@ -151,18 +182,31 @@ fn bounds_of(args: &ExploreArgs) -> anyhow::Result<Bounds> {
         lease_ms: args.lease_ms,
         max_depth: args.max_depth,
         max_states: args.max_states,
+        time_budget_ms: args.time_budget_ms,
         ..Bounds::default()
     })
 }
 
 /// Runs `loadtest explore`.
-pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
+pub async fn run(args: ExploreArgs) -> anyhow::Result<String> {
+    let rung = match (args.replay, &args.tier) {
+        (false, _) => None,
+        (true, Some(id)) => Some(
+            id.parse::<oversell_api::Tier>()
+                .map_err(|e| bad(format!("--tier {id}: {e}")))?,
+        ),
+        (true, None) => {
+            return Err(bad(
+                "--replay runs a built-in rung on the fleet: name it with --tier".into(),
+            ))
+        }
+    };
     let lock = lock_of(&args)?;
     let bounds = bounds_of(&args)?;
     let lang =
         Lang::parse(&args.lang).ok_or_else(|| bad(format!("--lang {}: en or zh", args.lang)))?;
     if args.attacks {
-        return card(&lock, &bounds, args.json);
+        return card(&lock, &bounds, args.json, lang);
     }
     let answer =
         explore::explore(&lock, bounds.clone()).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
@@ -176,6 +220,9 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
         if !args.json {
             output += &note;
         }
+    }
+    if let Some(tier) = rung {
+        return on_the_fleet(&args, &lock, tier, &bounds, &answer, output).await;
     }
     let outcomes: Vec<&str> = answer.outcomes.iter().map(|o| o.id()).collect();
     let message = match answer.verdict {
@@ -191,6 +238,72 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<String> {
     .into())
 }
 
+/// The schedule a history or a replay shows: the sale sold twice when there is one (what the
+/// checker judges), else the shortest break, else the two holders.
+fn shown(answer: &explore::answer::Answer) -> Option<&explore::search::Found> {
+    use explore::judge::Property;
+    let breaks = answer
+        .found
+        .iter()
+        .filter(|f| f.property.outcome().is_some());
+    answer
+        .found(Property::SoldTwice)
+        .or_else(|| breaks.min_by_key(|f| f.depth))
+        .or_else(|| answer.found(Property::TwoHolders))
+}
+
+/// `--replay`: the answer's break run on the fleet; the exit status is the fleet's.
+async fn on_the_fleet(
+    args: &ExploreArgs,
+    lock: &LockSource,
+    tier: oversell_api::Tier,
+    bounds: &Bounds,
+    answer: &explore::answer::Answer,
+    mut output: String,
+) -> anyhow::Result<String> {
+    let url = args.url.as_deref().unwrap_or_default();
+    let found = shown(answer).filter(|f| f.property.outcome().is_some());
+    let Some(found) = found else {
+        return Err(Exit {
+            code: explore::answer::BROKEN,
+            stdout: output,
+            message: "nothing to replay: the model found no break within these bounds".into(),
+        }
+        .into());
+    };
+    let machine = explore::sale::Machine::new(lock, bounds.clone()).map_err(bad)?;
+    let fleet = replay::Fleet {
+        url,
+        room: args.room.as_deref(),
+        token: args.token.as_deref(),
+    };
+    let replayed = replay::replay(&machine, lock, tier, found, &fleet)
+        .await
+        .map_err(|e| bad(e.0))?;
+    if args.json {
+        let both = serde_json::json!({ "answer": answer, "replay": replayed });
+        output = serde_json::to_string_pretty(&both)? + "\n";
+    } else {
+        output += &replayed.text(url);
+    }
+    if replayed.reproduced {
+        return Ok(output);
+    }
+    let message = match replayed.ran {
+        true => format!(
+            "the fleet's run held: no {} on the fleet",
+            found.property.id()
+        ),
+        false => format!("not replayed: {}", replayed.because),
+    };
+    Err(Exit {
+        code: explore::answer::BROKEN,
+        stdout: output,
+        message,
+    }
+    .into())
+}
+
 /// Writes a schedule of the answer as a history at `path`: the sale sold twice when there is
 /// one (what the checker judges), else the shortest break, else the two holders; says what it
 /// wrote.
@@ -200,16 +313,7 @@ fn write_history(
     answer: &explore::answer::Answer,
     path: &Path,
 ) -> anyhow::Result<String> {
-    use explore::judge::Property;
-    let breaks = answer
-        .found
-        .iter()
-        .filter(|f| f.property.outcome().is_some());
-    let shortest = answer
-        .found(Property::SoldTwice)
-        .or_else(|| breaks.min_by_key(|f| f.depth))
-        .or_else(|| answer.found(Property::TwoHolders));
-    let Some(found) = shortest else {
+    let Some(found) = shown(answer) else {
         return Ok("\n  no schedule to write: nothing broke, and never two holders\n".into());
     };
     let trace = explore::replay(lock, bounds.clone(), found).map_err(|e| bad(e.to_string()))?;
@@ -231,8 +335,9 @@ fn write_history(
     ))
 }
 
-/// `--attacks`: one search per grader attack, and the card they make.
-fn card(lock: &LockSource, bounds: &Bounds, json: bool) -> anyhow::Result<String> {
+/// `--attacks`: one search per grader attack, and the card they make; when every attack
+/// held, the search of every schedule too, and its shortest break if it has one.
+fn card(lock: &LockSource, bounds: &Bounds, json: bool, lang: Lang) -> anyhow::Result<String> {
     use oversell_api::grade::Outcome;
     let graded =
         explore::attacks::grade(lock, bounds).map_err(|e| bad(format!("{}: {e}", lock.name)))?;
@@ -266,7 +371,34 @@ fn card(lock: &LockSource, bounds: &Bounds, json: bool) -> anyhow::Result<String
         .map(|g| g.attack)
         .collect();
     if broken.is_empty() {
-        return Ok(output);
+        // Every attack held: the search of every schedule, under the same bounds, may still
+        // find one none of them made, which the card must not hide.
+        let search = explore::explore(lock, bounds.clone())
+            .map_err(|e| bad(format!("{}: {e}", lock.name)))?;
+        let Some(found) = explore::attacks::beyond(&graded, &search) else {
+            return Ok(output);
+        };
+        let mut output = output;
+        if !json {
+            output += &format!("\n  {}:\n", explore::attacks::beyond_words(found, lang));
+            for (i, step) in found.schedule.iter().enumerate() {
+                let note = if lang == Lang::Zh {
+                    &step.note_zh
+                } else {
+                    &step.note
+                };
+                output += &format!("    {:>2}. {note}\n", i + 1);
+            }
+        }
+        return Err(Exit {
+            code: explore::answer::BROKEN,
+            stdout: output,
+            message: format!(
+                "broken by a schedule none of the attacks made: {}",
+                found.property.id()
+            ),
+        }
+        .into());
     }
     Err(Exit {
         code: explore::answer::BROKEN,
