@@ -8,7 +8,10 @@
 --                    watchdog's renewal, a re-entry, one hold fewer, a second acquire step);
 --   release          a release step found the lock this owner's and left it not;
 --   refused_release  a release step found the lock not this owner's (gone, or another's).
--- Returns the step's own reply, untouched.
+-- It returns nothing: what the whole script answers is its tail's (the step's own reply, and for
+-- a lab release step whose lock it was before and after, src/lab/step.lua). The stamp is written
+-- with pcall: a store that refuses it (a lab user made before it was allowed to) loses the
+-- stamp, and the recorder derives that lease, never the step.
 local after = holder(KEYS[1])
 local deadline = ''
 if after == OWNER then deadline = deadline_of(KEYS[1]) end
@@ -24,8 +27,6 @@ elseif STEP == 'release' then
 end
 if event then
   local t = redis.call('TIME')
-  redis.call('XADD', STREAM, 'MAXLEN', '~', 5000, '*', 'kind', 'lease', 'lease', event,
+  redis.pcall('XADD', STREAM, 'MAXLEN', '~', 5000, '*', 'kind', 'lease', 'lease', event,
     'owner', OWNER, 'deadline_us', deadline, 'at_us', t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
 end
-if reply == nil then reply = false end
-return reply

@@ -14,10 +14,11 @@
 //!
 //! # Where it stamps, and where not yet
 //! Only where the lock store is the resource store (`--lock-store shared`): the timeline lives
-//! there, so the stamp and the section it guards are on one clock. A lock store of its own
-//! (`single`, `sentinel`, the lab's locks, Redlock's masters) would need a stream of its own and
-//! its clock's bound to the resource store's: its leases stay derived from the sections, and the
-//! history says so on each line (`source`). The cohort's in-memory hand-over passes a held lock
+//! there, so the stamp and the section it guards are on one clock. The lab's locks, on a lock
+//! store of their own, are stamped by their own wrapper (`src/lab/step.lua`, the same stamp) on a
+//! stream beside the lock (`GET /leases`). A built-in tier on a lock store of its own (`single`,
+//! `sentinel`, Redlock's masters) is not stamped yet: its leases stay derived from the sections,
+//! and the history says so on each line (`source`). The cohort's in-memory hand-over passes a held lock
 //! without a step, so a lease passed that way is the first holder's as recorded.
 //!
 //! The ladder's scripts themselves stay as the lab offers them (`static/locks/`): the wrapper is
@@ -27,7 +28,11 @@ use super::steps::{On, Request, Step, Technique};
 use crate::composed::{self, Call, Lua};
 
 const BEFORE: &str = include_str!("lease_stamp_before.lua");
-const AFTER: &str = include_str!("lease_stamp.lua");
+/// The stamp, then the step's own reply as the whole script's.
+const AFTER: &str = concat!(
+    include_str!("lease_stamp.lua"),
+    "if reply == nil then reply = false end\nreturn reply\n"
+);
 
 /// What a step is to the lease, as `lease_stamp.lua` reads it.
 #[derive(Clone, Copy)]

@@ -12,8 +12,8 @@ end
 -- The key's deadline on this server's clock, in µs ('' for none). Whole milliseconds fit Lua's
 -- number format; microseconds would print in exponent form.
 local function deadline_of(key)
-  local ms = redis.call('PEXPIRETIME', key)
-  if ms >= 0 then return ms .. '000' end
+  local ms = redis.pcall('PEXPIRETIME', key)
+  if type(ms) == 'number' and ms >= 0 then return ms .. '000' end
   return ''
 end
 local STREAM, STEP, OWNER = KEYS[#KEYS], ARGV[#ARGV - 1], ARGV[#ARGV]

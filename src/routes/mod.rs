@@ -55,6 +55,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(observe::state))
         .routes(routes!(observe::ledger))
         .routes(routes!(timeline::timeline))
+        .routes(routes!(timeline::leases))
         .routes(routes!(clocks::clocks))
         .routes(routes!(histories::list_runs))
         .routes(routes!(histories::run_history))

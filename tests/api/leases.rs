@@ -161,3 +161,75 @@ async fn the_clocks_route_reads_each_stores_time_between_two_of_the_instances() 
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn a_lab_lock_that_grants_inside_a_valid_lease_is_the_lock_being_wrong() {
+    use oversell::lock_store::{LockStoreKind, Persistence};
+    use reqwest::Method;
+    let fleet =
+        crate::scenarios::start_fleet_with(3, LockStoreKind::Single, Persistence::None).await;
+    let release = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("static/locks/lua-release/release-1.lua"),
+    )
+    .unwrap();
+    // lua-release's lock without its NX: it takes the lock whoever holds it, and says so.
+    let broken = serde_json::json!({
+        "acquire": ["redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\nreturn 1"],
+        "release": [release],
+    });
+    for (method, path, body) in [
+        (
+            Method::POST,
+            "/admin/reset",
+            serde_json::json!({ "stock": 100 }),
+        ),
+        (
+            Method::PUT,
+            "/admin/config",
+            serde_json::json!({ "ttl_ms": 5000, "business_ms": 40 }),
+        ),
+        (Method::PUT, "/admin/lab", broken),
+    ] {
+        let (status, answer) = crate::lab::send(&fleet, method, path, TOKEN, Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {answer}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.jsonl");
+    let path = path.to_str().unwrap();
+    let args = [
+        "loadtest",
+        "run",
+        "--url",
+        fleet.url(),
+        "-c",
+        "6",
+        "-n",
+        "30",
+        "--history",
+        path,
+    ];
+    workshop::run_cli(args).await.expect("the run runs");
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<Line> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(run_of(&lines).tier, "custom");
+    assert!(
+        run_of(&lines).clocks.lease.contains("the lock store's"),
+        "{:?}",
+        run_of(&lines)
+    );
+    every_section_has_a_stamped_lease(&lines);
+    let (code, out) = match workshop::run_cli(["loadtest", "check", path]).await {
+        Ok(out) => (0, out),
+        Err(err) => {
+            let exit = err.downcast::<workshop::history::command::Exit>().unwrap();
+            (exit.code, format!("{}{}", exit.stdout, exit.message))
+        }
+    };
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the lock is wrong"), "{out}");
+    assert!(!out.contains("lapsed under a working holder"), "{out}");
+}

@@ -94,7 +94,10 @@ pub async fn collect(
             reason: "the buyers ran inside an instance; their answers were not kept".into(),
         })),
     }
-    let (entries, dropped) = timeline(admin).await?;
+    let (mut entries, dropped) = stream(admin, "/timeline").await?;
+    // A lab lock's stamped leases, kept beside its lock in the lock store.
+    let (leases, leases_dropped) = stream(admin, "/leases").await?;
+    entries.extend(leases);
     let ledger = ledger(admin).await?;
     if dropped > 0 {
         lines.push(Line::Cut(Cut {
@@ -106,6 +109,15 @@ pub async fn collect(
             ),
         }));
     }
+    if leases_dropped > 0 {
+        lines.push(Line::Cut(Cut {
+            what: "lease".into(),
+            reason: format!(
+                "the lab lock's lease stream keeps about 5,000 entries and dropped the oldest \
+                 {leases_dropped}: those leases are derived from their sections"
+            ),
+        }));
+    }
     let ttl_us = (before.settings.ttl_ms as i64).saturating_mul(1000);
     lines.extend(sections::lines(&entries, &ledger, leased.then_some(ttl_us)));
     let stamped = lines
@@ -113,7 +125,8 @@ pub async fn collect(
         .any(|l| matches!(l, Line::Lease(l) if l.source == LeaseSource::Store));
     let clocks_at_end = clock_bound::measure(admin).await;
     if let Some(Line::Run(first)) = lines.first_mut() {
-        first.clocks.lease = lease_clock(stamped, leased);
+        let shared = before.lock_store.kind == oversell_api::LockStoreKind::Shared;
+        first.clocks.lease = lease_clock(stamped, leased, shared);
         // Both ends or none: a bound read once says nothing of a clock that moved meanwhile.
         first.clocks.bound_us = match (run.clocks_at_start, clocks_at_end) {
             (Some(start), Ok(end)) => Some(start.max(end)),
@@ -129,11 +142,17 @@ pub async fn collect(
 }
 
 /// Which clock the leases are on, in words: the store's own stamps, derived ones, or none.
-fn lease_clock(stamped: bool, leased: bool) -> String {
+fn lease_clock(stamped: bool, leased: bool, shared: bool) -> String {
     match (stamped, leased) {
-        (true, _) => "the resource store's (Redis TIME), stamped by the lock store (the same \
-                      server) in each step's own script with the deadline it set; a lease \
-                      line of source `derived` was not stamped and is derived from its section"
+        (true, _) if shared => "the resource store's (Redis TIME), stamped by the lock store \
+                      (the same server) in each step's own script with the deadline it set; a \
+                      lease line of source `derived` was not stamped and is derived from its \
+                      section"
+            .into(),
+        (true, _) => "the lock store's (its own Redis TIME, another server's than the \
+                      sections': the two agree within bound_us), stamped in each step's own \
+                      script with the deadline it set; a lease line of source `derived` was \
+                      not stamped and is derived from its section, on the resource store's"
             .into(),
         (false, true) => "the resource store's, derived: granted at the section's enter, \
                           running ttl_ms from it and from each renewal, released at its exit \
@@ -206,20 +225,21 @@ fn request(exchange: &Exchange) -> Option<Line> {
     }))
 }
 
-/// Every timeline entry since the room's reset, and how many its cap dropped.
-async fn timeline(admin: &AdminClient) -> anyhow::Result<(Vec<Value>, u64)> {
+/// Every entry since the room's reset of the stream `route` reads (`/timeline`, `/leases`),
+/// and how many its cap dropped.
+async fn stream(admin: &AdminClient, route: &str) -> anyhow::Result<(Vec<Value>, u64)> {
     let mut entries = Vec::new();
     let mut after: Option<String> = None;
     loop {
         let path = match &after {
-            Some(id) => format!("/timeline?limit={PAGE}&after={id}"),
-            None => format!("/timeline?limit={PAGE}"),
+            Some(id) => format!("{route}?limit={PAGE}&after={id}"),
+            None => format!("{route}?limit={PAGE}"),
         };
         let mut page = admin.request(Method::GET, &path, None).await?;
         let added = page["added"].as_u64().unwrap_or(0);
         let kept = page["kept"].as_u64().unwrap_or(0);
         let Value::Array(got) = page["entries"].take() else {
-            return Err(anyhow!("GET /timeline answered no entries list"));
+            return Err(anyhow!("GET {route} answered no entries list"));
         };
         entries.extend(got);
         after = page["next"].as_str().map(str::to_owned);

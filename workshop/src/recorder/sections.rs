@@ -10,7 +10,8 @@
 //!
 //! A lease is the lock store's own where it stamped one (`lease` entries: `grant`, `renew`,
 //! `release`, `refused_release`, each at the store's `TIME` with the deadline the key then
-//! carried; `src/lock/lease_stamp.rs`), and is written as observed. A locked section whose
+//! carried; `src/lock/lease_stamp.rs`, on the timeline, or a lab lock's beside its lock in the
+//! lock store), and is written as observed. A locked section whose
 //! owner has no stamped lease (a tier whose store stamps none yet, a grant the timeline's cap
 //! dropped) gets one derived from the section, and the line says so (`source`).
 
