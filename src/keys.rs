@@ -187,6 +187,12 @@ impl Keys {
     pub fn lock(&self) -> String {
         self.key("lock")
     }
+    /// The leases a lab lock's steps stamp (grant, renew, release, refused release), a stream
+    /// beside the lock in the lock store (`src/lab/step.lua`), read by `GET /leases`; under
+    /// the lock's name, so the room's lock-store user may write it.
+    pub fn lock_leases(&self) -> String {
+        format!("{}:leases", self.lock())
+    }
     /// The hash lock of the reentrant tiers (owner -> hold count); a key of its own so a
     /// string lock left by another tier cannot give it the wrong type.
     pub fn reentrant_lock(&self) -> String {
@@ -367,7 +373,12 @@ impl Keys {
 
     /// What a reset clears in the lock store: the locks and the fencing-token source.
     pub fn lock_store_keys(&self) -> Vec<String> {
-        let mut keys = vec![self.lock(), self.reentrant_lock(), self.fence_counter()];
+        let mut keys = vec![
+            self.lock(),
+            self.reentrant_lock(),
+            self.fence_counter(),
+            self.lock_leases(),
+        ];
         for lock in [self.lock(), self.reentrant_lock()] {
             keys.extend([Keys::queue_of(&lock), Keys::timeouts_of(&lock)]);
         }

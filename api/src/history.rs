@@ -1,12 +1,19 @@
-//! A run's history as JSON Lines, version 1: one object a line, each with a `type`. The first
+//! A run's history as JSON Lines, version 2: one object a line, each with a `type`. The first
 //! line is the `run`; then, in any order, every `request` the clients made, every critical
 //! `section` the resource store saw, every `lease` the lock granted, every `fault` struck, any
 //! `cut` (a part that could not be kept whole, said, never silent), and last the `end`.
 //!
 //! All times are microseconds since the Unix epoch. Which clock each kind of time is on is
 //! named in the `run` line (`clocks`): requests on the client's, sections and leases on the
-//! resource store's (Redis `TIME`), faults on the clock of whoever struck them. On one host the
-//! clocks are one; across hosts only times on the same clock compare.
+//! resource store's (Redis `TIME`), faults on the clock of whoever struck them; and, from v2,
+//! how far apart those clocks were measured to be during the run (`clocks.bound_us`). On one
+//! host the clocks are one; across hosts times on two clocks compare only within the bound.
+//!
+//! What v2 changed: each `lease` says where it came from (`source`): stamped by the lock store
+//! itself in the step's own script, on its clock, with the deadline it set (`store`), or derived
+//! from the section it guarded (`derived`, all a v1 file has); a lease records a release the
+//! store refused (`refused_release_us`); and the run measures the clocks' bound. A v1 file is
+//! still read: its leases are derived, and it states no bound.
 //!
 //! The JSON Schema of this format is `workshop/history.schema.json`; a change to the format is
 //! a new `v`. Written by the service (`GET /admin/runs/{id}/history`) and the recorder, read by
@@ -15,7 +22,10 @@
 use serde::{Deserialize, Serialize};
 
 /// The format's version, on the `run` line.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+
+/// The versions a reader still reads: v1 (leases derived, no clock bound) and this one.
+pub const READS: [u32; 2] = [1, VERSION];
 
 /// One line of a history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,8 +64,10 @@ pub struct Clocks {
     pub section: String,
     pub lease: String,
     pub fault: String,
-    /// How far apart the clocks may be (µs), when the run measured it: a moment on one clock
-    /// is known on another only within this. Absent: not stated (v1 files say none).
+    /// How far apart any two of these clocks may be (µs), measured during the run (each
+    /// store's `TIME` read at its start and its end, on the client's clock around the call:
+    /// the offset seen plus half the round trip, the larger of the two): a moment on one clock
+    /// is known on another only within this. Absent: not measured (v1 files never state it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound_us: Option<u64>,
 }
@@ -128,12 +140,35 @@ pub enum Outcome {
 pub struct Lease {
     pub owner: String,
     pub granted_us: i64,
-    /// `null` for a lock with no lease (it is held until released: `setnx`, a session lock).
+    /// `null` for a lock with no lease (it is held until released: `setnx`, a session lock),
+    /// or, stamped by the store, one granted with none yet (`setnx-expire`'s first step: its
+    /// first renewal sets one).
     pub deadline_us: Option<i64>,
     #[serde(default)]
     pub renewals: Vec<Renewal>,
     /// `null` when never released (it ran out, or its holder died).
     pub released_us: Option<i64>,
+    /// When a release found the lock no longer this owner's (gone, or another's), and the
+    /// store refused it: the moment the holder learned it had lost the lock.
+    #[serde(default)]
+    pub refused_release_us: Option<i64>,
+    /// Where this lease came from. Absent (v1): derived.
+    #[serde(default)]
+    pub source: LeaseSource,
+}
+
+/// Where a lease's times came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseSource {
+    /// Stamped by the lock store in the step's own script, on the lock store's clock (the
+    /// resource store's: the two are one where a tier stamps), with the deadline the store
+    /// set. An expiry is known as that deadline, not as a moment: Redis expires keys lazily.
+    Store,
+    /// Derived from the section it guarded: granted at its enter, the TTL from then and from
+    /// each renewal, released at its exit (where a tier's store stamps no lease of its own).
+    #[default]
+    Derived,
 }
 
 /// A lease renewed at `renew_us`, to run until `deadline_us`.

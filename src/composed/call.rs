@@ -63,6 +63,21 @@ impl Call {
         }
     }
 
+    /// This call's script run inside `lua` (made by [`super::wrapped`]), with the same keys
+    /// and arguments, to which more are added in order.
+    pub fn inside(&self, lua: &'static Lua) -> Call {
+        Call {
+            lua,
+            keys: self.keys.clone(),
+            args: self.args.clone(),
+        }
+    }
+
+    /// The script this call runs.
+    pub fn lua(&self) -> &'static Lua {
+        self.lua
+    }
+
     /// The script's source, as it is sent.
     pub fn source(&self) -> &'static str {
         self.lua.source

@@ -63,6 +63,23 @@ fn composed(parts: &[&'static Lua]) -> &'static Lua {
     })
 }
 
+/// `inner` run inside another script: `before`, then `inner` as a function of the `keys` and
+/// `args` that `before` makes (its own `KEYS` and `ARGV`), its answer as `reply`, then
+/// `after`. Made once per pair and kept for the life of the process, as [`composed`] is.
+pub fn wrapped(before: &'static str, inner: &'static Lua, after: &'static str) -> &'static Lua {
+    static MADE: LazyLock<Mutex<HashMap<(usize, usize), &'static Lua>>> =
+        LazyLock::new(Default::default);
+    let id = (before.as_ptr() as usize, std::ptr::from_ref(inner) as usize);
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    made.entry(id).or_insert_with(|| {
+        let source = format!(
+            "{before}local reply = (function(KEYS, ARGV)\n{}\nend)(keys, args)\n{after}",
+            inner.source
+        );
+        Box::leak(Box::new(Lua::new(Box::leak(source.into_boxed_str()))))
+    })
+}
+
 /// Runs the calls in one round trip, in order, as one script, and returns each one's reply
 /// (a script's error, such as `NOSTOCK`, is that call's reply; a lost connection, or a server
 /// that refuses the whole script, is the whole answer).

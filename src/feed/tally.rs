@@ -112,6 +112,10 @@ impl Tally {
     /// Counts timeline entries read after [`Tally::timeline_seen`], oldest first.
     pub fn timeline(&mut self, entries: &[TimelineEntry]) {
         for entry in entries {
+            // A lease the lock store stamped names no instance: no figure of one.
+            if entry.field("kind") == "lease" {
+                continue;
+            }
             let figures = self
                 .per_instance
                 .entry(entry.field("instance").to_owned())

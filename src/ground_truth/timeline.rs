@@ -33,10 +33,21 @@ pub async fn page(
     after: Option<&str>,
     limit: usize,
 ) -> Result<Page, StoreError> {
+    page_of(redis, &keys.timeline(), after, limit).await
+}
+
+/// As [`page`], of another stream of the same shape: a lab lock's stamped leases, which live
+/// beside the lock in the lock store (`Keys::lock_leases`).
+pub async fn page_of(
+    redis: &RedisPool,
+    stream: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Page, StoreError> {
     let mut conn = redis.conn().await?;
     let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
     let reply: Value = PAGE
-        .key(keys.timeline())
+        .key(stream)
         .arg(start)
         .arg(limit)
         .invoke_async(&mut conn)

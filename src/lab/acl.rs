@@ -43,6 +43,7 @@ pub const COMMANDS: &[&str] = &[
     "persist",
     "ttl",
     "pttl",
+    "pexpiretime",
     "incr",
     "incrby",
     "decr",
@@ -74,6 +75,8 @@ pub const COMMANDS: &[&str] = &[
     "zrange",
     "zcard",
     "publish",
+    // The wrapper's lease stamp (`step.lua`): on the lock's own stream only, as every key here.
+    "xadd",
 ];
 
 /// How long a script may run before Redis answers `BUSY` to everyone else and takes a

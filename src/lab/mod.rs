@@ -146,11 +146,19 @@ impl LabUser {
     }
 }
 
-/// A release step runs inside this wrapper, which notes whose lock the key held before and
-/// after the student's code: how the ground truth tells a release that deleted another
-/// holder's lock. Everything before the student's source is on its first line, so Redis's
-/// line numbers are the student's own.
-const RELEASE_WRAPPER: &str = include_str!("release_step.lua");
+/// Every step runs inside this wrapper, which notes whose lock the key held before and after
+/// the student's code (how the ground truth tells a release that deleted another holder's
+/// lock) and stamps the lease it left on the lock's own stream, as the built-in tiers' steps
+/// are stamped (`src/lock/lease_stamp.rs`; the stamp itself is that file's Lua, included, not
+/// a module used: the lock runs the lab, not the other way round). Everything before the
+/// student's source is on its first line, so Redis's line numbers are the student's own.
+const WRAPPER: &str = concat!(
+    include_str!("step.lua"),
+    include_str!("../lock/lease_stamp.lua"),
+    "if reply == nil then reply = false end\n",
+    "if STEP == 'release' then return {reply, before, after} end\n",
+    "return reply\n"
+);
 const STUDENT_SOURCE: &str = "--[[STEP]]";
 
 impl LabLock {
@@ -159,10 +167,7 @@ impl LabLock {
         let mut release = Vec::new();
         let mut renew = None;
         for (name, lua) in source.named_sources() {
-            let lua = match name.starts_with("release") {
-                true => wrap_release(lua),
-                false => lua.to_owned(),
-            };
+            let lua = wrap(lua);
             let step = Arc::new(Step {
                 script: Script::new(&lua),
                 code: lua,
@@ -277,8 +282,8 @@ pub async fn note_error(resource: &RedisPool, keys: &Keys, message: &str) {
     }
 }
 
-fn wrap_release(source: &str) -> String {
-    RELEASE_WRAPPER.replacen(STUDENT_SOURCE, source, 1)
+fn wrap(source: &str) -> String {
+    WRAPPER.replacen(STUDENT_SOURCE, source, 1)
 }
 
 #[cfg(test)]
@@ -312,8 +317,8 @@ mod tests {
     }
 
     #[test]
-    fn the_release_wrapper_keeps_the_students_line_numbers() {
-        let wrapped = wrap_release("local a = 1\nreturn a");
+    fn the_wrapper_keeps_the_students_line_numbers() {
+        let wrapped = wrap("local a = 1\nreturn a");
         let first = wrapped.lines().next().unwrap();
         assert!(first.ends_with("local a = 1"), "{first}");
         assert_eq!(wrapped.lines().nth(1), Some("return a"));

@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use oversell_api::settings::LeaseMode;
 
 use super::hook::{Go, Point};
+use super::lease_stamp::Stamped;
 use super::release_record::released;
 use super::renewals::{RenewConn, Watchdog};
 use super::replies::{self, Took};
@@ -40,11 +41,11 @@ pub struct Stepped(pub &'static dyn Technique);
 #[async_trait]
 impl Lock for Stepped {
     async fn try_acquire(&self, cx: &LockCx<'_>) -> Result<Attempt, StoreError> {
-        attempt(cx, self.0, Via::Store).await
+        attempt(cx, &self.stamped(cx), Via::Store).await
     }
 
     async fn release(&self, cx: &LockCx<'_>, held: Held) -> Result<(), StoreError> {
-        release(cx, self.0, Via::Store, held).await
+        release(cx, &self.stamped(cx), Via::Store, held).await
     }
 
     fn reentrant(&self) -> bool {
@@ -60,11 +61,22 @@ impl Lock for Stepped {
     }
 
     fn around(&self, cx: &LockCx<'_>, calls: Vec<Call>) -> Option<Wrapped> {
-        riding::nested(cx, self.0, calls)
+        riding::nested(cx, &self.stamped(cx), calls)
     }
 
     fn release_behind(&self, cx: &LockCx<'_>) -> Option<riding::Release> {
-        riding::release_behind(cx, self.0.release(&cx.on()))
+        riding::release_behind(cx, self.stamped(cx).release(&cx.on()))
+    }
+}
+
+impl Stepped {
+    /// The tier's steps as they are sent: each stamped with its lease where the lock store is
+    /// the resource store (`lease_stamp.rs`).
+    fn stamped(&self, cx: &LockCx<'_>) -> Stamped<'static> {
+        Stamped {
+            inner: self.0,
+            stamps: riding::shares_server(cx),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 -- ladder's hash locks write the owner first), '' for none. Sent just before and just after a
 -- built-in tier's release step, in the same script (src/lock/send.rs), so the ground truth
 -- sees what the release did to whose lock; a lab lock's wrapper does the same
--- (src/lab/release_step.lua).
+-- (src/lab/step.lua).
 -- KEYS[1] the lock.
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind == 'string' then

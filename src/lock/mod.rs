@@ -35,6 +35,7 @@ mod engine;
 mod exit;
 mod faulty;
 mod hook;
+mod lease_stamp;
 mod locks;
 mod parked;
 mod release_record;

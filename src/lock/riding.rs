@@ -41,7 +41,7 @@ use crate::redis_pool::{Conn, StoreError};
 pub type Replies = RedisResult<Vec<RedisResult<Value>>>;
 
 /// Whether the lock lives in the stock's own Redis, where its scripts can ride with the sale's.
-fn shares_server(cx: &LockCx<'_>) -> bool {
+pub(super) fn shares_server(cx: &LockCx<'_>) -> bool {
     cx.store.kind() == LockStoreKind::Shared
 }
 

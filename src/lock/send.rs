@@ -36,19 +36,24 @@ pub(super) async fn send(conn: &mut Conn, step: &Step, env: &Env<'_>) -> Result<
         (super::steps::Request::Script(call), _) => call.invoke(conn).await?,
         // The lab's contract: `KEYS[1]` the lock, `KEYS[2]` the fencing-token counter,
         // `KEYS[3]` and `KEYS[4]` a waiters' queue and when each place lapses; `ARGV` owner,
-        // lease, release channel, how much longer the buyer waits.
+        // lease, release channel, how much longer the buyer waits. Then, for the wrapper
+        // alone (the student's code never sees them): the lock's lease stream and the step's
+        // kind, for the lease it stamps.
         (super::steps::Request::Lab(step), _) => {
             let lock = on.keys.lock();
+            let kind = step.name.split(' ').next().unwrap_or_default();
             let sent = step
                 .script
                 .key(&lock)
                 .key(on.keys.fence_counter())
                 .key(crate::keys::Keys::queue_of(&lock))
                 .key(crate::keys::Keys::timeouts_of(&lock))
+                .key(on.keys.lock_leases())
                 .arg(on.owner)
                 .arg(on.ttl_ms)
                 .arg(on.keys.released_channel())
                 .arg(on.wait_ms)
+                .arg(kind)
                 .invoke_async(conn)
                 .await;
             match sent {

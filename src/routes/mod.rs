@@ -4,6 +4,7 @@ mod admin;
 mod assets;
 mod burst;
 pub(crate) mod class;
+mod clocks;
 mod events;
 mod extract;
 mod grading;
@@ -55,6 +56,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(observe::state))
         .routes(routes!(observe::ledger))
         .routes(routes!(timeline::timeline))
+        .routes(routes!(timeline::leases))
+        .routes(routes!(clocks::clocks))
         .routes(routes!(histories::list_runs))
         .routes(routes!(histories::run_history))
         .routes(routes!(histories::run_violation))

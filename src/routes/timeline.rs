@@ -42,6 +42,40 @@ pub async fn timeline(
     Room(keys): Room,
     Query(cursor): Query<Cursor>,
 ) -> Result<Json<timeline::Page>, AppError> {
+    let (after, limit) = checked(&cursor)?;
+    let page = timeline::page(&state.resource, &keys, after, limit).await?;
+    if page.added == 0 && state.rooms.status(&keys).await? == RoomStatus::Lost {
+        return Err(AppError::StateLost);
+    }
+    Ok(Json(page))
+}
+
+/// `GET /leases?after=&limit=`: a page of the leases the room's lab lock stamped in the lock
+/// store, oldest first (empty where the room's locks stamp theirs on the timeline itself, or
+/// stamp none).
+#[utoipa::path(
+    get,
+    path = "/leases",
+    tag = "observe",
+    params(super::openapi::RoomParam, Cursor),
+    responses(
+        (status = 200, description = "`{\"entries\": [{\"id\", \"kind\": \"lease\", \"lease\", \"owner\", \"deadline_us\", \"at_us\"}], \"added\", \"kept\", \"next\"}` as `GET /timeline`'s, on the lock store's clock: each grant, renewal, release and refused release a lab lock's step made, stamped by the lock store with the deadline the key then carried", body = Object),
+        (status = 400, description = "A bad cursor or limit", body = Object),
+    )
+)]
+pub async fn leases(
+    State(state): State<AppState>,
+    Room(keys): Room,
+    Query(cursor): Query<Cursor>,
+) -> Result<Json<timeline::Page>, AppError> {
+    let (after, limit) = checked(&cursor)?;
+    let stream = keys.lock_leases();
+    let page = timeline::page_of(state.lock_store.pool(), &stream, after, limit).await?;
+    Ok(Json(page))
+}
+
+/// The cursor's entry and page size, or a 400 saying what is wrong.
+fn checked(cursor: &Cursor) -> Result<(Option<&str>, usize), AppError> {
     let limit = cursor.limit.unwrap_or(1000);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(AppError::BadRequest(format!(
@@ -55,11 +89,7 @@ pub async fn timeline(
             )));
         }
     }
-    let page = timeline::page(&state.resource, &keys, cursor.after.as_deref(), limit).await?;
-    if page.added == 0 && state.rooms.status(&keys).await? == RoomStatus::Lost {
-        return Err(AppError::StateLost);
-    }
-    Ok(Json(page))
+    Ok((cursor.after.as_deref(), limit))
 }
 
 /// `<ms>-<seq>`, both decimal: what a stream's entry ids look like.

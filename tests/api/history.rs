@@ -81,7 +81,7 @@ async fn a_chapter_run_with_history_writes_every_request_and_section_it_had() {
     let Some(Line::Run(run)) = lines.first() else {
         panic!("the first line is the run: {:?}", lines.first());
     };
-    assert_eq!((run.v, run.chapter.as_deref()), (1, Some("none-race")));
+    assert_eq!((run.v, run.chapter.as_deref()), (2, Some("none-race")));
     assert_eq!(run.tier, "none");
     let Some(Line::End(end)) = lines.last() else {
         panic!("the last line is the end: {:?}", lines.last());

@@ -22,6 +22,7 @@ mod fleet_settings;
 mod hand_off;
 mod history;
 mod join;
+mod leases;
 mod limits;
 mod listener;
 mod lock_store;

@@ -192,6 +192,10 @@ fn of_client(trace: &Trace, client: usize) -> Vec<Line> {
                 Event::Released { at_us, .. } => Some(*at_us),
                 _ => None,
             }),
+            refused_release_us: None,
+            // The model's times are exact, as a derived lease's are taken to be: no
+            // millisecond of doubt around a deadline.
+            source: oversell_api::history::LeaseSource::Derived,
         }));
     }
     lines

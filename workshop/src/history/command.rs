@@ -26,8 +26,8 @@ run in the viewer; F2 not a history is 2, but F2's verdicts never change the sta
   loadtest check run.jsonl --svg first.svg --lang zh
   loadtest check fenced.jsonl --html view.html --beside unfenced.jsonl";
 
-/// Check a run's history (JSON Lines, v1): mutual exclusion, the stock, fencing, and the
-/// acknowledged sales — from the history alone.
+/// Check a run's history (JSON Lines, v2; v1 still read): mutual exclusion, the stock,
+/// fencing, and the acknowledged sales — from the history alone.
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER)]
 pub struct CheckArgs {

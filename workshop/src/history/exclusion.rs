@@ -12,8 +12,16 @@
 //!   must, and the stock stayed whole. Named, not counted;
 //! - **within the clocks' error**: the second read the stock the first wrote (the only sale
 //!   that wrote that figure), so the store ran the first's write before the second's read,
-//!   whatever the clocks say. With no bound on the clocks' error known, that is unknown, not
-//!   violated.
+//!   whatever the clocks say: unknown, not violated, and said with the bound the run measured
+//!   (or that none is known). Or the second was granted in the very millisecond the first's
+//!   stamped lease ran out (the store keeps a deadline to the millisecond, `lease_time.rs`):
+//!   whether the first's lease was still valid is unknown, by how much said.
+//!
+//! Each grant is judged against the leases as the history has them: a lease the lock store
+//! stamped is the deadline it really set, so a grant before it is **the lock is wrong**, and a
+//! grant after it while the first holder still worked is **the lease lapsed under a working
+//! holder**; a derived lease (a tier whose store stamps none, a v1 file) is judged the same way
+//! on the section's own times.
 //!
 //! A section counts once however many holders it came in on; `overlaps` is the service's own
 //! figure (`src/sale/commit.lua`: every pair of closed sections that meet, once). One sweep in
@@ -28,6 +36,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use foldhash::{HashMap, HashMapExt};
 
 use super::findings::{Finding, Firsts, Kind, Op, Verdict};
+use super::lease_time::{lapse, lease_at, lease_end, precision, Why};
 use super::parse::History;
 use super::words::{fault_done, secs, section, value};
 use oversell_api::history::{Fault, Lease, Outcome, Section};
@@ -41,6 +50,8 @@ enum Came {
     Lapse(usize, usize),
     /// On a holder whose write it read: within the clocks' error.
     Clock(usize, usize),
+    /// Granted after the holder's stamped deadline, within its millisecond.
+    Deadline(usize, usize),
 }
 
 /// The verdict, the overlapping pairs (the service's `overlaps`), the open sections, and the
@@ -145,9 +156,19 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
                 .then(|| sold_inside.iter().find(|&&(_, a)| Some(a) != clock))
                 .flatten()
                 .map(|&(_, a)| a);
+            // The holder whose lease ran out last before the grant, if the grant fell in the
+            // millisecond its stamped deadline is known to.
+            let near = by_lapse
+                .iter()
+                .rev()
+                .filter(|&&(l, a)| Some(a) != clock && l <= grant)
+                .find(|&&(l, a)| grant - l < lease_of(a).map_or(0, precision))
+                .map(|&(_, a)| a);
             let at = grant.max(enter);
             if let Some(a) = valid.or(both_wrote) {
                 raw.push(at, Came::Violation(a, b));
+            } else if let Some(a) = near {
+                unsure.push(at, Came::Deadline(a, b));
             } else {
                 if let Some(c) = clock.filter(|&c| lapses[c] > grant || sold(b)) {
                     unsure.push(at, Came::Clock(c, b));
@@ -186,7 +207,19 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
     }
 
     let pair = |c: Came| match c {
-        Came::Violation(a, b) | Came::Lapse(a, b) | Came::Clock(a, b) => (a, b),
+        Came::Violation(a, b) | Came::Lapse(a, b) | Came::Clock(a, b) | Came::Deadline(a, b) => {
+            (a, b)
+        }
+    };
+    let (bound_en, bound_zh) = match history.run.clocks.bound_us {
+        Some(bound) => (
+            format!("which the run measured at {bound} µs"),
+            format!("本次运行测得的误差上限为 {bound} 微秒"),
+        ),
+        None => (
+            "which no bound is known for".to_string(),
+            "而误差没有已知的上限".to_string(),
+        ),
     };
     let explained = |at: i64, c: Came| {
         let (a, b) = pair(c);
@@ -206,16 +239,18 @@ pub fn check(history: &History, origin: i64) -> (Verdict, u64, u64, Lapses) {
                 let w = value(sa.wrote);
                 f.kind = Kind::ClockError;
                 f.en = format!(
-                    "{b_en} entered at {} while {a_en} was inside by the clock (to {}), yet B read the {w} A wrote: the store ran A's write before B's read, so the {by} µs overlap is within the clocks' error, which no bound is known for",
+                    "{b_en} entered at {} while {a_en} was inside by the clock (to {}), yet B read the {w} A wrote: the store ran A's write before B's read, so the {by} µs overlap is within the clocks' error, {bound_en}",
                     secs(sb.enter_us, origin),
                     secs(ends[a], origin)
                 );
                 f.zh = format!(
-                    "按时钟，{b_zh}在 {} 进入时 {a_zh}仍在其中（到 {}），但 B 读到的正是 A 写入的 {w}：存储先执行了 A 的写入，再执行 B 的读取，所以这 {by} 微秒的重叠在时钟误差之内，而误差没有已知的上限",
+                    "按时钟，{b_zh}在 {} 进入时 {a_zh}仍在其中（到 {}），但 B 读到的正是 A 写入的 {w}：存储先执行了 A 的写入，再执行 B 的读取，所以这 {by} 微秒的重叠在时钟误差之内，{bound_zh}",
                     secs(sb.enter_us, origin),
                     secs(ends[a], origin)
                 );
             }
+            // The why is explain's: A's lease ran out within its millisecond.
+            Came::Deadline(..) => f.kind = Kind::ClockError,
         }
         f
     };
@@ -332,37 +367,6 @@ pub struct Lapses {
     pub not_refused: u64,
 }
 
-/// When `lease` ran out by its deadline: renewals made in time extend it; one made after it
-/// ran out does not bring it back. `None`: a lock with no lease.
-fn ran_out(lease: &Lease) -> Option<i64> {
-    let mut deadline = lease.deadline_us?;
-    let mut renewals: Vec<_> = lease.renewals.iter().collect();
-    renewals.sort_by_key(|r| r.renew_us);
-    for r in renewals {
-        if r.renew_us >= deadline {
-            break;
-        }
-        deadline = r.deadline_us;
-    }
-    Some(deadline)
-}
-
-/// When `lease` ran out, if it ran out before it was released (MAX: released first, or never
-/// ran out).
-fn lapse(lease: &Lease) -> i64 {
-    match (ran_out(lease), lease.released_us) {
-        (Some(d), Some(r)) if r <= d => i64::MAX,
-        (Some(d), _) => d,
-        (None, _) => i64::MAX,
-    }
-}
-
-/// When the lock of `lease` stopped holding: released, or ran out (MAX: neither).
-fn lease_end(lease: &Lease) -> i64 {
-    let out = ran_out(lease).unwrap_or(i64::MAX);
-    lease.released_us.map_or(out, |r| r.min(out))
-}
-
 /// Pairs of `closed` sections whose intervals meet, each once: for each section, the sections
 /// that exited after it entered and no later than it exited (ties broken by position, so a
 /// pair is counted by whichever of the two exits last). n log n.
@@ -380,51 +384,6 @@ pub fn count_pairs(sections: &[Section], closed: &[usize]) -> u64 {
             p.saturating_sub(before) as u64
         })
         .sum()
-}
-
-/// Where the first holder's lock stood when the second was granted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
-    /// Still valid (to this deadline; `None`: a lock with no lease, never released): the lock
-    /// let two holders in.
-    LeaseValid(Option<i64>),
-    /// Released (deleted) at this time while its holder still worked.
-    Released(i64),
-    /// Ran out at this deadline while its holder still worked.
-    RanOut(i64),
-    /// No lease line for the first holder.
-    NoLease,
-}
-
-/// The state of `lease` at `t`, as the sweep reads it: renewals made in time extend the
-/// deadline.
-pub fn lease_at(lease: Option<&Lease>, t: i64) -> Why {
-    let Some(lease) = lease else {
-        return Why::NoLease;
-    };
-    let out = ran_out(lease);
-    if let Some(released) = lease
-        .released_us
-        .filter(|&r| r <= t && out.is_none_or(|d| r <= d))
-    {
-        return Why::Released(released);
-    }
-    match out {
-        Some(d) if d <= t => Why::RanOut(d),
-        None => Why::LeaseValid(None),
-        Some(_) => {
-            let mut deadline = lease.deadline_us;
-            let mut renewals: Vec<_> = lease.renewals.iter().collect();
-            renewals.sort_by_key(|r| r.renew_us);
-            for r in renewals.into_iter().filter(|r| r.renew_us <= t) {
-                if deadline.is_some_and(|d| r.renew_us >= d) {
-                    break;
-                }
-                deadline = Some(r.deadline_us);
-            }
-            Why::LeaseValid(deadline)
-        }
-    }
 }
 
 /// The pair in words: A entered first and was still inside when B was granted.
@@ -486,6 +445,17 @@ pub fn explain(
             en += &format!("; A's lease ran out at {}", t(d));
             zh += &format!("；A 的租约已在 {} 到期", t(d));
         }
+        Why::Unsure { deadline, by } => {
+            let ms = super::lease_time::STAMP_PRECISION_US;
+            en += &format!(
+                "; A's lease ran out at {}, {by} µs before: the store keeps a deadline to the millisecond ({ms} µs), so whether it was still valid is unknown within the clock error, by {by} µs",
+                t(deadline)
+            );
+            zh += &format!(
+                "；A 的租约在 {} 到期，仅早 {by} 微秒：存储只把期限记到毫秒（{ms} 微秒），它当时是否仍有效，在时钟误差之内无从判定，相差 {by} 微秒",
+                t(deadline)
+            );
+        }
         Why::NoLease => {
             en += "; no lease recorded";
             zh += "；没有记录租约";
@@ -502,6 +472,11 @@ pub fn explain(
     } else if matches!(why, Why::RanOut(_)) {
         en += "; A was still working";
         zh += "；A 仍在工作";
+    }
+    let died = fault.is_some_and(|f| f.kind.starts_with("crash"));
+    if matches!(why, Why::RanOut(_)) && a_exit > granted && !died {
+        en += " (the lease lapsed under a working holder)";
+        zh += "（租约在持有者仍在工作时失效）";
     }
     let (tail_en, tail_zh) = tail(a, b, a_exit, origin);
     en += &tail_en;

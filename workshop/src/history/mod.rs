@@ -24,6 +24,7 @@ pub mod draw;
 mod exclusion;
 mod fencing;
 mod findings;
+mod lease_time;
 mod ledger;
 mod marks;
 mod parse;

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 pub use super::parse_error::ParseError;
 use super::validate;
-use oversell_api::history::{Cut, End, Fault, Lease, Request, Run, Section, VERSION};
+use oversell_api::history::{Cut, End, Fault, Lease, Request, Run, Section, READS, VERSION};
 
 /// The longest line a history may have: 1 MiB.
 pub const MAX_LINE: usize = 1 << 20;
@@ -533,11 +533,11 @@ fn parse_run(no: usize, line: &str) -> Result<Run, ParseError> {
                 "missing (the format's version)",
             ))
         }
-        Some(v) if v.as_u64() != Some(u64::from(VERSION)) => {
+        Some(v) if !READS.iter().any(|&r| v.as_u64() == Some(u64::from(r))) => {
             return Err(error(
                 no,
                 None,
-                format!("version {v} is not supported (this checker reads v{VERSION})"),
+                format!("version {v} is not supported (this checker reads v1 and v{VERSION})"),
             ))
         }
         Some(_) => {}

@@ -106,6 +106,8 @@ impl Synth {
                     deadline_us: Some(enter - 10 + ttl_ms as i64 * 1000),
                     renewals: Vec::new(),
                     released_us: Some(exit + 5),
+                    refused_release_us: None,
+                    source: oversell_api::history::LeaseSource::Derived,
                 });
             }
         }

@@ -4,11 +4,15 @@
 //! stale writes, faults as they struck; the ledger: each sale). It reads, never judges: the
 //! checker reads what this writes.
 //!
-//! Leases are derived where the lock store stamps no grant of its own: a section's lease is
+//! Leases are the lock store's own where it stamps them (the Redis tiers on a shared store,
+//! `src/lock/lease_stamp.rs`), and derived where it stamps none: a section's lease is then
 //! taken as granted at its enter (the grant came just before), running a TTL from then and
-//! from each renewal, released at its exit. The `run` line's `clocks` says so.
+//! from each renewal, released at its exit. Each lease line says which (`source`), and the
+//! `run` line's `clocks` says which clock each time is on and the bound between them, measured
+//! at the run's start and end (`clock_bound.rs`).
 
 mod checked;
+pub mod clock_bound;
 mod sections;
 
 pub use checked::{check, report, violation_svg, violation_view, Checked};
@@ -25,7 +29,7 @@ use oversell_api::StateView;
 use oversell_client::AdminClient;
 use serde_json::Value;
 
-use oversell_api::history::{Clocks, Cut, End, Line, Request, Run, VERSION};
+use oversell_api::history::{Clocks, Cut, End, LeaseSource, Line, Request, Run, VERSION};
 
 /// Entries or orders read per call.
 const PAGE: usize = 10_000;
@@ -40,6 +44,9 @@ pub struct RunInfo<'a> {
     pub chapter: Option<&'a str>,
     /// The state read before the first request: the room, the tier, its settings, the stock.
     pub before: &'a StateView,
+    /// The clocks' bound read before the first request ([`clock_bound::measure`]); `None`:
+    /// not read, and the history then states no bound.
+    pub clocks_at_start: Option<u64>,
 }
 
 /// A run id: unique enough across runs and processes, and sortable by time.
@@ -75,14 +82,8 @@ pub async fn collect(
         clocks: Clocks {
             request: "the client's (loadtest's wall clock)".into(),
             section: "the resource store's (Redis TIME)".into(),
-            lease: match leased {
-                true => "the resource store's, derived: granted at the section's enter, \
-                         running ttl_ms from it and from each renewal, released at its exit"
-                    .into(),
-                false => "none: this tier's lock has no lease".into(),
-            },
+            lease: String::new(),
             fault: "the resource store's (Redis TIME at the strike)".into(),
-            // Not measured yet: the viewer then draws no band.
             bound_us: None,
         },
     })];
@@ -93,7 +94,26 @@ pub async fn collect(
             reason: "the buyers ran inside an instance; their answers were not kept".into(),
         })),
     }
-    let (entries, dropped) = timeline(admin).await?;
+    let (mut entries, dropped) = stream(admin, "/timeline").await?;
+    // A lab lock's stamped leases, kept beside its lock in the lock store (the only locks
+    // that stamp there). A lock store that cannot be read now (a chapter's fault still on it)
+    // costs the stamps, said, never the history: those leases are derived.
+    let mut leases_dropped = 0;
+    if before.tier == oversell_api::tier::Tier::Custom {
+        match stream(admin, "/leases").await {
+            Ok((leases, dropped)) => {
+                entries.extend(leases);
+                leases_dropped = dropped;
+            }
+            Err(err) => lines.push(Line::Cut(Cut {
+                what: "lease".into(),
+                reason: format!(
+                    "the lab lock's stamped leases could not be read from the lock store \
+                     ({err:#}): its leases are derived from their sections"
+                ),
+            })),
+        }
+    }
     let ledger = ledger(admin).await?;
     if dropped > 0 {
         lines.push(Line::Cut(Cut {
@@ -105,14 +125,57 @@ pub async fn collect(
             ),
         }));
     }
+    if leases_dropped > 0 {
+        lines.push(Line::Cut(Cut {
+            what: "lease".into(),
+            reason: format!(
+                "the lab lock's lease stream keeps about 5,000 entries and dropped the oldest \
+                 {leases_dropped}: those leases are derived from their sections"
+            ),
+        }));
+    }
     let ttl_us = (before.settings.ttl_ms as i64).saturating_mul(1000);
     lines.extend(sections::lines(&entries, &ledger, leased.then_some(ttl_us)));
+    let stamped = lines
+        .iter()
+        .any(|l| matches!(l, Line::Lease(l) if l.source == LeaseSource::Store));
+    let clocks_at_end = clock_bound::measure(admin).await;
+    if let Some(Line::Run(first)) = lines.first_mut() {
+        let shared = before.lock_store.kind == oversell_api::LockStoreKind::Shared;
+        first.clocks.lease = lease_clock(stamped, leased, shared);
+        // Both ends or none: a bound read once says nothing of a clock that moved meanwhile.
+        first.clocks.bound_us = match (run.clocks_at_start, clocks_at_end) {
+            (Some(start), Ok(end)) => Some(start.max(end)),
+            _ => None,
+        };
+    }
     let stock = admin.state().await.map(|s| s.truth.stock).ok();
     lines.push(Line::End(End {
         at_us: wall_clock_us(),
         stock,
     }));
     Ok(lines)
+}
+
+/// Which clock the leases are on, in words: the store's own stamps, derived ones, or none.
+fn lease_clock(stamped: bool, leased: bool, shared: bool) -> String {
+    match (stamped, leased) {
+        (true, _) if shared => "the resource store's (Redis TIME), stamped by the lock store \
+                      (the same server) in each step's own script with the deadline it set; a \
+                      lease line of source `derived` was not stamped and is derived from its \
+                      section"
+            .into(),
+        (true, _) => "the lock store's (its own Redis TIME, another server's than the \
+                      sections': the two agree within bound_us), stamped in each step's own \
+                      script with the deadline it set; a lease line of source `derived` was \
+                      not stamped and is derived from its section, on the resource store's"
+            .into(),
+        (false, true) => "the resource store's, derived: granted at the section's enter, \
+                          running ttl_ms from it and from each renewal, released at its exit \
+                          (this tier's lock store stamps no lease of its own)"
+            .into(),
+        (false, false) => "none: this tier's lock has no lease".into(),
+    }
 }
 
 /// `loadtest run --history FILE`: the run, then its whole history written to FILE.
@@ -129,11 +192,13 @@ pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String>
         .state()
         .await
         .context("--history reads the room's state before the run")?;
+    let clocks_at_start = clock_bound::measure(&admin).await.ok();
     let (report, stats) = loadtest::cli::run_keeping(args).await?;
     let info = RunInfo {
         id: run_id(),
         chapter: None,
         before: &before,
+        clocks_at_start,
     };
     let lines = collect(&admin, info, Some(&stats.exchanges)).await?;
     write(&path, &lines)?;
@@ -176,20 +241,21 @@ fn request(exchange: &Exchange) -> Option<Line> {
     }))
 }
 
-/// Every timeline entry since the room's reset, and how many its cap dropped.
-async fn timeline(admin: &AdminClient) -> anyhow::Result<(Vec<Value>, u64)> {
+/// Every entry since the room's reset of the stream `route` reads (`/timeline`, `/leases`),
+/// and how many its cap dropped.
+async fn stream(admin: &AdminClient, route: &str) -> anyhow::Result<(Vec<Value>, u64)> {
     let mut entries = Vec::new();
     let mut after: Option<String> = None;
     loop {
         let path = match &after {
-            Some(id) => format!("/timeline?limit={PAGE}&after={id}"),
-            None => format!("/timeline?limit={PAGE}"),
+            Some(id) => format!("{route}?limit={PAGE}&after={id}"),
+            None => format!("{route}?limit={PAGE}"),
         };
         let mut page = admin.request(Method::GET, &path, None).await?;
         let added = page["added"].as_u64().unwrap_or(0);
         let kept = page["kept"].as_u64().unwrap_or(0);
         let Value::Array(got) = page["entries"].take() else {
-            return Err(anyhow!("GET /timeline answered no entries list"));
+            return Err(anyhow!("GET {route} answered no entries list"));
         };
         entries.extend(got);
         after = page["next"].as_str().map(str::to_owned);

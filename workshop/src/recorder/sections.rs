@@ -7,12 +7,19 @@
 //! its order id, buyer and quantity. Orders with no section on the timeline (its cap dropped
 //! them) still become sections, from the ledger alone. A lock-free deduct is a section of no
 //! length.
+//!
+//! A lease is the lock store's own where it stamped one (`lease` entries: `grant`, `renew`,
+//! `release`, `refused_release`, each at the store's `TIME` with the deadline the key then
+//! carried; `src/lock/lease_stamp.rs`, on the timeline, or a lab lock's beside its lock in the
+//! lock store), and is written as observed. A locked section whose
+//! owner has no stamped lease (a tier whose store stamps none yet, a grant the timeline's cap
+//! dropped) gets one derived from the section, and the line says so (`source`).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use oversell_api::history::{Fault, Lease, Line, Outcome, Renewal, Section};
+use oversell_api::history::{Fault, Lease, LeaseSource, Line, Outcome, Renewal, Section};
 
 /// The lines of every section, lease and fault; `ttl_us`: the lease's length, for a tier whose
 /// lock has one.
@@ -21,6 +28,7 @@ pub fn lines(entries: &[Value], ledger: &[Value], ttl_us: Option<i64>) -> Vec<Li
     let mut open: HashMap<String, Vec<usize>> = HashMap::new();
     let mut renewals: HashMap<String, Vec<i64>> = HashMap::new();
     let mut faults: Vec<Fault> = Vec::new();
+    let mut stamped = Stamped::default();
     for entry in entries {
         let field = |name: &str| entry.get(name).and_then(Value::as_str).unwrap_or("");
         let Ok(at) = field("at_us").parse::<i64>() else {
@@ -69,6 +77,12 @@ pub fn lines(entries: &[Value], ledger: &[Value], ttl_us: Option<i64>) -> Vec<Li
                 sections.push(s);
             }
             "renew" => renewals.entry(owner).or_default().push(at),
+            "lease" => stamped.add(
+                owner,
+                field("lease"),
+                at,
+                field("deadline_us").parse::<i64>().ok(),
+            ),
             "fault" => {
                 let ms = field("armed")
                     .split('|')
@@ -114,11 +128,15 @@ pub fn lines(entries: &[Value], ledger: &[Value], ttl_us: Option<i64>) -> Vec<Li
         }
     }
     let mut lines: Vec<Line> = Vec::with_capacity(sections.len() * 2 + faults.len());
+    let observed: std::collections::HashSet<String> =
+        stamped.leases.iter().map(|l| l.owner.clone()).collect();
+    lines.extend(stamped.leases.into_iter().map(Line::Lease));
     if let Some(ttl_us) = ttl_us {
         let leased = sections[..locked]
             .iter()
-            .filter(|s| s.exit_us != Some(s.enter_us) || s.read.is_some());
-        lines.extend(leased.filter(|s| !s.owner.starts_with(DEDUCT)).map(|s| {
+            .filter(|s| s.exit_us != Some(s.enter_us) || s.read.is_some())
+            .filter(|s| !s.owner.starts_with(DEDUCT) && !observed.contains(&s.owner));
+        lines.extend(leased.map(|s| {
             let renewed = renewals.get(&s.owner).map(Vec::as_slice).unwrap_or(&[]);
             Line::Lease(lease(s, renewed, ttl_us))
         }));
@@ -147,6 +165,50 @@ fn lease(s: &Section, renewed: &[i64], ttl_us: i64) -> Lease {
             })
             .collect(),
         released_us: s.exit_us,
+        refused_release_us: None,
+        source: LeaseSource::Derived,
+    }
+}
+
+/// The leases the lock store stamped, in the order of their grants.
+#[derive(Default)]
+struct Stamped {
+    leases: Vec<Lease>,
+    /// Each owner's latest lease.
+    current: HashMap<String, usize>,
+}
+
+impl Stamped {
+    /// One `lease` entry: a grant opens the owner's lease, the rest go on its latest (one with
+    /// no grant before it, a holder's from before the room's reset, is left out).
+    fn add(&mut self, owner: String, event: &str, at: i64, deadline: Option<i64>) {
+        if event == "grant" {
+            self.current.insert(owner.clone(), self.leases.len());
+            self.leases.push(Lease {
+                owner,
+                granted_us: at,
+                deadline_us: deadline,
+                renewals: Vec::new(),
+                released_us: None,
+                refused_release_us: None,
+                source: LeaseSource::Store,
+            });
+            return;
+        }
+        let Some(lease) = self.current.get(&owner).map(|&i| &mut self.leases[i]) else {
+            return;
+        };
+        match (event, deadline) {
+            ("renew", Some(deadline_us)) => lease.renewals.push(Renewal {
+                renew_us: at,
+                deadline_us,
+            }),
+            ("release", _) => lease.released_us = Some(at),
+            ("refused_release", _) => {
+                lease.refused_release_us.get_or_insert(at);
+            }
+            _ => {}
+        }
     }
 }
 

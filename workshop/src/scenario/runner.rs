@@ -106,6 +106,7 @@ impl Runner<'_> {
         }
         // The room as the run begins: its history's first line.
         let before = self.admin.state().await?;
+        let clocks_at_start = recorder::clock_bound::measure(self.admin).await.ok();
         if let Some(fault) = &scenario.fault {
             self.step.set(scenario.id, "arming the fault");
             self.arm(fault).await?;
@@ -131,6 +132,7 @@ impl Runner<'_> {
             id: run_id.clone(),
             chapter: Some(scenario.id),
             before: &before,
+            clocks_at_start,
         };
         let history = recorder::collect(self.admin, info, fired.exchanges.take().as_deref())
             .await

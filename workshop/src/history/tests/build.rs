@@ -81,6 +81,8 @@ pub fn lease(owner: &str, granted: i64, deadline: i64, released: Option<i64>) ->
         deadline_us: Some(deadline),
         renewals: Vec::new(),
         released_us: released,
+        refused_release_us: None,
+        source: oversell_api::history::LeaseSource::Derived,
     }
 }
 

@@ -8,6 +8,7 @@ mod exclusion;
 mod exit;
 mod fencing;
 mod parse;
+mod stamped;
 mod stock;
 mod view;
 
@@ -353,8 +354,8 @@ fn a_bad_file_is_said_with_its_line_and_field() {
         "line 1: the first line must be the run"
     );
     assert_eq!(
-        error_of(&run.replacen("\"v\":1", "\"v\":2", 1)),
-        "line 1: version 2 is not supported (this checker reads v1)"
+        error_of(&run.replacen("\"v\":2", "\"v\":3", 1)),
+        "line 1: version 3 is not supported (this checker reads v1 and v2)"
     );
     assert!(error_of(&format!("{run}\n{{nope\n")).starts_with("line 2: not JSON"));
     assert_eq!(
