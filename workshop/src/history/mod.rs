@@ -26,6 +26,7 @@ mod fencing;
 mod findings;
 mod lease_time;
 mod ledger;
+mod lines;
 mod marks;
 mod parse;
 mod parse_error;

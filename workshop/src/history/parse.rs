@@ -15,6 +15,7 @@ use std::io::Read;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::lines::{numbered_lines, split_at_lines, NumberedLines};
 pub use super::parse_error::ParseError;
 use super::validate;
 use oversell_api::history::{Cut, End, Fault, Lease, Request, Run, Section, READS, VERSION};
@@ -198,7 +199,7 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
         return Err(too_long(first_no));
     }
     let run = parse_run(first_no, first)?;
-    let rest_at = lines.at;
+    let rest_at = lines.next_start();
     let rest = &text[rest_at..];
 
     // Share the rest out among the cores, each share whole lines in the file's order. A share
@@ -248,64 +249,6 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
     Ok(history)
 }
 
-/// `text` cut into at most `n` pieces of about equal length, each ending after a line break
-/// (the last at the text's end).
-fn split_at_lines(text: &str, n: usize) -> Vec<&str> {
-    let mut pieces = Vec::with_capacity(n);
-    let mut from = 0;
-    for k in 1..n {
-        let aim = (text.len() * k / n).max(from);
-        let Some(at) = memchr::memchr(b'\n', &text.as_bytes()[aim..]) else {
-            break;
-        };
-        let to = aim + at + 1;
-        pieces.push(&text[from..to]);
-        from = to;
-    }
-    pieces.push(&text[from..]);
-    pieces
-}
-
-/// The lines of `text` that are not blank, numbered from `first`, a `\r` before the break
-/// taken off.
-fn numbered_lines(text: &str, first: usize) -> NumberedLines<'_> {
-    NumberedLines {
-        text,
-        at: 0,
-        no: first,
-    }
-}
-
-struct NumberedLines<'a> {
-    text: &'a str,
-    /// Where the next line starts.
-    at: usize,
-    /// The next line's number.
-    no: usize,
-}
-
-impl<'a> Iterator for NumberedLines<'a> {
-    type Item = (usize, &'a str);
-
-    fn next(&mut self) -> Option<(usize, &'a str)> {
-        while self.at < self.text.len() {
-            let rest = &self.text[self.at..];
-            let (line, len) = match memchr::memchr(b'\n', rest.as_bytes()) {
-                Some(i) => (&rest[..i], i + 1),
-                None => (rest, rest.len()),
-            };
-            let no = self.no;
-            self.at += len;
-            self.no += 1;
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            if !line.trim().is_empty() {
-                return Some((no, line));
-            }
-        }
-        None
-    }
-}
-
 fn after_end(line: usize) -> ParseError {
     error(
         line,
@@ -331,7 +274,7 @@ struct Part {
 fn parse_share(share: &str) -> (Result<Part, ParseError>, usize) {
     let mut lines = numbered_lines(share, 1);
     let part = parse_lines(&mut lines);
-    (part, lines.no - 1)
+    (part, lines.next_number() - 1)
 }
 
 fn parse_lines(lines: &mut NumberedLines<'_>) -> Result<Part, ParseError> {
