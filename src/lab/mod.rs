@@ -128,6 +128,9 @@ pub struct Step {
     pub name: String,
     pub code: String,
     pub script: Script,
+    /// How many lines the student wrote: an error Lua finds only at the wrapper's closing line
+    /// (a bracket left open) is said at the student's last line, where it is to be fixed.
+    pub lines: usize,
 }
 
 /// The room's lock-store user: `lab:<room>`, with a password kept in the resource store.
@@ -167,11 +170,13 @@ impl LabLock {
         let mut release = Vec::new();
         let mut renew = None;
         for (name, lua) in source.named_sources() {
+            let lines = lua.lines().count().max(1);
             let lua = wrap(lua);
             let step = Arc::new(Step {
                 script: Script::new(&lua),
                 code: lua,
                 name,
+                lines,
             });
             match step.name.split(' ').next() {
                 Some("acquire") => acquire.push(step),
@@ -256,7 +261,7 @@ pub async fn failed(
         }
     } else {
         match StoreError::from(err) {
-            StoreError::Failed(err) => as_said(&err),
+            StoreError::Failed(err) => step.said(&err),
             other => return other,
         }
     };
@@ -282,6 +287,27 @@ pub async fn note_error(resource: &RedisPool, keys: &Keys, message: &str) {
     }
 }
 
+impl Step {
+    /// Redis's error for this step, as the student's lines number it.
+    pub fn said(&self, err: &redis::RedisError) -> String {
+        on_students_lines(&as_said(err), self.lines)
+    }
+}
+
+/// Redis's `user_script:N` kept within the student's `lines`: past them is the wrapper's
+/// closing, reached only because the student's code left something open.
+fn on_students_lines(said: &str, lines: usize) -> String {
+    const AT: &str = "user_script:";
+    let Some(at) = said.find(AT).map(|i| i + AT.len()) else {
+        return said.to_owned();
+    };
+    let digits = said[at..].bytes().take_while(u8::is_ascii_digit).count();
+    match said[at..at + digits].parse::<usize>() {
+        Ok(n) if n > lines => format!("{}{lines}{}", &said[..at], &said[at + digits..]),
+        _ => said.to_owned(),
+    }
+}
+
 fn wrap(source: &str) -> String {
     WRAPPER.replacen(STUDENT_SOURCE, source, 1)
 }
@@ -289,6 +315,17 @@ fn wrap(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_past_the_students_lines_is_said_at_the_last_of_them() {
+        let said = "ERR Error compiling script (new function): user_script:3: ')' expected";
+        assert_eq!(
+            on_students_lines(said, 2),
+            "ERR Error compiling script (new function): user_script:2: ')' expected"
+        );
+        assert_eq!(on_students_lines(said, 3), said);
+        assert_eq!(on_students_lines("NOPERM no", 1), "NOPERM no");
+    }
 
     fn source(acquire: &[&str], release: &[&str]) -> LabSource {
         LabSource {

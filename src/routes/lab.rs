@@ -158,7 +158,7 @@ async fn compile(state: &AppState, lab: &LabLock) -> Result<(), AppError> {
         match loaded.map_err(StoreError::from) {
             Ok(_) => {}
             Err(StoreError::Failed(err)) => {
-                let said = crate::lab::as_said(&err);
+                let said = step.said(&err);
                 return Err(AppError::BadRequest(format!("{}: {said}", step.name)));
             }
             Err(other) => return Err(other.into()),
