@@ -107,7 +107,8 @@ pub struct RunArgs {
 
     /// Keep every request's answer and write the run's whole history to FILE: JSON Lines,
     /// the requests beside the sections, leases and faults the fleet recorded (`loadtest
-    /// check FILE` reads it). A sale run in one room (not with --rooms).
+    /// check FILE` reads it). A sale run in one room (not with --rooms), of at most 500,000
+    /// requests: every answer is kept in memory, so a run for a duration ends there if not before.
     #[arg(long, value_name = "FILE", conflicts_with = "rooms")]
     pub history: Option<PathBuf>,
 

@@ -67,4 +67,4 @@ pub use matrix::{run_matrix, MatrixOptions, MatrixReport, MatrixRow};
 pub use progress::Bar;
 pub use progress::{Progress, Silent};
 pub use stats::{Exchange, RunStats};
-pub use worker::{burst, fire, BurstOptions, Load, Model, RequestSpec, Stop};
+pub use worker::{burst, fire, BurstOptions, Load, Model, RequestSpec, Stop, MAX_KEPT_ANSWERS};

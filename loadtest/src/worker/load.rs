@@ -36,8 +36,15 @@ pub struct RequestSpec {
     pub buyer_qty: Option<u32>,
     /// Keep every request's call and return times, status and answer body
     /// ([`RunStats::exchanges`](crate::RunStats::exchanges)): what a run's history records.
+    /// A run that keeps them sends at most [`MAX_KEPT_ANSWERS`] requests.
     pub keep_answers: bool,
 }
+
+/// The most requests a run keeps whole (each its answer's body, about 300 bytes with its
+/// times): a run for a history ends there, whatever its duration, so its memory stays bounded
+/// (about 150 MB) and its history whole. Half a million requests and their sections are the
+/// million operations `loadtest check` is measured on.
+pub const MAX_KEPT_ANSWERS: u64 = 500_000;
 
 impl RequestSpec {
     /// `POST /sale` with a unique buyer id per request.

@@ -31,7 +31,7 @@ mod pool;
 mod schedule;
 
 pub use burst::{burst, BurstOptions};
-pub use load::{Load, Model, RequestSpec, Stop};
+pub use load::{Load, Model, RequestSpec, Stop, MAX_KEPT_ANSWERS};
 pub use pool::fire;
 
 use std::sync::Arc;

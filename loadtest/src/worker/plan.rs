@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{watch, Barrier};
 
-use super::load::{Load, Model, RequestSpec};
+use super::load::{Load, Model, RequestSpec, MAX_KEPT_ANSWERS};
 use super::schedule::Schedule;
 use crate::http::RequestHead;
 use crate::stats::Recorder;
@@ -107,7 +107,8 @@ impl Plan {
             _ => None,
         };
         Plan {
-            schedule: Schedule::new(load.model),
+            schedule: Schedule::new(load.model)
+                .at_most(load.request.keep_answers.then_some(MAX_KEPT_ANSWERS)),
             workers,
             endpoints,
             request: load.request.clone(),

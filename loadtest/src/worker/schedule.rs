@@ -56,6 +56,14 @@ impl Schedule {
         }
     }
 
+    /// The same schedule, ending after `cap` requests too (if given) should it not end before.
+    pub(super) fn at_most(mut self, cap: Option<u64>) -> Schedule {
+        if let Some(cap) = cap {
+            self.limit = Some(self.limit.map_or(cap, |n| n.min(cap)));
+        }
+        self
+    }
+
     /// The next slot for worker `w` of `workers`.
     ///
     /// Dealt schedules give worker `w` the slots `w`, `w + workers`, … with no shared counter:
@@ -115,6 +123,41 @@ mod tests {
             .collect();
         assert_eq!(slots, [0, 1, 2]);
         assert!(schedule.take_next(Instant::now()).is_none());
+    }
+
+    #[test]
+    fn a_run_for_a_duration_ends_at_its_cap_dealt_or_shared() {
+        let minute = Stop::After(Duration::from_secs(60));
+        let dealt = Schedule::new(Model::Closed { stop: minute }).at_most(Some(5));
+        let mut sent = [0, 0];
+        let mut taken = Vec::new();
+        for round in 0..10 {
+            let w = round % 2;
+            taken.extend(
+                dealt
+                    .take(w, 2, &mut sent[w], Instant::now())
+                    .map(|s| s.index),
+            );
+        }
+        taken.sort_unstable();
+        assert_eq!(taken, [0, 1, 2, 3, 4]);
+
+        let open = Schedule::new(Model::Open {
+            rate: 1e6,
+            stop: minute,
+        })
+        .at_most(Some(3));
+        let slots = std::iter::from_fn(|| open.take_next(Instant::now())).count();
+        assert_eq!(slots, 3);
+        // A smaller budget of its own stays the budget.
+        let small = Schedule::new(Model::Closed {
+            stop: Stop::Requests(2),
+        })
+        .at_most(Some(3));
+        assert_eq!(
+            std::iter::from_fn(|| small.take_next(Instant::now())).count(),
+            2
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use checked::{check, report, violation_svg, violation_view, Checked};
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{anyhow, Context};
+use anyhow::{anyhow, bail, Context};
 use http::Method;
 use loadtest::stats::wall_clock_us;
 use loadtest::Exchange;
@@ -186,6 +186,14 @@ pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String>
             .await
             .map(|(report, _)| report);
     };
+    let asked = args.load().requests();
+    if let Some(n) = asked.filter(|&n| n > loadtest::MAX_KEPT_ANSWERS) {
+        bail!(
+            "--history keeps every request in memory, at most {max}: {n} were asked (-n or \
+             --burst {max} or fewer, or leave --history off)",
+            max = loadtest::MAX_KEPT_ANSWERS
+        );
+    }
     let targets = oversell_client::Targets::parse(&args.target.urls, args.target.room.as_deref())?;
     let admin = AdminClient::new(&targets, None);
     let before = admin
@@ -202,8 +210,15 @@ pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String>
     };
     let lines = collect(&admin, info, Some(&stats.exchanges)).await?;
     write(&path, &lines)?;
+    let kept = stats.exchanges.len() as u64;
+    let full = match asked {
+        None if kept >= loadtest::MAX_KEPT_ANSWERS => format!(
+            "The run ended at {kept} requests, before its duration: a history keeps at most that many\n"
+        ),
+        _ => String::new(),
+    };
     Ok(format!(
-        "{report}History: {} lines in {} (loadtest check {})\n",
+        "{report}{full}History: {} lines in {} (loadtest check {})\n",
         lines.len(),
         path.display(),
         path.display()
@@ -279,5 +294,38 @@ async fn ledger(admin: &AdminClient) -> anyhow::Result<Vec<Value>> {
         if last || orders.len() >= MAX_LEDGER {
             return Ok(orders);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Asked for more requests than a history keeps, the run is refused before it sends one
+    /// (the address is one nobody listens on: reaching it would be another error).
+    #[tokio::test]
+    async fn a_history_run_past_the_bound_is_refused_before_it_starts() {
+        let n = (loadtest::MAX_KEPT_ANSWERS + 1).to_string();
+        let history = std::env::temp_dir().join("oversell-never-written.jsonl");
+        let args = [
+            "loadtest",
+            "run",
+            "--url",
+            "http://127.0.0.1:9",
+            "-n",
+            &n,
+            "--history",
+        ];
+        let err = crate::run_cli(
+            args.into_iter()
+                .map(String::from)
+                .chain([history.display().to_string()]),
+        )
+        .await
+        .unwrap_err();
+        let said = format!("{err:#}");
+        assert!(
+            said.contains("at most 500000") && said.contains(&n),
+            "{said}"
+        );
+        assert!(!history.exists());
     }
 }
