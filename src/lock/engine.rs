@@ -208,6 +208,8 @@ pub async fn release(
 /// Runs a release against a lock store of its own until it answers (at most
 /// [`RELEASE_FAILOVER_WAIT`]): after a failover the first try meets a connection to the dead
 /// primary, and only a release that reaches the new one can tell the holder its lock is gone.
+/// A release that was sent and went unanswered is not sent again: the store may have run it,
+/// and a second plain `DEL` would delete the lock of whoever took it in between.
 async fn through_failover<T, F, Fut>(cx: &LockCx<'_>, mut op: F) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
@@ -216,8 +218,10 @@ where
     let until = tokio::time::Instant::now() + RELEASE_FAILOVER_WAIT;
     loop {
         match op().await {
-            Err(StoreError::Unavailable(_))
-                if cx.store.waits_out_outages() && tokio::time::Instant::now() < until =>
+            Err(err @ StoreError::Unavailable(_))
+                if !err.may_have_run()
+                    && cx.store.waits_out_outages()
+                    && tokio::time::Instant::now() < until =>
             {
                 tokio::time::sleep(Duration::from_millis(100)).await
             }
@@ -370,6 +374,42 @@ mod tests {
         // It stopped at its first step, and the holder learnt it had lost the lock.
         assert_eq!(sent(&test).await, ["release-1"]);
         assert_eq!(lost_releases(&test).await, Some(1));
+    }
+
+    /// A lock store of its own that stops answering while a release is on its way: the store
+    /// reads the release after it resumes and runs it. Sent once, it runs once; sent again after
+    /// the timeout, a plain `DEL` would also delete whoever took the lock in between.
+    #[tokio::test]
+    async fn a_release_sent_and_unanswered_is_not_sent_again() {
+        let redis = RedisServer::start().unwrap();
+        let pool = RedisPool::new(&redis.url()).unwrap();
+        let spin = settings(WaitStrategy::Spin { sleep_ms: 10 }, 1_000);
+        let test = TestCx::new(LockStore::single(&redis.url()).unwrap(), pool, spin);
+        assert!(test.store.waits_out_outages());
+        let lock = Scripted {
+            acquire: vec![],
+            release: vec![answering("1")],
+        };
+        // A release before the stall: the store's connection made and the script loaded, as a
+        // running fleet's are (else the stalled `EVALSHA` would only be told `NOSCRIPT`).
+        release(&test.cx(), &lock, Via::Store, Held::plain())
+            .await
+            .unwrap();
+        let mut conn = test.resource.conn().await.unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg(format!("{}:sent", test.keys.lock()))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        set_lock(&test, OWNER).await;
+        let signal = |sig| assert_eq!(unsafe { libc::kill(redis.pid() as i32, sig) }, 0);
+        signal(libc::SIGSTOP);
+        let answer = release(&test.cx(), &lock, Via::Store, Held::plain()).await;
+        signal(libc::SIGCONT);
+        let err = answer.expect_err("a stopped store answers nothing");
+        assert!(err.may_have_run(), "{err}");
+        // Read after the resume, on the same server: everything sent has run by then.
+        assert_eq!(sent(&test).await, ["release-1"]);
     }
 
     #[tokio::test]

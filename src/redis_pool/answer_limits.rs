@@ -6,6 +6,10 @@ use std::time::Duration;
 use redis::io::tcp::TcpSettings;
 use redis::{AsyncConnectionConfig, Cmd, RedisError, RedisFuture, RedisResult};
 
+/// How an answer that did not come in time is said: the command was sent, and Redis may yet
+/// run it (see [`StoreError::may_have_run`](super::StoreError::may_have_run)).
+pub(crate) const UNANSWERED: &str = "no answer from redis within";
+
 /// redis-rs' own default: a Redis that has not answered in this long (of time this process
 /// ran) counts as unavailable.
 pub(super) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
@@ -63,7 +67,7 @@ pub(super) async fn answered_within<T>(
                 if now - deadline < LATE || late_firings == MAX_LATE {
                     return Err(RedisError::from(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
-                        format!("no answer from redis within {limit:?}"),
+                        format!("{UNANSWERED} {limit:?}"),
                     )));
                 }
                 late_firings += 1;

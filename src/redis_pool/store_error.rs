@@ -33,6 +33,16 @@ pub enum StoreError {
     Lab(String),
 }
 
+impl StoreError {
+    /// Whether the command was sent and may have run although no answer came: a store that
+    /// did not answer in time (starved, or behind a partition that drops the answers) runs
+    /// what it already read. Sending it again is then not the same as sending it once — a
+    /// `DEL` sent twice deletes whoever took the lock in between.
+    pub fn may_have_run(&self) -> bool {
+        matches!(self, StoreError::Unavailable(said) if said.contains(super::answer_limits::UNANSWERED))
+    }
+}
+
 impl From<RedisError> for StoreError {
     fn from(err: RedisError) -> Self {
         if err.is_io_error()
