@@ -8,8 +8,9 @@
 #   bash tests/install/run.sh            (needs Docker and the image `rust:1-bookworm`:
 #                                         `bash deploy/base-images.sh` makes it offline)
 #
-# Not part of .ci/run: it is two release builds from nothing (about 15 minutes on two cores),
-# and the compose image's build already compiles the same crates every run.
+# Not part of .ci/run: it is two release builds from nothing (39 minutes on two cores busy
+# with other builds, 2026-12-08), and the compose image's build compiles the same crates
+# every run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -33,8 +34,12 @@ docker run --rm -v "$work/src.tar:/src.tar:ro" "$image" bash -euo pipefail -c '
     echo "install: error: the image already has oversell or loadtest"; exit 1
   fi
   mkdir /src && tar -xf /src.tar -C /src && cd /src
-  # Niced, as the image build is: a run beside other work leaves it the CPU.
-  nice -n 10 bash -euo pipefail -c "$1" 2>&1 | grep -E "^ *(Installing|Installed|Finished|error)" || true
+  # Niced, as the image build is: a run beside other work leaves it the CPU. The whole log
+  # is kept: the summary lines of cargo are shown, and the end of the log if the line fails.
+  if ! nice -n 10 bash -euo pipefail -c "$1" >/tmp/install.log 2>&1; then
+    tail -n 30 /tmp/install.log; echo "install: FAIL: the line exited non-zero"; exit 1
+  fi
+  grep -E "^ *(Installing|Installed|Finished)" /tmp/install.log || true
   for bin in oversell loadtest; do
     path="$(command -v "$bin")" || { echo "install: FAIL: $bin is not on PATH ($PATH)"; exit 1; }
     echo "install: $bin on PATH at $path: $("$bin" --version)"
