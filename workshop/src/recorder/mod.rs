@@ -20,7 +20,7 @@ pub use checked::{check, report, violation_svg, violation_view, Checked};
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use http::Method;
 use loadtest::stats::wall_clock_us;
 use loadtest::Exchange;
@@ -188,7 +188,7 @@ pub async fn run_command(args: loadtest::cli::RunArgs) -> anyhow::Result<String>
     };
     let asked = args.load().requests();
     if let Some(n) = asked.filter(|&n| n > loadtest::MAX_KEPT_ANSWERS) {
-        bail!(
+        anyhow::bail!(
             "--history keeps every request in memory, at most {max}: {n} were asked (-n or \
              --burst {max} or fewer, or leave --history off)",
             max = loadtest::MAX_KEPT_ANSWERS
@@ -297,7 +297,7 @@ async fn ledger(admin: &AdminClient) -> anyhow::Result<Vec<Value>> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cli"))]
 mod tests {
     /// Asked for more requests than a history keeps, the run is refused before it sends one
     /// (the address is one nobody listens on: reaching it would be another error).
