@@ -530,7 +530,7 @@ fn no_class() -> AppError {
     }
 }
 
-fn no_poll() -> AppError {
+pub(super) fn no_poll() -> AppError {
     AppError::Poll {
         code: "no_poll",
         message: "no vote is in progress: open one with POST /admin/class/poll {\"question\"}"
