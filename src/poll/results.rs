@@ -441,10 +441,9 @@ pub fn markdown(results: &Results) -> String {
                  discussing, {} got this one right at once; {} more got it right now only.\n",
                 t.after, t.right_before, t.right_again, t.right_now_only
             );
-            let wlg = t.weighted_learning_gain.map_or_else(
-                || "undefined".to_owned(),
-                |w| format!("**{w:.2}**"),
-            );
+            let wlg = t
+                .weighted_learning_gain
+                .map_or_else(|| "undefined".to_owned(), |w| format!("**{w:.2}**"));
             let _ = writeln!(
                 out,
                 "Weighted Learning Gain {wlg}: {} of {} potential learners (wrong on `{}` \

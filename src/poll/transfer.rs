@@ -269,7 +269,14 @@ mod tests {
             ),
             record(
                 second,
-                &[&[("a", 0), ("b", q2_b), ("c", 0), ("d", 0), ("e", 0), ("f", 2)]],
+                &[&[
+                    ("a", 0),
+                    ("b", q2_b),
+                    ("c", 0),
+                    ("d", 0),
+                    ("e", 0),
+                    ("f", 2),
+                ]],
                 Some(0),
             ),
         ]
@@ -300,7 +307,11 @@ mod tests {
         let (first, second) = a_pair();
         // Every room right on Q1 alone: no potential learner.
         let all_knew = [
-            record(first, &[&[("a", 1), ("b", 1)], &[("a", 1), ("b", 1)]], Some(1)),
+            record(
+                first,
+                &[&[("a", 1), ("b", 1)], &[("a", 1), ("b", 1)]],
+                Some(1),
+            ),
             record(second, &[&[("a", 0), ("b", 2)]], Some(0)),
         ];
         let t = transfer(&all_knew, 1).unwrap();
@@ -308,7 +319,11 @@ mod tests {
         assert_eq!(t.weighted_learning_gain, None);
         // The only knower wrong on Q2: the weight would divide by 0.
         let knower_wrong = [
-            record(first, &[&[("a", 1), ("b", 0)], &[("a", 1), ("b", 1)]], Some(1)),
+            record(
+                first,
+                &[&[("a", 1), ("b", 0)], &[("a", 1), ("b", 1)]],
+                Some(1),
+            ),
             record(second, &[&[("a", 2), ("b", 0)]], Some(0)),
         ];
         let t = transfer(&knower_wrong, 1).unwrap();

@@ -172,7 +172,10 @@ fn the_weighted_learning_gain_is_in_every_format() {
         record(q.pair.unwrap(), vec![votes(&[("a", 0), ("b", 0)])], 0),
     ];
     let results = results(&records, &["a".into(), "b".into()]);
-    assert_eq!(results.chapters[0].weighted_learning_gain, None, "no pair before");
+    assert_eq!(
+        results.chapters[0].weighted_learning_gain, None,
+        "no pair before"
+    );
     assert_eq!(results.chapters[1].weighted_learning_gain, Some(1.0));
     let json = serde_json::to_value(&results).unwrap();
     assert_eq!(json["chapters"][1]["weighted_learning_gain"], 1.0);
@@ -184,7 +187,11 @@ fn the_weighted_learning_gain_is_in_every_format() {
         .iter()
         .position(|c| *c == "weighted_learning_gain")
         .expect("a column");
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 3, "{csv}");
     assert_eq!((rows[0][column], rows[1][column]), ("", ""), "{csv}");
     assert_eq!(rows[2][column], "1.000", "{csv}");

@@ -16,7 +16,14 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
     let fleet = spawn_fleet(1).await;
     let (client, base) = (&fleet.client, fleet.url(0));
     let call_for = |body: Option<serde_json::Value>, token: Option<&'static str>| {
-        call(client, base, Method::POST, "/admin/class/poll/call", token, body)
+        call(
+            client,
+            base,
+            Method::POST,
+            "/admin/class/poll/call",
+            token,
+            body,
+        )
     };
     let seats = make_class(client, base, TOKEN, 3).await;
     assert_refused(
@@ -26,7 +33,15 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
         "before any vote",
     );
     let open = Some(json!({ "chapter": CHAPTER }));
-    ok(client, base, Method::POST, "/admin/class/poll", Some(TOKEN), open).await;
+    ok(
+        client,
+        base,
+        Method::POST,
+        "/admin/class/poll",
+        Some(TOKEN),
+        open,
+    )
+    .await;
     // Two of the three rooms vote B (1), the third A (0).
     for (seat, option) in seats.iter().zip([1, 1, 0]) {
         let (status, answer) = vote(client, base, seat, option).await;
@@ -38,7 +53,15 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
         "round_open",
         "while the round is open",
     );
-    ok(client, base, Method::POST, "/admin/class/poll/close", Some(TOKEN), None).await;
+    ok(
+        client,
+        base,
+        Method::POST,
+        "/admin/class/poll/close",
+        Some(TOKEN),
+        None,
+    )
+    .await;
 
     let voted_b: BTreeSet<&str> = [seats[0].room.as_str(), seats[1].room.as_str()].into();
     let mut called = BTreeSet::new();
@@ -46,7 +69,10 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
         let (status, answer) = call_for(Some(json!({ "option": 1 })), Some(TOKEN)).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
         let room = answer["room"].as_str().unwrap().to_owned();
-        assert!(voted_b.contains(room.as_str()), "{room} did not vote B: {answer}");
+        assert!(
+            voted_b.contains(room.as_str()),
+            "{room} did not vote B: {answer}"
+        );
         assert_eq!((&answer["round"], &answer["of"]), (&json!(1), &json!(2)));
         called.insert(room);
     }
@@ -72,7 +98,12 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
     );
     let options = workshop::scenario::question(CHAPTER).unwrap().options.len();
     let past = call_for(Some(json!({ "option": options })), Some(TOKEN)).await;
-    assert_refused(&past, StatusCode::BAD_REQUEST, "bad_request", "past the options");
+    assert_refused(
+        &past,
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+        "past the options",
+    );
     assert_eq!(past.1["field"], "option", "{}", past.1);
     assert_refused(
         &call_for(None, Some(TOKEN)).await,
