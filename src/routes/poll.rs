@@ -255,7 +255,7 @@ pub enum ResultsFormat {
 }
 
 /// `GET /admin/class/results[?format=json|csv|md|reasons]`.
-#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = inline(Option<ResultsFormat>), Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
+#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = inline(Option<ResultsFormat>), Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file. A chapter polled after its isomorphic pair has `transfer` (the rooms' answers carried over, with `potential_learners`, `learned`, `knew`, `knew_right`) and `weighted_learning_gain` (Porter et al., ICER 2011: learned / potential_learners over knew_right / knew; `null` when undefined)", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
 pub async fn class_results(
     _: Admin,
     State(state): State<AppState>,
