@@ -3,6 +3,8 @@
 //! - `POST /admin/class/poll {"question"}`: opens round 1 of the question (`chapter` names it
 //!   too), replacing any poll; `POST /admin/class/poll/round`: the next round (the last is 2);
 //!   `POST /admin/class/poll/close`: closes the round; `GET /admin/class/poll`: the admin view;
+//! - `POST /admin/class/poll/call {"option"}`: a random room that voted the option in the closed
+//!   round, to call on to explain (`poll_call`);
 //! - `POST /admin/class/poll/reveal {"run": true, "room"?, "every_room"?}`: runs the chapter in
 //!   the room (as `POST /admin/scenario` does), closes the vote and answers the reveal; with
 //!   `every_room`, the class's rooms run it too, after the answer (`poll_runs`);
