@@ -1,5 +1,5 @@
 // The class vote's strings beyond i18n.js's (which is full): the neutral label, how sure, why,
-// the reveal's deciding figures, and the presenter's own notes. They join i18n.js's tables when
+// the reveal's deciding figures, and the presenter's own notes (calling a room included). They join i18n.js's tables when
 // a page that votes or presents loads. Both tables have the same keys:
 // workshop/tests/curriculum_text.rs checks them with i18n.js's.
 
@@ -36,6 +36,10 @@ const en = {
   'present.reasons.none': 'No reasons given yet.',
   'present.reason.sure': 'sure',
   'present.reason.unsure': 'not sure',
+  'present.call.title': 'Call a room to explain: one that voted the letter, drawn at random',
+  'present.call': 'Call a room: {letter}',
+  'present.call.none': 'No room voted {letter}',
+  'present.called': 'Room {room} voted {letter} in round {round}: ask it to explain its reasoning.',
 };
 
 const zh = {
@@ -69,6 +73,10 @@ const zh = {
   'present.reasons.none': '还没有人写理由。',
   'present.reason.sure': '确定',
   'present.reason.unsure': '不确定',
+  'present.call.title': '点名一个房间讲理由：从投了该字母的房间里随机抽一个',
+  'present.call': '点名：{letter}',
+  'present.call.none': '没有房间投 {letter}',
+  'present.called': '房间 {room} 在第 {round} 轮投了 {letter}：请他们讲讲自己的理由。',
 };
 
 addStrings({ en, zh });

@@ -8,6 +8,11 @@
 // is right is known only after the run: before it the split and the rule; after it the share
 // right and what the rule says. The admin view (`GET /admin/class/poll`) brings the counts and
 // reasons; a reason is a student's text, drawn with `textContent` only.
+//
+// Once a round is closed, a button per option calls a room that voted it, drawn at random by
+// the server (`POST /admin/class/poll/call`), to explain its reasoning: a random group rather
+// than a volunteer, so every group comes ready to explain. The room's name shows large, to read
+// out. Not while a round is open: a room may still change its vote.
 
 import { t, fmt } from './i18n.js';
 import { request } from './room.js';
@@ -34,6 +39,7 @@ export function notesPanel() {
   let view = null; // the public view drawn
   let counts = null; // the last admin view
   let asking = null; // the admin view's version asked for
+  let called = null; // the room called to explain: {room, round, option}, or {option, none}
 
   const toggle = $('#notes-toggle');
   const box = $('#notes');
@@ -105,6 +111,55 @@ export function notesPanel() {
     }
   }
 
+  /** The call buttons, once no round is open, and the room called. */
+  function drawCall(host, v, a) {
+    host.replaceChildren();
+    const round = a?.rounds?.[a.rounds.length - 1];
+    host.hidden = !round || !v || v.state === 'open' || v.state === 'idle';
+    if (host.hidden) {
+      called = null;
+      return;
+    }
+    host.append(el('p', 'present-call-title', t('present.call.title')));
+    const buttons = el('div', 'present-call-buttons');
+    round.counts.forEach((n, i) => {
+      const button = el('button', 'present-call-button', t('present.call', { letter: letter(i) }));
+      button.type = 'button';
+      button.dataset.option = i;
+      // Nobody to call: said on the button rather than asked of the server.
+      button.disabled = n === 0;
+      if (n === 0) button.title = t('present.call.none', { letter: letter(i) });
+      button.addEventListener('click', () => callRoom(i));
+      buttons.append(button);
+    });
+    host.append(buttons);
+    if (called?.round !== round.round) return;
+    const said = el('div', 'present-called-box');
+    said.dataset.option = called.option;
+    if (called.room) {
+      const name = el('p', 'present-called-room', called.room);
+      name.id = 'called-room';
+      said.append(name, el('p', 'present-called', t('present.called', {
+        room: called.room, letter: letter(called.option), round: called.round,
+      })));
+    } else {
+      said.append(el('p', 'present-called', called.message));
+    }
+    host.append(said);
+  }
+
+  async function callRoom(option) {
+    const round = counts?.rounds?.[counts.rounds.length - 1]?.round;
+    try {
+      const answer = await request('POST', '/admin/class/poll/call', { option });
+      called = { room: answer.room, round: answer.round, option };
+    } catch (err) {
+      // Said where the name would be (a round reopened meanwhile, nobody voted it after all).
+      called = { round, option, message: err.message };
+    }
+    draw();
+  }
+
   function drawReasons(a) {
     const host = $('#reasons');
     host.replaceChildren();
@@ -144,6 +199,7 @@ export function notesPanel() {
     if (box.hidden) return;
     const a = counts && view && view.state !== 'idle' ? counts : null;
     drawSplit($('#notes-split'), view, a);
+    drawCall($('#notes-call'), view, a);
     drawReasons(a);
   }
 

@@ -8,7 +8,8 @@
 //! - [`watch`]: one watcher per instance, told of changes over pub/sub, for every stream;
 //! - [`poll_events`]: one `/poll/events` connection;
 //! - [`results`]: the class's results as JSON, CSV and Markdown;
-//! - [`transfer`]: whether a class right on a question got its isomorphic pair right too;
+//! - [`transfer`]: whether a class right on a question got its isomorphic pair right too, and
+//!   its Weighted Learning Gain;
 //! - [`room_run_lease`]: who runs the class's rooms after a reveal in every room.
 //!
 //! No option is stored as the answer: the right one is the option the run's figures landed

@@ -52,6 +52,11 @@ pub struct ChapterResult {
     /// When the question's isomorphic pair was polled before it: whether the rooms right on
     /// that one got this one right in its first round.
     pub transfer: Option<Transfer>,
+    /// The transfer's Weighted Learning Gain (Porter et al., ICER 2011; see
+    /// [`super::transfer::weighted_learning_gain`]), here so a reader need not open the
+    /// transfer: `null` without a pair polled before, before both runs landed, or when it is
+    /// undefined (no potential learners, no knowers right on this one).
+    pub weighted_learning_gain: Option<f64>,
 }
 
 /// One round's voters by how sure they said they were and whether the run proved them right.
@@ -99,9 +104,13 @@ pub struct RoomAnswer {
 /// should one have left the class since).
 pub fn results(records: &[ChapterRecord], rooms: &[String]) -> Results {
     let chapters = (0..records.len())
-        .map(|at| ChapterResult {
-            transfer: transfer(records, at),
-            ..chapter_result(&records[at])
+        .map(|at| {
+            let transfer = transfer(records, at);
+            ChapterResult {
+                weighted_learning_gain: transfer.as_ref().and_then(|t| t.weighted_learning_gain),
+                transfer,
+                ..chapter_result(&records[at])
+            }
         })
         .collect();
     let mut all: Vec<String> = rooms.to_vec();
@@ -177,6 +186,7 @@ fn chapter_result(record: &ChapterRecord) -> ChapterResult {
             .as_ref()
             .and_then(|run| every_room(&record.chapter, run, &record.votes, &record.room_runs)),
         transfer: None,
+        weighted_learning_gain: None,
     }
 }
 
@@ -232,7 +242,8 @@ pub fn csv(results: &Results) -> String {
     for option in 0..options {
         let _ = write!(out, ",votes_{}", letter(option));
     }
-    out += ",landed,passed,share_right,gain,sure_right,sure_wrong,unsure_right,unsure_wrong";
+    out += ",landed,passed,share_right,gain,weighted_learning_gain";
+    out += ",sure_right,sure_wrong,unsure_right,unsure_wrong";
     for room in &results.rooms {
         let _ = write!(out, ",{}", room.room);
     }
@@ -246,11 +257,12 @@ pub fn csv(results: &Results) -> String {
             }
             let _ = write!(
                 out,
-                ",{},{},{},{}",
+                ",{},{},{},{},{}",
                 chapter.landed.map(letter).unwrap_or_default(),
                 chapter.passed.map(|p| p.to_string()).unwrap_or_default(),
                 share(round.share_right),
                 share(chapter.gain),
+                share(chapter.weighted_learning_gain),
             );
             match chapter.confidence.get(r) {
                 Some(c) => {
@@ -428,6 +440,16 @@ pub fn markdown(results: &Results) -> String {
                 "The same concept as `{}`, asked earlier: of the {} rooms right on it after \
                  discussing, {} got this one right at once; {} more got it right now only.\n",
                 t.after, t.right_before, t.right_again, t.right_now_only
+            );
+            let wlg = t
+                .weighted_learning_gain
+                .map_or_else(|| "undefined".to_owned(), |w| format!("**{w:.2}**"));
+            let _ = writeln!(
+                out,
+                "Weighted Learning Gain {wlg}: {} of {} potential learners (wrong on `{}` \
+                 alone) right on this one alone, against {} of {} rooms that knew it (right \
+                 on it alone and after discussing).\n",
+                t.learned, t.potential_learners, t.after, t.knew_right, t.knew
             );
         }
         for c in &chapter.confidence {

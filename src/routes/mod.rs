@@ -16,6 +16,7 @@ mod observe;
 mod openapi;
 pub(crate) mod partition;
 mod poll;
+mod poll_call;
 mod poll_runs;
 mod sale;
 mod scenario;
@@ -91,6 +92,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(poll::deck))
         .routes(routes!(poll::next_round))
         .routes(routes!(poll::close))
+        .routes(routes!(poll_call::call))
         .routes(routes!(poll::reveal))
         .routes(routes!(poll::class_results))
         .routes(routes!(poll::vote, poll::public_view))

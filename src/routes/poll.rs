@@ -3,6 +3,8 @@
 //! - `POST /admin/class/poll {"question"}`: opens round 1 of the question (`chapter` names it
 //!   too), replacing any poll; `POST /admin/class/poll/round`: the next round (the last is 2);
 //!   `POST /admin/class/poll/close`: closes the round; `GET /admin/class/poll`: the admin view;
+//! - `POST /admin/class/poll/call {"option"}`: a random room that voted the option in the closed
+//!   round, to call on to explain (`poll_call`);
 //! - `POST /admin/class/poll/reveal {"run": true, "room"?, "every_room"?}`: runs the chapter in
 //!   the room (as `POST /admin/scenario` does), closes the vote and answers the reveal; with
 //!   `every_room`, the class's rooms run it too, after the answer (`poll_runs`);
@@ -255,7 +257,7 @@ pub enum ResultsFormat {
 }
 
 /// `GET /admin/class/results[?format=json|csv|md|reasons]`.
-#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = inline(Option<ResultsFormat>), Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
+#[utoipa::path(get, path = "/admin/class/results", operation_id = "poll_class_results", tag = "poll", params(("format" = inline(Option<ResultsFormat>), Query, description = "`json` (default), `csv`, `md`, or `reasons` (every reason given, as CSV)")), security(("admin_token" = [])), responses((status = 200, description = "Every chapter's votes and run: JSON, or a CSV or Markdown file. A chapter polled after its isomorphic pair has `transfer` (the rooms' answers carried over, with `potential_learners`, `learned`, `knew`, `knew_right`) and `weighted_learning_gain` (Porter et al., ICER 2011: learned / potential_learners over knew_right / knew; `null` when undefined)", content((Object = "application/json"), (String = "text/csv"), (String = "text/markdown")))))]
 pub async fn class_results(
     _: Admin,
     State(state): State<AppState>,
@@ -530,7 +532,7 @@ fn no_class() -> AppError {
     }
 }
 
-fn no_poll() -> AppError {
+pub(super) fn no_poll() -> AppError {
     AppError::Poll {
         code: "no_poll",
         message: "no vote is in progress: open one with POST /admin/class/poll {\"question\"}"

@@ -2,7 +2,8 @@
 // opening it, a vote changed and counted, the dashboard's card, a second round, run & reveal
 // on both screens, the results downloaded from the class page. Until the reveal no screen
 // names the chapter or explains it (its id may name the outcome); a vote says how sure and
-// why, and a reason written as HTML shows as typed on the presenter's notes and the class page.
+// why, and a reason written as HTML shows as typed on the presenter's notes and the class page;
+// once a round is closed, the notes call a room that voted a letter to explain.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -157,6 +158,24 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     await presenter.waitForFunction(() => document.querySelector('#voted').textContent === '2', null, { timeout: 5_000 });
   });
 
+  await t.test('round 1 closed: the notes call a room that voted a letter, drawn at random', async () => {
+    // Round 1: this phone's room voted A, the dashboard's room C, nobody B.
+    await presenter.click('#close');
+    await presenter.waitForSelector('body[data-state="closed"]', { timeout: 5_000 });
+    await presenter.click('#notes-toggle');
+    await presenter.waitForSelector('#notes-call:not([hidden]) .present-call-button', { timeout: 5_000 });
+    assert.equal(await presenter.$$eval('.present-call-button', (b) => b.length), await presenter.$$eval('#options li', (li) => li.length));
+    assert.equal(await presenter.$eval('.present-call-button[data-option="1"]', (b) => b.disabled), true, 'nobody voted B: no call');
+    for (const [option, seat] of [[0, mine], [2, other], [0, mine]]) {
+      await presenter.click(`.present-call-button[data-option="${option}"]`);
+      await presenter.waitForFunction(([o, room]) => document.querySelector('.present-called-box')?.dataset.option === String(o)
+        && document.querySelector('#called-room')?.textContent === room, [option, seat.room], { timeout: 5_000 });
+    }
+    assert.match(await presenter.textContent('.present-called'), new RegExp(`Room ${mine.room} voted A in round 1: ask it to explain`));
+    await presenter.screenshot({ path: join(SHOTS, '33-present-called.png') });
+    await presenter.click('#notes-toggle');
+  });
+
   await t.test('discuss and vote again: round 2 opens with no vote marked, counted apart', async () => {
     await presenter.click('#again');
     await phone.waitForSelector('#vote[data-state="open"][data-round="2"]', { timeout: 5_000 });
@@ -268,6 +287,15 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     await page.goto(`${base}/present.html`);
     await page.waitForSelector('#reveal-box:not([hidden])', { timeout: 10_000 });
     await noSideScroll(page);
+    // The notes on a phone: round 2 (revealed) had one vote, this phone's room's C; the room
+    // called for C is it, its name within the screen.
+    await page.click('#notes-toggle');
+    await page.waitForSelector('#notes-call:not([hidden]) .present-call-button', { timeout: 5_000 });
+    await page.click('.present-call-button[data-option="2"]');
+    await page.waitForFunction((room) => document.querySelector('#called-room')?.textContent === room, mine.room, { timeout: 5_000 });
+    await noSideScroll(page);
+    apart(await boxes(page, '.present-call-button, #called-room'), 390, 'the call buttons and the room called');
+    await page.screenshot({ path: join(SHOTS, '38-present-phone-called.png'), fullPage: true });
     await page.context().close();
   });
 

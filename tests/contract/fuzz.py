@@ -73,6 +73,7 @@ BEYOND_THE_DOCUMENT = {
     "poll_open": "a question's id is one of the workshop's questions",
     "poll_vote": "an option is one of the open question's own (three or four: the document bounds it by the widest)",
     "poll_reveal": "`room` and `every_room` go with `run: true`",
+    "poll_call": "an option is one of the polled question's own (three or four: the document bounds it by the widest)",
 }
 # A 503 is not a server error here: it is the documented answer (with Retry-After) of a store
 # that does not answer or a lock not had within its deadline, which the fuzz's own settings

@@ -3,8 +3,9 @@
 //! nothing; the stream sends the open question on connect and each change; a reveal runs the
 //! chapter and lands where its question's rule says; the results show both rounds; closing
 //! the class removes the vote; every view carries the poll's version, which grows with every
-//! change.
+//! change; a closed round calls a random room that voted a given option.
 
+mod call;
 mod every_room;
 mod hidden;
 mod reveal;
