@@ -121,7 +121,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          读完库存后停顿 1.2 秒，然后写库存。会发生什么？",
         &LATE_WRITE,
     )
-    .claims("002:644")
+    .claims("002:644", 0)
     .paired("claim-redlock-gc-pause"),
     ask_as(
         "claim-redlock-gc-pause",
@@ -135,7 +135,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          会发生什么？",
         &LATE_WRITE,
     )
-    .claims("002:600")
+    .claims("002:600", 0)
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-zookeeper-gc-pause",
@@ -147,7 +147,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          停顿 6 秒，超过了 4 秒的会话超时，然后写库存。会发生什么？",
         &LATE_WRITE,
     )
-    .claims("001:500")
+    .claims("001:500", 0)
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-ntp-keeps-redlock",
@@ -161,7 +161,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          租约 20 秒的锁，给它投票的三个主节点的时钟就向前跳了 30 秒。这件商品会卖出几次？",
         &ONE_ITEM,
     )
-    .claims("002:652"),
+    .claims("002:652", 0),
     ask_as(
         "claim-rdb-keeps-lock",
         "restart-rdb-loses-recent-lock",
@@ -174,7 +174,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          这件商品会卖出几次？",
         &ONE_ITEM,
     )
-    .claims("002:691")
+    .claims("002:691", 0)
     .paired("claim-redlock-survives-restart"),
     ask_as(
         "claim-redlock-survives-restart",
@@ -187,7 +187,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          刚好落在五个主节点中的三个上，其中一个崩溃后重启，它没有开启持久化。这件商品会卖出几次？",
         &ONE_ITEM,
     )
-    .claims("002:604")
+    .claims("002:604", 0)
     .paired("claim-rdb-keeps-lock"),
     ask_as(
         "claim-watchdog-no-deadlock",
@@ -201,7 +201,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          每 100 毫秒续期一次。会卖出几件？",
         &NO_DEADLOCK,
     )
-    .claims("001:152"),
+    .claims("001:152", 0),
     ask_as(
         "claim-lease-cures-partition",
         "watchdog-holder-cut-off",
@@ -214,7 +214,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          库存。这件商品会卖出几次？",
         &ONE_ITEM,
     )
-    .claims("002:679")
+    .claims("002:679", 0)
     .paired("claim-zookeeper-partition"),
     ask_as(
         "claim-zookeeper-partition",
@@ -227,7 +227,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          实例和 ZooKeeper 断开 9 秒，超过了 4 秒的会话超时；库存它仍然连得上。这件商品会卖出几次？",
         &ONE_ITEM,
     )
-    .claims("001:500")
+    .claims("001:500", 0)
     .paired("claim-lease-cures-partition"),
     ask_as(
         "claim-renewal-covers-long-work",
@@ -241,7 +241,7 @@ pub(super) static QUESTIONS: &[Question] = &[
          才安排下一次续期。会发生什么？",
         &RENEWAL_CLAIM,
     )
-    .claims("002:582"),
+    .claims("002:582", 0),
 ];
 
 /// More of the articles' claims, on Sentinel, Redlock's majority and a single Redis.
@@ -258,7 +258,7 @@ pub(super) static MORE: &[Question] = &[
          120 个买家。会超卖多少件？",
         &OVERSOLD,
     )
-    .claims("001:94"),
+    .claims("001:94", 0),
     ask_as(
         "claim-majority-is-the-lock",
         "redlock-validity-unchecked",
@@ -271,7 +271,7 @@ pub(super) static MORE: &[Question] = &[
          会发生什么？",
         &VALIDITY,
     )
-    .claims("002:609"),
+    .claims("002:609", 0),
     ask_as(
         "claim-single-point",
         "redis-down",
@@ -284,5 +284,5 @@ pub(super) static MORE: &[Question] = &[
          买家什么时候、得到什么结果？",
         &SINGLE_POINT,
     )
-    .claims("002:677"),
+    .claims("002:677", 3),
 ];
