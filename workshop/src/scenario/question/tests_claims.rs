@@ -1,7 +1,8 @@
 //! The articles' claims asked fairly: each claim is asked instead of the question of the
 //! chapter whose run answers it, never right after it (its answer would be on screen); the
 //! runs confirm some claims and refute others, so a class cannot score by voting against the
-//! article; and no option names an article, so the class weighs the claim, not its source.
+//! article, nor by voting against the letter where the article's answer sits; and no option
+//! names an article, so the class weighs the claim, not its source.
 
 use super::tests_balance::right_answers;
 use super::{deck, question, Question};
@@ -100,6 +101,28 @@ fn the_runs_confirm_some_claims_and_refute_others() {
         "fewer than {:.0} % either way\n{report}",
         LEAST_SHARE * 100.0
     );
+}
+
+/// At most this share of the claims put the option they predict under one letter: a class
+/// that finds the article's answer always at A, and A mostly wrong, learns the letter.
+const MOST_AT_ONE_LETTER: f64 = 0.5;
+
+#[test]
+fn the_option_a_claim_predicts_is_not_always_under_one_letter() {
+    let claims = claims();
+    let mut letters = [0usize; 4];
+    for q in &claims {
+        letters[q.article_says.unwrap()] += 1;
+    }
+    let report = format!("the claims' predicted option by letter (A–D): {letters:?}");
+    println!("{report}");
+    for n in letters {
+        assert!(
+            n as f64 <= MOST_AT_ONE_LETTER * claims.len() as f64,
+            "more than {:.0} % under one letter: {report}",
+            MOST_AT_ONE_LETTER * 100.0
+        );
+    }
 }
 
 #[test]
