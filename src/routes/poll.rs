@@ -129,11 +129,29 @@ pub async fn admin_view(
 }
 
 /// `GET /admin/class/deck`: every question the presenter may open, in the deck's order, each
-/// with the neutral number the class votes under and the chapter whose run answers it.
-#[utoipa::path(get, path = "/admin/class/deck", operation_id = "poll_deck", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "`{\"questions\": [{\"number\", \"id\", \"chapter\", \"claim\"}]}`: `id` is what `POST /admin/class/poll` takes; `claim`, the article line a question puts on trial (`null` for a chapter's own question)", body = Object)))]
+/// with the neutral number the class votes under and the chapter whose run answers it. An
+/// article's claim is answered by the run of a chapter that has its own question, so the two
+/// are alternatives, asked one or the other on a run (the claim when the class has read the
+/// article, the chapter's question otherwise): the claim names the question it replaces
+/// (`alternative_to`), the chapter's question the claims that may replace it
+/// (`alternatives`), and the deck lists the claims before the question they replace.
+#[utoipa::path(get, path = "/admin/class/deck", operation_id = "poll_deck", tag = "poll", security(("admin_token" = [])), responses((status = 200, description = "`{\"questions\": [{\"number\", \"id\", \"chapter\", \"claim\", \"alternative_to\", \"alternatives\"}]}`: `id` is what `POST /admin/class/poll` takes; `claim`, the article line a question puts on trial (`null` for a chapter's own question). A claim and its chapter's own question are answered by the same run, so they are alternatives: ask one of them on a run, the claim when the class has read the article, the chapter's question otherwise. `alternative_to`, for a claim, is the `id` of the chapter question it is asked instead of (`null` for a chapter's own question); `alternatives`, for a chapter's own question, the `id`s of the claims that may be asked instead of it (`[]` for a claim, and for a chapter no claim replaces). The deck lists a chapter's claims before its own question, never after it", body = Object)))]
 pub async fn deck(_: Admin) -> Json<Value> {
     let questions: Vec<Value> = workshop::scenario::deck()
-        .map(|q| json!({ "number": standings::number(q.id), "id": q.id, "chapter": q.chapter, "claim": q.claim }))
+        .map(|q| {
+            let alternatives: Vec<&str> = workshop::scenario::deck()
+                .filter(|other| other.alternative_to == Some(q.id))
+                .map(|other| other.id)
+                .collect();
+            json!({
+                "number": standings::number(q.id),
+                "id": q.id,
+                "chapter": q.chapter,
+                "claim": q.claim,
+                "alternative_to": q.alternative_to,
+                "alternatives": alternatives,
+            })
+        })
         .collect();
     Json(json!({ "questions": questions }))
 }

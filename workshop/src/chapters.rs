@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use crate::scenario::{group_of, question, Scenario, CATALOG, GROUPS};
+use crate::scenario::{deck, group_of, question, Scenario, CATALOG, GROUPS};
 
 /// Where the index goes, relative to the teacher's edition's `src/`.
 pub const INDEX: &str = "chapters.md";
@@ -122,10 +122,20 @@ fn chapter(out: &mut String, s: &Scenario) {
     let _ = writeln!(out, "Tier `{}` · fleet {}{timing}\n", s.tier, fleet(s));
     if let Some(q) = question(s.id) {
         let _ = writeln!(out, "**Question.** {}  \n**问题。** {}\n", q.en, q.zh);
-        for (letter, choice) in ('A'..).zip(q.options.iter()) {
-            let _ = writeln!(out, "- **{letter}.** {} / {}", choice.en, choice.zh);
-        }
-        out.push('\n');
+        options(out, q);
+    }
+    // The claims this run answers, each asked instead of the chapter's question, not after it.
+    for claim in deck().filter(|q| q.alternative_to == Some(s.id)) {
+        let _ = writeln!(
+            out,
+            "**Or instead, the article's claim** (`{}`, on trial: {}): ask it when the class \
+             has read the article, the question above otherwise; not both on one run.  \n{}  \n{}\n",
+            claim.id,
+            claim.claim.unwrap_or("—"),
+            claim.en,
+            claim.zh
+        );
+        options(out, claim);
     }
     let fault = s
         .fault
@@ -147,6 +157,14 @@ fn chapter(out: &mut String, s: &Scenario) {
     );
     let _ = writeln!(out, "**What it shows.** {}\n", s.en);
     let _ = writeln!(out, "**讲解。** {}\n", s.zh);
+}
+
+/// A question's options, lettered as the class votes them.
+fn options(out: &mut String, q: &crate::scenario::Question) {
+    for (letter, choice) in ('A'..).zip(q.options.iter()) {
+        let _ = writeln!(out, "- **{letter}.** {} / {}", choice.en, choice.zh);
+    }
+    out.push('\n');
 }
 
 fn via(s: &Scenario) -> &'static str {

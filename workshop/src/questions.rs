@@ -1,8 +1,9 @@
 //! `loadtest questions`: the deck as its author and the instructor read it — every question
 //! in course order with the chapter whose run answers it, both languages, each option's
-//! sources and its rule in words, the article line a claim question puts on trial and its
-//! isomorphic pair. `--json` prints the same as one JSON array, for a review or a tool.
-//! Nothing here runs a chapter: the deck is data.
+//! sources and its rule in words, the article line a claim question puts on trial, the option
+//! it predicts and the chapter question it is asked instead of, and its isomorphic pair.
+//! `--json` prints the same as one JSON array, for a review or a tool. Nothing here runs a
+//! chapter: the deck is data.
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -50,6 +51,8 @@ pub fn to_json(q: &Question) -> Value {
         "reads": q.reads,
         "rule": rule_in_words(q),
         "claim": q.claim,
+        "article_says": q.article_says,
+        "alternative_to": q.alternative_to,
         "pair": q.pair,
     })
 }
@@ -69,7 +72,14 @@ pub fn run(args: &QuestionsArgs) -> anyhow::Result<String> {
             q.chapter
         ));
         if let Some(claim) = q.claim {
-            out.push_str(&format!("   on trial: {claim}\n"));
+            out.push_str(&format!("   on trial: {claim}"));
+            if let Some(says) = q.article_says {
+                out.push_str(&format!(", which predicts {}", letter(says)));
+            }
+            out.push('\n');
+        }
+        if let Some(instead) = q.alternative_to {
+            out.push_str(&format!("   asked instead of: {instead}, not after it\n"));
         }
         if let Some(pair) = q.pair {
             out.push_str(&format!("   pair: {pair}\n"));

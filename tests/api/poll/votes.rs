@@ -70,6 +70,24 @@ async fn thirty_rooms_vote_at_once_in_two_rounds_and_every_count_is_exact() {
         .map(|q| q["number"].clone())
         .unwrap_or_else(|| panic!("{CHAPTER} not in the deck: {deck}"));
     assert_eq!(opened["number"], number, "{opened}");
+    // A claim is listed as the alternative to its chapter's question, before it, and the
+    // chapter's question names it back.
+    let at = |id: &Value| listed.iter().position(|q| &q["id"] == id).unwrap();
+    let claims: Vec<&Value> = listed.iter().filter(|q| !q["claim"].is_null()).collect();
+    assert!(!claims.is_empty(), "{deck}");
+    for claim in claims {
+        let own = &claim["alternative_to"];
+        assert_eq!(own, &claim["chapter"], "{claim}");
+        assert!(at(&claim["id"]) < at(own), "{claim} after {own}");
+        let replaced = &listed[at(own)];
+        assert!(replaced["alternative_to"].is_null(), "{replaced}");
+        assert!(
+            replaced["alternatives"]
+                .as_array()
+                .is_some_and(|a| a.contains(&claim["id"])),
+            "{replaced} does not name {claim}"
+        );
+    }
     let options = opened["question"]["options"].as_array().unwrap().len();
     assert!((3..=4).contains(&options), "{opened}");
 

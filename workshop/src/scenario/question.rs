@@ -14,9 +14,11 @@
 //! the numbers their rule compares with. The tests check what of that can be checked.
 //!
 //! A chapter's own question has the chapter's id; a question that puts an article's claim on
-//! trial (`claim`) has an id of its own and is answered by an existing chapter's run. The
-//! questions live one file per chapter group, as the chapters do (`catalog/`); this file holds
-//! the types, the lookup and the deck's order.
+//! trial (`claim`) has an id of its own, is answered by an existing chapter's run, and is
+//! asked *instead of* that chapter's question (`alternative_to`), never as a second vote on
+//! the same run. The questions live one file per chapter group, as the chapters do
+//! (`catalog/`), the claims in files of their own; this file holds the types, the lookup and
+//! the deck's order.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -25,6 +27,8 @@ use serde::Serialize;
 
 mod beyond;
 mod claims;
+mod claims_confirmed;
+mod claims_unasked;
 mod database;
 mod field;
 mod ladder;
@@ -35,6 +39,8 @@ mod shared;
 mod tests;
 #[cfg(test)]
 mod tests_balance;
+#[cfg(test)]
+mod tests_claims;
 #[cfg(test)]
 mod tests_glossary;
 #[cfg(test)]
@@ -68,6 +74,20 @@ pub struct Question {
     /// it. Not serialized while the class votes.
     #[serde(skip)]
     pub claim: Option<&'static str>,
+    /// The option a class that believes the claim picks (by its place as shown): the run
+    /// confirms the claim when it lands there and refutes it anywhere else. The deck puts
+    /// claims of both kinds to the class (`question/tests_claims.rs`): were the articles
+    /// always wrong, a class would learn to vote against them, not to read them.
+    #[serde(skip)]
+    pub article_says: Option<usize>,
+    /// The chapter question this one is asked *instead of*: a claim is answered by the run of
+    /// a chapter that has a question of its own, so asked after that question its answer is
+    /// already on screen, and asked before it, it gives that question's answer away. The class
+    /// is asked one of the two on a run: the claim when it has read the article, the chapter's
+    /// own question otherwise. `None` for a chapter's own question. Not serialized while the
+    /// class votes; `GET /admin/class/deck` lists it for the presenter.
+    #[serde(skip)]
+    pub alternative_to: Option<&'static str>,
     /// The id of an isomorphic question: the same concept on another surface, so the results
     /// can say whether a class that got one right got the other.
     #[serde(skip)]
@@ -106,10 +126,18 @@ impl Question {
         self.options.iter().position(|choice| choice.holds(figures))
     }
 
-    /// The question with `claim` put on trial: the article line it cites.
-    const fn claims(self, line: &'static str) -> Self {
+    /// The question with an article's claim put on trial: the line it cites, and the option
+    /// (by its place as shown) that the claim predicts. A claim is asked instead of the
+    /// question of the chapter whose run answers it ([`Question::alternative_to`]).
+    const fn claims(self, line: &'static str, says: usize) -> Self {
+        assert!(
+            says < self.options.len(),
+            "the claim predicts one of the options"
+        );
         Question {
             claim: Some(line),
+            article_says: Some(says),
+            alternative_to: Some(self.chapter),
             ..self
         }
     }
@@ -165,6 +193,8 @@ const fn ask(
         options: family.options,
         reads: family.reads,
         claim: None,
+        article_says: None,
+        alternative_to: None,
         pair: None,
     }
 }
@@ -195,19 +225,22 @@ fn written() -> impl Iterator<Item = &'static Question> {
         trackers::QUESTIONS,
         claims::QUESTIONS,
         claims::MORE,
+        claims_unasked::QUESTIONS,
+        claims_confirmed::QUESTIONS,
     ]
     .into_iter()
     .flatten()
 }
 
-/// The deck in course order: the chapters in the catalog's order, each chapter's own question
-/// first, then those its run also answers (an article's claim is put on trial where the run
-/// that answers it is shown).
+/// The deck in course order: the chapters in the catalog's order, and at each chapter the
+/// articles' claims its run answers *before* the chapter's own question. Each claim is an
+/// alternative to that question ([`Question::alternative_to`]), not a second vote on the same
+/// run: placed after it, a claim would be asked with its answer already on screen.
 static DECK: LazyLock<Vec<&'static Question>> = LazyLock::new(|| {
     let mut deck: Vec<&'static Question> = written().collect();
     let place = |q: &Question| {
         let at = super::CATALOG.iter().position(|s| s.id == q.chapter);
-        (at.unwrap_or(usize::MAX), q.id != q.chapter)
+        (at.unwrap_or(usize::MAX), q.id == q.chapter)
     };
     deck.sort_by_key(|q| place(q));
     deck

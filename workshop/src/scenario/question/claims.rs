@@ -4,8 +4,30 @@
 //! on another surface, so the results can say whether the class that got one right got the
 //! other.
 
-use super::shared::{LATE_WRITE, ONE_ITEM, OVERSOLD, VALIDITY};
+use super::shared::{LATE_WRITE, ONE_ITEM, ONE_ITEM_MOST_FIRST, OVERSOLD, VALIDITY};
 use super::{ask_as, Choice, Family, Question};
+
+// The claims' options shown so that the option a reader of the article picks is not always
+// the first: were it always A, and A mostly wrong, a class would learn the letter
+// (`tests_claims.rs` bounds it). Pairs keep one order between them.
+
+/// [`LATE_WRITE`] with the holder's lock kept through the pause last.
+const LATE_WRITE_HELD_LAST: Family = Family {
+    reads: LATE_WRITE.reads,
+    options: &LATE_WRITE.reordered([2, 1, 0]),
+};
+
+/// [`ONE_ITEM`] with the two holders who sell once first.
+const ONE_ITEM_SHARED_FIRST: Family = Family {
+    reads: ONE_ITEM.reads,
+    options: &ONE_ITEM.reordered([1, 0, 2]),
+};
+
+/// [`VALIDITY`] with the late majority given back first.
+const VALIDITY_GIVEN_BACK_FIRST: Family = Family {
+    reads: VALIDITY.reads,
+    options: &VALIDITY.reordered([1, 0, 2]),
+};
 
 /// A watchdog renewing a lock that nobody holds, asked as 001 claims it: how many items sell.
 const NO_DEADLOCK: Family = Family {
@@ -35,6 +57,12 @@ const NO_DEADLOCK: Family = Family {
     ],
 };
 
+/// [`NO_DEADLOCK`] with the stall first.
+const NO_DEADLOCK_STALL_FIRST: Family = Family {
+    reads: NO_DEADLOCK.reads,
+    options: &NO_DEADLOCK.reordered([1, 0, 2]),
+};
+
 /// A renewal that meets an outage of the lock store, asked as 002 claims renewal works.
 const RENEWAL_CLAIM: Family = Family {
     reads: &["overlaps", "lost_releases"],
@@ -61,6 +89,12 @@ const RENEWAL_CLAIM: Family = Family {
             rule: "overlaps > 0",
         },
     ],
+};
+
+/// [`RENEWAL_CLAIM`] with the lost lock that nobody takes first.
+const RENEWAL_CLAIM_LOST_FIRST: Family = Family {
+    reads: RENEWAL_CLAIM.reads,
+    options: &RENEWAL_CLAIM.reordered([1, 0, 2]),
 };
 
 /// A single lock store down for longer than a buyer waits, asked as 002 names the danger: the
@@ -119,9 +153,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "002（第 644 行）针对客户端一次 stop-the-world 的 GC 停顿比租约还长的情况，\
          给出的办法是续期线程，也就是 Redisson 的看门狗。试试看：看门狗每 100 毫秒为 300 毫秒的租约续期一次，持锁进程\
          读完库存后停顿 1.2 秒，然后写库存。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_HELD_LAST,
     )
-    .claims("002:644")
+    .claims("002:644", 2)
     .paired("claim-redlock-gc-pause"),
     ask_as(
         "claim-redlock-gc-pause",
@@ -133,9 +167,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "002（第 600 行）把 Redlock 介绍为解决 Redis 分布式锁安全性问题的方案。五个主节点，\
          租约 300 毫秒；持锁进程读完库存后停顿 1.2 秒（就像一次 GC 停顿），然后写库存。\
          会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_HELD_LAST,
     )
-    .claims("002:600")
+    .claims("002:600", 2)
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-zookeeper-gc-pause",
@@ -145,36 +179,39 @@ pub(super) static QUESTIONS: &[Question] = &[
          session timeout, and then writes it. What happens?",
         "001（第 500 行）说 ZooKeeper 的锁很健壮：强一致，天生就是做分布式协调的。持锁进程读完库存后\
          停顿 6 秒，超过了 4 秒的会话超时，然后写库存。会发生什么？",
-        &LATE_WRITE,
+        &LATE_WRITE_HELD_LAST,
     )
-    .claims("001:500")
+    .claims("001:500", 2)
     .paired("claim-watchdog-gc-pause"),
     ask_as(
         "claim-ntp-keeps-redlock",
         "redlock-clock-jump",
-        "002 (lines 652 and 680) answers clock drift with NTP: keep every node's clock in sync \
-         and Redlock's leases hold. NTP steps a clock that is far off; so does an operator. \
+        "002 (lines 652 and 680) answers clock drift with NTP: keeping every node's clock in \
+         sync lessens what drift does to Redlock's leases. NTP steps a clock that is far off; so does an operator. \
          Redlock, one item: right after the holder takes its 20 s lock, the clocks of the three \
          masters that granted it step 30 s forward. How often is the item sold?",
-        "002（第 652、680 行）用 NTP 应对时钟漂移：让所有节点的时钟保持同步，Redlock 的租约就靠得住。\
+        "002（第 652、680 行）用 NTP 应对时钟漂移：让所有节点的时钟保持同步，减小漂移对 Redlock 租约的影响。\
          可时钟偏差较大时，NTP 会一步把时钟调过去，运维手动改时间也是如此。Redlock，一件商品：持锁者刚拿到\
          租约 20 秒的锁，给它投票的三个主节点的时钟就向前跳了 30 秒。这件商品会卖出几次？",
-        &ONE_ITEM,
+        &ONE_ITEM_MOST_FIRST,
     )
-    .claims("002:652"),
+    .claims("002:652", 2),
     ask_as(
         "claim-rdb-keeps-lock",
         "restart-rdb-loses-recent-lock",
         "002 (line 691) says RDB saves Redis' memory to disk so that a crash or a power cut \
-         does not lose the data. The lock store runs RDB by the save rules Redis shipped by default up to 6.0 (900 s / \
-         300 s / 60 s) and crashes right after the holder takes the lock, then restarts. How \
-         often is the one item sold?",
-        "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据。\
-         存放锁的 Redis 按 Redis 6.0 及以前默认的 save 规则（900 秒 / 300 秒 / 60 秒）做 RDB 快照，持锁者刚拿到锁，这个 Redis 就崩溃并重启了。\
-         这件商品会卖出几次？",
-        &ONE_ITEM,
+         does not lose the data, and adds three lines on that saving only now and then can \
+         lose what changed since the last save. The lock store takes RDB snapshots by the save \
+         rules Redis shipped by default up to 6.0 (after 900 s if a key changed, 300 s if 10 \
+         did, 60 s if 10,000 did) and crashes right after the holder takes the lock, then \
+         restarts. How often is the one item sold?",
+        "002（第 691 行）说 RDB 定期把 Redis 的内存数据存到磁盘，以免异常退出或断电丢数据；三行之后\
+         又补充说，定期保存可能丢掉上次保存之后的改动。存放锁的 Redis 按 Redis 6.0 及以前默认的 \
+         save 规则做 RDB 快照（900 秒内有 1 个键改动、300 秒内有 10 个、60 秒内有 10000 个），\
+         持锁者刚拿到锁，这个 Redis 就崩溃并重启了。这件商品会卖出几次？",
+        &ONE_ITEM_MOST_FIRST,
     )
-    .claims("002:691")
+    .claims("002:691", 0)
     .paired("claim-redlock-survives-restart"),
     ask_as(
         "claim-redlock-survives-restart",
@@ -185,9 +222,9 @@ pub(super) static QUESTIONS: &[Question] = &[
          often is the item sold?",
         "002（第 604 行）说 Redlock 能避免主从切换丢锁，部分节点出故障时数据仍然正确。一件商品；持锁者的锁\
          刚好落在五个主节点中的三个上，其中一个崩溃后重启，它没有开启持久化。这件商品会卖出几次？",
-        &ONE_ITEM,
+        &ONE_ITEM_MOST_FIRST,
     )
-    .claims("002:604")
+    .claims("002:604", 2)
     .paired("claim-rdb-keeps-lock"),
     ask_as(
         "claim-watchdog-no-deadlock",
@@ -199,9 +236,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "001（第 152 行）说 Redisson 的看门狗保证不会死锁。一个买家的 lock() 在 SET 已经发出、还没到达 Redis 时被中断；\
          它的 finally 块立刻调用 unlock，之后那条 SET 才到达 Redis。六个买家，六件商品，租约 300 毫秒、\
          每 100 毫秒续期一次。会卖出几件？",
-        &NO_DEADLOCK,
+        &NO_DEADLOCK_STALL_FIRST,
     )
-    .claims("001:152"),
+    .claims("001:152", 1),
     ask_as(
         "claim-lease-cures-partition",
         "watchdog-holder-cut-off",
@@ -212,9 +249,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "002（第 679 行）说网络分区的危险是锁永远不释放，办法是给锁设租约。一个 Redis、带看门狗的 \
          Redisson lock()、一件商品：持锁者处理业务时，它所在的实例和锁存储断开了网络，但仍连得上\
          库存。这件商品会卖出几次？",
-        &ONE_ITEM,
+        &ONE_ITEM_SHARED_FIRST,
     )
-    .claims("002:679")
+    .claims("002:679", 1)
     .paired("claim-zookeeper-partition"),
     ask_as(
         "claim-zookeeper-partition",
@@ -225,9 +262,9 @@ pub(super) static QUESTIONS: &[Question] = &[
          item sold?",
         "001（第 500 行）说 ZooKeeper 强一致，所以锁模型健壮。一件商品：持锁者处理业务时，它所在的\
          实例和 ZooKeeper 断开 9 秒，超过了 4 秒的会话超时；库存它仍然连得上。这件商品会卖出几次？",
-        &ONE_ITEM,
+        &ONE_ITEM_SHARED_FIRST,
     )
-    .claims("001:500")
+    .claims("001:500", 1)
     .paired("claim-lease-cures-partition"),
     ask_as(
         "claim-renewal-covers-long-work",
@@ -239,9 +276,9 @@ pub(super) static QUESTIONS: &[Question] = &[
         "002（第 582 行）说自动续期能保证业务超过租约时仍然安全。租约 6 秒、每 2 秒续期一次，业务耗时 \
          7 秒；锁存储从加锁起宕机 3.3 秒，恢复后锁还在。这个看门狗和 001 贴出的代码一样，只有续期成功\
          才安排下一次续期。会发生什么？",
-        &RENEWAL_CLAIM,
+        &RENEWAL_CLAIM_LOST_FIRST,
     )
-    .claims("002:582"),
+    .claims("002:582", 1),
 ];
 
 /// More of the articles' claims, on Sentinel, Redlock's majority and a single Redis.
@@ -258,7 +295,7 @@ pub(super) static MORE: &[Question] = &[
          120 个买家。会超卖多少件？",
         &OVERSOLD,
     )
-    .claims("001:94"),
+    .claims("001:94", 0),
     ask_as(
         "claim-majority-is-the-lock",
         "redlock-validity-unchecked",
@@ -269,9 +306,9 @@ pub(super) static MORE: &[Question] = &[
         "002（第 609 行）说客户端在五个主节点中拿到超过半数（三个或以上）就算拿到了 Redlock。一个客户端\
          一凑齐三票就开始处理业务，不看时钟；租约 50 毫秒，而第三票在它开始申请 80 毫秒后才到。\
          会发生什么？",
-        &VALIDITY,
+        &VALIDITY_GIVEN_BACK_FIRST,
     )
-    .claims("002:609"),
+    .claims("002:609", 1),
     ask_as(
         "claim-single-point",
         "redis-down",
@@ -284,5 +321,5 @@ pub(super) static MORE: &[Question] = &[
          买家什么时候、得到什么结果？",
         &SINGLE_POINT,
     )
-    .claims("002:677"),
+    .claims("002:677", 3),
 ];

@@ -37,7 +37,7 @@ const SUBSCRIBE: Family = Family {
 };
 
 /// An unlock that comes after the lease ended: what it deletes, and what it reports.
-const LATE_UNLOCK: Family = Family {
+pub(super) const LATE_UNLOCK: Family = Family {
     reads: &["foreign_releases", "lost_releases", "overlaps"],
     options: &[
         Choice {

@@ -407,3 +407,24 @@ pub(super) const RELEASE_WORST_FIRST: Family = Family {
     reads: RELEASE.reads,
     options: &RELEASE.reordered([2, 1, 0]),
 };
+
+/// [`CRASH`] with the stall first and the deadlock second, as a claim on a crash asks it
+/// beside the ladder's own crash chapters (which ask [`CRASH_WORST_FIRST`]).
+pub(super) const CRASH_STALL_FIRST: Family = Family {
+    reads: CRASH.reads,
+    options: &CRASH.reordered([1, 2, 0]),
+};
+
+/// [`RELEASE`] with the foreign release first and the overlap last, as a claim on the
+/// diamond rung asks it beside the rung's own question.
+pub(super) const RELEASE_OVERLAP_LAST: Family = Family {
+    reads: RELEASE.reads,
+    options: &RELEASE.reordered([2, 0, 1]),
+};
+
+/// [`AVAILABILITY`] from nothing sold to oversold, as a claim on Redlock's lost minority
+/// asks it beside the chapter's own question.
+pub(super) const AVAILABILITY_REFUSED_FIRST: Family = Family {
+    reads: AVAILABILITY.reads,
+    options: &AVAILABILITY.reordered([2, 1, 0, 3]),
+};

@@ -30,7 +30,7 @@ fn uneventful(name: &str, scenario: &Scenario) -> f64 {
 /// bound takes every value of the grid (`tests.rs`) inside the bounds, the others their
 /// uneventful value. One option is the question's right answer; several mean the chapter's
 /// checks leave the answer to the run (how many a race oversells), and the test says so.
-fn right_answers(q: &Question) -> BTreeSet<usize> {
+pub(super) fn right_answers(q: &Question) -> BTreeSet<usize> {
     let scenario = CATALOG
         .iter()
         .find(|s| s.id == q.chapter)
