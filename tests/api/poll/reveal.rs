@@ -171,6 +171,9 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
     {
         assert_eq!(result["chapter"], *chapter);
         assert_eq!(result["landed"], json!(landed));
+        // The revealed run's viewer, for the course's report.
+        assert_eq!(result["room"], "default", "{result}");
+        assert!(result["history"].is_string(), "{result}");
         assert_eq!(result["rounds"][0]["counts"], json!(counts[0]));
         assert_eq!(result["rounds"][1]["counts"], json!(counts[1]));
         // The fourth room sat round 2 out.
