@@ -8,6 +8,10 @@
 //! changes while the service runs (the steps are compiled in). So every rung is searched once
 //! per process, on the blocking pool when the service starts ([`warm`]), and a view reads the
 //! answer from memory. A view built before that ended waits for it (the `LazyLock`), once.
+//!
+//! `fair` says nothing: it is graded as `reentrant-watchdog` and is no rung of the ladder
+//! (`explore::lock::RUNGS`), and its search, which keeps each state's instants, meets the depth
+//! bound after some 85,000 states (15 s of a debug build), no answer for a reveal to wait on.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
