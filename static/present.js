@@ -4,7 +4,8 @@
 // many rooms voted (never what, until the reveal), then the reveal: the votes per option in
 // each round, the option the run landed in, the share right and the gain, where the rooms'
 // runs landed as they finish, the run's figures, the chapter's explanation and its article
-// lines.
+// lines; on a rung of the ladder the shortest way its lock breaks, and a button to the viewer
+// of the run revealed.
 //
 // What the room sees comes from the public stream (`GET /poll/events`), as on the students'
 // phones; the buttons are the admin's (`/admin/class/poll…`), with the admin token typed once
@@ -19,6 +20,7 @@ import { t, apply, fmt, language, setLanguage } from './i18n.js';
 import { request, say, tokenPanel, withRoom } from './room.js';
 import { inLanguage, letter, questionLabel, reveal } from './vote.js';
 import { notesPanel } from './present-notes.js';
+import { openViewer } from './violation.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -140,6 +142,18 @@ function draw() {
   box.hidden = !(state === 'revealed' && v.reveal);
   box.replaceChildren();
   if (!box.hidden) box.append(reveal(v.reveal, v.question?.options));
+  // The run just revealed, every operation to step through: the viewer wants the admin token,
+  // which this tab holds once unlocked (a plain link could not send it).
+  const run = v?.reveal?.history;
+  if (!box.hidden && admin && run) {
+    const step = document.createElement('button');
+    step.type = 'button';
+    step.id = 'reveal-viewer';
+    step.dataset.run = run;
+    step.textContent = t('present.viewer');
+    step.addEventListener('click', () => openViewer(run, language(), v.reveal.room));
+    box.append(step);
+  }
   notes.update(v, admin);
 }
 

@@ -27,17 +27,19 @@ export async function violationImage(runId, lang, alt) {
 }
 
 /** Opens run `runId`'s viewer (`GET /admin/runs/{id}/view`, every operation of the run to step
- * through) in a new tab. The route wants this tab's token, which a plain link cannot send, so
+ * through) in a new tab; the run is `room`'s (this page's room unless named: the projector's
+ * reveal names the room the chapter ran in). The route wants this tab's token, which a plain link cannot send, so
  * the tab is opened first (inside the click, where a browser allows it), the page fetched with
  * the token and written into it: the new tab is this origin's and keeps the pages' policy, so
  * the viewer's own /viewer.js runs and nothing inline does. False when no tab or no page. */
-export async function openViewer(runId, lang) {
+export async function openViewer(runId, lang, room) {
   const tab = window.open('', '_blank');
   if (!tab) return false;
   const headers = {};
   const token = currentToken();
   if (token) headers.authorization = `Bearer ${token}`;
-  const path = withRoom(`/admin/runs/${encodeURIComponent(runId)}/view?lang=${lang === 'zh' ? 'zh' : 'en'}`);
+  const view = `/admin/runs/${encodeURIComponent(runId)}/view?lang=${lang === 'zh' ? 'zh' : 'en'}`;
+  const path = room ? `${view}&room=${encodeURIComponent(room)}` : withRoom(view);
   try {
     const resp = await fetch(path, { headers });
     if (!resp.ok) throw new Error(String(resp.status));

@@ -89,6 +89,15 @@ export function reveal(r, options) {
     picture.append(img);
   }
   box.append(picture);
+  // The shortest way the chapter's rung breaks, as the search of every schedule says it: part
+  // of the reveal alone, so nothing drawn before it hints at the answer.
+  const found = r.shortest_break;
+  if (found) {
+    const key = found.verdict === 'broken' ? 'vote.break' : 'vote.break.none';
+    const line = el('p', 'reveal-break', t(key, { words: inLanguage(found) }));
+    line.dataset.verdict = found.verdict;
+    box.append(line);
+  }
   if (r.chapter) box.append(el('p', 'reveal-chapter muted', r.chapter));
   if (!r.passed) {
     const off = el('p', 'reveal-unexpected', t('vote.unexpected', { expectation: r.expectation || '' }));

@@ -24,6 +24,8 @@
 //! - `bounds`: what a search covers.
 //! - `search`: breadth-first to the shortest break of each property.
 //! - `answer`: the answer in words or JSON, and its exit status.
+//! - `ladder`: each rung's shortest break at the default bounds, in words, for the reveal and
+//!   the book.
 //! - `attacks`: the lab grader's rung-telling attacks as budgets, judged as the grader judges.
 //! - `trace`: a schedule replayed as the events a run's history records.
 //!
@@ -42,6 +44,7 @@ pub mod attacks;
 pub mod bounds;
 pub mod commands;
 pub mod judge;
+pub mod ladder;
 pub mod lock;
 pub mod said;
 pub mod sale;

@@ -88,6 +88,10 @@ pub struct RunRecord {
     /// Its first violation drawn from its history (SVG), when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub svg: Option<String>,
+    /// The id its history is kept under in `room` (`GET /admin/runs/{id}/view`), when it was
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
     /// The option its figures landed in, by the question's rule.
     pub landed: Option<usize>,
     /// Whether the run showed what the chapter expects.

@@ -10,7 +10,8 @@
 //! - [`results`]: the class's results as JSON, CSV and Markdown;
 //! - [`transfer`]: whether a class right on a question got its isomorphic pair right too, and
 //!   its Weighted Learning Gain;
-//! - [`room_run_lease`]: who runs the class's rooms after a reveal in every room.
+//! - [`room_run_lease`]: who runs the class's rooms after a reveal in every room;
+//! - [`rung_break`]: the reveal's shortest break of the chapter's rung, searched once.
 //!
 //! No option is stored as the answer: the right one is the option the run's figures landed
 //! in (`workshop::scenario::question`), and no vote is scored for speed.
@@ -19,6 +20,7 @@ pub mod ballot_box;
 pub mod poll_events;
 pub mod results;
 pub mod room_run_lease;
+pub mod rung_break;
 pub mod standings;
 pub mod transfer;
 pub mod watch;

@@ -41,6 +41,10 @@ pub struct ChapterResult {
     pub revealed: bool,
     pub landed: Option<usize>,
     pub passed: Option<bool>,
+    /// The revealed run's room, and the id its history is kept under there: its viewer is
+    /// `GET /admin/runs/{id}/view?room=` while the room keeps it (its last few runs).
+    pub room: Option<String>,
+    pub history: Option<String>,
     pub gain: Option<f64>,
     /// Where its runs in the class's rooms landed, when it was run in every room.
     pub every_room: Option<EveryRoom>,
@@ -181,6 +185,8 @@ fn chapter_result(record: &ChapterRecord) -> ChapterResult {
         revealed: record.run.is_some(),
         landed,
         passed: record.run.as_ref().map(|run| run.passed),
+        room: record.run.as_ref().map(|run| run.room.clone()),
+        history: record.run.as_ref().and_then(|run| run.history.clone()),
         every_room: record
             .run
             .as_ref()

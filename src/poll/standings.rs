@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use explore::ladder::RungBreak;
 use serde::Serialize;
 use workshop::scenario::{self, question, Question};
 
@@ -165,6 +166,10 @@ pub struct Reveal {
     pub svg: Option<String>,
     /// The room the chapter ran in.
     pub room: String,
+    /// The run's history, kept in `room` under this id: its viewer is
+    /// `GET /admin/runs/{id}/view?room=` (the admin token, or the room's own); `null` when the
+    /// run left none.
+    pub history: Option<String>,
     /// The option the run's figures landed in, by the question's rule; `null`: none of them.
     pub landed: Option<usize>,
     /// Whether the run showed what the chapter expects.
@@ -187,6 +192,10 @@ pub struct Reveal {
     /// Where the runs in the class's rooms landed, when the presenter ran it in every room;
     /// the figures above are the one room's (`room`).
     pub every_room: Option<EveryRoom>,
+    /// After a chapter on a rung of the ladder, the shortest way the rung breaks, as the search
+    /// of every schedule says it (`fenced`: that none sells a unit twice); `null` off the
+    /// ladder. Part of the reveal only, never of an open or closed round's view.
+    pub shortest_break: Option<&'static RungBreak>,
 }
 
 /// Where a chapter's runs in the class's rooms landed: each room runs it on the same fleet,
@@ -381,6 +390,7 @@ pub fn reveal(
         decided_by,
         svg: run.svg.clone(),
         room: run.room.clone(),
+        history: run.history.clone(),
         landed: run.landed,
         passed: run.passed,
         expectation: scenario.map(|s| s.expectation()).unwrap_or_default(),
@@ -392,6 +402,7 @@ pub fn reveal(
         source: scenario.map_or("", |s| s.source),
         claim: question(id).and_then(|q| q.claim),
         every_room: every_room(id, run, votes, room_runs),
+        shortest_break: scenario.and_then(|s| super::rung_break::of(s.tier)),
     }
 }
 

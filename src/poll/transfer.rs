@@ -151,6 +151,7 @@ mod tests {
                 id: format!("{id}-run"),
                 room: "shown".to_owned(),
                 svg: None,
+                history: None,
                 landed: Some(landed),
                 passed: true,
                 figures: BTreeMap::new(),

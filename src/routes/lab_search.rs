@@ -22,7 +22,6 @@ use explore::answer::Answer;
 use explore::attacks::{self, Graded};
 use explore::bounds::Bounds;
 use explore::said::Lang;
-use explore::search::Found;
 use serde_json::{json, Value};
 
 use super::extract::RoomAdmin;
@@ -117,18 +116,10 @@ fn searched(lock: &explore::lock::LockSource) -> Result<(Vec<Graded>, Answer), A
     Ok((graded, answer))
 }
 
-fn shortest(answer: &Answer) -> Option<&Found> {
-    answer
-        .found
-        .iter()
-        .filter(|f| f.property.outcome().is_some())
-        .min_by_key(|f| f.depth)
-}
-
 /// The card: the attacks' outcomes, the search's shortest break in words, the sentence
 /// when only the search breaks the lock.
 fn card(room: &str, graded: &[Graded], answer: &Answer) -> Value {
-    let found = shortest(answer);
+    let found = explore::ladder::shortest(answer);
     let shortest = found.map(|f| {
         json!({
             "property": f.property.id(),

@@ -85,7 +85,7 @@ pub(super) async fn run_chapter(
     let run = runner.run(scenario).await;
     running.release().await;
     let run = run.map_err(|e| AppError::Fleet(format!("{e:#}")))?;
-    super::scenario::keep_history(state, &keys, &run).await;
+    let kept = super::scenario::keep_history(state, &keys, &run).await;
     tracing::info!(
         chapter,
         room,
@@ -101,6 +101,7 @@ pub(super) async fn run_chapter(
         id: holder,
         room: room.to_owned(),
         svg,
+        history: kept.then(|| run.run_id.clone()),
         landed: question.landed(&run.figures),
         passed: run.passed,
         // JSON has no NaN; a figure the run did not measure reads the same to the rules.

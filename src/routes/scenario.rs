@@ -157,7 +157,9 @@ pub async fn run(
 
 /// Keeps a run's history for `GET /admin/runs/{id}/history`; a history that cannot be kept
 /// costs the run nothing but a warning.
-pub(super) async fn keep_history(state: &AppState, keys: &Keys, run: &ScenarioRun) {
+/// Keeps the run's history under its run id; whether it was kept (a run without a history, or
+/// a store that refused it, is logged and the run goes on).
+pub(super) async fn keep_history(state: &AppState, keys: &Keys, run: &ScenarioRun) -> bool {
     let kept = match &run.history {
         Ok(lines) => crate::histories::keep(&state.resource, keys, &run.run_id, lines)
             .await
@@ -166,7 +168,9 @@ pub(super) async fn keep_history(state: &AppState, keys: &Keys, run: &ScenarioRu
     };
     if let Err(why) = kept {
         tracing::warn!(run = run.run_id, scenario = run.id, %why, "history not kept");
+        return false;
     }
+    true
 }
 
 /// What a scenario run from the server side needs: the fleet through nginx, in the room, with

@@ -1,6 +1,7 @@
 // The class vote: a phone's vote page from a join link, the presenter's view (1920 × 1080)
 // opening it, a vote changed and counted, the dashboard's card, a second round, run & reveal
-// on both screens, the results downloaded from the class page. Until the reveal no screen
+// on both screens (the projector's with a button to the run's viewer; a ladder rung's reveal
+// with its shortest break, never before), the results downloaded from the class page. Until the reveal no screen
 // names the chapter or explains it (its id may name the outcome); a vote says how sure and
 // why, and a reason written as HTML shows as typed on the presenter's notes and the class page;
 // once a round is closed, the notes call a room that voted a letter to explain.
@@ -218,6 +219,8 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
       assert.equal(await page.$eval('.reveal', (r) => r.firstElementChild.className), 'reveal-decided');
       assert.deepEqual(await page.$$eval('.reveal-decided [data-figure]', (d) => d.map((e) => e.dataset.figure)), decided);
     }
+    // `none-race` runs no lock: no shortest break to say.
+    for (const page of [presenter, phone]) assert.equal(await page.$('.reveal-break'), null);
     // Revealed: the chapter is named again, and explained to everyone.
     assert.match(await presenter.textContent('#present-chapter'), new RegExp(`${CHAPTER}`));
     assert.equal((await gives(phone, explanation)).explanation, true, 'the phone explains it now');
@@ -240,6 +243,17 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
       const first = drawn.indexOf('revealed');
       assert.ok(first >= 0 && drawn.slice(first).every((state) => state === 'revealed'), `${name} drew ${drawn.join(' → ')}`);
     }
+    // The projector's reveal steps through the run it revealed: that run's viewer, in a new
+    // tab, with the admin token; a phone has no such button (the instructor's room is not its).
+    const run = await presenter.evaluate(() => window.oversell.view.reveal.history);
+    assert.ok(run, 'the reveal names its run\'s history');
+    assert.equal(await presenter.getAttribute('#reveal-viewer', 'data-run'), run);
+    assert.equal(await phone.$('#reveal-viewer'), null);
+    const [tab] = await Promise.all([presenter.waitForEvent('popup'), presenter.click('#reveal-viewer')]);
+    await tab.waitForSelector('section.run[data-run="0"] .op', { timeout: 15_000 });
+    const data = await tab.$eval('#viewer-data', (d) => d.textContent);
+    assert.ok(data.includes(run) && data.includes(CHAPTER), data.slice(0, 300));
+    await tab.close();
     const version = await presenter.evaluate(() => window.oversell.view.version);
     assert.ok(Number.isSafeInteger(version) && version > 0, `the projector's view version: ${version}`);
     await noSideScroll(phone);
@@ -308,9 +322,27 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
       ?.textContent.startsWith(`Question ${n} · `), claim, { timeout: 5_000 });
     await phone.click('.vote-option[data-option="0"]');
     await phone.waitForSelector('.vote-option[data-option="0"][aria-pressed="true"]');
+    // The chapter runs on reentrant-watchdog, a rung of the ladder: while the vote is open no
+    // screen says how its lock breaks, nor does the view the phone holds.
+    for (const page of [presenter, phone]) {
+      assert.equal(await page.$('.reveal-break'), null);
+      assert.doesNotMatch(await page.textContent('body'), /shortest way this lock breaks|sold twice/i);
+    }
+    const open = await (await fetch(`${base}/poll`)).json();
+    assert.equal(open.reveal, null);
+    assert.ok(!JSON.stringify(open).includes('shortest'), JSON.stringify(open));
     await presenter.click('#reveal');
     await phone.waitForSelector('#vote[data-state="revealed"] .reveal-claim', { timeout: 120_000 });
     assert.match(await phone.textContent('.reveal-claim'), CLAIM.cites);
+    // Revealed: the search's shortest break of the rung, on both screens, in the page's language.
+    for (const page of [presenter, phone]) {
+      await page.waitForSelector('.reveal-break[data-verdict="broken"]', { timeout: 10_000 });
+      assert.match(await page.textContent('.reveal-break'),
+        /^The shortest way this lock breaks: A acquire-1 → .*A pauses.*: one unit sold twice, a lost update$/);
+    }
+    await phone.click('#lang-toggle');
+    assert.match(await phone.textContent('.reveal-break'), /^这把锁最短的攻破方式：A 执行 acquire-1 → .*：同一件商品卖了两次（丢失更新）$/);
+    await phone.click('#lang-toggle');
     // Every room's run ends before the class is deleted after this test.
     await phone.waitForSelector('.reveal-rooms[data-pending="0"]', { timeout: 120_000 });
     await noSideScroll(phone);

@@ -34,6 +34,7 @@ fn two_rounds() -> Results {
         ],
         run: Some(RunRecord {
             svg: None,
+            history: None,
             id: "app1:1".into(),
             room: "default".into(),
             landed: Some(2),

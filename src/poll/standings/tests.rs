@@ -80,6 +80,7 @@ fn the_public_view_says_how_many_voted_and_not_what() {
 fn every_room_counts_each_room_once_and_names_the_failed() {
     let run = RunRecord {
         svg: None,
+        history: None,
         id: "i1:1".into(),
         room: "default".into(),
         landed: Some(2),
@@ -117,6 +118,7 @@ fn every_room_counts_each_room_once_and_names_the_failed() {
     assert_eq!(tally.failed[0].room, "s-04");
     let one_room = RunRecord {
         svg: None,
+        history: None,
         every_room: Vec::new(),
         ..run
     };
@@ -153,6 +155,7 @@ fn each_question_has_a_number_of_its_own_and_a_claim_is_cited_at_its_reveal() {
     assert_ne!(number(claim.id), number(claim.chapter));
     let run = RunRecord {
         svg: None,
+        history: None,
         id: "i1:1".into(),
         room: "default".into(),
         landed: Some(0),
@@ -165,4 +168,41 @@ fn each_question_has_a_number_of_its_own_and_a_claim_is_cited_at_its_reveal() {
     assert_eq!(revealed.chapter, claim.chapter);
     let own = reveal(claim.chapter, &run, &[], &[], &RoomRuns::default());
     assert_eq!(own.claim, None, "a chapter's own question cites no claim");
+}
+
+#[test]
+fn a_reveal_on_a_ladder_rung_says_its_shortest_break_and_one_off_the_ladder_none() {
+    let run = RunRecord {
+        svg: None,
+        history: Some("run-7".into()),
+        id: "i1:1".into(),
+        room: "default".into(),
+        landed: None,
+        passed: true,
+        figures: Default::default(),
+        every_room: Vec::new(),
+    };
+    let rung = |chapter: &str| scenario::find(chapter).map(|s| s.tier);
+    // A chapter on atomic-expiry: the search's break of that rung, both languages.
+    let on_rung = reveal(
+        "unlock-after-expiry-plain-del",
+        &run,
+        &[],
+        &[],
+        &RoomRuns::new(),
+    );
+    let said = on_rung.shortest_break.expect("a ladder rung's break");
+    let searched = explore::ladder::rung_break(rung("unlock-after-expiry-plain-del").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(*said, searched);
+    assert!(said.en.contains("deletes B's lock") && said.zh.contains("删掉了 B 的锁"));
+    assert_eq!(on_rung.history.as_deref(), Some("run-7"));
+    // ZooKeeper is no Redis rung: nothing said.
+    let zookeeper = reveal("zookeeper-session-expiry", &run, &[], &[], &RoomRuns::new());
+    assert_eq!(
+        rung("zookeeper-session-expiry"),
+        Some(oversell_api::tier::Tier::Zookeeper)
+    );
+    assert_eq!(zookeeper.shortest_break, None);
 }

@@ -79,6 +79,20 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
             "{reveal}"
         );
         assert!(reveal["en"] != "" && reveal["zh"] != "" && reveal["source"] != "");
+        // The rung's shortest break, as the search says it, in both languages; none off the
+        // ladder (`none-race` has no lock), and none in any view before the reveal.
+        let tier = workshop::scenario::find(chapter).unwrap().tier;
+        let searched = explore::ladder::rung_break(tier).map(|b| b.unwrap());
+        assert_eq!(reveal["shortest_break"], json!(searched), "{chapter}");
+        if let Some(searched) = &searched {
+            let said = &reveal["shortest_break"];
+            assert!(said["en"] == searched.en.as_str() && said["zh"] == searched.zh.as_str());
+        }
+        assert_eq!(chapter == "none-race", searched.is_none(), "{chapter}");
+        assert!(before["reveal"].is_null(), "{before}");
+        assert!(!before.to_string().contains("shortest"), "{before}");
+        // The run's viewer, by the history id the reveal names.
+        opens_the_viewer(&client, &base, &reveal).await;
 
         // The share right of each round, and the gain, from the counts.
         let counts = [tally(&first, options), tally(second, options)];
@@ -157,6 +171,9 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
     {
         assert_eq!(result["chapter"], *chapter);
         assert_eq!(result["landed"], json!(landed));
+        // The revealed run's viewer, for the course's report.
+        assert_eq!(result["room"], "default", "{result}");
+        assert!(result["history"].is_string(), "{result}");
         assert_eq!(result["rounds"][0]["counts"], json!(counts[0]));
         assert_eq!(result["rounds"][1]["counts"], json!(counts[1]));
         // The fourth room sat round 2 out.
@@ -219,4 +236,25 @@ async fn a_reveal_runs_the_chapter_and_lands_where_its_rule_says() {
     let results = admin(Method::GET, "/admin/class/results", None).await;
     assert_eq!(results["chapters"], json!([]));
     fleet.stop().await;
+}
+
+/// The viewer of the run a reveal names (`history`, in its `room`) opens with the admin token.
+async fn opens_the_viewer(client: &reqwest::Client, base: &str, reveal: &Value) {
+    let id = reveal["history"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the reveal names its run's history: {reveal}"));
+    let room = reveal["room"].as_str().unwrap();
+    let resp = client
+        .get(format!("{base}/admin/runs/{id}/view?room={room}"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "{id}");
+    let page = resp.text().await.unwrap();
+    let chapter = reveal["chapter"].as_str().unwrap();
+    assert!(
+        page.contains("viewer-data") && page.contains(chapter),
+        "{id}: {page:.300}"
+    );
 }

@@ -42,6 +42,12 @@ pub struct ClassChapter {
     pub landed: Option<usize>,
     pub passed: Option<bool>,
     pub gain: Option<f64>,
+    /// The revealed run's room and history id, for its viewer on the class's fleet (older
+    /// fleets do not say).
+    #[serde(default)]
+    pub room: Option<String>,
+    #[serde(default)]
+    pub history: Option<String>,
     /// Where its runs in the class's rooms landed, when the presenter ran it in every room.
     #[serde(default)]
     pub every_room: Option<EveryRoom>,
@@ -297,6 +303,32 @@ pub fn markdown(
             left_out.join(", ")
         );
     }
+    out += &viewers(url, results);
+    out
+}
+
+/// Each revealed run's viewer on the class's fleet. A room keeps only its last few runs'
+/// histories, so the older ones may be gone by the time the report is read; the route wants
+/// the admin token, which a link cannot carry, so the report says how to call it.
+fn viewers(url: &str, results: &ClassResults) -> String {
+    let url = url.trim_end_matches('/');
+    let mut out = String::new();
+    for c in &results.chapters {
+        let (Some(room), Some(id)) = (&c.room, &c.history) else {
+            continue;
+        };
+        if out.is_empty() {
+            out += "\nThe class's runs in the viewer, on the class's fleet while their room keeps \
+                    them (its last 3 runs), with the admin token: `curl -H \"Authorization: \
+                    Bearer $OVERSELL_ADMIN_TOKEN\" URL > run.html`, or **Step through this run** \
+                    on the presenter's reveal.\n\n";
+        }
+        let _ = writeln!(
+            out,
+            "- `{}`: {url}/admin/runs/{id}/view?room={room}",
+            c.chapter
+        );
+    }
     out
 }
 
@@ -407,6 +439,8 @@ mod tests {
             landed,
             passed: Some(true),
             gain: None,
+            room: None,
+            history: None,
             every_room: None,
         }
     }
@@ -458,7 +492,17 @@ mod tests {
             failed: vec![serde_json::json!({"room": "s-04", "error": "busy"})],
             pending: 0,
         });
+        results.chapters[1].room = Some("default".into());
+        results.chapters[1].history = Some("run-9".into());
         let md = markdown("http://x:1", &results, &rehearsed, None);
+        assert!(
+            md.contains("- `setnx-crash`: http://x:1/admin/runs/run-9/view?room=default\n"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("- `none-race`:"),
+            "a run without a history has no viewer: {md}"
+        );
         assert!(md.contains("| `none-race` | A 2 · B 4 · C 4 (10 voted) | A 0 · B 2 · C 8 (10 voted) | 40 % → 80 % |"), "{md}");
         assert!(
             md.contains("| C; its 4 rooms: B 1 · C 2 · failed 1 | C | agree |"),

@@ -7,6 +7,7 @@
 
 mod class;
 mod fleet;
+mod runs;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use class::{ClassFleet, ClassResults};
 use fleet::{FleetSpec, Launchers, Machine, On};
 use oversell_client::admin::AdminClient;
 use oversell_client::target::Targets;
+use runs::{pictures, run_cell, runs_dir, Drawn};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -81,7 +83,8 @@ enum Outcome {
         /// The history checker's verdicts on the last run, and whether they agree with the
         /// chapter's own figures.
         checker: String,
-        /// The last run's first violation drawn, and its viewer, when its history showed one.
+        /// The last run's viewer, and its first violation drawn when its history showed one;
+        /// `None` when the run left no history to read.
         drawn: Option<Drawn>,
     },
     /// Its fleet could not be started, or the run itself failed.
@@ -324,8 +327,8 @@ async fn runs(scenario: &Scenario, url: &str, token: &str, repeat: u32) -> anyho
         drawn = run.history.as_ref().ok().and_then(|lines| {
             let lang = crate::history::Lang::En;
             Some(Drawn {
-                svg: crate::recorder::violation_svg(lines, lang)?,
-                view: crate::recorder::violation_view(lines, lang)?,
+                svg: crate::recorder::violation_svg(lines, lang),
+                view: crate::recorder::run_view(lines, lang)?,
             })
         });
         if run.passed {
@@ -427,12 +430,14 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
         if args.repeat == 1 { "" } else { "s" },
         seconds / 60.0
     );
-    out += "| # | chapter | group | tier | article and lines | fleet | verdict | held | history checker | s |\n";
-    out += "|---|---|---|---|---|---|---|---|---|---|\n";
+    out += "| # | chapter | group | tier | article and lines | fleet | verdict | held | history checker | run | s |\n";
+    out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    let (runs_dir, _) = runs_dir(&args.report);
     for (n, c) in done.iter().enumerate() {
+        let run = run_cell(c, &runs_dir);
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | `{}` | {} | {} | {} | {} | {} | {:.0} |",
+            "| {} | `{}` | {} | `{}` | {} | {} | {} | {} | {} | {run} | {:.0} |",
             n + 1,
             c.scenario.id,
             c.group,
@@ -473,53 +478,6 @@ fn markdown(done: &[Chapter<'_>], args: &CourseArgs, seconds: f64) -> String {
     out
 }
 
-/// A broken chapter's last run, as the report shows it: its first violation drawn, and the
-/// viewer that steps through the whole run.
-struct Drawn {
-    svg: String,
-    view: String,
-}
-
-/// Writes each chapter's first violation and its viewer beside the report
-/// (`<report>-violations/<id>.svg` and `<id>.html`) and returns the report's section that
-/// shows them.
-fn pictures(done: &[Chapter<'_>], report: &std::path::Path) -> anyhow::Result<String> {
-    let drawn: Vec<(&str, &Drawn)> = done
-        .iter()
-        .filter_map(|c| match &c.outcome {
-            Outcome::Ran {
-                drawn: Some(drawn), ..
-            } => Some((c.scenario.id, drawn)),
-            _ => None,
-        })
-        .collect();
-    if drawn.is_empty() {
-        return Ok(String::new());
-    }
-    let stem = report
-        .file_stem()
-        .map_or("course-report".into(), |s| s.to_string_lossy());
-    let dir_name = format!("{stem}-violations");
-    let dir = report.with_file_name(&dir_name);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot make {} for the pictures", dir.display()))?;
-    let mut out = String::from("\n## Where it broke\n\nEach chapter whose history shows a violation, its first one drawn by the history checker.\n\n");
-    for (id, drawn) in drawn {
-        for (ext, text) in [("svg", &drawn.svg), ("html", &drawn.view)] {
-            let path = dir.join(format!("{id}.{ext}"));
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-        let _ = writeln!(
-            out,
-            "### `{id}`\n\n![{id}: where it broke]({dir_name}/{id}.svg)\n\n\
-             [Step through the run]({dir_name}/{id}.html): every operation, the stores' state \
-             before and after each.\n"
-        );
-    }
-    Ok(out)
-}
-
 /// An admin token no one guesses, for the fleets the course starts.
 fn random_token() -> anyhow::Result<String> {
     use std::io::Read;
@@ -528,44 +486,4 @@ fn random_token() -> anyhow::Result<String> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .context("cannot read /dev/urandom for a random name or token")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_broken_chapter_gets_its_picture_and_its_viewer_beside_the_report() {
-        let scenario = CATALOG
-            .iter()
-            .find(|s| s.id == "lua-release-slow-business")
-            .unwrap();
-        let chapter = Chapter {
-            scenario,
-            group: "ladder",
-            fleet: "3 instances".into(),
-            seconds: 1.0,
-            outcome: Outcome::Ran {
-                held: 1,
-                runs: 1,
-                missed: Vec::new(),
-                landed: vec![None],
-                checker: String::new(),
-                drawn: Some(Drawn {
-                    svg: "<svg/>".into(),
-                    view: "<!doctype html>".into(),
-                }),
-            },
-        };
-        let dir = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let section = pictures(&[chapter], &dir.join("course.md")).unwrap();
-        let id = scenario.id;
-        assert!(section.contains(&format!("(course-violations/{id}.svg)")));
-        assert!(section.contains(&format!("(course-violations/{id}.html)")));
-        let written =
-            |ext| std::fs::read_to_string(dir.join(format!("course-violations/{id}.{ext}")));
-        assert_eq!(written("svg").unwrap(), "<svg/>");
-        assert_eq!(written("html").unwrap(), "<!doctype html>");
-    }
 }

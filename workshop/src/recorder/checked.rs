@@ -125,9 +125,21 @@ pub fn violation_svg(lines: &[Line], lang: history::Lang) -> Option<String> {
 /// The viewer of a run's history, one offline HTML page (as `loadtest check --html` writes
 /// it); `None` when every verdict held, or the history could not be read back.
 pub fn violation_view(lines: &[Line], lang: history::Lang) -> Option<String> {
+    let (_, report) = report(lines).ok()?;
+    if report.ok {
+        return None;
+    }
+    run_view(lines, lang)
+}
+
+/// The viewer of a run's history whatever its verdicts (a run that held steps through as
+/// well); `None` when the history could not be read back.
+pub fn run_view(lines: &[Line], lang: history::Lang) -> Option<String> {
     let (parsed, report) = report(lines).ok()?;
-    (!report.ok).then(|| {
-        let view = history::view::View::of(&parsed, &report);
-        history::view::page(&[view], history::view::Assets::Inline, lang)
-    })
+    let view = history::view::View::of(&parsed, &report);
+    Some(history::view::page(
+        &[view],
+        history::view::Assets::Inline,
+        lang,
+    ))
 }

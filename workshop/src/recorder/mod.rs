@@ -15,7 +15,7 @@ mod checked;
 pub mod clock_bound;
 mod sections;
 
-pub use checked::{check, report, violation_svg, violation_view, Checked};
+pub use checked::{check, report, run_view, violation_svg, violation_view, Checked};
 
 use std::io::Write;
 use std::path::Path;
