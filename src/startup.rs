@@ -156,8 +156,6 @@ impl Application {
         let poll = self.state.poll.spawn(self.state.resource.clone());
         let room_runs = routes::spawn_room_run_watch(self.state.clone());
         let sweeper = self.client_limit.as_ref().map(ClientLimiter::spawn_sweeper);
-        // The reveal's breaks, searched before any reveal needs them (a second of one core).
-        tokio::task::spawn_blocking(crate::poll::rung_break::warm);
         tracing::info!(addr = %self.addr, instance = %self.state.instance, "serving");
         let state = self.state.clone();
         let shutdown = async move {

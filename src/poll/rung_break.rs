@@ -6,8 +6,10 @@
 //! The words are the search's so that they cannot drift from the steps the fleet runs; a rung's
 //! search at the default bounds is a fraction of a second of one core, and its answer never
 //! changes while the service runs (the steps are compiled in). So every rung is searched once
-//! per process, on the blocking pool when the service starts ([`warm`]), and a view reads the
-//! answer from memory. A view built before that ended waits for it (the `LazyLock`), once.
+//! per process, on the blocking pool, as soon as the instance sees a poll ([`warm_soon`]: a
+//! reveal comes minutes later), and a view reads the answer from memory. Not at start: a fleet
+//! that never polls (a test's, a bench's) would pay a second of a core per instance for nothing.
+//! A view built before the search ended waits for it (the `LazyLock`), once.
 //!
 //! `fair` says nothing: it is graded as `reentrant-watchdog` and is no rung of the ladder
 //! (`explore::lock::RUNGS`), and its search, which keeps each state's instants, meets the depth
@@ -39,9 +41,12 @@ static BREAKS: LazyLock<HashMap<Tier, RungBreak>> = LazyLock::new(|| {
     breaks
 });
 
-/// Searches every rung now, so that no reveal waits for it: call on the blocking pool.
-pub fn warm() {
-    LazyLock::force(&BREAKS);
+/// Searches every rung on the blocking pool, the first time it is called in this process.
+pub fn warm_soon() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        tokio::task::spawn_blocking(|| LazyLock::force(&BREAKS));
+    });
 }
 
 /// The shortest break of `tier`, when it is a rung of the ladder.

@@ -160,6 +160,10 @@ impl PollWatch {
             }
             match ballot_box::snapshot(resource).await {
                 Ok(mut snapshot) => {
+                    if snapshot.poll.is_some() {
+                        // Its reveal will show the rung's shortest break: searched now, once.
+                        super::rung_break::warm_soon();
+                    }
                     // A store that has seen no change answers its clock as the version, new
                     // at every read: the view keeps the version it was first sent with, so an
                     // unchanged view is not sent again. It is still above every version
