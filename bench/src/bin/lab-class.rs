@@ -7,7 +7,12 @@
 //! outcomes their lock deserves (the grader's LADDER), any other answer, the longest wait and
 //! the median one, and the demo's sale rate during the gradings against before them.
 //!
+//! With `--search` the class presses "Search every schedule" instead (`POST /admin/lab/search`,
+//! answered when the room's search is done, through the same line's slots; a room told
+//! `line_busy` presses again, as the page tells it to): the cards are the model's attacks.
+//!
 //!   cargo build --release && target/release/lab-class --students 100,200
+//!   target/release/lab-class --students 60 --search
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,6 +54,9 @@ struct Args {
     /// The demo room's tier.
     #[arg(long, default_value = "lua-release")]
     demo_tier: Tier,
+    /// Press "Search every schedule" instead of "Attack my lock".
+    #[arg(long)]
+    search: bool,
 }
 
 /// One student's result: the wait from the press to the card, and what came back.
@@ -57,6 +65,8 @@ struct Graded {
     right: Result<(), String>,
     /// The most rooms ahead of them the answers showed.
     first_place: Option<u64>,
+    /// How many times they pressed (a search told `line_busy` is pressed again).
+    presses: u32,
 }
 
 #[tokio::main]
@@ -122,9 +132,13 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         .into_iter()
         .map(|(admin, tier)| {
             let press = press.clone();
+            let search = args.search;
             tokio::spawn(async move {
                 press.notified().await;
-                grade(&admin, tier).await
+                match search {
+                    true => search_schedules(&admin, tier).await,
+                    false => grade(&admin, tier).await,
+                }
             })
         })
         .collect();
@@ -157,10 +171,13 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
     waits.sort_by(f64::total_cmp);
     let longest = waits.last().copied().unwrap_or(0.0);
     let furthest = results.iter().filter_map(|r| r.first_place).max();
+    let presses: u32 = results.iter().map(|r| r.presses).sum();
     println!(
-        "{students} students: {right}/{students} cards with the outcomes their lock deserves; \
-         all back in {:.0} s; wait p50 {:.0} s, longest {:.0} s; furthest back in line {}; \
+        "{students} students ({}): {right}/{students} cards with the outcomes their lock \
+         deserves; {presses} presses; all back in {:.0} s; wait p50 {:.0} s, longest {:.0} s; \
+         furthest back in line {}; \
          demo {:.0} sales/s during (median of {} slices of 5 s) against {:.0} alone ({:.2}x)",
+        if args.search { "search" } else { "attacks" },
         took.as_secs_f64(),
         median(&waits),
         longest,
@@ -205,6 +222,31 @@ async fn grade(admin: &AdminClient, tier: Tier) -> Graded {
         waited: pressed.elapsed(),
         right,
         first_place,
+        presses: 1,
+    }
+}
+
+/// Presses "Search every schedule" until the room's turn comes: a press answers with the card,
+/// or `line_busy` after its wait, pressed again at once as the lab page says.
+async fn search_schedules(admin: &AdminClient, tier: Tier) -> Graded {
+    let pressed = Instant::now();
+    let mut presses = 0;
+    let reply = loop {
+        presses += 1;
+        match admin.request(Method::POST, "/admin/lab/search", None).await {
+            Err(err) if format!("{err:#}").contains("line_busy") && presses < 20 => continue,
+            reply => break reply,
+        }
+    };
+    let right = match reply {
+        Ok(card) => judge(&card, tier),
+        Err(err) => Err(format!("{err:#}")),
+    };
+    Graded {
+        waited: pressed.elapsed(),
+        right,
+        first_place: None,
+        presses,
     }
 }
 

@@ -155,6 +155,7 @@ fn the_weighted_learning_gain_is_in_every_format() {
         votes,
         run: Some(RunRecord {
             svg: None,
+            history: None,
             id: format!("{id}-run"),
             room: "default".into(),
             landed: Some(landed),
