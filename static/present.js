@@ -165,7 +165,20 @@ function drawPicker(state) {
   }
   const chosen = picked();
   const between = state === 'idle' || state === 'revealed';
-  $('#notes-picked').textContent = between && chosen?.id ? t('present.picked', { id: chosen.id }) : '';
+  $('#notes-picked').textContent = between && chosen?.id ? pickedNote(chosen) : '';
+}
+
+/** The picked question for the instructor: its id, and the question it is asked instead of
+ * (a claim and its chapter's own question share a run: one of them is asked). */
+function pickedNote(chosen) {
+  const numberOf = (id) => deck.find((q) => q.id === id)?.number;
+  const said = [t('present.picked', { id: chosen.id })];
+  if (chosen.alternative_to) {
+    said.push(t('present.picked.instead', { n: numberOf(chosen.alternative_to) }));
+  } else if (chosen.alternatives?.length) {
+    said.push(t('present.picked.or', { n: chosen.alternatives.map(numberOf).join(', ') }));
+  }
+  return said.join(' · ');
 }
 
 /** The options; once revealed, each with its votes in every round as bars (never before: the

@@ -317,6 +317,10 @@ test('the class vote: a phone votes with its join link, the presenter reveals', 
     const claim = deck.find((q) => q.id === CLAIM.id)?.number;
     assert.ok(claim > 0, 'the deck has the claim question');
     await presenter.selectOption('#chapter', String(claim));
+    // The instructor's note says which question the claim is asked instead of.
+    const replaced = deck.find((q) => q.id === deck.find((c) => c.id === CLAIM.id).alternative_to)?.number;
+    assert.ok(replaced > 0, 'the claim names the question it replaces');
+    assert.match(await presenter.textContent('#notes-picked'), new RegExp(`instead of Question ${replaced}\\b`));
     await presenter.click('#open');
     await phone.waitForFunction((n) => document.querySelector('#vote[data-state="open"] .vote-status')
       ?.textContent.startsWith(`Question ${n} · `), claim, { timeout: 5_000 });
