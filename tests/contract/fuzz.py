@@ -64,6 +64,7 @@ SAFE_TIERS = {"lua-release", "reentrant-watchdog", "fenced", "atomic-deduct"}
 BEYOND_THE_DOCUMENT = {
     "submit": "a lab's steps are Lua source, which Redis compiles",
     "grade": "a room is graded once it has submitted a lock of its own (PUT /admin/lab)",
+    "search": "a room's lock is searched once it has submitted one of its own (PUT /admin/lab), and only if the model runs every command its steps call",
     "config": "settings go together (a wait or a lease some tiers do not take)",
     "tier": "a tier needs the stores it runs on (PostgreSQL, ZooKeeper) in this fleet",
     "configure_store": "a lock store's settings are those of the fleet's kind of lock store",
