@@ -57,6 +57,10 @@ struct Args {
     /// Press "Search every schedule" instead of "Attack my lock".
     #[arg(long)]
     search: bool,
+    /// The demo's rate is measured in slices of this many ms while the class waits (a class
+    /// that is answered within one slice leaves none: shorten it, e.g. 500 with `--search`).
+    #[arg(long, default_value_t = 5_000)]
+    slice_ms: u64,
 }
 
 /// One student's result: the wait from the press to the card, and what came back.
@@ -115,15 +119,15 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         })
         .await?;
     let demo = fleet.targets("demo")?;
-    let demo_for = |seconds: u64| Load {
+    let demo_for = |ms: u64| Load {
         model: Model::Closed {
-            stop: Stop::After(Duration::from_secs(seconds)),
+            stop: Stop::After(Duration::from_millis(ms)),
         },
         connections: 16,
         request: RequestSpec::sale(1),
         timeout: Duration::from_secs(60),
     };
-    let alone = fire(&demo, &demo_for(args.alone), &Silent).await?;
+    let alone = fire(&demo, &demo_for(args.alone * 1_000), &Silent).await?;
     let alone_rate = alone.status(200) as f64 / alone.elapsed.as_secs_f64();
 
     // Every student presses in the same instant.
@@ -145,7 +149,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
     press.notify_waiters();
-    // The demo sells in slices of 5 s until the last card is back.
+    // The demo sells in slices until the last card is back.
     let mut slices = Vec::new();
     let waiting = async {
         let mut results = Vec::new();
@@ -155,7 +159,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         anyhow::Ok(results)
     };
     tokio::pin!(waiting);
-    let slice = demo_for(5);
+    let slice = demo_for(args.slice_ms);
     let results = loop {
         tokio::select! {
             results = &mut waiting => break results?,
@@ -176,7 +180,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         "{students} students ({}): {right}/{students} cards with the outcomes their lock \
          deserves; {presses} presses; all back in {:.0} s; wait p50 {:.0} s, longest {:.0} s; \
          furthest back in line {}; \
-         demo {:.0} sales/s during (median of {} slices of 5 s) against {:.0} alone ({:.2}x)",
+         demo {:.0} sales/s during (median of {} slices of {} ms) against {:.0} alone ({:.2}x)",
         if args.search { "search" } else { "attacks" },
         took.as_secs_f64(),
         median(&waits),
@@ -184,6 +188,7 @@ async fn class(fleet: &Fleet, students: usize, args: &Args) -> anyhow::Result<()
         furthest.map_or("-".into(), |p| p.to_string()),
         median(&slices),
         slices.len(),
+        args.slice_ms,
         alone_rate,
         median(&slices) / alone_rate,
     );
