@@ -54,6 +54,15 @@ pub struct Unreachable(pub String);
 const RELEASED_ANOTHERS: &[Check] = &[Check::gt("foreign_releases", 0.0)];
 const LOST_AN_UPDATE: &[Check] = &[Check::gt("lost_updates", 0.0)];
 
+/// The model's failover is an instant; the fleet's takes seconds (Sentinel's down-after, its
+/// vote, the instances following it). So a failover is replayed with the timings of
+/// `failover-loses-lock`: the holder works through the failover, its lease outlasts it (the
+/// break is the promoted replica without the lock, not a lease running out), and the next buyer
+/// waits the failover out instead of answering 503 while the store has no primary.
+const FAILOVER_WORK_MS: u64 = 9_000;
+const FAILOVER_LEASE_MS: u64 = 20_000;
+const FAILOVER_WAIT_MS: u64 = 15_000;
+
 /// A chapter for the fleet: what its run must show beside the checker's verdict.
 fn chapter(tier: Tier, plan: &Plan, property: Property) -> Scenario {
     let pause_ms = plan.fault.as_ref().map_or(0, |f| f.ms);
@@ -65,20 +74,25 @@ fn chapter(tier: Tier, plan: &Plan, property: Property) -> Scenario {
         Property::ForeignRelease => (Expect::Figures(RELEASED_ANOTHERS), plan.stock),
         _ => (Expect::Figures(LOST_AN_UPDATE), plan.stock),
     };
-    let store = match plan.fault.as_ref().map(|f| f.kind) {
-        Some(oversell_api::FaultKind::Failover) => StoreSetup::sentinel(0),
-        _ => StoreSetup::ANY,
+    let failover = plan.fault.as_ref().map(|f| f.kind) == Some(oversell_api::FaultKind::Failover);
+    let store = match failover {
+        true => StoreSetup::sentinel(0),
+        false => StoreSetup::ANY,
+    };
+    // The model's steps take no time: no business work beyond the round trips, but for a
+    // failover (above). A buyer that finds the lock busy tries again every 5 ms, as the model's
+    // waiter may try at any moment, until well after the pause and the lease it outlasts.
+    let (ttl_ms, business_ms, wait_deadline_ms) = match failover {
+        true => (FAILOVER_LEASE_MS, FAILOVER_WORK_MS, FAILOVER_WAIT_MS),
+        false => (plan.ttl_ms, 0, pause_ms + 2 * plan.ttl_ms + 1_500),
     };
     Scenario {
         id: "explore-replay",
         tier,
-        ttl_ms: plan.ttl_ms,
-        // The model's steps take no time: no business work beyond the round trips.
-        business_ms: 0,
-        // A buyer that finds the lock busy tries again every 5 ms, as the model's waiter may
-        // try at any moment, until well after the pause and the lease it outlasts.
+        ttl_ms,
+        business_ms,
         wait: WaitStrategy::Spin { sleep_ms: 5 },
-        wait_deadline_ms: pause_ms + 2 * plan.ttl_ms + 1_500,
+        wait_deadline_ms,
         lease: BASE.lease,
         fault: plan.fault.clone(),
         stock,
