@@ -1,7 +1,7 @@
 //! `POST /admin/class/poll/call {"option": N}`: a room that voted option N in the latest
 //! round, drawn at random, for the instructor to call on to explain its reasoning. Calling on
 //! a random group rather than a volunteer is among what the peer-instruction research adds to
-//! the vote (issue 65): every group must be ready to explain, so the discussion improves.
+//! the vote (the LSE peer-instruction guide): every group must be ready to explain, so the discussion improves.
 //!
 //! Only once the round is closed: while it is open a room may still change its vote, and the
 //! call would lead the votes still to come.

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use super::{assert_refused, call, make_class, ok, vote};
+use super::{assert_refused, call, make_class, ok, open_poll, vote};
 use crate::helpers::{spawn_fleet, TOKEN};
 
 const CHAPTER: &str = "none-race";
@@ -32,16 +32,7 @@ async fn the_room_called_always_voted_the_option_and_every_such_room_is_called()
         "no_poll",
         "before any vote",
     );
-    let open = Some(json!({ "chapter": CHAPTER }));
-    ok(
-        client,
-        base,
-        Method::POST,
-        "/admin/class/poll",
-        Some(TOKEN),
-        open,
-    )
-    .await;
+    open_poll(client, base, CHAPTER).await;
     // Two of the three rooms vote B (1), the third A (0).
     for (seat, option) in seats.iter().zip([1, 1, 0]) {
         let (status, answer) = vote(client, base, seat, option).await;

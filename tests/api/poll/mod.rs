@@ -51,6 +51,13 @@ pub(crate) async fn ok(
     answer
 }
 
+/// Opens the class's poll on `chapter`'s question, as the admin.
+pub(crate) async fn open_poll(client: &reqwest::Client, base: &str, chapter: &str) -> Value {
+    let open = Some(json!({ "chapter": chapter }));
+    let token = Some(crate::helpers::TOKEN);
+    ok(client, base, Method::POST, "/admin/class/poll", token, open).await
+}
+
 /// One room of a class and its token.
 #[derive(Clone, Debug)]
 pub(crate) struct Seat {

@@ -7,7 +7,7 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::{assert_refused, call, counts_of, make_class, ok, tally, vote, Seat};
+use super::{assert_refused, call, counts_of, make_class, ok, open_poll, tally, vote, Seat};
 use crate::helpers::{serve_args, spawn_fleet, TestApp, TOKEN};
 
 const CHAPTER: &str = "none-race";
@@ -20,16 +20,7 @@ fn options() -> usize {
 /// A class of `students` made through `base`, its poll opened on the chapter's question.
 async fn class_voting(client: &reqwest::Client, base: &str, students: usize) -> Vec<Seat> {
     let seats = make_class(client, base, TOKEN, students).await;
-    let open = Some(json!({ "chapter": CHAPTER }));
-    ok(
-        client,
-        base,
-        Method::POST,
-        "/admin/class/poll",
-        Some(TOKEN),
-        open,
-    )
-    .await;
+    open_poll(client, base, CHAPTER).await;
     seats
 }
 

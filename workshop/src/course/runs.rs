@@ -83,15 +83,11 @@ pub(super) fn pictures(done: &[Chapter<'_>], report: &std::path::Path) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::CATALOG;
+    use crate::scenario::{Scenario, CATALOG};
 
-    #[test]
-    fn a_broken_chapter_gets_its_picture_and_its_viewer_beside_the_report() {
-        let scenario = CATALOG
-            .iter()
-            .find(|s| s.id == "lua-release-slow-business")
-            .unwrap();
-        let chapter = Chapter {
+    /// A chapter of the ladder run once, drawn as `svg` (a broken run's picture) and `view`.
+    fn ran(scenario: &'static Scenario, svg: Option<&str>, view: &str) -> Chapter<'static> {
+        Chapter {
             scenario,
             group: "ladder",
             fleet: "3 instances".into(),
@@ -103,30 +99,23 @@ mod tests {
                 landed: vec![None],
                 checker: String::new(),
                 drawn: Some(Drawn {
-                    svg: Some("<svg/>".into()),
-                    view: "<!doctype html>".into(),
+                    svg: svg.map(String::from),
+                    view: view.into(),
                 }),
             },
-        };
+        }
+    }
+
+    #[test]
+    fn a_broken_chapter_gets_its_picture_and_its_viewer_beside_the_report() {
+        let scenario = CATALOG
+            .iter()
+            .find(|s| s.id == "lua-release-slow-business")
+            .unwrap();
+        let chapter = ran(scenario, Some("<svg/>"), "<!doctype html>");
         // A chapter that held: its viewer still, no picture.
         let held = CATALOG.iter().find(|s| s.id == "none-race").unwrap();
-        let held = Chapter {
-            scenario: held,
-            group: "ladder",
-            fleet: "3 instances".into(),
-            seconds: 1.0,
-            outcome: Outcome::Ran {
-                held: 1,
-                runs: 1,
-                missed: Vec::new(),
-                landed: vec![None],
-                checker: String::new(),
-                drawn: Some(Drawn {
-                    svg: None,
-                    view: "<!doctype html><p>held</p>".into(),
-                }),
-            },
-        };
+        let held = ran(held, None, "<!doctype html><p>held</p>");
         let dir = std::env::temp_dir().join(format!("oversell-course-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let report = dir.join("course.md");
