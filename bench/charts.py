@@ -44,7 +44,7 @@ TOPICS = {
          ["CPU per item sold", "perf (same run", "Reading it", "Second pass"]),
         ("Before and after each change to the sale path",
          ["Before/after a sale-path change", "Before/after a day's", "Before/after the step",
-          "Before/after one source", "Before/after the sale's one door"]),
+          "Before/after one source", "Before/after the sale's one door", "Before/after the lease stamps"]),
     ],
     "11": [
         ("Hand-off and fairness per tier",
